@@ -1,0 +1,60 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.PHONY: demo test install install-dev browser services serve migrate clean
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(BIN)/python manage.py migrate --no-input
+
+## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/
+demo: migrate
+	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+
+serve: migrate
+	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+
+## browser: the Chromium that end-to-end tests drive (Debian's package)
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
+
+## services: in CI, start PostgreSQL and Redis when they are not running
+services:
+	bash .ci/services
+
+## test: install and run every test (CI=true: PostgreSQL + Redis, which must be up)
+ifeq ($(CI),true)
+test: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/parley
+test: export REDIS_URL ?= redis://127.0.0.1:6379/0
+test: export PARLEY_REQUIRE_BACKENDS := true
+test: install-dev browser services
+else
+test: install-dev browser
+endif
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,65 @@
+from django.db import models
+
+
+class Barrier(models.Model):
+    """A communication barrier one seat speaks under (SocialVeil's two-layer design).
+
+    The *style directive* is the high-level instruction; the parameterisation spells it out over
+    four operational dimensions (narrative stance, interaction tactics, confusion mechanisms,
+    exemplar templates) plus quantitative cues. ``none`` is the barrier-free baseline.
+    """
+
+    NONE = "none"
+
+    key = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    definition = models.TextField()
+    example = models.TextField(blank=True, help_text="A short utterance that shows the barrier.")
+    style_directive = models.TextField(blank=True, help_text="The high-level instruction to the barrier seat.")
+    narrative_stance = models.TextField(blank=True, help_text="The overall way of speaking.")
+    interaction_tactics = models.TextField(blank=True, help_text="Linguistic devices to use.")
+    confusion_mechanisms = models.TextField(blank=True, help_text="Behaviours that block understanding.")
+    exemplar_templates = models.TextField(
+        blank=True,
+        help_text="One template a line; {topic}, {partner} and {goal} are filled in by the scripted model.",
+    )
+    builtin = models.BooleanField(default=False, editable=False, help_text="Seeded with Parley.")
+    position = models.PositiveSmallIntegerField(default=100, help_text="Order in lists and forms.")
+
+    class Meta:
+        ordering = ["position", "key"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.key == self.NONE
+
+    @property
+    def templates(self) -> list[str]:
+        return [line.strip() for line in self.exemplar_templates.splitlines() if line.strip()]
+
+
+class BarrierCue(models.Model):
+    """A quantitative cue that makes a barrier reproducible, e.g. 'vague referents: 60% of nouns'."""
+
+    class Dimension(models.TextChoices):
+        NARRATIVE_STANCE = "narrative_stance", "narrative stance"
+        INTERACTION_TACTICS = "interaction_tactics", "interaction tactics"
+        CONFUSION_MECHANISMS = "confusion_mechanisms", "confusion mechanisms"
+
+    barrier = models.ForeignKey(Barrier, on_delete=models.CASCADE, related_name="cues")
+    dimension = models.CharField(max_length=30, choices=Dimension)
+    instruction = models.CharField(max_length=300, help_text="What to do, in the imperative.")
+    rate = models.FloatField(help_text="How often, as a share between 0 and 1.")
+    unit = models.CharField(max_length=100, help_text="Share of what, e.g. 'of concrete referents'.")
+
+    class Meta:
+        ordering = ["barrier", "dimension", "pk"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(rate__gte=0, rate__lte=1), name="barrier_cue_rate_is_share"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instruction} ({self.rate:.0%} {self.unit})"

@@ -1,0 +1,137 @@
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+
+class ActionType(models.TextChoices):
+    """What a seat can do on its turn (Sotopia's action space)."""
+
+    SPEAK = "speak", "speak"
+    NON_VERBAL = "non-verbal", "non-verbal communication"
+    ACTION = "action", "physical action"
+    NONE = "none", "do nothing"
+    LEAVE = "leave", "leave"
+
+
+class Episode(models.Model):
+    """One transcript, whatever produced it: agents, a human chat, or an import."""
+
+    class Source(models.TextChoices):
+        SIMULATED = "simulated", "simulated by agents"
+        HUMAN_CHAT = "human_chat", "chat with a human"
+        IMPORTED = "imported", "imported"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        FAILED = "failed", "failed"
+        ABANDONED = "abandoned", "abandoned"
+
+    class EndReason(models.TextChoices):
+        LEAVE = "leave", "a side left"
+        TURN_CAP = "turn_cap", "turn cap reached"
+        TIMEOUT = "timeout", "inactivity timeout"
+        MODEL_ERROR = "model_error", "model failed"
+        IMPORTED = "imported", "as imported"
+
+    external_id = models.CharField(max_length=100, unique=True, null=True, blank=True)
+    scenario = models.ForeignKey("Scenario", on_delete=models.PROTECT, related_name="episodes")
+    barrier = models.ForeignKey(
+        "Barrier", on_delete=models.PROTECT, related_name="episodes",
+        help_text="The condition; the seat marked as barrier seat speaks under it.",
+    )
+    source = models.CharField(max_length=20, choices=Source)
+    status = models.CharField(max_length=20, choices=Status, default=Status.PENDING)
+    end_reason = models.CharField(max_length=20, choices=EndReason, blank=True)
+    turn_cap = models.PositiveSmallIntegerField(default=20)
+    tag = models.CharField(max_length=100, blank=True, help_text="Experiment tag, e.g. a run name.")
+    settings = models.JSONField(default=dict, blank=True, help_text="Model settings (temperature, seed, ...).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["source", "status"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(turn_cap__gte=1), name="episode_turn_cap_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"episode {self.pk}"
+
+
+class Seat(models.Model):
+    """Who plays which role in an episode, and how (model, strategy, barrier)."""
+
+    class Player(models.TextChoices):
+        AGENT = "agent", "language agent"
+        HUMAN = "human", "human participant"
+
+    class Strategy(models.TextChoices):
+        DEFAULT = "default", "default"
+        REPAIR = "repair", "repair instruction"
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="seats")
+    position = models.PositiveSmallIntegerField()
+    role = models.ForeignKey("Role", on_delete=models.PROTECT, related_name="seats")
+    character = models.ForeignKey("Character", on_delete=models.PROTECT, related_name="seats")
+    player = models.CharField(max_length=10, choices=Player, default=Player.AGENT)
+    model = models.CharField(max_length=200, blank=True, help_text="litellm model name, or 'scripted'.")
+    strategy = models.CharField(max_length=20, choices=Strategy, default=Strategy.DEFAULT)
+    carries_barrier = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["episode", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["episode", "position"], name="seat_position_unique"),
+            models.UniqueConstraint(
+                fields=["episode"], condition=Q(carries_barrier=True), name="one_barrier_seat_per_episode"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character} in {self.episode}"
+
+    def clean(self) -> None:
+        if self.role_id and self.episode_id and self.role.scenario_id != self.episode.scenario_id:
+            raise ValidationError({"role": "The role must belong to the episode's scenario."})
+
+
+class Turn(models.Model):
+    """One action in an episode, stored before it is acknowledged to anyone."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveIntegerField()
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="turns")
+    action_type = models.CharField(max_length=20, choices=ActionType, default=ActionType.SPEAK)
+    content = models.TextField(blank=True)
+    client_id = models.CharField(
+        max_length=64, null=True, blank=True, help_text="Sent by the client; a resend is a no-op."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    model = models.CharField(max_length=200, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["episode", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["episode", "index"], name="turn_index_unique"),
+            models.UniqueConstraint(
+                fields=["episode", "client_id"], condition=Q(client_id__isnull=False), name="turn_client_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(action_type__in=["speak", "non-verbal", "action"]) | ~Q(content=""),
+                name="turn_action_has_content",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.episode} #{self.index}"
+
+    def clean(self) -> None:
+        if self.seat_id and self.episode_id and self.seat.episode_id != self.episode_id:
+            raise ValidationError({"seat": "The seat must belong to the same episode."})

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+app_name = "benchmark"
+urlpatterns = [
+    path("", views.index, name="index"),
+]

@@ -1,0 +1,3 @@
+"""Websocket routes; the participant chat consumer joins here."""
+
+websocket_urlpatterns: list = []

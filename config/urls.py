@@ -1,0 +1,16 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/<uidb64>/<token>/", views.login_by_link, name="login-link"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("benchmark/", include("benchmark.urls")),
+    path("annotate/", include("annotator.urls")),
+    path("chat/", include("chat.urls")),
+]

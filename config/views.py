@@ -1,0 +1,38 @@
+from django.contrib import messages
+from django.contrib.auth import get_user_model, login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.encoding import force_str
+from django.utils.http import urlsafe_base64_decode
+from django.views.decorators.http import require_GET
+
+from benchmark.models import Barrier, Episode, Scenario
+
+from .login_links import login_link_tokens
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    context = {
+        "counts": {
+            "scenarios": Scenario.objects.count(),
+            "episodes": Episode.objects.count(),
+            "barriers": Barrier.objects.count(),
+        },
+    }
+    return render(request, "home.html", context)
+
+
+@require_GET
+def login_by_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """Log in with a one-use link; a used, expired or forged link sends the user to the login form."""
+    User = get_user_model()
+    try:
+        user = User.objects.get(pk=force_str(urlsafe_base64_decode(uidb64)), is_active=True)
+    except (ValueError, User.DoesNotExist):
+        user = None
+    if user is None or not login_link_tokens.check_token(user, token):
+        messages.error(request, "This login link is used, expired or wrong. Log in with your password.")
+        return redirect("login")
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    return redirect("home")

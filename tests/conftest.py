@@ -1,0 +1,20 @@
+"""Shared fixtures. In CI (PARLEY_REQUIRE_BACKENDS=true) a missing PostgreSQL or Redis fails the run."""
+
+import os
+
+import pytest
+from django.conf import settings
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("PARLEY_REQUIRE_BACKENDS") != "true":
+        return
+    engine = settings.DATABASES["default"]["ENGINE"]
+    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"]
+    problems = []
+    if "postgresql" not in engine:
+        problems.append(f"database engine is {engine}, not PostgreSQL (set DATABASE_URL)")
+    if "channels_redis" not in layer:
+        problems.append(f"channel layer is {layer}, not Redis (set REDIS_URL)")
+    if problems:
+        raise pytest.UsageError("CI needs real backends: " + "; ".join(problems))
