@@ -18,3 +18,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         problems.append(f"channel layer is {layer}, not Redis (set REDIS_URL)")
     if problems:
         raise pytest.UsageError("CI needs real backends: " + "; ".join(problems))
+
+
+pytest_plugins = ["tests.fake_llm"]

@@ -1,0 +1,1 @@
+"""A local OpenAI-compatible HTTP server for tests (filled in with the LLM gateway)."""
