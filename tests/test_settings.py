@@ -1,0 +1,104 @@
+"""Settings come from the environment: the database, the channel layer and the secret key."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = (
+    "import json, django; from django.conf import settings as s; "
+    "print(json.dumps({'db': s.DATABASES['default'], 'layer': s.CHANNEL_LAYERS['default'], "
+    "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS}, default=str))"
+)
+PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
+
+
+def load_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k in PASSED_THROUGH}
+    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_VAR_DIR": str(tmp_path)} | env
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
+
+
+def loaded(tmp_path: Path, **env: str) -> dict:
+    result = load_settings(tmp_path, **env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_default_database_is_sqlite_under_var(tmp_path):
+    db = loaded(tmp_path)["db"]
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == str(tmp_path / "parley.sqlite3")
+
+
+def test_database_url_selects_postgresql(tmp_path):
+    db = loaded(tmp_path, DATABASE_URL="postgres://alice@db.example:5433/parley")["db"]
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["NAME"], db["USER"], db["HOST"], db["PORT"]) == ("parley", "alice", "db.example", 5433)
+
+
+def test_no_redis_url_means_in_memory_layer(tmp_path):
+    assert loaded(tmp_path)["layer"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+
+
+def test_redis_url_selects_redis_layer(tmp_path):
+    layer = loaded(tmp_path, REDIS_URL="redis://127.0.0.1:6379/2")["layer"]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/2"]
+
+
+def test_development_key_is_kept_under_var(tmp_path):
+    first = loaded(tmp_path)["key"]
+    assert first == loaded(tmp_path)["key"]
+    assert (tmp_path / "secret_key").read_text().strip() == first
+
+
+def test_refuses_to_start_without_key_when_debug_is_off(tmp_path):
+    result = load_settings(tmp_path, DEBUG="false")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_debug_off_uses_the_given_key_and_hosts(tmp_path):
+    values = loaded(tmp_path, DEBUG="false", SECRET_KEY="k" * 50, ALLOWED_HOSTS="parley.example, x.example")
+    assert values["key"] == "k" * 50
+    assert values["hosts"] == ["parley.example", "x.example"]
+
+
+def test_unreadable_boolean_is_named(tmp_path):
+    result = load_settings(tmp_path, DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+@pytest.mark.django_db
+def test_configured_database_answers():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+    if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
+        assert connection.vendor == "postgresql"
+
+
+def test_configured_channel_layer_round_trip():
+    """A message sent through the configured layer comes back (Redis in CI, memory otherwise)."""
+    layer = get_channel_layer()
+
+    async def round_trip() -> dict:
+        channel = await layer.new_channel()
+        await layer.send(channel, {"type": "ping", "text": "hello"})
+        return await layer.receive(channel)
+
+    assert async_to_sync(round_trip)() == {"type": "ping", "text": "hello"}
+    if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
+        assert "channels_redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
