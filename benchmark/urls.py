@@ -5,4 +5,5 @@ from . import views
 app_name = "benchmark"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("episodes/<int:pk>/", views.episode, name="episode"),
 ]

@@ -1,6 +1,97 @@
+"""Researcher pages: the episode browser and one episode's transcript and scores.
+
+Researchers are staff users; every view here is behind ``staff_member_required``.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from .dimensions import DIMENSIONS
+from .forms import EpisodeFilterForm
+from .llm import is_scripted
+from .models import Episode, Evaluation, Seat
+
+EPISODES_PER_PAGE = 50
+SCRIPTED_LABEL = "scripted (offline)"
 
 
+@require_GET
+@staff_member_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
+    """The episode browser; an htmx request gets only the results, so filtering swaps in place."""
+    form = EpisodeFilterForm(request.GET)
+    episodes = form.filter(
+        Episode.objects.select_related("scenario", "barrier")
+        .annotate(turn_count=Count("turns"))
+        .order_by("-created_at", "-pk")  # Meta.ordering does not apply to a GROUP BY query
+        .prefetch_related(Prefetch("seats", queryset=Seat.objects.select_related("character")))
+    )
+    page = Paginator(episodes, EPISODES_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"form": form, "page": page}
+    if request.htmx and not request.htmx.history_restore_request:
+        response = render(request, "benchmark/partials/_episode_rows.html", context)
+    else:
+        response = render(request, "benchmark/episode_list.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@require_GET
+@staff_member_required
+def episode(request: HttpRequest, pk: int) -> HttpResponse:
+    """One episode: its scenario, who sat where, the transcript, and every evaluator's scores."""
+    episode = get_object_or_404(Episode.objects.select_related("scenario", "barrier"), pk=pk)
+    seats = list(episode.seats.select_related("role", "character"))
+    for seat in seats:
+        seat.is_scripted = is_scripted(seat.model)
+    turns = list(episode.turns.select_related("seat__character"))
+    for turn in turns:
+        turn.is_scripted = is_scripted(turn.model)
+    context = {
+        "episode": episode,
+        "scenario": episode.scenario,
+        "roles": episode.scenario.roles.select_related("character"),
+        "seats": seats,
+        "turns": turns,
+        "evaluator_groups": group_by_evaluator(
+            episode.evaluations.select_related("seat__character")
+        ),
+        "scripted_label": SCRIPTED_LABEL,
+        "under_barrier": not episode.barrier.is_baseline,
+    }
+    return render(request, "benchmark/episode_detail.html", context)
+
+
+@dataclass
+class EvaluatorGroup:
+    evaluator: str
+    prompt_version: str
+    is_scripted: bool
+    rows: list[Evaluation] = field(default_factory=list)
+
+
+def group_by_evaluator(evaluations: Iterable[Evaluation]) -> list[EvaluatorGroup]:
+    """Evaluations per evaluator (and prompt version), rows in the dimensions' order, then by seat."""
+    order = {key: position for position, key in enumerate(DIMENSIONS)}
+    groups: dict[tuple[str, str], EvaluatorGroup] = {}
+    for evaluation in evaluations:
+        key = (evaluation.evaluator, evaluation.prompt_version)
+        if key not in groups:
+            groups[key] = EvaluatorGroup(*key, is_scripted=is_scripted(evaluation.evaluator))
+        dimension = DIMENSIONS.get(evaluation.dimension)
+        evaluation.range = f"{dimension.low} to {dimension.high}" if dimension else ""
+        evaluation.label = dimension.label if dimension else evaluation.dimension
+        groups[key].rows.append(evaluation)
+    for group in groups.values():
+        group.rows.sort(
+            key=lambda e: (order.get(e.dimension, len(order)), e.seat.position if e.seat else -1)
+        )
+    return sorted(groups.values(), key=lambda g: (g.evaluator, g.prompt_version))

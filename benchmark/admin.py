@@ -1,0 +1,171 @@
+"""The researchers' admin for the research core.
+
+Every list joins what its columns show (``list_select_related``) and counts with annotations, so
+a page of 100 rows costs a fixed number of queries. Foreign keys to large tables use
+autocomplete widgets, so a form never renders thousands of options.
+"""
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from .models import Barrier, BarrierCue, Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+
+
+@admin.register(Character)
+class CharacterAdmin(admin.ModelAdmin):
+    list_display = ["name", "age", "gender", "occupation", "external_id"]
+    list_filter = ["gender"]
+    search_fields = ["first_name", "last_name", "occupation", "external_id"]
+
+
+class RoleInline(admin.StackedInline):
+    """A scenario needs at least two roles; the form refuses to save one with fewer."""
+
+    model = Role
+    extra = 0
+    min_num = 2
+    validate_min = True
+    autocomplete_fields = ["character"]
+
+    def get_formset(self, request: HttpRequest, obj: Scenario | None = None, **kwargs):
+        # InlineModelAdmin passes min_num to the formset but not validate_min, so without this
+        # the minimum only sets how many blank forms are shown.
+        return super().get_formset(request, obj, validate_min=self.validate_min, **kwargs)
+
+
+@admin.register(Scenario)
+class ScenarioAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "source", "difficulty", "relationship", "role_count", "external_id", "created_at"]
+    list_filter = ["source", "difficulty", "relationship"]
+    search_fields = ["codename", "context", "external_id"]
+    inlines = [RoleInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
+        return super().get_queryset(request).annotate(role_count=Count("roles"))
+
+    @admin.display(description="roles", ordering="role_count")
+    def role_count(self, scenario: Scenario) -> int:
+        return scenario.role_count
+
+
+@admin.register(Role)
+class RoleAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "scenario", "position", "character"]
+    search_fields = ["scenario__codename", "scenario__external_id", "goal"]
+    autocomplete_fields = ["scenario", "character"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Role]:
+        # Not list_select_related: Role.__str__ names the scenario, and autocomplete results use
+        # this queryset too (a changelist ignores list_select_related once select_related is set).
+        return super().get_queryset(request).select_related("scenario", "character")
+
+
+class BarrierCueInline(admin.TabularInline):
+    model = BarrierCue
+    extra = 0
+
+
+@admin.register(Barrier)
+class BarrierAdmin(admin.ModelAdmin):
+    list_display = ["key", "name", "builtin", "position"]
+    list_editable = ["position"]
+    search_fields = ["key", "name", "definition"]
+    inlines = [BarrierCueInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Barrier | None = None) -> list[str]:
+        # Seeded barriers keep their key: code and imported data refer to them by it.
+        return ["key", "builtin"] if obj is not None and obj.builtin else ["builtin"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Barrier | None = None) -> bool:
+        if obj is not None and obj.builtin:
+            return False
+        return super().has_delete_permission(request, obj)
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    autocomplete_fields = ["role", "character"]
+
+
+class TurnInline(admin.TabularInline):
+    """The transcript, read-only: turns are written by the runner, the chat and importers."""
+
+    model = Turn
+    fields = ["index", "speaker", "action_type", "content", "model", "created_at"]
+    readonly_fields = fields
+    ordering = ["index"]
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: Episode | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Episode | None = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Turn]:
+        return super().get_queryset(request).select_related("seat__character")
+
+    @admin.display(description="speaker")
+    def speaker(self, turn: Turn) -> str:
+        return turn.seat.character.name
+
+
+@admin.register(Episode)
+class EpisodeAdmin(admin.ModelAdmin):
+    list_display = ["id", "external_id", "scenario", "barrier", "source", "status", "turn_count", "created_at"]
+    list_display_links = ["id", "external_id"]
+    list_filter = ["source", "status", "barrier", "tag", "scenario__difficulty"]
+    list_select_related = ["scenario", "barrier"]
+    search_fields = ["external_id", "scenario__codename", "tag"]
+    autocomplete_fields = ["scenario"]
+    date_hierarchy = "created_at"
+    inlines = [SeatInline, TurnInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Episode]:
+        return super().get_queryset(request).annotate(turn_count=Count("turns"))
+
+    @admin.display(description="turns", ordering="turn_count")
+    def turn_count(self, episode: Episode) -> int:
+        return episode.turn_count
+
+
+@admin.register(Seat)
+class SeatAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "position", "role", "player", "model", "strategy", "carries_barrier"]
+    list_filter = ["player", "strategy", "carries_barrier"]
+    search_fields = ["episode__external_id", "character__first_name", "character__last_name", "model"]
+    autocomplete_fields = ["episode", "role", "character"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Seat]:
+        # Seat.__str__ names the character and the episode, in lists and autocomplete results.
+        return super().get_queryset(request).select_related("episode", "character", "role__scenario")
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "speaker", "action_type", "excerpt", "model", "created_at"]
+    list_filter = ["action_type"]
+    list_select_related = ["episode", "seat__character"]
+    search_fields = ["content"]
+    autocomplete_fields = ["episode", "seat"]
+
+    @admin.display(description="speaker", ordering="seat__character__first_name")
+    def speaker(self, turn: Turn) -> str:
+        return turn.seat.character.name
+
+    @admin.display(description="content")
+    def excerpt(self, turn: Turn) -> str:
+        return turn.content if len(turn.content) <= 80 else turn.content[:79] + "…"
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(admin.ModelAdmin):
+    list_display = ["episode", "evaluator", "dimension", "seat", "score", "prompt_version", "created_at"]
+    list_filter = ["evaluator", "dimension"]
+    list_select_related = ["episode", "seat__character", "seat__episode"]
+    search_fields = ["evaluator", "reasoning", "episode__external_id"]
+    autocomplete_fields = ["episode", "seat"]

@@ -1,0 +1,260 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from benchmark.models import ActionType, Evaluation, Episode
+from tests.builders import get_barrier, make_episode, make_scenario, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client):
+    client.force_login(make_user(staff=True))
+    return client
+
+
+def episode_url(episode: Episode) -> str:
+    return reverse("benchmark:episode", args=[episode.pk])
+
+
+# Who may look
+
+@pytest.mark.parametrize("page", ["list", "detail"])
+def test_anonymous_users_are_sent_to_log_in(client, page):
+    url = reverse("benchmark:index") if page == "list" else episode_url(make_episode())
+
+    response = client.get(url)
+
+    assert response.status_code == 302
+    assert "login" in response.url
+
+
+@pytest.mark.parametrize("page", ["list", "detail"])
+def test_non_staff_users_are_refused(client, page):
+    episode = make_episode(turns=[(ActionType.SPEAK, "A private line.")])
+    client.force_login(make_user())
+
+    response = client.get(reverse("benchmark:index") if page == "list" else episode_url(episode))
+
+    assert response.status_code == 302
+    assert "login" in response.url
+    assert "A private line." not in response.text
+
+
+# The list
+
+def test_staff_see_the_episode_list_with_turn_counts(staff_client):
+    episode = make_episode(turns=3, external_id="run-a-1")
+
+    response = staff_client.get(reverse("benchmark:index"))
+
+    assert response.status_code == 200
+    assert list(response.context["page"].object_list) == [episode]
+    assert response.context["page"].object_list[0].turn_count == 3
+    assert f'href="{episode_url(episode)}"' in response.text
+    assert "run-a-1" in response.text
+
+
+def test_the_list_shows_the_newest_episodes_first(staff_client):
+    older, newer = make_episode(), make_episode()
+
+    response = staff_client.get(reverse("benchmark:index"))
+
+    assert list(response.context["page"].object_list) == [newer, older]
+
+
+def test_the_list_shows_fifty_episodes_a_page(staff_client):
+    scenario = make_scenario()
+    for _ in range(51):
+        make_episode(scenario=scenario, turns=0)
+
+    first = staff_client.get(reverse("benchmark:index"))
+    second = staff_client.get(reverse("benchmark:index"), {"page": 2})
+
+    assert len(first.context["page"].object_list) == 50
+    assert len(second.context["page"].object_list) == 1
+    assert "?page=2" in first.text
+
+
+@pytest.mark.parametrize(
+    ("filter_name", "wanted", "other"),
+    [
+        ("source", {"source": Episode.Source.HUMAN_CHAT}, {"source": Episode.Source.IMPORTED}),
+        ("status", {"status": Episode.Status.FAILED}, {"status": Episode.Status.FINISHED}),
+        ("tag", {"tag": "pilot"}, {"tag": "main"}),
+        ("barrier", {"barrier": "semantic"}, {"barrier": "emotional"}),
+    ],
+)
+def test_filters_narrow_the_list(staff_client, filter_name, wanted, other):
+    match = make_episode(**wanted)
+    make_episode(**other)
+    value = match.barrier.pk if filter_name == "barrier" else wanted[filter_name]
+
+    response = staff_client.get(reverse("benchmark:index"), {filter_name: value})
+
+    assert list(response.context["page"].object_list) == [match]
+
+
+def test_scenario_filter_narrows_the_list(staff_client):
+    match = make_episode()
+    make_episode()
+
+    response = staff_client.get(reverse("benchmark:index"), {"scenario": match.scenario.pk})
+
+    assert list(response.context["page"].object_list) == [match]
+
+
+def test_filters_combine(staff_client):
+    semantic = get_barrier("semantic")
+    match = make_episode(barrier=semantic, status=Episode.Status.FAILED)
+    make_episode(barrier=semantic, status=Episode.Status.FINISHED)
+    make_episode(status=Episode.Status.FAILED)
+
+    response = staff_client.get(reverse("benchmark:index"), {"barrier": semantic.pk, "status": "failed"})
+
+    assert list(response.context["page"].object_list) == [match]
+
+
+def test_an_unknown_filter_value_is_ignored(staff_client):
+    episode = make_episode()
+
+    response = staff_client.get(reverse("benchmark:index"), {"barrier": "999999", "status": "nonsense"})
+
+    assert response.status_code == 200
+    assert list(response.context["page"].object_list) == [episode]
+
+
+def test_htmx_request_gets_only_the_results_partial(staff_client):
+    make_episode(external_id="swapped-in")
+
+    response = staff_client.get(reverse("benchmark:index"), headers={"HX-Request": "true"})
+
+    assert response.status_code == 200
+    assert [t.name for t in response.templates][0] == "benchmark/partials/_episode_rows.html"
+    assert "swapped-in" in response.text
+    assert "<html" not in response.text
+    assert "<form" not in response.text
+    assert "HX-Request" in response["Vary"]
+
+
+def test_htmx_history_restore_gets_the_whole_page(staff_client):
+    response = staff_client.get(
+        reverse("benchmark:index"), headers={"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    )
+
+    assert "<html" in response.text
+
+
+def test_list_query_count_does_not_grow_with_the_number_of_episodes(staff_client, django_assert_max_num_queries):
+    scenario = make_scenario()
+    for _ in range(2):
+        make_episode(scenario=scenario, turns=2)
+    with CaptureQueriesContext(connection) as few:
+        staff_client.get(reverse("benchmark:index"))
+
+    for _ in range(30):
+        make_episode(scenario=make_scenario(), turns=3, barrier="semantic")
+
+    with django_assert_max_num_queries(len(few)):
+        response = staff_client.get(reverse("benchmark:index"))
+    assert len(response.context["page"].object_list) == 32
+
+
+# The detail page
+
+def test_staff_see_the_episode_with_scenario_roles_seats_and_transcript(staff_client):
+    scenario = make_scenario(
+        context="Two flatmates sort out the rent.",
+        roles=[{"goal": "Pay less rent this month."}, {"goal": "Get the rent on time.", "reason": "Savings."}],
+    )
+    episode = make_episode(
+        scenario=scenario,
+        barrier="semantic",
+        barrier_seat=1,
+        turns=[
+            (ActionType.SPEAK, "Can we talk about the rent?"),
+            (ActionType.NON_VERBAL, "sighs"),
+            (ActionType.ACTION, "hands over an envelope"),
+            (ActionType.LEAVE, ""),
+        ],
+    )
+    [first, second] = scenario.roles.order_by("position")
+
+    response = staff_client.get(episode_url(episode))
+
+    assert response.status_code == 200
+    text = response.text
+    for expected in [
+        "Two flatmates sort out the rent.",
+        "Pay less rent this month.",
+        "Get the rent on time.",
+        first.character.name,
+        second.character.name,
+        "speaks under Semantic vagueness",
+        "Can we talk about the rent?",
+        "*sighs*",
+        "[hands over an envelope]",
+        "left the conversation",
+    ]:
+        assert expected in text
+    assert text.count("turn--barrier") == 2
+
+
+def test_missing_episode_is_a_404(staff_client):
+    assert staff_client.get(reverse("benchmark:episode", args=[999999])).status_code == 404
+
+
+def test_evaluations_are_grouped_by_evaluator(staff_client):
+    episode = make_episode()
+    seat = episode.seats.get(position=0)
+    Evaluation.objects.create(episode=episode, seat=seat, evaluator="openai/gpt-4o", dimension="goal", score=7,
+                              reasoning="Got most of the way.")
+    Evaluation.objects.create(episode=episode, evaluator="openai/gpt-4o", dimension="mutual_understanding", score=4)
+    Evaluation.objects.create(episode=episode, seat=seat, evaluator="human mean", dimension="goal", score=6.5)
+
+    response = staff_client.get(episode_url(episode))
+
+    groups = response.context["evaluator_groups"]
+    assert [(g.evaluator, [e.dimension for e in g.rows]) for g in groups] == [
+        ("human mean", ["goal"]),
+        ("openai/gpt-4o", ["goal", "mutual_understanding"]),
+    ]
+    assert "Got most of the way." in response.text
+    assert "6.5" in response.text
+
+
+def test_scripted_model_output_is_labelled_offline(staff_client):
+    episode = make_episode(seat_fields={"model": "scripted"}, turns=2)
+    Evaluation.objects.create(episode=episode, evaluator="scripted", dimension="mutual_understanding", score=3)
+
+    response = staff_client.get(episode_url(episode))
+
+    # two seats, two turns and one evaluator group
+    assert response.text.count("scripted (offline)") == 5
+
+
+def test_real_model_names_are_shown_as_they_are(staff_client):
+    episode = make_episode(seat_fields={"model": "openai/gpt-4o-mini"}, turns=1)
+
+    response = staff_client.get(episode_url(episode))
+
+    assert "openai/gpt-4o-mini" in response.text
+    assert "scripted (offline)" not in response.text
+
+
+def test_script_tags_in_user_text_come_out_escaped(staff_client):
+    attack = "<script>alert('x')</script>"
+    scenario = make_scenario(context=attack, roles=[{"goal": attack}, {"goal": "ok"}])
+    episode = make_episode(scenario=scenario, turns=[(ActionType.SPEAK, attack), (ActionType.NON_VERBAL, attack)],
+                           tag=attack)
+    Evaluation.objects.create(episode=episode, evaluator=attack, dimension="mutual_understanding", score=3,
+                              reasoning=attack)
+
+    for response in [
+        staff_client.get(episode_url(episode)),
+        staff_client.get(reverse("benchmark:index")),
+    ]:
+        assert "<script>alert" not in response.text
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in response.text

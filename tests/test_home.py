@@ -1,0 +1,95 @@
+import pytest
+from django.urls import reverse
+
+from benchmark.models import Barrier
+from tests.builders import make_episode, make_scenario, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_home_shows_counts_of_scenarios_episodes_and_barriers(client):
+    scenario = make_scenario()
+    make_episode(scenario=scenario)
+    make_episode(scenario=scenario)
+
+    response = client.get(reverse("home"))
+
+    assert response.status_code == 200
+    assert response.context["counts"] == {"scenarios": 1, "episodes": 2, "barriers": Barrier.objects.count()}
+    assert "<strong>1</strong> scenario<" in response.text
+    assert "<strong>2</strong> episodes" in response.text
+
+
+def test_home_links_to_the_admin_and_every_entry_page(client):
+    response = client.get(reverse("home"))
+
+    for name in ["admin:index", "benchmark:index", "annotator:index", "chat:index"]:
+        assert f'href="{reverse(name)}"' in response.text
+
+
+def test_nav_shows_staff_links_only_to_staff(client):
+    client.force_login(make_user())
+    page = client.get(reverse("annotator:index")).text
+    for staff_page in ["benchmark:index", "chat:index", "admin:index"]:
+        assert f'href="{reverse(staff_page)}"' not in page
+
+    client.force_login(make_user(staff=True))
+    page = client.get(reverse("annotator:index")).text
+    assert f'href="{reverse("benchmark:index")}"' in page
+    assert f'href="{reverse("admin:index")}"' in page
+
+
+def test_logout_is_a_post_form_that_returns_home(client):
+    client.force_login(make_user())
+    page = client.get(reverse("home")).text
+    assert f'action="{reverse("logout")}"' in page
+
+    response = client.post(reverse("logout"), {"next": reverse("home")})
+
+    assert response.status_code == 302
+    assert response.url == reverse("home")
+    assert "_auth_user_id" not in client.session
+
+
+def test_login_form_logs_in_and_returns_home(client):
+    user = make_user()
+    assert client.get(reverse("login")).status_code == 200
+
+    response = client.post(reverse("login"), {"username": user.username, "password": "correct horse battery staple",
+                                              "next": reverse("home")})
+
+    assert response.status_code == 302
+    assert response.url == reverse("home")
+    assert client.session["_auth_user_id"] == str(user.pk)
+
+
+# The entry pages the home page links to (annotator and chat have no test modules of their own yet).
+
+def test_annotator_entry_asks_anonymous_users_to_log_in(client):
+    response = client.get(reverse("annotator:index"))
+
+    assert response.status_code == 302
+    assert "login" in response.url
+
+
+def test_annotator_entry_says_nothing_is_assigned_yet(client):
+    client.force_login(make_user())
+
+    response = client.get(reverse("annotator:index"))
+
+    assert response.status_code == 200
+    assert "Nothing is assigned to you yet" in response.text
+
+
+def test_chat_entry_is_for_staff_and_counts_scenarios(client):
+    make_scenario()
+    make_scenario()
+    client.force_login(make_user())
+    assert client.get(reverse("chat:index")).status_code == 302
+
+    client.force_login(make_user(staff=True))
+    response = client.get(reverse("chat:index"))
+
+    assert response.status_code == 200
+    assert "2 scenarios are" in response.text
+    assert f'href="{reverse("benchmark:index")}"' in response.text

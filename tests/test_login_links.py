@@ -1,0 +1,48 @@
+import pytest
+from django.urls import reverse
+
+from config.login_links import login_link_path
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_valid_link_logs_the_user_in(client):
+    user = make_user()
+
+    response = client.get(login_link_path(user))
+
+    assert response.status_code == 302
+    assert response.url == reverse("home")
+    assert client.session["_auth_user_id"] == str(user.pk)
+
+
+def test_a_used_link_fails_with_a_message(client):
+    user = make_user()
+    path = login_link_path(user)
+    client.get(path)
+    client.logout()
+
+    response = client.get(path, follow=True)
+
+    assert response.redirect_chain[-1] == (reverse("login"), 302)
+    assert "_auth_user_id" not in client.session
+    assert "This login link is used, expired or wrong" in response.text
+
+
+def test_a_forged_token_fails(client):
+    user = make_user()
+    uidb64 = login_link_path(user).split("/")[2]
+
+    response = client.get(reverse("login-link", args=[uidb64, "c0ffee-0123456789abcdef0123456789abcdef"]), follow=True)
+
+    assert response.redirect_chain[-1] == (reverse("login"), 302)
+    assert "_auth_user_id" not in client.session
+    assert "This login link is used, expired or wrong" in response.text
+
+
+def test_a_link_for_an_unknown_user_fails(client):
+    response = client.get(reverse("login-link", args=["OTk5OTk", "c0ffee-0123456789abcdef"]))
+
+    assert response.status_code == 302
+    assert response.url == reverse("login")
