@@ -1,0 +1,231 @@
+"""Export episodes as Parley JSON Lines or as a flat CSV of turns (see ``docs/formats.md``).
+
+The JSON Lines export is deterministic: keys sorted, episodes in order of external id, seats,
+roles, turns and evaluations in their natural order, timestamps in ISO 8601 UTC, no database
+primary keys. An object without an external id gets a stable one (``parley-episode-<pk>``,
+``parley-scenario-<pk>``, ``parley-character-<pk>``), which becomes its external id when the file
+is imported, so export, import into an empty database and export again gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from django.db.models import QuerySet
+
+from .models import Character, Episode, Evaluation, Scenario, Seat, Turn
+
+EXPORT_FORMATS = ("parley", "csv")
+FORMAT_VERSION = 1
+CSV_COLUMNS = ("episode_id", "turn_index", "speaker", "action_type", "text", "scenario", "barrier")
+_BATCH = 200
+
+
+class Writable(Protocol):
+    def write(self, text: str, /) -> Any: ...
+
+
+def select_episodes(*, source: str | None = None, barrier: str | None = None, tag: str | None = None) -> QuerySet[Episode]:
+    """The episodes to export, filtered by source, barrier key and tag when given."""
+    episodes = Episode.objects.all()
+    if source:
+        episodes = episodes.filter(source=source)
+    if barrier:
+        episodes = episodes.filter(barrier__key=barrier)
+    if tag:
+        episodes = episodes.filter(tag=tag)
+    return episodes
+
+
+def stable_id(obj: Episode | Scenario | Character) -> str:
+    """The object's external id, or one made from its kind and primary key."""
+    return obj.external_id or f"parley-{type(obj).__name__.lower()}-{obj.pk}"
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
+    """Episodes sorted by stable id, fetched in batches with everything a record needs.
+
+    Sorting happens in Python so the order does not depend on the database's collation.
+    """
+    order = sorted(
+        (external_id or f"parley-episode-{pk}", pk) for pk, external_id in episodes.values_list("pk", "external_id")
+    )
+    pks = [pk for _, pk in order]
+    for start in range(0, len(pks), _BATCH):
+        batch = pks[start:start + _BATCH]
+        fetched = Episode.objects.filter(pk__in=batch).select_related("scenario", "barrier").prefetch_related(
+            "scenario__roles__character", "seats__character", "turns", "evaluations",
+        )
+        by_pk = {episode.pk: episode for episode in fetched}
+        for pk in batch:
+            yield by_pk[pk]
+
+
+def character_record(character: Character) -> dict[str, Any]:
+    return {
+        "external_id": stable_id(character),
+        "first_name": character.first_name,
+        "last_name": character.last_name,
+        "age": character.age,
+        "gender": character.gender,
+        "pronouns": character.pronouns,
+        "occupation": character.occupation,
+        "big_five": character.big_five,
+        "mbti": character.mbti,
+        "moral_values": character.moral_values,
+        "personal_values": character.personal_values,
+        "personality": character.personality,
+        "decision_style": character.decision_style,
+        "public_info": character.public_info,
+        "secret": character.secret,
+    }
+
+
+def scenario_record(scenario: Scenario) -> dict[str, Any]:
+    roles = sorted(scenario.roles.all(), key=lambda role: role.position)
+    return {
+        "external_id": stable_id(scenario),
+        "codename": scenario.codename,
+        "source": scenario.source,
+        "context": scenario.context,
+        "original_context": scenario.original_context,
+        "difficulty": scenario.difficulty,
+        "relationship": scenario.relationship,
+        "roles": [
+            {
+                "position": role.position,
+                "goal": role.goal,
+                "reason": role.reason,
+                "private_knowledge": role.private_knowledge,
+                "character": character_record(role.character) if role.character else None,
+            }
+            for role in roles
+        ],
+    }
+
+
+def episode_record(episode: Episode) -> dict[str, Any]:
+    """One episode as a Parley JSON Lines record (expects the prefetches of :func:`in_export_order`)."""
+    seats = sorted(episode.seats.all(), key=lambda seat: seat.position)
+    seat_positions = {seat.pk: seat.position for seat in seats}
+    role_positions = {role.pk: role.position for role in episode.scenario.roles.all()}
+    evaluations = sorted(
+        episode.evaluations.all(),
+        key=lambda evaluation: (
+            evaluation.evaluator, evaluation.prompt_version,
+            -1 if evaluation.seat_id is None else seat_positions[evaluation.seat_id], evaluation.dimension,
+        ),
+    )
+    return {
+        "format_version": FORMAT_VERSION,
+        "external_id": stable_id(episode),
+        "scenario": scenario_record(episode.scenario),
+        "barrier": episode.barrier.key,
+        "source": episode.source,
+        "status": episode.status,
+        "end_reason": episode.end_reason,
+        "turn_cap": episode.turn_cap,
+        "tag": episode.tag,
+        "settings": episode.settings,
+        "created_at": timestamp(episode.created_at),
+        "started_at": timestamp(episode.started_at),
+        "finished_at": timestamp(episode.finished_at),
+        "seats": [seat_record(seat, role_positions) for seat in seats],
+        "turns": [turn_record(turn, seat_positions) for turn in sorted(episode.turns.all(), key=lambda t: t.index)],
+        "evaluations": [evaluation_record(evaluation, seat_positions) for evaluation in evaluations],
+    }
+
+
+def seat_record(seat: Seat, role_positions: dict[int, int]) -> dict[str, Any]:
+    return {
+        "position": seat.position,
+        "role": role_positions[seat.role_id] if seat.role_id in role_positions else seat.role.position,
+        "character": character_record(seat.character),
+        "player": seat.player,
+        "model": seat.model,
+        "strategy": seat.strategy,
+        "carries_barrier": seat.carries_barrier,
+    }
+
+
+def turn_record(turn: Turn, seat_positions: dict[int, int]) -> dict[str, Any]:
+    return {
+        "index": turn.index,
+        "seat": seat_positions[turn.seat_id],
+        "action_type": turn.action_type,
+        "content": turn.content,
+        "client_id": turn.client_id,
+        "model": turn.model,
+        "latency_ms": turn.latency_ms,
+        "prompt_tokens": turn.prompt_tokens,
+        "completion_tokens": turn.completion_tokens,
+        "created_at": timestamp(turn.created_at),
+    }
+
+
+def evaluation_record(evaluation: Evaluation, seat_positions: dict[int, int]) -> dict[str, Any]:
+    return {
+        "evaluator": evaluation.evaluator,
+        "prompt_version": evaluation.prompt_version,
+        "seat": None if evaluation.seat_id is None else seat_positions[evaluation.seat_id],
+        "dimension": evaluation.dimension,
+        "score": float(evaluation.score),
+        "reasoning": evaluation.reasoning,
+        "latency_ms": evaluation.latency_ms,
+        "prompt_tokens": evaluation.prompt_tokens,
+        "completion_tokens": evaluation.completion_tokens,
+        "created_at": timestamp(evaluation.created_at),
+    }
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """``record`` as one line of JSON: sorted keys, UTF-8 text as is, except the characters that
+    some readers take for line breaks (U+0085, U+2028, U+2029), which are escaped."""
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+    for separator in ("\u0085", "\u2028", "\u2029"):
+        text = text.replace(separator, f"\\u{ord(separator):04x}")
+    return text + "\n"
+
+
+def write_parley(episodes: QuerySet[Episode], out: Writable) -> int:
+    """Write one JSON line per episode; returns how many."""
+    count = 0
+    for episode in in_export_order(episodes):
+        out.write(json_line(episode_record(episode)))
+        count += 1
+    return count
+
+
+def write_turns_csv(episodes: QuerySet[Episode], out: Writable) -> int:
+    """Write the turns of every episode as CSV rows (speaker = the seat's character name)."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    count = 0
+    for episode in in_export_order(episodes):
+        speakers = {seat.pk: seat.character.name for seat in episode.seats.all()}
+        for turn in sorted(episode.turns.all(), key=lambda t: t.index):
+            writer.writerow([
+                stable_id(episode), turn.index, speakers[turn.seat_id], turn.action_type, turn.content,
+                episode.scenario.codename or stable_id(episode.scenario), episode.barrier.key,
+            ])
+        count += 1
+    return count
+
+
+def export_episodes(episodes: QuerySet[Episode], out: Writable, *, format: str = "parley") -> int:
+    """Write ``episodes`` to ``out`` as ``parley`` JSON Lines or a ``csv`` of turns; returns how many."""
+    if format == "parley":
+        return write_parley(episodes, out)
+    if format == "csv":
+        return write_turns_csv(episodes, out)
+    raise ValueError(f"unknown export format {format!r}; use one of {', '.join(EXPORT_FORMATS)}")

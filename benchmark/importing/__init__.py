@@ -1,0 +1,149 @@
+"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, or a flat CSV of turns.
+
+One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
+:class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
+field, so a researcher can fix the file without reading our code. Every object carries an
+external id; what is already present is skipped and counted as unchanged, so importing the same file
+twice changes nothing.
+
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
+``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import DataError, IntegrityError, transaction
+
+FORMATS = ("parley", "sotopia", "csv")
+
+
+class ImportProblem(Exception):
+    """Bad input, told as ``FILE, PLACE, field FIELD: what is wrong``.
+
+    ``place`` is ``line 3`` (JSON Lines), ``record 2`` (a JSON file) or ``row 5`` (CSV, the header is
+    row 1); ``field`` is a path into the record such as ``turns[2].action_type``.
+    """
+
+    def __init__(self, message: str, *, file: str, place: str | None = None, field: str | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.place = place
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.place:
+            where.append(self.place)
+        if self.field:
+            where.append(f"field {self.field}")
+        return f"{', '.join(where)}: {self.message}"
+
+
+@dataclass
+class ImportResult:
+    """What one file did: rows created, objects already present (unchanged), records only checked.
+
+    Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``evaluation``; ``checked`` counts
+    records that were validated but have no place in Parley (Sotopia relationship profiles).
+    """
+
+    file: str
+    format: str
+    dry_run: bool = False
+    created: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
+    checked: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``."""
+        kinds = ("episode", "scenario", "character", "turn", "evaluation")
+        parts = []
+        for label, counts in (("would create" if self.dry_run else "created", self.created), ("unchanged", self.unchanged)):
+            listed = [_count(counts[kind], kind) for kind in kinds if counts[kind]]
+            if listed:
+                parts.append(f"{label} {', '.join(listed)}")
+        if self.checked:
+            listed = [_count(number, f"{kind} profile") for kind, number in sorted(self.checked.items())]
+            parts.append(f"checked, not stored: {', '.join(listed)}")
+        return f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def read_text(path: Path) -> str:
+    """The file as text (UTF-8, a byte-order mark is ignored)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ImportProblem("no such file", file=path.name) from None
+    except UnicodeDecodeError as error:
+        raise ImportProblem(f"not UTF-8 text (byte {error.start})", file=path.name) from None
+    except OSError as error:
+        raise ImportProblem(f"cannot read the file: {error.strerror}", file=path.name) from None
+
+
+def detect_format(path: Path, text: str) -> str:
+    """``parley``, ``sotopia`` or ``csv``, from the extension and a look at the first record.
+
+    ``.csv`` is the turns CSV. A ``.json`` file is Sotopia (Parley writes JSON Lines only). In a JSON
+    Lines file, a first record with ``seats`` and ``scenario`` is Parley, anything else Sotopia.
+    """
+    suffix = path.suffix.lower()
+    head = text.lstrip()
+    if suffix == ".csv":
+        return "csv"
+    if suffix == ".json" or head.startswith(("[", '"')):
+        return "sotopia"
+    if head.startswith("{"):
+        first_line = head.split("\n", 1)[0]
+        try:
+            record = json.loads(first_line)
+        except ValueError:
+            return "parley" if '"seats"' in first_line else "sotopia"
+        if isinstance(record, dict) and ("format_version" in record or {"seats", "scenario"} <= record.keys()):
+            return "parley"
+        return "sotopia"
+    first_line = head.split("\n", 1)[0]
+    if "episode_id" in first_line and "," in first_line:
+        return "csv"
+    raise ImportProblem("cannot tell the format from the name or the content; pass --format", file=path.name)
+
+
+def import_file(path: str | Path, *, format: str = "auto", dry_run: bool = False) -> ImportResult:
+    """Import one file all or nothing; ``dry_run`` validates and writes, then rolls back."""
+    from . import parley, saving, sotopia, turns_csv
+
+    path = Path(path)
+    text = read_text(path)
+    if format == "auto":
+        format = detect_format(path, text)
+    parsers = {"parley": parley.parse, "sotopia": sotopia.parse, "csv": turns_csv.parse}
+    if format not in parsers:
+        raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
+    result = ImportResult(file=path.name, format=format, dry_run=dry_run)
+    try:
+        with transaction.atomic():
+            drafts = parsers[format](text, path.name)
+            saving.save(drafts, result)
+            if dry_run:
+                transaction.set_rollback(True)
+    except (IntegrityError, DataError) as error:
+        # Parsers check what the constraints check; this is the last line of defence, not the plan.
+        raise ImportProblem(f"the database refused the data: {error}", file=path.name) from error
+    return result
+
+
+def import_files(paths: list[str | Path], *, format: str = "auto", dry_run: bool = False) -> list[ImportResult]:
+    """Import several files in order, each in its own transaction; stops at the first bad file."""
+    return [import_file(path, format=format, dry_run=dry_run) for path in paths]
+
+
+__all__ = ["FORMATS", "ImportProblem", "ImportResult", "detect_format", "import_file", "import_files"]

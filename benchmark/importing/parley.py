@@ -1,0 +1,177 @@
+"""Parley's own format: JSON Lines, one whole episode per line (see ``docs/formats.md``).
+
+A line carries everything needed to rebuild the episode in an empty database: the scenario with its
+roles, each seat's character in full, the turns and the evaluations. ``benchmark.exporting`` writes
+the same shape, so export, import and export again gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..models import ActionType, Character, Episode, Scenario, Seat
+from ..models.scenarios import Difficulty
+from .drafts import (
+    CHARACTER_FIELDS,
+    CharacterDraft,
+    CharacterRef,
+    Draft,
+    EpisodeDraft,
+    EvaluationDraft,
+    Fields,
+    Origin,
+    RoleDraft,
+    ScenarioDraft,
+    ScenarioRef,
+    SeatDraft,
+    TurnDraft,
+    check_character_values,
+    check_episode,
+    check_roles,
+    check_scenario_values,
+    max_length,
+    values_of,
+)
+
+FORMAT_VERSION = 1
+_SMALL = 32767  # PositiveSmallIntegerField
+_INT = 2147483647  # PositiveIntegerField
+
+
+def json_lines(text: str, file: str) -> list[tuple[Origin, Any]]:
+    """Each non-blank line decoded, with its origin (``line N``); malformed JSON is a problem.
+
+    Lines are split on ``\\n`` only: JSON text may hold other Unicode line separators inside strings.
+    """
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        origin = Origin(file, f"line {number}")
+        records.append((origin, load_json(line, origin)))
+    return records
+
+
+def load_json(text: str, origin: Origin) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise origin.problem(f"not valid JSON: {error.msg} (column {error.colno})") from None
+
+
+def parse(text: str, file: str) -> list[Draft]:
+    return [episode(Fields(record, origin)) for origin, record in json_lines(text, file)]
+
+
+def episode(fields: Fields) -> EpisodeDraft:
+    version = fields.integer("format_version", default=FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise fields.origin.at("format_version").problem(f"this Parley reads format version {FORMAT_VERSION}, not {version}")
+    scenario_fields = fields.nested("scenario")
+    scenario_draft = scenario(scenario_fields)
+    end_reason = fields.text("end_reason")
+    if end_reason and end_reason not in Episode.EndReason.values:
+        raise fields.origin.at("end_reason").problem(
+            f"{end_reason!r} is not one of {', '.join(values_of(Episode.EndReason))} (or empty)"
+        )
+    draft = EpisodeDraft(
+        external_id=fields.text("external_id", required=True, blank=False, max_length=max_length(Episode, "external_id")),
+        scenario=ScenarioRef(scenario_draft.external_id, scenario_fields.origin, draft=scenario_draft),
+        origin=fields.origin,
+        barrier_key=fields.text("barrier", required=True, blank=False),
+        source=fields.choice("source", values_of(Episode.Source), required=True),
+        status=fields.choice("status", values_of(Episode.Status), required=True),
+        end_reason=end_reason,
+        turn_cap=fields.integer("turn_cap", default=20, low=1, high=_SMALL),
+        tag=fields.text("tag", max_length=max_length(Episode, "tag")),
+        settings=fields.mapping("settings"),
+        created_at=fields.timestamp("created_at"),
+        started_at=fields.timestamp("started_at"),
+        finished_at=fields.timestamp("finished_at"),
+        seats=[seat(item) for item in fields.objects("seats", required=True)],
+        turns=[turn(item) for item in fields.objects("turns")],
+        evaluations=[evaluation(item) for item in fields.objects("evaluations")],
+    )
+    check_episode(draft)
+    return draft
+
+
+def character(fields: Fields) -> CharacterRef:
+    external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Character, "external_id"))
+    values: dict[str, Any] = {name: fields.text(name) for name in CHARACTER_FIELDS if name != "age"}
+    values["first_name"] = fields.text("first_name", required=True, blank=False)
+    values["age"] = fields.integer("age", low=0, high=130)
+    check_character_values(values, fields.origin)
+    draft = CharacterDraft(external_id, values, fields.origin)
+    return CharacterRef(fields.origin, external_id=external_id, draft=draft)
+
+
+def scenario(fields: Fields) -> ScenarioDraft:
+    values = {
+        "codename": fields.text("codename"),
+        "source": fields.text("source"),
+        "context": fields.text("context", required=True, blank=False),
+        "original_context": fields.text("original_context"),
+        "difficulty": fields.choice("difficulty", values_of(Difficulty), default=Difficulty.STANDARD),
+        "relationship": fields.integer("relationship", default=0),
+    }
+    check_scenario_values(values, fields.origin)
+    roles = [
+        RoleDraft(
+            position=item.integer("position", required=True, low=0, high=_SMALL),
+            goal=item.text("goal", required=True, blank=False),
+            reason=item.text("reason"),
+            private_knowledge=item.text("private_knowledge"),
+            character=character(item.nested("character")) if item.has("character") else None,
+        )
+        for item in fields.objects("roles", required=True)
+    ]
+    check_roles(roles, fields.origin.at("roles"))
+    external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Scenario, "external_id"))
+    return ScenarioDraft(external_id, values, roles, fields.origin)
+
+
+def seat(fields: Fields) -> SeatDraft:
+    return SeatDraft(
+        position=fields.integer("position", required=True, low=0, high=_SMALL),
+        role_position=fields.integer("role", required=True, low=0, high=_SMALL),
+        character=character(fields.nested("character")),
+        origin=fields.origin,
+        player=fields.choice("player", values_of(Seat.Player), default=Seat.Player.AGENT),
+        model=fields.text("model"),
+        strategy=fields.choice("strategy", values_of(Seat.Strategy), default=Seat.Strategy.DEFAULT),
+        carries_barrier=fields.boolean("carries_barrier"),
+    )
+
+
+def turn(fields: Fields) -> TurnDraft:
+    return TurnDraft(
+        index=fields.integer("index", required=True, low=0, high=_INT),
+        seat_position=fields.integer("seat", required=True),
+        action_type=fields.choice("action_type", values_of(ActionType), required=True),
+        origin=fields.origin,
+        content=fields.text("content"),
+        client_id=fields.optional_text("client_id"),
+        model=fields.text("model"),
+        latency_ms=fields.integer("latency_ms", low=0, high=_INT),
+        prompt_tokens=fields.integer("prompt_tokens", low=0, high=_INT),
+        completion_tokens=fields.integer("completion_tokens", low=0, high=_INT),
+        created_at=fields.timestamp("created_at"),
+    )
+
+
+def evaluation(fields: Fields) -> EvaluationDraft:
+    return EvaluationDraft(
+        evaluator=fields.text("evaluator", required=True, blank=False),
+        dimension=fields.text("dimension", required=True, blank=False),
+        score=fields.number("score", required=True),
+        origin=fields.origin,
+        seat_position=fields.integer("seat"),
+        prompt_version=fields.text("prompt_version"),
+        reasoning=fields.text("reasoning"),
+        latency_ms=fields.integer("latency_ms", low=0, high=_INT),
+        prompt_tokens=fields.integer("prompt_tokens", low=0, high=_INT),
+        completion_tokens=fields.integer("completion_tokens", low=0, high=_INT),
+        created_at=fields.timestamp("created_at"),
+    )

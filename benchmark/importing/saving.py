@@ -1,0 +1,257 @@
+"""Write one file's drafts: resolve references, then insert everything with ``bulk_create``.
+
+Runs inside the caller's transaction. Lookups are cached for the whole file: each external id the
+file mentions is fetched once, in one query per model, before anything is created, and objects
+created earlier in the same file are found again without a query. What already exists wins:
+nothing is ever updated, so importing a file twice leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import TypeVar
+
+from django.db import models
+
+from ..models import Barrier, Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from . import ImportResult
+from .drafts import (
+    CharacterDraft,
+    CharacterRef,
+    CheckedRecord,
+    Draft,
+    EpisodeDraft,
+    ScenarioDraft,
+    ScenarioRef,
+)
+
+M = TypeVar("M", bound=models.Model)
+_CHUNK = 500
+
+
+def save(drafts: list[Draft], result: ImportResult) -> None:
+    """Create what ``drafts`` describe and is not there yet; count it all in ``result``."""
+    Saver(drafts, result).run()
+
+
+def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
+    values = sorted(set(values))
+    for start in range(0, len(values), _CHUNK):
+        yield values[start:start + _CHUNK]
+
+
+class Saver:
+    def __init__(self, drafts: list[Draft], result: ImportResult) -> None:
+        self.drafts = drafts
+        self.result = result
+        self.barriers = {barrier.key: barrier for barrier in Barrier.objects.all()}
+        self.characters: dict[str, Character] = {}
+        self.scenarios: dict[str, Scenario] = {}
+        self.roles: dict[str, dict[int, Role]] = {}
+        self.episode_ids: set[str] = set()
+        self.by_name: dict[str, Character | None] = {}
+        self.existing: dict[str, set[str]] = {"character": set(), "scenario": set()}
+        self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
+        self.new: dict[type[models.Model], list[models.Model]] = {
+            model: [] for model in (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
+        }
+        self.stamps: dict[type[models.Model], list[tuple[models.Model, datetime]]] = {
+            Episode: [], Turn: [], Evaluation: [],
+        }
+
+    # --- lookups --------------------------------------------------------------------------------
+
+    def preload(self) -> None:
+        """Fetch every character, scenario and episode the file names, one query per model."""
+        character_ids: set[str] = set()
+        scenario_ids: set[str] = set()
+        episode_ids: set[str] = set()
+
+        def want_character(ref: CharacterRef | None) -> None:
+            if ref is not None:
+                character_ids.update(filter(None, [ref.external_id, ref.draft and ref.draft.external_id]))
+
+        def want_scenario(draft: ScenarioDraft) -> None:
+            scenario_ids.add(draft.external_id)
+            for role in draft.roles:
+                want_character(role.character)
+
+        for draft in self.drafts:
+            if isinstance(draft, CharacterDraft):
+                character_ids.add(draft.external_id)
+            elif isinstance(draft, ScenarioDraft):
+                want_scenario(draft)
+            elif isinstance(draft, EpisodeDraft):
+                episode_ids.add(draft.external_id)
+                scenario_ids.add(draft.scenario.external_id)
+                if draft.scenario.draft:
+                    want_scenario(draft.scenario.draft)
+                for seat in draft.seats:
+                    want_character(seat.character)
+
+        for chunk in _chunks(character_ids):
+            for character in Character.objects.filter(external_id__in=chunk):
+                self.characters[character.external_id] = character
+                self.existing["character"].add(character.external_id)
+        for chunk in _chunks(scenario_ids):
+            for scenario in Scenario.objects.filter(external_id__in=chunk).prefetch_related("roles"):
+                self.scenarios[scenario.external_id] = scenario
+                self.roles[scenario.external_id] = {role.position: role for role in scenario.roles.all()}
+                self.existing["scenario"].add(scenario.external_id)
+        for chunk in _chunks(episode_ids):
+            self.episode_ids.update(Episode.objects.filter(external_id__in=chunk).values_list("external_id", flat=True))
+
+    def _reuse(self, kind: str, external_id: str) -> None:
+        if external_id in self.existing[kind]:
+            self.reused[kind].add(external_id)
+
+    def _character_named(self, name: str) -> Character | None:
+        """The one character with this full name, or None when there is none or more than one."""
+        if name not in self.by_name:
+            first, _, last = name.partition(" ")
+            matches = [
+                character for character in self.new[Character] if character.name == name
+            ] or list(
+                Character.objects.filter(models.Q(first_name=first, last_name=last) | models.Q(first_name=name, last_name=""))
+            )
+            self.by_name[name] = matches[0] if len(matches) == 1 else None
+        return self.by_name[name]
+
+    def character(self, ref: CharacterRef) -> Character:
+        if ref.external_id and ref.external_id in self.characters:
+            self._reuse("character", ref.external_id)
+            return self.characters[ref.external_id]
+        if ref.name and (found := self._character_named(ref.name)):
+            if found.pk is not None:
+                self.reused["character"].add(found.external_id or f"pk:{found.pk}")
+            return found
+        if ref.draft is None:
+            wanted = repr(ref.external_id) if ref.external_id else f"named {ref.name!r}"
+            raise ref.origin.problem(f"{ref.noun} {wanted} is not in the database or in this file")
+        return self.character_from(ref.draft)
+
+    def character_from(self, draft: CharacterDraft) -> Character:
+        if draft.external_id in self.characters:
+            self._reuse("character", draft.external_id)
+            return self.characters[draft.external_id]
+        character = Character(external_id=draft.external_id, **draft.values)
+        self.characters[draft.external_id] = character
+        self.new[Character].append(character)
+        self.result.created["character"] += 1
+        return character
+
+    def scenario(self, ref: ScenarioRef) -> tuple[Scenario, dict[int, Role]]:
+        if ref.external_id in self.scenarios:
+            self._reuse("scenario", ref.external_id)
+            return self.scenarios[ref.external_id], self.roles[ref.external_id]
+        if ref.draft is None:
+            raise ref.origin.problem(f"{ref.noun} {ref.external_id!r} is not in the database or in this file")
+        return self.scenario_from(ref.draft)
+
+    def scenario_from(self, draft: ScenarioDraft) -> tuple[Scenario, dict[int, Role]]:
+        if draft.external_id in self.scenarios:
+            self._reuse("scenario", draft.external_id)
+            return self.scenarios[draft.external_id], self.roles[draft.external_id]
+        scenario = Scenario(external_id=draft.external_id, **draft.values)
+        roles = {
+            role.position: Role(
+                scenario=scenario, position=role.position, goal=role.goal, reason=role.reason,
+                private_knowledge=role.private_knowledge,
+                character=self.character(role.character) if role.character else None,
+            )
+            for role in draft.roles
+        }
+        self.scenarios[draft.external_id] = scenario
+        self.roles[draft.external_id] = roles
+        self.new[Scenario].append(scenario)
+        self.new[Role].extend(roles.values())
+        self.result.created["scenario"] += 1
+        return scenario, roles
+
+    # --- episodes -------------------------------------------------------------------------------
+
+    def episode(self, draft: EpisodeDraft) -> None:
+        if draft.external_id in self.episode_ids:
+            self.result.unchanged["episode"] += 1
+            return
+        self.episode_ids.add(draft.external_id)
+        barrier = self.barriers.get(draft.barrier_key)
+        if barrier is None:
+            raise draft.origin.at("barrier").problem(
+                f"{draft.barrier_key!r} is not a barrier key; known keys: {', '.join(self.barriers)}"
+            )
+        scenario, roles = self.scenario(draft.scenario)
+        episode = Episode(
+            external_id=draft.external_id, scenario=scenario, barrier=barrier, source=draft.source,
+            status=draft.status, end_reason=draft.end_reason, turn_cap=draft.turn_cap, tag=draft.tag,
+            settings=draft.settings, started_at=draft.started_at, finished_at=draft.finished_at,
+        )
+        self.new[Episode].append(episode)
+        if draft.created_at:
+            self.stamps[Episode].append((episode, draft.created_at))
+
+        seats: dict[int, Seat] = {}
+        for seat in draft.seats:
+            role = roles.get(seat.role_position)
+            if role is None:
+                known = ", ".join(str(position) for position in sorted(roles))
+                raise seat.origin.at("role").problem(
+                    f"scenario {draft.scenario.external_id!r} has no role at position {seat.role_position} "
+                    f"(roles: {known})"
+                )
+            seats[seat.position] = Seat(
+                episode=episode, position=seat.position, role=role, character=self.character(seat.character),
+                player=seat.player, model=seat.model, strategy=seat.strategy, carries_barrier=seat.carries_barrier,
+            )
+        self.new[Seat].extend(seats.values())
+
+        for turn in draft.turns:
+            row = Turn(
+                episode=episode, index=turn.index, seat=seats[turn.seat_position], action_type=turn.action_type,
+                content=turn.content, client_id=turn.client_id, model=turn.model, latency_ms=turn.latency_ms,
+                prompt_tokens=turn.prompt_tokens, completion_tokens=turn.completion_tokens,
+            )
+            self.new[Turn].append(row)
+            if turn.created_at:
+                self.stamps[Turn].append((row, turn.created_at))
+        for evaluation in draft.evaluations:
+            row = Evaluation(
+                episode=episode,
+                seat=None if evaluation.seat_position is None else seats[evaluation.seat_position],
+                evaluator=evaluation.evaluator, prompt_version=evaluation.prompt_version,
+                dimension=evaluation.dimension, score=evaluation.score, reasoning=evaluation.reasoning,
+                latency_ms=evaluation.latency_ms, prompt_tokens=evaluation.prompt_tokens,
+                completion_tokens=evaluation.completion_tokens,
+            )
+            self.new[Evaluation].append(row)
+            if evaluation.created_at:
+                self.stamps[Evaluation].append((row, evaluation.created_at))
+        self.result.created["episode"] += 1
+        self.result.created["turn"] += len(draft.turns)
+        self.result.created["evaluation"] += len(draft.evaluations)
+
+    # --- the whole file -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.preload()
+        # Profiles first, so an episode finds a profile given anywhere in the same file.
+        for draft in self.drafts:
+            if isinstance(draft, CharacterDraft):
+                self.character_from(draft)
+            elif isinstance(draft, ScenarioDraft):
+                self.scenario_from(draft)
+            elif isinstance(draft, CheckedRecord):
+                self.result.checked[draft.kind] += 1
+        for draft in self.drafts:
+            if isinstance(draft, EpisodeDraft):
+                self.episode(draft)
+        for model, rows in self.new.items():
+            model.objects.bulk_create(rows, batch_size=_CHUNK)
+        # created_at is auto_now_add, so bulk_create stamped "now"; put the recorded times back.
+        for model, stamped in self.stamps.items():
+            for row, moment in stamped:
+                row.created_at = moment
+            model.objects.bulk_update([row for row, _ in stamped], ["created_at"], batch_size=_CHUNK)
+        for kind, ids in self.reused.items():
+            self.result.unchanged[kind] += len(ids)

@@ -1,0 +1,45 @@
+"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, or a CSV of turns."""
+
+from collections import Counter
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from benchmark.importing import FORMATS, ImportProblem, import_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, or a CSV of "
+        "turns). Each file is imported all or nothing; what is already present is left unchanged."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", metavar="FILE", help="Files to import, in order.")
+        parser.add_argument(
+            "--format", choices=["auto", *FORMATS], default="auto",
+            help="The files' format; 'auto' (the default) tells from the extension and the content.",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true",
+            help="Check the files and report what would be created, then roll everything back.",
+        )
+
+    def handle(self, *args: object, files: list[str], format: str, dry_run: bool, **options: object) -> None:
+        created: Counter[str] = Counter()
+        unchanged: Counter[str] = Counter()
+        for number, path in enumerate(files):
+            try:
+                result = import_file(path, format=format, dry_run=dry_run)
+            except ImportProblem as problem:
+                kept = f" (the {number} file(s) before it were imported)" if number and not dry_run else ""
+                raise CommandError(f"{problem}{kept}") from problem
+            self.stdout.write(result.summary())
+            created.update(result.created)
+            unchanged.update(result.unchanged)
+        verb = "would create" if dry_run else "created"
+        self.stdout.write(
+            f"Total: {len(files)} file(s); {verb} {created['episode']} episode(s), "
+            f"{unchanged['episode']} unchanged; {created['scenario']} scenario(s), "
+            f"{created['character']} character(s), {created['turn']} turn(s), {created['evaluation']} evaluation(s)."
+            + (" Dry run: nothing was saved." if dry_run else "")
+        )

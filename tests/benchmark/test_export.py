@@ -1,0 +1,165 @@
+"""Exporting episodes: deterministic Parley JSON Lines that round-trip byte for byte, and a CSV of turns."""
+
+import io
+import json
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from benchmark.exporting import export_episodes, select_episodes
+from benchmark.importing import import_file
+from benchmark.models import Character, Episode, Evaluation, Scenario, Turn
+from tests.builders import make_episode
+
+pytestmark = pytest.mark.django_db
+
+
+def exported(format: str = "parley", **filters: str) -> str:
+    out = io.StringIO()
+    export_episodes(select_episodes(**filters), out, format=format)
+    return out.getvalue()
+
+
+def rich_episode(**fields) -> Episode:
+    """An episode with evaluations, settings, odd characters and recorded times."""
+    episode = make_episode(
+        turns=[("speak", "Hello \u2028 there, caf\u00e9."), ("non-verbal", "nods"), ("none", "")],
+        settings={"temperature": 0.7, "seed": 3},
+        started_at=datetime(2024, 5, 1, 12, 0, 1, tzinfo=UTC),
+        **fields,
+    )
+    first, second = episode.seats.all()
+    Evaluation.objects.create(episode=episode, seat=first, evaluator="gpt-4o", dimension="goal", score=7,
+                              reasoning="Mostly.")
+    Evaluation.objects.create(episode=episode, seat=second, evaluator="gpt-4o", dimension="secret", score=-2)
+    Evaluation.objects.create(episode=episode, evaluator="gpt-4o", dimension="mutual_understanding", score=4)
+    return episode
+
+
+def test_each_line_has_sorted_keys_and_no_primary_keys():
+    episode = rich_episode()
+
+    line = exported().splitlines()[0]
+
+    assert json.loads(line) == json.loads(json.dumps(json.loads(line), sort_keys=True))
+    assert list(json.loads(line)) == sorted(json.loads(line))
+    assert '"id"' not in line and '"pk"' not in line
+    assert json.loads(line)["external_id"] == f"parley-episode-{episode.pk}"
+
+
+def test_objects_without_external_id_get_stable_ones():
+    episode = rich_episode()
+
+    record = json.loads(exported())
+
+    assert record["scenario"]["external_id"] == f"parley-scenario-{episode.scenario.pk}"
+    seat_character = episode.seats.get(position=0).character
+    assert record["seats"][0]["character"]["external_id"] == f"parley-character-{seat_character.pk}"
+
+
+def test_characters_that_break_lines_are_escaped():
+    rich_episode()
+
+    assert len(exported().splitlines()) == 1
+
+
+def test_timestamps_are_iso_8601_utc():
+    rich_episode()
+
+    record = json.loads(exported())
+
+    assert record["started_at"] == "2024-05-01T12:00:01.000000Z"
+    assert record["created_at"].endswith("Z")
+
+
+def test_episodes_are_ordered_by_external_id():
+    rich_episode(external_id="b")
+    rich_episode(external_id="a")
+
+    assert [json.loads(line)["external_id"] for line in exported().splitlines()] == ["a", "b"]
+
+
+def test_export_import_into_an_empty_database_export_is_byte_identical(tmp_path):
+    rich_episode()
+    rich_episode(external_id="kept-id", tag="pilot", barrier="emotional")
+    first = exported()
+    Turn.objects.all().delete()  # a turn protects its seat
+    Episode.objects.all().delete()
+    Scenario.objects.all().delete()
+    Character.objects.all().delete()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(first, encoding="utf-8")
+
+    import_file(path)
+
+    assert exported() == first
+
+
+def test_filters_by_source_barrier_and_tag():
+    rich_episode(external_id="chat", source="human_chat")
+    rich_episode(external_id="veiled", barrier="semantic", tag="run-2")
+    rich_episode(external_id="plain")
+
+    def ids(**filters: str) -> list[str]:
+        return [json.loads(line)["external_id"] for line in exported(**filters).splitlines()]
+
+    assert ids(source="human_chat") == ["chat"]
+    assert ids(barrier="semantic") == ["veiled"]
+    assert ids(tag="run-2") == ["veiled"]
+
+
+def test_query_count_does_not_grow_with_the_number_of_episodes():
+    rich_episode()
+    rich_episode()
+    with CaptureQueriesContext(connection) as two:
+        exported()
+    for _ in range(4):
+        rich_episode()
+    with CaptureQueriesContext(connection) as six:
+        exported()
+
+    assert len(six) == len(two)
+
+
+def test_csv_has_a_header_and_one_row_per_turn():
+    episode = rich_episode(external_id="e1")
+
+    lines = exported("csv").split("\n")[:-1]
+
+    assert lines[0] == "episode_id,turn_index,speaker,action_type,text,scenario,barrier"
+    assert len(lines) == 1 + 3
+    speaker = episode.seats.get(position=1).character.name
+    assert lines[2] == f"e1,1,{speaker},non-verbal,nods,{episode.scenario.codename},none"
+
+
+def test_csv_export_imports_back_as_unchanged(tmp_path):
+    rich_episode(external_id="e1")
+    path = tmp_path / "turns.csv"
+    path.write_text(exported("csv"), encoding="utf-8")
+
+    result = import_file(path)
+
+    assert result.unchanged["episode"] == 1 and result.created["episode"] == 0
+
+
+def test_command_writes_the_file_and_reports_the_count(tmp_path):
+    rich_episode()
+    out = io.StringIO()
+
+    call_command("export_episodes", "--out", str(tmp_path / "all.jsonl"), stdout=out)
+
+    assert (tmp_path / "all.jsonl").read_text(encoding="utf-8") == exported()
+    assert "Exported 1 episode(s)" in out.getvalue()
+
+
+def test_command_writes_to_standard_output_with_a_dash():
+    rich_episode()
+    out, err = io.StringIO(), io.StringIO()
+
+    call_command("export_episodes", "--out", "-", "--format", "csv", stdout=out, stderr=err)
+
+    assert out.getvalue() == exported("csv")
+    assert "Exported 1 episode(s) as csv" in err.getvalue()

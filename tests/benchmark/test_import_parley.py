@@ -1,0 +1,217 @@
+"""Importing Parley JSON Lines: one episode per line, all or nothing, located error messages."""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmark.importing import ImportProblem, import_file
+from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+
+pytestmark = pytest.mark.django_db
+
+MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
+
+
+def row_counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in MODELS}
+
+
+def character(external_id: str, first_name: str) -> dict[str, Any]:
+    return {"external_id": external_id, "first_name": first_name, "last_name": "Doe", "age": 30,
+            "pronouns": "she/her", "occupation": "baker"}
+
+
+def episode_record(external_id: str = "ep-1", **overrides: Any) -> dict[str, Any]:
+    """A valid Parley record; ``overrides`` replace top-level fields."""
+    record = {
+        "format_version": 1,
+        "external_id": external_id,
+        "scenario": {
+            "external_id": "scenario-1",
+            "codename": "shared-flat",
+            "source": "hand-written",
+            "context": "Two flatmates talk about the dishes.",
+            "relationship": 3,
+            "roles": [
+                {"position": 0, "goal": "Agree on a rota.", "character": character("char-a", "Ann")},
+                {"position": 1, "goal": "Do fewer dishes.", "private_knowledge": "Has a cold."},
+            ],
+        },
+        "barrier": "semantic",
+        "source": "simulated",
+        "status": "finished",
+        "end_reason": "turn_cap",
+        "turn_cap": 4,
+        "tag": "pilot",
+        "settings": {"temperature": 0.7},
+        "created_at": "2024-05-01T12:00:00.000000Z",
+        "seats": [
+            {"position": 0, "role": 0, "character": character("char-a", "Ann"), "model": "scripted",
+             "carries_barrier": True},
+            {"position": 1, "role": 1, "character": character("char-b", "Bea"), "player": "human"},
+        ],
+        "turns": [
+            {"index": 0, "seat": 0, "action_type": "speak", "content": "Hello.", "client_id": "c-0"},
+            {"index": 1, "seat": 1, "action_type": "non-verbal", "content": "waves"},
+            {"index": 2, "seat": 0, "action_type": "leave"},
+        ],
+        "evaluations": [
+            {"evaluator": "gpt-4o", "seat": 0, "dimension": "goal", "score": 7, "reasoning": "Close."},
+            {"evaluator": "gpt-4o", "seat": None, "dimension": "mutual_understanding", "score": 4},
+        ],
+    }
+    record.update(overrides)
+    return record
+
+
+def write_lines(tmp_path: Path, *records: Any, name: str = "episodes.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def assert_rejected(path: Path, message: str) -> None:
+    before = row_counts()
+    with pytest.raises(ImportProblem) as problem:
+        import_file(path)
+    assert message in str(problem.value)
+    assert row_counts() == before
+
+
+def test_line_becomes_episode_with_scenario_seats_turns_and_evaluations(tmp_path):
+    result = import_file(write_lines(tmp_path, episode_record()))
+
+    episode = Episode.objects.get(external_id="ep-1")
+    assert episode.barrier.key == "semantic"
+    assert episode.scenario.roles.count() == 2
+    assert [seat.character.first_name for seat in episode.seats.all()] == ["Ann", "Bea"]
+    assert list(episode.turns.values_list("action_type", flat=True)) == ["speak", "non-verbal", "leave"]
+    assert episode.evaluations.count() == 2
+    assert result.created["episode"] == 1 and result.created["character"] == 2
+
+
+def test_same_character_in_role_and_seat_is_created_once(tmp_path):
+    import_file(write_lines(tmp_path, episode_record()))
+
+    assert Character.objects.filter(external_id="char-a").count() == 1
+    assert Role.objects.get(position=0).character == Seat.objects.get(position=0).character
+
+
+def test_reimport_leaves_everything_unchanged(tmp_path):
+    path = write_lines(tmp_path, episode_record())
+    import_file(path)
+    before = row_counts()
+
+    result = import_file(path)
+
+    assert row_counts() == before
+    assert result.created["episode"] == 0
+    assert result.unchanged["episode"] == 1
+
+
+def test_existing_character_is_reused_not_updated(tmp_path):
+    Character.objects.create(external_id="char-a", first_name="Original")
+
+    import_file(write_lines(tmp_path, episode_record()))
+
+    assert Character.objects.get(external_id="char-a").first_name == "Original"
+
+
+def test_recorded_timestamps_are_kept(tmp_path):
+    import_file(write_lines(tmp_path, episode_record()))
+
+    assert Episode.objects.get().created_at == datetime(2024, 5, 1, 12, tzinfo=UTC)
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    before = row_counts()
+
+    result = import_file(write_lines(tmp_path, episode_record()), dry_run=True)
+
+    assert row_counts() == before
+    assert result.created["episode"] == 1
+
+
+def test_malformed_json_names_file_and_line(tmp_path):
+    path = write_lines(tmp_path, episode_record(), '{"external_id": "ep-2",')
+    assert_rejected(path, "episodes.jsonl, line 2: not valid JSON")
+
+
+def test_missing_required_field_is_named(tmp_path):
+    record = episode_record()
+    del record["scenario"]["context"]
+    assert_rejected(write_lines(tmp_path, record), "line 1, field scenario.context: required field is missing")
+
+
+def test_unknown_action_type_is_named_with_the_choices(tmp_path):
+    record = episode_record("ep-3")
+    record["turns"][2]["action_type"] = "shout"
+    path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2"), record)
+    assert_rejected(
+        path,
+        "episodes.jsonl, line 3, field turns[2].action_type: 'shout' is not one of speak, non-verbal, action, none, leave",
+    )
+
+
+def test_turn_by_unknown_seat_is_rejected(tmp_path):
+    record = episode_record()
+    record["turns"][1]["seat"] = 5
+    assert_rejected(write_lines(tmp_path, record), "field turns[1].seat: no seat at position 5 (seats: 0, 1)")
+
+
+def test_duplicate_turn_index_is_rejected(tmp_path):
+    record = episode_record()
+    record["turns"][2]["index"] = 1
+    assert_rejected(write_lines(tmp_path, record), "field turns[2].index: turn index 1 appears twice")
+
+
+def test_string_where_integer_required_is_rejected(tmp_path):
+    record = episode_record()
+    record["turns"][0]["index"] = "0"
+    assert_rejected(write_lines(tmp_path, record), "field turns[0].index: expected an integer, got string '0'")
+
+
+def test_unknown_barrier_key_is_rejected(tmp_path):
+    assert_rejected(
+        write_lines(tmp_path, episode_record(barrier="mumbling")),
+        "line 1, field barrier: 'mumbling' is not a barrier key",
+    )
+
+
+def test_score_out_of_range_for_its_dimension_is_rejected(tmp_path):
+    record = episode_record()
+    record["evaluations"][0]["score"] = 11
+    assert_rejected(write_lines(tmp_path, record), "field evaluations[0].score: 11 is outside [0, 10] for goal")
+
+
+def test_scenario_with_fewer_than_two_roles_is_rejected(tmp_path):
+    record = episode_record()
+    record["scenario"]["roles"] = record["scenario"]["roles"][:1]
+    assert_rejected(write_lines(tmp_path, record), "field scenario.roles: a scenario needs at least two roles, got 1")
+
+
+def test_speaking_turn_without_content_is_rejected(tmp_path):
+    record = episode_record()
+    record["turns"][0]["content"] = "  "
+    assert_rejected(write_lines(tmp_path, record), "field turns[0].content: a 'speak' turn needs content")
+
+
+def test_seat_for_a_role_the_scenario_lacks_is_rejected(tmp_path):
+    record = episode_record()
+    record["seats"][1]["role"] = 2
+    assert_rejected(write_lines(tmp_path, record), "field seats[1].role: scenario 'scenario-1' has no role at position 2")
+
+
+def test_episode_dimension_scored_for_a_seat_is_rejected(tmp_path):
+    record = episode_record()
+    record["evaluations"][1]["seat"] = 0
+    assert_rejected(write_lines(tmp_path, record), "mutual_understanding is scored per episode; the seat must be null")
+
+
+def test_problem_on_a_later_line_writes_nothing_from_earlier_lines(tmp_path):
+    path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2", barrier="mumbling"))
+    assert_rejected(path, "line 2, field barrier")
+    assert not Episode.objects.filter(external_id="ep-1").exists()
