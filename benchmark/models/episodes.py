@@ -104,7 +104,7 @@ class Turn(models.Model):
 
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="turns")
     index = models.PositiveIntegerField()
-    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="turns")
+    seat = models.ForeignKey(Seat, on_delete=models.RESTRICT, related_name="turns")
     action_type = models.CharField(max_length=20, choices=ActionType, default=ActionType.SPEAK)
     content = models.TextField(blank=True)
     client_id = models.CharField(

@@ -70,6 +70,21 @@ def test_role_position_is_unique_per_scenario():
     assert refused(lambda: Role.objects.create(scenario=scenario, position=1, goal="another"))
 
 
+def test_deleting_an_episode_deletes_its_seats_and_turns():
+    episode = make_episode(turns=3)
+    episode.evaluations.create(seat=episode.seats.first(), evaluator="j", dimension="goal", score=5)
+    episode.delete()
+    assert not Seat.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_seat_that_has_spoken_cannot_be_deleted_alone():
+    from django.db.models import RestrictedError
+
+    episode = make_episode(turns=2)
+    with pytest.raises(RestrictedError):
+        episode.seats.first().delete()
+
+
 def test_turn_cap_must_be_positive():
     assert refused(lambda: make_episode(turn_cap=0))
 

@@ -1,0 +1,68 @@
+"""Install the demo content idempotently: every row is found again by its external id."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from ..models import Character, Role, Scenario
+from .content import DemoCharacter, DemoScenario
+
+CHARACTER_ID = "demo-character-{key}"
+SCENARIO_ID = "demo-scenario-{codename}"
+EPISODE_ID = "demo-episode-{codename}-{condition}"
+
+
+def install_character(spec: DemoCharacter) -> Character:
+    character, _ = Character.objects.update_or_create(
+        external_id=CHARACTER_ID.format(key=spec.key),
+        defaults={
+            "first_name": spec.first_name,
+            "last_name": spec.last_name,
+            "age": spec.age,
+            "gender": spec.gender,
+            "pronouns": spec.pronouns,
+            "occupation": spec.occupation,
+            "big_five": spec.big_five,
+            "mbti": spec.mbti,
+            "moral_values": spec.moral_values,
+            "personal_values": spec.personal_values,
+            "personality": spec.personality,
+            "decision_style": spec.decision_style,
+            "public_info": spec.public_info,
+            "secret": spec.secret,
+        },
+    )
+    return character
+
+
+@transaction.atomic
+def install_scenario(spec: DemoScenario) -> Scenario:
+    """Create or update a demo scenario with its two roles and their default characters."""
+    scenario, _ = Scenario.objects.update_or_create(
+        external_id=SCENARIO_ID.format(codename=spec.codename),
+        defaults={
+            "codename": spec.codename,
+            "source": "parley-demo",
+            "context": spec.context,
+            "original_context": spec.original_context,
+            "difficulty": spec.difficulty,
+            "relationship": spec.relationship,
+        },
+    )
+    for position, role in enumerate(spec.roles):
+        Role.objects.update_or_create(
+            scenario=scenario,
+            position=position,
+            defaults={
+                "character": install_character(role.character),
+                "goal": role.goal,
+                "reason": role.reason,
+                "private_knowledge": role.private_knowledge,
+            },
+        )
+    return scenario
+
+
+def beats_of(spec: DemoScenario) -> dict[int, tuple[str, ...]]:
+    """The beats of each role, keyed by role position, as ``run_episode`` takes them."""
+    return {position: role.beats for position, role in enumerate(spec.roles)}

@@ -1,0 +1,126 @@
+"""Load Parley's demo: 12 scenarios × 4 barrier conditions, scripted episodes and scores, accounts.
+
+Everything is found again by external id or username, so running it twice changes nothing
+(``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
+episodes are played by the offline scripted model with each role's beats, so the result is the
+same on every machine and needs no API key.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
+from ...demo.install import EPISODE_ID, beats_of, install_scenario
+from ...llm import SCRIPTED
+from ...models import Barrier, Episode, Scenario
+from ...scripted import EVALUATOR, save_scripted_evaluation
+from ...simulation import create_episode, run_episode
+
+RESEARCHERS = "researchers"
+ANNOTATORS = "annotators"
+RESEARCHER = "researcher"
+ANNOTATOR_NAMES = ("annotator1", "annotator2", "annotator3")
+DEMO_TAG = "demo"
+
+
+class Command(BaseCommand):
+    help = "Load the demo scenarios, 48 scripted episodes with scripted scores, and demo accounts."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--base-url", default="http://127.0.0.1:8000",
+            help="Where the site is served, for the printed login links (default: %(default)s).",
+        )
+        parser.add_argument("--reset", action="store_true", help="Delete and replay the demo episodes.")
+        parser.add_argument(
+            "--reset-passwords", action="store_true", help="Give existing demo accounts new passwords."
+        )
+        parser.add_argument("--skip-accounts", action="store_true", help="Do not create or print demo accounts.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        started = time.monotonic()
+        barriers = {b.key: b for b in Barrier.objects.filter(key__in=CONDITIONS)}
+        missing = [key for key in CONDITIONS if key not in barriers]
+        if missing:
+            raise CommandError(f"Barrier(s) {', '.join(missing)} are missing; run `manage.py migrate` first.")
+
+        created = 0
+        for number, spec in enumerate(SCENARIOS, start=1):
+            with transaction.atomic():
+                scenario = install_scenario(spec)
+                lengths = []
+                for condition in CONDITIONS:
+                    episode, new = self._episode(scenario, spec, barriers[condition], condition, options["reset"])
+                    created += new
+                    lengths.append(f"{condition} {episode.turns.count()}")
+            self.stdout.write(f"[{number:2}/{len(SCENARIOS)}] {spec.codename}: " + ", ".join(lengths) + " turns")
+
+        accounts = 0
+        if not options["skip_accounts"]:
+            accounts = self._accounts(options["base_url"], options["reset_passwords"])
+        episodes = len(SCENARIOS) * len(CONDITIONS)
+        self.stdout.write(self.style.SUCCESS(
+            f"Demo ready: {len(SCENARIOS)} scenarios, {episodes} episodes ({created} new), "
+            f"{accounts} accounts, in {time.monotonic() - started:.1f}s."
+        ))
+
+    def _episode(
+        self, scenario: Scenario, spec: DemoScenario, barrier: Barrier, condition: str, reset: bool
+    ) -> tuple[Episode, bool]:
+        """The demo episode for one condition: played (or resumed) with beats, then scored."""
+        external_id = EPISODE_ID.format(codename=spec.codename, condition=condition)
+        seed = SCENARIOS.index(spec)
+        episode = Episode.objects.filter(external_id=external_id).first()
+        if episode is not None and reset:
+            episode.delete()
+            episode = None
+        new = episode is None
+        if episode is None:
+            episode = create_episode(
+                scenario, barrier, barrier_seat=0, models={0: SCRIPTED, 1: SCRIPTED},
+                tag=DEMO_TAG, settings={"temperature": 0.7}, external_id=external_id,
+            )
+        if episode.status != Episode.Status.FINISHED:
+            episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
+        if new or not episode.evaluations.filter(evaluator=EVALUATOR).exists():
+            save_scripted_evaluation(episode)
+        return episode, new
+
+    def _accounts(self, base_url: str, reset_passwords: bool) -> int:
+        """A researcher (staff, not superuser) and three annotators, with passwords and login links."""
+        from config.login_links import login_link_path  # the project package; kept out of import time
+
+        researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
+        researchers.permissions.set(Permission.objects.filter(content_type__app_label="benchmark"))
+        annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)
+
+        self.stdout.write("Demo accounts (each login link works once):")
+        specs = [(RESEARCHER, researchers, True)] + [(name, annotators, False) for name in ANNOTATOR_NAMES]
+        for username, group, staff in specs:
+            user, password = self._user(username, staff, reset_passwords)
+            user.groups.add(group)
+            shown = password or "(unchanged; --reset-passwords sets a new one)"
+            link = base_url.rstrip("/") + login_link_path(user)
+            self.stdout.write(f"  {username:<11} {group.name:<12} password {shown}\n    {link}")
+        return len(specs)
+
+    def _user(self, username: str, staff: bool, reset_password: bool) -> tuple[Any, str]:
+        User = get_user_model()
+        user, created = User.objects.get_or_create(username=username)
+        user.is_staff = staff
+        user.is_superuser = False
+        password = ""
+        if created or reset_password:
+            password = secrets.token_urlsafe(9)
+            user.set_password(password)
+        user.save()
+        return user, password

@@ -1,0 +1,105 @@
+"""The demo loader: 12 scenarios × 4 conditions of scripted episodes, scores and accounts, idempotent."""
+
+import re
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.core.management import call_command
+from django.urls import resolve
+
+from benchmark import scripted
+from benchmark.demo.content import CONDITIONS, SCENARIOS
+from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
+from benchmark.models import Character, Episode, Evaluation, Relationship, Role, Scenario, Turn
+
+pytestmark = pytest.mark.django_db
+
+
+def load(*args: str) -> str:
+    out = StringIO()
+    call_command("load_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def counts() -> dict[str, int]:
+    return {
+        model.__name__: model.objects.count()
+        for model in (Character, Scenario, Role, Episode, Turn, Evaluation, User)
+    }
+
+
+def test_demo_content_is_varied_and_plain_beats_carry_no_barrier_signals():
+    assert len(SCENARIOS) >= 12
+    assert {s.relationship for s in SCENARIOS} >= {
+        Relationship.FAMILY, Relationship.FRIEND, Relationship.ROMANTIC, Relationship.ACQUAINTANCE, Relationship.STRANGER
+    }
+    assert {s.difficulty for s in SCENARIOS} == {"standard", "hard"}
+    for spec in SCENARIOS:
+        for role in spec.roles:
+            assert 6 <= len(role.beats) <= 10, spec.codename
+            assert role.character.secret and role.character.big_five and role.goal
+            for beat in role.beats:
+                assert not any(scripted.barrier_signals(beat).values()), beat
+                assert not scripted.is_clarification_request(beat), beat
+            assert role.goal not in spec.context
+
+
+def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
+    output = load("--base-url", "https://parley.example.org/")
+
+    demo = Episode.objects.filter(tag="demo")
+    assert Scenario.objects.filter(external_id__startswith="demo-scenario-").count() == len(SCENARIOS) >= 12
+    assert demo.count() == 4 * len(SCENARIOS) == 48
+    for scenario in Scenario.objects.all():
+        conditions = sorted(scenario.episodes.values_list("barrier__key", flat=True))
+        assert conditions == sorted(CONDITIONS)
+    for episode in demo.prefetch_related("turns"):
+        assert 8 <= episode.turns.count() <= 20, episode
+        assert episode.status == Episode.Status.FINISHED
+        assert episode.source == Episode.Source.SIMULATED
+        assert episode.end_reason in {Episode.EndReason.LEAVE, Episode.EndReason.TURN_CAP}
+        assert {t.model for t in episode.turns.all()} == {"scripted"}
+        assert episode.evaluations.filter(evaluator="scripted").count() == 2 * len(SEAT_DIMENSIONS) + len(
+            EPISODE_DIMENSIONS
+        )
+    baseline_turns = Turn.objects.filter(episode__tag="demo", episode__barrier__key="none")
+    assert not any(scripted.is_clarification_request(t.content) for t in baseline_turns)
+
+    researcher = User.objects.get(username="researcher")
+    assert researcher.is_staff and not researcher.is_superuser
+    assert list(researcher.groups.values_list("name", flat=True)) == ["researchers"]
+    benchmark_permissions = Permission.objects.filter(content_type__app_label="benchmark")
+    assert set(researcher.groups.get().permissions.all()) == set(benchmark_permissions)
+    assert researcher.has_perm("benchmark.change_barrier")
+    for name in ("annotator1", "annotator2", "annotator3"):
+        annotator = User.objects.get(username=name)
+        assert list(annotator.groups.values_list("name", flat=True)) == ["annotators"]
+        assert not annotator.is_staff and not annotator.is_superuser
+
+    links = re.findall(r"https://parley\.example\.org(/\S+)", output)
+    assert len(links) == 4
+    assert all(resolve(path).url_name == "login-link" for path in links)
+    assert output.count("password ") == 4
+    assert "shared-car" in output and output.strip().splitlines()[-1].startswith("Demo ready: 12 scenarios, 48 episodes")
+
+
+def test_load_demo_is_idempotent():
+    load()
+    before = counts()
+    turns = list(Turn.objects.order_by("episode__external_id", "index").values_list("content", flat=True))
+    output = load()
+    assert counts() == before
+    assert list(Turn.objects.order_by("episode__external_id", "index").values_list("content", flat=True)) == turns
+    assert "(0 new)" in output
+    assert "unchanged" in output
+
+
+def test_load_demo_logs_in_a_demo_account_by_its_link(client):
+    output = load("--skip-accounts")
+    assert "0 accounts" in output and not User.objects.exists()
+    output = load()
+    path = re.search(r"http://127\.0\.0\.1:8000(/login/\S+)", output).group(1)
+    response = client.get(path)
+    assert response.status_code in (200, 302)
+    assert int(client.session["_auth_user_id"]) == User.objects.get(username="researcher").pk
