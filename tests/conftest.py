@@ -21,3 +21,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 pytest_plugins = ["tests.fake_llm"]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (
+        f"parley backends: database {settings.DATABASES['default']['ENGINE']}, "
+        f"channel layer {settings.CHANNEL_LAYERS['default']['BACKEND']}"
+    )

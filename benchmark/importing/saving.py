@@ -9,7 +9,6 @@ nothing is ever updated, so importing a file twice leaves the database as it was
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from datetime import datetime
 from typing import TypeVar
 
 from django.db import models
@@ -55,9 +54,6 @@ class Saver:
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
             model: [] for model in (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
-        }
-        self.stamps: dict[type[models.Model], list[tuple[models.Model, datetime]]] = {
-            Episode: [], Turn: [], Evaluation: [],
         }
 
     # --- lookups --------------------------------------------------------------------------------
@@ -189,7 +185,7 @@ class Saver:
         )
         self.new[Episode].append(episode)
         if draft.created_at:
-            self.stamps[Episode].append((episode, draft.created_at))
+            episode.created_at = draft.created_at
 
         seats: dict[int, Seat] = {}
         for seat in draft.seats:
@@ -214,7 +210,7 @@ class Saver:
             )
             self.new[Turn].append(row)
             if turn.created_at:
-                self.stamps[Turn].append((row, turn.created_at))
+                row.created_at = turn.created_at
         for evaluation in draft.evaluations:
             row = Evaluation(
                 episode=episode,
@@ -226,7 +222,7 @@ class Saver:
             )
             self.new[Evaluation].append(row)
             if evaluation.created_at:
-                self.stamps[Evaluation].append((row, evaluation.created_at))
+                row.created_at = evaluation.created_at
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
         self.result.created["evaluation"] += len(draft.evaluations)
@@ -248,10 +244,5 @@ class Saver:
                 self.episode(draft)
         for model, rows in self.new.items():
             model.objects.bulk_create(rows, batch_size=_CHUNK)
-        # created_at is auto_now_add, so bulk_create stamped "now"; put the recorded times back.
-        for model, stamped in self.stamps.items():
-            for row, moment in stamped:
-                row.created_at = moment
-            model.objects.bulk_update([row for row, _ in stamped], ["created_at"], batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)

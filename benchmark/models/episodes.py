@@ -1,6 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class ActionType(models.TextChoices):
@@ -47,7 +48,7 @@ class Episode(models.Model):
     turn_cap = models.PositiveSmallIntegerField(default=20)
     tag = models.CharField(max_length=100, blank=True, help_text="Experiment tag, e.g. a run name.")
     settings = models.JSONField(default=dict, blank=True, help_text="Model settings (temperature, seed, ...).")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -110,7 +111,7 @@ class Turn(models.Model):
     client_id = models.CharField(
         max_length=64, null=True, blank=True, help_text="Sent by the client; a resend is a no-op."
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     model = models.CharField(max_length=200, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)

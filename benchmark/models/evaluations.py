@@ -3,6 +3,7 @@ from operator import or_
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from ..dimensions import DIMENSIONS
 
@@ -31,7 +32,7 @@ class Evaluation(models.Model):
     dimension = models.CharField(max_length=30, choices=[(d.key, d.label) for d in DIMENSIONS.values()])
     score = models.FloatField()
     reasoning = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)

@@ -1,5 +1,6 @@
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from .characters import Relationship
 
@@ -23,7 +24,7 @@ class Scenario(models.Model):
     original_context = models.TextField(blank=True)
     difficulty = models.CharField(max_length=10, choices=Difficulty, default=Difficulty.STANDARD)
     relationship = models.PositiveSmallIntegerField(choices=Relationship, default=Relationship.STRANGER)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["codename", "pk"]

@@ -1,0 +1,101 @@
+"""How fast Parley imports and exports episodes.
+
+Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
+external ids, then times: importing them into an empty database, exporting them, re-importing
+them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia.
+
+    .venv/bin/python benchmarks/import_export.py [--episodes 2000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
+
+Episodes, scenarios and characters in the database named by DATABASE_URL are deleted first and
+last (default: a temporary SQLite file).
+"""
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOTOPIA = ROOT.parent / "shared" / "data" / "sotopia"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=2000, help="How many episodes to import and export.")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="parley-bench-"))
+    os.environ.setdefault("PARLEY_VAR_DIR", str(workdir))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from benchmark.exporting import export_episodes, select_episodes
+    from benchmark.importing import import_file
+    from benchmark.models import Character, Episode, Scenario, Turn
+
+    def empty() -> None:
+        """Remove episodes, scenarios and characters; the seeded barriers stay."""
+        Episode.objects.all().delete()
+        Scenario.objects.all().delete()
+        Character.objects.all().delete()
+
+    call_command("migrate", verbosity=0)
+    empty()
+    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+    demo = io.StringIO()
+    export_episodes(select_episodes(), demo)
+    lines = [json.loads(line) for line in demo.getvalue().splitlines()]
+
+    big = workdir / "episodes.jsonl"
+    with big.open("w") as out:
+        for number in range(args.episodes):
+            record = dict(lines[number % len(lines)])
+            record["external_id"] = f"bench-{number:06d}"
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+    turns = sum(len(lines[n % len(lines)]["turns"]) for n in range(args.episodes))
+    empty()
+
+    print(f"database: {connection.vendor}; {args.episodes} episodes, {turns} turns, "
+          f"{big.stat().st_size / 1e6:.1f} MB of JSON Lines")
+
+    started = time.perf_counter()
+    result = import_file(big)
+    elapsed = time.perf_counter() - started
+    assert result.created["episode"] == args.episodes
+    print(f"import:    {elapsed:6.2f} s  {args.episodes / elapsed:7.0f} episodes/s  {turns / elapsed:8.0f} turns/s")
+
+    started = time.perf_counter()
+    exported = io.StringIO()
+    export_episodes(select_episodes(), exported)
+    elapsed = time.perf_counter() - started
+    print(f"export:    {elapsed:6.2f} s  {args.episodes / elapsed:7.0f} episodes/s  {turns / elapsed:8.0f} turns/s")
+
+    started = time.perf_counter()
+    again = import_file(big)
+    elapsed = time.perf_counter() - started
+    assert again.unchanged["episode"] == args.episodes and Turn.objects.count() == turns
+    print(f"re-import: {elapsed:6.2f} s  (all {args.episodes} unchanged)")
+
+    files = sorted(SOTOPIA.glob("*profiles.json")) + sorted(SOTOPIA.glob("serialized_*.jsonl"))
+    files += [p for p in sorted(SOTOPIA.glob("*.json*")) if p not in files]
+    started = time.perf_counter()
+    imported = [import_file(path) for path in files]
+    elapsed = time.perf_counter() - started
+    episodes = sum(r.created["episode"] for r in imported)
+    print(f"sotopia:   {elapsed:6.2f} s  for {len(files)} real files ({episodes} episodes and their profiles)")
+
+    empty()
+
+
+if __name__ == "__main__":
+    main()
