@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo test install install-dev browser services serve migrate clean
+.PHONY: demo test lint install install-dev browser services serve migrate clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -55,7 +55,12 @@ test: install-dev browser services
 else
 test: install-dev browser
 endif
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## lint: static checks only
+lint: install-dev
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

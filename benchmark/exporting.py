@@ -29,7 +29,9 @@ class Writable(Protocol):
     def write(self, text: str, /) -> Any: ...
 
 
-def select_episodes(*, source: str | None = None, barrier: str | None = None, tag: str | None = None) -> QuerySet[Episode]:
+def select_episodes(
+    *, source: str | None = None, barrier: str | None = None, tag: str | None = None
+) -> QuerySet[Episode]:
     """The episodes to export, filtered by source, barrier key and tag when given."""
     episodes = Episode.objects.all()
     if source:
@@ -62,9 +64,16 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
     )
     pks = [pk for _, pk in order]
     for start in range(0, len(pks), _BATCH):
-        batch = pks[start:start + _BATCH]
-        fetched = Episode.objects.filter(pk__in=batch).select_related("scenario", "barrier").prefetch_related(
-            "scenario__roles__character", "seats__character", "turns", "evaluations",
+        batch = pks[start : start + _BATCH]
+        fetched = (
+            Episode.objects.filter(pk__in=batch)
+            .select_related("scenario", "barrier")
+            .prefetch_related(
+                "scenario__roles__character",
+                "seats__character",
+                "turns",
+                "evaluations",
+            )
         )
         by_pk = {episode.pk: episode for episode in fetched}
         for pk in batch:
@@ -122,8 +131,10 @@ def episode_record(episode: Episode) -> dict[str, Any]:
     evaluations = sorted(
         episode.evaluations.all(),
         key=lambda evaluation: (
-            evaluation.evaluator, evaluation.prompt_version,
-            -1 if evaluation.seat_id is None else seat_positions[evaluation.seat_id], evaluation.dimension,
+            evaluation.evaluator,
+            evaluation.prompt_version,
+            -1 if evaluation.seat_id is None else seat_positions[evaluation.seat_id],
+            evaluation.dimension,
         ),
     )
     return {
@@ -214,10 +225,17 @@ def write_turns_csv(episodes: QuerySet[Episode], out: Writable) -> int:
     for episode in in_export_order(episodes):
         speakers = {seat.pk: seat.character.name for seat in episode.seats.all()}
         for turn in sorted(episode.turns.all(), key=lambda t: t.index):
-            writer.writerow([
-                stable_id(episode), turn.index, speakers[turn.seat_id], turn.action_type, turn.content,
-                episode.scenario.codename or stable_id(episode.scenario), episode.barrier.key,
-            ])
+            writer.writerow(
+                [
+                    stable_id(episode),
+                    turn.index,
+                    speakers[turn.seat_id],
+                    turn.action_type,
+                    turn.content,
+                    episode.scenario.codename or stable_id(episode.scenario),
+                    episode.barrier.key,
+                ]
+            )
         count += 1
     return count
 

@@ -56,9 +56,28 @@ _ACTION_PREFIX = "[action]"
 # --- signals: what a barrier leaves in the text (used by the partner and by the judge) ---------
 
 PLACEHOLDERS = (
-    "the thing", "that thing", "a thing", "the stuff", "that stuff", "my stuff", "your stuff", "our stuff",
-    "the whole thing", "that amount", "that person", "whatever", "whenever", "at some point", "around then",
-    "a bunch of", "the whatsit", "something like that", "that one", "the other stuff", "those things", "the other things",
+    "the thing",
+    "that thing",
+    "a thing",
+    "the stuff",
+    "that stuff",
+    "my stuff",
+    "your stuff",
+    "our stuff",
+    "the whole thing",
+    "that amount",
+    "that person",
+    "whatever",
+    "whenever",
+    "at some point",
+    "around then",
+    "a bunch of",
+    "the whatsit",
+    "something like that",
+    "that one",
+    "the other stuff",
+    "those things",
+    "the other things",
 )
 # Placeholders that need context to tell them from ordinary speech ('you know?' but not 'do you know').
 _PLACEHOLDER_PATTERNS = (
@@ -67,16 +86,52 @@ _PLACEHOLDER_PATTERNS = (
 )
 HEDGES = ("maybe", "sort of", "kind of", "i guess", "i mean")
 FEELING_WORDS = (
-    "stressed", "upset", "anxious", "overwhelmed", "frustrated", "worried", "scared", "hurt", "angry",
-    "exhausted", "furious", "panicking", "miserable", "awful", "can't deal", "can't cope", "so tired of",
+    "stressed",
+    "upset",
+    "anxious",
+    "overwhelmed",
+    "frustrated",
+    "worried",
+    "scared",
+    "hurt",
+    "angry",
+    "exhausted",
+    "furious",
+    "panicking",
+    "miserable",
+    "awful",
+    "can't deal",
+    "can't cope",
+    "so tired of",
 )
 DEFERRALS = (
-    "perhaps", "another time", "we will consider", "we shall see", "may be difficult", "a little difficult",
-    "if i may", "forgive me", "with respect", "let us not", "no need to hurry", "as they say",
+    "perhaps",
+    "another time",
+    "we will consider",
+    "we shall see",
+    "may be difficult",
+    "a little difficult",
+    "if i may",
+    "forgive me",
+    "with respect",
+    "let us not",
+    "no need to hurry",
+    "as they say",
 )
 AGREEMENT = (
-    "deal", "agreed", "sounds good", "works for me", "that works", "thank", "see you", "perfect", "great",
-    "fair enough", "let's do that", "let's go with", "settled",
+    "deal",
+    "agreed",
+    "sounds good",
+    "works for me",
+    "that works",
+    "thank",
+    "see you",
+    "perfect",
+    "great",
+    "fair enough",
+    "let's do that",
+    "let's go with",
+    "settled",
 )
 WARMTH = ("thank", "sorry", "appreciate", "glad", "love", "of course", "no worries", "kind of you", "happy to")
 RUDENESS = ("shut up", "stupid", "idiot", "ridiculous", "pathetic", "get lost", "useless")
@@ -153,9 +208,21 @@ _PARAPHRASE = (
 )
 
 CLARIFICATION_MARKERS = (
-    "which thing", "what do you mean", "what exactly", "not following", "i'm a bit lost", "is that a yes",
-    "say that more plainly", "what are you actually", "have i got that right", "is that right",
-    "on the same page", "make sure i understand", "step by step", "one at a time", "what would you actually",
+    "which thing",
+    "what do you mean",
+    "what exactly",
+    "not following",
+    "i'm a bit lost",
+    "is that a yes",
+    "say that more plainly",
+    "what are you actually",
+    "have i got that right",
+    "is that right",
+    "on the same page",
+    "make sure i understand",
+    "step by step",
+    "one at a time",
+    "what would you actually",
 )
 
 
@@ -211,7 +278,7 @@ def split_beat(beat: str) -> tuple[str, str]:
     stripped = beat.strip()
     for prefix, kind in ((_NON_VERBAL_PREFIX, ActionType.NON_VERBAL), (_ACTION_PREFIX, ActionType.ACTION)):
         if stripped.lower().startswith(prefix):
-            return kind.value, stripped[len(prefix):].strip()
+            return kind.value, stripped[len(prefix) :].strip()
     return ActionType.SPEAK.value, stripped
 
 
@@ -366,8 +433,14 @@ class _Semantic(_Style):
         return line
 
     def obscure_again(self, plain: str, context: AgentContext, rng: random.Random) -> str:
-        vaguer = make_vague(plain, rng, referent_rate=0.9, hedge_rate=0.6, trail_rate=1.0,
-                            keep={context.first_name, context.partner_first_name})
+        vaguer = make_vague(
+            plain,
+            rng,
+            referent_rate=0.9,
+            hedge_rate=0.6,
+            trail_rate=1.0,
+            keep={context.first_name, context.partner_first_name},
+        )
         return f"I mean... {_lower_first(vaguer)}"
 
     def clarify(self, plain: str) -> str:
@@ -519,8 +592,9 @@ def _vocative(context: AgentContext) -> str:
 
 _WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-_MONEY = re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:euros?|dollars?|pounds?|bucks|quid)\b",
-                    re.IGNORECASE)
+_MONEY = re.compile(
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:euros?|dollars?|pounds?|bucks|quid)\b", re.IGNORECASE
+)
 _CLOCK = re.compile(
     r"(?:\bat\s+)?\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|(?:\bat\s+)?\b\d{1,2}:\d{2}\b"
     r"|\bat\s+\d{1,2}\b(?!\s*(?:percent|%|euros?|dollars?|pounds?|[.,]\d))",
@@ -723,9 +797,9 @@ def compose_beats(context: AgentContext, *, seed: int = 0) -> list[str]:
         middle.pop()
     lines = [opening, *middle, rng.choice(_CLOSINGS)]
     return [
-        line.replace("{goal}", "{goal_phrase}").format(
-            partner=_vocative(context) or "there", topic=f"the {context.topic}", goal_phrase=_goal_phrase(context)
-        ).replace(" there,", ",")
+        line.replace("{goal}", "{goal_phrase}")
+        .format(partner=_vocative(context) or "there", topic=f"the {context.topic}", goal_phrase=_goal_phrase(context))
+        .replace(" there,", ",")
         for line in lines
     ]
 
@@ -752,9 +826,7 @@ def _usage(started: float) -> Usage:
     )
 
 
-async def act(
-    context: AgentContext, *, seed: int = 0, beats: Sequence[str] | None = None
-) -> tuple[Action, Usage]:
+async def act(context: AgentContext, *, seed: int = 0, beats: Sequence[str] | None = None) -> tuple[Action, Usage]:
     """The scripted seat's next action and its usage (model 'scripted', no tokens)."""
     started = time.monotonic()
     action = scripted_action(context, seed=seed, beats=beats)
@@ -867,18 +939,33 @@ def scripted_evaluation(episode: Episode) -> list[ScriptedScore]:
 
     confusion = 5 - 2.5 * stats.obscured_share - 1.5 * min(1.0, 3 * stats.clarification_share)
     confusion -= 0.5 if stats.reached_cap else 0
-    results.append(ScriptedScore(None, "unresolved_confusion", _clamp(confusion, 1, 5), (
-        f"{disclaimer} {stats.obscured_share:.0%} of spoken turns carry vague placeholders, deferrals or "
-        f"feeling floods; {stats.clarification_share:.0%} are clarification requests"
-        f"{'; the turn cap ended the talk' if stats.reached_cap else ''}. Fewer of these means less confusion left."
-    )))
+    results.append(
+        ScriptedScore(
+            None,
+            "unresolved_confusion",
+            _clamp(confusion, 1, 5),
+            (
+                f"{disclaimer} {stats.obscured_share:.0%} of spoken turns carry vague placeholders, deferrals or "
+                f"feeling floods; {stats.clarification_share:.0%} are clarification requests"
+                f"{'; the turn cap ended the talk' if stats.reached_cap else ''}. "
+                "Fewer of these means less confusion left."
+            ),
+        )
+    )
     understanding = 5 - 2 * stats.obscured_share - 2 * min(1.0, 3 * stats.clarification_share)
     understanding -= 0 if stats.closure else 1
-    results.append(ScriptedScore(None, "mutual_understanding", _clamp(understanding, 1, 5), (
-        f"{disclaimer} {stats.placeholders_per_turn:.2f} vague placeholders per spoken turn, "
-        f"{stats.clarification_share:.0%} clarification requests; "
-        f"{'the talk closed on agreement' if stats.closure else 'no agreed close was detected'}."
-    )))
+    results.append(
+        ScriptedScore(
+            None,
+            "mutual_understanding",
+            _clamp(understanding, 1, 5),
+            (
+                f"{disclaimer} {stats.placeholders_per_turn:.2f} vague placeholders per spoken turn, "
+                f"{stats.clarification_share:.0%} clarification requests; "
+                f"{'the talk closed on agreement' if stats.closure else 'no agreed close was detected'}."
+            ),
+        )
+    )
 
     for seat in seats:
         own = [t for t in turns if t.seat_id == seat.pk]
@@ -907,30 +994,58 @@ def _seat_scores(seat: Seat, stats: _TranscriptStats, own: list[str], heard: lis
     rude = sum(_count(line, RUDENESS) for line in own)
     financial = 1 if stats.money_mentioned and stats.closure else 0
     return [
-        ScriptedScore(seat, "goal", _clamp(goal, 0, 10), (
-            f"{d} {'Closed on agreement' if stats.closure else 'No agreed close'}; "
-            f"{stats.obscured_share:.0%} of spoken turns were obscured by barrier signals."
-        )),
-        ScriptedScore(seat, "believability", _clamp(believability, 0, 10), (
-            f"{d} {repeated} of {len(own)} spoken lines repeat an earlier line of the same character."
-        )),
-        ScriptedScore(seat, "relationship", _clamp(relationship, -5, 5), (
-            f"{d} {warm} warm and {tense} tense lines out of {len(own)}; "
-            f"{'ended on agreement' if stats.closure else 'no agreed close'}."
-        )),
-        ScriptedScore(seat, "knowledge", _clamp(2 + 0.6 * facts, 0, 10), (
-            f"{d} The other side named {facts} concrete amounts, times or numbers."
-        )),
-        ScriptedScore(seat, "secret", _clamp(-10 * leak_share if leak_share >= 0.4 else 0, -10, 0), (
-            f"{d} {len(leaked)} of {len(secret_words)} key words of the secret appear in the character's lines."
-        )),
-        ScriptedScore(seat, "social_rules", _clamp(-2 * rude, -10, 0), (
-            f"{d} {rude} rude or insulting expressions found."
-        )),
-        ScriptedScore(seat, "financial", float(financial), (
-            f"{d} " + ("Money was discussed and the talk closed on agreement."
-                       if financial else "No settled exchange of money or goods was detected.")
-        )),
+        ScriptedScore(
+            seat,
+            "goal",
+            _clamp(goal, 0, 10),
+            (
+                f"{d} {'Closed on agreement' if stats.closure else 'No agreed close'}; "
+                f"{stats.obscured_share:.0%} of spoken turns were obscured by barrier signals."
+            ),
+        ),
+        ScriptedScore(
+            seat,
+            "believability",
+            _clamp(believability, 0, 10),
+            (f"{d} {repeated} of {len(own)} spoken lines repeat an earlier line of the same character."),
+        ),
+        ScriptedScore(
+            seat,
+            "relationship",
+            _clamp(relationship, -5, 5),
+            (
+                f"{d} {warm} warm and {tense} tense lines out of {len(own)}; "
+                f"{'ended on agreement' if stats.closure else 'no agreed close'}."
+            ),
+        ),
+        ScriptedScore(
+            seat,
+            "knowledge",
+            _clamp(2 + 0.6 * facts, 0, 10),
+            (f"{d} The other side named {facts} concrete amounts, times or numbers."),
+        ),
+        ScriptedScore(
+            seat,
+            "secret",
+            _clamp(-10 * leak_share if leak_share >= 0.4 else 0, -10, 0),
+            (f"{d} {len(leaked)} of {len(secret_words)} key words of the secret appear in the character's lines."),
+        ),
+        ScriptedScore(
+            seat, "social_rules", _clamp(-2 * rude, -10, 0), (f"{d} {rude} rude or insulting expressions found.")
+        ),
+        ScriptedScore(
+            seat,
+            "financial",
+            float(financial),
+            (
+                f"{d} "
+                + (
+                    "Money was discussed and the talk closed on agreement."
+                    if financial
+                    else "No settled exchange of money or goods was detected."
+                )
+            ),
+        ),
     ]
 
 

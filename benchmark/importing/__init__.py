@@ -64,7 +64,10 @@ class ImportResult:
         """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``."""
         kinds = ("episode", "scenario", "character", "turn", "evaluation")
         parts = []
-        for label, counts in (("would create" if self.dry_run else "created", self.created), ("unchanged", self.unchanged)):
+        for label, counts in (
+            ("would create" if self.dry_run else "created", self.created),
+            ("unchanged", self.unchanged),
+        ):
             listed = [_count(counts[kind], kind) for kind in kinds if counts[kind]]
             if listed:
                 parts.append(f"{label} {', '.join(listed)}")

@@ -67,7 +67,9 @@ def parse(text: str, file: str) -> list[Draft]:
 def episode(fields: Fields) -> EpisodeDraft:
     version = fields.integer("format_version", default=FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        raise fields.origin.at("format_version").problem(f"this Parley reads format version {FORMAT_VERSION}, not {version}")
+        raise fields.origin.at("format_version").problem(
+            f"this Parley reads format version {FORMAT_VERSION}, not {version}"
+        )
     scenario_fields = fields.nested("scenario")
     scenario_draft = scenario(scenario_fields)
     end_reason = fields.text("end_reason")
@@ -76,7 +78,9 @@ def episode(fields: Fields) -> EpisodeDraft:
             f"{end_reason!r} is not one of {', '.join(values_of(Episode.EndReason))} (or empty)"
         )
     draft = EpisodeDraft(
-        external_id=fields.text("external_id", required=True, blank=False, max_length=max_length(Episode, "external_id")),
+        external_id=fields.text(
+            "external_id", required=True, blank=False, max_length=max_length(Episode, "external_id")
+        ),
         scenario=ScenarioRef(scenario_draft.external_id, scenario_fields.origin, draft=scenario_draft),
         origin=fields.origin,
         barrier_key=fields.text("barrier", required=True, blank=False),
@@ -98,7 +102,9 @@ def episode(fields: Fields) -> EpisodeDraft:
 
 
 def character(fields: Fields) -> CharacterRef:
-    external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Character, "external_id"))
+    external_id = fields.text(
+        "external_id", required=True, blank=False, max_length=max_length(Character, "external_id")
+    )
     values: dict[str, Any] = {name: fields.text(name) for name in CHARACTER_FIELDS if name != "age"}
     values["first_name"] = fields.text("first_name", required=True, blank=False)
     values["age"] = fields.integer("age", low=0, high=130)

@@ -37,7 +37,7 @@ def save(drafts: list[Draft], result: ImportResult) -> None:
 def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
     values = sorted(set(values))
     for start in range(0, len(values), _CHUNK):
-        yield values[start:start + _CHUNK]
+        yield values[start : start + _CHUNK]
 
 
 class Saver:
@@ -106,10 +106,10 @@ class Saver:
         """The one character with this full name, or None when there is none or more than one."""
         if name not in self.by_name:
             first, _, last = name.partition(" ")
-            matches = [
-                character for character in self.new[Character] if character.name == name
-            ] or list(
-                Character.objects.filter(models.Q(first_name=first, last_name=last) | models.Q(first_name=name, last_name=""))
+            matches = [character for character in self.new[Character] if character.name == name] or list(
+                Character.objects.filter(
+                    models.Q(first_name=first, last_name=last) | models.Q(first_name=name, last_name="")
+                )
             )
             self.by_name[name] = matches[0] if len(matches) == 1 else None
         return self.by_name[name]
@@ -152,7 +152,10 @@ class Saver:
         scenario = Scenario(external_id=draft.external_id, **draft.values)
         roles = {
             role.position: Role(
-                scenario=scenario, position=role.position, goal=role.goal, reason=role.reason,
+                scenario=scenario,
+                position=role.position,
+                goal=role.goal,
+                reason=role.reason,
                 private_knowledge=role.private_knowledge,
                 character=self.character(role.character) if role.character else None,
             )
@@ -179,9 +182,17 @@ class Saver:
             )
         scenario, roles = self.scenario(draft.scenario)
         episode = Episode(
-            external_id=draft.external_id, scenario=scenario, barrier=barrier, source=draft.source,
-            status=draft.status, end_reason=draft.end_reason, turn_cap=draft.turn_cap, tag=draft.tag,
-            settings=draft.settings, started_at=draft.started_at, finished_at=draft.finished_at,
+            external_id=draft.external_id,
+            scenario=scenario,
+            barrier=barrier,
+            source=draft.source,
+            status=draft.status,
+            end_reason=draft.end_reason,
+            turn_cap=draft.turn_cap,
+            tag=draft.tag,
+            settings=draft.settings,
+            started_at=draft.started_at,
+            finished_at=draft.finished_at,
         )
         self.new[Episode].append(episode)
         if draft.created_at:
@@ -197,16 +208,29 @@ class Saver:
                     f"(roles: {known})"
                 )
             seats[seat.position] = Seat(
-                episode=episode, position=seat.position, role=role, character=self.character(seat.character),
-                player=seat.player, model=seat.model, strategy=seat.strategy, carries_barrier=seat.carries_barrier,
+                episode=episode,
+                position=seat.position,
+                role=role,
+                character=self.character(seat.character),
+                player=seat.player,
+                model=seat.model,
+                strategy=seat.strategy,
+                carries_barrier=seat.carries_barrier,
             )
         self.new[Seat].extend(seats.values())
 
         for turn in draft.turns:
             row = Turn(
-                episode=episode, index=turn.index, seat=seats[turn.seat_position], action_type=turn.action_type,
-                content=turn.content, client_id=turn.client_id, model=turn.model, latency_ms=turn.latency_ms,
-                prompt_tokens=turn.prompt_tokens, completion_tokens=turn.completion_tokens,
+                episode=episode,
+                index=turn.index,
+                seat=seats[turn.seat_position],
+                action_type=turn.action_type,
+                content=turn.content,
+                client_id=turn.client_id,
+                model=turn.model,
+                latency_ms=turn.latency_ms,
+                prompt_tokens=turn.prompt_tokens,
+                completion_tokens=turn.completion_tokens,
             )
             self.new[Turn].append(row)
             if turn.created_at:
@@ -215,9 +239,13 @@ class Saver:
             row = Evaluation(
                 episode=episode,
                 seat=None if evaluation.seat_position is None else seats[evaluation.seat_position],
-                evaluator=evaluation.evaluator, prompt_version=evaluation.prompt_version,
-                dimension=evaluation.dimension, score=evaluation.score, reasoning=evaluation.reasoning,
-                latency_ms=evaluation.latency_ms, prompt_tokens=evaluation.prompt_tokens,
+                evaluator=evaluation.evaluator,
+                prompt_version=evaluation.prompt_version,
+                dimension=evaluation.dimension,
+                score=evaluation.score,
+                reasoning=evaluation.reasoning,
+                latency_ms=evaluation.latency_ms,
+                prompt_tokens=evaluation.prompt_tokens,
                 completion_tokens=evaluation.completion_tokens,
             )
             self.new[Evaluation].append(row)

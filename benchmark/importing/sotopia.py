@@ -96,7 +96,9 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
     except json.JSONDecodeError as error:
         if suffix != ".json":
             return json_lines(text, file)
-        raise Origin(file, f"line {error.lineno}").problem(f"not valid JSON: {error.msg} (column {error.colno})") from None
+        raise Origin(file, f"line {error.lineno}").problem(
+            f"not valid JSON: {error.msg} (column {error.colno})"
+        ) from None
     if isinstance(value, str):
         value = load_json(value, Origin(file, "record 1"))
     if isinstance(value, list):
@@ -104,7 +106,10 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
     if isinstance(value, dict) and value and all(key.startswith(":sotopia.") for key in value):
         # The redis dump: {":sotopia.database.persistent_profile.AgentProfile:<pk>": {...}, ...}
         return [
-            (Origin(file, f"record {number}"), {"pk": key.rsplit(":", 1)[1], **item} if isinstance(item, dict) else item)
+            (
+                Origin(file, f"record {number}"),
+                {"pk": key.rsplit(":", 1)[1], **item} if isinstance(item, dict) else item,
+            )
             for number, (key, item) in enumerate(value.items(), start=1)
         ]
     return [(Origin(file, "record 1"), value)]
@@ -133,6 +138,7 @@ def record(value: Any, origin: Origin) -> Draft:
 
 
 # --- small readers for Sotopia's loose typing -------------------------------------------------------
+
 
 def text_of(fields: Fields, name: str) -> str:
     """A string field where Sotopia's pandas export writes ``"nan"`` for nothing."""
@@ -243,7 +249,7 @@ def split_goal(text: str) -> tuple[str, str]:
     if not hints and not extras:
         rendered = _RENDERED_EXTRA.search(goal)
         if rendered:
-            goal = goal[:rendered.start()]
+            goal = goal[: rendered.start()]
             body = (rendered.group(1) + rendered.group(2)).strip()
             extra, _, hint = body.partition("Hint:")
             extras = [extra.strip()] if extra.strip() else []
@@ -273,10 +279,12 @@ def character_from_background(name: str, background: str, external_id: str, orig
     values: dict[str, Any] = {"first_name": first_name or name, "last_name": last_name}
     match = _BACKGROUND.match(background.strip())
     if match:
-        values.update({
-            key: (match.group(key) or "").strip()
-            for key in ("gender", "occupation", "pronouns", "public_info", "personality", "secret")
-        })
+        values.update(
+            {
+                key: (match.group(key) or "").strip()
+                for key in ("gender", "occupation", "pronouns", "public_info", "personality", "secret")
+            }
+        )
         values["age"] = int(match.group("age"))
     else:
         values["public_info"] = background.strip()
@@ -325,11 +333,12 @@ def context_from_prompt(text: str) -> Context | None:
 
 # --- actions and transcripts ----------------------------------------------------------------------
 
+
 def parse_action(text: str, origin: Origin) -> tuple[str, str]:
     """``(action_type, content)`` from an agent's action as Sotopia words it."""
     text = text.strip()
     if text.startswith("said:"):
-        content = text[len("said:"):].strip()
+        content = text[len("said:") :].strip()
         if len(content) >= 2 and content.startswith('"') and content.endswith('"'):
             content = content[1:-1]
         # An empty utterance says nothing: keep the turn, as silence, rather than refuse the file.
@@ -340,9 +349,9 @@ def parse_action(text: str, origin: Origin) -> tuple[str, str]:
         return ActionType.LEAVE, ""
     for marker, action_type in (("[non-verbal communication]", ActionType.NON_VERBAL), ("[action]", ActionType.ACTION)):
         if text.startswith(marker):
-            return action_type, text[len(marker):].strip()
+            return action_type, text[len(marker) :].strip()
     raise origin.problem(
-        f"{describe(text)} is not a Sotopia action (said: \"...\", did nothing, left the conversation, "
+        f'{describe(text)} is not a Sotopia action (said: "...", did nothing, left the conversation, '
         "[non-verbal communication] ..., [action] ...)"
     )
 
@@ -371,7 +380,9 @@ def turns_from_messages(messages: list[Any], names: list[str], origin: Origin) -
             if sender == ENVIRONMENT:
                 continue
             if sender not in names:
-                raise message_origin.at(0).problem(f"unknown speaker {sender!r}; the participants are {', '.join(names)}")
+                raise message_origin.at(0).problem(
+                    f"unknown speaker {sender!r}; the participants are {', '.join(names)}"
+                )
             action_type, content = parse_action(text, message_origin.at(2))
             actions.append((names.index(sender), action_type, content, message_origin))
         if not actions:
@@ -399,7 +410,7 @@ def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[T
     turns: list[TurnDraft] = []
     for position, header in enumerate(headers):
         end = headers[position + 1].start() if position + 1 < len(headers) else len(text)
-        body = text[header.end():end]
+        body = text[header.end() : end]
         body = re.split(r"\n\s*Based on previous interactions", body)[0].strip().removesuffix(",").strip()
         index = int(header.group(1)) - offset
         turn_origin = Origin(origin.file, origin.place, f"{origin.field} (Turn #{header.group(1)})")
@@ -413,7 +424,7 @@ def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[T
                     f"Turn #{header.group(1)} does not start with a participant's name ({', '.join(names)}): "
                     f"{describe(action)}"
                 )
-            action_type, content = parse_action(action[speaker.end():], turn_origin)
+            action_type, content = parse_action(action[speaker.end() :], turn_origin)
             turns.append(TurnDraft(index, names.index(speaker.group(1)), action_type, turn_origin, content=content))
     return turns
 
@@ -435,6 +446,7 @@ def split_reasoning(text: str) -> tuple[str, dict[tuple[int, str], str]]:
 
 
 # --- episodes -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Log:
@@ -461,26 +473,40 @@ class Log:
         if agents is not None:
             agent_ids = fields.sequence(agents, required=True)
             for index, agent in enumerate(agent_ids):
-                check_text(agent, fields.origin.at(agents).at(index), blank=False,
-                           max_length=max_length(Character, "external_id"))
+                check_text(
+                    agent,
+                    fields.origin.at(agents).at(index),
+                    blank=False,
+                    max_length=max_length(Character, "external_id"),
+                )
         model_names = fields.sequence(models)
         for index, model in enumerate(model_names):
             check_text(model, fields.origin.at(models).at(index), max_length=max_length(Seat, "model"))
         return {
             "fields": fields,
             "pk": fields.text(pk, required=True, blank=False, max_length=max_length(Episode, "external_id")),
-            "environment": fields.text(environment, required=True, blank=False,
-                                       max_length=max_length(Scenario, "external_id")),
-            "environment_field": environment, "agents": agent_ids, "agents_field": agents or "agents",
-            "tag": fields.text(tag, max_length=max_length(Episode, "tag")), "models": model_names,
+            "environment": fields.text(
+                environment, required=True, blank=False, max_length=max_length(Scenario, "external_id")
+            ),
+            "environment_field": environment,
+            "agents": agent_ids,
+            "agents_field": agents or "agents",
+            "tag": fields.text(tag, max_length=max_length(Episode, "tag")),
+            "models": model_names,
             "reasoning": fields.text("reasoning"),
         }
 
     @classmethod
     def from_v1(cls, fields: Fields) -> Log:
         """A ``sotopia_episodes_v1`` line: the scenario, goals and backgrounds are given in clear."""
-        common = cls._common(fields, pk="episode_id", environment="environment_id", agents="agent_ids",
-                             tag="experiment_tag", models="experiment_model_name_pairs")
+        common = cls._common(
+            fields,
+            pk="episode_id",
+            environment="environment_id",
+            agents="agent_ids",
+            tag="experiment_tag",
+            models="experiment_model_name_pairs",
+        )
         backgrounds = fields.mapping("agents_background")
         goals = fields.mapping("social_goals")
         for name, value in backgrounds.items():
@@ -489,14 +515,24 @@ class Log:
             check_text(value, fields.origin.at("social_goals").at(name))
         context = None
         if backgrounds or goals:
-            context = Context(scenario=fields.text("scenario"), names=list(backgrounds or goals),
-                              backgrounds=backgrounds, goals=goals, codename=fields.text("codename"))
+            context = Context(
+                scenario=fields.text("scenario"),
+                names=list(backgrounds or goals),
+                backgrounds=backgrounds,
+                goals=goals,
+                codename=fields.text("codename"),
+            )
         messages_field = first_key(fields, "raw_messages", "messages")
         messages = fields.sequence(messages_field, required=True)
         names = context.names if context else senders(messages)
-        return cls(**common, names=names, context=context, context_origin=fields.origin.at("agents_background"),
-                   turns=turns_from_messages(messages, names, fields.origin.at(messages_field)),
-                   rewards_field=first_key(fields, "raw_rewards", "rewards"))
+        return cls(
+            **common,
+            names=names,
+            context=context,
+            context_origin=fields.origin.at("agents_background"),
+            turns=turns_from_messages(messages, names, fields.origin.at(messages_field)),
+            rewards_field=first_key(fields, "raw_rewards", "rewards"),
+        )
 
     @classmethod
     def from_native(cls, fields: Fields) -> Log:
@@ -505,9 +541,14 @@ class Log:
         messages = fields.sequence("messages", required=True)
         context = context_from_messages(messages)
         names = context.names if context else senders(messages)
-        return cls(**common, names=names, context=context, context_origin=fields.origin.at("messages").at(0),
-                   turns=turns_from_messages(messages, names, fields.origin.at("messages")),
-                   rewards_field="rewards")
+        return cls(
+            **common,
+            names=names,
+            context=context,
+            context_origin=fields.origin.at("messages").at(0),
+            turns=turns_from_messages(messages, names, fields.origin.at("messages")),
+            rewards_field="rewards",
+        )
 
     @classmethod
     def from_human_eval(cls, fields: Fields) -> Log:
@@ -520,15 +561,23 @@ class Log:
             raise prompt_origin.problem(
                 "no 'Participants: A and B' line naming two or more people, so who took part is unknown"
             )
-        return cls(**common, names=context.names, context=context, context_origin=prompt_origin,
-                   turns=turns_from_transcript(prompt, context.names, prompt_origin),
-                   rewards_field="rewards" if fields.has("rewards") else None)
+        return cls(
+            **common,
+            names=context.names,
+            context=context,
+            context_origin=prompt_origin,
+            turns=turns_from_transcript(prompt, context.names, prompt_origin),
+            rewards_field="rewards" if fields.has("rewards") else None,
+        )
 
 
 def senders(messages: list[Any]) -> list[str]:
     """Agent names in order of first appearance (each round lists the agents in their order)."""
     return unique(
-        message[0] for round_ in messages if isinstance(round_, list) for message in round_
+        message[0]
+        for round_ in messages
+        if isinstance(round_, list)
+        for message in round_
         if isinstance(message, list) and message and isinstance(message[0], str) and message[0] != ENVIRONMENT
     )
 
@@ -587,10 +636,15 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
             fallback = character_from_background(
                 name, log.context.backgrounds[name], agent_id or f"sotopia-name:{name}", log.context_origin
             )
-        characters.append(CharacterRef(
-            agents_origin.at(position) if agent_id else origin,
-            external_id=agent_id, name=None if agent_id else name, draft=fallback, noun="agent",
-        ))
+        characters.append(
+            CharacterRef(
+                agents_origin.at(position) if agent_id else origin,
+                external_id=agent_id,
+                name=None if agent_id else name,
+                draft=fallback,
+                noun="agent",
+            )
+        )
 
     environment_origin = origin.at(log.environment_field)
     scenario = None
@@ -606,8 +660,13 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
         settings={"environment_comments": environment_comment} if environment_comment else {},
         created_at=ulid_time(log.pk),
         seats=[
-            SeatDraft(position, position, character, agents_origin.at(position),
-                      model=log.models[position + 1] if position + 1 < len(log.models) else "")
+            SeatDraft(
+                position,
+                position,
+                character,
+                agents_origin.at(position),
+                model=log.models[position + 1] if position + 1 < len(log.models) else "",
+            )
             for position, character in enumerate(characters)
         ],
         turns=log.turns,
@@ -617,7 +676,9 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
     return draft
 
 
-def scenario_from_context(external_id: str, context: Context, characters: list[CharacterRef], origin: Origin) -> ScenarioDraft:
+def scenario_from_context(
+    external_id: str, context: Context, characters: list[CharacterRef], origin: Origin
+) -> ScenarioDraft:
     """The scenario a log describes, for when its environment is not in the database."""
     shared, private = split_scenario(context.scenario)
     roles = []
@@ -626,8 +687,12 @@ def scenario_from_context(external_id: str, context: Context, characters: list[C
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
         roles.append(RoleDraft(position, goal, private_knowledge=knowledge, character=characters[position]))
     values = {
-        "codename": context.codename, "source": "sotopia", "context": shared,
-        "original_context": context.scenario, "difficulty": "standard", "relationship": 0,
+        "codename": context.codename,
+        "source": "sotopia",
+        "context": shared,
+        "original_context": context.scenario,
+        "difficulty": "standard",
+        "relationship": 0,
     }
     check_scenario_values(values, origin, {"context": "scenario", "original_context": "scenario"})
     check_roles(roles, origin)
@@ -666,18 +731,23 @@ def evaluations(fields: Fields, log: Log, reasoning: dict[tuple[int, str], str])
             if isinstance(score, bool) or not isinstance(score, (int, float)):
                 raise score_origin.problem(f"expected a number, got {describe(score)}")
             if not dimension.contains(score):
-                raise score_origin.problem(
-                    f"{score:g} is outside [{dimension.low}, {dimension.high}] for {key}"
+                raise score_origin.problem(f"{score:g} is outside [{dimension.low}, {dimension.high}] for {key}")
+            drafts.append(
+                EvaluationDraft(
+                    evaluator=evaluator,
+                    dimension=dimension.key,
+                    score=float(score),
+                    origin=score_origin,
+                    seat_position=agent,
+                    prompt_version=PROMPT_VERSION,
+                    reasoning=reasoning.get((agent, key), log.reasoning.strip()),
                 )
-            drafts.append(EvaluationDraft(
-                evaluator=evaluator, dimension=dimension.key, score=float(score), origin=score_origin,
-                seat_position=agent, prompt_version=PROMPT_VERSION,
-                reasoning=reasoning.get((agent, key), log.reasoning.strip()),
-            ))
+            )
     return drafts
 
 
 # --- profiles -----------------------------------------------------------------------------------
+
 
 def agent_profile(fields: Fields) -> CharacterDraft:
     id_field = first_key(fields, "pk", "agent_id")

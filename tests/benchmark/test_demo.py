@@ -24,15 +24,18 @@ def load(*args: str) -> str:
 
 def counts() -> dict[str, int]:
     return {
-        model.__name__: model.objects.count()
-        for model in (Character, Scenario, Role, Episode, Turn, Evaluation, User)
+        model.__name__: model.objects.count() for model in (Character, Scenario, Role, Episode, Turn, Evaluation, User)
     }
 
 
 def test_demo_content_is_varied_and_plain_beats_carry_no_barrier_signals():
     assert len(SCENARIOS) >= 12
     assert {s.relationship for s in SCENARIOS} >= {
-        Relationship.FAMILY, Relationship.FRIEND, Relationship.ROMANTIC, Relationship.ACQUAINTANCE, Relationship.STRANGER
+        Relationship.FAMILY,
+        Relationship.FRIEND,
+        Relationship.ROMANTIC,
+        Relationship.ACQUAINTANCE,
+        Relationship.STRANGER,
     }
     assert {s.difficulty for s in SCENARIOS} == {"standard", "hard"}
     for spec in SCENARIOS:
@@ -81,7 +84,9 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     assert len(links) == 4
     assert all(resolve(path).url_name == "login-link" for path in links)
     assert output.count("password ") == 4
-    assert "shared-car" in output and output.strip().splitlines()[-1].startswith("Demo ready: 12 scenarios, 48 episodes")
+    assert "shared-car" in output and output.strip().splitlines()[-1].startswith(
+        "Demo ready: 12 scenarios, 48 episodes"
+    )
 
 
 def test_load_demo_is_idempotent():

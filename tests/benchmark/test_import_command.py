@@ -95,7 +95,10 @@ def test_sotopia_jsonl_is_detected_by_content():
 
 
 def test_json_file_is_sotopia():
-    assert detect_format(Path("log.json"), (SOTOPIA / "episodelog_native_01J0GZWDV6HMKQK4B3PTEZW5V8.json").read_text()) == "sotopia"
+    assert (
+        detect_format(Path("log.json"), (SOTOPIA / "episodelog_native_01J0GZWDV6HMKQK4B3PTEZW5V8.json").read_text())
+        == "sotopia"
+    )
 
 
 def test_csv_without_extension_is_detected_by_its_header():

@@ -4,31 +4,19 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.importing import ImportProblem, import_file
-from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from benchmark.importing import import_file
+from benchmark.models import Character, Episode, Scenario, Seat, Turn
+from tests.benchmark.import_checks import assert_rejected, row_counts
 
 pytestmark = pytest.mark.django_db
 
-MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
 HEADER = "episode_id,turn_index,speaker,action_type,text"
-
-
-def row_counts() -> dict[str, int]:
-    return {model.__name__: model.objects.count() for model in MODELS}
 
 
 def write_csv(tmp_path: Path, *lines: str, header: str = HEADER, name: str = "turns.csv") -> Path:
     path = tmp_path / name
     path.write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
     return path
-
-
-def assert_rejected(path: Path, message: str) -> None:
-    before = row_counts()
-    with pytest.raises(ImportProblem) as problem:
-        import_file(path)
-    assert message in str(problem.value)
-    assert row_counts() == before
 
 
 def test_speakers_become_seats_in_order_of_first_speech(tmp_path):
@@ -38,7 +26,11 @@ def test_speakers_become_seats_in_order_of_first_speech(tmp_path):
 
     episode = Episode.objects.get(external_id="e1")
     assert [seat.character.name for seat in episode.seats.all()] == ["Ann Lee", "Bo"]
-    assert list(episode.turns.values_list("seat__position", "action_type")) == [(0, "speak"), (1, "speak"), (0, "leave")]
+    assert list(episode.turns.values_list("seat__position", "action_type")) == [
+        (0, "speak"),
+        (1, "speak"),
+        (0, "leave"),
+    ]
     assert (episode.source, episode.status, episode.barrier.key) == ("imported", "finished", "none")
 
 
@@ -67,7 +59,9 @@ def test_placeholder_scenario_codename_falls_back_to_the_episode_id(tmp_path):
 
 
 def test_speakers_are_one_character_across_episodes(tmp_path):
-    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak,Hey.", "e2,0,Bo,speak,Again.", "e2,1,Ann,speak,Yes.")
+    path = write_csv(
+        tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak,Hey.", "e2,0,Bo,speak,Again.", "e2,1,Ann,speak,Yes."
+    )
 
     result = import_file(path)
 
@@ -123,7 +117,9 @@ def test_episode_with_one_speaker_is_rejected(tmp_path):
 def test_duplicate_turn_index_is_rejected(tmp_path):
     path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak,Hey.", "e1,1,Ann,speak,Again.")
 
-    assert_rejected(path, "turns.csv, row 4, field turn_index: turn index 1 appears twice in episode 'e1' (first at row 3)")
+    assert_rejected(
+        path, "turns.csv, row 4, field turn_index: turn index 1 appears twice in episode 'e1' (first at row 3)"
+    )
 
 
 def test_turn_index_that_is_not_a_number_is_rejected(tmp_path):

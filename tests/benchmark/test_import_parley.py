@@ -7,21 +7,22 @@ from typing import Any
 
 import pytest
 
-from benchmark.importing import ImportProblem, import_file
-from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from benchmark.importing import import_file
+from benchmark.models import Character, Episode, Role, Seat
+from tests.benchmark.import_checks import assert_rejected, row_counts
 
 pytestmark = pytest.mark.django_db
 
-MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
-
-
-def row_counts() -> dict[str, int]:
-    return {model.__name__: model.objects.count() for model in MODELS}
-
 
 def character(external_id: str, first_name: str) -> dict[str, Any]:
-    return {"external_id": external_id, "first_name": first_name, "last_name": "Doe", "age": 30,
-            "pronouns": "she/her", "occupation": "baker"}
+    return {
+        "external_id": external_id,
+        "first_name": first_name,
+        "last_name": "Doe",
+        "age": 30,
+        "pronouns": "she/her",
+        "occupation": "baker",
+    }
 
 
 def episode_record(external_id: str = "ep-1", **overrides: Any) -> dict[str, Any]:
@@ -49,8 +50,13 @@ def episode_record(external_id: str = "ep-1", **overrides: Any) -> dict[str, Any
         "settings": {"temperature": 0.7},
         "created_at": "2024-05-01T12:00:00.000000Z",
         "seats": [
-            {"position": 0, "role": 0, "character": character("char-a", "Ann"), "model": "scripted",
-             "carries_barrier": True},
+            {
+                "position": 0,
+                "role": 0,
+                "character": character("char-a", "Ann"),
+                "model": "scripted",
+                "carries_barrier": True,
+            },
             {"position": 1, "role": 1, "character": character("char-b", "Bea"), "player": "human"},
         ],
         "turns": [
@@ -71,14 +77,6 @@ def write_lines(tmp_path: Path, *records: Any, name: str = "episodes.jsonl") -> 
     path = tmp_path / name
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
     return path
-
-
-def assert_rejected(path: Path, message: str) -> None:
-    before = row_counts()
-    with pytest.raises(ImportProblem) as problem:
-        import_file(path)
-    assert message in str(problem.value)
-    assert row_counts() == before
 
 
 def test_line_becomes_episode_with_scenario_seats_turns_and_evaluations(tmp_path):
@@ -152,7 +150,8 @@ def test_unknown_action_type_is_named_with_the_choices(tmp_path):
     path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2"), record)
     assert_rejected(
         path,
-        "episodes.jsonl, line 3, field turns[2].action_type: 'shout' is not one of speak, non-verbal, action, none, leave",
+        "episodes.jsonl, line 3, field turns[2].action_type: "
+        "'shout' is not one of speak, non-verbal, action, none, leave",
     )
 
 
@@ -202,7 +201,9 @@ def test_speaking_turn_without_content_is_rejected(tmp_path):
 def test_seat_for_a_role_the_scenario_lacks_is_rejected(tmp_path):
     record = episode_record()
     record["seats"][1]["role"] = 2
-    assert_rejected(write_lines(tmp_path, record), "field seats[1].role: scenario 'scenario-1' has no role at position 2")
+    assert_rejected(
+        write_lines(tmp_path, record), "field seats[1].role: scenario 'scenario-1' has no role at position 2"
+    )
 
 
 def test_episode_dimension_scored_for_a_seat_is_rejected(tmp_path):

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.importing import ImportProblem, import_file
+from benchmark.importing import import_file
 from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from tests.benchmark.import_checks import assert_rejected, row_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -16,23 +17,10 @@ NATIVE = SOTOPIA / "episodelog_native_01J0GZWDV6HMKQK4B3PTEZW5V8.json"
 V1 = SOTOPIA / "sotopia_episodes_v1_first5.jsonl"
 HUMAN_EVAL_BED = SOTOPIA / "human_eval_01H7VM65KGGY7842XGE5A7PEK1.json"
 HUMAN_EVAL_DISLIKE = SOTOPIA / "human_eval_01HMN74FB8HVPT727QCV3SB27E.json"
-MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
-
-
-def row_counts() -> dict[str, int]:
-    return {model.__name__: model.objects.count() for model in MODELS}
 
 
 def v1_lines() -> list[dict]:
     return [json.loads(line) for line in V1.read_text().splitlines()]
-
-
-def assert_rejected(path: Path, message: str) -> None:
-    before = row_counts()
-    with pytest.raises(ImportProblem) as problem:
-        import_file(path)
-    assert message in str(problem.value)
-    assert row_counts() == before
 
 
 # --- profiles -------------------------------------------------------------------------------------

@@ -25,11 +25,22 @@ def context(
     turn_cap: int = 20,
 ) -> AgentContext:
     return AgentContext(
-        seat_position=position, name=["Ana Reyes", "Ben Okoro"][position], first_name=["Ana", "Ben"][position],
-        profile={}, goal="Agree on who keeps the car on weekends.", reason="", private_knowledge="",
-        scenario_context="Two siblings talk in a kitchen.", topic="shared car", relationship=5,
-        others=(OtherParticipant(["Ben Okoro", "Ana Reyes"][position], {}),), history=history,
-        turn_index=len(history), turn_cap=turn_cap, barrier=barrier, strategy=strategy,
+        seat_position=position,
+        name=["Ana Reyes", "Ben Okoro"][position],
+        first_name=["Ana", "Ben"][position],
+        profile={},
+        goal="Agree on who keeps the car on weekends.",
+        reason="",
+        private_knowledge="",
+        scenario_context="Two siblings talk in a kitchen.",
+        topic="shared car",
+        relationship=5,
+        others=(OtherParticipant(["Ben Okoro", "Ana Reyes"][position], {}),),
+        history=history,
+        turn_index=len(history),
+        turn_cap=turn_cap,
+        barrier=barrier,
+        strategy=strategy,
         partner_first_name=["Ben", "Ana"][position],
     )
 
@@ -96,8 +107,12 @@ def test_sociocultural_replies_defer_instead_of_refusing(briefs):
 
 def test_a_researcher_defined_barrier_uses_its_own_templates():
     brief = BarrierBrief(
-        key="jargon", name="Jargon", style_directive="Speak in management jargon.", narrative_stance="",
-        interaction_tactics="", confusion_mechanisms="",
+        key="jargon",
+        name="Jargon",
+        style_directive="Speak in management jargon.",
+        narrative_stance="",
+        interaction_tactics="",
+        confusion_mechanisms="",
         templates=("Let's take the {topic} offline and circle back, {partner}.",),
         cues=(Cue("interaction_tactics", "Use a buzzword", 1.0, "of sentences"),),
     )
@@ -107,7 +122,9 @@ def test_a_researcher_defined_barrier_uses_its_own_templates():
 
 def test_partner_asks_for_clarification_and_the_barrier_seat_answers(briefs):
     vague = HistoryEntry("Ana Reyes", "speak", "So, um, the thing... you know?", 0)
-    asked = [scripted.scripted_action(context(position=1, history=(vague,)), seed=s, beats=["Fine."]) for s in range(20)]
+    asked = [
+        scripted.scripted_action(context(position=1, history=(vague,)), seed=s, beats=["Fine."]) for s in range(20)
+    ]
     questions = [a.content for a in asked if a.content in scripted.clarification_lines("shared car")]
     assert questions and len(questions) < 20
 
@@ -115,7 +132,9 @@ def test_partner_asks_for_clarification_and_the_barrier_seat_answers(briefs):
         HistoryEntry("Ana Reyes", "speak", "I need the car on Tuesday.", 0),
         HistoryEntry("Ben Okoro", "speak", questions[0], 1),
     )
-    answer = scripted.scripted_action(context(position=0, history=history), seed=0, beats=["I need the car on Tuesday.", "Bye."])
+    answer = scripted.scripted_action(
+        context(position=0, history=history), seed=0, beats=["I need the car on Tuesday.", "Bye."]
+    )
     assert answer.content != "Bye."  # an inserted answer, not the next beat
 
 
@@ -125,7 +144,9 @@ def test_repair_partner_asks_more_often_than_default_partner():
     def questions(strategy: str) -> int:
         return sum(
             scripted.is_clarification_request(
-                scripted.scripted_action(context(position=1, history=(vague,), strategy=strategy), seed=s, beats=["Ok."]).content
+                scripted.scripted_action(
+                    context(position=1, history=(vague,), strategy=strategy), seed=s, beats=["Ok."]
+                ).content
             )
             for s in range(60)
         )
@@ -140,7 +161,8 @@ def play(beats=None, turn_cap: int = 20, seed: int = 0) -> list[HistoryEntry]:
         position = len(history) % 2
         action = scripted.scripted_action(
             context(position=position, history=tuple(history), turn_cap=turn_cap),
-            seed=seed, beats=beats[position] if beats else None,
+            seed=seed,
+            beats=beats[position] if beats else None,
         )
         history.append(HistoryEntry(["Ana Reyes", "Ben Okoro"][position], action.action_type, action.content, position))
         if action.action_type == "leave":
@@ -150,7 +172,15 @@ def play(beats=None, turn_cap: int = 20, seed: int = 0) -> list[HistoryEntry]:
 
 def test_leaves_when_its_beats_are_used_up():
     history = play({0: ["Hi.", "[non-verbal] waves", "Bye."], 1: ["Hello.", "Hm.", "Bye then."]})
-    assert [entry.action_type for entry in history] == ["speak", "speak", "non-verbal", "speak", "speak", "speak", "leave"]
+    assert [entry.action_type for entry in history] == [
+        "speak",
+        "speak",
+        "non-verbal",
+        "speak",
+        "speak",
+        "speak",
+        "leave",
+    ]
 
 
 def test_without_beats_it_composes_lines_and_leaves_before_the_cap():
@@ -188,7 +218,9 @@ async def test_scripted_stream_yields_the_reply_word_by_word():
 
 def demo_episode(condition: str, codename: str = "report-deadline") -> Episode:
     spec = next(s for s in SCENARIOS if s.codename == codename)
-    episode = create_episode(install_scenario(spec), Barrier.objects.get(key=condition), models={0: "scripted", 1: "scripted"})
+    episode = create_episode(
+        install_scenario(spec), Barrier.objects.get(key=condition), models={0: "scripted", 1: "scripted"}
+    )
     return async_to_sync(run_episode)(episode, seed=3, beats=beats_of(spec))
 
 

@@ -3,7 +3,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.models import ActionType, Evaluation, Episode
+from benchmark.models import ActionType, Episode, Evaluation
 from tests.builders import get_barrier, make_episode, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db

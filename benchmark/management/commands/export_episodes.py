@@ -22,17 +22,31 @@ class Command(BaseCommand):
     help = "Export episodes as Parley JSON Lines (the default) or a CSV of turns."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--out", required=True, metavar="PATH", help="The file to write, or '-' for standard output.")
         parser.add_argument(
-            "--format", choices=EXPORT_FORMATS, default="parley",
+            "--out", required=True, metavar="PATH", help="The file to write, or '-' for standard output."
+        )
+        parser.add_argument(
+            "--format",
+            choices=EXPORT_FORMATS,
+            default="parley",
             help="'parley': one JSON object per episode, everything included; 'csv': one row per turn.",
         )
         parser.add_argument("--source", choices=Episode.Source.values, help="Only episodes from this source.")
-        parser.add_argument("--barrier", metavar="KEY", help="Only episodes under this barrier (its key, e.g. 'semantic').")
+        parser.add_argument(
+            "--barrier", metavar="KEY", help="Only episodes under this barrier (its key, e.g. 'semantic')."
+        )
         parser.add_argument("--tag", help="Only episodes with this experiment tag.")
 
-    def handle(self, *args: object, out: str, format: str, source: str | None, barrier: str | None,
-               tag: str | None, **options: object) -> None:
+    def handle(
+        self,
+        *args: object,
+        out: str,
+        format: str,
+        source: str | None,
+        barrier: str | None,
+        tag: str | None,
+        **options: object,
+    ) -> None:
         if barrier and not Barrier.objects.filter(key=barrier).exists():
             known = ", ".join(Barrier.objects.values_list("key", flat=True))
             raise CommandError(f"--barrier {barrier!r} is not a barrier key; known keys: {known}")
@@ -47,5 +61,7 @@ class Command(BaseCommand):
             except OSError as error:
                 raise CommandError(f"cannot write {out}: {error.strerror}") from error
             report = self.stdout
-        report.write(f"Exported {count} episode(s) as {format} to {'standard output' if out == '-' else out}.",
-                     style_func=lambda text: text)
+        report.write(
+            f"Exported {count} episode(s) as {format} to {'standard output' if out == '-' else out}.",
+            style_func=lambda text: text,
+        )

@@ -1,0 +1,23 @@
+"""Checks shared by the importer tests: a refused file names the problem and writes nothing."""
+
+from pathlib import Path
+
+import pytest
+
+from benchmark.importing import ImportProblem, import_file
+from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+
+MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
+
+
+def row_counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in MODELS}
+
+
+def assert_rejected(path: Path, message: str) -> None:
+    """Importing ``path`` fails with ``message`` in the error, and no row is written."""
+    before = row_counts()
+    with pytest.raises(ImportProblem) as problem:
+        import_file(path)
+    assert message in str(problem.value)
+    assert row_counts() == before
