@@ -4,3 +4,4 @@ from django.apps import AppConfig
 class AnnotatorConfig(AppConfig):
     name = "annotator"
     verbose_name = "Annotation studies"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,8 +1,22 @@
 from django.urls import path
 
-from . import views
+from .views import annotate, invites, research
 
 app_name = "annotator"
 urlpatterns = [
-    path("", views.index, name="index"),
+    # Annotators
+    path("", annotate.index, name="index"),
+    path("join/<str:token>/", invites.join, name="join"),
+    path("s/<slug:slug>/", annotate.instructions, name="instructions"),
+    path("s/<slug:slug>/next/", annotate.next_item, name="next"),
+    path("a/<int:assignment_id>/", annotate.item, name="item"),
+    path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
+    path("a/<int:assignment_id>/submit/", annotate.submit, name="submit"),
+    path("a/<int:assignment_id>/edit/", annotate.edit, name="edit"),
+    # Researchers
+    path("studies/", research.study_list, name="study-list"),
+    path("studies/new/", research.study_create, name="study-create"),
+    path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
+    path("studies/<slug:slug>/report/", research.report, name="report"),
 ]

@@ -1,0 +1,147 @@
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def _invite_token() -> str:
+    return secrets.token_urlsafe(16)
+
+
+class Study(models.Model):
+    """A set of episodes rated under one scheme by a pool of annotators, k ratings per item."""
+
+    title = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    scheme = models.ForeignKey("Scheme", on_delete=models.PROTECT, related_name="studies")
+    instructions = models.TextField(help_text="Shown to annotators before their first item.")
+    overlap = models.PositiveSmallIntegerField(
+        default=3, help_text="k: how many different annotators rate each item."
+    )
+    lease_minutes = models.PositiveIntegerField(
+        default=60, help_text="An item claimed but not submitted within this time goes back to the pool."
+    )
+    min_seconds_per_item = models.PositiveIntegerField(
+        default=30, help_text="Submissions faster than this are flagged for review."
+    )
+    seed = models.PositiveIntegerField(default=0, help_text="Makes each annotator's item order reproducible.")
+    invite_token = models.CharField(max_length=40, unique=True, default=_invite_token, editable=False)
+    is_open = models.BooleanField(default=True, help_text="Annotators can claim items while the study is open.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="created_studies"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="annotation_studies", blank=True
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="study_overlap_positive"),
+            models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="study_lease_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Membership(models.Model):
+    """An annotator in a study's pool; ``instructions_read_at`` gates the queue."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    joined_at = models.DateTimeField(auto_now_add=True)
+    instructions_read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "annotator"], name="membership_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in {self.study}"
+
+
+class StudyItem(models.Model):
+    """One episode to rate in a study; gold and attention items carry known answers (ItemKey)."""
+
+    class Kind(models.TextChoices):
+        REGULAR = "regular", "regular"
+        GOLD = "gold", "gold (known answers)"
+        ATTENTION = "attention", "attention check"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    episode = models.ForeignKey("benchmark.Episode", on_delete=models.PROTECT, related_name="study_items")
+    compared_episode = models.ForeignKey(
+        "benchmark.Episode", on_delete=models.PROTECT, null=True, blank=True, related_name="compared_in_items",
+        help_text="The second episode, for pairwise comparison questions.",
+    )
+    position = models.PositiveIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind, default=Kind.REGULAR)
+    attention_instruction = models.TextField(
+        blank=True, help_text="For attention checks: the instruction shown inside the item."
+    )
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "position"], name="study_item_position_unique"),
+            models.UniqueConstraint(
+                fields=["study", "episode"], condition=Q(compared_episode__isnull=True), name="study_item_episode_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} · item {self.position + 1}"
+
+
+class ItemKey(models.Model):
+    """The known answer to one question of a gold or attention item."""
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="keys")
+    question = models.ForeignKey("Question", on_delete=models.CASCADE, related_name="keys")
+    seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    value = models.CharField(max_length=200)
+    tolerance = models.FloatField(default=0, help_text="For numeric answers: how far off still counts as right.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "question", "seat_position"], name="item_key_unique"),
+        ]
+
+
+class Assignment(models.Model):
+    """An item given to one annotator: claimed (with a lease), submitted, or released.
+
+    The database guarantees an annotator never holds the same item twice; ``annotator.assignment``
+    guarantees no item gets more than k live assignments (claimed within the lease, or submitted).
+    """
+
+    class Status(models.TextChoices):
+        CLAIMED = "claimed", "in progress"
+        SUBMITTED = "submitted", "submitted"
+        RELEASED = "released", "released (lease ran out)"
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=20, choices=Status, default=Status.CLAIMED)
+    claimed_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0, help_text="Time on the item page, summed over visits.")
+
+    class Meta:
+        ordering = ["item", "claimed_at"]
+        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["item", "status"])]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_once_per_annotator"),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(submitted_at__isnull=False), name="assignment_submitted_has_time"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.annotator}"

@@ -1,0 +1,1 @@
+"""Annotator views, split by audience: annotators (``annotate``), researchers (``research``), invites."""
