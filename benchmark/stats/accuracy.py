@@ -1,0 +1,182 @@
+"""Accuracy of annotators against a known truth, with a cluster bootstrap.
+
+The unit of analysis is one rating (an annotator's answer for an item whose truth is known, e.g.
+the barrier injected into an episode). Ratings of the same scenario are not independent, so
+intervals resample whole clusters (default: scenario) with replacement, as SocialVeil §5.2 does
+for barrier identification (120 scenarios, 1,000 resamples, percentile 95% CIs). See Field, C. A.
+& Welsh, A. H. (2007), "Bootstrapping clustered data", JRSS B 69(3):369-390.
+
+The resampling is vectorised: per-cluster counts of correct and total ratings per true class
+form a clusters x 2K matrix, and each resample's totals are one row of W @ that matrix (see
+`bootstrap`).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import DEFAULT_RESAMPLES, Seed, make_rng, percentile_interval, resampled_sums
+from .tables import CLUSTER, ITEM, TRUTH, VALUE, category_codes, drop_missing
+
+METHOD = (
+    "accuracy = share of ratings equal to the item's truth; per class, over ratings of items whose "
+    "truth is that class. 95% CI: percentile cluster bootstrap, resampling clusters with "
+    "replacement (Field & Welsh 2007). chance = 1 / number of classes (uniform guessing); "
+    "majority_rate = share of ratings whose truth is the most common class"
+)
+
+
+@dataclass
+class Accuracy:
+    """Overall and per-class accuracy with cluster-bootstrap CIs, chance baselines, confusion matrix."""
+
+    overall: float | None
+    overall_ci95: list[float] | None
+    by_class: dict[str, dict[str, Any]]
+    chance: float | None
+    majority_rate: float | None
+    labels: list[str]
+    confusion: list[list[int]]
+    resamples: int
+    cluster: str
+    n_clusters: int
+    n_ratings: int
+    seed: int | None
+    method: str = METHOD
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "overall": {"value": self.overall, "ci95": self.overall_ci95},
+            "by_class": self.by_class,
+            "chance": self.chance,
+            "chance_method": "1 / number of classes",
+            "majority_rate": self.majority_rate,
+            "confusion": {"labels": self.labels, "matrix": self.confusion, "rows": "truth", "columns": "answer"},
+            "resamples": self.resamples,
+            "cluster": self.cluster,
+            "n_clusters": self.n_clusters,
+            "n_ratings": self.n_ratings,
+            "seed": self.seed,
+            "method": self.method,
+        }
+
+
+def _comparable(answers: pd.Series, truths: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Both columns as numbers when both are numeric, else both as text (so 1 and "1" match)."""
+    if pd.api.types.is_numeric_dtype(answers) and pd.api.types.is_numeric_dtype(truths):
+        return answers, truths
+    return answers.astype(str).str.strip(), truths.astype(str).str.strip()
+
+
+def cluster_bootstrap_accuracy(
+    table: pd.DataFrame,
+    *,
+    item: str = ITEM,
+    value: str = VALUE,
+    truth: str = TRUTH,
+    cluster: str | None = CLUSTER,
+    labels: Sequence[Any] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: Seed = None,
+) -> Accuracy:
+    """Accuracy of answers in `value` against `truth`, overall and per true class.
+
+    Each of `resamples` bootstrap samples draws as many clusters as there are, with replacement;
+    a statistic's replicate is (correct ratings) / (ratings) summed over the drawn clusters, and
+    its 95% CI the 2.5th-97.5th percentiles. Without a `cluster` column each item is a cluster.
+    Classes are `labels` if given, else every label seen among truths and answers.
+    """
+    notes: list[str] = []
+    rows = drop_missing(table, value, truth)
+    if len(rows) < len(table):
+        notes.append(f"{len(table) - len(rows)} ratings without an answer or a truth left out")
+    if cluster is None or cluster not in rows.columns:
+        notes.append("no cluster column: each item is its own cluster")
+        clusters = rows[item].astype(str)
+        cluster_name = item
+    else:
+        clusters = rows[cluster].astype(str).where(rows[cluster].notna(), "item:" + rows[item].astype(str))
+        cluster_name = cluster
+    answers, truths = _comparable(rows[value], rows[truth])
+    codes, label_list = category_codes(pd.concat([truths, answers], ignore_index=True), labels)
+    truth_codes, answer_codes = codes[: len(rows)], codes[len(rows) :]
+    k = len(label_list)
+    text_labels = [str(label) for label in label_list]
+    n_ratings = len(rows)
+    cluster_codes, cluster_uniques = pd.factorize(clusters, sort=False)
+    n_clusters = len(cluster_uniques)
+    seed_value = seed if isinstance(seed, int) else None
+    if n_ratings == 0:
+        return Accuracy(
+            None,
+            None,
+            {},
+            None,
+            None,
+            text_labels,
+            [],
+            resamples,
+            cluster_name,
+            0,
+            0,
+            seed_value,
+            notes=[*notes, "no ratings with both an answer and a truth"],
+        )
+
+    correct = (truth_codes == answer_codes).astype(float)
+    confusion = np.bincount(truth_codes * k + answer_codes, minlength=k * k).reshape(k, k)
+    per_cell = cluster_codes * k + truth_codes
+    correct_by = np.bincount(per_cell, weights=correct, minlength=n_clusters * k).reshape(n_clusters, k)
+    total_by = np.bincount(per_cell, minlength=n_clusters * k).reshape(n_clusters, k).astype(float)
+    class_totals = total_by.sum(axis=0)
+    class_correct = correct_by.sum(axis=0)
+
+    overall_ci = None
+    class_ci: list[list[float] | None] = [None] * k
+    if resamples and n_clusters >= 2:
+        sums = resampled_sums(np.hstack([correct_by, total_by]), resamples, make_rng(seed))
+        correct_r, total_r = sums[:, :k], sums[:, k:]
+        overall_ci = percentile_interval(correct_r.sum(axis=1) / total_r.sum(axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_class = correct_r / total_r
+        for j in np.flatnonzero(class_totals):
+            class_ci[j] = percentile_interval(per_class[:, j])
+            missing = int((total_r[:, j] == 0).sum())
+            if missing:
+                notes.append(f"class {text_labels[j]}: {missing} resamples without it left out of its CI")
+    elif resamples:
+        notes.append("a bootstrap CI needs at least two clusters")
+
+    by_class = {
+        text_labels[j]: {
+            "value": float(class_correct[j] / class_totals[j]),
+            "ci95": class_ci[j],
+            "n": int(class_totals[j]),
+        }
+        for j in np.flatnonzero(class_totals)
+    }
+    never_true = [text_labels[j] for j in range(k) if class_totals[j] == 0]
+    if never_true:
+        notes.append(f"answers never true for any item (no per-class accuracy): {', '.join(never_true)}")
+    chance = 1.0 / k if k else None
+    if k < 2:
+        notes.append("only one class: the task cannot be failed by chance")
+    return Accuracy(
+        overall=float(correct.mean()),
+        overall_ci95=overall_ci,
+        by_class=by_class,
+        chance=chance,
+        majority_rate=float(class_totals.max() / n_ratings),
+        labels=text_labels,
+        confusion=confusion.tolist(),
+        resamples=resamples,
+        cluster=cluster_name,
+        n_clusters=n_clusters,
+        n_ratings=n_ratings,
+        seed=seed_value,
+        notes=notes,
+    )

@@ -1,0 +1,348 @@
+"""The per-question agreement report, computed from one long-format table.
+
+Input columns: `item`, `annotator`, `question`, `value`, and optionally `cluster` (e.g. the
+scenario), `truth` (the known answer, e.g. the injected barrier), `condition` (e.g. the barrier
+type) and `judge` (the automated judge's score for that item and question). Every question gets
+the statistics that fit its type; every key is present in every question, null when it does not
+apply or is undefined, with the reason in the question's `notes`. The shape is documented in
+docs/report-schema.md.
+"""
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import interpretation
+from .accuracy import cluster_bootstrap_accuracy
+from .alignment import MEANS_METHOD, judge_alignment, means_by_condition
+from .alpha import METHOD as ALPHA_METHOD
+from .alpha import krippendorff_alpha_from_counts
+from .bootstrap import DEFAULT_RESAMPLES
+from .icc import crossed_matrix, icc_oneway_from_codes, icc_twoway_from_matrix
+from .kappa import (
+    AGREEMENT_METHOD,
+    COHEN_METHOD,
+    RANDOLPH_METHOD,
+    binned_kappas_from_codes,
+    cohen_kappa,
+    fleiss_kappa_from_counts,
+    percent_agreement_from_counts,
+    randolph_kappa_from_counts,
+)
+from .spans import DEFAULT_MIN_IOU, span_agreement
+from .tables import (
+    ANNOTATOR,
+    CLUSTER,
+    CONDITION,
+    ITEM,
+    JUDGE,
+    QUESTION,
+    TRUTH,
+    VALUE,
+    category_codes,
+    count_matrix,
+    drop_missing,
+    exclusion_note,
+    item_codes,
+    numeric_values,
+    usable_ratings,
+)
+
+DEFAULT_SEED = 0
+DEFAULT_BINS = (3, 4, 5)
+NUMERIC, CATEGORICAL, SPANS = "numeric", "categorical", "spans"
+
+
+def _require(table: pd.DataFrame, *columns: str) -> None:
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise ValueError(f"the ratings table has no column {', '.join(missing)}")
+
+
+def _blank(kind: str) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "n_items": 0,
+        "n_ratings": 0,
+        "excluded_items": 0,
+        "n_annotators": 0,
+        "percent_agreement": None,
+        "krippendorff_alpha": None,
+        "icc": None,
+        "fleiss_kappa": None,
+        "randolph_kappa": None,
+        "cohen_kappa": None,
+        "binned_kappa": None,
+        "accuracy": None,
+        "by_condition": None,
+        "judge_by_condition": None,
+        "alignment": None,
+        "spans": None,
+        "interpretation": {},
+        "methods": {},
+        "notes": [],
+    }
+
+
+def _note(report: dict[str, Any], key: str, notes: Sequence[str]) -> None:
+    for note in notes:
+        text = f"{key}: {note}"
+        if text not in report["notes"]:
+            report["notes"].append(text)
+
+
+def question_report(
+    table: pd.DataFrame,
+    *,
+    kind: str | None = None,
+    categories: Sequence[Any] | None = None,
+    scale: tuple[float, float] | None = None,
+    bins: Sequence[int] = DEFAULT_BINS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """Every statistic that fits one question's long table (columns as in the module docstring).
+
+    `kind` is "numeric" or "categorical" (default: numeric when every value is a number).
+    `categories` are the options annotators had (fixes q for Randolph's kappa and the category
+    order); `scale` the (low, high) of a numeric scale for binning (default: the observed range).
+    """
+    _require(table, ITEM, VALUE)
+    table = drop_missing(table, ITEM, VALUE)
+    numbers = numeric_values(table[VALUE])
+    if kind is None:
+        kind = NUMERIC if numbers is not None else CATEGORICAL
+    if kind == NUMERIC and numbers is None:
+        raise ValueError("a numeric question needs numeric values")
+    if kind == NUMERIC:
+        table = table.assign(**{VALUE: numbers})
+    report = _blank(kind)
+    kept, excluded = usable_ratings(table)
+    report["n_items"] = int(kept[ITEM].nunique())
+    report["n_ratings"] = len(kept)
+    report["excluded_items"] = excluded
+    report["n_annotators"] = int(kept[ANNOTATOR].nunique()) if ANNOTATOR in kept.columns else 0
+    _note(report, "items", exclusion_note(excluded))
+
+    items, n_items = item_codes(kept[ITEM])
+    codes, labels = category_codes(kept[VALUE], categories if kind == CATEGORICAL else None)
+    counts = count_matrix(items, codes, n_items, len(labels))
+    report["percent_agreement"] = percent_agreement_from_counts(counts)
+    report["methods"]["percent_agreement"] = AGREEMENT_METHOD + "; exact equality of answers"
+    if report["percent_agreement"] is None:
+        _note(report, "percent_agreement", ["no item has two or more ratings"])
+
+    if kind == CATEGORICAL:
+        _categorical(report, kept, counts, labels, categories, resamples, seed)
+    else:
+        _numeric(report, table, kept, counts, labels, items, n_items, scale, bins)
+
+    if TRUTH in table.columns and drop_missing(table, TRUTH).shape[0]:
+        accuracy = cluster_bootstrap_accuracy(
+            table,
+            cluster=CLUSTER if CLUSTER in table.columns else None,
+            labels=None,
+            resamples=resamples,
+            seed=seed,
+        )
+        report["accuracy"] = accuracy.to_dict()
+        _note(report, "accuracy", accuracy.notes)
+    else:
+        _note(report, "accuracy", ["no truth given"])
+    _interpret(report)
+    return _json_ready(report)
+
+
+def _categorical(
+    report: dict[str, Any],
+    kept: pd.DataFrame,
+    counts: np.ndarray,
+    labels: list[Any],
+    categories: Sequence[Any] | None,
+    resamples: int,
+    seed: int,
+) -> None:
+    fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed)
+    report["fleiss_kappa"] = fleiss.to_dict() if fleiss.value is not None else None
+    _note(report, "fleiss_kappa", fleiss.notes)
+    randolph = randolph_kappa_from_counts(counts, len(labels))
+    report["randolph_kappa"] = randolph.value
+    report["methods"]["randolph_kappa"] = RANDOLPH_METHOD
+    _note(report, "randolph_kappa", randolph.notes)
+    if categories is None and randolph.value is not None:
+        _note(report, "randolph_kappa", [f"q = {len(labels)}, the number of categories observed"])
+    cohen = cohen_kappa(kept, categories=categories)
+    report["cohen_kappa"] = cohen.value
+    report["methods"]["cohen_kappa"] = COHEN_METHOD
+    _note(report, "cohen_kappa", cohen.notes)
+    nominal, reason = krippendorff_alpha_from_counts(counts, level="nominal")
+    report["krippendorff_alpha"] = {"nominal": nominal}
+    report["methods"]["krippendorff_alpha"] = ALPHA_METHOD
+    _note(report, "krippendorff_alpha", [reason] if reason else [])
+    for key in ("icc", "binned_kappa", "by_condition", "judge_by_condition", "alignment"):
+        _note(report, key, ["applies to numeric questions"])
+
+
+def _numeric(
+    report: dict[str, Any],
+    table: pd.DataFrame,
+    kept: pd.DataFrame,
+    counts: np.ndarray,
+    labels: list[Any],
+    items: np.ndarray,
+    n_items: int,
+    scale: tuple[float, float] | None,
+    bins: Sequence[int],
+) -> None:
+    values = kept[VALUE].to_numpy(dtype=float)
+    icc = icc_oneway_from_codes(values, items, n_items)
+    report["icc"] = icc.to_dict()
+    _note(report, "icc", icc.notes)
+    matrix = crossed_matrix(kept) if ANNOTATOR in kept.columns else None
+    if matrix is not None:
+        twoway = icc_twoway_from_matrix(matrix)
+        report["icc"]["twoway"] = twoway.to_dict()
+        _note(report, "icc.twoway", twoway.notes)
+    elif report["icc"] is not None:
+        report["icc"]["twoway"] = None
+        _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
+
+    alphas: dict[str, float | None] = {}
+    for level in ("nominal", "ordinal", "interval"):
+        alphas[level], reason = krippendorff_alpha_from_counts(counts, level=level, domain=labels)
+        _note(report, f"krippendorff_alpha.{level}", [reason] if reason else [])
+    report["krippendorff_alpha"] = alphas
+    report["methods"]["krippendorff_alpha"] = ALPHA_METHOD
+
+    if len(values):
+        low, high = scale if scale is not None else (float(values.min()), float(values.max()))
+        if scale is None:
+            observed = f"bins span the observed range [{low:g}, {high:g}]; pass the scale to fix it"
+            _note(report, "binned_kappa", [observed])
+        if high > low:
+            report["binned_kappa"] = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
+            report["methods"]["binned_kappa"] = (
+                "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
+            )
+        else:
+            _note(report, "binned_kappa", ["the scale has no width: every rating is the same"])
+
+    for key in ("fleiss_kappa", "randolph_kappa", "cohen_kappa"):
+        _note(report, key, ["applies to categorical questions; see binned_kappa"])
+
+    # Means and correlations use every rated item: one rating is still a score.
+    if CONDITION in table.columns:
+        means = means_by_condition(table, judge=JUDGE if JUDGE in table.columns else None)
+        report["by_condition"] = means["human"] or None
+        report["judge_by_condition"] = means["judge"] or None
+        report["methods"]["by_condition"] = MEANS_METHOD
+    else:
+        _note(report, "by_condition", ["no condition given"])
+    if JUDGE in table.columns and drop_missing(table, JUDGE).shape[0]:
+        alignment = judge_alignment(table)
+        report["alignment"] = alignment.to_dict()
+        _note(report, "alignment", alignment.notes)
+    else:
+        _note(report, "alignment", ["no judge scores"])
+
+
+def _interpret(report: dict[str, Any]) -> None:
+    labels = report["interpretation"]
+    icc = report["icc"] or {}
+    for key in ("icc1", "icc1k"):
+        labels[key] = interpretation.cicchetti(icc.get(key))
+    if report["fleiss_kappa"]:
+        labels["fleiss_kappa"] = interpretation.landis_koch(report["fleiss_kappa"]["value"])
+    for key in ("randolph_kappa", "cohen_kappa"):
+        labels[key] = interpretation.landis_koch(report[key])
+    for level, value in (report["krippendorff_alpha"] or {}).items():
+        labels[f"krippendorff_alpha.{level}"] = interpretation.landis_koch(value)
+    report["interpretation"] = {key: label for key, label in labels.items() if label is not None}
+    report["methods"]["interpretation"] = (
+        f"kappa and alpha: {interpretation.LANDIS_KOCH}; ICC: {interpretation.CICCHETTI}"
+    )
+
+
+def span_question_report(
+    spans: pd.DataFrame,
+    *,
+    min_iou: float = DEFAULT_MIN_IOU,
+    end_inclusive: bool = False,
+    coders: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """The report of a span question (columns item, annotator, start, end, label, attributes)."""
+    report = _blank(SPANS)
+    agreement = span_agreement(spans, min_iou=min_iou, end_inclusive=end_inclusive, coders=coders)
+    report["n_items"] = agreement.n_items
+    report["n_ratings"] = agreement.n_spans
+    report["excluded_items"] = agreement.excluded_items
+    report["n_annotators"] = int(spans[ANNOTATOR].nunique()) if len(spans) else 0
+    report["spans"] = agreement.to_dict()
+    report["percent_agreement"] = agreement.label_agreement
+    report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
+    _note(report, "spans", agreement.notes)
+    _note(report, "kappa, alpha, ICC", ["do not apply to span questions"])
+    return _json_ready(report)
+
+
+def agreement_report(
+    table: pd.DataFrame,
+    *,
+    categorical: Collection[str] = (),
+    categories: Mapping[str, Sequence[Any]] | None = None,
+    scales: Mapping[str, tuple[float, float]] | None = None,
+    spans: pd.DataFrame | None = None,
+    min_iou: float = DEFAULT_MIN_IOU,
+    end_inclusive: bool = False,
+    bins: Sequence[int] = DEFAULT_BINS,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """{"questions": {question: question_report}} for a long table with a `question` column.
+
+    Questions whose values are all numbers are numeric unless listed in `categorical`. Span
+    questions come from `spans` (same columns as `span_question_report`, plus `question`).
+    """
+    _require(table, ITEM, QUESTION, VALUE)
+    categories = categories or {}
+    scales = scales or {}
+    questions: dict[str, Any] = {}
+    for question, rows in table.groupby(QUESTION, sort=True):
+        name = str(question)
+        kind = CATEGORICAL if name in categorical else None
+        questions[name] = question_report(
+            rows,
+            kind=kind,
+            categories=categories.get(name),
+            scale=scales.get(name),
+            bins=bins,
+            resamples=resamples,
+            seed=seed,
+        )
+    if spans is not None and len(spans):
+        for question, rows in spans.groupby(QUESTION, sort=True):
+            questions[str(question)] = span_question_report(rows, min_iou=min_iou, end_inclusive=end_inclusive)
+    return {"questions": questions}
+
+
+def _json_ready(report: dict[str, Any]) -> dict[str, Any]:
+    """Plain Python values only; a non-finite number becomes null with a note (it should never happen)."""
+
+    def clean(value: Any, path: str) -> Any:
+        if isinstance(value, dict):
+            return {str(key): clean(item, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(item, path) for item in value]
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            report["notes"].append(f"{path}: not a finite number, reported as null")
+            return None
+        return value
+
+    cleaned = clean({key: value for key, value in report.items() if key != "notes"}, "")
+    cleaned["notes"] = list(report["notes"])
+    return cleaned
