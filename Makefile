@@ -30,6 +30,7 @@ migrate: install
 ## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/
 demo: migrate
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo_studies --base-url http://$(HOST):$(PORT)
 	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
 

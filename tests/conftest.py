@@ -28,3 +28,9 @@ def pytest_report_header(config: pytest.Config) -> str:
         f"parley backends: database {settings.DATABASES['default']['ENGINE']}, "
         f"channel layer {settings.CHANNEL_LAYERS['default']['BACKEND']}"
     )
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Full-strength hashing of the builders' passwords would cost most of each test's time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

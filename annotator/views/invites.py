@@ -1,7 +1,44 @@
-"""Joining a study's annotator pool through its invite link."""
+"""Joining a study's annotator pool through its invite link.
 
+The link carries the study's secret ``invite_token``. A signed-in visitor joins at once and goes
+on to the study's instructions; an anonymous visitor may sign in (and come back here) or create an
+account, which joins them too. A wrong token is a 404; a closed study takes no one new.
+"""
+
+from django.contrib.auth import login
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from ..models import Membership, Study
+from ..permissions import ANNOTATORS
 
 
+def join_study(user: AbstractBaseUser, study: Study) -> bool:
+    """Put ``user`` in the annotators group and the study's pool; True if they were not in it yet."""
+    group, _ = Group.objects.get_or_create(name=ANNOTATORS)
+    user.groups.add(group)
+    _, joined = Membership.objects.get_or_create(study=study, annotator=user)
+    return joined
+
+
+@require_http_methods(["GET", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
-    raise NotImplementedError
+    study = get_object_or_404(Study.objects.only("pk", "title", "slug", "is_open"), invite_token=token)
+    if not study.is_open:
+        return render(request, "annotator/join.html", {"study": study, "closed": True}, status=410)
+    if request.user.is_authenticated:
+        join_study(request.user, study)
+        return redirect("annotator:instructions", slug=study.slug)
+
+    form = UserCreationForm(request.POST if request.method == "POST" else None)
+    if form.is_valid():
+        with transaction.atomic():
+            user = form.save()
+            join_study(user, study)
+        login(request, user)
+        return redirect("annotator:instructions", slug=study.slug)
+    return render(request, "annotator/join.html", {"study": study, "form": form})

@@ -1,10 +1,242 @@
-"""Pages researchers manage studies with: list, create, dashboard, exports, report."""
+"""Pages researchers manage studies with: list, create, dashboard, exports, report.
 
-from django.http import HttpRequest, HttpResponse
+Every view is behind ``researcher_required`` and reaches studies only through
+``researcher_studies``: a researcher sees the studies they created, a superuser sees all. Each page
+costs a fixed number of queries, however many items, annotators and annotations a study has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.handlers.asgi import ASGIRequest
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from benchmark.forms import EpisodeFilterForm
+from benchmark.models import Episode
+
+from ..assignment import AnnotatorProgress, progress
+from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
+from ..forms import StudyForm, default_instructions, is_default_instructions
+from ..models import Assignment, Membership, Study, StudyItem
+from ..permissions import researcher_required
+from ..quality import AnnotatorQuality, study_quality
 
 
-def _todo(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-    raise NotImplementedError
+def researcher_studies(user: AbstractBaseUser) -> QuerySet[Study]:
+    """The studies ``user`` manages: their own, or every study for a superuser."""
+    studies = Study.objects.all()
+    return studies if user.is_superuser else studies.filter(created_by=user)
 
 
-study_list = study_create = dashboard = export = report = _todo
+def duration(seconds: int) -> str:
+    """A short human reading of a number of seconds: '45 s', '12 min 05 s', '3 h 20 min'."""
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {seconds:02d} s"
+    return f"{seconds} s"
+
+
+def percent(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+# The list
+
+
+@dataclass
+class StudyRow:
+    study: Study
+    items: int = 0
+    items_complete: int = 0
+    submitted: int = 0
+    slots: int = 0
+
+    @property
+    def percent(self) -> int:
+        return percent(self.submitted, self.slots)
+
+
+@require_GET
+@researcher_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    studies = list(
+        researcher_studies(request.user).select_related("scheme").annotate(members=Count("memberships"))
+    )
+    rows = {study.pk: StudyRow(study) for study in studies}
+    counts = (
+        StudyItem.objects.filter(study__in=rows, kind=StudyItem.Kind.REGULAR)
+        .annotate(submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)))
+        .values_list("study_id", "submitted")
+    )
+    for study_id, submitted in counts:
+        row = rows[study_id]
+        row.items += 1
+        row.submitted += min(submitted, row.study.overlap)
+        row.items_complete += submitted >= row.study.overlap
+    for row in rows.values():
+        row.slots = row.items * row.study.overlap
+    return render(request, "annotator/research/study_list.html", {"rows": list(rows.values())})
+
+
+# Creating a study
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def study_create(request: HttpRequest) -> HttpResponse:
+    """The study form; htmx asks it for the live episode count and for a preset's default instructions."""
+    partial = request.GET.get("partial") if request.htmx else None
+    if partial == "count":
+        return render(request, "annotator/research/partials/_episode_count.html", {"count": _count(request.GET)})
+    if partial == "instructions":
+        return _instructions_field(request)
+
+    if request.method == "POST":
+        form = StudyForm(request.POST)
+        if form.is_valid():
+            try:
+                study = form.save(created_by=request.user)
+            except ValueError as problem:
+                form.add_error(None, str(problem))
+            else:
+                messages.success(request, f"Study “{study.title}” created with {study.items.count()} items.")
+                return redirect("annotator:dashboard", slug=study.slug)
+        count = _count(request.POST)
+    else:
+        form = StudyForm()
+        count = _count({"status": form.initial.get("status", "")})
+    return render(request, "annotator/research/study_form.html", {"form": form, "count": count})
+
+
+def _count(data: object) -> int:
+    """How many episodes the episode filters in ``data`` select (invalid values are ignored)."""
+    return EpisodeFilterForm(data).filter(Episode.objects.all()).count()
+
+
+def _instructions_field(request: HttpRequest) -> HttpResponse:
+    """The instructions box for the chosen preset, keeping whatever the researcher wrote themselves."""
+    text = request.GET.get("instructions", "")
+    if is_default_instructions(text):
+        text = default_instructions(request.GET.get("preset", ""))
+    form = StudyForm(initial={"instructions": text})
+    return render(request, "annotator/research/partials/_field.html", {"field": form["instructions"], "wide": True})
+
+
+# The dashboard
+
+
+@dataclass
+class AnnotatorRow:
+    user: AbstractBaseUser
+    pseudonym: str
+    member: bool
+    work: AnnotatorProgress
+    quality: AnnotatorQuality
+    time_spent: str
+    gold_accuracy: int | None
+
+
+@dataclass
+class ItemRow:
+    item: StudyItem
+    submitted: int
+    in_progress: int
+    short: bool
+
+
+@require_GET
+@researcher_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(researcher_studies(request.user).select_related("scheme", "created_by"), slug=slug)
+    now = timezone.now()
+    standing = progress(study, now=now)
+    quality = study_quality(study)
+    context = {
+        "study": study,
+        "progress": standing,
+        "percent": percent(standing.submitted, standing.slots),
+        "annotators": _annotator_rows(study, standing.per_annotator, quality),
+        "items": _item_rows(study, now),
+        "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
+    }
+    return render(request, "annotator/research/dashboard.html", context)
+
+
+def _annotator_rows(
+    study: Study, work: dict[int, AnnotatorProgress], quality: dict[int, AnnotatorQuality]
+) -> list[AnnotatorRow]:
+    """Every member, and anyone else who holds assignments (someone removed from the pool), by name."""
+    members = {m.annotator_id: m.annotator for m in Membership.objects.filter(study=study).select_related("annotator")}
+    others = set(work) - set(members)
+    users = {**members, **get_user_model().objects.in_bulk(others)} if others else members
+    rows = []
+    for user_id, user in users.items():
+        figures = quality.get(user_id, AnnotatorQuality())
+        done = work.get(user_id, AnnotatorProgress())
+        accuracy = figures.gold_accuracy
+        rows.append(AnnotatorRow(
+            user=user, pseudonym=pseudonym(user_id), member=user_id in members, work=done, quality=figures,
+            time_spent=duration(done.seconds_spent), gold_accuracy=None if accuracy is None else round(100 * accuracy),
+        ))
+    return sorted(rows, key=lambda row: (not row.member, row.user.get_username()))
+
+
+def _item_rows(study: Study, now: datetime) -> list[ItemRow]:
+    """Every item with its submissions against k; regular items short of k are flagged."""
+    claimed = Q(assignments__status=Assignment.Status.CLAIMED, assignments__lease_expires_at__gte=now)
+    items = (
+        study.items.select_related("episode__scenario", "episode__barrier", "compared_episode")
+        .annotate(
+            submitted=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            in_progress=Count("assignments", filter=claimed),
+        )
+        .order_by("position")
+    )
+    return [
+        ItemRow(
+            item=item, submitted=item.submitted, in_progress=item.in_progress,
+            short=item.kind == StudyItem.Kind.REGULAR and item.submitted < study.overlap,
+        )
+        for item in items
+    ]
+
+
+# Exports and the report
+
+
+@require_GET
+@researcher_required
+def export(request: HttpRequest, slug: str, fmt: str) -> StreamingHttpResponse:
+    """The study's annotations in long format, streamed; ``?all_versions=1`` adds every version."""
+    if fmt not in FORMATS:
+        raise Http404(f"No export format {fmt!r}.")
+    study = get_object_or_404(researcher_studies(request.user), slug=slug)
+    all_versions = request.GET.get("all_versions") == "1"
+    lines = export_lines(study, fmt, all_versions=all_versions)
+    # Under ASGI a synchronous iterator would be read whole before sending; hand it an async one.
+    content = in_chunks_async(lines) if isinstance(request, ASGIRequest) else in_chunks(lines)
+    response = StreamingHttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    suffix = "-all-versions" if all_versions else ""
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-annotations{suffix}.{fmt}"'
+    return response
+
+
+@require_GET
+@researcher_required
+def report(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(researcher_studies(request.user), slug=slug)
+    return render(request, "annotator/research/report.html", {"study": study})
+

@@ -399,7 +399,7 @@ def race(study, work):
     assert errors == []
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_racing_claims_never_give_away_more_than_k_slots():
     annotators = [make_user() for _ in range(8)]
     for _ in range(3):
@@ -410,7 +410,7 @@ def test_racing_claims_never_give_away_more_than_k_slots():
         assert sorted(live.values()) == [2, 2, 2]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_racing_annotators_fill_every_slot_exactly():
     study = make_study(items=20, overlap=2, annotators=8)
 

@@ -1,0 +1,176 @@
+"""Export a study's annotations in long format: one row per answer, and one per span.
+
+The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
+
+- ``study`` (slug), ``item`` (the item's number in the study, from 1), ``item_kind`` (regular,
+  gold or attention: filter the last two out before computing agreement), ``episode`` and
+  ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none);
+- ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
+- ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
+  ``seat`` (the seat position for per-seat questions, else empty);
+- ``value`` (an answer's text or choice, or a span's label: ``error`` / ``competency``), ``number``
+  (numeric answers), ``rationale``;
+- span anchors ``start_turn``, ``start_char``, ``end_turn``, ``end_char`` (turn indexes inclusive;
+  characters from start inclusive to end exclusive), ``attributes`` (social attribute keys, joined
+  by ``;`` in CSV, a list in JSON Lines) and ``correction``;
+- ``scheme``, ``scheme_version``, ``annotation_version``, ``status``, ``created_at``,
+  ``submitted_at`` (ISO 8601, UTC).
+
+By default only each assignment's latest submitted version is exported; ``all_versions`` adds
+every version, drafts included (``status`` tells them apart). Rows come in a fixed order: item,
+annotator, version, then answers by question position and seat, then spans by anchor, so two
+exports of the same data are byte for byte the same. Annotations are read in batches, each with
+its answers and spans prefetched, so memory stays flat however large the study.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import AsyncIterator, Iterable, Iterator
+from itertools import islice
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
+
+from benchmark.exporting import stable_id, timestamp
+
+from .models import Annotation, Answer, SocialAttribute, Span, Study
+
+FORMATS = ("csv", "jsonl")
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+COLUMNS = (
+    "study", "item", "item_kind", "episode", "compared_episode", "annotator",
+    "row_type", "question", "question_kind", "seat", "value", "number", "rationale",
+    "start_turn", "start_char", "end_turn", "end_char", "attributes", "correction",
+    "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at",
+)
+_BATCH = 200
+_CHUNK_LINES = 500
+
+
+def pseudonym(user_id: int) -> str:
+    """The id an annotator has in exports and reports."""
+    return f"a{user_id}"
+
+
+def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySet[Annotation]:
+    """The study's annotations to export, in export order, with everything a row needs."""
+    annotations = Annotation.objects.filter(assignment__item__study=study)
+    if not all_versions:
+        newer = Annotation.objects.filter(
+            assignment=OuterRef("assignment"), status=Annotation.Status.SUBMITTED, version__gt=OuterRef("version")
+        )
+        annotations = annotations.filter(status=Annotation.Status.SUBMITTED).exclude(Exists(newer))
+    return (
+        annotations.select_related("assignment__item__episode", "assignment__item__compared_episode", "scheme")
+        .prefetch_related(
+            Prefetch("answers", queryset=Answer.objects.select_related("question").order_by(
+                "question__position", F("seat_position").asc(nulls_first=True), "pk"
+            )),
+            Prefetch("spans", queryset=Span.objects.select_related("question").order_by(
+                "start_turn", F("start_char").asc(nulls_first=True),
+                "end_turn", F("end_char").asc(nulls_first=True), "pk",
+            )),
+            Prefetch("spans__attributes", queryset=SocialAttribute.objects.order_by("position", "key")),
+        )
+        .order_by("assignment__item__position", "assignment__annotator_id", "version", "pk")
+    )
+
+
+def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, Any]]:
+    """One dict per answer and per span, keys in ``COLUMNS`` order."""
+    for annotation in exported_annotations(study, all_versions=all_versions).iterator(chunk_size=_BATCH):
+        item = annotation.assignment.item
+        shared = {
+            "study": study.slug,
+            "item": item.position + 1,
+            "item_kind": item.kind,
+            "episode": stable_id(item.episode),
+            "compared_episode": stable_id(item.compared_episode) if item.compared_episode else None,
+            "annotator": pseudonym(annotation.assignment.annotator_id),
+        }
+        tail = {
+            "scheme": annotation.scheme.name,
+            "scheme_version": annotation.scheme.version,
+            "annotation_version": annotation.version,
+            "status": annotation.status,
+            "created_at": timestamp(annotation.created_at),
+            "submitted_at": timestamp(annotation.submitted_at),
+        }
+        for answer in annotation.answers.all():
+            yield {
+                **shared,
+                "row_type": "answer",
+                "question": answer.question.key,
+                "question_kind": answer.question.kind,
+                "seat": answer.seat_position,
+                "value": answer.value,
+                "number": answer.number,
+                "rationale": answer.rationale,
+                "start_turn": None, "start_char": None, "end_turn": None, "end_char": None,
+                "attributes": None,
+                "correction": None,
+                **tail,
+            }
+        for span in annotation.spans.all():
+            yield {
+                **shared,
+                "row_type": "span",
+                "question": span.question.key,
+                "question_kind": span.question.kind,
+                "seat": None,
+                "value": span.label,
+                "number": None,
+                "rationale": span.rationale,
+                "start_turn": span.start_turn,
+                "start_char": span.start_char,
+                "end_turn": span.end_turn,
+                "end_char": span.end_char,
+                "attributes": [attribute.key for attribute in span.attributes.all()],
+                "correction": span.correction,
+                **tail,
+            }
+
+
+class _Echo:
+    """A file-like object whose ``write`` returns what it was given, for streaming csv rows."""
+
+    def write(self, text: str) -> str:
+        return text
+
+
+def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The header, then one CSV line per record; empty cells for None, attributes joined by ';'."""
+    writer = csv.writer(_Echo(), lineterminator="\n")
+    yield writer.writerow(COLUMNS)
+    for row in rows:
+        cells = dict(row)
+        if cells["attributes"] is not None:
+            cells["attributes"] = ";".join(cells["attributes"])
+        yield writer.writerow(["" if cells[column] is None else cells[column] for column in COLUMNS])
+
+
+def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def in_chunks(lines: Iterator[str], size: int = _CHUNK_LINES) -> Iterator[str]:
+    """``lines`` joined a few hundred at a time, so a response is not sent line by line."""
+    while chunk := "".join(islice(lines, size)):
+        yield chunk
+
+
+async def in_chunks_async(lines: Iterator[str], size: int = _CHUNK_LINES) -> AsyncIterator[str]:
+    """``in_chunks`` for ASGI: each chunk is read (from the database) in Django's sync thread."""
+    take = sync_to_async(lambda: "".join(islice(lines, size)))
+    while chunk := await take():
+        yield chunk
+
+
+def export_lines(study: Study, fmt: str, *, all_versions: bool = False) -> Iterator[str]:
+    """The export of ``study`` in ``fmt`` (one of ``FORMATS``), line by line."""
+    rows = records(study, all_versions=all_versions)
+    return csv_lines(rows) if fmt == "csv" else jsonl_lines(rows)

@@ -1,0 +1,396 @@
+"""The form a researcher creates a study with, and ``create_study``, which builds it in one go.
+
+A study is made of a scheme (a preset installed on the spot, or an existing scheme), the episodes
+that match a filter (optionally a reproducible random sample of them), overlap k, timing rules,
+instructions, an annotator pool, and quality-control items:
+
+- **gold** items keep their episode and have a known answer for the scheme's question whose truth
+  comes from the episode's barrier (``truth="episode.barrier"``): the barrier condition the
+  episode was actually played under;
+- **attention** items carry an instruction inside the item ("for this item choose ‘None’ ...")
+  and that instruction's answer as their key; they are drawn from episodes played under a
+  barrier, so the instructed answer is never also the true one.
+
+For pairwise questions, a study can pair each episode played under a barrier with its scenario's
+barrier-free episode (``pair_with_baseline``); which of the two is shown first is decided by the seed.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import QuerySet
+
+from benchmark.forms import EpisodeFilterForm
+from benchmark.models import Episode
+
+from . import schemes
+from .models import ItemKey, Membership, Question, Scheme, Study, StudyItem
+from .permissions import ANNOTATORS
+
+BARRIER_TRUTH = "episode.barrier"
+BASELINE = "none"  # the barrier key of episodes played without a barrier
+ATTENTION_ANSWER = BASELINE  # what an attention check asks for: never the true answer of its episode
+FILTER_FIELDS = ("source", "scenario", "barrier", "status", "tag")
+
+DEFAULT_INSTRUCTIONS = {
+    "socialveil": (
+        "You will read conversations between two characters who each want something from the exchange.\n\n"
+        "In some conversations one character talks under a communication barrier: their words are vague "
+        "or ambiguous (semantic), rely on indirect, culture-bound ways of saying things (sociocultural), "
+        "or are swamped by strong feelings (emotional). Others have no barrier at all.\n\n"
+        "For each conversation: choose which barrier, if any, you think one character was under; rate how "
+        "much confusion was still unresolved at the end (1 = a great deal, 5 = none left); and rate how "
+        "well the two ended up understanding each other (1 = not at all, 5 = completely). The panel beside "
+        "the transcript describes each barrier with an example. Your answers save as you go."
+    ),
+    "sotopia-eval": (
+        "You will read conversations between two characters, each with a private goal.\n\n"
+        "Score each character on seven dimensions: how far they reached their goal, how believable they "
+        "were, how the relationship changed, what new knowledge they gained, whether they kept their "
+        "secrets, whether they broke social rules or laws, and what they gained or lost materially. Each "
+        "dimension has its own range, shown beside it; where the range has negative numbers, 0 means no "
+        "change.\n\n"
+        "Write a short reason for every score; pointing at the turn that decided it is enough. Your "
+        "answers save as you go."
+    ),
+    "shrec-spans": (
+        "You will read conversations and mark the moments that show social skill, or a lack of it.\n\n"
+        "Select a stretch of turns (or part of one turn) and mark it as a social error, something that "
+        "hurts the exchange, or a social competency, something handled well. Choose one or more social "
+        "attributes it is about (hover over a name to read its definition) and explain your choice. For an "
+        "error, also write what the character could have done instead.\n\n"
+        "Spans may overlap, and a conversation may have many or none. Your work saves as you go."
+    ),
+    "promediate": (
+        "You will compare two versions of the same conversation: the same people, the same situation, "
+        "played out differently.\n\n"
+        "Read both, then answer each question about which version handled the disagreement better: who "
+        "moved the parties closer to an agreement, who kept the tone constructive, who noticed and repaired "
+        "misunderstandings. Choose 'tie' only when you truly cannot tell them apart. Your answers save as "
+        "you go."
+    ),
+}
+GENERIC_INSTRUCTIONS = (
+    "Read each conversation carefully, then answer every question. Your answers save as you go, and you can "
+    "come back to a submitted item to change it."
+)
+
+
+def default_instructions(preset: str) -> str:
+    return DEFAULT_INSTRUCTIONS.get(preset, GENERIC_INSTRUCTIONS)
+
+
+def is_default_instructions(text: str) -> bool:
+    """Whether ``text`` is blank or one of the defaults, i.e. nothing the researcher wrote."""
+    normalised = text.replace("\r\n", "\n").strip()
+    return not normalised or normalised in {*DEFAULT_INSTRUCTIONS.values(), GENERIC_INSTRUCTIONS}
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    return [(key, preset.name) for key, preset in schemes.PRESETS.items()]
+
+
+def annotator_pool() -> QuerySet[AbstractBaseUser]:
+    return get_user_model().objects.filter(groups__name=ANNOTATORS, is_active=True).order_by("username")
+
+
+class StudyForm(forms.ModelForm):
+    """Everything a new study needs; ``save(created_by=...)`` creates it, all or nothing."""
+
+    preset = forms.ChoiceField(
+        required=False, label="Scheme preset",
+        help_text="A fresh copy of a ready-made scheme. Leave empty to use an existing scheme instead.",
+    )
+    scheme = forms.ModelChoiceField(
+        Scheme.objects.all(), required=False, label="or an existing scheme", empty_label="—",
+    )
+    # The episode browser's filters: same names, choices and labels.
+    source = EpisodeFilterForm.base_fields["source"]
+    scenario = EpisodeFilterForm.base_fields["scenario"]
+    barrier = EpisodeFilterForm.base_fields["barrier"]
+    status = EpisodeFilterForm.base_fields["status"]
+    tag = EpisodeFilterForm.base_fields["tag"]
+    limit = forms.IntegerField(
+        required=False, min_value=1, label="At most",
+        help_text="Take a random sample of this many matching episodes. Leave empty to take them all.",
+    )
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**31 - 1, label="Random seed",
+        help_text="Makes the sample, the quality items and each annotator's order reproducible. "
+        "Leave empty for a random one (it is saved with the study).",
+    )
+    pool = forms.ModelMultipleChoiceField(
+        annotator_pool(), required=False, widget=forms.CheckboxSelectMultiple, label="Annotator pool",
+        help_text="People already in the annotators group. Others can join later with the invite link.",
+    )
+    overlap = forms.IntegerField(
+        min_value=1, max_value=1000, initial=3, label="Overlap k",
+        help_text="How many different annotators rate each regular item.",
+    )
+    lease_minutes = forms.IntegerField(
+        min_value=1, max_value=24 * 60, initial=60, label="Lease (minutes)",
+        help_text="An item claimed but not submitted within this time goes back to the pool.",
+    )
+    pair_with_baseline = forms.BooleanField(
+        required=False, label="Pair each barrier episode with its barrier-free version",
+        help_text="For pairwise questions: each item shows an episode played under a barrier beside the same "
+        "scenario's episode without one, in a random order.",
+    )
+    gold_items = forms.IntegerField(
+        min_value=0, initial=0, label="Gold items",
+        help_text="How many of the episodes get a known answer: the barrier they were played under.",
+    )
+    attention_items = forms.IntegerField(
+        min_value=0, initial=0, label="Attention checks",
+        help_text="How many episodes instead ask the annotator to choose a given answer.",
+    )
+
+    class Meta:
+        model = Study
+        fields = ["title", "slug", "instructions", "overlap", "lease_minutes", "min_seconds_per_item", "seed"]
+        labels = {"min_seconds_per_item": "Minimum seconds per item"}
+        widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
+
+    field_order = [
+        "title", "slug", "preset", "scheme", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
+        "overlap", "lease_minutes", "min_seconds_per_item", "pool", "gold_items", "attention_items", "instructions",
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["preset"].choices = [("", "— none: use an existing scheme —"), *preset_choices()]
+        tags = Episode.objects.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
+        self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
+        self.fields["instructions"].required = False
+        self.fields["instructions"].help_text = (
+            "Shown before the first item. Left empty, the preset's default text is used."
+        )
+        self.fields["slug"].help_text = "The study's address: letters, numbers, hyphens."
+        for field in self.fields.values():
+            if isinstance(field.widget, forms.NumberInput):  # styled like the other text boxes
+                field.widget = forms.TextInput(attrs={"inputmode": "numeric", "size": 8})
+        if not self.is_bound:
+            preset = self.initial.setdefault("preset", next(iter(schemes.PRESETS), ""))
+            self.initial.setdefault("status", Episode.Status.FINISHED)
+            self.initial.setdefault("instructions", default_instructions(preset))
+
+    # Validation
+
+    def clean(self) -> dict:
+        data = super().clean()
+        preset, scheme = data.get("preset"), data.get("scheme")
+        if preset and scheme:
+            self.add_error("scheme", "Choose a preset or an existing scheme, not both.")
+        elif not preset and not scheme and "scheme" not in self.errors:
+            self.add_error("preset", "Choose a scheme preset or an existing scheme.")
+
+        overlap, pool = data.get("overlap"), data.get("pool")
+        if overlap and pool and overlap > len(pool):
+            self.add_error(
+                "overlap",
+                f"Overlap k is {overlap}, but the pool has only {len(pool)} annotator{'s' if len(pool) != 1 else ''}: "
+                "lower k, choose more annotators, or leave the pool empty and invite people with the link.",
+            )
+
+        if any(field in self.errors for field in (*FILTER_FIELDS, "limit")):
+            return data
+        episodes = self.matching_episodes()
+        total = episodes.count()
+        if total == 0:
+            self.add_error(None, "No episodes match these filters: a study needs at least one episode.")
+            return data
+        chosen = min(total, data["limit"]) if data.get("limit") else total
+        gold, attention = data.get("gold_items") or 0, data.get("attention_items") or 0
+        if gold + attention > chosen:
+            self.add_error(
+                "gold_items",
+                f"{gold} gold and {attention} attention items need {gold + attention} episodes, "
+                f"but the study has {chosen}.",
+            )
+        scheme_known = (preset or scheme) and "preset" not in self.errors and "scheme" not in self.errors
+        if data.get("pair_with_baseline"):
+            if gold or attention:
+                self.add_error("pair_with_baseline", "Paired items cannot be gold or attention items.")
+            if scheme_known and not any(q.kind == Question.Kind.PAIRWISE for q in _questions(preset, scheme)):
+                self.add_error("pair_with_baseline", "This scheme has no pairwise question to compare the pairs with.")
+            if not episodes.exclude(barrier__key=BASELINE).exists():
+                self.add_error("pair_with_baseline", "No matching episode was played under a barrier, so nothing "
+                               "can be paired.")
+        elif (gold or attention) and scheme_known:
+            self._check_quality_items(preset, scheme, attention, episodes)
+        return data
+
+    def _check_quality_items(
+        self, preset: str, scheme: Scheme | None, attention: int, episodes: QuerySet[Episode]
+    ) -> None:
+        """Gold and attention items need a barrier question (with a 'none' choice for attention checks)."""
+        question = next((q for q in _questions(preset, scheme) if q.truth == BARRIER_TRUTH), None)
+        if question is None:
+            self.add_error(
+                "gold_items",
+                "This scheme has no question whose answer is the episode's barrier, so it cannot have gold or "
+                "attention items.",
+            )
+            return
+        if attention and ATTENTION_ANSWER not in _choice_labels(question):
+            self.add_error(
+                "attention_items", f"The barrier question has no '{ATTENTION_ANSWER}' choice to ask for."
+            )
+        elif attention and episodes.exclude(barrier__key=ATTENTION_ANSWER).count() < attention:
+            self.add_error(
+                "attention_items",
+                "Attention checks are drawn from episodes played under a barrier, and too few of those match.",
+            )
+
+    # Reading the form
+
+    def matching_episodes(self) -> QuerySet[Episode]:
+        """Every episode the filters select (before sampling)."""
+        lookups = {field: self.cleaned_data[field] for field in FILTER_FIELDS if self.cleaned_data.get(field)}
+        return Episode.objects.filter(**lookups).order_by("pk")
+
+    def save(self, commit: bool = True, *, created_by: AbstractBaseUser | None = None) -> Study:
+        if not commit:
+            raise ValueError("A study is created with its items in one transaction; use save().")
+        data = self.cleaned_data
+        return create_study(
+            title=data["title"], slug=data["slug"], instructions=data["instructions"],
+            preset=data.get("preset") or None, scheme=data.get("scheme"),
+            episodes=self.matching_episodes(), limit=data.get("limit"), seed=data.get("seed"),
+            overlap=data["overlap"], lease_minutes=data["lease_minutes"],
+            min_seconds_per_item=data["min_seconds_per_item"], pool=list(data.get("pool") or []),
+            gold_items=data.get("gold_items") or 0, attention_items=data.get("attention_items") or 0,
+            pair_with_baseline=data.get("pair_with_baseline", False), created_by=created_by,
+        )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    pk: int
+    scenario: int
+    baseline: bool  # played without a barrier
+
+
+def create_study(
+    *,
+    title: str,
+    slug: str,
+    episodes: QuerySet[Episode],
+    preset: str | None = None,
+    scheme: Scheme | None = None,
+    instructions: str = "",
+    limit: int | None = None,
+    seed: int | None = None,
+    overlap: int = 3,
+    lease_minutes: int = 60,
+    min_seconds_per_item: int = 30,
+    pool: Sequence[AbstractBaseUser] = (),
+    gold_items: int = 0,
+    attention_items: int = 0,
+    pair_with_baseline: bool = False,
+    created_by: AbstractBaseUser | None = None,
+) -> Study:
+    """Create a study, its scheme (from ``preset``) if asked, items, known answers and pool, atomically.
+
+    ``episodes`` are sampled down to ``limit`` with ``seed`` (a random seed when None, stored on
+    the study). Raises ``ValueError`` when the quality items asked for cannot be made.
+    """
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    rng = random.Random(seed)
+    candidates = [
+        _Candidate(pk, scenario, barrier == BASELINE)
+        for pk, barrier, scenario in episodes.order_by("pk").values_list("pk", "barrier__key", "scenario_id")
+    ]
+    if limit is not None and limit < len(candidates):
+        candidates = sorted(rng.sample(candidates, limit), key=lambda candidate: candidate.pk)
+
+    with transaction.atomic():
+        if preset:
+            scheme = schemes.install_preset(preset)
+        if scheme is None:
+            raise ValueError("A study needs a scheme or a preset.")
+        study = Study.objects.create(
+            title=title, slug=slug, scheme=scheme, overlap=overlap, lease_minutes=lease_minutes,
+            min_seconds_per_item=min_seconds_per_item, seed=seed, created_by=created_by,
+            instructions=instructions.strip() or default_instructions(scheme.preset),
+        )
+        items = _pairs(candidates, rng) if pair_with_baseline else [(candidate, None) for candidate in candidates]
+        if not items:
+            raise ValueError("None of the episodes could be paired with a barrier-free version of its scenario.")
+        StudyItem.objects.bulk_create(
+            StudyItem(study=study, episode_id=first.pk, compared_episode_id=second, position=position)
+            for position, (first, second) in enumerate(items)
+        )
+        if gold_items or attention_items:
+            _add_quality_items(study, list(scheme.questions.all()), gold_items, attention_items, rng)
+        if pool:
+            Membership.objects.bulk_create(Membership(study=study, annotator=user) for user in pool)
+    return study
+
+
+def _pairs(candidates: list[_Candidate], rng: random.Random) -> list[tuple[_Candidate, int | None]]:
+    """Each episode under a barrier with its scenario's barrier-free episode, in a seeded order."""
+    baselines = dict(
+        Episode.objects.filter(
+            scenario_id__in={candidate.scenario for candidate in candidates},
+            barrier__key=BASELINE, status=Episode.Status.FINISHED,
+        ).order_by("-pk").values_list("scenario_id", "pk")
+    )  # the lowest pk per scenario wins: later rows overwrite earlier ones
+    pairs = []
+    for candidate in candidates:
+        baseline = baselines.get(candidate.scenario)
+        if candidate.baseline or baseline is None:
+            continue
+        if rng.random() < 0.5:
+            pairs.append((candidate, baseline))
+        else:
+            pairs.append((_Candidate(baseline, candidate.scenario, True), candidate.pk))
+    return pairs
+
+
+def _add_quality_items(
+    study: Study, questions: list[Question], gold: int, attention: int, rng: random.Random
+) -> None:
+    question = next((q for q in questions if q.truth == BARRIER_TRUTH), None)
+    if question is None:
+        raise ValueError("The scheme has no question whose answer is the episode's barrier.")
+    items = list(study.items.select_related("episode__barrier").order_by("position"))
+    under_barrier = [item for item in items if item.episode.barrier.key != ATTENTION_ANSWER]
+    if len(under_barrier) < attention or len(items) < gold + attention:
+        raise ValueError("Too few episodes for the gold and attention items asked for.")
+    checks = rng.sample(under_barrier, attention)
+    rest = [item for item in items if item not in checks]
+    golds = rng.sample(rest, gold)
+    label = _choice_labels(question).get(ATTENTION_ANSWER, ATTENTION_ANSWER)
+    instruction = (
+        f"This item checks that you are reading the instructions. Whatever you think of the conversation, "
+        f"choose “{label}” for “{question.prompt}”, then answer the other questions as usual."
+    )
+    for item in checks:
+        item.kind, item.attention_instruction = StudyItem.Kind.ATTENTION, instruction
+    for item in golds:
+        item.kind = StudyItem.Kind.GOLD
+    StudyItem.objects.bulk_update([*checks, *golds], ["kind", "attention_instruction"])
+    seat = 0 if question.per_seat else None
+    ItemKey.objects.bulk_create(
+        [ItemKey(item=item, question=question, seat_position=seat, value=ATTENTION_ANSWER) for item in checks]
+        + [ItemKey(item=item, question=question, seat_position=seat, value=item.episode.barrier.key) for item in golds]
+    )
+
+
+def _choice_labels(question: Question | schemes.QuestionSpec) -> dict[str, str]:
+    """A choice question's labels by value (empty for other kinds)."""
+    choices = question.options.get("choices", [])
+    return {str(choice["value"]): choice.get("label", choice["value"]) for choice in choices}
+
+
+def _questions(preset: str, scheme: Scheme | None) -> list[Question] | tuple[schemes.QuestionSpec, ...]:
+    return list(scheme.questions.all()) if scheme else schemes.PRESETS[preset].questions

@@ -1,0 +1,138 @@
+"""Joining a study through its invite link: signed in, signing up, a wrong token, a closed study."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from annotator.models import Membership
+from annotator.permissions import ANNOTATORS
+from tests.annotator.builders import make_study
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+NEW_PASSWORD = "a long and unusual passphrase 42"
+
+
+@pytest.fixture
+def study():
+    return make_study(slug="invited", title="Invited study")
+
+
+def join_url(study) -> str:
+    return reverse("annotator:join", args=[study.invite_token])
+
+
+def instructions_url(study) -> str:
+    return reverse("annotator:instructions", args=[study.slug])
+
+
+def test_a_signed_in_user_joins_and_goes_to_the_instructions(client, study):
+    user = make_user()
+    client.force_login(user)
+
+    response = client.get(join_url(study))
+
+    assert response.status_code == 302
+    assert response.url == instructions_url(study)
+    assert Membership.objects.filter(study=study, annotator=user).exists()
+    assert user.groups.filter(name=ANNOTATORS).exists()
+
+
+def test_joining_twice_keeps_one_membership(client, study):
+    user = make_user()
+    client.force_login(user)
+
+    client.get(join_url(study))
+    client.get(join_url(study))
+
+    assert Membership.objects.filter(study=study, annotator=user).count() == 1
+
+
+def test_an_anonymous_visitor_can_sign_in_or_create_an_account(client, study):
+    response = client.get(join_url(study))
+
+    assert response.status_code == 200
+    assert "Invited study" in response.text
+    assert f'{reverse("login")}?next={join_url(study)}' in response.text
+    assert 'name="username"' in response.text and 'name="password2"' in response.text
+    assert not Membership.objects.exists()
+
+
+def test_signing_up_creates_an_annotator_in_the_study_and_logs_them_in(client, study):
+    response = client.post(
+        join_url(study), {"username": "newcomer", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD}
+    )
+
+    assert response.status_code == 302
+    assert response.url == instructions_url(study)
+    user = get_user_model().objects.get(username="newcomer")
+    assert user.groups.filter(name=ANNOTATORS).exists()
+    assert Membership.objects.filter(study=study, annotator=user).exists()
+    assert not user.is_staff
+    assert client.session["_auth_user_id"] == str(user.pk)
+
+
+def test_a_bad_sign_up_says_why_and_creates_nothing(client, study):
+    make_user(username="taken")
+
+    response = client.post(join_url(study), {"username": "taken", "password1": "short", "password2": "other"})
+
+    assert response.status_code == 200
+    assert "A user with that username already exists." in response.text
+    assert "The two password fields didn" in response.text
+    assert not Membership.objects.exists()
+
+
+def test_a_wrong_token_is_a_404(client, study):
+    client.force_login(make_user())
+
+    assert client.get(reverse("annotator:join", args=["not-the-token"])).status_code == 404
+    assert not Membership.objects.exists()
+
+
+def test_a_wrong_token_is_a_404_for_anonymous_visitors_too(client, study):
+    assert client.get(reverse("annotator:join", args=["not-the-token"])).status_code == 404
+    assert client.post(
+        reverse("annotator:join", args=["not-the-token"]),
+        {"username": "x", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    ).status_code == 404
+    assert not get_user_model().objects.filter(username="x").exists()
+
+
+@pytest.mark.parametrize("signed_in", [True, False], ids=["signed-in", "anonymous"])
+def test_a_closed_study_says_so_and_takes_no_one(client, signed_in):
+    study = make_study(is_open=False)
+    if signed_in:
+        client.force_login(make_user())
+
+    response = client.get(join_url(study))
+
+    assert response.status_code == 410
+    assert "This study is closed" in response.text
+    assert 'name="password1"' not in response.text
+    assert not Membership.objects.exists()
+
+
+def test_a_closed_study_refuses_sign_ups(client):
+    study = make_study(is_open=False)
+
+    response = client.post(join_url(study), {"username": "late", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD})
+
+    assert response.status_code == 410
+    assert not get_user_model().objects.filter(username="late").exists()
+
+
+def test_the_invite_link_works_after_signing_in_through_it(client, study):
+    """The sign-in button comes back to the invite link, which then joins."""
+    user = make_user(username="returning")
+    login_page = client.get(f'{reverse("login")}?next={join_url(study)}')
+    assert login_page.status_code == 200
+
+    response = client.post(
+        reverse("login"), {"username": "returning", "password": "correct horse battery staple", "next": join_url(study)}
+    )
+    assert response.url == join_url(study)
+    assert client.get(response.url).url == instructions_url(study)
+    assert Membership.objects.filter(study=study, annotator=user).exists()
