@@ -63,23 +63,8 @@ def test_login_form_logs_in_and_returns_home(client):
     assert client.session["_auth_user_id"] == str(user.pk)
 
 
-# The entry pages the home page links to (annotator and chat have no test modules of their own yet).
-
-def test_annotator_entry_asks_anonymous_users_to_log_in(client):
-    response = client.get(reverse("annotator:index"))
-
-    assert response.status_code == 302
-    assert "login" in response.url
-
-
-def test_annotator_entry_says_nothing_is_assigned_yet(client):
-    client.force_login(make_user())
-
-    response = client.get(reverse("annotator:index"))
-
-    assert response.status_code == 200
-    assert "Nothing is assigned to you yet" in response.text
-
+# The entry pages the home page links to (the annotator's has its own tests in
+# tests/annotator/test_annotate_views.py; chat has no test module of its own yet).
 
 def test_chat_entry_is_for_staff_and_counts_scenarios(client):
     make_scenario()

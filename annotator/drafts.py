@@ -1,0 +1,236 @@
+"""Drafts, submits and edits of an annotation: the rules that make sure no one's work is lost.
+
+Every autosave carries the ``revision`` the page was showing. A save whose revision is not the
+draft's current one came from a stale tab (another tab saved since, or the item was submitted):
+it raises ``StaleVersion`` and changes nothing, so a newer version is never overwritten silently.
+Each function runs in one transaction with the assignment row locked, so two tabs saving at once
+are serialised and every change is all or nothing.
+"""
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import assignment as assignments
+from . import schemes
+from .models import Annotation, Answer, Assignment, SocialAttribute, Span
+
+# More than this many seconds in one save is not time on the page (a sleeping laptop, a forged post).
+MAX_SECONDS_PER_SAVE = 3600
+
+
+class StaleVersion(Exception):
+    """The page that posted is behind what is stored: reload it before saving again."""
+
+
+class Incomplete(ValueError):
+    """A submit whose answers do not pass the scheme's validation; ``errors`` says which fields."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(f"{len(errors)} field(s) need an answer or a correction")
+        self.errors = errors
+
+
+def current(assignment: Assignment) -> Annotation | None:
+    """The latest version of the annotator's work on this assignment (draft or submitted), if any."""
+    return assignment.annotations.order_by("-version").first()
+
+
+def save_draft(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int) -> Annotation:
+    """Store ``parsed`` as the assignment's draft, replacing what the draft held.
+
+    The first save creates version 1. ``revision`` must be the draft's current revision (0 before
+    the first save); otherwise another tab saved since, or the draft was submitted, and
+    ``StaleVersion`` is raised. ``seconds`` spent on the page since the last save are added to the
+    annotation and the assignment, and the claim's lease is renewed; if the lease ran out and the
+    slot went to someone else, ``annotator.assignment.SlotTaken`` is raised and nothing is stored.
+    """
+    with transaction.atomic():
+        locked = _lock(assignment)
+        annotation = _writable_draft(locked, revision)
+        _store(annotation, parsed)
+        _count_save(locked, annotation, seconds)
+    return annotation
+
+
+def submit(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int) -> Annotation:
+    """Save ``parsed`` (validated with ``complete=True``) and submit it; the scheme freezes.
+
+    Raises ``Incomplete`` before touching anything when ``parsed`` has errors, and
+    ``StaleVersion`` like ``save_draft``.
+    """
+    if not parsed.ok:
+        raise Incomplete(parsed.errors)
+    with transaction.atomic():
+        locked = _lock(assignment)
+        annotation = _writable_draft(locked, revision)
+        _store(annotation, parsed)
+        _count_save(locked, annotation, seconds)
+        now = timezone.now()
+        annotation.status = Annotation.Status.SUBMITTED
+        annotation.submitted_at = now
+        annotation.save(update_fields=["status", "submitted_at", "updated_at"])
+        schemes.freeze(annotation.scheme)
+        assignments.mark_submitted(locked, now=now)
+    return annotation
+
+
+def start_edit(assignment: Assignment, *, version: int) -> Annotation:
+    """Open a new draft, version + 1, holding a copy of the latest submitted version's answers.
+
+    ``version`` is the version the annotator was looking at; if it is not the latest (an edit was
+    already started, or the page is old), ``StaleVersion`` is raised. The submitted version stays
+    as it was.
+    """
+    with transaction.atomic():
+        locked = _lock(assignment)
+        latest = (
+            Annotation.objects.select_for_update().filter(assignment=locked).order_by("-version").first()
+        )
+        if latest is None or latest.version != version or latest.status != Annotation.Status.SUBMITTED:
+            raise StaleVersion("Only the latest submitted version can be edited.")
+        draft = Annotation.objects.create(assignment=locked, version=latest.version + 1, scheme=latest.scheme)
+        _copy(latest, draft)
+    return draft
+
+
+def unstored_spans(parsed: schemes.ParsedForm) -> int:
+    """How many of ``parsed``'s spans a draft save leaves out because they lack a rationale or correction."""
+    return sum(not span.fits_span_table for span in parsed.spans)
+
+
+# Internals
+
+
+def _lock(assignment: Assignment) -> Assignment:
+    """Lock the assignment's row for the transaction; SQLite has no row locks, so take its write lock."""
+    rows = Assignment.objects.filter(pk=assignment.pk)
+    features = connection.features
+    if features.has_select_for_update:
+        # NO KEY UPDATE still serialises two saves of this assignment, but lets rows that refer to
+        # it be written meanwhile.
+        rows = rows.select_for_update(of=("self",), no_key=features.has_select_for_no_key_update)
+    else:
+        rows.update(id=F("id"))
+    return rows.select_related("item__study").get()
+
+
+def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
+    """The draft a save at ``revision`` may write to (created at revision 0), or ``StaleVersion``."""
+    latest = Annotation.objects.select_for_update().filter(assignment=assignment).order_by("-version").first()
+    if latest is None:
+        if revision != 0:
+            raise StaleVersion("This page is older than the stored annotation.")
+        return Annotation.objects.create(assignment=assignment, version=1, scheme=assignment.item.study.scheme)
+    if latest.status == Annotation.Status.SUBMITTED:
+        raise StaleVersion("This item was submitted in another tab or window.")
+    if latest.revision != revision:
+        raise StaleVersion("This draft was saved from another tab or window.")
+    return latest
+
+
+def _store(annotation: Annotation, parsed: schemes.ParsedForm) -> None:
+    """Replace the annotation's answer and span rows with ``parsed``'s.
+
+    A draft span without a rationale (or an error without a correction) cannot be a ``Span`` row;
+    it is left out, and ``unstored_spans`` tells the caller how many were.
+    """
+    annotation.answers.all().delete()
+    annotation.spans.all().delete()
+    Answer.objects.bulk_create(
+        Answer(
+            annotation=annotation,
+            question=value.question,
+            seat_position=value.seat,
+            value=value.value,
+            number=value.number,
+            rationale=value.rationale,
+        )
+        for value in parsed.answers
+    )
+    _create_spans(
+        annotation,
+        [
+            (
+                Span(
+                    annotation=annotation,
+                    question=value.question,
+                    label=value.label,
+                    start_turn=value.start_turn,
+                    end_turn=value.end_turn,
+                    start_char=value.start_char,
+                    end_char=value.end_char,
+                    rationale=value.rationale,
+                    correction=value.correction,
+                ),
+                list(value.attributes),
+            )
+            for value in parsed.spans
+            if value.fits_span_table
+        ],
+    )
+
+
+def _create_spans(annotation: Annotation, spans: list[tuple[Span, list[str]]]) -> None:
+    """Insert spans and their attribute links in two bulk queries (plus one to look up the attributes)."""
+    if not spans:
+        return
+    created = Span.objects.bulk_create([span for span, _ in spans])
+    keys = {key for _, span_keys in spans for key in span_keys}
+    attribute_ids = dict(SocialAttribute.objects.filter(key__in=keys).values_list("key", "pk")) if keys else {}
+    Link = Span.attributes.through
+    Link.objects.bulk_create(
+        Link(span_id=span.pk, socialattribute_id=attribute_ids[key])
+        for span, (_, span_keys) in zip(created, spans, strict=True)
+        for key in dict.fromkeys(span_keys)
+        if key in attribute_ids
+    )
+
+
+def _copy(source: Annotation, target: Annotation) -> None:
+    """Copy ``source``'s answers, spans and span attributes onto ``target``."""
+    Answer.objects.bulk_create(
+        Answer(
+            annotation=target,
+            question_id=answer.question_id,
+            seat_position=answer.seat_position,
+            value=answer.value,
+            number=answer.number,
+            rationale=answer.rationale,
+        )
+        for answer in source.answers.all()
+    )
+    spans = list(source.spans.prefetch_related("attributes").order_by("pk"))  # keep their numbering
+    _create_spans(
+        target,
+        [
+            (
+                Span(
+                    annotation=target,
+                    question_id=span.question_id,
+                    label=span.label,
+                    start_turn=span.start_turn,
+                    end_turn=span.end_turn,
+                    start_char=span.start_char,
+                    end_char=span.end_char,
+                    rationale=span.rationale,
+                    correction=span.correction,
+                ),
+                [attribute.key for attribute in span.attributes.all()],
+            )
+            for span in spans
+        ],
+    )
+
+
+def _count_save(assignment: Assignment, annotation: Annotation, seconds: int) -> None:
+    """Bump the revision, add the time spent, and keep the claim alive."""
+    seconds = max(0, min(int(seconds), MAX_SECONDS_PER_SAVE))
+    annotation.revision += 1
+    annotation.seconds_spent += seconds
+    annotation.save(update_fields=["revision", "seconds_spent", "updated_at"])
+    assignment.seconds_spent += seconds
+    assignment.save(update_fields=["seconds_spent"])
+    if assignment.status != Assignment.Status.SUBMITTED:
+        assignments.renew(assignment)
+

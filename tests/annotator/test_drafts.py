@@ -1,0 +1,309 @@
+"""Drafts, submits and edits: every save is all or nothing, and a stale tab never overwrites newer work."""
+
+import json
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import OperationalError, connection
+from django.utils import timezone
+
+from annotator import drafts
+from annotator.assignment import SlotTaken, claim_next
+from annotator.models import Annotation, Answer, Assignment, Span
+from annotator.schemes import install_preset, parse_form
+from tests.annotator.builders import make_study
+from tests.builders import make_episode, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+COMPLETE = {
+    "answer-barrier_type": "semantic",
+    "answer-unresolved_confusion": "2",
+    "answer-mutual_understanding": "3",
+    "rationale-barrier_type": "Lots of 'the thing'.",
+}
+
+
+@pytest.fixture
+def socialveil():
+    """An annotator's claimed item in a SocialVeil study."""
+    annotator = make_user()
+    study = make_study(scheme=install_preset("socialveil"), items=2, annotators=[annotator])
+    return claim_next(study, annotator)
+
+
+@pytest.fixture
+def shrec():
+    annotator = make_user()
+    episode = make_episode(turns=[("speak", "Hello there, neighbour."), ("speak", "Keep it down, will you?")])
+    study = make_study(scheme=install_preset("shrec-spans"), items=[episode], annotators=[annotator])
+    return claim_next(study, annotator)
+
+
+def parse(assignment, data, *, complete=False):
+    turns = list(assignment.item.episode.turns.order_by("index").values_list("content", flat=True))
+    return parse_form(
+        assignment.item.study.scheme, data, seats=[0, 1], turn_lengths=[len(t) for t in turns], complete=complete
+    )
+
+
+def answers(annotation):
+    return dict(annotation.answers.values_list("question__key", "value"))
+
+
+def error_span(**fields):
+    return {
+        "label": "error", "start_turn": 1, "end_turn": 1, "start_char": 0, "end_char": 12,
+        "attributes": ["emotions", "social-norms"], "rationale": "Curt.", "correction": "Ask politely.", **fields,
+    }
+
+
+def test_first_save_creates_version_one_at_revision_one(socialveil):
+    annotation = drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}),
+                                   revision=0, seconds=5)
+
+    assert (annotation.version, annotation.status, annotation.revision) == (1, "draft", 1)
+    assert annotation.scheme == socialveil.item.study.scheme
+    assert answers(annotation) == {"barrier_type": "emotional"}
+    assert drafts.current(socialveil) == annotation
+
+
+def test_save_replaces_the_answers_in_place_and_counts_the_revision(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}), revision=0, seconds=0)
+
+    annotation = drafts.save_draft(
+        socialveil, parse(socialveil, {"answer-unresolved_confusion": "4"}), revision=1, seconds=0
+    )
+
+    assert annotation.revision == 2
+    assert Annotation.objects.filter(assignment=socialveil).count() == 1
+    assert answers(annotation) == {"unresolved_confusion": "4"}
+    assert Answer.objects.get(annotation=annotation).number == 4
+
+
+def test_stale_revision_raises_and_changes_nothing(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}), revision=0, seconds=0)
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "semantic"}), revision=1, seconds=0)
+
+    with pytest.raises(drafts.StaleVersion):  # a second tab still showing revision 1
+        drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "none"}), revision=1, seconds=9)
+
+    annotation = drafts.current(socialveil)
+    assert annotation.revision == 2
+    assert answers(annotation) == {"barrier_type": "semantic"}
+    assert annotation.seconds_spent == 0
+
+
+def test_a_first_save_claiming_a_later_revision_is_stale(socialveil):
+    with pytest.raises(drafts.StaleVersion):
+        drafts.save_draft(socialveil, parse(socialveil, {}), revision=3, seconds=0)
+    assert not Annotation.objects.exists()
+
+
+def test_submit_validates_every_answer_and_changes_nothing_when_incomplete(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}), revision=0, seconds=0)
+
+    with pytest.raises(drafts.Incomplete) as problem:
+        drafts.submit(socialveil, parse(socialveil, {"answer-barrier_type": "none"}, complete=True),
+                      revision=1, seconds=0)
+
+    assert set(problem.value.errors) == {"answer-unresolved_confusion", "answer-mutual_understanding"}
+    annotation = drafts.current(socialveil)
+    assert (annotation.status, annotation.revision) == ("draft", 1)
+    assert answers(annotation) == {"barrier_type": "emotional"}
+
+
+def test_submit_stores_the_answers_marks_everything_submitted_and_freezes_the_scheme(socialveil):
+    annotation = drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=40)
+
+    annotation.refresh_from_db()
+    socialveil.refresh_from_db()
+    assert annotation.status == "submitted" and annotation.submitted_at is not None
+    assert answers(annotation)["barrier_type"] == "semantic"
+    assert socialveil.status == Assignment.Status.SUBMITTED
+    assert socialveil.item.study.scheme.__class__.objects.get(pk=annotation.scheme_id).frozen
+
+
+def test_stale_tab_after_submit_cannot_overwrite(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}), revision=0, seconds=0)
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=1, seconds=0)
+
+    with pytest.raises(drafts.StaleVersion):  # the other tab autosaves with the revision it last saw
+        drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "none"}), revision=2, seconds=0)
+    with pytest.raises(drafts.StaleVersion):
+        drafts.submit(socialveil, parse(socialveil, {**COMPLETE, "answer-barrier_type": "none"}, complete=True),
+                      revision=1, seconds=0)
+
+    annotation = Annotation.objects.get(assignment=socialveil)
+    assert answers(annotation)["barrier_type"] == "semantic"
+
+
+def test_edit_makes_version_two_copying_answers_and_spans_and_leaves_version_one_alone(shrec):
+    submitted = drafts.submit(
+        shrec,
+        parse(shrec, {"spans-spans": json.dumps([error_span()]), "answer-overall_comment": "Tense."}, complete=True),
+        revision=0, seconds=0,
+    )
+
+    draft = drafts.start_edit(shrec, version=1)
+    drafts.save_draft(shrec, parse(shrec, {"spans-spans": "[]", "answer-overall_comment": "Changed."}),
+                      revision=draft.revision, seconds=0)
+
+    assert (draft.version, draft.status, draft.revision) == (2, "draft", 0)
+    assert drafts.current(shrec).pk == draft.pk
+    original = Annotation.objects.get(pk=submitted.pk)
+    assert original.status == "submitted"
+    assert answers(original) == {"overall_comment": "Tense."}
+    span = original.spans.get()
+    assert (span.label, span.start_turn, span.end_char, span.correction) == ("error", 1, 12, "Ask politely.")
+    assert sorted(span.attributes.values_list("key", flat=True)) == ["emotions", "social-norms"]
+    assert answers(draft) == {"overall_comment": "Changed."}
+    assert not draft.spans.exists()
+
+
+def test_edit_copies_the_spans_with_their_attributes(shrec):
+    drafts.submit(shrec, parse(shrec, {"spans-spans": json.dumps([error_span()])}, complete=True),
+                  revision=0, seconds=0)
+
+    draft = drafts.start_edit(shrec, version=1)
+
+    span = draft.spans.get()
+    assert (span.start_turn, span.start_char, span.end_char, span.rationale) == (1, 0, 12, "Curt.")
+    assert sorted(span.attributes.values_list("key", flat=True)) == ["emotions", "social-norms"]
+
+
+def test_edit_only_starts_from_the_latest_submitted_version(socialveil):
+    with pytest.raises(drafts.StaleVersion):  # nothing submitted yet
+        drafts.start_edit(socialveil, version=1)
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=0)
+    drafts.start_edit(socialveil, version=1)
+
+    with pytest.raises(drafts.StaleVersion):  # a second click, or an old page
+        drafts.start_edit(socialveil, version=1)
+    assert Annotation.objects.filter(assignment=socialveil).count() == 2
+
+
+def test_submitting_an_edit_keeps_both_versions(socialveil):
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=0)
+    draft = drafts.start_edit(socialveil, version=1)
+
+    drafts.submit(socialveil, parse(socialveil, {**COMPLETE, "answer-barrier_type": "none"}, complete=True),
+                  revision=draft.revision, seconds=0)
+
+    versions = Annotation.objects.filter(assignment=socialveil).order_by("version")
+    assert [(a.version, a.status, answers(a)["barrier_type"]) for a in versions] == [
+        (1, "submitted", "semantic"), (2, "submitted", "none")
+    ]
+
+
+def test_seconds_accumulate_on_the_annotation_and_the_assignment(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, {}), revision=0, seconds=30)
+    drafts.save_draft(socialveil, parse(socialveil, {}), revision=1, seconds=12)
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=2, seconds=3)
+
+    socialveil.refresh_from_db()
+    assert Annotation.objects.get(assignment=socialveil).seconds_spent == 45
+    assert socialveil.seconds_spent == 45
+
+
+def test_an_implausible_number_of_seconds_is_capped(socialveil):
+    annotation = drafts.save_draft(socialveil, parse(socialveil, {}), revision=0, seconds=10**9)
+    assert annotation.seconds_spent == drafts.MAX_SECONDS_PER_SAVE
+
+
+def test_a_save_renews_the_lease(socialveil):
+    Assignment.objects.filter(pk=socialveil.pk).update(lease_expires_at=timezone.now() + timedelta(minutes=1))
+
+    drafts.save_draft(socialveil, parse(socialveil, {}), revision=0, seconds=0)
+
+    socialveil.refresh_from_db()
+    assert socialveil.lease_expires_at > timezone.now() + timedelta(minutes=30)
+
+
+def test_a_save_after_the_slot_went_to_someone_else_stores_nothing():
+    first, second = make_user(), make_user()
+    study = make_study(scheme=install_preset("socialveil"), items=1, overlap=1, annotators=[first, second])
+    lapsed = claim_next(study, first)
+    Assignment.objects.filter(pk=lapsed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert claim_next(study, second) is not None
+
+    with pytest.raises(SlotTaken):
+        drafts.save_draft(lapsed, parse(lapsed, {"answer-barrier_type": "none"}), revision=0, seconds=0)
+    assert not Annotation.objects.exists()
+
+
+def test_spans_are_stored_with_their_attributes(shrec):
+    spans = [error_span(), error_span(label="competency", correction="", start_turn=0, end_turn=1,
+                                      start_char=None, end_char=None, attributes=["engagement"])]
+
+    annotation = drafts.save_draft(shrec, parse(shrec, {"spans-spans": json.dumps(spans)}), revision=0, seconds=0)
+
+    stored = list(annotation.spans.order_by("pk"))
+    assert [(s.label, s.start_turn, s.end_turn, s.start_char) for s in stored] == [
+        ("error", 1, 1, 0), ("competency", 0, 1, None)
+    ]
+    assert [sorted(s.attributes.values_list("key", flat=True)) for s in stored] == [
+        ["emotions", "social-norms"], ["engagement"]
+    ]
+
+
+def test_a_draft_span_without_its_rationale_waits_outside_the_table(shrec):
+    parsed = parse(shrec, {"spans-spans": json.dumps([error_span(), error_span(rationale="", correction="")])})
+
+    annotation = drafts.save_draft(shrec, parsed, revision=0, seconds=0)
+
+    assert drafts.unstored_spans(parsed) == 1
+    assert Span.objects.filter(annotation=annotation).count() == 1
+
+
+def patiently(call):
+    """``call()``, retried while the in-memory SQLite test database reports a table lock.
+
+    Its shared cache locks tables without waiting for the busy timeout, unlike a database file.
+    """
+    retry = connection.vendor == "sqlite" and connection.is_in_memory_db()
+    while True:
+        try:
+            return call()
+        except OperationalError as error:
+            if not (retry and "locked" in str(error)):
+                raise
+            time.sleep(0.001)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_tabs_saving_at_once_are_serialised_and_only_one_wins():
+    """Six tabs of the same item post their first autosave at the same moment: one creates the draft."""
+    annotator = make_user()
+    study = make_study(scheme=install_preset("socialveil"), items=1, annotators=[annotator])
+    assignment = claim_next(study, annotator)
+    parsed = [parse(assignment, {"answer-barrier_type": value}) for value in
+              ("none", "semantic", "emotional", "sociocultural", "none", "semantic")]
+    start = threading.Barrier(len(parsed))
+    outcomes = []
+
+    def save(form):
+        try:
+            start.wait()
+            patiently(lambda: drafts.save_draft(Assignment.objects.get(pk=assignment.pk), form, revision=0, seconds=1))
+            outcomes.append("saved")
+        except drafts.StaleVersion:
+            outcomes.append("stale")
+        except Exception as error:  # reported by the assertion below
+            outcomes.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save, args=(form,)) for form in parsed]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes) == ["saved"] + ["stale"] * 5
+    annotation = Annotation.objects.get(assignment=assignment)
+    assert (annotation.version, annotation.revision, annotation.seconds_spent) == (1, 1, 1)
+    assert annotation.answers.count() == 1
