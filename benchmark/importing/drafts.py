@@ -285,6 +285,10 @@ class TurnDraft:
     completion_tokens: int | None = None
     created_at: datetime | None = None
 
+    def __post_init__(self) -> None:
+        # One kind of line break, as browsers show it: span offsets count characters on the page.
+        self.content = self.content.replace("\r\n", "\n").replace("\r", "\n")
+
 
 @dataclass
 class EvaluationDraft:

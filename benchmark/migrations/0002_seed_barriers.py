@@ -13,8 +13,8 @@ BARRIERS = [
         "name": "No barrier",
         "position": 0,
         "definition": (
-            "The baseline condition. The seat speaks in its character's own natural way, as clearly "
-            "as that person would; nothing is added to its instructions."
+            "The baseline: both sides speak in their own natural way, as clearly as those people "
+            "would. Misunderstandings can still happen, but nothing systematic gets in the way."
         ),
         "example": "Could we settle the rent before Friday? I can pay my half on Thursday.",
         "style_directive": "",

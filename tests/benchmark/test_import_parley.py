@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from benchmark.importing import import_file
-from benchmark.models import Character, Episode, Role, Seat
+from benchmark.models import Character, Episode, Role, Seat, Turn
 from tests.benchmark.import_checks import assert_rejected, row_counts
 
 pytestmark = pytest.mark.django_db
@@ -122,6 +122,14 @@ def test_recorded_timestamps_are_kept(tmp_path):
     import_file(write_lines(tmp_path, episode_record()))
 
     assert Episode.objects.get().created_at == datetime(2024, 5, 1, 12, tzinfo=UTC)
+
+
+def test_line_breaks_in_turns_are_stored_as_the_page_shows_them(tmp_path):
+    record = episode_record()
+    record["turns"][0]["content"] = "Hello.\r\nAre you there?\rHm."
+    import_file(write_lines(tmp_path, record))
+
+    assert Turn.objects.get(index=0).content == "Hello.\nAre you there?\nHm."
 
 
 def test_dry_run_writes_nothing(tmp_path):
