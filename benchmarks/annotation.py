@@ -1,0 +1,132 @@
+"""How fast the annotation hot paths are: claiming an item, opening it, autosaving, submitting.
+
+Builds a SocialVeil study over the demo episodes repeated into N items (k = 3) with 30
+annotators, then, through Django's test client (the full middleware and view stack, no network),
+has annotators claim, open, autosave and submit items, and prints the median and 95th percentile
+of each step.
+
+    .venv/bin/python benchmarks/annotation.py [--items 1000] [--rounds 150]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/annotation.py
+
+It uses a scratch database: a temporary SQLite file by default; with DATABASE_URL, the studies,
+episodes, scenarios and characters in that database are deleted first and last.
+"""
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=1000, help="Items in the study.")
+    parser.add_argument("--rounds", type=int, default=150, help="Claim-open-autosave-submit rounds to time.")
+    args = parser.parse_args()
+
+    os.environ.setdefault("PARLEY_VAR_DIR", tempfile.mkdtemp(prefix="parley-bench-"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    from annotator.models import Membership, Study, StudyItem
+    from annotator.schemes import install_preset
+    from benchmark.models import Character, Episode, Scenario
+
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["testserver"]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+    def empty() -> None:
+        Study.objects.all().delete()
+        Episode.objects.all().delete()
+        Scenario.objects.all().delete()
+        Character.objects.all().delete()
+        get_user_model().objects.filter(username__startswith="bench-").delete()
+
+    call_command("migrate", verbosity=0)
+    empty()
+    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+    episodes = list(Episode.objects.order_by("pk"))
+    study = Study.objects.create(
+        title="Benchmark", slug="benchmark", scheme=install_preset("socialveil"), instructions="Rate.", overlap=3
+    )
+    # One episode may appear once per study, so larger studies reuse episodes through copies.
+    while len(episodes) < args.items:
+        source = episodes[len(episodes) % 48]
+        seats = list(source.seats.all())
+        turns = list(source.turns.all())
+        copy = Episode.objects.create(
+            scenario=source.scenario, barrier=source.barrier, source=source.source, status=source.status
+        )
+        new_seats = {}
+        for seat in seats:
+            old = seat.pk
+            seat.pk, seat.episode = None, copy
+            seat.save()
+            new_seats[old] = seat
+        for turn in turns:
+            turn.pk, turn.episode, turn.seat = None, copy, new_seats[turn.seat_id]
+        type(turns[0]).objects.bulk_create(turns)
+        episodes.append(copy)
+    StudyItem.objects.bulk_create(
+        StudyItem(study=study, episode=episode, position=number) for number, episode in enumerate(episodes[: args.items])
+    )
+    users = [
+        get_user_model().objects.create_user(f"bench-{number}", password="bench-password") for number in range(30)
+    ]
+    for user in users:
+        Membership.objects.create(study=study, annotator=user, instructions_read_at=django.utils.timezone.now())
+    clients = []
+    for user in users:
+        client = Client()
+        client.force_login(user)
+        clients.append(client)
+
+    timings: dict[str, list[float]] = {"claim": [], "open item": [], "autosave": [], "submit": []}
+    answers = {"answer-barrier_type": "semantic", "answer-unresolved_confusion": "3", "answer-mutual_understanding": "4"}
+
+    def timed(step: str, call):  # noqa: ANN001, ANN202
+        started = time.perf_counter()
+        response = call()
+        timings[step].append((time.perf_counter() - started) * 1000)
+        return response
+
+    for number in range(args.rounds):
+        client = clients[number % len(clients)]
+        response = timed("claim", lambda: client.get(f"/annotate/s/{study.slug}/next/"))
+        if response.status_code != 302 or "/annotate/a/" not in response["Location"]:
+            break
+        item_url = response["Location"]
+        timed("open item", lambda: client.get(item_url))
+        response = timed("autosave", lambda: client.post(item_url + "draft/", {**answers, "revision": 0, "seconds": 40}))
+        assert response.status_code == 200, response.content[:300]
+        revision = response.content.decode().split('name="revision" id="revision" value="')[1].split('"')[0]
+        response = timed("submit", lambda: client.post(item_url + "submit/", {**answers, "revision": revision}))
+        assert response.status_code == 302, response.content[:300]
+
+    print(f"database: {connection.vendor}; study of {args.items} items, k = 3, 30 annotators, "
+          f"{len(timings['submit'])} rounds through the full view stack")
+    for step, values in timings.items():
+        values.sort()
+        p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
+        print(f"{step:10s} median {statistics.median(values):6.1f} ms   p95 {p95:6.1f} ms")
+    empty()
+
+
+if __name__ == "__main__":
+    main()
