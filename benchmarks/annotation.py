@@ -84,11 +84,10 @@ def main() -> None:
         type(turns[0]).objects.bulk_create(turns)
         episodes.append(copy)
     StudyItem.objects.bulk_create(
-        StudyItem(study=study, episode=episode, position=number) for number, episode in enumerate(episodes[: args.items])
+        StudyItem(study=study, episode=episode, position=number)
+        for number, episode in enumerate(episodes[: args.items])
     )
-    users = [
-        get_user_model().objects.create_user(f"bench-{number}", password="bench-password") for number in range(30)
-    ]
+    users = [get_user_model().objects.create_user(f"bench-{number}", password="bench-password") for number in range(30)]
     for user in users:
         Membership.objects.create(study=study, annotator=user, instructions_read_at=django.utils.timezone.now())
     clients = []
@@ -98,29 +97,35 @@ def main() -> None:
         clients.append(client)
 
     timings: dict[str, list[float]] = {"claim": [], "open item": [], "autosave": [], "submit": []}
-    answers = {"answer-barrier_type": "semantic", "answer-unresolved_confusion": "3", "answer-mutual_understanding": "4"}
+    answers = {
+        "answer-barrier_type": "semantic",
+        "answer-unresolved_confusion": "3",
+        "answer-mutual_understanding": "4",
+    }
 
-    def timed(step: str, call):  # noqa: ANN001, ANN202
+    def timed(step: str, method, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         started = time.perf_counter()
-        response = call()
+        response = method(*args, **kwargs)
         timings[step].append((time.perf_counter() - started) * 1000)
         return response
 
     for number in range(args.rounds):
         client = clients[number % len(clients)]
-        response = timed("claim", lambda: client.get(f"/annotate/s/{study.slug}/next/"))
+        response = timed("claim", client.get, f"/annotate/s/{study.slug}/next/")
         if response.status_code != 302 or "/annotate/a/" not in response["Location"]:
             break
         item_url = response["Location"]
-        timed("open item", lambda: client.get(item_url))
-        response = timed("autosave", lambda: client.post(item_url + "draft/", {**answers, "revision": 0, "seconds": 40}))
+        timed("open item", client.get, item_url)
+        response = timed("autosave", client.post, item_url + "draft/", {**answers, "revision": 0, "seconds": 40})
         assert response.status_code == 200, response.content[:300]
         revision = response.content.decode().split('name="revision" id="revision" value="')[1].split('"')[0]
-        response = timed("submit", lambda: client.post(item_url + "submit/", {**answers, "revision": revision}))
+        response = timed("submit", client.post, item_url + "submit/", {**answers, "revision": revision})
         assert response.status_code == 302, response.content[:300]
 
-    print(f"database: {connection.vendor}; study of {args.items} items, k = 3, 30 annotators, "
-          f"{len(timings['submit'])} rounds through the full view stack")
+    print(
+        f"database: {connection.vendor}; study of {args.items} items, k = 3, 30 annotators, "
+        f"{len(timings['submit'])} rounds through the full view stack"
+    )
     for step, values in timings.items():
         values.sort()
         p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
