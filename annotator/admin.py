@@ -24,6 +24,7 @@ from .models import (
     ItemKey,
     Membership,
     Question,
+    ReportBundle,
     Scheme,
     SocialAttribute,
     Span,
@@ -320,3 +321,11 @@ class SpanAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ["rationale", "correction", "annotation__assignment__annotator__username"]
     list_select_related = ["annotation__assignment__item__study", "annotation__assignment__annotator",
                            "question__scheme"]
+
+
+@admin.register(ReportBundle)
+class ReportBundleAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["study", "status", "annotations", "size", "created_at", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["study"]
+    search_fields = ["study__title", "study__slug"]

@@ -19,4 +19,10 @@ urlpatterns = [
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
     path("studies/<slug:slug>/report/", research.report, name="report"),
+    path("studies/<slug:slug>/report.<str:fmt>", research.report_download, name="report-download"),
+    path("studies/<slug:slug>/report/tables.zip", research.report_tables_download, name="report-tables"),
+    path("studies/<slug:slug>/report/tables/<str:name>", research.report_tables_download, name="report-table"),
+    path("studies/<slug:slug>/report/bundle/", research.report_bundle, name="report-bundle"),
+    path("studies/<slug:slug>/report/bundle/<int:bundle_id>.zip", research.report_bundle_file,
+         name="report-bundle-file"),
 ]

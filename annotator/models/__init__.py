@@ -1,4 +1,5 @@
 from .annotations import Annotation, Answer, SocialAttribute, Span
+from .reports import ReportBundle
 from .schemes import Question, Scheme
 from .studies import Assignment, ItemKey, Membership, Study, StudyItem
 
@@ -9,6 +10,7 @@ __all__ = [
     "ItemKey",
     "Membership",
     "Question",
+    "ReportBundle",
     "Scheme",
     "SocialAttribute",
     "Span",

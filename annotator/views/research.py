@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Count, Q, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -27,9 +27,21 @@ from benchmark.models import Episode
 from ..assignment import AnnotatorProgress, progress
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
 from ..forms import StudyForm, default_instructions, is_default_instructions
-from ..models import Assignment, Membership, Study, StudyItem
+from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
+from ..reports import (
+    build_report,
+    bundle_path,
+    bundle_state,
+    render_bundle,
+    render_html,
+    render_tables_zip,
+    report_json,
+    report_tables,
+    report_view,
+    start_bundle,
+)
 
 
 def researcher_studies(user: AbstractBaseUser) -> QuerySet[Study]:
@@ -234,9 +246,102 @@ def export(request: HttpRequest, slug: str, fmt: str) -> StreamingHttpResponse:
     return response
 
 
+REPORT_FORMATS = {
+    "json": "application/json",
+    "html": "text/html; charset=utf-8",
+    "zip": "application/zip",
+}
+
+
+def _report_study(request: HttpRequest, slug: str) -> Study:
+    return get_object_or_404(researcher_studies(request.user).select_related("scheme"), slug=slug)
+
+
+def _attachment(content: str | bytes, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 @require_GET
 @researcher_required
 def report(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(researcher_studies(request.user), slug=slug)
-    return render(request, "annotator/research/report.html", {"study": study})
+    """The agreement report with its figures, how it was computed, and its downloads."""
+    study = _report_study(request, slug)
+    built = build_report(study)
+    context = {
+        "study": study,
+        "report": built,
+        "view": report_view(built),
+        "tables": list(report_tables(built)),
+        "bundle": bundle_state(study),
+    }
+    return render(request, "annotator/research/report.html", context)
 
+
+@require_GET
+@researcher_required
+def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """report.json, report.html or report.zip; a large study's ZIP comes from the background build."""
+    if fmt not in REPORT_FORMATS:
+        raise Http404(f"No report format {fmt!r}.")
+    study = _report_study(request, slug)
+    if fmt == "zip":
+        state = bundle_state(study)
+        if state.background:
+            if state.fresh:
+                return _bundle_file(study, state.bundle)
+            messages.info(request, "This study is large, so its ZIP bundle is prepared in the background: see below.")
+            return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
+    built = build_report(study)
+    if fmt == "json":
+        content: str | bytes = report_json(built)
+    elif fmt == "html":
+        content = render_html(study, built)
+    else:
+        content = render_bundle(study, built)
+    return _attachment(content, REPORT_FORMATS[fmt], f"{study.slug}-report.{fmt}")
+
+
+@require_GET
+@researcher_required
+def report_tables_download(request: HttpRequest, slug: str, name: str | None = None) -> HttpResponse:
+    """One CSV table of the report by file name, or all of them zipped."""
+    study = _report_study(request, slug)
+    built = build_report(study)
+    if name is None:
+        return _attachment(render_tables_zip(built), "application/zip", f"{study.slug}-report-tables.zip")
+    tables = report_tables(built)
+    if name not in tables:
+        raise Http404(f"No report table {name!r}.")
+    return _attachment(tables[name], "text/csv; charset=utf-8", f"{study.slug}-{name}")
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def report_bundle(request: HttpRequest, slug: str) -> HttpResponse:
+    """The bundle panel, which htmx polls while a bundle is prepared; POST starts preparing one."""
+    study = _report_study(request, slug)
+    if request.method == "POST":
+        start_bundle(study, request.user)
+        if not request.htmx:
+            return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
+    context = {"study": study, "bundle": bundle_state(study)}
+    return render(request, "annotator/research/partials/_report_bundle.html", context)
+
+
+@require_GET
+@researcher_required
+def report_bundle_file(request: HttpRequest, slug: str, bundle_id: int) -> FileResponse:
+    study = _report_study(request, slug)
+    bundle = get_object_or_404(ReportBundle, pk=bundle_id, study=study, status=ReportBundle.Status.READY)
+    return _bundle_file(study, bundle)
+
+
+def _bundle_file(study: Study, bundle: ReportBundle) -> FileResponse:
+    path = bundle_path(bundle)
+    if not path.is_file():
+        raise Http404("The bundle's file is gone; prepare it again.")
+    return FileResponse(
+        path.open("rb"), as_attachment=True, filename=f"{study.slug}-report.zip", content_type="application/zip"
+    )

@@ -8,7 +8,17 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator import schemes
-from annotator.models import Annotation, Answer, Assignment, Question, Scheme, SocialAttribute, Span, Study
+from annotator.models import (
+    Annotation,
+    Answer,
+    Assignment,
+    Question,
+    ReportBundle,
+    Scheme,
+    SocialAttribute,
+    Span,
+    Study,
+)
 from tests.annotator.builders import make_scheme, make_study
 from tests.builders import make_user
 
@@ -48,6 +58,7 @@ def data():
                                rationale="Ignored the tears.", correction="Ask what is wrong.")
     span.attributes.set(SocialAttribute.objects.filter(key="emotions"))
     schemes.freeze(scheme)
+    ReportBundle.objects.create(study=study, annotations=1)
     return study
 
 
@@ -58,7 +69,7 @@ def admin_url(model, action: str, *args) -> str:
 def test_every_annotator_model_has_an_admin():
     assert {model.__name__ for model in ANNOTATOR_MODELS} == {
         "Scheme", "Question", "Study", "Membership", "StudyItem", "ItemKey", "Assignment", "Annotation", "Answer",
-        "Span", "SocialAttribute",
+        "Span", "SocialAttribute", "ReportBundle",
     }
 
 
@@ -72,7 +83,7 @@ def test_changelist_and_change_pages_open(admin_client, data, model):
 
 @pytest.mark.parametrize("model", ANNOTATOR_MODELS, ids=lambda model: model.__name__)
 def test_add_pages_open_where_adding_is_allowed(admin_client, data, model):
-    expected = 403 if model in (Annotation, Answer, Span) else 200
+    expected = 403 if model in (Annotation, Answer, Span, ReportBundle) else 200
 
     assert admin_client.get(admin_url(model, "add")).status_code == expected
 

@@ -266,16 +266,6 @@ def test_the_dashboard_query_count_does_not_grow_with_annotations(client, resear
 # The report
 
 
-def test_the_report_is_a_placeholder_without_numbers(client, study, researcher):
-    client.force_login(researcher)
-
-    response = client.get(reverse("annotator:report", args=[study.slug]))
-
-    assert "Not available yet" in response.text
-    assert "kappa" in response.text
-    assert not any(word in response.text for word in ("0.", "ICC =", "alpha ="))
-
-
 # Creating a study
 
 

@@ -1,0 +1,32 @@
+"""A study's agreement report: built from its annotations, shown on a page, downloaded as files.
+
+- ``build_report(study)`` reads the submitted annotations and returns the report as a JSON-ready
+  dict (``build``);
+- ``report_tables(report)`` turns it into CSV tables by file name (``tables``);
+- ``render_html(study, report)`` and ``render_bundle(study, report)`` make the standalone HTML
+  page and the ZIP bundle (``documents``); ``report_view`` formats it for a page (``display``);
+- ``start_bundle`` and ``bundle_state`` build a large study's bundle in a background thread
+  (``background``).
+"""
+
+from .background import BundleState, bundle_path, bundle_state, start_bundle
+from .build import build_report, latest_submitted
+from .display import report_view
+from .documents import render_bundle, render_html, render_tables_zip, report_json, write_bundle
+from .tables import report_tables
+
+__all__ = [
+    "BundleState",
+    "build_report",
+    "bundle_path",
+    "bundle_state",
+    "latest_submitted",
+    "render_bundle",
+    "render_html",
+    "render_tables_zip",
+    "report_json",
+    "report_tables",
+    "report_view",
+    "start_bundle",
+    "write_bundle",
+]

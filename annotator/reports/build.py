@@ -1,0 +1,540 @@
+"""Build a study's agreement report: read the submitted annotations, hand long tables to the statistics.
+
+The statistics themselves live in ``benchmark.stats`` (plain tables in, plain dicts out); this
+module decides what goes into those tables:
+
+- **What counts**: the latest submitted version of each assignment, on regular items only. Gold
+  and attention items are there to check annotators (their answers are steered by a known key or
+  an instruction), so their annotations are counted in ``counts`` and left out of every statistic.
+- **Units**: an item is one episode of the study, named by its number (``"12"``, as in the
+  exports). A per-seat question rates each character separately, so each (item, seat) is its own
+  rated unit, named ``"<item>:<seat>"`` (``"12:0"``, ``"12:1"``); seats of one episode are
+  different targets, as in Sotopia's ratings of each agent.
+- **Truth**: a categorical question with ``truth = "episode.barrier"`` is scored against the
+  barrier of the item's episode; its bootstrap resamples scenarios (the episode's scenario is
+  the cluster). Classes are the question's choices, so chance is one over the number of choices.
+- **Judge**: a Likert or slider question that measures a ``dimension`` is compared with the
+  ``Evaluation`` rows of that dimension for the item's episode (and seat): the evaluator (and
+  prompt version) with the most such rows is the judge, and is named in the report. Rows by a
+  ``human mean`` evaluator are imported human scores, never the judge. The condition for the
+  means per condition is the episode's barrier.
+- **Spans**: spans of the same item are paired across the annotators who submitted it, by
+  intersection over union of their positions in turns (see ``span_position``).
+
+Every query is a fixed one (no query per item or per annotation), so the cost stays flat in the
+number of database round trips however large the study.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.functions import Length
+from django.utils import timezone
+
+from benchmark.exporting import timestamp
+from benchmark.models import Evaluation, Turn
+from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
+from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
+from benchmark.stats.spans import DEFAULT_MIN_IOU
+
+from ..exports import pseudonym
+from ..models import Annotation, Answer, Question, Span, Study, StudyItem
+
+Kind = Question.Kind
+BARRIER_TRUTH = "episode.barrier"
+HUMAN_EVALUATOR = "human mean"
+CLUSTER = "scenario"
+SCHEMA_VERSION = 1
+
+CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE)
+NUMERIC_KINDS = (Kind.LIKERT, Kind.SLIDER)
+
+
+def latest_submitted(study: Study) -> QuerySet[Annotation]:
+    """Each assignment's latest submitted annotation version in ``study`` (drafts never count)."""
+    newer = Annotation.objects.filter(
+        assignment=OuterRef("assignment"), status=Annotation.Status.SUBMITTED, version__gt=OuterRef("version")
+    )
+    return Annotation.objects.filter(
+        assignment__item__study=study, status=Annotation.Status.SUBMITTED
+    ).exclude(Exists(newer))
+
+
+@dataclass
+class Unit:
+    """A regular item, with what the statistics need to know about its episode."""
+
+    name: str
+    episode_id: int
+    scenario: str
+    barrier: str
+
+
+@dataclass
+class StudyData:
+    """Everything read from the database for one report, in plain Python."""
+
+    units: dict[int, Unit]  # regular items by StudyItem pk
+    annotations: dict[int, tuple[int, str]]  # annotation pk -> (item pk, annotator pseudonym), regular items
+    excluded: Counter[str]  # latest submitted annotations on gold / attention items
+    other_schemes: int
+    answers: list[tuple[int, str, int | None, str, float | None]]
+    spans: list[dict[str, Any]]
+    evaluations: list[tuple[int, int | None, str, str, str, float]]
+    conditions: dict[str, str] = field(default_factory=dict)
+
+
+def _read(study: Study, questions: list[Question]) -> StudyData:
+    latest = latest_submitted(study)
+    items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list(
+        "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name"
+    )
+    units: dict[int, Unit] = {}
+    conditions: dict[str, str] = {}
+    for pk, position, episode_id, scenario_id, barrier_key, barrier_name in items:
+        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key)
+        conditions[barrier_key] = barrier_name
+
+    annotations: dict[int, tuple[int, str]] = {}
+    excluded: Counter[str] = Counter()
+    other_schemes = 0
+    rows = latest.values_list(
+        "pk", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id", "scheme_id"
+    )
+    for pk, item_id, kind, annotator_id, scheme_id in rows:
+        if kind != StudyItem.Kind.REGULAR:
+            excluded[kind] += 1
+            continue
+        annotations[pk] = (item_id, pseudonym(annotator_id))
+        other_schemes += scheme_id != study.scheme_id
+
+    regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
+    keys = [question.key for question in questions]
+    answers = list(
+        Answer.objects.filter(annotation__in=regular, question__key__in=keys).values_list(
+            "annotation_id", "question__key", "seat_position", "value", "number"
+        )
+    )
+    spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)
+
+    dimensions = {question.dimension for question in questions if question.dimension}
+    evaluations = []
+    if dimensions and units:
+        evaluations = list(
+            Evaluation.objects.filter(
+                episode__in=StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values("episode_id"),
+                dimension__in=dimensions,
+            ).values_list("episode_id", "seat__position", "evaluator", "prompt_version", "dimension", "score")
+        )
+    return StudyData(units, annotations, excluded, other_schemes, answers, spans, evaluations, conditions)
+
+
+def _read_spans(
+    annotations: QuerySet[Annotation],
+    keys: list[str],
+    units: dict[int, Unit],
+    owners: dict[int, tuple[int, str]],
+) -> list[dict[str, Any]]:
+    """The spans of span questions, with their attribute keys and positions in turns."""
+    if not keys:
+        return []
+    rows = list(
+        Span.objects.filter(annotation__in=annotations, question__key__in=keys)
+        .order_by("pk")
+        .values_list(
+            "pk", "annotation_id", "question__key", "label", "start_turn", "end_turn", "start_char", "end_char"
+        )
+    )
+    if not rows:
+        return []
+    attributes: dict[int, list[str]] = defaultdict(list)
+    through = Span.attributes.through.objects.filter(span__annotation__in=annotations, span__question__key__in=keys)
+    for span_id, key in through.order_by("socialattribute__position", "socialattribute__key").values_list(
+        "span_id", "socialattribute__key"
+    ):
+        attributes[span_id].append(key)
+    lengths: dict[tuple[int, int], int] = {}
+    if any(row[6] is not None for row in rows):
+        episodes = {units[owners[row[1]][0]].episode_id for row in rows if row[1] in owners}
+        lengths = {
+            (episode_id, index): length
+            for episode_id, index, length in Turn.objects.filter(episode_id__in=episodes)
+            .annotate(length=Length("content"))
+            .values_list("episode_id", "index", "length")
+        }
+    spans = []
+    for pk, annotation_id, key, label, start_turn, end_turn, start_char, end_char in rows:
+        if annotation_id not in owners:
+            continue
+        item_id, annotator = owners[annotation_id]
+        episode_id = units[item_id].episode_id
+        start, end = span_position(
+            start_turn, end_turn, start_char, end_char,
+            lengths.get((episode_id, start_turn), 0), lengths.get((episode_id, end_turn), 0),
+        )
+        spans.append({
+            "item": units[item_id].name, "annotator": annotator, "question": key, "label": label,
+            "start": start, "end": end, "attributes": attributes.get(pk, []),
+        })
+    return spans
+
+
+def span_position(
+    start_turn: int, end_turn: int, start_char: int | None, end_char: int | None, start_length: int, end_length: int
+) -> tuple[float, float]:
+    """A span as a half-open interval [start, end) measured in turns, each turn one unit long.
+
+    Whole turns s..e give [s, e + 1). Character offsets refine the two ends by the share of the
+    turn's text they cut off: characters [c1, c2) of turns s..e give [s + c1 / len(s), e + c2 /
+    len(e)). So two spans inside one long turn overlap only as much as their text does, and a
+    turn counts the same however long it is.
+    """
+    start, end = float(start_turn), float(end_turn + 1)
+    if start_char is not None and end_char is not None:
+        if start_length > 0:
+            start = start_turn + min(start_char, start_length) / start_length
+        if end_length > 0:
+            end = end_turn + min(end_char, end_length) / end_length
+    return start, end
+
+
+def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """The agreement report of ``study`` as a JSON-ready dict (no NaN; every undefined value is null).
+
+    Keys: ``schema_version``, ``study``, ``generated_at``, ``resamples``, ``seed``, ``counts``,
+    ``conditions`` (barrier key -> name), ``questions`` (per question key: the statistics of
+    ``benchmark.stats.report`` plus ``question`` and ``judge``), ``skipped_questions``,
+    ``methods`` and ``notes``. docs/report-schema.md describes every key.
+    """
+    scheme = study.scheme
+    questions = list(scheme.questions.order_by("position"))
+    data = _read(study, questions)
+    annotators = {annotator for _, annotator in data.annotations.values()}
+    rated_items = {item_id for item_id, _ in data.annotations.values()}
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "study": {
+            "slug": study.slug,
+            "title": study.title,
+            "scheme": scheme.name,
+            "scheme_version": scheme.version,
+            "k": study.overlap,
+        },
+        "generated_at": timestamp(timezone.now()),
+        "resamples": resamples,
+        "seed": seed,
+        "counts": {
+            "items": len(data.units),
+            "items_rated": len(rated_items),
+            "annotations": len(data.annotations),
+            "annotators": len(annotators),
+            "answers": len(data.answers),
+            "spans": len(data.spans),
+            "excluded_annotations": {"gold": data.excluded["gold"], "attention": data.excluded["attention"]},
+        },
+        "conditions": dict(sorted(data.conditions.items())),
+        "questions": {},
+        "skipped_questions": {},
+        "methods": _methods(resamples, seed),
+        "notes": _study_notes(data),
+    }
+    if not data.annotations:
+        report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
+        return _plain_report(report)
+
+    answers_by_question: dict[str, list[tuple[int, int | None, str, float | None]]] = defaultdict(list)
+    for annotation_id, key, seat, value, number in data.answers:
+        answers_by_question[key].append((annotation_id, seat, value, number))
+    coders = pd.DataFrame(
+        [(data.units[item_id].name, annotator) for item_id, annotator in data.annotations.values()],
+        columns=["item", "annotator"],
+    )
+    for question in questions:
+        if question.kind in CATEGORICAL_KINDS:
+            entry = _categorical(question, answers_by_question[question.key], data, resamples, seed)
+        elif question.kind in NUMERIC_KINDS:
+            entry = _numeric(question, answers_by_question[question.key], data, resamples, seed)
+        elif question.kind == Kind.SPAN:
+            entry = _spans(question, data, coders)
+        else:
+            report["skipped_questions"][question.key] = f"{question.get_kind_display()}: no agreement statistic applies"
+            continue
+        report["questions"][question.key] = entry
+    return _plain_report(report)
+
+
+def _study_notes(data: StudyData) -> list[str]:
+    notes = []
+    gold, attention = data.excluded["gold"], data.excluded["attention"]
+    if gold or attention:
+        notes.append(
+            f"Left out of every statistic: {gold} annotation{'s' * (gold != 1)} of gold items and {attention} "
+            f"of attention checks (they check annotators; their answers are steered by known keys)."
+        )
+    if data.other_schemes:
+        notes.append(
+            f"{data.other_schemes} annotation{'s were' if data.other_schemes != 1 else ' was'} made under another "
+            "version of the scheme; answers are pooled by question key."
+        )
+    return notes
+
+
+def _question_info(question: Question, unit: str) -> dict[str, Any]:
+    return {
+        "key": question.key,
+        "kind": question.kind,
+        "prompt": question.prompt,
+        "per_seat": question.per_seat,
+        "unit": unit,
+        "dimension": question.dimension or None,
+        "truth": question.truth or None,
+    }
+
+
+def _unit_name(unit: Unit, seat: int | None, per_seat: bool) -> str:
+    return f"{unit.name}:{seat}" if per_seat and seat is not None else unit.name
+
+
+def _rows(
+    question: Question, answers: Iterable[tuple[int, int | None, str, float | None]], data: StudyData, numeric: bool
+) -> tuple[pd.DataFrame, int]:
+    """The long table of one question (blank answers dropped and counted)."""
+    records = []
+    blank = 0
+    for annotation_id, seat, value, number in answers:
+        item_id, annotator = data.annotations[annotation_id]
+        unit = data.units[item_id]
+        answer: Any = number if numeric else value
+        if answer is None or answer == "":
+            blank += 1
+            continue
+        records.append({
+            "item": _unit_name(unit, seat, question.per_seat),
+            "annotator": annotator,
+            "question": question.key,
+            "value": answer,
+            CLUSTER: unit.scenario,
+            "condition": unit.barrier,
+            "truth": unit.barrier,
+            "_episode": unit.episode_id,
+            "_seat": seat,
+        })
+    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_seat"]
+    table = pd.DataFrame.from_records(records, columns=columns)
+    if numeric:
+        table["value"] = table["value"].astype(float)
+    return table, blank
+
+
+def _blank_note(entry: dict[str, Any], blank: int) -> None:
+    if blank:
+        entry["notes"].insert(0, f"answers: {blank} left blank (optional question skipped) and left out")
+
+
+def _categorical(
+    question: Question, answers: list[tuple[int, int | None, str, float | None]], data: StudyData,
+    resamples: int, seed: int,
+) -> dict[str, Any]:
+    table, blank = _rows(question, answers, data, numeric=False)
+    options = (question.options or {}).get("choices", [])
+    choices = [str(choice["value"]) for choice in options]
+    unknown = sorted(set(table["value"]) - set(choices))
+    categories = choices + unknown
+    entry = question_report(
+        table[["item", "annotator", "question", "value"]], kind="categorical", categories=categories,
+        resamples=resamples, seed=seed,
+    )
+    if unknown:
+        outside = ", ".join(unknown)
+        entry["notes"].append(f"categories: answers outside the question's choices counted as categories: {outside}")
+    _blank_note(entry, blank)
+    entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
+    entry["question"]["categories"] = categories
+    entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
+    entry["judge"] = None
+    if question.truth == BARRIER_TRUTH:
+        entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
+        labels = categories + sorted(set(table["truth"]) - set(categories))
+        accuracy = cluster_bootstrap_accuracy(table, cluster=CLUSTER, labels=labels, resamples=resamples, seed=seed)
+        entry["accuracy"] = accuracy.to_dict()
+        entry["accuracy"]["chance_method"] = "1 / number of answer options"
+        entry["methods"]["accuracy"] = accuracy.method
+        entry["notes"].extend(f"accuracy: {note}" for note in accuracy.notes)
+        if len(labels) > len(categories):
+            extra = ", ".join(labels[len(categories):])
+            entry["notes"].append(f"accuracy: the truth of some items is not among the choices ({extra})")
+    return entry
+
+
+def _numeric(
+    question: Question, answers: list[tuple[int, int | None, str, float | None]], data: StudyData,
+    resamples: int, seed: int,
+) -> dict[str, Any]:
+    table, blank = _rows(question, answers, data, numeric=True)
+    scale = _scale(question)
+    outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
+    judge = _judge(question, data) if question.dimension else None
+    columns = ["item", "annotator", "question", "value", "condition"]
+    if judge is not None:
+        scores = judge.pop("_scores")
+        table["judge"] = [scores.get((episode, seat if question.per_seat else None)) for episode, seat in zip(
+            table["_episode"], table["_seat"], strict=True
+        )]
+        table["judge"] = table["judge"].astype(float)
+        columns.append("judge")
+    entry = question_report(
+        table[columns], kind="numeric", scale=None if outside else scale, resamples=resamples, seed=seed
+    )
+    if outside:
+        entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
+    for bins, kappas in (entry["binned_kappa"] or {}).items():
+        if kappas.get("fleiss") is None and entry["n_items"]:
+            entry["notes"].append(
+                f"binned_kappa: Fleiss' kappa with {bins} bins is undefined: every rating falls in one bin "
+                "(chance agreement is 1)"
+            )
+    _blank_note(entry, blank)
+    entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
+    entry["question"]["scale"] = list(scale) if scale else None
+    entry["judge"] = judge
+    if judge is not None:
+        entry["judge_scores"] = _judge_scores(table)
+    elif question.dimension:
+        entry["notes"].append(f"alignment: no evaluations of the dimension {question.dimension} for these episodes")
+    return entry
+
+
+def _scale(question: Question) -> tuple[float, float] | None:
+    options = question.options or {}
+    if question.kind == Kind.LIKERT and options.get("anchors"):
+        values = [float(anchor["value"]) for anchor in options["anchors"]]
+        return min(values), max(values)
+    if question.kind == Kind.SLIDER and "min" in options and "max" in options:
+        return float(options["min"]), float(options["max"])
+    return None
+
+
+def _judge(question: Question, data: StudyData) -> dict[str, Any] | None:
+    """The evaluator (and prompt version) with the most scores of the question's dimension, and its scores."""
+    rows = [row for row in data.evaluations if row[4] == question.dimension]
+    counts = Counter(
+        (evaluator, prompt) for _, _, evaluator, prompt, _, _ in rows if evaluator.lower() != HUMAN_EVALUATOR
+    )
+    if not counts:
+        return None
+    (evaluator, prompt), n = min(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    scores = {
+        (episode, seat if question.per_seat else None): score
+        for episode, seat, name, version, _, score in rows
+        if (name, version) == (evaluator, prompt)
+    }
+    others = [
+        {"evaluator": name, "prompt_version": version, "scores": count}
+        for (name, version), count in sorted(counts.items())
+        if (name, version) != (evaluator, prompt)
+    ]
+    return {
+        "evaluator": evaluator,
+        "prompt_version": prompt,
+        "dimension": question.dimension,
+        "scores": n,
+        "other_evaluators": others,
+        "_scores": scores,
+    }
+
+
+def _judge_scores(table: pd.DataFrame) -> dict[str, list[Any]]:
+    """Per rated unit with a judge score: the human mean, the number of ratings and the judge's score."""
+    rated = table.dropna(subset=["value", "judge"])
+    grouped = rated.groupby("item", sort=False)
+    frame = pd.DataFrame({
+        "human_mean": grouped["value"].mean(), "ratings": grouped["value"].size(), "judge": grouped["judge"].first()
+    })
+    return {
+        "units": [str(unit) for unit in frame.index],
+        "human_mean": [float(value) for value in frame["human_mean"]],
+        "ratings": [int(value) for value in frame["ratings"]],
+        "judge": [float(value) for value in frame["judge"]],
+    }
+
+
+def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[str, Any]:
+    columns = ["item", "annotator", "question", "label", "start", "end", "attributes"]
+    rows = pd.DataFrame.from_records([s for s in data.spans if s["question"] == question.key], columns=columns)
+    entry = span_question_report(rows, min_iou=DEFAULT_MIN_IOU, coders=coders)
+    entry["question"] = _question_info(question, "item")
+    entry["judge"] = None
+    return entry
+
+
+def _methods(resamples: int, seed: int) -> dict[str, str]:
+    return {
+        "selection": (
+            "Each assignment's latest submitted annotation version on a regular item. Drafts and earlier "
+            "versions are left out, and so are gold items and attention checks: they check annotators, and "
+            "their answers are steered by a known key or an instruction."
+        ),
+        "units": (
+            "A rated unit is one item (an episode of the study, numbered as in the exports); for questions "
+            "asked per seat each (item, seat) is its own unit, named '<item>:<seat>', since each character "
+            "is a separate target of rating. Units with fewer than two ratings are excluded from agreement "
+            "statistics and counted; means and correlations use every rated unit."
+        ),
+        "types": (
+            "Categorical and pairwise questions are categorical over their choices (q = number of choices for "
+            "Randolph's kappa); Likert and slider questions are numeric, binned over their full scale for the "
+            "binned kappas; span questions get span agreement; free-text questions get no statistic."
+        ),
+        "accuracy": (
+            f"For questions whose truth is the episode's barrier: share of answers equal to the barrier of the "
+            f"item's episode, overall and per true barrier, with percentile 95% CIs from a cluster bootstrap "
+            f"that resamples scenarios with replacement (B = {resamples}, seed {seed}); chance = 1 / number "
+            "of choices; the confusion matrix counts answers (columns) per true barrier (rows)."
+        ),
+        "alignment": (
+            "For questions that measure an evaluation dimension: the judge is the evaluator (and prompt "
+            "version) with the most scores of that dimension for the study's episodes, excluding imported "
+            "'human mean' scores. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean human rating "
+            "per unit and the judge's score for it; means per condition (the episode's barrier) with 95% t "
+            "intervals over units, for humans and the judge side by side."
+        ),
+        "spans": (
+            f"Spans of the same item from different annotators are paired by intersection over union "
+            f"(IoU >= {DEFAULT_MIN_IOU}) of their positions in turns: turns s..e are [s, e + 1), and character "
+            "offsets cut each end by the share of the turn's text they leave out. Every annotator who "
+            "submitted the item counts, whether or not they marked a span."
+        ),
+        "interpretation": (
+            "Kappa and alpha labelled after Landis & Koch (1977), ICC after Cicchetti (1994). Numbers are "
+            "unrounded in the JSON and CSV downloads and rounded to three decimals on the page."
+        ),
+    }
+
+
+def _plain_report(report: dict[str, Any]) -> dict[str, Any]:
+    notes = list(report["notes"])
+    plain = _plain({key: value for key, value in report.items() if key != "notes"}, notes)
+    plain["notes"] = notes
+    return plain
+
+
+def _plain(value: Any, notes: list[str], path: str = "") -> Any:
+    """Plain JSON values: numpy scalars become Python numbers; a non-finite number becomes null, with a note."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item, notes, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item, notes, path) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        notes.append(f"{path}: not a finite number, reported as null")
+        return None
+    return value

@@ -1,0 +1,316 @@
+"""The report page and its downloads: who may open them, what they hold, and background bundles."""
+
+import io
+import json
+import threading
+import zipfile
+
+import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
+
+from annotator.models import ReportBundle
+from annotator.permissions import ANNOTATORS
+from annotator.reports.background import THREAD_PREFIX
+from tests.annotator.builders import make_study
+from tests.annotator.test_reports import make_report_scheme, rated_study
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [
+    ("report", ()),
+    ("report-download", ("json",)),
+    ("report-download", ("html",)),
+    ("report-download", ("zip",)),
+    ("report-tables", ()),
+    ("report-table", ("statistics.csv",)),
+    ("report-bundle", ()),
+]
+PAGE_IDS = ["page", "json", "html", "zip", "tables", "one-table", "bundle-panel"]
+BUNDLE_FILES = {
+    "README.txt", "annotations.csv", "report.json", "report.html", "tables/statistics.csv", "tables/accuracy.csv",
+    "tables/confusion.csv", "tables/alignment.csv", "tables/by_condition.csv", "tables/notes.csv",
+    "figures/barrier-accuracy.svg", "figures/barrier-confusion.svg", "figures/confusion-judge.svg",
+    "figures/confusion-conditions.svg",
+}
+
+
+@pytest.fixture
+def researcher():
+    return make_user(staff=True, username="the-researcher")
+
+
+@pytest.fixture
+def study(researcher):
+    study, _, annotators = rated_study(title="Barrier pilot", slug="barrier-pilot", created_by=researcher)
+    group, _ = Group.objects.get_or_create(name=ANNOTATORS)
+    for person in annotators:
+        person.groups.add(group)
+    return study
+
+
+@pytest.fixture
+def owner(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+def url(name, *args, slug="barrier-pilot"):
+    return reverse(f"annotator:{name}", args=[slug, *args])
+
+
+def body(response) -> bytes:
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+# Who may open what
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
+def test_anonymous_visitors_are_sent_to_log_in(client, study, name, args):
+    response = client.get(url(name, *args))
+
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
+def test_annotators_never_see_reports_even_of_studies_they_rated(client, study, name, args):
+    client.force_login(study.items.first().assignments.first().annotator)
+
+    response = client.get(url(name, *args))
+
+    assert response.status_code == 403
+    assert b"0.583" not in body(response)
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
+def test_another_researchers_study_is_not_found(client, study, name, args):
+    client.force_login(make_user(staff=True))
+
+    assert client.get(url(name, *args)).status_code == 404
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
+def test_a_superuser_opens_every_report(client, study, name, args):
+    client.force_login(make_user(superuser=True))
+
+    assert client.get(url(name, *args)).status_code == 200
+
+
+def test_annotators_cannot_start_a_bundle(client, study):
+    client.force_login(study.items.first().assignments.first().annotator)
+
+    assert client.post(url("report-bundle")).status_code == 403
+    assert not ReportBundle.objects.exists()
+
+
+# The page
+
+
+def test_the_page_shows_the_numbers_with_their_readings(owner, study):
+    response = owner.get(url("report"))
+
+    assert response.status_code == 200
+    text = response.text
+    assert "0.583" in text  # percent agreement, 7/12
+    assert "0.143" in text and "slight" in text  # Fleiss' kappa, 1/7
+    assert "0.375" in text and "fair" in text  # Randolph's kappa, 3/8
+    assert "0.750" in text  # accuracy, 9/12
+    assert "0.921" in text  # r with judge-x, 20 / sqrt(472)
+    assert "judge-x" in text
+    assert "3 annotations of gold items and 3 of attention checks" in text
+    assert "How these numbers were computed" in text
+
+
+def test_the_page_draws_every_figure_inline_with_a_title(owner, study):
+    text = owner.get(url("report")).text
+
+    assert text.count("<svg") == 6  # barrier: accuracy, confusion; confusion and goal: judge, conditions
+    assert 'role="img"' in text and "<title id=" in text
+    assert "barrier: accuracy with 95% cluster-bootstrap CIs" in text
+
+
+def test_the_page_links_every_download(owner, study):
+    text = owner.get(url("report")).text
+
+    for name, args in [("report-download", ("json",)), ("report-download", ("html",)), ("report-tables", ()),
+                       ("report-table", ("statistics.csv",)), ("report-download", ("zip",))]:
+        assert f'href="{url(name, *args)}"' in text
+
+
+def test_a_study_without_annotations_says_there_is_nothing_to_report(client, researcher):
+    make_study(scheme=make_report_scheme(), slug="empty", created_by=researcher)
+    client.force_login(researcher)
+
+    response = client.get(url("report", slug="empty"))
+
+    assert response.status_code == 200
+    assert "Nothing to report yet" in response.text
+    assert "<svg" not in response.text
+
+
+def test_the_page_takes_a_fixed_number_of_queries(owner, study, django_assert_max_num_queries):
+    with django_assert_max_num_queries(12):
+        assert owner.get(url("report")).status_code == 200
+
+
+# Downloads
+
+
+def test_json_download_is_the_strict_report(owner, study):
+    response = owner.get(url("report-download", "json"))
+
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"] == 'attachment; filename="barrier-pilot-report.json"'
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the JSON")
+
+    report = json.loads(response.content, parse_constant=refuse)
+    barrier = report["questions"]["barrier"]
+    assert barrier["percent_agreement"] == pytest.approx(7 / 12)
+    assert barrier["accuracy"]["overall"]["value"] == pytest.approx(0.75)
+    assert report["study"]["slug"] == "barrier-pilot"
+
+
+def test_html_download_stands_alone(owner, study):
+    response = owner.get(url("report-download", "html"))
+
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="barrier-pilot-report.html"'
+    text = response.content.decode()
+    assert text.startswith("<!doctype html>") or "<!doctype html>" in text[:400]
+    assert "<style>" in text and "--accent" in text  # the site's CSS, inline
+    assert text.count("<svg") == 6
+    assert "<link" not in text and "<script" not in text and 'src="' not in text
+    assert "0.583" in text and "Barrier pilot" in text
+
+
+def test_csv_tables_download_as_a_zip(owner, study):
+    response = owner.get(url("report-tables"))
+
+    assert response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert {"statistics.csv", "accuracy.csv", "confusion.csv", "notes.csv"} <= set(archive.namelist())
+    assert "barrier,categorical,fleiss_kappa,0.1428571428571" in archive.read("statistics.csv").decode()
+
+
+def test_one_csv_table(owner, study):
+    response = owner.get(url("report-table", "accuracy.csv"))
+
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    lines = response.content.decode().splitlines()
+    assert lines[0] == "question,class,value,ci95_low,ci95_high,n,chance,cluster,n_clusters,resamples"
+    assert lines[1].startswith("barrier,overall,0.75,")
+
+
+@pytest.mark.parametrize(("name", "args"), [("report-table", ("secrets.csv",)), ("report-download", ("pdf",))])
+def test_unknown_downloads_are_not_found(owner, study, name, args):
+    assert owner.get(url(name, *args)).status_code == 404
+
+
+def test_the_zip_bundle_holds_data_report_tables_and_figures(owner, study):
+    response = owner.get(url("report-download", "zip"))
+
+    assert response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == 'attachment; filename="barrier-pilot-report.zip"'
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert BUNDLE_FILES <= set(archive.namelist())
+    annotations = archive.read("annotations.csv").decode().splitlines()
+    assert annotations[0].startswith("study,item,item_kind,")
+    assert "rater-A" not in archive.read("annotations.csv").decode()  # pseudonyms only
+    assert json.loads(archive.read("report.json"))["questions"]["barrier"]["n_items"] == 4
+    assert archive.read("figures/barrier-accuracy.svg").startswith(b"<?xml")
+
+
+# Large studies: the bundle is built in the background (transactional tests, because the thread
+# reads the data over its own connection; serialized rollback puts the seeded rows back after).
+
+
+def wait_for_bundles() -> None:
+    for thread in threading.enumerate():
+        if thread.name.startswith(THREAD_PREFIX):
+            thread.join(timeout=60)
+
+
+@pytest.fixture
+def large(settings, tmp_path):
+    settings.PARLEY_REPORT_BACKGROUND_THRESHOLD = 0
+    settings.VAR_DIR = tmp_path
+    return tmp_path
+
+
+def test_a_large_study_offers_to_prepare_the_bundle(owner, study, large):
+    response = owner.get(url("report"))
+
+    assert "Prepare the ZIP bundle" in response.text
+    assert f'href="{url("report-download", "zip")}"' not in response.text
+    redirected = owner.get(url("report-download", "zip"))
+    assert redirected.status_code == 302 and redirected.url.endswith("#bundle")
+
+
+def test_a_bundle_being_prepared_is_polled(owner, study, large, researcher):
+    ReportBundle.objects.create(study=study, requested_by=researcher)
+
+    response = owner.get(url("report-bundle"), HTTP_HX_REQUEST="true")
+
+    assert "being prepared" in response.text
+    assert 'hx-trigger="every 3s"' in response.text
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_background_bundle_is_written_and_then_linked(client, large):
+    researcher = make_user(staff=True)
+    study, _, _ = rated_study(slug="big-study", created_by=researcher)
+    client.force_login(researcher)
+
+    started = client.post(url("report-bundle", slug="big-study"))
+    wait_for_bundles()
+
+    assert started.status_code == 302
+    bundle = ReportBundle.objects.get(study=study)
+    assert bundle.status == ReportBundle.Status.READY, bundle.error
+    path = large / "reports" / bundle.file_name
+    assert path.is_file() and path.stat().st_size == bundle.size
+    assert bundle.annotations == 18  # 12 regular + 6 gold and attention: every submitted annotation
+    page = client.get(url("report", slug="big-study")).text
+    link = url("report-bundle-file", bundle.pk, slug="big-study")
+    assert f'href="{link}"' in page
+    assert "Prepare" not in page  # the bundle is up to date
+    download = client.get(link)
+    assert download["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert BUNDLE_FILES <= set(archive.namelist())
+    assert client.get(url("report-download", "zip", slug="big-study")).status_code == 200  # the ready file
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_asking_twice_while_building_starts_one_bundle(client, large):
+    researcher = make_user(staff=True)
+    study, _, _ = rated_study(slug="big-twice", created_by=researcher)
+    ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.RUNNING)
+    client.force_login(researcher)
+
+    client.post(url("report-bundle", slug="big-twice"))
+    wait_for_bundles()
+
+    assert ReportBundle.objects.filter(study=study).count() == 1
+
+
+def test_a_failed_bundle_says_why_and_can_be_tried_again(owner, study, large, researcher):
+    ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.FAILED,
+                                error="OSError: disk full")
+
+    response = owner.get(url("report-bundle"))
+
+    assert "could not be built" in response.text and "disk full" in response.text
+    assert "Prepare the ZIP bundle" in response.text
+    assert "hx-trigger" not in response.text
+
+
+def test_a_small_studys_bundle_panel_links_the_direct_download(owner, study):
+    response = owner.get(url("report-bundle"))
+
+    assert f'href="{url("report-download", "zip")}"' in response.text
