@@ -122,6 +122,9 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for a writer instead of failing at once when the demo server and a command overlap.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Tests get a file, not Django's in-memory default, whose one connection the live server's
+    # threads would share: concurrent requests must lock each other out as they do in production.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_parley.sqlite3")}
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
