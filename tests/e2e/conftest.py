@@ -35,7 +35,7 @@ def browser_page(live_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]
     if not CHROMIUM.exists():
         pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `make browser` (apt-get install chromium).")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         pytest.fail("Playwright is not installed: run `make install-dev` (pip install -e '.[dev]').")
 
@@ -47,6 +47,7 @@ def browser_page(live_server, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]
         context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(10_000)
+        expect.set_options(timeout=10_000)  # a loaded 2-core CI machine can take more than the default 5 s
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("console", lambda message: message.type == "error" and errors.append(message.text))
