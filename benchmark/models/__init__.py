@@ -2,6 +2,7 @@ from .barriers import Barrier, BarrierCue
 from .characters import Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .evaluations import Evaluation
+from .runs import NeutralContext, SimulationRun
 from .scenarios import Role, Scenario
 
 __all__ = [
@@ -11,9 +12,11 @@ __all__ = [
     "Character",
     "Episode",
     "Evaluation",
+    "NeutralContext",
     "Relationship",
     "Role",
     "Scenario",
     "Seat",
+    "SimulationRun",
     "Turn",
 ]

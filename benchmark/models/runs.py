@@ -1,0 +1,77 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class NeutralContext(models.Model):
+    """A scenario's public context rewritten into one neutral sentence (SocialVeil §2.3).
+
+    Made by a model call and cached per scenario and prompt version; ``Scenario.original_context``
+    keeps the text as written. A researcher may edit ``text``; ``edited`` then protects it from
+    being regenerated.
+    """
+
+    scenario = models.ForeignKey("Scenario", on_delete=models.CASCADE, related_name="neutral_contexts")
+    prompt_version = models.CharField(max_length=50)
+    model = models.CharField(max_length=200, help_text="The model that wrote it, or 'scripted'.")
+    text = models.TextField()
+    edited = models.BooleanField(default=False, help_text="Set when a researcher changed the text by hand.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["scenario", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["scenario", "prompt_version"], name="neutral_context_per_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} ({self.prompt_version})"
+
+
+class SimulationRun(models.Model):
+    """A batch of agent–agent episodes launched from the web or the command line.
+
+    ``options`` holds what ``manage.py simulate`` takes (scenarios, conditions, models, strategy,
+    episodes per cell, turn cap, temperature, concurrency, seed). The process running it updates
+    the counts and ``heartbeat_at``; ``cancel_requested`` asks it to stop after the turns in flight.
+    Its episodes carry ``tag`` so a re-run resumes them.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    tag = models.SlugField(max_length=100, help_text="Names the run; its episodes carry this tag.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="simulation_runs"
+    )
+    options = models.JSONField(default=dict)
+    status = models.CharField(max_length=20, choices=Status, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0, help_text="Episodes in the run.")
+    finished = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True, help_text="The summary, or what went wrong.")
+    cancel_requested = models.BooleanField(default=False)
+    worker_pid = models.PositiveIntegerField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(finished__lte=models.F("total")), name="run_finished_within_total"),
+        ]
+
+    def __str__(self) -> str:
+        return self.tag
+
+    @property
+    def done(self) -> bool:
+        return self.status in {self.Status.FINISHED, self.Status.FAILED, self.Status.CANCELLED}

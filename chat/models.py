@@ -1,0 +1,197 @@
+"""Chat studies: a researcher's design, and each participant's way through it.
+
+A participant arrives from a study link, consents, is assigned a scenario × condition cell, and
+plays one seat of a ``benchmark.Episode`` against an agent; the episode is the transcript, so a
+finished chat is an ordinary episode (source ``human_chat``) that annotation can take up.
+"""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmark.models import Seat
+
+DEFAULT_CONSENT = """\
+You are invited to take part in a research study on how people and AI agents communicate.
+
+You will read a short scenario, then hold a text conversation with an AI agent playing another \
+character. The agent may communicate in ways that are hard to follow; that is part of the study. \
+Afterwards you answer four short questions. It takes about 10 to 15 minutes.
+
+What you write is stored with a pseudonymous id and used for research only. Do not share personal \
+information in the chat. You may stop at any time by closing the page.
+
+By continuing you confirm that you are 18 or older and agree to take part."""
+
+
+def default_questionnaire() -> list[dict]:
+    """The questions asked after the chat unless a study sets its own."""
+    return [
+        {
+            "key": "goal",
+            "kind": "likert",
+            "label": "How well did you reach your character's goal?",
+            "low": 1,
+            "high": 5,
+            "low_label": "not at all",
+            "high_label": "completely",
+            "required": True,
+        },
+        {
+            "key": "unresolved_confusion",
+            "kind": "likert",
+            "label": "How much confusion was left at the end of the conversation?",
+            "low": 1,
+            "high": 5,
+            "low_label": "a great deal: it never made sense",
+            "high_label": "none: everything was cleared up",
+            "required": True,
+        },
+        {
+            "key": "mutual_understanding",
+            "kind": "likert",
+            "label": "How well did you and the other side understand each other?",
+            "low": 1,
+            "high": 5,
+            "low_label": "not at all",
+            "high_label": "fully",
+            "required": True,
+        },
+        {
+            "key": "comment",
+            "kind": "text",
+            "label": "Anything you want to tell us about the conversation? (optional)",
+            "required": False,
+        },
+    ]
+
+
+class ChatStudy(models.Model):
+    """A researcher's design for human–agent role-play: which scenarios, conditions and settings."""
+
+    slug = models.SlugField(max_length=60, unique=True, help_text="The study link is /s/<slug>/.")
+    title = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="chat_studies"
+    )
+    scenarios = models.ManyToManyField("benchmark.Scenario", related_name="chat_studies")
+    human_position = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="The role the participant plays (0 = the scenario's first role); the agent plays the other.",
+    )
+    agent_model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="A litellm model name; blank uses the configured agent model, or the offline scripted one.",
+    )
+    partner_strategy = models.CharField(
+        max_length=20,
+        choices=Seat.Strategy,
+        default=Seat.Strategy.DEFAULT,
+        help_text="The participant is the barrier agent's partner; 'repair' adds advice to ask and paraphrase "
+        "to their briefing.",
+    )
+    turn_cap = models.PositiveSmallIntegerField(default=20, help_text="Turns of both sides together.")
+    inactivity_timeout = models.PositiveIntegerField(
+        default=600, help_text="Seconds without a participant action before the chat ends."
+    )
+    max_message_chars = models.PositiveIntegerField(default=1000)
+    messages_per_minute = models.PositiveSmallIntegerField(
+        default=12, help_text="Most messages one participant may send in a minute."
+    )
+    consent_text = models.TextField(default=DEFAULT_CONSENT)
+    questionnaire = models.JSONField(default=default_questionnaire, blank=True)
+    completion_code = models.CharField(max_length=60, help_text="Shown at the end, e.g. Prolific's code.")
+    return_url = models.URLField(
+        max_length=500, blank=True, help_text="Where the completion page sends participants back to."
+    )
+    is_open = models.BooleanField(default=True, help_text="Closed studies take no new participants.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = "chat studies"
+        constraints = [
+            models.CheckConstraint(condition=Q(turn_cap__gte=2), name="chat_study_turn_cap_at_least_two"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def episode_tag(self) -> str:
+        """The tag every episode of this study carries (annotation studies can add episodes by tag)."""
+        return f"chat:{self.slug}"
+
+
+class ChatCondition(models.Model):
+    """One barrier condition of a chat study and how many participants each scenario needs in it."""
+
+    study = models.ForeignKey(ChatStudy, on_delete=models.CASCADE, related_name="conditions")
+    barrier = models.ForeignKey("benchmark.Barrier", on_delete=models.PROTECT, related_name="+")
+    target = models.PositiveIntegerField(default=5, help_text="Participants wanted per scenario in this condition.")
+
+    class Meta:
+        ordering = ["study", "barrier__key"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "barrier"], name="chat_condition_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} · {self.barrier}"
+
+
+class Participant(models.Model):
+    """One person's way through a chat study, from the link to the completion code.
+
+    ``participant_id`` is the recruiting platform's id (Prolific's ``PROLIFIC_PID``) or a generic
+    one; it is unique per study, so the same person cannot start a second episode. The browser
+    session remembers which participant it is; the chat socket checks that before anything else.
+    """
+
+    class Stage(models.TextChoices):
+        CONSENT = "consent", "consent"
+        BRIEFING = "briefing", "briefing"
+        CHAT = "chat", "chat"
+        QUESTIONNAIRE = "questionnaire", "questionnaire"
+        DONE = "done", "done"
+        DECLINED = "declined", "declined consent"
+
+    study = models.ForeignKey(ChatStudy, on_delete=models.CASCADE, related_name="participants")
+    participant_id = models.CharField(max_length=100)
+    prolific_pid = models.CharField(max_length=100, blank=True)
+    prolific_study_id = models.CharField(max_length=100, blank=True)
+    prolific_session_id = models.CharField(max_length=100, blank=True)
+    stage = models.CharField(max_length=20, choices=Stage, default=Stage.CONSENT)
+    scenario = models.ForeignKey(
+        "benchmark.Scenario", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    barrier = models.ForeignKey("benchmark.Barrier", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    episode = models.OneToOneField(
+        "benchmark.Episode", on_delete=models.PROTECT, null=True, blank=True, related_name="participant"
+    )
+    answers = models.JSONField(default=dict, blank=True)
+    agent_lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="While set in the future, one server process is writing the agent's turn."
+    )
+    agent_lease_owner = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "participant_id"], name="one_participant_id_per_study"),
+        ]
+        indexes = [models.Index(fields=["study", "scenario", "barrier", "stage"])]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} in {self.study}"
+
+    def clean(self) -> None:
+        if (self.scenario_id is None) != (self.barrier_id is None):
+            raise ValidationError("A participant is assigned a scenario and a condition together.")
