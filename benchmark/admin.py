@@ -5,11 +5,27 @@ a page of 100 rows costs a fixed number of queries. Foreign keys to large tables
 autocomplete widgets, so a form never renders thousands of options.
 """
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import Count, QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
-from .models import Barrier, BarrierCue, Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from .models import (
+    Barrier,
+    BarrierCue,
+    Character,
+    Episode,
+    Evaluation,
+    NeutralContext,
+    Role,
+    Scenario,
+    Seat,
+    SimulationRun,
+    Turn,
+)
+from .neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
 @admin.register(Character)
@@ -169,3 +185,65 @@ class EvaluationAdmin(admin.ModelAdmin):
     list_select_related = ["episode", "seat__character", "seat__episode"]
     search_fields = ["evaluator", "reasoning", "episode__external_id"]
     autocomplete_fields = ["episode", "seat"]
+
+
+@admin.register(NeutralContext)
+class NeutralContextAdmin(admin.ModelAdmin):
+    """Researchers correct a neutral sentence here; a saved edit is marked and put in the scenario.
+
+    ``edited`` protects the text from ``manage.py neutralise``; the scenario's ``context`` takes the
+    new text at once, and its original stays in ``original_context``.
+    """
+
+    list_display = ["scenario", "prompt_version", "model", "edited", "excerpt", "updated_at"]
+    list_filter = ["edited", "prompt_version", "model"]
+    list_select_related = ["scenario"]
+    search_fields = ["text", "scenario__codename", "scenario__external_id"]
+    autocomplete_fields = ["scenario"]
+    fields = ["scenario", "prompt_version", "model", "text", "edited", "created_at", "updated_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: NeutralContext | None = None) -> list[str]:
+        # A row is found by (scenario, prompt version); once made, only its text is a researcher's to change.
+        fixed = ["scenario", "prompt_version", "model"] if obj is not None else []
+        return [*fixed, "edited", "created_at", "updated_at"]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial = {"prompt_version": NEUTRALISE_PROMPT_VERSION, "model": BY_HAND}
+        return {**initial, **super().get_changeform_initial_data(request)}
+
+    def save_model(self, request: HttpRequest, obj: NeutralContext, form: ModelForm, change: bool) -> None:
+        if not change or "text" in form.changed_data:
+            obj.edited = True
+        super().save_model(request, obj, form, change)
+        if obj.edited:
+            apply_neutral_context(obj)
+
+    @admin.display(description="text")
+    def excerpt(self, neutral: NeutralContext) -> str:
+        return neutral.text if len(neutral.text) <= 80 else neutral.text[:79] + "…"
+
+
+@admin.register(SimulationRun)
+class SimulationRunAdmin(admin.ModelAdmin):
+    """Runs are started and cancelled from the benchmark pages or ``manage.py simulate``; here they are read."""
+
+    list_display = ["tag", "status", "progress", "failed", "created_by", "created_at", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["created_by"]
+    search_fields = ["tag", "message"]
+    date_hierarchy = "created_at"
+    actions = None  # no bulk delete: it would reach runs that are still going
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: SimulationRun | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: SimulationRun | None = None) -> bool:
+        # A finished, failed or cancelled run may go; one still queued or running may not.
+        return obj is not None and obj.done and super().has_delete_permission(request, obj)
+
+    @admin.display(description="finished")
+    def progress(self, run: SimulationRun) -> str:
+        return f"{run.finished} / {run.total}"

@@ -1,0 +1,157 @@
+"""``manage.py evaluate``: choosing episodes, the summary line, and clear refusals."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmark import judge, scripted
+from benchmark.models import Episode, Evaluation
+from tests.benchmark.test_judge import PROMPT_MARK, reply
+from tests.builders import make_episode
+from tests.fake_llm import FAKE_MODEL
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def judge_model(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": FAKE_MODEL, "neutralizer": ""}
+
+
+def evaluate(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("evaluate", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_scores_the_tagged_episodes_and_prints_a_summary(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    tagged = [make_episode(tag="pilot") for _ in range(2)]
+    make_episode(tag="other")
+
+    out, err = evaluate("--tag", "pilot")
+
+    assert out.splitlines()[-1] == (
+        f"Evaluated 2 episode(s) with {FAKE_MODEL} ({judge.JUDGE_PROMPT_VERSION}): 2 scored, 0 cached, 0 failed."
+    )
+    assert Evaluation.objects.filter(episode__in=tagged).count() == 2 * 16
+    assert Evaluation.objects.exclude(episode__in=tagged).count() == 0
+    assert "evaluate [" in err and "2/2" in err
+
+
+def test_a_second_run_is_all_cache_hits_and_calls_no_model(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    make_episode(tag="pilot")
+    evaluate("--tag", "pilot")
+    fake_llm.reset()
+
+    out, _ = evaluate("--tag", "pilot")
+
+    assert "0 scored, 1 cached, 0 failed." in out
+    assert fake_llm.requests == []
+
+
+def test_force_scores_cached_episodes_again(fake_llm):
+    fake_llm.enqueue(text=reply(seat_score=1))
+    fake_llm.enqueue(text=reply(seat_score=9))
+    episode = make_episode(tag="pilot")
+    evaluate("--tag", "pilot")
+
+    out, _ = evaluate("--tag", "pilot", "--force")
+
+    assert "1 scored, 0 cached, 0 failed." in out
+    assert set(Evaluation.objects.filter(episode=episode, dimension="goal").values_list("score", flat=True)) == {9}
+
+
+def test_only_finished_episodes_are_scored_unless_status_says_otherwise(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    finished = make_episode(tag="pilot")
+    running = make_episode(tag="pilot", status=Episode.Status.RUNNING)
+
+    evaluate("--tag", "pilot")
+    assert set(Evaluation.objects.values_list("episode", flat=True)) == {finished.pk}
+
+    out, _ = evaluate("--tag", "pilot", "--status", "any")
+    assert "1 scored, 1 cached" in out
+    assert Evaluation.objects.filter(episode=running).count() == 16
+
+
+def test_ids_and_source_narrow_the_selection(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    first, second = make_episode(), make_episode(source=Episode.Source.IMPORTED)
+    make_episode()
+
+    out, _ = evaluate("--ids", f"{first.pk},{second.pk}", "--source", "imported")
+
+    assert "Evaluated 1 episode(s)" in out
+    assert set(Evaluation.objects.values_list("episode", flat=True)) == {second.pk}
+
+
+def test_the_model_option_overrides_the_configured_judge(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    episode = make_episode()
+
+    evaluate("--model", "openai/other-judge")
+
+    assert {r["model"] for r in fake_llm.requests} == {"other-judge"}
+    assert set(Evaluation.objects.filter(episode=episode).values_list("evaluator", flat=True)) == {
+        "openai/other-judge"
+    }
+
+
+def test_without_a_configured_judge_the_scripted_heuristics_score(fake_llm, settings):
+    settings.PARLEY_MODELS = {}
+    episode = make_episode()
+
+    out, _ = evaluate()
+
+    assert f"with {scripted.EVALUATOR} ({scripted.JUDGE_VERSION}): 1 scored" in out
+    assert Evaluation.objects.filter(episode=episode, evaluator=scripted.EVALUATOR).count() == 16
+    assert fake_llm.requests == []
+
+
+def test_a_failed_episode_is_reported_and_the_command_exits_non_zero(fake_llm):
+    first, second = make_episode(tag="pilot"), make_episode(tag="pilot")
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    for _ in range(2):  # one at a time, so the first episode gets these: the reply and its repair
+        fake_llm.enqueue(text=json.dumps({"seats": {}, "episode": {}}))
+    out, err = StringIO(), StringIO()
+
+    with pytest.raises(CommandError, match="1 episode\\(s\\) could not be scored"):
+        call_command("evaluate", "--tag", "pilot", "--retries", "0", "--concurrency", "1", stdout=out, stderr=err)
+
+    assert "1 scored, 0 cached, 1 failed." in out.getvalue()
+    assert f"episode {first.pk}: " in err.getvalue()
+    assert f"'seats' → seat_1 ({first.seats.get(position=0).character.name}) is missing" in err.getvalue()
+    assert Evaluation.objects.filter(episode=first).count() == 0
+    assert Evaluation.objects.filter(episode=second).count() == 16
+
+
+def test_an_unknown_tag_is_refused_by_name(fake_llm):
+    make_episode(tag="pilot")
+
+    with pytest.raises(CommandError, match="No episode has the tag 'pliot'"):
+        evaluate("--tag", "pliot")
+    assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ids", "3,x"], "--ids takes episode ids separated by commas, e.g. 3,7,12; 'x' is not an id"),
+        (["--ids", ","], "--ids was given no episode id"),
+        (["--ids", "999999"], "No episode with id 999999"),
+        (["--concurrency", "0"], "--concurrency must be at least 1"),
+        (["--retries", "-1"], "--retries cannot be negative"),
+        (["--model", " "], "--model cannot be empty"),
+        (["--source", "human_chat"], "No episode matches source human_chat, status finished"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(fake_llm, args, message):
+    make_episode()
+
+    with pytest.raises(CommandError, match=message.replace("(", "\\(")):
+        evaluate(*args)
+    assert Evaluation.objects.count() == 0
