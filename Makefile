@@ -31,6 +31,7 @@ migrate: install
 demo: migrate
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_studies --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
 	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
 

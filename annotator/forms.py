@@ -94,6 +94,18 @@ def is_default_instructions(text: str) -> bool:
     return not normalised or normalised in {*DEFAULT_INSTRUCTIONS.values(), GENERIC_INSTRUCTIONS}
 
 
+PREFILL_FIELDS = ("title", "slug", "preset", *FILTER_FIELDS)
+
+
+def initial_from_query(query: dict[str, str]) -> dict[str, str]:
+    """Starting values for a new study taken from a link's query string (e.g. a chat study's
+    "Annotate these episodes" button: ``?tag=chat:demo-chat&status=finished&source=human_chat``).
+
+    Only the study's name and its episode filters can be prefilled; anything else is ignored.
+    """
+    return {name: query[name] for name in PREFILL_FIELDS if query.get(name)}
+
+
 def preset_choices() -> list[tuple[str, str]]:
     return [(key, preset.name) for key, preset in schemes.PRESETS.items()]
 

@@ -12,5 +12,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("benchmark/", include("benchmark.urls")),
     path("annotate/", include("annotator.urls")),
-    path("chat/", include("chat.urls")),
+    path("", include("chat.urls")),  # /chat/ (researchers) and /s/<slug>/ (participants)
 ]

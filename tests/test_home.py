@@ -63,14 +63,14 @@ def test_login_form_logs_in_and_returns_home(client):
     assert client.session["_auth_user_id"] == str(user.pk)
 
 
-# The entry pages the home page links to (the annotator's has its own tests in
-# tests/annotator/test_annotate_views.py; chat has no test module of its own yet).
+# The entry pages the home page links to (the annotator's and chat's have their own tests in
+# tests/annotator/ and tests/chat/).
 
-def test_chat_entry_is_for_staff_and_counts_scenarios(client):
+def test_chat_entry_is_for_researchers_and_counts_scenarios(client):
     make_scenario()
     make_scenario()
     client.force_login(make_user())
-    assert client.get(reverse("chat:index")).status_code == 302
+    assert client.get(reverse("chat:index")).status_code == 403
 
     client.force_login(make_user(staff=True))
     response = client.get(reverse("chat:index"))

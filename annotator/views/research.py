@@ -26,7 +26,7 @@ from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
-from ..forms import StudyForm, default_instructions, is_default_instructions
+from ..forms import FILTER_FIELDS, StudyForm, default_instructions, initial_from_query, is_default_instructions
 from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
@@ -128,8 +128,8 @@ def study_create(request: HttpRequest) -> HttpResponse:
                 return redirect("annotator:dashboard", slug=study.slug)
         count = _count(request.POST)
     else:
-        form = StudyForm()
-        count = _count({"status": form.initial.get("status", "")})
+        form = StudyForm(initial=initial_from_query(request.GET))
+        count = _count({name: form.initial.get(name, "") for name in FILTER_FIELDS})
     return render(request, "annotator/research/study_form.html", {"form": form, "count": count})
 
 

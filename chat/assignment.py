@@ -1,0 +1,166 @@
+"""Balanced assignment: each consenting participant gets the design cell furthest below its target.
+
+A chat study's design is a grid of cells, scenario × barrier condition, each wanting ``target``
+participants. A participant counts towards their cell once they have finished chatting
+(questionnaire or done), or while they are still on their way (briefing or chat) and have been
+seen within the study's inactivity timeout; someone who wandered off stops holding a place, so
+the cell is offered again.
+
+Assignment locks the study row (``select_for_update``) for the count-and-choose step, so two
+participants arriving at the same moment are served one after the other and never overfill a
+cell (on SQLite the whole database is locked for a write anyway). Among cells equally far below
+target one is drawn at random, so no scenario or condition is systematically filled first.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from benchmark import llm
+from benchmark.models import Barrier, Episode, Scenario, Seat
+from benchmark.simulation import create_episode
+
+from .models import ChatStudy, Participant
+
+FINISHED_STAGES = (Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE)
+ON_THE_WAY_STAGES = (Participant.Stage.BRIEFING, Participant.Stage.CHAT)
+
+
+class StudyFull(Exception):
+    """Every cell of the design has reached its target."""
+
+
+@dataclass
+class Cell:
+    """One scenario × condition cell of a design and how far it has come."""
+
+    scenario: Scenario
+    barrier: Barrier
+    target: int
+    finished: int = 0
+    in_progress: int = 0
+    stalled: int = 0
+
+    @property
+    def counted(self) -> int:
+        """Participants holding a place in this cell."""
+        return self.finished + self.in_progress
+
+    @property
+    def shortfall(self) -> int:
+        return self.target - self.counted
+
+
+def active_since(study: ChatStudy, now: datetime) -> datetime:
+    """Participants on their way count only if seen after this moment."""
+    return now - timedelta(seconds=study.inactivity_timeout)
+
+
+def design_cells(study: ChatStudy, *, now: datetime | None = None) -> list[Cell]:
+    """Every cell of the study's design (scenarios × conditions with a target above 0), with counts.
+
+    One query for the design and one for the counts, however many participants. Participants in
+    a cell that is no longer part of the design (a condition removed later) are not listed here.
+    """
+    now = now or timezone.now()
+    scenarios = sorted(study.scenarios.all(), key=lambda s: (s.codename, s.pk))
+    conditions = [c for c in study.conditions.select_related("barrier") if c.target > 0]
+    conditions.sort(key=lambda c: (c.barrier.position, c.barrier.key))
+    cells = {
+        (scenario.pk, condition.barrier_id): Cell(scenario, condition.barrier, condition.target)
+        for scenario in scenarios
+        for condition in conditions
+    }
+    for row in _counts(study, now):
+        cell = cells.get((row["scenario_id"], row["barrier_id"]))
+        if cell is not None:
+            cell.finished, cell.in_progress, cell.stalled = row["finished"], row["in_progress"], row["stalled"]
+    return list(cells.values())
+
+
+def _counts(study: ChatStudy, now: datetime) -> Iterable[dict]:
+    since = active_since(study, now)
+    on_the_way = Q(stage__in=ON_THE_WAY_STAGES)
+    return (
+        Participant.objects.filter(study=study, scenario__isnull=False)
+        .values("scenario_id", "barrier_id")
+        .annotate(
+            finished=Count("pk", filter=Q(stage__in=FINISHED_STAGES)),
+            in_progress=Count("pk", filter=on_the_way & Q(last_seen_at__gte=since)),
+            stalled=Count("pk", filter=on_the_way & Q(last_seen_at__lt=since)),
+        )
+        .order_by()
+    )
+
+
+def choose_cell(cells: list[Cell], rng: random.Random | None = None) -> Cell:
+    """The cell furthest below its target (ties drawn at random); StudyFull when none is below."""
+    open_cells = [cell for cell in cells if cell.shortfall > 0]
+    if not open_cells:
+        raise StudyFull
+    widest = max(cell.shortfall for cell in open_cells)
+    return (rng or random).choice([cell for cell in open_cells if cell.shortfall == widest])
+
+
+def assign(participant: Participant, *, now: datetime | None = None, rng: random.Random | None = None) -> Participant:
+    """Give a consenting participant their cell and episode, and move them on to the briefing.
+
+    All or nothing, under a lock on the study row. A participant who already has a cell keeps it
+    (pressing "I agree" twice changes nothing). Raises StudyFull, leaving the participant at the
+    consent stage, when every cell has reached its target.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        study = ChatStudy.objects.select_for_update().get(pk=participant.study_id)
+        current = Participant.objects.select_for_update().get(pk=participant.pk)
+        if current.episode_id is None and current.stage == Participant.Stage.CONSENT:
+            cell = choose_cell(design_cells(study, now=now), rng)
+            current.scenario, current.barrier = cell.scenario, cell.barrier
+            current.episode = create_chat_episode(study, cell.scenario, cell.barrier)
+            current.stage = Participant.Stage.BRIEFING
+            current.consented_at = now
+            current.last_seen_at = now
+            current.save(
+                update_fields=["scenario", "barrier", "episode", "stage", "consented_at", "last_seen_at"]
+            )
+    current.study = study
+    return current
+
+
+def agent_position(study: ChatStudy, scenario: Scenario) -> int:
+    """The seat the agent plays: the scenario's other role (chat scenarios have exactly two)."""
+    positions = sorted(scenario.roles.values_list("position", flat=True))
+    if len(positions) != 2 or study.human_position not in positions:
+        raise ValueError(
+            f"Scenario {scenario} has roles {positions}; a chat needs exactly two, one of them "
+            f"at the participant's position {study.human_position}."
+        )
+    return next(position for position in positions if position != study.human_position)
+
+
+def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) -> Episode:
+    """The participant's episode: the agent seat carries the condition, the human seat is theirs."""
+    agent = agent_position(study, scenario)
+    with transaction.atomic():
+        episode = create_episode(
+            scenario,
+            barrier,
+            barrier_seat=agent,
+            models={agent: study.agent_model or llm.model_for("agent")},
+            source=Episode.Source.HUMAN_CHAT,
+            turn_cap=study.turn_cap,
+            tag=study.episode_tag,
+            settings={"chat_study": study.slug, "temperature": 0.7},
+        )
+        episode.seats.filter(position=study.human_position).update(
+            player=Seat.Player.HUMAN, model="", strategy=study.partner_strategy
+        )
+    return episode
+

@@ -1,0 +1,97 @@
+"""What a participant is told before the chat: the situation, who they are, what they want.
+
+The briefing mirrors what an agent in the same seat would know (Sotopia's information split):
+the shared context, their own character in full, their own goal, reason and private knowledge,
+and of the other side only what the scenario's relationship reveals (``Character.visible_to``).
+It never names the barrier, the condition or the model: the participant must not learn which
+conversation they are in. The same dict feeds the briefing page and the reminder panel on the
+chat page (``templates/chat/partials/_briefing.html``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmark.models import Relationship, Seat
+
+from .models import ChatStudy
+
+PROFILE_LABELS = {
+    "name": "Name",
+    "age": "Age",
+    "gender": "Gender",
+    "pronouns": "Pronouns",
+    "occupation": "Occupation",
+    "big_five": "Big Five traits",
+    "moral_values": "Moral values",
+    "personal_values": "Personal values",
+    "personality": "Personality",
+    "decision_style": "Decision style",
+    "public_info": "Public information",
+}
+
+# How the participant is told they know the other person, by relationship.
+RELATIONSHIP_SENTENCES = {
+    Relationship.STRANGER: "You have never met the other person: you know nothing about them yet.",
+    Relationship.KNOW_BY_NAME: "You know the other person by name, but nothing more about them.",
+    Relationship.ACQUAINTANCE: "You are acquaintances: you know a little about each other.",
+    Relationship.FRIEND: "You are friends: you know each other well.",
+    Relationship.ROMANTIC: "You are romantic partners: you know each other well.",
+    Relationship.FAMILY: "You are family: you know each other well.",
+}
+
+REPAIR_ADVICE = (
+    "The other person may be hard to follow at times. When something they say is unclear, ask "
+    "them what they mean, and put what you understood in your own words so they can confirm or "
+    "correct it before you move on."
+)
+
+ACTIONS = (
+    ("Say something", "an ordinary message, as if you were speaking."),
+    ("Non-verbal", "a gesture or expression, for example “nods slowly” or “frowns”."),
+    ("Physical action", "something you do, for example “hands over the keys”."),
+    ("Leave", "end the conversation for good; use it when you are done."),
+)
+
+
+def build_briefing(study: ChatStudy, human_seat: Seat, agent_seat: Seat) -> dict[str, Any]:
+    """The participant's briefing as a plain dict for templates.
+
+    Keys: ``context`` (the scenario's public context); ``me`` (``name``, ``profile``, a list of
+    ``(label, value)`` for the fields the character has, and ``secret``); ``goal``, ``reason``,
+    ``private_knowledge``; ``partner`` (``name``, the name the participant may use, and
+    ``profile``, only what the relationship reveals); ``relationship`` (a sentence); ``repair``
+    (advice text, or ""); ``rules`` (``turn_cap``, ``my_turns``, ``opens`` whether the participant
+    speaks first, ``actions``, and ``timeout_minutes``). Seats need ``role`` and ``character`` loaded.
+    """
+    scenario = human_seat.episode.scenario
+    relationship = Relationship(scenario.relationship)
+    mine = human_seat.character
+    theirs = agent_seat.character.visible_to(relationship)
+    opens = human_seat.position < agent_seat.position
+    return {
+        "context": scenario.context,
+        "me": {"name": mine.name, "profile": _labelled(mine.profile(), skip=("name", "secret")), "secret": mine.secret},
+        "goal": human_seat.role.goal,
+        "reason": human_seat.role.reason,
+        "private_knowledge": human_seat.role.private_knowledge,
+        "partner": {
+            "name": theirs.get("name", ""),
+            "display_name": theirs.get("name") or "the other person",
+            "profile": _labelled(theirs, skip=("name",)),
+        },
+        "relationship": RELATIONSHIP_SENTENCES[relationship],
+        "repair": REPAIR_ADVICE if human_seat.strategy == Seat.Strategy.REPAIR else "",
+        "rules": {
+            "turn_cap": study.turn_cap,
+            "my_turns": (study.turn_cap + (1 if opens else 0)) // 2,
+            "opens": opens,
+            "actions": ACTIONS,
+            "timeout_minutes": max(1, round(study.inactivity_timeout / 60)),
+        },
+    }
+
+
+def _labelled(profile: dict[str, str], *, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """Profile fields that have a value, in the usual order, with the participant-facing label."""
+    return [(PROFILE_LABELS[key], value) for key, value in profile.items() if value and key not in skip]

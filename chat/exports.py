@@ -1,0 +1,86 @@
+"""A chat study's participants and their answers as one CSV table, one row per participant.
+
+Columns (``COLUMNS``, then one per question):
+
+- ``participant_id`` (the recruiting platform's id), ``prolific_pid``, ``prolific_study_id``,
+  ``prolific_session_id``;
+- ``stage`` (consent, briefing, chat, questionnaire, done, declined);
+- ``scenario`` (codename), ``condition`` (barrier key), ``episode`` (the episode's stable id,
+  as in episode exports), ``episode_status``, ``end_reason``, ``turns`` (both sides),
+  ``participant_turns``;
+- ``created_at``, ``consented_at``, ``finished_at`` (ISO 8601, UTC);
+- one column per questionnaire key, in the questionnaire's order, then any other key found in
+  stored answers (from an earlier version of the questionnaire), alphabetically. Empty when unanswered.
+
+Rows are ordered by arrival. Values are written as stored: open the file in a spreadsheet with
+care, since participants' comments are free text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+
+from benchmark.exporting import stable_id, timestamp
+from benchmark.models import Seat, Turn
+
+from .models import ChatStudy, Participant
+
+COLUMNS = (
+    "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id", "stage",
+    "scenario", "condition", "episode", "episode_status", "end_reason", "turns", "participant_turns",
+    "created_at", "consented_at", "finished_at",
+)
+
+
+def answer_keys(study: ChatStudy, stored: Iterable[dict]) -> list[str]:
+    """The questionnaire's keys in order, then keys only found in stored answers, sorted."""
+    keys = [question["key"] for question in study.questionnaire or [] if isinstance(question, dict)]
+    extra = sorted({key for answers in stored for key in answers} - set(keys))
+    return keys + extra
+
+
+def participants_csv(study: ChatStudy) -> str:
+    """The whole table as CSV text (a study has hundreds of participants, not millions)."""
+    turns = Turn.objects.filter(episode_id=OuterRef("episode_id")).order_by().values("episode_id")
+    participants = list(
+        Participant.objects.filter(study=study)
+        .select_related("scenario", "barrier", "episode")
+        .annotate(
+            turn_count=Coalesce(Subquery(turns.annotate(n=Count("pk")).values("n")), 0),
+            human_turn_count=Coalesce(
+                Subquery(turns.annotate(n=Count("pk", filter=Q(seat__player=Seat.Player.HUMAN))).values("n")), 0
+            ),
+        )
+        .order_by("created_at", "pk")
+    )
+    keys = answer_keys(study, (p.answers for p in participants if isinstance(p.answers, dict)))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*COLUMNS, *keys])
+    for participant in participants:
+        episode = participant.episode
+        answers = participant.answers if isinstance(participant.answers, dict) else {}
+        writer.writerow([
+            participant.participant_id,
+            participant.prolific_pid,
+            participant.prolific_study_id,
+            participant.prolific_session_id,
+            participant.stage,
+            str(participant.scenario) if participant.scenario else "",
+            participant.barrier.key if participant.barrier else "",
+            stable_id(episode) if episode else "",
+            episode.status if episode else "",
+            episode.end_reason if episode else "",
+            participant.turn_count if episode else "",
+            participant.human_turn_count if episode else "",
+            timestamp(participant.created_at),
+            timestamp(participant.consented_at) or "",
+            timestamp(participant.finished_at) or "",
+            *("" if answers.get(key) is None else answers[key] for key in keys),
+        ])
+    return buffer.getvalue()

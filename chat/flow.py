@@ -1,0 +1,117 @@
+"""A participant's way through a chat study: arriving with an id, declining, starting the chat.
+
+Crowd platforms append the participant's id to the study link (Prolific: ``PROLIFIC_PID``,
+``STUDY_ID``, ``SESSION_ID``); other recruiters can use ``participant_id``. The id is unique per
+study, so arriving again with the same id resumes the same participant, never a second episode.
+Each step is one conditional update, so a double click or two open tabs cannot move anyone twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from benchmark.models import Episode
+
+from .models import ChatStudy, Participant
+
+ID_PARAMETERS = ("PROLIFIC_PID", "participant_id", "PARTICIPANT_ID")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9._@:+-]{1,100}$")
+ID_RULE = "Use up to 100 letters, digits and . _ @ : + - (no spaces)."
+
+
+class InvalidId(ValueError):
+    """The id in the link cannot be used; the message says why."""
+
+
+class StudyClosed(Exception):
+    """The study takes no new participants."""
+
+
+@dataclass(frozen=True)
+class ArrivalIds:
+    """Who arrives, as the recruiting platform names them."""
+
+    participant_id: str
+    prolific_pid: str = ""
+    prolific_study_id: str = ""
+    prolific_session_id: str = ""
+
+
+def ids_from_query(query: Mapping[str, str]) -> ArrivalIds | None:
+    """The ids in a study link's query string; None when it carries no participant id at all."""
+    name = next((name for name in ID_PARAMETERS if query.get(name, "").strip()), None)
+    if name is None:
+        return None
+    participant_id = query[name].strip()
+    if not ID_PATTERN.match(participant_id):
+        raise InvalidId(f"The participant id in the link ({name}) cannot be used. {ID_RULE}")
+    prolific = name == "PROLIFIC_PID"
+    return ArrivalIds(
+        participant_id=participant_id,
+        prolific_pid=participant_id if prolific else "",
+        prolific_study_id=_optional_id(query.get("STUDY_ID", "")),
+        prolific_session_id=_optional_id(query.get("SESSION_ID", "")),
+    )
+
+
+def _optional_id(value: str) -> str:
+    """A platform's study or session id, kept only when it looks like an id."""
+    value = value.strip()
+    return value if ID_PATTERN.match(value) else ""
+
+
+def arrive(study: ChatStudy, ids: ArrivalIds) -> Participant:
+    """The participant with this id in ``study``: found again, or created at the consent stage.
+
+    Raises StudyClosed for a new id when the study is closed; people who have started may finish.
+    """
+    participant = Participant.objects.filter(study=study, participant_id=ids.participant_id).first()
+    if participant is not None:
+        return participant
+    if not study.is_open:
+        raise StudyClosed
+    try:
+        with transaction.atomic():
+            participant = Participant.objects.create(
+                study=study,
+                participant_id=ids.participant_id,
+                prolific_pid=ids.prolific_pid,
+                prolific_study_id=ids.prolific_study_id,
+                prolific_session_id=ids.prolific_session_id,
+            )
+    except IntegrityError:  # the same id arrived twice at once; the first one stands
+        participant = Participant.objects.get(study=study, participant_id=ids.participant_id)
+    return participant
+
+
+def decline(participant: Participant) -> None:
+    """Record that the participant did not consent; only possible before they have a cell."""
+    Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CONSENT).update(
+        stage=Participant.Stage.DECLINED, last_seen_at=timezone.now()
+    )
+    participant.refresh_from_db(fields=["stage", "last_seen_at"])
+
+
+def touch(participant: Participant) -> None:
+    """Note that the participant is here now (it keeps their place in the design and the chat alive)."""
+    participant.last_seen_at = timezone.now()
+    Participant.objects.filter(pk=participant.pk).update(last_seen_at=participant.last_seen_at)
+
+
+def start_conversation(participant: Participant) -> None:
+    """Move a briefed participant into the chat; their episode starts running now."""
+    now = timezone.now()
+    with transaction.atomic():
+        moved = Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.BRIEFING).update(
+            stage=Participant.Stage.CHAT, last_seen_at=now
+        )
+        if moved:
+            Episode.objects.filter(pk=participant.episode_id, status=Episode.Status.PENDING).update(
+                status=Episode.Status.RUNNING, started_at=now
+            )
+    participant.refresh_from_db(fields=["stage", "last_seen_at"])

@@ -1,0 +1,198 @@
+"""The form a researcher creates or edits a chat study with; ``save`` writes it all or nothing.
+
+Besides the study's own fields it has one target per barrier (built-in and researcher-defined):
+how many participants each scenario needs in that condition, 0 leaving the condition out. The
+questionnaire is edited as JSON text and checked by ``chat.questionnaire.validate_questionnaire``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models, transaction
+from django.db.models import Count, Q, QuerySet
+
+from benchmark.models import Barrier, Scenario
+
+from .models import ChatCondition, ChatStudy, default_questionnaire
+from .questionnaire import validate_questionnaire
+
+TARGET_PREFIX = "target_"
+DEFAULT_TARGET = 5
+RESERVED_SLUGS = {"new"}  # /chat/new/ is the creation page
+MODEL_NAME = re.compile(r"^[\w.:/@+-]*$")
+NUMBER_BOUNDS = {
+    "turn_cap": (2, 200),
+    "inactivity_timeout": (30, 24 * 60 * 60),
+    "max_message_chars": (20, 20000),
+    "messages_per_minute": (1, 600),
+}
+
+
+def chat_scenarios() -> QuerySet[Scenario]:
+    """Scenarios a person can play against one agent: exactly two roles, both cast."""
+    return (
+        Scenario.objects.annotate(
+            role_count=Count("roles", distinct=True),
+            cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
+        )
+        .filter(role_count=2, cast_count=2)
+        .order_by("codename", "pk")
+    )
+
+
+def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
+    """Form fields as Django makes them, with links typed without a scheme read as https."""
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return field.formfield(**kwargs)
+
+
+class ScenarioChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, scenario: Scenario) -> str:
+        return f"{scenario} ({scenario.get_relationship_display()}, {scenario.get_difficulty_display()})"
+
+
+class ChatStudyForm(forms.ModelForm):
+    """Everything a chat study needs; ``save(created_by=...)`` stores study, scenarios and conditions."""
+
+    scenarios = ScenarioChoiceField(
+        queryset=Scenario.objects.none(), widget=forms.CheckboxSelectMultiple,
+        help_text="Each participant plays one of these. Only scenarios with two cast roles are listed.",
+    )
+    human_position = forms.TypedChoiceField(
+        coerce=int, label="The participant plays",
+        choices=[(0, "the first role: the participant speaks first"), (1, "the second role: the agent speaks first")],
+    )
+    questionnaire = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
+        help_text="A JSON list of questions (kinds: likert, choice, text). Left empty, the default four "
+        "questions are asked.",
+    )
+
+    class Meta:
+        model = ChatStudy
+        fields = [
+            "title", "slug", "scenarios", "human_position", "agent_model", "partner_strategy", "turn_cap",
+            "inactivity_timeout", "max_message_chars", "messages_per_minute", "consent_text", "questionnaire",
+            "completion_code", "return_url", "is_open",
+        ]
+        labels = {
+            "agent_model": "Agent model",
+            "turn_cap": "Turn cap",
+            "inactivity_timeout": "Inactivity timeout (seconds)",
+            "max_message_chars": "Longest message (characters)",
+            "messages_per_minute": "Messages per minute",
+            "is_open": "Open for new participants",
+            "return_url": "Return URL",
+        }
+        help_texts = {
+            "return_url": "Where the completion page sends participants; {code} is replaced by the completion "
+            "code, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
+            "max_message_chars": "Longer messages are refused with a message saying so.",
+        }
+        widgets = {"consent_text": forms.Textarea(attrs={"rows": 10})}
+        formfield_callback = https_by_default
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["scenarios"].queryset = chat_scenarios()
+        self.fields["slug"].help_text = "The study link is /s/<slug>/: letters, numbers, hyphens."
+        self.fields["agent_model"].widget.attrs["placeholder"] = "configured agent model, or scripted (offline)"
+        self.barriers = list(Barrier.objects.order_by("-builtin", "position", "key"))
+        targets = {}
+        if self.instance.pk:
+            targets = dict(self.instance.conditions.values_list("barrier_id", "target"))
+        for barrier in self.barriers:
+            default = DEFAULT_TARGET if barrier.builtin and not self.instance.pk else 0
+            self.fields[TARGET_PREFIX + barrier.key] = forms.IntegerField(
+                min_value=0, max_value=1000, label=barrier.name, initial=targets.get(barrier.pk, default),
+                help_text="" if barrier.builtin else "researcher-defined",
+            )
+        for name, (low, high) in NUMBER_BOUNDS.items():
+            field = self.fields[name]
+            field.validators += [MinValueValidator(low), MaxValueValidator(high)]
+        for field in self.fields.values():  # styled like the other text boxes, as on the annotation form
+            if isinstance(field.widget, forms.NumberInput):
+                field.widget = forms.TextInput(attrs={"inputmode": "numeric", "size": 8})
+            elif isinstance(field.widget, forms.URLInput):
+                field.widget = forms.TextInput(attrs={"inputmode": "url", "size": 60})
+        if not self.is_bound:
+            questions = self.instance.questionnaire if self.instance.pk else default_questionnaire()
+            self.initial["questionnaire"] = json.dumps(questions, indent=2, ensure_ascii=False)
+            self.initial.setdefault("human_position", self.instance.human_position)
+
+    def target_fields(self) -> list[forms.BoundField]:
+        return [self[TARGET_PREFIX + barrier.key] for barrier in self.barriers]
+
+    # Validation
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if slug in RESERVED_SLUGS:
+            raise forms.ValidationError(f"“{slug}” is reserved; choose another slug.")
+        if self.instance.pk and slug != self.instance.slug and self.instance.participants.exists():
+            raise forms.ValidationError(
+                "Participants have already used this study's link, so its slug can no longer change."
+            )
+        return slug
+
+    def clean_agent_model(self) -> str:
+        model = self.cleaned_data["agent_model"].strip()
+        if not MODEL_NAME.match(model):
+            raise forms.ValidationError("A model name has no spaces, e.g. openai/gpt-4o-mini or scripted.")
+        return model
+
+    def clean_questionnaire(self) -> list[dict[str, Any]]:
+        text = self.cleaned_data["questionnaire"].strip()
+        if not text:
+            return default_questionnaire()
+        try:
+            questions = json.loads(text)
+        except json.JSONDecodeError as problem:
+            raise forms.ValidationError(
+                f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
+            ) from None
+        return validate_questionnaire(questions)
+
+    def clean_return_url(self) -> str:
+        url = self.cleaned_data["return_url"]
+        leftover = url.replace("{code}", "")
+        if "{" in leftover or "}" in leftover:
+            raise forms.ValidationError("The only placeholder a return URL may hold is {code}.")
+        return url
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        targets = [data.get(TARGET_PREFIX + barrier.key) for barrier in self.barriers]
+        if all(target is not None for target in targets) and not any(targets):
+            self.add_error(None, "Give at least one condition a target above 0: otherwise no one can take part.")
+        position = data.get("human_position")
+        for scenario in data.get("scenarios") or []:
+            positions = set(scenario.roles.values_list("position", flat=True))
+            if position is not None and position not in positions:
+                self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
+        return data
+
+    # Saving
+
+    def save(self, commit: bool = True, *, created_by: AbstractBaseUser | None = None) -> ChatStudy:
+        """Store the study, its scenarios and its conditions in one transaction."""
+        study = super().save(commit=False)
+        if created_by is not None and study.created_by_id is None:
+            study.created_by = created_by
+        with transaction.atomic():
+            study.save()
+            study.scenarios.set(self.cleaned_data["scenarios"])
+            for barrier in self.barriers:
+                target = self.cleaned_data[TARGET_PREFIX + barrier.key]
+                if target:
+                    ChatCondition.objects.update_or_create(study=study, barrier=barrier, defaults={"target": target})
+                else:
+                    ChatCondition.objects.filter(study=study, barrier=barrier).delete()
+        return study

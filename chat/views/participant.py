@@ -1,0 +1,182 @@
+"""The participant's pages: link → consent → briefing → chat → questionnaire → completion code.
+
+Participants have no account. The entry page reads their id from the link and remembers them in
+the browser session (``chat.access``); every later page serves only the session's own participant,
+and only at their current stage: anyone asking for another stage's page is sent to their own. No
+page ever names the barrier condition or the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import quote
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from benchmark.models import Seat
+
+from ..access import page_for, participant_for, remember_participant, settle_stage
+from ..assignment import StudyFull, assign
+from ..briefing import build_briefing
+from ..flow import ID_RULE, InvalidId, StudyClosed, arrive, decline, ids_from_query, start_conversation, touch
+from ..lifecycle import end_message
+from ..models import ChatStudy, Participant
+from ..questionnaire import questionnaire_form, save_answers
+
+ParticipantView = Callable[[HttpRequest, ChatStudy, Participant], HttpResponse]
+
+
+def participant_page(stage: str) -> Callable[[ParticipantView], Callable[..., HttpResponse]]:
+    """Serve the view only to this session's participant, and only at ``stage``; others are redirected.
+
+    No participant in the session: back to the study link's entry page. A chat that went idle is
+    ended first (``settle_stage``), so someone returning after the timeout lands on the questions.
+    """
+
+    def decorator(view: ParticipantView) -> Callable[..., HttpResponse]:
+        @never_cache
+        @wraps(view)
+        def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
+            study = get_object_or_404(ChatStudy, slug=slug)
+            participant = participant_for(request.session, study)
+            if participant is None:
+                return redirect("chat:entry", slug=study.slug)
+            settle_stage(participant)
+            if participant.stage != stage:
+                return redirect(page_for(participant))
+            return view(request, study, participant)
+
+        return wrapped
+
+    return decorator
+
+
+@require_GET
+@never_cache
+def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study link: identify the participant, then send them to where they belong."""
+    study = get_object_or_404(ChatStudy, slug=slug)
+    try:
+        ids = ids_from_query(request.GET)
+    except InvalidId as problem:
+        return _ask_for_id(request, study, error=str(problem), status=400)
+    if ids is None:
+        participant = participant_for(request.session, study)
+        if participant is not None:
+            return redirect(page_for(settle_stage(participant)))
+        if not study.is_open:
+            return _closed(request, study)
+        return _ask_for_id(request, study)
+    try:
+        participant = arrive(study, ids)
+    except StudyClosed:
+        return _closed(request, study)
+    participant.study = study
+    remember_participant(request.session, participant)
+    return redirect(page_for(settle_stage(participant)))
+
+
+def _ask_for_id(request: HttpRequest, study: ChatStudy, *, error: str = "", status: int = 200) -> HttpResponse:
+    context = {"study": study, "error": error, "rule": ID_RULE, "value": request.GET.get("participant_id", "")}
+    return render(request, "chat/participant/entry.html", context, status=status)
+
+
+def _closed(request: HttpRequest, study: ChatStudy) -> HttpResponse:
+    return render(request, "chat/participant/closed.html", {"study": study})
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page(Participant.Stage.CONSENT)
+def consent(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The consent text; agreeing assigns the participant a cell and an episode, declining ends here."""
+    error = ""
+    if request.method == "POST":
+        decision = request.POST.get("decision")
+        if decision == "decline":
+            decline(participant)
+            return redirect("chat:declined", slug=study.slug)
+        if decision == "agree":
+            if not study.is_open:
+                return _closed(request, study)
+            try:
+                assign(participant)
+            except StudyFull:
+                return render(request, "chat/participant/full.html", {"study": study})
+            return redirect("chat:briefing", slug=study.slug)
+        error = "Please choose whether you agree to take part."
+    return render(request, "chat/participant/consent.html", {"study": study, "error": error})
+
+
+@require_GET
+@participant_page(Participant.Stage.DECLINED)
+def declined(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    return render(request, "chat/participant/declined.html", {"study": study})
+
+
+def _seats(participant: Participant) -> tuple[Seat, Seat]:
+    """The participant's seat and the agent's, with role, character and scenario loaded."""
+    seats = list(participant.episode.seats.select_related("role", "character", "episode__scenario"))
+    human = next(seat for seat in seats if seat.player == Seat.Player.HUMAN)
+    agent = next(seat for seat in seats if seat.pk != human.pk)
+    return human, agent
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page(Participant.Stage.BRIEFING)
+def briefing(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """Who the participant plays and what they want; "Start the conversation" opens the chat."""
+    if request.method == "POST":
+        start_conversation(participant)
+        return redirect("chat:chat", slug=study.slug)
+    touch(participant)
+    human, agent = _seats(participant)
+    context = {"study": study, "briefing": build_briefing(study, human, agent)}
+    return render(request, "chat/participant/briefing.html", context)
+
+
+@require_GET
+@participant_page(Participant.Stage.CHAT)
+def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The chat page; the conversation itself runs over the study's websocket."""
+    touch(participant)
+    human, agent = _seats(participant)
+    context: dict[str, Any] = {
+        "study": study,
+        "participant": participant,
+        "episode": participant.episode,
+        "human_seat": human,
+        "agent_seat": agent,
+        "ws_path": f"/ws/chat/{study.slug}/",
+        "max_message_chars": study.max_message_chars,
+        "questionnaire_url": reverse("chat:questionnaire", args=[study.slug]),
+        "briefing": build_briefing(study, human, agent),
+    }
+    return render(request, "chat/chat.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@participant_page(Participant.Stage.QUESTIONNAIRE)
+def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The study's questions after the chat; submitting stores every answer at once and finishes."""
+    questions = study.questionnaire or []
+    form = questionnaire_form(questions, request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        save_answers(participant, form.cleaned_data)
+        return redirect("chat:done", slug=study.slug)
+    end_reason = participant.episode.end_reason if participant.episode else ""
+    context = {"study": study, "form": form, "end_message": end_message(end_reason) if end_reason else ""}
+    return render(request, "chat/participant/questionnaire.html", context)
+
+
+@require_GET
+@participant_page(Participant.Stage.DONE)
+def done(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The completion code, and the way back to the recruiting platform."""
+    return_url = study.return_url.replace("{code}", quote(study.completion_code, safe=""))
+    return render(request, "chat/participant/done.html", {"study": study, "return_url": return_url})

@@ -1,0 +1,107 @@
+"""Builders for chat tests: a chat study with its design, participants at any stage, a joined client.
+
+They build on ``tests.builders`` and need a database (use them inside a ``db`` test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from itertools import count
+from typing import Any
+
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from benchmark.models import Episode, Scenario
+from chat.assignment import assign
+from chat.models import ChatCondition, ChatStudy, Participant
+from tests.builders import get_barrier, make_scenario, make_user
+
+_numbers = count(1)
+
+
+def make_chat_study(
+    *,
+    scenarios: int | Sequence[Scenario] = 2,
+    conditions: Sequence[str] = ("none", "semantic"),
+    target: int = 2,
+    **fields: Any,
+) -> ChatStudy:
+    """A chat study over ``scenarios`` (a number of fresh two-role scenarios, or given ones) and
+    ``conditions`` (barrier keys), each cell wanting ``target`` participants; the agent is scripted."""
+    number = next(_numbers)
+    fields.setdefault("slug", f"chat-study-{number}")
+    fields.setdefault("title", f"Chat study {number}")
+    fields.setdefault("completion_code", f"CODE{number}")
+    fields.setdefault("agent_model", "scripted")
+    if "created_by" not in fields:
+        fields["created_by"] = make_user(staff=True)
+    study = ChatStudy.objects.create(**fields)
+    chosen = [make_scenario() for _ in range(scenarios)] if isinstance(scenarios, int) else list(scenarios)
+    study.scenarios.set(chosen)
+    for key in conditions:
+        ChatCondition.objects.create(study=study, barrier=get_barrier(key), target=target)
+    return study
+
+
+def make_participant(
+    study: ChatStudy,
+    *,
+    participant_id: str | None = None,
+    stage: str = Participant.Stage.BRIEFING,
+    last_seen_at: datetime | None = None,
+    **fields: Any,
+) -> Participant:
+    """A participant at ``stage``; from the briefing on they are assigned a cell and episode as by consent."""
+    participant = Participant.objects.create(
+        study=study, participant_id=participant_id or f"pid-{next(_numbers)}", **fields
+    )
+    if stage in (Participant.Stage.CONSENT, Participant.Stage.DECLINED):
+        Participant.objects.filter(pk=participant.pk).update(stage=stage)
+    else:
+        participant = assign(participant)
+        updates: dict[str, Any] = {"stage": stage}
+        if stage == Participant.Stage.DONE:
+            updates["finished_at"] = timezone.now()
+        Participant.objects.filter(pk=participant.pk).update(**updates)
+        if stage == Participant.Stage.CHAT:
+            Episode.objects.filter(pk=participant.episode_id).update(
+                status=Episode.Status.RUNNING, started_at=timezone.now()
+            )
+        elif stage in (Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE):
+            Episode.objects.filter(pk=participant.episode_id).update(
+                status=Episode.Status.FINISHED, end_reason=Episode.EndReason.LEAVE, finished_at=timezone.now()
+            )
+    if last_seen_at is not None:
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=last_seen_at)
+    participant.refresh_from_db()
+    return participant
+
+
+def entry_url(study: ChatStudy, participant_id: str | None = None, **query: str) -> str:
+    url = reverse("chat:entry", args=[study.slug])
+    if participant_id is not None:
+        query = {"PROLIFIC_PID": participant_id, **query}
+    if query:
+        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+    return url
+
+
+def join(
+    client: Client, study: ChatStudy, participant_id: str, *, stage: str = Participant.Stage.BRIEFING
+) -> Participant:
+    """Open the study link as ``participant_id`` in ``client``, then walk the real pages up to ``stage``."""
+    client.get(entry_url(study, participant_id))
+    steps = [
+        (Participant.Stage.BRIEFING, "chat:consent", {"decision": "agree"}),
+        (Participant.Stage.CHAT, "chat:briefing", {}),
+    ]
+    for reached, page, data in steps:
+        if stage == Participant.Stage.CONSENT:
+            break
+        client.post(reverse(page, args=[study.slug]), data)
+        if stage == reached:
+            break
+    return Participant.objects.get(study=study, participant_id=participant_id)
