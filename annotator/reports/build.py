@@ -423,14 +423,19 @@ def _scale(question: Question) -> tuple[float, float] | None:
 
 
 def _judge(question: Question, data: StudyData) -> dict[str, Any] | None:
-    """The evaluator (and prompt version) with the most scores of the question's dimension, and its scores."""
+    """The evaluator (and prompt version) with the most scores of the question's dimension, and its scores.
+
+    The offline ``scripted`` heuristics lose a tie: the demo scores every episode with them, so a real
+    judge run over the same episodes would otherwise lose to them on alphabetical order.
+    """
     rows = [row for row in data.evaluations if row[4] == question.dimension]
     counts = Counter(
         (evaluator, prompt) for _, _, evaluator, prompt, _, _ in rows if evaluator.lower() != HUMAN_EVALUATOR
     )
     if not counts:
         return None
-    (evaluator, prompt), n = min(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
+    (evaluator, prompt), n = min(counts.items(), key=lambda pair: (-pair[1], pair[0][0] == "scripted", pair[0]))
     scores = {
         (episode, seat if question.per_seat else None): score
         for episode, seat, name, version, _, score in rows

@@ -351,3 +351,17 @@ def test_figures_are_the_same_twice_and_ids_never_clash(module_report):
     assert svgs == [figure.svg for by_kind in second.values() for figure in by_kind.values()]
     ids = [found for svg in svgs for found in re.findall(r'id="([^"]+)"', svg)]
     assert len(ids) == len(set(ids))
+
+
+def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
+    from types import SimpleNamespace
+
+    from annotator.reports.build import _judge
+
+    rows = [(1, None, "scripted", "heuristic-1", "unresolved_confusion", 3.0)]
+    rows += [(1, None, "zz-local/judge", "judge-2025.1", "unresolved_confusion", 4.0)]
+    question = SimpleNamespace(dimension="unresolved_confusion", per_seat=False)
+
+    judge = _judge(question, SimpleNamespace(evaluations=rows))
+
+    assert (judge["evaluator"], judge["prompt_version"]) == ("zz-local/judge", "judge-2025.1")
