@@ -1,109 +1,35 @@
-"""The report's figures, drawn server-side with matplotlib as SVG text.
+"""The agreement report's figures, drawn server-side with matplotlib as SVG text.
 
-Each chart takes the part of the report dict it shows and returns an ``<svg>`` element ready to
-be placed in a page (no XML prolog), with a ``<title>`` and a ``<desc>`` for screen readers. The
-figures never depend on colour alone: values are written on bars and cells, the chance level is
-a labelled dashed line, and the judge's bars are hatched as well as coloured. matplotlib is
-imported on first use (it is slow to import and most requests never draw), and only through
-its object interface with the Agg backend, so drawing is safe off the main thread.
+Each chart takes the part of the report dict it shows and returns a :class:`Figure` whose ``svg``
+is an ``<svg>`` element ready to be placed in a page. The figures never depend on colour alone:
+values are written on bars and cells, the chance level is a labelled dashed line, and the judge's
+bars are hatched as well as coloured. The drawing primitives (accessible SVG output, axes style,
+whiskers, number format) are shared with the benchmark results and live in ``benchmark.figures``.
 """
 
 from __future__ import annotations
 
-import html
-import io
-import re
-import textwrap
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-HUMAN_COLOUR = "#1f4fa8"
-JUDGE_COLOUR = "#c2410c"
-OVERALL_COLOUR = "#163a7d"
-CHANCE_COLOUR = "#4a5263"
-FONT_SIZE = 9
-RASTER_POINTS = 500
+from benchmark.figures import (
+    CHANCE_COLOUR,
+    FONT_SIZE,
+    HUMAN_COLOUR,
+    JUDGE_COLOUR,
+    OVERALL_COLOUR,
+    RASTER_POINTS,
+    Figure,
+    fmt,
+    new_figure,
+    style_axes,
+    to_svg,
+    whiskers,
+    wrap,
+)
 
-# rcParams are process-wide: hold the lock while a figure is saved with its own settings.
-_SAVING = threading.Lock()
-
-
-@dataclass
-class Figure:
-    """One drawn figure: its file name in a bundle (``figures/<name>``), title and SVG markup."""
-
-    name: str
-    title: str
-    description: str
-    svg: str
-
-
-def _matplotlib() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure as MatplotlibFigure
-
-    return MatplotlibFigure
-
-
-def _new_figure(width: float, height: float) -> Any:
-    return _matplotlib()(figsize=(width, height), layout="constrained")
-
-
-def _svg(figure: Any, name: str, title: str, description: str) -> str:
-    """The figure as an accessible inline ``<svg>``: text kept as text, ids unique to the figure."""
-    import matplotlib
-
-    buffer = io.StringIO()
-    with _SAVING, matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": name}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None}, dpi=150)
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):]
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    # matplotlib numbers its ids (figure_1, axes_1, ...) the same in every figure: prefix them and
-    # every reference to them, so several figures can share one HTML page.
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{slug}-\1"', text)
-    text = re.sub(r'href="#([^"]+)"', rf'href="#{slug}-\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{slug}-\1)", text)
-    labelled = (
-        f'<svg role="img" aria-labelledby="{slug}-title {slug}-desc" class="report-figure__svg"'
-    )
-    text = text.replace("<svg", labelled, 1)
-    opening_end = text.index(">") + 1
-    accessible = (
-        f'<title id="{slug}-title">{html.escape(title)}</title>'
-        f'<desc id="{slug}-desc">{html.escape(description)}</desc>'
-    )
-    return text[:opening_end] + accessible + text[opening_end:]
-
-
-def _style_axes(axes: Any) -> None:
-    axes.spines[["top", "right"]].set_visible(False)
-    axes.tick_params(labelsize=FONT_SIZE)
-
-
-def _wrap(text: str, width: int = 14) -> str:
-    return "\n".join(textwrap.wrap(text, width)) or text
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _whiskers(values: Sequence[float], intervals: Sequence[Sequence[float] | None]) -> list[list[float]]:
-    """Asymmetric error bars (below, above) for matplotlib; no interval draws no whisker."""
-    below, above = [], []
-    for value, interval in zip(values, intervals, strict=True):
-        if interval is None or value is None:
-            below.append(0.0)
-            above.append(0.0)
-        else:
-            below.append(max(value - interval[0], 0.0))
-            above.append(max(interval[1] - value, 0.0))
-    return [below, above]
+__all__ = ["Figure", "accuracy_chart", "condition_chart", "confusion_chart", "judge_scatter", "question_figures",
+           "report_figures"]
 
 
 def accuracy_chart(name: str, accuracy: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> Figure:
@@ -113,23 +39,23 @@ def accuracy_chart(name: str, accuracy: Mapping[str, Any], *, labels: Mapping[st
     values = [accuracy["overall"]["value"]]
     intervals = [accuracy["overall"]["ci95"]]
     for key, entry in accuracy["by_class"].items():
-        names.append(f"{_wrap(labels.get(key, key))}\n(n = {entry['n']})")
+        names.append(f"{wrap(labels.get(key, key))}\n(n = {entry['n']})")
         values.append(entry["value"])
         intervals.append(entry["ci95"])
     chance = accuracy.get("chance")
 
-    figure = _new_figure(max(4.0, 1.1 * len(names) + 1.5), 3.4)
+    figure = new_figure(max(4.0, 1.1 * len(names) + 1.5), 3.4)
     axes = figure.add_subplot()
     positions = range(len(names))
     heights = [value or 0.0 for value in values]
     colours = [OVERALL_COLOUR] + [HUMAN_COLOUR] * (len(names) - 1)
     axes.bar(positions, heights, color=colours, width=0.6, edgecolor="black", linewidth=0.6,
              hatch=["//"] + [""] * (len(names) - 1))
-    axes.errorbar(positions, heights, yerr=_whiskers(heights, intervals), fmt="none", ecolor="black",
+    axes.errorbar(positions, heights, yerr=whiskers(heights, intervals), fmt="none", ecolor="black",
                   elinewidth=1, capsize=4)
     for position, value, interval in zip(positions, values, intervals, strict=True):
         top = interval[1] if interval else (value or 0.0)
-        axes.text(position, min(top + 0.03, 1.08), _fmt(value), ha="center", va="bottom", fontsize=FONT_SIZE)
+        axes.text(position, min(top + 0.03, 1.08), fmt(value), ha="center", va="bottom", fontsize=FONT_SIZE)
     if chance is not None:
         axes.axhline(chance, color=CHANCE_COLOUR, linestyle="--", linewidth=1, label=f"chance = {chance:.3f}")
         axes.legend(fontsize=FONT_SIZE - 1, loc="upper right", frameon=True, framealpha=1)
@@ -139,10 +65,10 @@ def accuracy_chart(name: str, accuracy: Mapping[str, Any], *, labels: Mapping[st
     axes.set_xlabel("True class", fontsize=FONT_SIZE)
     title = f"{name}: accuracy with 95% cluster-bootstrap CIs"
     axes.set_title(title, fontsize=FONT_SIZE + 1)
-    _style_axes(axes)
-    parts = [f"{' '.join(n.splitlines()[:-1]) or n} {_fmt(v)}" for n, v in zip(names, values, strict=True)]
+    style_axes(axes)
+    parts = [f"{' '.join(n.splitlines()[:-1]) or n} {fmt(v)}" for n, v in zip(names, values, strict=True)]
     description = "Accuracy: " + ", ".join(parts) + (f"; chance {chance:.3f}." if chance is not None else ".")
-    return Figure(f"{name}-accuracy.svg", title, description, _svg(figure, f"{name}-accuracy", title, description))
+    return Figure(f"{name}-accuracy.svg", title, description, to_svg(figure, f"{name}-accuracy", title, description))
 
 
 def confusion_chart(name: str, confusion: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> Figure:
@@ -157,7 +83,7 @@ def confusion_chart(name: str, confusion: Mapping[str, Any], *, labels: Mapping[
     names = [labels.get(key, key) for key in keys]
 
     size = max(3.6, 0.9 * len(keys) + 2.2)
-    figure = _new_figure(size + 0.8, size)
+    figure = new_figure(size + 0.8, size)
     axes = figure.add_subplot()
     image = axes.imshow(shares, cmap="Blues", vmin=0, vmax=1)
     for row in range(len(keys)):
@@ -182,7 +108,7 @@ def confusion_chart(name: str, confusion: Mapping[str, Any], *, labels: Mapping[
         for r in range(len(keys))
     ]
     description = "Rows are true classes. " + "; ".join(rows) + "."
-    return Figure(f"{name}-confusion.svg", title, description, _svg(figure, f"{name}-confusion", title, description))
+    return Figure(f"{name}-confusion.svg", title, description, to_svg(figure, f"{name}-confusion", title, description))
 
 
 def judge_scatter(
@@ -198,7 +124,7 @@ def judge_scatter(
 
     judge = np.asarray(scores["judge"], dtype=float)
     human = np.asarray(scores["human_mean"], dtype=float)
-    figure = _new_figure(5.2, 4.2)
+    figure = new_figure(5.2, 4.2)
     axes = figure.add_subplot()
     # Ratings on a scale coincide a lot: draw each distinct (judge, human) point once, its area
     # growing with the number of units there. Past RASTER_POINTS markers, they become one image,
@@ -220,16 +146,16 @@ def judge_scatter(
         axes.set_xlim(scale[0] - pad, scale[1] + pad)
         axes.set_ylim(scale[0] - pad, scale[1] + pad)
     ci = (alignment or {}).get("ci95")
-    summary = f"r = {_fmt(r)}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + f", n = {len(judge)}"
+    summary = f"r = {fmt(r)}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + f", n = {len(judge)}"
     axes.set_title(summary, fontsize=FONT_SIZE)
     axes.set_xlabel(f"Judge's score ({evaluator})", fontsize=FONT_SIZE)
     axes.set_ylabel("Mean human rating", fontsize=FONT_SIZE)
     title = f"{name}: humans vs judge"
     figure.suptitle(title, fontsize=FONT_SIZE + 1)
     figure.legend(fontsize=FONT_SIZE - 1, loc="outside lower center", frameon=False, ncols=2)
-    _style_axes(axes)
+    style_axes(axes)
     description = f"Scatter of the mean human rating against the judge's score for each rated unit; {summary}."
-    return Figure(f"{name}-judge.svg", title, description, _svg(figure, f"{name}-judge", title, description))
+    return Figure(f"{name}-judge.svg", title, description, to_svg(figure, f"{name}-judge", title, description))
 
 
 def condition_chart(
@@ -248,7 +174,7 @@ def condition_chart(
     keys = list(humans)
     judge = judge or {}
     has_judge = any(judge.get(key, {}).get("mean") is not None for key in keys)
-    figure = _new_figure(max(4.4, 1.3 * len(keys) + 1.8), 3.4)
+    figure = new_figure(max(4.4, 1.3 * len(keys) + 1.8), 3.4)
     axes = figure.add_subplot()
     series = [("Humans (mean of units)", humans, HUMAN_COLOUR, "o")]
     if has_judge:
@@ -264,12 +190,12 @@ def condition_chart(
         positions = [position for position, _ in shown]
         means = [entry["mean"] for _, entry in shown]
         intervals = [entry.get("ci95") for _, entry in shown]
-        axes.errorbar(positions, means, yerr=_whiskers(means, intervals), fmt=marker, color=colour, ecolor=colour,
+        axes.errorbar(positions, means, yerr=whiskers(means, intervals), fmt=marker, color=colour, ecolor=colour,
                       markeredgecolor="black", markersize=7, elinewidth=1.2, capsize=4, label=label)
         for position, mean in zip(positions, means, strict=True):
-            axes.text(position + 0.06, mean, _fmt(mean), ha="left", va="center", fontsize=FONT_SIZE - 1)
+            axes.text(position + 0.06, mean, fmt(mean), ha="left", va="center", fontsize=FONT_SIZE - 1)
         extremes += [value for interval in intervals if interval for value in interval]
-    axes.set_xticks(range(len(keys)), [_wrap(labels.get(key, key)) for key in keys])
+    axes.set_xticks(range(len(keys)), [wrap(labels.get(key, key)) for key in keys])
     axes.set_xlim(-0.6, len(keys) - 0.4)
     if extremes:
         low, high = min(extremes), max(extremes)
@@ -282,15 +208,16 @@ def condition_chart(
     figure.legend(fontsize=FONT_SIZE - 1, frameon=False, loc="outside lower center", ncols=len(series))
     axes.grid(axis="y", color="#d5d9e2", linewidth=0.6)
     axes.set_axisbelow(True)
-    _style_axes(axes)
+    style_axes(axes)
     parts = []
     for key in keys:
-        text = f"{labels.get(key, key)}: humans {_fmt(humans[key].get('mean'))}"
+        text = f"{labels.get(key, key)}: humans {fmt(humans[key].get('mean'))}"
         if has_judge:
-            text += f", judge {_fmt(judge.get(key, {}).get('mean'))}"
+            text += f", judge {fmt(judge.get(key, {}).get('mean'))}"
         parts.append(text)
     description = "Mean rating per condition. " + "; ".join(parts) + "."
-    return Figure(f"{name}-conditions.svg", title, description, _svg(figure, f"{name}-conditions", title, description))
+    svg = to_svg(figure, f"{name}-conditions", title, description)
+    return Figure(f"{name}-conditions.svg", title, description, svg)
 
 
 def question_figures(key: str, entry: Mapping[str, Any], conditions: Mapping[str, str]) -> dict[str, Figure]:

@@ -1,0 +1,126 @@
+"""Print or write the benchmark results: SocialVeil's Table 2, barrier signatures, linguistic correlations.
+
+The report is computed in full before anything is written, and a file is written under a
+temporary name and renamed into place, so bad input or a failure leaves no partial output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from benchmark.models import Episode, Seat
+from benchmark.results import ResultFilters, ResultsProblem, build_results
+from benchmark.results_tables import CSV_TABLES, csv_table, report_json, text_report
+from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
+from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES
+
+FORMATS = ("text", "json", "csv")
+
+
+def _count(text: str) -> int:
+    if not (text.strip().isascii() and text.strip().isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
+    return int(text)
+
+
+class Command(BaseCommand):
+    help = (
+        "Report the judge's scores of benchmark episodes: mean ± SE per model and condition with the change "
+        "from 'none' (all scenarios and per difficulty), each barrier's deviation from the others with bootstrap "
+        "CIs, and correlations of linguistic features with the scores. Text (default), JSON or CSV."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tag", default="", help="Only episodes with this experiment tag (a run's name).")
+        parser.add_argument("--source", default="", choices=["", *Episode.Source.values],
+                            help="Only episodes from this source.")
+        parser.add_argument("--strategy", default="", choices=["", *Seat.Strategy.values],
+                            help="Only episodes whose partner used this strategy (default or repair).")
+        parser.add_argument(
+            "--evaluator", default="",
+            help="The judge whose scores to report (its model name, e.g. 'openai/gpt-4o' or 'scripted'). "
+            "Default: the evaluator with the most scores on the selected episodes, never 'human mean'.",
+        )
+        parser.add_argument("--prompt-version", default=None,
+                            help="Only scores made with this judge prompt version.")
+        parser.add_argument("--seat", default="partner", choices=SEAT_ROLES,
+                            help="Whose per-seat scores to report: the partner's (default, as in SocialVeil) or "
+                            "the barrier seat's.")
+        parser.add_argument("--format", default="text", choices=FORMATS,
+                            help="text: readable tables (default); json: every number (docs/results-schema.md); "
+                            "csv: one table, chosen with --table.")
+        parser.add_argument("--table", default=None, choices=CSV_TABLES,
+                            help="With --format csv: which table (default: means; episodes is one row per "
+                            "episode and seat with scores and linguistic features).")
+        parser.add_argument("--output", default="-", metavar="PATH",
+                            help="The file to write, or '-' for standard output (the default). Written whole or "
+                            "not at all.")
+        parser.add_argument("--bootstrap", type=_count, default=DEFAULT_RESAMPLES, metavar="B",
+                            help="Bootstrap resamples for the deviation CIs (default: %(default)s; 0 skips them).")
+        parser.add_argument("--seed", type=_count, default=DEFAULT_SEED, metavar="N",
+                            help="Seed of the bootstrap, so a report can be reproduced exactly (default: "
+                            "%(default)s).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        started = time.perf_counter()
+        format, table_name, output = options["format"], options["table"], options["output"]
+        if table_name and format != "csv":
+            raise CommandError("--table applies to --format csv only")
+        target = None if output == "-" else _writable(Path(output))
+        if options["tag"] and not Episode.objects.filter(tag=options["tag"]).exists():
+            raise CommandError(f"--tag {options['tag']!r}: no episode has this tag")
+        filters = ResultFilters(
+            tag=options["tag"], source=options["source"], strategy=options["strategy"],
+            evaluator=options["evaluator"], prompt_version=options["prompt_version"], seat_role=options["seat"],
+        )
+        try:
+            report, table = build_results(filters, resamples=options["bootstrap"], seed=options["seed"])
+        except ResultsProblem as problem:
+            raise CommandError(str(problem)) from problem
+        if format == "json":
+            content = report_json(report)
+        elif format == "csv":
+            content = csv_table(table_name or "means", report, table)
+        else:
+            content = text_report(report)
+
+        if target is None:
+            self.stdout.write(content, ending="")
+            log, written = self.stderr, "standard output"
+        else:
+            _write_atomically(target, content)
+            log, written = self.stdout, str(target)
+        judge = report["evaluator"]
+        log.write(
+            f"Wrote the {format} results to {written}: {report['counts']['episodes']} episode(s) scored by "
+            f"{judge['evaluator'] if judge else 'no judge'}, {len(report['models'])} model(s), "
+            f"{len(report['conditions'])} condition(s) in {time.perf_counter() - started:.2f} s.",
+            style_func=lambda text: text,
+        )
+
+
+def _writable(path: Path) -> Path:
+    """Check up front that the output can be written, so a long computation does not end in an error."""
+    if path.is_dir():
+        raise CommandError(f"--output {path}: is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise CommandError(f"--output {path}: the directory {path.parent} does not exist")
+    return path
+
+
+def _write_atomically(path: Path, content: str) -> None:
+    """Write beside the target under a temporary name, then rename: readers never see half a file."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(temporary, "x", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        temporary.replace(path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise CommandError(f"cannot write {path}: {error.strerror}") from error

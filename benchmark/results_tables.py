@@ -1,0 +1,283 @@
+"""A results report as flat tables: CSV downloads, the command's text table, and the page's rows.
+
+Every table is built from the report dict (``benchmark.results.build_results``) except
+``episodes``, which is the results table itself (one row per episode and seat), so a researcher
+can re-run any analysis elsewhere. CSV numbers are unrounded; the text and the page round.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+CSV_TABLES = ("means", "deviations", "correlations", "episodes")
+# Column headings of the text table, short as in SocialVeil's Table 2 so nine dimensions fit a terminal.
+SHORT_LABELS = {
+    "goal": "GOAL", "believability": "BEL", "relationship": "REL", "knowledge": "KNO", "secret": "SEC",
+    "social_rules": "SOC", "financial": "FIN", "unresolved_confusion": "CONF", "mutual_understanding": "MUTU",
+}
+
+MEANS_COLUMNS = ("split", "model", "condition", "dimension", "n", "mean", "sd", "se", "percent_change", "notes")
+DEVIATION_COLUMNS = (
+    "model", "barrier", "dimension", "scenarios", "barrier_mean", "others_mean", "deviation", "deviation_ci_low",
+    "deviation_ci_high", "percent", "percent_ci_low", "percent_ci_high", "ci_excludes_zero", "other_barriers",
+    "notes",
+)
+CORRELATION_COLUMNS = (
+    "scope", "feature", "dimension", "n", "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "notes",
+)
+
+
+def report_json(report: Mapping[str, Any]) -> str:
+    """The report as JSON text; NaN is refused, never written."""
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _splits(report: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    yield "all", report["means"]
+    yield from report["means_by_difficulty"].items()
+
+
+def means_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """One row per split (all, then each difficulty), model, condition and dimension."""
+    for split, means in _splits(report):
+        for model, by_condition in means.items():
+            for condition, cells in by_condition.items():
+                for dimension, cell in cells.items():
+                    yield {"split": split, "model": model, "condition": condition, "dimension": dimension,
+                           **{key: cell[key] for key in ("n", "mean", "sd", "se", "percent_change")},
+                           "notes": "; ".join(cell["notes"])}
+
+
+def _interval(value: Sequence[float] | None) -> tuple[float | None, float | None]:
+    return (value[0], value[1]) if value else (None, None)
+
+
+def deviation_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for entry in report["deviations"]:
+        low, high = _interval(entry["deviation_ci95"])
+        percent_low, percent_high = _interval(entry["percent_ci95"])
+        yield {
+            **{key: entry[key] for key in ("model", "barrier", "dimension", "scenarios", "barrier_mean",
+                                            "others_mean", "deviation", "percent", "ci_excludes_zero")},
+            "deviation_ci_low": low, "deviation_ci_high": high,
+            "percent_ci_low": percent_low, "percent_ci_high": percent_high,
+            "other_barriers": " ".join(entry["other_barriers"]), "notes": "; ".join(entry["notes"]),
+        }
+
+
+def correlation_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """Rows for all models pooled (scope 'all'), then per model (scope 'model:<name>')."""
+    scopes = [("all", report["correlations"]["all"])]
+    scopes += [(f"model:{model}", entries) for model, entries in report["correlations"]["by_model"].items()]
+    for scope, entries in scopes:
+        for entry in entries:
+            yield {"scope": scope, **{key: entry[key] for key in CORRELATION_COLUMNS[1:-1]},
+                   "notes": "; ".join(entry["notes"])}
+
+
+def _csv(columns: Sequence[str], rows: Iterator[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if value is None else value for key, value in row.items()})
+    return buffer.getvalue()
+
+
+def csv_table(name: str, report: Mapping[str, Any], table: pd.DataFrame | None = None) -> str:
+    """One of CSV_TABLES as CSV text (``episodes`` needs the results table)."""
+    if name == "means":
+        return _csv(MEANS_COLUMNS, means_rows(report))
+    if name == "deviations":
+        return _csv(DEVIATION_COLUMNS, deviation_rows(report))
+    if name == "correlations":
+        return _csv(CORRELATION_COLUMNS, correlation_rows(report))
+    if name == "episodes":
+        if table is None:
+            raise ValueError("the episodes table needs the results table")
+        return table.to_csv(index=False, lineterminator="\n", na_rep="")
+    raise ValueError(f"unknown table {name!r}; choose one of {', '.join(CSV_TABLES)}")
+
+
+# --- text --------------------------------------------------------------------------------------
+
+
+def mean_text(cell: Mapping[str, Any] | None) -> str:
+    """'7.83 ± 0.42' (mean ± SE), or the mean alone without an SE, or '—' without scores."""
+    if not cell or cell["mean"] is None:
+        return "—"
+    if cell["se"] is None:
+        return f"{cell['mean']:.2f}"
+    return f"{cell['mean']:.2f} ± {cell['se']:.2f}"
+
+
+def change_text(cell: Mapping[str, Any] | None) -> str:
+    if not cell or cell["percent_change"] is None:
+        return ""
+    return f"{cell['percent_change']:+.1f}%"
+
+
+def interval_text(interval: Sequence[float] | None, digits: int = 2, suffix: str = "") -> str:
+    if not interval:
+        return "n/a"
+    return f"[{interval[0]:+.{digits}f}{suffix}, {interval[1]:+.{digits}f}{suffix}]"
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+
+
+def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(line)) for line in column) for column in zip(header, *rows, strict=True)]
+    lines = [_row(header, widths), _row(["-" * width for width in widths], widths)]
+    lines += [_row(row, widths) for row in rows]
+    return lines
+
+
+def _means_block(report: Mapping[str, Any], split: str, means: Mapping[str, Any]) -> list[str]:
+    dimensions = report["dimensions"]
+    header = ["model", "condition", *(SHORT_LABELS.get(key, key) for key in dimensions)]
+    rows = []
+    for model, by_condition in means.items():
+        for condition, cells in by_condition.items():
+            rows.append([model, condition, *(mean_text(cells.get(key)) for key in dimensions)])
+            if condition != "none" and any(change_text(cells.get(key)) for key in dimensions):
+                rows.append(["", "  change vs none", *(change_text(cells.get(key)) for key in dimensions)])
+    scope = "all scenarios" if split == "all" else f"difficulty: {split}"
+    return [f"Mean ± SE per {report['seat_role']} model and condition ({scope})", "", *_grid(header, rows), ""]
+
+
+def _legend(report: Mapping[str, Any]) -> str:
+    info = report["dimension_info"]
+    parts = [f"{SHORT_LABELS.get(key, key)} {info.get(key, {}).get('label', key).lower()} "
+             f"[{info.get(key, {}).get('low')}, {info.get(key, {}).get('high')}]" for key in report["dimensions"]]
+    return "Columns: " + "; ".join(parts) + ". SE = sample SD / sqrt(n)."
+
+
+def text_report(report: Mapping[str, Any]) -> str:
+    """A readable plain-text rendering: the header, Table 2 per split, barrier signatures, correlations."""
+    judge = report["evaluator"]
+    filters = ", ".join(
+        f"{key.replace('_', ' ')} {value}" for key, value in report["filters"].items()
+        if key != "seat_role" and value not in ("", None)
+    )
+    counts = report["counts"]
+    lines = [
+        "Benchmark results",
+        f"judge: {judge['evaluator']} (prompt {judge['prompt_version'] or '-'}, {judge['scores']} scores)"
+        if judge else "judge: none",
+        f"filters: {filters or 'none'}; analysed seat: {report['seat_role']}",
+        f"{counts['episodes']} episodes, {counts['scenarios']} scenarios; bootstrap {report['resamples']} "
+        f"resamples, seed {report['seed']}",
+        "",
+    ]
+    if not report["models"]:
+        return "\n".join([*lines, *report["notes"]]) + "\n"
+    lines += [_legend(report), ""]
+    for split, means in _splits(report):
+        lines += _means_block(report, split, means)
+    deviations = [e for e in report["deviations"] if e["deviation"] is not None]
+    if deviations:
+        header = ["model", "barrier", "dimension", "scenarios", "deviation", "95% CI", "percent", "95% CI"]
+        rows = [[e["model"], e["barrier"], e["dimension"], str(e["scenarios"]), f"{e['deviation']:+.2f}",
+                 interval_text(e["deviation_ci95"]),
+                 "n/a" if e["percent"] is None else f"{e['percent']:+.1f}%" + ("*" if e["ci_excludes_zero"] else ""),
+                 interval_text(e["percent_ci95"], 1, "%")] for e in deviations]
+        lines += ["Barrier signatures: deviation from the other barriers on the same scenarios (* CI excludes 0)",
+                  "", *_grid(header, rows), ""]
+    correlations = [e for e in report["correlations"]["all"] if e["pearson_r"] is not None]
+    if correlations:
+        header = ["feature", "dimension", "n", "pearson r", "p", "spearman rho", "p"]
+        rows = [[e["feature"], e["dimension"], str(e["n"]), f"{e['pearson_r']:+.3f}", f"{e['pearson_p']:.3g}",
+                 f"{e['spearman_rho']:+.3f}", f"{e['spearman_p']:.3g}"] for e in correlations]
+        lines += ["Linguistic features vs scores (all models pooled)", "", *_grid(header, rows), ""]
+    undefined = len(report["correlations"]["all"]) - len(correlations)
+    if undefined:
+        lines += [f"{undefined} feature-score pairs have no correlation (a value does not vary, or fewer than "
+                  "three episodes have both); the JSON says which and why.", ""]
+    if report["notes"]:
+        lines += ["Notes", *(f"- {note}" for note in report["notes"]), ""]
+    return "\n".join(lines)
+
+
+# --- page rows ---------------------------------------------------------------------------------
+
+
+def means_display(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per split (all, then each difficulty): a caption, the dimension headings and one row per model and condition.
+
+    Each cell holds the rounded 'mean ± SE' text and the change from ``none`` as text.
+    """
+    info = report["dimension_info"]
+    dimensions = report["dimensions"]
+    labels = report["condition_labels"]
+    blocks = []
+    for split, means in _splits(report):
+        rows = []
+        for model, by_condition in means.items():
+            for condition, cells in by_condition.items():
+                rows.append({
+                    "model": model,
+                    "condition": labels.get(condition, condition),
+                    "baseline": condition == "none",
+                    "cells": [
+                        {"mean": mean_text(cells.get(key)), "change": change_text(cells.get(key)),
+                         "n": (cells.get(key) or {}).get("n", 0)}
+                        for key in dimensions
+                    ],
+                })
+        scope = "all scenarios" if split == "all" else f"{split} scenarios only"
+        blocks.append({
+            "split": split,
+            "caption": f"Mean ± SE per {report['seat_role']} model and condition, {scope}",
+            "header": [{"key": key, "short": SHORT_LABELS.get(key, key), "label": info.get(key, {}).get("label", key),
+                        "range": f"{info.get(key, {}).get('low')} to {info.get(key, {}).get('high')}"}
+                       for key in dimensions],
+            "rows": rows,
+        })
+    return blocks
+
+
+def deviations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]:
+    """One row per defined deviation: rounded numbers, CIs as text, and whether the CI excludes zero."""
+    labels, info = report["condition_labels"], report["dimension_info"]
+    return [
+        {
+            "model": e["model"],
+            "barrier": labels.get(e["barrier"], e["barrier"]),
+            "dimension": info.get(e["dimension"], {}).get("label", e["dimension"]),
+            "scenarios": str(e["scenarios"]),
+            "deviation": f"{e['deviation']:+.2f}",
+            "deviation_ci": interval_text(e["deviation_ci95"]),
+            "percent": "n/a" if e["percent"] is None else f"{e['percent']:+.1f}%",
+            "percent_ci": interval_text(e["percent_ci95"], 1, "%"),
+            "significant": bool(e["ci_excludes_zero"]),
+        }
+        for e in report["deviations"] if e["deviation"] is not None
+    ]
+
+
+def correlations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]:
+    """One row per (feature, dimension) over all models: rounded r, rho and p, or the reason there is none."""
+    labels, info = report["feature_labels"], report["dimension_info"]
+    rows = []
+    for e in report["correlations"]["all"]:
+        defined = e["pearson_r"] is not None
+        rows.append({
+            "feature": labels.get(e["feature"], e["feature"]),
+            "dimension": info.get(e["dimension"], {}).get("label", e["dimension"]),
+            "n": str(e["n"]),
+            "pearson": f"{e['pearson_r']:+.3f}" if defined else "n/a",
+            "pearson_p": f"{e['pearson_p']:.3g}" if defined else "",
+            "spearman": f"{e['spearman_rho']:+.3f}" if defined else "n/a",
+            "spearman_p": f"{e['spearman_p']:.3g}" if defined else "",
+            "significant": defined and e["pearson_p"] < 0.05,
+            "note": "; ".join(e["notes"]),
+        })
+    return rows

@@ -1,0 +1,130 @@
+"""How fast the benchmark results are on a SocialVeil-sized experiment (pure statistics path, no database).
+
+Builds in memory what ``benchmark.results.results_table`` would read: 180 scenarios x 4 conditions
+(none, semantic, sociocultural, emotional) x 1 episode = 720 episodes per partner model, 2 seats
+each (barrier and partner), the 9 evaluation dimensions (7 per seat, 2 per episode) and the 8
+linguistic features. Then times ``benchmark.stats.results.results_report``: means and standard
+errors per model and condition (all and per difficulty), percent changes, barrier deviations with
+a 1,000-resample cluster bootstrap, and 144 correlations per scope. The goal is well under a few
+seconds on a 2-core machine (we aim for 1 s).
+
+It also times the linguistic features themselves (``benchmark.stats.linguistic.signature``) over
+720 transcripts of 20 turns, since the page computes them from the turns on every request.
+
+    .venv/bin/python benchmarks/results_report.py [--scenarios 180] [--models 1] [--resamples 1000] [--repeat 3]
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_SECONDS = 1.0
+CONDITIONS = ("none", "semantic", "sociocultural", "emotional")
+# Rough per-condition effects on the 1-5 and 0-10 scales, so the deviations have something to find.
+SHIFT = {"none": 0.0, "semantic": -1.2, "sociocultural": -0.8, "emotional": -1.0}
+LINES = (
+    "Maybe we could sort of talk about the thing, you know?",
+    "I'm not sure that works for me, I guess it depends on the stuff.",
+    "Thank you, that sounds great. Let's meet on Tuesday at 5 pm.",
+    "I am so stressed and upset about all of this, it is awful.",
+    "Could you tell me which one you mean, exactly?",
+)
+
+
+def synthetic_table(scenarios: int, models: int, seed: int = 7) -> pd.DataFrame:
+    """One row per (episode, seat), columns as benchmark.results.table_columns() makes them."""
+    from benchmark.dimensions import DIMENSIONS
+    from benchmark.stats.linguistic import FEATURES
+
+    rng = np.random.default_rng(seed)
+    frames = []
+    episode = 0
+    for model in range(models):
+        scenario = np.repeat(np.arange(scenarios), len(CONDITIONS))
+        condition = np.tile(np.array(CONDITIONS), scenarios)
+        n = len(scenario)
+        ids = np.arange(episode, episode + n)
+        episode += n
+        shift = np.array([SHIFT[c] for c in condition])
+        scores = {}
+        for key, dimension in DIMENSIONS.items():
+            span = dimension.high - dimension.low
+            latent = dimension.low + span * 0.6 + shift * span / 8 + rng.normal(0, span / 10, (2, n))
+            values = np.clip(np.rint(latent), dimension.low, dimension.high)
+            if not dimension.per_seat:
+                values[1] = values[0]
+            scores[key] = values
+        features = {
+            f"{source}.{feature}": np.repeat(rng.normal(0.05 - 0.01 * shift, 0.02), 1)
+            for source in ("barrier_speech", "transcript") for feature in FEATURES
+        }
+        for seat, role in ((0, "barrier"), (1, "partner")):
+            frames.append(pd.DataFrame({
+                "episode": ids, "seat": seat, "seat_role": role, "model": f"model-{model}" if seat else "barrier",
+                "partner_model": f"model-{model}", "barrier_model": "barrier", "condition": condition,
+                "scenario": scenario.astype(str), "difficulty": np.where(scenario % 3 == 0, "hard", "standard"),
+                "strategy": "default", "evaluator": "judge", "prompt_version": "v1",
+                **{key: values[seat] for key, values in scores.items()},
+                **features,
+            }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenarios", type=int, default=180, help="Scenarios (x 4 conditions = episodes per model).")
+    parser.add_argument("--models", type=int, default=1, help="Partner models.")
+    parser.add_argument("--resamples", type=int, default=1000, help="Bootstrap resamples.")
+    parser.add_argument("--repeat", type=int, default=3, help="Timed runs; the best is reported.")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT))
+    from benchmark.stats.linguistic import signature
+    from benchmark.stats.results import results_report
+
+    table = synthetic_table(args.scenarios, args.models)
+    results_report(table.head(64), resamples=10)  # warm imports
+
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        report = results_report(table, conditions=CONDITIONS, resamples=args.resamples, seed=0)
+        times.append(time.perf_counter() - start)
+    best = min(times)
+    json.dumps(report, allow_nan=False)  # strict JSON at this size too
+
+    episodes = table["episode"].nunique()
+    model = report["models"][0]
+    semantic = report["means"][model]["semantic"]["mutual_understanding"]
+    deviation = next(e for e in report["deviations"]
+                     if e["barrier"] == "semantic" and e["dimension"] == "mutual_understanding")
+    print(f"{episodes:,} episodes x 2 seats x {len(report['dimensions'])} dimensions "
+          f"({len(table):,} rows, {args.models} model(s)), {args.resamples} bootstrap resamples")
+    print(f"  semantic mutual understanding: {semantic['mean']:.2f} ± {semantic['se']:.2f} "
+          f"({semantic['percent_change']:+.1f}% vs none); deviation {deviation['percent']:+.1f}% "
+          f"{[round(x, 1) for x in deviation['percent_ci95']]}")
+    runs = ", ".join(f"{t:.3f}" for t in times)
+    verdict = "meets" if best < GOAL_SECONDS else "MISSES"
+    print(f"results report: best {best:.3f} s over {args.repeat} runs ({runs}); {verdict} the {GOAL_SECONDS:g} s goal")
+
+    # Every line unique (a number in it), so the per-utterance cache helps only as it does on real
+    # transcripts: the barrier seat's lines are read again after the whole transcript.
+    transcripts = [[f"{LINES[(episode + turn) % len(LINES)]} ({episode}.{turn})" for turn in range(20)]
+                   for episode in range(episodes)]
+    signature(["Load the sentiment lexicon."])
+    start = time.perf_counter()
+    for lines in transcripts:
+        signature(lines)
+        signature(lines[::2])  # the barrier seat's half
+    elapsed = time.perf_counter() - start
+    print(f"linguistic features of {episodes:,} transcripts x 20 turns (whole and barrier seat): {elapsed:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

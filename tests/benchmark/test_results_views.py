@@ -1,0 +1,158 @@
+import csv
+import io
+import json
+
+import pytest
+from django.contrib.auth.models import Group
+from django.urls import reverse
+
+from benchmark.permissions import RESEARCHERS
+from tests.benchmark.results_data import judged_experiment
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db
+
+PAGE = reverse("benchmark:results")
+JSON = reverse("benchmark:results-json")
+
+
+def csv_url(table: str) -> str:
+    return reverse("benchmark:results-csv", args=[table])
+
+
+@pytest.fixture
+def researcher_client(client):
+    client.force_login(make_user(staff=True))
+    return client
+
+
+@pytest.fixture
+def experiment():
+    return judged_experiment()
+
+
+# Who may look
+
+@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv"])
+def test_anonymous_users_are_sent_to_log_in(client, url):
+    response = client.get(url)
+
+    assert response.status_code == 302
+    assert "login" in response.url
+
+
+@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv"])
+def test_signed_in_non_researchers_are_refused(client, experiment, url):
+    client.force_login(make_user())
+
+    response = client.get(url)
+
+    assert response.status_code == 403
+    assert b"partner-model" not in response.content
+
+
+def test_members_of_the_researchers_group_may_look(client, experiment):
+    user = make_user()
+    user.groups.add(Group.objects.get_or_create(name=RESEARCHERS)[0])
+    client.force_login(user)
+
+    assert client.get(JSON).status_code == 200
+
+
+def test_the_page_only_answers_get(researcher_client):
+    assert researcher_client.post(PAGE).status_code == 405
+
+
+# The page
+
+def test_the_page_shows_the_table_signatures_correlations_and_inline_figures(researcher_client, experiment):
+    response = researcher_client.get(PAGE)
+
+    assert response.status_code == 200
+    text = response.text
+    assert "Judge <strong>judge-a</strong> (prompt v1)" in text
+    assert "7.00 ± 1.00" in text and "-35.7%" in text
+    assert "Hard scenarios" in text and "Standard scenarios" in text
+    assert text.count('<svg role="img"') == 3  # means, one model's signatures, the correlation heat map
+    assert "Barrier signatures" in text and "Linguistic signatures" in text
+    assert f'href="{JSON}"' in text and f'href="{csv_url("deviations")}"' in text
+
+
+def test_filters_in_the_query_choose_the_judge_and_carry_into_the_downloads(researcher_client, experiment):
+    response = researcher_client.get(PAGE, {"evaluator": "scripted", "seat": "partner"})
+
+    assert response.status_code == 200
+    assert response.context["report"]["evaluator"]["evaluator"] == "scripted"
+    assert f'href="{JSON}?evaluator=scripted&amp;seat=partner"' in response.text
+
+
+def test_a_value_outside_the_choices_is_shown_on_the_form(researcher_client, experiment):
+    response = researcher_client.get(PAGE, {"tag": "no-such-tag"})
+
+    assert response.status_code == 400
+    assert response.context["report"] is None
+    assert "These filters cannot be used" in response.text
+    assert "no-such-tag is not one of the available choices" in response.text
+
+
+def test_a_judge_without_scores_for_the_selection_is_explained(researcher_client, experiment):
+    response = researcher_client.get(PAGE, {"evaluator": "scripted", "prompt_version": "v1"})
+
+    assert response.status_code == 400
+    assert "evaluator &#x27;scripted&#x27; with prompt version &#x27;v1&#x27; has no scores" in response.text
+
+
+def test_the_page_says_when_nothing_was_scored(researcher_client):
+    response = researcher_client.get(PAGE)
+
+    assert response.status_code == 200
+    assert "No judge has scored the selected episodes." in response.text
+    assert "<svg" not in response.text
+
+
+def test_model_names_are_escaped(researcher_client):
+    judged_experiment(partner_model="<script>alert(1)</script>")
+
+    response = researcher_client.get(PAGE)
+
+    assert "<script>alert(1)</script>" not in response.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
+
+
+# Downloads
+
+def test_json_download_is_strict_json_for_the_filters(researcher_client, experiment):
+    response = researcher_client.get(JSON, {"seat": "barrier"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="results.json"'
+    report = json.loads(response.content, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert report["seat_role"] == "barrier" and report["models"] == ["barrier-model"]
+
+
+@pytest.mark.parametrize("table, first_column", [
+    ("means", "split"), ("deviations", "model"), ("correlations", "scope"), ("episodes", "episode"),
+])
+def test_each_csv_table_downloads(researcher_client, experiment, table, first_column):
+    response = researcher_client.get(csv_url(table))
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == f'attachment; filename="results-{table}.csv"'
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0][0] == first_column and len(rows) > 1
+
+
+def test_an_unknown_csv_table_is_a_400_naming_the_choices(researcher_client):
+    response = researcher_client.get(csv_url("secrets"))
+
+    assert response.status_code == 400
+    assert b"choose one of means, deviations, correlations, episodes" in response.content
+
+
+def test_a_download_with_bad_filters_is_a_400_naming_the_field(researcher_client, experiment):
+    response = researcher_client.get(JSON, {"seat": "judge"})
+
+    assert response.status_code == 400
+    assert b"seat: Select a valid choice." in response.content
