@@ -283,6 +283,39 @@ async def complete_json(
         ) from error
 
 
+async def repair_json(
+    messages: list[dict[str, Any]],
+    text: str,
+    problem: str,
+    *,
+    model: str,
+    temperature: float = 0.7,
+    max_tokens: int | None = None,
+    timeout: float | None = None,
+    validate: Callable[[dict[str, Any]], object] | None = None,
+) -> tuple[dict[str, Any], Usage]:
+    """Ask the model once to fix a reply that was not usable JSON, and return the fixed object.
+
+    :func:`complete_json` repairs its own replies; a streamed reply (:func:`stream`) can only be
+    checked once it is complete, so its caller repairs it here, with the same request: the
+    original messages, the unusable ``text`` and the ``problem`` found in it. The returned usage
+    covers the repair call only. Raises :class:`LLMOutputError` when the fix is unusable too.
+    """
+    repair = await complete(
+        [*messages, _repair_request(text, problem)],
+        model=model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout=timeout,
+    )
+    try:
+        return _checked_json(repair.text, validate), repair.usage
+    except ValueError as error:
+        raise LLMOutputError(
+            f"{model} did not return usable JSON after one repair attempt: {error}", repair.text
+        ) from error
+
+
 def parse_json_object(text: str) -> dict[str, Any]:
     """The one JSON object in a model's reply, tolerating ```json fences and prose around it."""
     fenced = _FENCE.search(text)

@@ -1,3 +1,9 @@
-"""Websocket routes; the participant chat consumer joins here."""
+"""Websocket routes: one chat socket per study link; the session says which participant it is."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from .consumers import ChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/chat/<slug:slug>/", ChatConsumer.as_asgi()),
+]

@@ -1,4 +1,9 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels routes."""
+"""ASGI entry point: HTTP through Django, websockets through Channels routes.
+
+Websockets pass the origin check first (the Origin header must name one of ``ALLOWED_HOSTS``, so
+another site's page cannot open a participant's chat with their cookie), then get the Django
+session and user from the cookie, as the pages do.
+"""
 
 import os
 
@@ -7,7 +12,8 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (needs apps loaded)
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps loaded)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
@@ -15,6 +21,6 @@ from chat.routing import websocket_urlpatterns  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

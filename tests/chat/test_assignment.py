@@ -219,7 +219,7 @@ def test_a_scenario_with_three_roles_cannot_be_chatted():
 # Concurrent arrivals
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_concurrent_arrivals_never_overfill_a_cell():
     if connection.vendor == "sqlite":
         pytest.skip("SQLite serialises every write with one database lock; the row lock is PostgreSQL's to prove")

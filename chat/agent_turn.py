@@ -1,0 +1,375 @@
+"""The agent's turn in a live chat: written by exactly one server process, watched by every page.
+
+Why it works the way it does:
+
+- **A lease, not a lock in memory.** Several server processes may have pages of the same episode
+  open. Before generating, a process claims the participant's agent lease with one conditional
+  UPDATE (it succeeds only when no lease is held or the last one has expired), renews it while the
+  model writes, and gives it up when the turn is stored. A process that dies mid-reply stops
+  renewing, so after ``LEASE`` another process takes over. Storing checks the lease again, and the
+  ``(episode, index)`` unique index is the last guard: whoever inserts second drops their reply.
+- **Streaming is a preview.** Words are broadcast to the episode's group as they arrive
+  (``delta``, with an offset so a page can tell it missed some), and the whole text so far every
+  ``PARTIAL_INTERVAL`` (``partial``) so a page that joins mid-reply, in any process, catches up.
+  The stored turn (``turn``) replaces the preview.
+- **Not tied to a socket.** The turn runs as its own asyncio task (started by
+  ``chat.progress``), so closing or reloading the page that asked for it loses nothing.
+- **Failures end the chat plainly.** When the gateway's retries run out, or the reply is unusable
+  even after one repair request, the episode ends as failed with reason ``model_error``; the
+  participant is told in plain words and goes on to the questions. The error is kept in the
+  episode's settings for the researchers, never sent to the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+from uuid import uuid4
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmark import agents, llm, scripted
+from benchmark.models import Episode, Turn
+
+from .lifecycle import ENDED, end_episode
+from .models import Participant
+from .orm import database_call
+from .protocol import Cast, broadcast, ended_message, turn_message, typing_message
+from .streaming import ArgumentExtractor, utf16_length
+from .turns import end_reason_after
+
+logger = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=20)
+RENEW_EVERY = 6.0  # seconds; three renewals fit in one lease
+DELTA_INTERVAL = 0.05  # seconds between two delta messages: words arriving faster are sent together
+PARTIAL_INTERVAL = 0.5  # seconds between two partial messages (the whole text so far)
+
+
+def scripted_delay() -> float:
+    """Seconds between two words of the offline scripted model, so the page shows it typing."""
+    return float(getattr(settings, "PARLEY_CHAT_SCRIPTED_DELAY", 0.04))
+
+
+# --- the lease ----------------------------------------------------------------------------------
+
+
+def new_owner() -> str:
+    """A name for one attempt at one agent turn, unique across processes and machines."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid4().hex[:12]}"
+
+
+def claim_lease(participant_pk: int, owner: str, now: datetime | None = None) -> bool:
+    """Take the agent lease if nobody holds a live one; True when this call got it."""
+    now = now or timezone.now()
+    claimed = (
+        Participant.objects.filter(pk=participant_pk, stage=Participant.Stage.CHAT)
+        .filter(Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=now))
+        .update(agent_lease_until=now + LEASE, agent_lease_owner=owner)
+    )
+    return claimed == 1
+
+
+def renew_lease(participant_pk: int, owner: str, now: datetime | None = None) -> bool:
+    """Extend our lease; False when it is no longer ours (taken over, or the episode ended)."""
+    now = now or timezone.now()
+    renewed = Participant.objects.filter(
+        pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
+    ).update(agent_lease_until=now + LEASE)
+    return renewed == 1
+
+
+def release_lease(participant_pk: int, owner: str) -> None:
+    Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner).update(
+        agent_lease_until=None, agent_lease_owner=""
+    )
+
+
+def lease_is_live(participant: Participant, now: datetime | None = None) -> bool:
+    now = now or timezone.now()
+    return participant.agent_lease_until is not None and participant.agent_lease_until > now
+
+
+# --- the reply in progress ----------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """The agent's reply while it is being written in this process, and what has been broadcast."""
+
+    episode_pk: int
+    index: int
+    action_type: str | None = None
+    text: str = ""
+    lost: bool = False  # the lease was lost: another process (or the end of the chat) took over
+    _sent_chars: int = 0
+    _sent_units: int = 0
+    _last_delta: float = 0.0
+    _last_partial: float = field(default_factory=time.monotonic)
+    _partial_chars: int = 0
+
+    async def add(self, text: str) -> None:
+        """Append newly written text; broadcast it unless a delta went out a moment ago."""
+        self.text += text
+        now = time.monotonic()
+        if now - self._last_delta >= DELTA_INTERVAL:
+            await self.flush(now)
+        if now - self._last_partial >= PARTIAL_INTERVAL and len(self.text) > self._partial_chars:
+            self._last_partial = now
+            self._partial_chars = len(self.text)
+            await broadcast(
+                self.episode_pk,
+                {"type": "partial", "index": self.index, "text": self.text, "action_type": self.action_type},
+            )
+
+    async def flush(self, now: float | None = None) -> None:
+        """Broadcast whatever text has not been sent as a delta yet."""
+        pending = self.text[self._sent_chars :]
+        if not pending:
+            return
+        message = {
+            "type": "delta",
+            "index": self.index,
+            "offset": self._sent_units,
+            "text": pending,
+            "action_type": self.action_type,
+        }
+        self._sent_chars = len(self.text)
+        self._sent_units += utf16_length(pending)
+        self._last_delta = now if now is not None else time.monotonic()
+        await broadcast(self.episode_pk, message)
+
+
+_replies: dict[int, Reply] = {}
+
+
+def reply_in_progress(episode_pk: int, index: int) -> Reply | None:
+    """The reply this process is writing for that turn, if any (a page in another process waits
+    for the next ``partial`` instead)."""
+    reply = _replies.get(episode_pk)
+    return reply if reply is not None and reply.index == index else None
+
+
+# --- one turn -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the agent's next turn needs, read from the database in one go."""
+
+    participant_pk: int
+    episode_pk: int
+    index: int
+    seat_pk: int
+    model: str
+    temperature: float
+    seed: int
+    turn_cap: int
+    context: agents.AgentContext
+    cast: Cast
+
+
+def plan_turn(participant_pk: int, owner: str) -> Plan | None:
+    """The agent's next turn, or None when it is not the agent's turn or the lease is not ours."""
+    participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    if participant.agent_lease_owner != owner or participant.stage != Participant.Stage.CHAT:
+        return None
+    episode = Episode.objects.select_related("scenario", "barrier").get(pk=participant.episode_id)
+    if episode.status in ENDED:
+        return None
+    seats = list(episode.seats.select_related("role", "character").order_by("position"))
+    turns = list(episode.turns.order_by("index"))
+    cast = Cast.of(seats, relationship=episode.scenario.relationship, human_position=participant.study.human_position)
+    index = len(turns)
+    if index >= episode.turn_cap or cast.is_human_turn(index):
+        return None
+    seat = next(s for s in seats if s.pk == cast.seat_at(index))
+    cues = list(episode.barrier.cues.all())
+    context = agents.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+    return Plan(
+        participant_pk=participant_pk,
+        episode_pk=episode.pk,
+        index=index,
+        seat_pk=seat.pk,
+        model=seat.model or llm.model_for("agent"),
+        temperature=float(episode.settings.get("temperature", 0.7)),
+        seed=int(episode.settings.get("seed", episode.pk)),
+        turn_cap=episode.turn_cap,
+        context=context,
+        cast=cast,
+    )
+
+
+def store_agent_turn(plan: Plan, owner: str, action: agents.Action, usage: llm.Usage) -> Turn | None:
+    """Store the agent's turn if the lease is still ours and nobody stored that index; else None.
+
+    Giving the lease up is the ownership check: it updates no row when the lease is no longer ours.
+    """
+    try:
+        with transaction.atomic():
+            episode = Episode.objects.select_for_update().get(pk=plan.episode_pk)
+            if episode.status in ENDED:
+                return None
+            released = Participant.objects.filter(pk=plan.participant_pk, agent_lease_owner=owner).update(
+                agent_lease_until=None, agent_lease_owner=""
+            )
+            if not released:
+                return None
+            turn = Turn.objects.create(
+                episode=episode,
+                index=plan.index,
+                seat_id=plan.seat_pk,
+                action_type=action.action_type,
+                content=action.content,
+                model=usage.model,
+                latency_ms=usage.latency_ms,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+            )
+            if episode.status == Episode.Status.PENDING:
+                Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.RUNNING, started_at=timezone.now())
+    except IntegrityError:
+        return None  # this index was stored meanwhile (by another process); the lease stays as it was
+    return turn
+
+
+def fail_episode(participant_pk: int, owner: str, error: BaseException) -> bool:
+    """End the chat as failed (reason ``model_error``) if this attempt still holds the lease.
+
+    The error text goes into ``episode.settings["failure"]`` for the researchers; the participant
+    only ever sees ``chat.lifecycle.end_message``. True when this call ended the episode.
+    """
+    participant = Participant.objects.get(pk=participant_pk)
+    if participant.agent_lease_owner != owner:
+        return False
+    if not end_episode(participant, Episode.EndReason.MODEL_ERROR, status=Episode.Status.FAILED):
+        return False
+    with transaction.atomic():
+        episode = Episode.objects.select_for_update().get(pk=participant.episode_id)
+        episode.settings = {**episode.settings, "failure": f"{type(error).__name__}: {error}"[:2000]}
+        episode.save(update_fields=["settings"])
+    return True
+
+
+class _LeaseLost(Exception):
+    """Another process took the turn over, or the chat ended while the agent was writing."""
+
+
+async def take_turn(participant_pk: int, owner: str) -> Cast | None:
+    """Write, stream and store the agent's next turn under the lease ``owner`` holds.
+
+    Returns the episode's cast when this call stored a turn (the caller then decides what comes
+    next), None when there was nothing to do, another process took over, or the model failed
+    (the episode has then ended and the pages were told).
+    """
+    plan = await database_call(plan_turn)(participant_pk, owner)
+    if plan is None:
+        await database_call(release_lease)(participant_pk, owner)
+        return None
+    reply = Reply(plan.episode_pk, plan.index)
+    _replies[plan.episode_pk] = reply
+    keeper = asyncio.create_task(_keep_lease(participant_pk, owner, reply))
+    try:
+        await broadcast(plan.episode_pk, typing_message(plan.index, plan.cast))
+        try:
+            action, usage = await _generate(plan, reply)
+        except _LeaseLost:
+            return None
+        except llm.LLMError as error:
+            logger.warning("agent turn %s of episode %s failed: %s", plan.index, plan.episode_pk, error)
+            await _fail(plan, owner, error)
+            return None
+        turn = await database_call(store_agent_turn)(plan, owner, action, usage)
+        if turn is None:
+            return None
+        over = end_reason_after(turn.index + 1, turn.action_type, plan.turn_cap) is not None
+        await broadcast(plan.episode_pk, turn_message(turn, plan.cast, ended=over))
+        return plan.cast
+    except asyncio.CancelledError:
+        await database_call(release_lease)(participant_pk, owner)
+        raise
+    except Exception as error:
+        logger.exception("agent turn %s of episode %s broke", plan.index, plan.episode_pk)
+        await _fail(plan, owner, error)
+        return None
+    finally:
+        keeper.cancel()
+        if _replies.get(plan.episode_pk) is reply:
+            del _replies[plan.episode_pk]
+
+
+async def _fail(plan: Plan, owner: str, error: BaseException) -> None:
+    if await database_call(fail_episode)(plan.participant_pk, owner, error):
+        await broadcast(plan.episode_pk, ended_message(Episode.EndReason.MODEL_ERROR))
+
+
+async def _keep_lease(participant_pk: int, owner: str, reply: Reply) -> None:
+    """Renew the lease while the reply is written; flag the reply as lost when renewal fails."""
+    while True:
+        await asyncio.sleep(RENEW_EVERY)
+        if not await database_call(renew_lease)(participant_pk, owner):
+            reply.lost = True
+            return
+
+
+async def _generate(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+    if llm.is_scripted(plan.model):
+        return await _generate_scripted(plan, reply)
+    return await _generate_with_model(plan, reply)
+
+
+async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+    """The offline model: its action is known at once; its words arrive with a typing delay."""
+    stream = scripted.scripted_stream(plan.context, seed=plan.seed, delay=scripted_delay())
+    reply.action_type = stream.action.action_type
+    async for delta in stream:
+        if reply.lost:
+            raise _LeaseLost
+        await reply.add(delta)
+    await reply.flush()
+    assert stream.usage is not None  # set once the words are exhausted
+    return stream.action, stream.usage
+
+
+async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+    """A language model through the gateway: stream the argument, then parse (and repair) the JSON."""
+    messages = agents.build_agent_messages(plan.context)
+    stream = await llm.stream(messages, model=plan.model, temperature=plan.temperature)
+    extractor = ArgumentExtractor()
+    async for delta in stream:
+        if reply.lost:
+            await stream.aclose()
+            raise _LeaseLost
+        visible = extractor.feed(delta)
+        if reply.action_type is None and extractor.action_type is not None:
+            reply.action_type = _known_action_type(extractor.action_type)
+        if visible:
+            await reply.add(visible)
+    await reply.flush()
+    assert stream.usage is not None
+    validate = partial(agents.parse_action, allowed=plan.context.action_types)
+    try:
+        return validate(llm.parse_json_object(stream.text)), stream.usage
+    except ValueError as problem:
+        logger.info("agent reply in episode %s is unusable (%s); asking for a repair", plan.episode_pk, problem)
+        data, repair_usage = await llm.repair_json(
+            messages, stream.text, str(problem), model=plan.model, temperature=plan.temperature, validate=validate
+        )
+        return validate(data), stream.usage + repair_usage
+
+
+def _known_action_type(raw: Any) -> str | None:
+    try:
+        return agents.normalise_action_type(raw)
+    except ValueError:
+        return None

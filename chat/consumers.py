@@ -1,0 +1,136 @@
+"""The participant's chat socket: who is asking, what they may touch, which function does the work.
+
+The consumer keeps no conversation state: turns are in the database, fan-out is the episode's
+channel-layer group, and what happens next is decided by ``chat.progress`` from the stored
+transcript, so a page reconnecting to another server process sees the same episode. The protocol
+is described in ``docs/chat-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from . import progress
+from .models import ChatStudy, Participant
+from .orm import database_call
+from .protocol import (
+    CLOSE_FLOOD,
+    CLOSE_NO_PARTICIPANT,
+    CLOSE_NOT_IN_CHAT,
+    CLOSE_UNKNOWN_STUDY,
+    broadcast,
+    ended_message,
+    episode_group,
+    turn_message,
+)
+from .turns import FrameGuard, TurnRefused, submit_human_turn
+
+OPEN_STAGES = frozenset({Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE})
+
+
+def find_participant(session: Any, slug: str) -> tuple[int, int] | int:
+    """The (participant, episode) this browser session plays in the study, or a close code.
+
+    Only the session says who the participant is (the flow pages wrote
+    ``session["chat_participants"][str(study.pk)]``), so nobody reaches another participant's
+    episode by changing the URL. A finished chat may still be opened: the page then shows the end.
+    """
+    study = ChatStudy.objects.filter(slug=slug).only("pk").first()
+    if study is None:
+        return CLOSE_UNKNOWN_STUDY
+    remembered = session.get("chat_participants") if session is not None else None
+    participant_pk = remembered.get(str(study.pk)) if isinstance(remembered, dict) else None
+    participant = Participant.objects.filter(pk=participant_pk, study=study).first() if participant_pk else None
+    if participant is None:
+        return CLOSE_NO_PARTICIPANT
+    if participant.episode_id is None or participant.stage not in OPEN_STAGES:
+        return CLOSE_NOT_IN_CHAT
+    return participant.pk, participant.episode_id
+
+
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    """One open chat page. The agent's turns run as tasks of their own and outlive it."""
+
+    participant_pk: int
+    episode_pk: int
+
+    async def connect(self) -> None:
+        found = await database_call(find_participant)(
+            self.scope.get("session"), self.scope["url_route"]["kwargs"]["slug"]
+        )
+        # Accept before refusing: a close code sent during the handshake never reaches the browser.
+        await self.accept()
+        if isinstance(found, int):
+            await self.close(code=found)
+            return
+        self.participant_pk, self.episode_pk = found
+        self.frames = FrameGuard()
+        self.watcher: asyncio.Task | None = None
+        await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
+        history, self.cast, ended = await database_call(progress.open_episode)(self.participant_pk)
+        await self.send_json(history)
+        if ended:
+            await broadcast(self.episode_pk, ended_message(ended))
+        if history["ended"] is None:
+            await progress.advance(self.participant_pk, self.cast)
+            self.watcher = asyncio.create_task(progress.watch(self.participant_pk, self.episode_pk, self.send_json))
+
+    async def disconnect(self, code: int) -> None:
+        if not hasattr(self, "episode_pk"):
+            return
+        if self.watcher is not None:
+            self.watcher.cancel()
+        await self.channel_layer.group_discard(episode_group(self.episode_pk), self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        """Parse JSON ourselves: a malformed frame gets an error message, not a dropped socket."""
+        try:
+            content = json.loads(text_data) if text_data else None
+        except ValueError:
+            content = None
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not hasattr(self, "episode_pk"):
+            return
+        if not self.frames.allow():
+            await self.close(code=CLOSE_FLOOD)
+            return
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "act":
+            await self.act(content)
+        elif kind == "sync":
+            history, self.cast = await database_call(progress.snapshot)(self.participant_pk)
+            await self.send_json(history)
+        else:
+            await self.send_json(
+                {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
+            )
+
+    async def act(self, content: dict[str, Any]) -> None:
+        """The participant's turn: store it (or find it stored), acknowledge, tell every page, go on."""
+        client_id = content.get("client_id")
+        try:
+            submitted = await database_call(submit_human_turn)(
+                self.participant_pk,
+                client_id=client_id,
+                action_type=content.get("action_type"),
+                content=content.get("content"),
+                cast=self.cast,
+            )
+        except TurnRefused as refusal:
+            await self.send_json(refusal.as_message(client_id))
+            return
+        turn = submitted.turn
+        await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
+        if submitted.created:
+            await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
+        await progress.advance(self.participant_pk, self.cast)
+
+    async def chat_forward(self, event: dict[str, Any]) -> None:
+        """A message broadcast to the episode's group (see ``chat.protocol.broadcast``)."""
+        await self.send_json(event["message"])

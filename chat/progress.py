@@ -1,0 +1,197 @@
+"""What happens next in a chat episode: end it, start the agent's turn, or wait for the participant.
+
+Every path that changes an episode (a participant's turn, the agent's turn, a page connecting, the
+inactivity watch) calls :func:`advance`, which reads the committed transcript and decides. That
+makes the episode self-healing across processes: if the process that stored a turn dies before
+acting on it, the next page to connect (or the watch of a page still open) picks it up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from benchmark.models import Episode
+
+from . import agent_turn
+from .lifecycle import ENDED, end_episode, end_if_idle
+from .models import Participant
+from .orm import database_call
+from .protocol import Cast, broadcast, ended_message, history_message
+from .turns import end_reason_after, load_cast
+
+logger = logging.getLogger(__name__)
+
+_agent_tasks: set[asyncio.Task] = set()
+WATCH_RETRY = 5.0  # seconds before a page's watch looks again after a failed check
+
+
+@dataclass(frozen=True)
+class Step:
+    episode_pk: int | None = None
+    ended: str = ""  # the end reason, when this step ended the episode
+    owner: str = ""  # the lease owner, when this step claimed the agent's turn
+
+
+def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
+    """End the episode if its last turn finished it, or claim the agent's turn if it is due.
+
+    Pass the episode's ``cast`` when known to save its queries.
+    """
+    participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
+    episode = participant.episode
+    if participant.stage != Participant.Stage.CHAT or episode is None or episode.status in ENDED:
+        return Step()
+    last = episode.turns.order_by("-index").values_list("index", "action_type").first()
+    count, last_action = (0, None) if last is None else (last[0] + 1, last[1])
+    reason = end_reason_after(count, last_action, episode.turn_cap)
+    if reason is not None:
+        ended = end_episode(participant, reason)
+        return Step(episode.pk, ended=reason if ended else "")
+    if (cast or load_cast(participant)).is_human_turn(count):
+        return Step(episode.pk)
+    owner = agent_turn.new_owner()
+    if agent_turn.claim_lease(participant_pk, owner):
+        return Step(episode.pk, owner=owner)
+    return Step(episode.pk)
+
+
+async def advance(participant_pk: int, cast: Cast | None = None) -> None:
+    """Act on the episode's state: tell the pages it ended, or start the agent's turn."""
+    step = await database_call(next_step)(participant_pk, cast)
+    if step.ended:
+        await broadcast(step.episode_pk, ended_message(step.ended))
+    if step.owner:
+        start_agent_turn(participant_pk, step.owner)
+
+
+def start_agent_turn(participant_pk: int, owner: str) -> asyncio.Task:
+    """Run the agent's turn as a task of its own, so a closing socket does not cancel it."""
+    task = asyncio.create_task(_agent_turn_then_advance(participant_pk, owner))
+    _agent_tasks.add(task)
+    task.add_done_callback(_agent_tasks.discard)
+    return task
+
+
+async def _agent_turn_then_advance(participant_pk: int, owner: str) -> None:
+    try:
+        if cast := await agent_turn.take_turn(participant_pk, owner):
+            await advance(participant_pk, cast)
+    except Exception:
+        logger.exception("the agent's turn for participant %s could not go on", participant_pk)
+
+
+async def wait_for_agent_turns(timeout: float = 10.0) -> None:
+    """Wait until the agent turns running in this process are done (tests; a graceful shutdown)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while tasks := [t for t in _agent_tasks if t.get_loop() is loop and not t.done()]:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            return
+        await asyncio.wait(tasks, timeout=remaining)
+
+
+# --- opening a page and watching it ---------------------------------------------------------------
+
+
+def open_episode(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast, str]:
+    """A page connected: end the chat if it sat idle too long, else note the participant is here.
+
+    Returns the ``history`` message, the cast, and the end reason if this call ended the episode.
+    """
+    now = now or timezone.now()
+    participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    ended = Episode.EndReason.TIMEOUT if end_if_idle(participant, now) else ""
+    if participant.stage == Participant.Stage.CHAT:
+        Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
+        Episode.objects.filter(pk=participant.episode_id, status=Episode.Status.PENDING).update(
+            status=Episode.Status.RUNNING, started_at=now
+        )
+    history, cast = snapshot(participant_pk, now)
+    return history, cast, ended
+
+
+def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast]:
+    """The ``history`` message for the participant's episode as stored right now."""
+    participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    episode = Episode.objects.get(pk=participant.episode_id)
+    turns = list(episode.turns.order_by("index"))
+    cast = load_cast(participant)
+    typing = None
+    index = len(turns)
+    if episode.status not in ENDED and not cast.is_human_turn(index) and agent_turn.lease_is_live(participant, now):
+        reply = agent_turn.reply_in_progress(episode.pk, index)
+        typing = {
+            "index": index,
+            "speaker": cast.names.get(cast.seat_at(index), ""),
+            "action_type": reply.action_type if reply else None,
+            "text": reply.text if reply else "",
+        }
+    limits = {
+        "max_chars": participant.study.max_message_chars,
+        "messages_per_minute": participant.study.messages_per_minute,
+        "turn_cap": episode.turn_cap,
+    }
+    return history_message(episode, turns, cast, limits=limits, typing=typing), cast
+
+
+@dataclass(frozen=True)
+class Watch:
+    over: bool
+    ended: str = ""  # TIMEOUT when this check ended the episode
+    ended_elsewhere: str = ""  # the end reason when something that tells no page ended it (a researcher's monitor)
+    agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
+    wait: float = 0.0  # seconds until the next check
+
+
+def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
+    """One look by a connected page's watch: idle too long? an agent turn nobody is writing?"""
+    now = now or timezone.now()
+    participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
+    if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
+        episode = participant.episode
+        ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
+        return Watch(over=True, ended_elsewhere=ended)
+    if end_if_idle(participant, now):
+        return Watch(over=True, ended=Episode.EndReason.TIMEOUT)
+    timeout = timedelta(seconds=participant.study.inactivity_timeout)
+    wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
+    count = participant.episode.turns.count()
+    agents_turn = not load_cast(participant).is_human_turn(count)
+    if agents_turn:
+        wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
+    due = agents_turn and not agent_turn.lease_is_live(participant, now)
+    return Watch(over=False, agent_due=due, wait=max(0.1, wait))
+
+
+async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+    """While a page is open: end the chat once it has been idle for the study's timeout, and
+    restart an agent turn whose process stopped renewing its lease. ``tell`` sends a message to
+    this page only: an end that was not broadcast (e.g. the researcher's monitor ended an idle
+    chat) still reaches it."""
+    while True:
+        try:
+            state = await database_call(check_episode)(participant_pk)
+        except Exception:  # e.g. the database restarting: log it and look again shortly
+            logger.exception("could not check on the chat of participant %s", participant_pk)
+            await asyncio.sleep(WATCH_RETRY)
+            continue
+        if state.ended:
+            await broadcast(episode_pk, ended_message(state.ended))
+        elif state.ended_elsewhere:
+            await tell(ended_message(state.ended_elsewhere))
+        if state.over:
+            return
+        if state.agent_due:
+            await advance(participant_pk)
+        await asyncio.sleep(state.wait)

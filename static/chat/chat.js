@@ -1,0 +1,512 @@
+// The participant's chat page: one websocket to the episode (docs/chat-protocol.md), a transcript
+// rebuilt from the server's history on every (re)connect, the agent's reply shown while it is
+// written, and an outbox kept in sessionStorage so a message typed before a dropped connection or
+// a reload is resent with the same client_id (the server stores it once, whatever happens).
+// All text from people or the model goes into the page with textContent, never as HTML.
+
+const root = document.querySelector("[data-chat]");
+
+// Close codes after which reconnecting cannot help (see chat/protocol.py).
+const REFUSALS = {
+  4401: "This conversation belongs to another browser session. Please open your study link again.",
+  4404: "This study does not exist any more.",
+  4409: "This conversation is not open. Please reload the page.",
+};
+const FLOOD = 4429;
+const PLACEHOLDERS = {
+  speak: "Type what you say…",
+  "non-verbal": "Describe a gesture or expression, e.g. smiles and nods",
+  action: "Describe what you do, e.g. hands over the keys",
+};
+
+if (root) start(root);
+
+function start(root) {
+  const find = (name) => root.querySelector(`[data-${name}]`);
+  const el = {
+    status: find("status"),
+    scroll: find("scroll"),
+    log: find("log"),
+    pending: find("pending"),
+    typing: find("typing"),
+    typingSpeaker: find("typing-speaker"),
+    typingText: find("typing-text"),
+    notice: find("notice"),
+    composer: find("composer"),
+    action: find("action"),
+    message: find("message"),
+    counter: find("counter"),
+    hint: find("hint"),
+    send: find("send"),
+    leave: find("leave"),
+    ended: find("ended"),
+    endedMessage: find("ended-message"),
+    endedHeading: find("ended-heading"),
+  };
+  const storageKey = root.dataset.storageKey;
+  const state = {
+    socket: null,
+    connected: false,
+    finished: false, // the conversation is over, or the server refused us: no more reconnects
+    attempts: 0,
+    reconnectTimer: null,
+    retryTimer: null,
+    inFlight: null, // client_id of the outbox message sent and not yet answered
+    maxChars: Number(root.dataset.maxChars) || 1000,
+    turnCap: 0,
+    you: "",
+    partner: "",
+    turns: new Map(), // index -> turn as the server sent it
+    next: null, // {index, side} whose turn it is, null once over
+    typing: null, // {index, speaker, text, actionType, gap}
+    outbox: loadOutbox(),
+  };
+
+  // --- the socket ---------------------------------------------------------------------------
+
+  function connect() {
+    clearTimeout(state.reconnectTimer);
+    if (state.finished || (state.socket && state.socket.readyState <= WebSocket.OPEN)) return;
+    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(`${scheme}//${window.location.host}${root.dataset.wsPath}`);
+    state.socket = socket;
+    setStatus("connecting", state.attempts ? "Reconnecting…" : "Connecting…");
+    socket.addEventListener("open", () => {
+      state.connected = true;
+      setStatus("connected", "Connected");
+    });
+    socket.addEventListener("message", (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      const handle = handlers[message.type];
+      if (handle) handle(message);
+    });
+    socket.addEventListener("close", (event) => {
+      if (state.socket !== socket) return;
+      state.connected = false;
+      state.socket = null;
+      state.inFlight = null;
+      clearTyping();
+      renderPending();
+      if (state.finished) {
+        updateComposer();
+        return;
+      }
+      if (REFUSALS[event.code]) {
+        state.finished = true;
+        setStatus("error", "Not connected");
+        showNotice(REFUSALS[event.code]);
+        updateComposer();
+        return;
+      }
+      scheduleReconnect(event.code === FLOOD ? 5 : 0);
+    });
+  }
+
+  function scheduleReconnect(extraAttempts) {
+    state.attempts += 1 + extraAttempts;
+    const base = Math.min(15000, 500 * 2 ** (state.attempts - 1));
+    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
+    setStatus("reconnecting", `Connection lost. Reconnecting in ${Math.ceil(delay / 1000)} s…`);
+    state.reconnectTimer = setTimeout(connect, delay);
+    updateComposer();
+  }
+
+  function send(message) {
+    if (!state.connected) return false;
+    state.socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  // --- messages from the server --------------------------------------------------------------
+
+  const handlers = {
+    history(message) {
+      state.attempts = 0;
+      state.inFlight = null;
+      state.you = message.you;
+      state.partner = message.partner;
+      state.maxChars = message.limits.max_chars;
+      state.turnCap = message.limits.turn_cap;
+      state.turns.clear();
+      el.log.replaceChildren();
+      for (const turn of message.turns) addTurn(turn);
+      state.next = message.next;
+      state.typing = null;
+      if (message.typing) startTyping(message.typing);
+      else clearTyping();
+      // A message stored before the connection dropped is in the history: forget it, never resend it.
+      const stored = new Set(message.turns.map((turn) => turn.client_id).filter(Boolean));
+      state.outbox = state.outbox.filter((entry) => !stored.has(entry.client_id));
+      saveOutbox();
+      if (message.ended) finish(message.ended);
+      renderPending();
+      updateCounter();
+      flushOutbox();
+    },
+    ack(message) {
+      const entry = state.outbox.find((item) => item.client_id === message.client_id);
+      if (state.inFlight === message.client_id) state.inFlight = null;
+      if (entry && !state.turns.has(message.index)) {
+        addTurn({
+          index: message.index,
+          side: "you",
+          speaker: state.you,
+          action_type: entry.action_type,
+          content: entry.content,
+          client_id: entry.client_id,
+        });
+      }
+      dropFromOutbox(message.client_id);
+    },
+    turn(message) {
+      const highest = state.turns.size ? Math.max(...state.turns.keys()) : -1;
+      addTurn(message);
+      if (state.typing && state.typing.index <= message.index) clearTyping();
+      state.next = message.next ? { index: message.index + 1, side: message.next } : null;
+      if (message.client_id) dropFromOutbox(message.client_id);
+      if (message.index > highest + 1) send({ type: "sync" }); // missed a turn: ask for the history
+      updateComposer();
+      flushOutbox();
+    },
+    typing(message) {
+      if (state.turns.has(message.index)) return;
+      state.next = { index: message.index, side: "partner" };
+      startTyping(message);
+      updateComposer();
+    },
+    delta(message) {
+      const typing = typingFor(message);
+      if (!typing) return;
+      const known = typing.text.length;
+      if (typing.gap || message.offset > known) {
+        typing.gap = true; // some words went past before we joined: wait for the next partial
+      } else if (message.offset + message.text.length > known) {
+        typing.text = typing.text.slice(0, message.offset) + message.text;
+      }
+      if (message.action_type) typing.actionType = message.action_type;
+      renderTyping();
+    },
+    partial(message) {
+      const typing = typingFor(message);
+      if (!typing) return;
+      if (typing.gap || message.text.length >= typing.text.length) {
+        typing.text = message.text;
+        typing.gap = false;
+      }
+      if (message.action_type) typing.actionType = message.action_type;
+      renderTyping();
+    },
+    ended(message) {
+      finish(message);
+    },
+    error(message) {
+      const entry = message.client_id && state.outbox.find((item) => item.client_id === message.client_id);
+      if (message.client_id === state.inFlight) state.inFlight = null;
+      if (message.code === "rate_limited" && entry) {
+        showNotice(message.message);
+        clearTimeout(state.retryTimer);
+        state.retryTimer = setTimeout(flushOutbox, (message.retry_after || 5) * 1000);
+      } else if (message.code === "not_your_turn" && entry) {
+        // Kept: it goes out as soon as it is the participant's turn again.
+      } else {
+        showNotice(message.message);
+        if (entry) {
+          dropFromOutbox(entry.client_id);
+          if (entry.action_type !== "leave" && !el.message.value) {
+            el.message.value = entry.content; // give the text back so it can be shortened or fixed
+            el.action.value = entry.action_type;
+            updateCounter();
+          }
+        }
+      }
+      updateComposer();
+    },
+  };
+
+  // --- the transcript ------------------------------------------------------------------------
+
+  function addTurn(turn) {
+    state.turns.set(turn.index, turn);
+    const node = turnNode(turn);
+    const existing = el.log.querySelector(`[data-index="${turn.index}"]`);
+    if (existing) {
+      existing.replaceWith(node);
+    } else {
+      const later = [...el.log.children].find((child) => Number(child.dataset.index) > turn.index);
+      el.log.insertBefore(node, later || null);
+    }
+    scrollToEnd();
+  }
+
+  function turnNode(turn) {
+    const item = document.createElement("li");
+    item.className = `chat-msg chat-msg--${turn.side} chat-msg--${turn.action_type}`;
+    item.dataset.index = String(turn.index);
+    const speaker = document.createElement("span");
+    speaker.className = "chat-msg__speaker";
+    speaker.textContent = turn.side === "you" ? `You (${turn.speaker})` : turn.speaker;
+    const content = document.createElement("p");
+    content.className = "chat-msg__content";
+    fillContent(content, turn.action_type, turn.content, turn.side === "you" ? "You" : turn.speaker);
+    item.append(speaker, content);
+    return item;
+  }
+
+  function fillContent(element, actionType, text, who) {
+    if (actionType === "leave") {
+      element.textContent = text ? `${who} left the conversation: “${text}”` : `${who} left the conversation.`;
+    } else if (actionType === "none") {
+      element.textContent = `${who} did nothing.`;
+    } else {
+      element.textContent = text;
+      if (actionType === "non-verbal" || actionType === "action") {
+        const label = document.createElement("span");
+        label.className = "chat-msg__kind";
+        label.textContent = actionType === "action" ? "action" : "gesture";
+        element.prepend(label, " ");
+      }
+    }
+  }
+
+  function renderPending() {
+    el.pending.replaceChildren(
+      ...state.outbox.map((entry) => {
+        const item = document.createElement("li");
+        item.className = `chat-msg chat-msg--you chat-msg--${entry.action_type} chat-msg--pending`;
+        const speaker = document.createElement("span");
+        speaker.className = "chat-msg__speaker";
+        let when = "will be sent when it is your turn";
+        if (!state.connected) when = "will be sent when the connection is back";
+        else if (state.next && state.next.side === "you") when = "sending…";
+        speaker.textContent = `You · ${when}`;
+        const content = document.createElement("p");
+        content.className = "chat-msg__content";
+        fillContent(content, entry.action_type, entry.content, "You");
+        item.append(speaker, content);
+        return item;
+      }),
+    );
+    scrollToEnd();
+  }
+
+  function typingFor(message) {
+    if (state.turns.has(message.index)) return null;
+    if (!state.typing || state.typing.index !== message.index) {
+      startTyping({ index: message.index, speaker: state.partner, text: "", action_type: message.action_type });
+    }
+    return state.typing;
+  }
+
+  function startTyping(typing) {
+    state.typing = {
+      index: typing.index,
+      speaker: typing.speaker || state.partner,
+      text: typing.text || "",
+      actionType: typing.action_type || null,
+      gap: false,
+    };
+    renderTyping();
+  }
+
+  function clearTyping() {
+    state.typing = null;
+    renderTyping();
+  }
+
+  function renderTyping() {
+    const typing = state.typing;
+    el.typing.hidden = !typing;
+    if (!typing) return;
+    el.typingSpeaker.textContent = `${typing.speaker} is typing…`;
+    el.typingText.className = `chat-msg__content chat-msg--${typing.actionType || "speak"}`;
+    el.typingText.textContent = typing.text;
+    scrollToEnd();
+  }
+
+  function scrollToEnd() {
+    el.scroll.scrollTop = el.scroll.scrollHeight;
+  }
+
+  // --- the end -------------------------------------------------------------------------------
+
+  function finish(ended) {
+    const first = el.ended.hidden;
+    state.finished = true;
+    state.next = null;
+    state.outbox = [];
+    saveOutbox();
+    renderPending();
+    clearTyping();
+    clearTimeout(state.reconnectTimer);
+    clearTimeout(state.retryTimer);
+    hideNotice();
+    el.endedMessage.textContent = ended.message;
+    el.ended.hidden = false;
+    el.composer.hidden = true;
+    setStatus("ended", "The conversation is over");
+    if (first) el.endedHeading.focus();
+    if (state.socket) state.socket.close(1000);
+  }
+
+  // --- sending -------------------------------------------------------------------------------
+
+  function myTurn() {
+    return Boolean(state.connected && state.next && state.next.side === "you");
+  }
+
+  function flushOutbox() {
+    if (!myTurn() || state.inFlight || !state.outbox.length) {
+      renderPending();
+      return;
+    }
+    const entry = state.outbox[0];
+    state.inFlight = entry.client_id;
+    send({ type: "act", client_id: entry.client_id, action_type: entry.action_type, content: entry.content });
+    renderPending();
+    updateComposer();
+  }
+
+  function queue(actionType, content) {
+    state.outbox.push({ client_id: newClientId(), action_type: actionType, content });
+    saveOutbox();
+    hideNotice();
+    flushOutbox();
+    updateComposer();
+  }
+
+  function dropFromOutbox(clientId) {
+    const before = state.outbox.length;
+    state.outbox = state.outbox.filter((entry) => entry.client_id !== clientId);
+    if (state.outbox.length !== before) {
+      saveOutbox();
+      renderPending();
+    }
+    updateComposer();
+  }
+
+  el.composer.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const content = el.message.value.trim();
+    if (!canSend()) return;
+    if (!content) {
+      showNotice("Write something before sending.");
+      return;
+    }
+    queue(el.action.value, content);
+    el.message.value = "";
+    updateCounter();
+    el.message.focus();
+  });
+
+  el.message.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+  el.message.addEventListener("input", updateCounter);
+  el.action.addEventListener("change", () => {
+    el.message.placeholder = PLACEHOLDERS[el.action.value] || "";
+  });
+
+  el.leave.addEventListener("click", () => {
+    if (state.finished || state.outbox.some((entry) => entry.action_type === "leave")) return;
+    if (!window.confirm("Leave the conversation? You cannot come back to it.")) return;
+    queue("leave", "");
+    if (!myTurn()) showNotice("You will leave as soon as it is your turn.");
+  });
+
+  function characters(text) {
+    return [...text.trim()].length; // code points, as the server counts them
+  }
+
+  function canSend() {
+    // While disconnected, a message on the participant's turn waits in the outbox for the connection.
+    const turn = state.next && state.next.side === "you";
+    return Boolean(turn && !state.finished && !state.outbox.length && characters(el.message.value) <= state.maxChars);
+  }
+
+  function updateCounter() {
+    const used = characters(el.message.value);
+    el.counter.textContent = `${used} / ${state.maxChars}`;
+    el.counter.classList.toggle("chat-counter--over", used > state.maxChars);
+    updateComposer();
+  }
+
+  function updateComposer() {
+    el.send.disabled = !canSend();
+    el.leave.disabled = state.finished;
+    let hint = "";
+    if (state.finished) hint = "";
+    else if (!state.connected) hint = "Not connected: a message you send now goes out when the connection is back.";
+    else if (characters(el.message.value) > state.maxChars) {
+      hint = `Too long by ${characters(el.message.value) - state.maxChars} characters.`;
+    } else if (state.outbox.length) hint = "Sending…";
+    else if (myTurn()) hint = state.turnCap ? `Your turn (turn ${state.next.index + 1} of at most ${state.turnCap}).` : "Your turn.";
+    else if (state.next) hint = `Waiting for ${state.partner || "the other person"}…`;
+    el.hint.textContent = hint;
+  }
+
+  // --- small things --------------------------------------------------------------------------
+
+  function setStatus(kind, text) {
+    el.status.dataset.state = kind;
+    el.status.textContent = text;
+  }
+
+  function showNotice(text) {
+    el.notice.textContent = text;
+    el.notice.hidden = false;
+  }
+
+  function hideNotice() {
+    el.notice.hidden = true;
+    el.notice.textContent = "";
+  }
+
+  function newClientId() {
+    if (window.crypto && typeof window.crypto.randomUUID === "function") return window.crypto.randomUUID();
+    const bytes = window.crypto.getRandomValues(new Uint8Array(16)); // randomUUID needs a secure context
+    return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  }
+
+  function loadOutbox() {
+    try {
+      const saved = JSON.parse(window.sessionStorage.getItem(storageKey) || "[]");
+      return Array.isArray(saved) ? saved : [];
+    } catch {
+      return [];
+    }
+  }
+
+  function saveOutbox() {
+    try {
+      if (state.outbox.length) window.sessionStorage.setItem(storageKey, JSON.stringify(state.outbox));
+      else window.sessionStorage.removeItem(storageKey);
+    } catch {
+      // Storage may be unavailable (private mode): the outbox then lasts as long as the page.
+    }
+  }
+
+  // Come back at once when the browser says the network or the tab is back.
+  const reconnectNow = () => {
+    if (!state.socket && !state.finished) {
+      state.attempts = Math.max(0, state.attempts - 1);
+      connect();
+    }
+  };
+  window.addEventListener("online", reconnectNow);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") reconnectNow();
+  });
+
+  el.message.placeholder = PLACEHOLDERS[el.action.value] || "";
+  renderPending();
+  updateCounter();
+  connect();
+}

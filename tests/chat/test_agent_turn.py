@@ -1,0 +1,173 @@
+"""The agent's turn: the lease that lets exactly one process write it, planning, storing, failing."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from benchmark import llm
+from benchmark.agents import Action
+from benchmark.models import ActionType, Barrier, Episode, Turn
+from chat import agent_turn
+from chat.models import Participant
+from tests.fake_llm import FAKE_MODEL
+
+pytestmark = pytest.mark.django_db
+
+USAGE = llm.Usage(model=FAKE_MODEL, latency_ms=120, prompt_tokens=300, completion_tokens=12, attempts=1)
+
+
+def lease_of(chat) -> tuple:
+    participant = Participant.objects.get(pk=chat.participant.pk)
+    return participant.agent_lease_owner, participant.agent_lease_until
+
+
+# --- the lease ----------------------------------------------------------------------------------
+
+
+def test_only_one_of_two_processes_claims_the_lease(build_chat):
+    chat = build_chat()
+
+    first = agent_turn.claim_lease(chat.participant.pk, "process-a")
+    second = agent_turn.claim_lease(chat.participant.pk, "process-b")
+
+    assert (first, second) == (True, False)
+    assert lease_of(chat)[0] == "process-a"
+
+
+def test_an_expired_lease_can_be_claimed_by_another_process(build_chat):
+    chat = build_chat()
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+    later = timezone.now() + agent_turn.LEASE + timedelta(seconds=1)
+
+    assert agent_turn.claim_lease(chat.participant.pk, "process-b", now=later)
+    assert lease_of(chat)[0] == "process-b"
+
+
+def test_only_the_holder_renews_the_lease(build_chat):
+    chat = build_chat()
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    until = lease_of(chat)[1]
+    later = timezone.now() + timedelta(seconds=5)
+
+    assert not agent_turn.renew_lease(chat.participant.pk, "process-b", now=later)
+    assert agent_turn.renew_lease(chat.participant.pk, "process-a", now=later)
+    assert lease_of(chat)[1] > until
+
+
+def test_no_lease_is_granted_once_the_chat_is_over(build_chat):
+    chat = build_chat(stage=Participant.Stage.QUESTIONNAIRE)
+
+    assert not agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+
+# --- planning and storing ---------------------------------------------------------------------------
+
+
+def test_the_plan_is_for_the_agent_seat_with_the_barrier_and_the_history(build_chat):
+    barrier = Barrier.objects.create(key="test-veil", name="Veil", definition="d", style_directive="Hint, never say.")
+    chat = build_chat(human_position=1, barrier=barrier)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
+
+    assert (plan.index, plan.seat_pk, plan.model) == (0, chat.agent_seat.pk, "scripted")
+    assert plan.context.barrier.style_directive == "Hint, never say."
+    assert plan.context.history == ()
+
+
+def test_there_is_no_plan_on_the_participants_turn(build_chat):
+    chat = build_chat(human_position=0)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+    assert agent_turn.plan_turn(chat.participant.pk, "process-a") is None
+
+
+def test_there_is_no_plan_without_the_lease(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+    assert agent_turn.plan_turn(chat.participant.pk, "process-b") is None
+
+
+def test_storing_keeps_the_model_usage_and_releases_the_lease(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
+
+    turn = agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Hello."), USAGE)
+
+    assert (turn.index, turn.seat_id, turn.content) == (0, chat.agent_seat.pk, "Hello.")
+    assert (turn.model, turn.latency_ms, turn.prompt_tokens, turn.completion_tokens) == (FAKE_MODEL, 120, 300, 12)
+    assert lease_of(chat) == ("", None)
+
+
+def test_a_reply_is_dropped_when_another_process_took_the_lease_over(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
+    later = timezone.now() + agent_turn.LEASE + timedelta(seconds=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-b", now=later)
+
+    assert agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Late."), USAGE) is None
+    assert not Turn.objects.filter(episode=chat.episode).exists()
+
+
+def test_a_reply_is_dropped_when_its_index_was_stored_meanwhile(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
+    Turn.objects.create(episode=chat.episode, index=0, seat=chat.agent_seat, content="Written elsewhere.")
+
+    assert agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Mine."), USAGE) is None
+    assert list(Turn.objects.filter(episode=chat.episode).values_list("content", flat=True)) == ["Written elsewhere."]
+
+
+def test_a_reply_is_dropped_when_the_chat_ended_meanwhile(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
+    Episode.objects.filter(pk=chat.episode.pk).update(status=Episode.Status.FINISHED, end_reason="timeout")
+
+    assert agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Too late."), USAGE) is None
+
+
+# --- failing ----------------------------------------------------------------------------------------
+
+
+def test_a_model_failure_ends_the_chat_as_failed_and_keeps_the_error_for_researchers(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+
+    ended = agent_turn.fail_episode(chat.participant.pk, "process-a", llm.LLMUnavailable("gateway gave up"))
+
+    episode = Episode.objects.get(pk=chat.episode.pk)
+    assert ended
+    assert (episode.status, episode.end_reason) == (Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
+    assert episode.settings["failure"] == "LLMUnavailable: gateway gave up"
+    assert episode.settings["chat_study"] == chat.study.slug  # the rest of the settings stay
+    assert Participant.objects.get(pk=chat.participant.pk).stage == Participant.Stage.QUESTIONNAIRE
+
+
+def test_a_failure_reported_without_the_lease_changes_nothing(build_chat):
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-b")
+
+    assert not agent_turn.fail_episode(chat.participant.pk, "process-a", llm.LLMUnavailable("old news"))
+    assert Episode.objects.get(pk=chat.episode.pk).status != Episode.Status.FAILED
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+async def test_take_turn_with_the_scripted_model_stores_a_scripted_turn(chat_factory):
+    from channels.db import database_sync_to_async
+
+    chat = await chat_factory(human_position=1)
+    claim = database_sync_to_async(agent_turn.claim_lease)
+    assert await claim(chat.participant.pk, "process-a")
+
+    assert await agent_turn.take_turn(chat.participant.pk, "process-a")
+
+    turn = await database_sync_to_async(Turn.objects.get)(episode=chat.episode)
+    assert (turn.index, turn.seat_id, turn.model) == (0, chat.agent_seat.pk, "scripted")
+    assert turn.content
