@@ -1,0 +1,120 @@
+"""A participant's whole way through a chat study, in Chromium against daphne (pages and websocket).
+
+From a Prolific-style link: consent, briefing, a conversation with the offline agent (which types
+one word every 0.25 s), a reload in the middle of the agent's reply, leaving, the questionnaire and
+the completion code. The database is checked at the end: every turn stored once, in order.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmark.models import Episode, Relationship
+from chat.models import ChatCondition, ChatStudy, Participant
+from tests.builders import get_barrier, make_character, make_scenario, make_user
+
+
+
+@pytest.fixture
+def study() -> ChatStudy:
+    scenario = make_scenario(
+        codename="shared-car",
+        context="Two housemates share a car and need to agree on who uses it this weekend.",
+        relationship=Relationship.STRANGER,
+        roles=[
+            {"goal": "Get the car on Saturday for your sister's move.",
+             "character": make_character(first_name="Ana", last_name="Ruiz")},
+            {"goal": "Keep the car on Saturday for a job interview out of town.",
+             "character": make_character(first_name="Ben", last_name="Osei")},
+        ],
+    )
+    study = ChatStudy.objects.create(
+        slug="car-talk",
+        title="Sharing a car",
+        created_by=make_user(staff=True),
+        agent_model="scripted",
+        completion_code="C0DE-E2E",
+        return_url="https://app.prolific.example/submissions/complete?cc={code}",
+    )
+    study.scenarios.set([scenario])
+    ChatCondition.objects.create(study=study, barrier=get_barrier("semantic"), target=1)
+    return study
+
+
+def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, study, screenshot):
+    from playwright.sync_api import expect
+
+    page = asgi_page
+    page.goto("/s/car-talk/?PROLIFIC_PID=e2e-participant&STUDY_ID=prolific-study&SESSION_ID=session-1")
+    page.get_by_role("button", name="I agree to take part").click()
+
+    # Briefing: their own character and goal; the stranger's name stays hidden, the condition unsaid.
+    expect(page.get_by_text("Keep the car on Saturday for a job interview out of town.")).to_be_visible()
+    briefing = page.locator("main").inner_text()
+    assert "Osei" in briefing and "Ruiz" not in briefing
+    assert "semantic" not in briefing.lower() and "scripted" not in briefing.lower()
+    screenshot(page, "chat-1-briefing")
+    page.get_by_role("button", name="Start the conversation").click()
+
+    # The human plays seat 1, so the agent opens; its reply streams, then lands as a turn.
+    log = page.locator("[data-log] > li")
+    expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
+    expect(log).to_have_count(1, timeout=20_000)
+    expect(log.nth(0)).to_have_class(re.compile("chat-msg--partner"))
+
+    message = page.locator("[data-message]")
+    message.fill("Hi! <b>I</b> really need the car on Saturday.")
+    message.press("Enter")
+    expect(log.nth(1)).to_contain_text("<b>I</b> really need the car on Saturday.")  # shown as text
+    expect(log.nth(1)).to_have_class(re.compile("chat-msg--you"))
+
+    # Reload while the agent is typing: the page comes back with the history and the reply in progress.
+    typing = page.locator("[data-typing]")
+    expect(typing).to_be_visible()
+    expect(page.locator("[data-typing-text]")).not_to_have_text("")
+    page.reload()
+    expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
+    expect(log.nth(1)).to_contain_text("really need the car on Saturday.")
+    expect(typing.or_(log.nth(2))).to_be_visible()
+    expect(log).to_have_count(3, timeout=20_000)
+    expect(log.nth(2)).to_have_class(re.compile("chat-msg--partner"))
+    screenshot(page, "chat-2-conversation")
+
+    page.locator("[data-action]").select_option("non-verbal")
+    message.fill("nods slowly")
+    message.press("Enter")
+    expect(log).to_have_count(5, timeout=20_000)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("[data-leave]").click()
+    ended = page.locator("[data-ended]")
+    expect(ended).to_be_visible()
+    expect(ended).to_contain_text("one side left")
+    screenshot(page, "chat-3-ended")
+    page.get_by_role("link", name="Continue to the questions").click()
+
+    for name in ["goal", "unresolved_confusion", "mutual_understanding"]:
+        page.locator(f"input[name='{name}'][value='4']").check()
+    page.locator("textarea[name='comment']").fill("The other side was hard to follow.")
+    page.get_by_role("button", name="Submit my answers").click()
+
+    expect(page.get_by_text("C0DE-E2E")).to_be_visible()
+    expect(page.get_by_role("link", name="Return to the study site")).to_have_attribute(
+        "href", "https://app.prolific.example/submissions/complete?cc=C0DE-E2E"
+    )
+    screenshot(page, "chat-4-done")
+
+    participant = Participant.objects.get(study=study, participant_id="e2e-participant")
+    assert participant.stage == Participant.Stage.DONE
+    assert participant.prolific_session_id == "session-1"
+    assert participant.answers["comment"] == "The other side was hard to follow."
+    episode = participant.episode
+    assert (episode.source, episode.status, episode.end_reason) == (
+        Episode.Source.HUMAN_CHAT, Episode.Status.FINISHED, Episode.EndReason.LEAVE,
+    )
+    turns = list(episode.turns.order_by("index").values_list("index", "seat__position", "action_type"))
+    assert [index for index, _, _ in turns] == list(range(6))
+    assert [position for _, position, _ in turns] == [0, 1, 0, 1, 0, 1]
+    assert turns[3][2] == "non-verbal" and turns[5][2] == "leave"
