@@ -16,7 +16,7 @@ from django.db.models import Prefetch
 from django.http import QueryDict
 from django.utils import timezone
 
-from benchmark.models import Barrier, Relationship, Seat, Turn
+from benchmark.models import PROFILE_LABELS, Barrier, Relationship, Seat, Turn
 
 from . import assignment as assignments
 from . import schemes
@@ -24,19 +24,6 @@ from .models import Annotation, Assignment, Question, SocialAttribute, Span, Stu
 
 Kind = Question.Kind
 
-PROFILE_LABELS = {
-    "age": "Age",
-    "gender": "Gender",
-    "pronouns": "Pronouns",
-    "occupation": "Occupation",
-    "big_five": "Big Five personality",
-    "moral_values": "Moral values",
-    "personal_values": "Personal values",
-    "personality": "Personality",
-    "decision_style": "Decision style",
-    "public_info": "Public information",
-    "secret": "Secret",
-}
 
 
 @dataclass
@@ -335,7 +322,9 @@ def _speakers(seats: list[Seat], *, show_secret: bool) -> list[_Speaker]:
         speakers.append(
             _Speaker(
                 name=seat.character.name,
-                profile=[(label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile],
+                profile=[
+                    (label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile and key != "name"
+                ],
                 goal=seat.role.goal,
                 reason=seat.role.reason,
                 private_knowledge=seat.role.private_knowledge,

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import llm
-from .models import ActionType, Character, Episode, Relationship, Seat, Turn
+from .models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn
 
 if TYPE_CHECKING:
     from .models import Barrier, BarrierCue
@@ -39,20 +39,6 @@ REPAIR_INSTRUCTION = (
     "think they mean so they can confirm or correct it before you go on."
 )
 
-_PROFILE_LABELS = {
-    "name": "Name",
-    "age": "Age",
-    "gender": "Gender",
-    "pronouns": "Pronouns",
-    "occupation": "Occupation",
-    "big_five": "Big Five traits",
-    "moral_values": "Moral values",
-    "personal_values": "Personal values",
-    "personality": "Personality",
-    "decision_style": "Decision style",
-    "public_info": "Public information",
-    "secret": "Secret",
-}
 
 _LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+", re.IGNORECASE)
 _DETERMINER_BEFORE = re.compile(r"\b(the|whole|this|that|our|your|my|their|his|her|a|an)\s*$", re.IGNORECASE)
@@ -374,7 +360,7 @@ def _situation_prompt(context: AgentContext) -> str:
 
 
 def _profile_text(profile: dict[str, str]) -> str:
-    return "\n".join(f"- {_PROFILE_LABELS.get(k, k)}: {v}" for k, v in profile.items() if v)
+    return "\n".join(f"- {PROFILE_LABELS.get(k, k)}: {v}" for k, v in profile.items() if v)
 
 
 def _history_text(context: AgentContext) -> str:

@@ -22,7 +22,6 @@ Every query is a fixed one, so the cost grows with rows fetched, not with round 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from .stats import results as stats
 from .stats.bootstrap import DEFAULT_RESAMPLES
 from .stats.linguistic import FEATURE_LABELS, FEATURES, signature
 from .stats.linguistic import METHOD as LINGUISTIC_METHOD
+from .stats.plain import plain_report
 
 SCHEMA_VERSION = 1
 HUMAN_EVALUATOR = "human mean"
@@ -275,24 +275,4 @@ def build_results(
         **analysis,
     }
     report["methods"] = {**report["methods"], "linguistic": LINGUISTIC_METHOD, "selection": SELECTION_METHOD}
-    return plain_json(report, notes), table
-
-
-def plain_json(report: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    """The report with numpy scalars made Python numbers and any non-finite number made null (with a note)."""
-    plain = _plain(report, notes, "")
-    plain["notes"] = notes
-    return plain
-
-
-def _plain(value: Any, notes: list[str], path: str) -> Any:
-    if isinstance(value, dict):
-        return {str(key): _plain(item, notes, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item, notes, path) for item in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        notes.append(f"{path}: not a finite number, reported as null")
-        return None
-    return value
+    return plain_report(report, notes), table

@@ -12,23 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.models import Relationship, Seat
+from benchmark.models import PROFILE_LABELS, Relationship, Seat
 
 from .models import ChatStudy
-
-PROFILE_LABELS = {
-    "name": "Name",
-    "age": "Age",
-    "gender": "Gender",
-    "pronouns": "Pronouns",
-    "occupation": "Occupation",
-    "big_five": "Big Five traits",
-    "moral_values": "Moral values",
-    "personal_values": "Personal values",
-    "personality": "Personality",
-    "decision_style": "Decision style",
-    "public_info": "Public information",
-}
 
 # How the participant is told they know the other person, by relationship.
 RELATIONSHIP_SENTENCES = {

@@ -27,13 +27,11 @@ number of database round trips however large the study.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import Length
@@ -43,6 +41,7 @@ from benchmark.exporting import timestamp
 from benchmark.models import Evaluation, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
+from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
@@ -248,7 +247,7 @@ def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
     }
     if not data.annotations:
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
-        return _plain_report(report)
+        return plain_report(report)
 
     answers_by_question: dict[str, list[tuple[int, int | None, str, float | None]]] = defaultdict(list)
     for annotation_id, key, seat, value, number in data.answers:
@@ -268,7 +267,7 @@ def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
             report["skipped_questions"][question.key] = f"{question.get_kind_display()}: no agreement statistic applies"
             continue
         report["questions"][question.key] = entry
-    return _plain_report(report)
+    return plain_report(report)
 
 
 def _study_notes(data: StudyData) -> list[str]:
@@ -524,22 +523,3 @@ def _methods(resamples: int, seed: int) -> dict[str, str]:
     }
 
 
-def _plain_report(report: dict[str, Any]) -> dict[str, Any]:
-    notes = list(report["notes"])
-    plain = _plain({key: value for key, value in report.items() if key != "notes"}, notes)
-    plain["notes"] = notes
-    return plain
-
-
-def _plain(value: Any, notes: list[str], path: str = "") -> Any:
-    """Plain JSON values: numpy scalars become Python numbers; a non-finite number becomes null, with a note."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item, notes, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item, notes, path) for item in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        notes.append(f"{path}: not a finite number, reported as null")
-        return None
-    return value

@@ -144,7 +144,7 @@ def _instructions_field(request: HttpRequest) -> HttpResponse:
     if is_default_instructions(text):
         text = default_instructions(request.GET.get("preset", ""))
     form = StudyForm(initial={"instructions": text})
-    return render(request, "annotator/research/partials/_field.html", {"field": form["instructions"], "wide": True})
+    return render(request, "partials/_field.html", {"field": form["instructions"], "wide": True})
 
 
 # The dashboard

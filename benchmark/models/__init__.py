@@ -1,5 +1,5 @@
 from .barriers import Barrier, BarrierCue
-from .characters import Character, Relationship
+from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .evaluations import Evaluation
 from .runs import NeutralContext, SimulationRun
@@ -13,6 +13,7 @@ __all__ = [
     "Episode",
     "Evaluation",
     "NeutralContext",
+    "PROFILE_LABELS",
     "Relationship",
     "Role",
     "Scenario",

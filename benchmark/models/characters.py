@@ -29,6 +29,23 @@ VISIBLE_FIELDS: dict[int, tuple[str, ...]] = {
 }
 
 
+# How each field of ``Character.profile()`` is labelled wherever a profile is shown or prompted.
+PROFILE_LABELS: dict[str, str] = {
+    "name": "Name",
+    "age": "Age",
+    "gender": "Gender",
+    "pronouns": "Pronouns",
+    "occupation": "Occupation",
+    "big_five": "Big Five traits",
+    "moral_values": "Moral values",
+    "personal_values": "Personal values",
+    "personality": "Personality",
+    "decision_style": "Decision style",
+    "public_info": "Public information",
+    "secret": "Secret",
+}
+
+
 class Character(models.Model):
     """A persona an agent or a participant plays: who they are, what they value, what they hide."""
 

@@ -8,7 +8,6 @@ apply or is undefined, with the reason in the question's `notes`. The shape is d
 docs/report-schema.md.
 """
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from .kappa import (
     percent_agreement_from_counts,
     randolph_kappa_from_counts,
 )
+from .plain import plain_report
 from .spans import DEFAULT_MIN_IOU, span_agreement
 from .tables import (
     ANNOTATOR,
@@ -153,7 +153,7 @@ def question_report(
     else:
         _note(report, "accuracy", ["no truth given"])
     _interpret(report)
-    return _json_ready(report)
+    return plain_report(report)
 
 
 def _categorical(
@@ -285,7 +285,7 @@ def span_question_report(
     report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     _note(report, "spans", agreement.notes)
     _note(report, "kappa, alpha, ICC", ["do not apply to span questions"])
-    return _json_ready(report)
+    return plain_report(report)
 
 
 def agreement_report(
@@ -326,23 +326,3 @@ def agreement_report(
         for question, rows in spans.groupby(QUESTION, sort=True):
             questions[str(question)] = span_question_report(rows, min_iou=min_iou, end_inclusive=end_inclusive)
     return {"questions": questions}
-
-
-def _json_ready(report: dict[str, Any]) -> dict[str, Any]:
-    """Plain Python values only; a non-finite number becomes null with a note (it should never happen)."""
-
-    def clean(value: Any, path: str) -> Any:
-        if isinstance(value, dict):
-            return {str(key): clean(item, f"{path}.{key}" if path else str(key)) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(item, path) for item in value]
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, float) and not math.isfinite(value):
-            report["notes"].append(f"{path}: not a finite number, reported as null")
-            return None
-        return value
-
-    cleaned = clean({key: value for key, value in report.items() if key != "notes"}, "")
-    cleaned["notes"] = list(report["notes"])
-    return cleaned
