@@ -395,6 +395,11 @@ def _elapsed_ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 
 
+def preload() -> None:
+    """Import litellm now rather than on the first call (e.g. once before forking worker processes)."""
+    _litellm()
+
+
 def _litellm() -> Any:
     """Import litellm on first use, with the settings that keep it offline and quiet."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -8,7 +8,7 @@ default, as in Sotopia and SocialVeil).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -88,11 +88,14 @@ async def run_episode(
     *,
     seed: int = 0,
     beats: Mapping[int, Sequence[str]] | None = None,
+    save_turn: Callable[[Turn], Awaitable[Turn]] | None = None,
 ) -> Episode:
     """Play an episode to its end and return it refreshed; continue from the next turn if resumed.
 
     ``beats`` maps a role position to the lines its character would say in order; only the
     scripted model uses them. The sampling temperature comes from ``episode.settings``.
+    ``save_turn`` stores each new turn and returns once it is stored (default: one INSERT); a
+    runner with many episodes in flight passes a group-commit writer (``benchmark.runs.TurnWriter``).
     A model failure (``llm.LLMError``) marks the episode failed, end reason ``model_error``, and
     is re-raised for the caller to report.
     """
@@ -122,7 +125,7 @@ async def run_episode(
         except llm.LLMError:
             await _finish(episode, Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
             raise
-        turn = await Turn.objects.acreate(
+        turn = Turn(
             episode=episode,
             index=len(turns),
             seat=seat,
@@ -133,11 +136,17 @@ async def run_episode(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
         )
+        await (save_turn or _insert_turn)(turn)
         turns.append(turn)
         end_reason = _end_reason(episode, turns)
 
     await _finish(episode, Episode.Status.FINISHED, end_reason)
     return episode
+
+
+async def _insert_turn(turn: Turn) -> Turn:
+    await turn.asave(force_insert=True)
+    return turn
 
 
 def _end_reason(episode: Episode, turns: Sequence[Turn]) -> str | None:

@@ -1,0 +1,129 @@
+"""Run agent–agent episodes over scenarios × barrier conditions, resumably (SocialVeil's experiments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ...models import Seat, SimulationRun
+from ...runs import (
+    DEFAULT_CONDITIONS,
+    RunBusy,
+    RunCancelled,
+    RunOptions,
+    RunOptionsError,
+    execute_run,
+    plan_run,
+    run_for_command,
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Simulate episodes for every chosen scenario under every chosen barrier condition, and store each "
+        "turn as it is produced. Running the same command again skips finished episodes and resumes the "
+        "others from their next turn. With --run, execute a run launched from the web."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--scenarios", default="", metavar="IDS",
+            help="Comma-separated scenario ids or codenames (default: every scenario).",
+        )
+        parser.add_argument(
+            "--tags", default="", metavar="DIFFICULTIES",
+            help="Only scenarios with these comma-separated difficulty tags, e.g. 'hard'.",
+        )
+        parser.add_argument(
+            "--conditions", default=",".join(DEFAULT_CONDITIONS), metavar="KEYS",
+            help="Comma-separated barrier keys, custom barriers included (default: %(default)s).",
+        )
+        parser.add_argument(
+            "--agent-model", default="", metavar="MODEL",
+            help="litellm model for the barrier seat, or 'scripted' (default: PARLEY_AGENT_MODEL, else scripted).",
+        )
+        parser.add_argument(
+            "--partner-model", default="", metavar="MODEL",
+            help="Model for the partner seat(s) (default: PARLEY_PARTNER_MODEL, else scripted).",
+        )
+        parser.add_argument(
+            "--strategy", default=Seat.Strategy.DEFAULT, choices=Seat.Strategy.values,
+            help="The partner's strategy: 'repair' adds the instruction to clarify and paraphrase.",
+        )
+        parser.add_argument("--episodes-per-cell", type=int, default=1, help="Episodes per scenario × condition.")
+        parser.add_argument("--turn-cap", type=int, default=20, help="Most turns an episode may have (default: 20).")
+        parser.add_argument("--temperature", type=float, default=0.7, help="Sampling temperature (default: 0.7).")
+        parser.add_argument(
+            "--concurrency", type=int, default=8, help="Episodes played at once, i.e. model calls in flight."
+        )
+        parser.add_argument(
+            "--workers", type=int, default=1,
+            help="Processes sharing the episodes (litellm costs CPU per call; use up to one per core).",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="Seed of episode n in each cell is seed + n.")
+        parser.add_argument(
+            "--barrier-seat", type=int, default=0, help="Role position that speaks under the barrier (default: 0)."
+        )
+        parser.add_argument(
+            "--tag", default="", help="Run name carried by its episodes (default: derived from the options)."
+        )
+        parser.add_argument(
+            "--run", type=int, metavar="ID",
+            help="Execute the stored run with this id, with its stored options (the web page starts workers so).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["run"] is not None:
+            run = SimulationRun.objects.filter(pk=options["run"]).first()
+            if run is None:
+                raise CommandError(f"--run: there is no simulation run with id {options['run']}.")
+            self.stdout.write(f"Executing run {run.tag} (id {run.pk}).")
+        else:
+            run = self._run_from_options(options)
+        try:
+            summary = execute_run(run.pk, progress=self.stderr._out, stop_on_signals=True)
+        except RunOptionsError as error:
+            raise CommandError(f"--{error.option.replace('_', '-')}: {error}") from error
+        except RunBusy as error:
+            raise CommandError(str(error)) from error
+        except RunCancelled as error:
+            self.stdout.write(self.style.WARNING(str(error)))
+            return
+        style = self.style.SUCCESS if summary.status == SimulationRun.Status.FINISHED else self.style.WARNING
+        self.stdout.write(style(summary.line()))
+        if summary.status == SimulationRun.Status.FAILED:
+            raise CommandError(
+                f"{summary.failed} episode(s) failed and {summary.unfinished} are unfinished; "
+                "run the same command again to retry them."
+            )
+
+    def _run_from_options(self, options: dict[str, Any]) -> SimulationRun:
+        try:
+            run_options = RunOptions.from_dict(
+                {
+                    "scenarios": options["scenarios"],
+                    "difficulties": options["tags"],
+                    "conditions": options["conditions"],
+                    "agent_model": options["agent_model"],
+                    "partner_model": options["partner_model"],
+                    "strategy": options["strategy"],
+                    "episodes_per_cell": options["episodes_per_cell"],
+                    "turn_cap": options["turn_cap"],
+                    "temperature": options["temperature"],
+                    "concurrency": options["concurrency"],
+                    "workers": options["workers"],
+                    "seed": options["seed"],
+                    "barrier_seat": options["barrier_seat"],
+                }
+            )
+            plan = plan_run(run_options, options["tag"] or None)
+        except RunOptionsError as error:
+            flag = {"difficulties": "tags"}.get(error.option, error.option).replace("_", "-")
+            raise CommandError(f"--{flag}: {error}") from error
+        self.stdout.write(
+            f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} condition(s) × "
+            f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat "
+            f"{plan.options.agent_model}, partner {plan.options.partner_model} ({plan.options.strategy})."
+        )
+        return run_for_command(plan.options, plan.tag)

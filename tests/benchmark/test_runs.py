@@ -1,0 +1,415 @@
+"""Simulation runs: planning the grid, playing it against a real OpenAI-compatible server, resuming, cancelling."""
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.db import IntegrityError
+
+from benchmark import agents, runs
+from benchmark.models import Barrier, Episode, Seat, SimulationRun, Turn
+from benchmark.runs import RunBusy, RunCancelled, RunOptions, RunOptionsError, execute_run, plan_run
+from tests.builders import make_character, make_episode, make_scenario
+from tests.fake_llm import FAKE_MODEL
+
+pytestmark = pytest.mark.django_db
+
+BARRIER_SEAT = "Nadia Haddad"
+PARTNER = "Omar Haddad"
+
+
+def speak(text: str) -> str:
+    return json.dumps({"action_type": "speak", "argument": text})
+
+
+LEAVE = json.dumps({"action_type": "leave", "argument": ""})
+
+
+@pytest.fixture(autouse=True)
+def no_configured_models(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+
+
+def cast_scenario(codename: str = "shared-car", *, difficulty: str = "standard", names=(BARRIER_SEAT, PARTNER)):
+    roles = [{"character": make_character(first_name=n.split()[0], last_name=n.split()[1])} for n in names]
+    return make_scenario(roles=roles, codename=codename, difficulty=difficulty)
+
+
+def llm_options(**changes) -> RunOptions:
+    values = {"agent_model": FAKE_MODEL, "partner_model": FAKE_MODEL, "conditions": ("semantic",), "turn_cap": 4,
+              "concurrency": 4}
+    return RunOptions(**{**values, **changes})
+
+
+def execute(options: RunOptions, tag: str = "test-run") -> runs.RunSummary:
+    plan = plan_run(options, tag)
+    run = runs.run_for_command(options, plan.tag)
+    return execute_run(run.pk)
+
+
+def turns_of(episode: Episode) -> list[tuple[int, int, str, str]]:
+    return list(
+        Turn.objects.filter(episode=episode).order_by("index").values_list("index", "seat__position", "action_type",
+                                                                            "content")
+    )
+
+
+def prompts_of(fake_llm, name: str) -> list[str]:
+    return [p for p in fake_llm.prompts if f"You are role-playing {name} in" in p]
+
+
+# Planning
+
+
+def test_the_plan_is_scenarios_times_conditions_times_episodes_with_paired_seeds():
+    first, second = cast_scenario("a"), cast_scenario("b")
+    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2, seed=7), "grid")
+    episodes = plan.episodes()
+    assert plan.total == len(episodes) == 8
+    assert {(e.scenario.pk, e.barrier.key, e.number) for e in episodes} == {
+        (s.pk, key, n) for s in (first, second) for key in ("none", "semantic") for n in (0, 1)
+    }
+    assert {(e.barrier.key, e.number, e.seed) for e in episodes if e.scenario == first} == {
+        ("none", 0, 7), ("semantic", 0, 7), ("none", 1, 8), ("semantic", 1, 8)
+    }
+
+
+def test_planning_again_gives_the_same_external_ids():
+    cast_scenario()
+    options = RunOptions(conditions=("none", "emotional"), episodes_per_cell=3)
+    assert [e.external_id for e in plan_run(options, "again").episodes()] == [
+        e.external_id for e in plan_run(options, "again").episodes()
+    ]
+    assert len({e.external_id for e in plan_run(options, "again").episodes()}) == 6
+
+
+def test_a_long_run_name_still_gives_unique_external_ids_that_fit():
+    cast_scenario()
+    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2), "x" * 100)
+    ids = [e.external_id for e in plan.episodes()]
+    assert all(len(i) <= 100 for i in ids) and len(set(ids)) == 4
+
+
+def test_the_default_run_name_follows_what_shapes_the_episodes_but_not_the_speed():
+    options = RunOptions(conditions=("none",), seed=3)
+    assert options.default_tag() == RunOptions(conditions=("none",), seed=3, concurrency=50, workers=2).default_tag()
+    assert options.default_tag() != RunOptions(conditions=("none",), seed=4).default_tag()
+
+
+def test_an_unknown_condition_is_refused_with_the_known_barriers_listed():
+    cast_scenario()
+    with pytest.raises(RunOptionsError, match="Unknown condition.*'bogus'.*known barriers: none, semantic") as error:
+        plan_run(RunOptions(conditions=("none", "bogus")))
+    assert error.value.option == "conditions"
+
+
+def test_a_custom_barrier_is_a_condition_like_the_others():
+    cast_scenario()
+    Barrier.objects.create(key="jargon", name="Jargon", definition="Speaks in trade jargon.")
+    plan = plan_run(RunOptions(conditions=("none", "jargon")), "custom")
+    assert [b.key for b in plan.barriers] == ["none", "jargon"]
+
+
+def test_scenarios_are_chosen_by_id_codename_and_difficulty():
+    easy, hard, other_hard = cast_scenario("easy"), cast_scenario("hard", difficulty="hard"), cast_scenario(
+        "other", difficulty="hard"
+    )
+    assert plan_run(RunOptions(scenarios=(str(easy.pk), "hard"))).scenarios == [easy, hard]
+    assert plan_run(RunOptions(difficulties=("hard",))).scenarios == [hard, other_hard]
+    assert plan_run(RunOptions(scenarios=("easy", "hard"), difficulties=("hard",))).scenarios == [hard]
+
+
+def test_an_unknown_scenario_is_refused_by_name():
+    cast_scenario()
+    with pytest.raises(RunOptionsError, match="'missing'") as error:
+        plan_run(RunOptions(scenarios=("shared-car", "missing")))
+    assert error.value.option == "scenarios"
+
+
+def test_a_scenario_without_a_role_at_the_barrier_seat_is_refused():
+    cast_scenario()
+    with pytest.raises(RunOptionsError, match="no role at position 2") as error:
+        plan_run(RunOptions(barrier_seat=2))
+    assert error.value.option == "barrier_seat"
+
+
+@pytest.mark.parametrize(
+    ("changes", "option"),
+    [
+        ({"turn_cap": 0}, "turn_cap"),
+        ({"episodes_per_cell": 0}, "episodes_per_cell"),
+        ({"temperature": 3.0}, "temperature"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"strategy": "flatter"}, "strategy"),
+        ({"difficulties": ("easy",)}, "difficulties"),
+        ({"conditions": ()}, "conditions"),
+    ],
+)
+def test_options_no_run_can_use_are_refused_naming_the_option(changes, option):
+    with pytest.raises(RunOptionsError) as error:
+        RunOptions(**changes).check()
+    assert error.value.option == option
+
+
+def test_stored_options_with_an_unknown_key_or_a_wrong_type_are_refused():
+    with pytest.raises(RunOptionsError, match="Unknown run option"):
+        RunOptions.from_dict({"turns": 3})
+    with pytest.raises(RunOptionsError, match="turn cap"):
+        RunOptions.from_dict({"turn_cap": "many"})
+    assert RunOptions.from_dict(RunOptions(conditions=("none",)).as_dict()) == RunOptions(conditions=("none",))
+
+
+# Playing against the OpenAI-compatible server
+
+
+def test_the_barrier_text_reaches_only_the_barrier_seat(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("You know, the thing with the stuff."))
+    fake_llm.reply_when(f"role-playing {PARTNER}", speak("Sorry, which thing?"))
+    directive = Barrier.objects.get(key="semantic").style_directive
+
+    summary = execute(llm_options())
+
+    assert summary.finished == 1 and summary.turns == 4
+    assert len(prompts_of(fake_llm, BARRIER_SEAT)) == 2 and len(prompts_of(fake_llm, PARTNER)) == 2
+    assert all(directive in p for p in prompts_of(fake_llm, BARRIER_SEAT))
+    assert not any(directive in p or "Communication style" in p for p in prompts_of(fake_llm, PARTNER))
+
+
+def test_the_repair_instruction_reaches_only_the_partner(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("It is, well, you know."))
+    fake_llm.reply_when(f"role-playing {PARTNER}", speak("Do you mean the car?"))
+
+    execute(llm_options(strategy="repair"))
+
+    assert all(agents.REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, PARTNER))
+    assert not any(agents.REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, BARRIER_SEAT))
+    seats = Seat.objects.filter(episode__tag="test-run").order_by("position")
+    assert [(s.carries_barrier, s.strategy) for s in seats] == [(True, "default"), (False, "repair")]
+
+
+def test_the_models_go_to_their_seats(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", LEAVE)
+    execute(llm_options(agent_model="openai/barrier-model", partner_model="openai/partner-model"))
+    seats = Seat.objects.filter(episode__tag="test-run").order_by("position")
+    assert [s.model for s in seats] == ["openai/barrier-model", "openai/partner-model"]
+
+
+def test_an_episode_ends_when_a_seat_leaves(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("Shall we split it?"))
+    fake_llm.reply_when(f"role-playing {PARTNER}", LEAVE)
+
+    execute(llm_options(turn_cap=20))
+
+    episode = Episode.objects.get(tag="test-run")
+    assert [t[2] for t in turns_of(episode)] == ["speak", "leave"]
+    assert (episode.status, episode.end_reason) == ("finished", "leave")
+
+
+def test_an_episode_ends_at_the_turn_cap(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("And another thing."))
+
+    execute(llm_options(turn_cap=5))
+
+    episode = Episode.objects.get(tag="test-run")
+    assert [t[0] for t in turns_of(episode)] == [0, 1, 2, 3, 4]
+    assert (episode.status, episode.end_reason) == ("finished", "turn_cap")
+
+
+def test_running_again_skips_finished_episodes(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+    options = llm_options(conditions=("none", "semantic"))
+    execute(options)
+    requests = len(fake_llm.requests)
+
+    again = execute(options)
+
+    assert len(fake_llm.requests) == requests
+    assert (again.skipped, again.finished, again.turns, again.status) == (2, 2, 0, "finished")
+    assert Episode.objects.filter(tag="test-run").count() == 2
+
+
+def test_resume_after_a_crash_finishes_the_interrupted_episode_without_duplicating_turns(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("The thing, you know."))
+    fake_llm.reply_when(f"role-playing {PARTNER}", speak("Go on."))
+    options = llm_options(conditions=("none", "semantic"), turn_cap=6)
+    execute(options)
+    reference = {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")}
+    # What a killed worker leaves: one episode half played and still marked running, one never started.
+    crashed = Episode.objects.get(tag="test-run", barrier__key="semantic")
+    crashed.turns.filter(index__gte=4).delete()
+    Episode.objects.filter(pk=crashed.pk).update(status="running", end_reason="", finished_at=None)
+    untouched = Episode.objects.get(tag="test-run", barrier__key="none")
+    untouched.turns.all().delete()
+    Episode.objects.filter(pk=untouched.pk).update(status="pending", end_reason="", finished_at=None)
+    SimulationRun.objects.filter(tag="test-run").update(status="running", worker_pid=999999)
+    fake_llm.requests.clear()
+
+    with pytest.raises(RunBusy):  # its heartbeat is fresh: as far as anyone knows, the worker lives
+        execute(options)
+    SimulationRun.objects.filter(tag="test-run").update(heartbeat_at=None, created_at="2000-01-01T00:00Z")
+    summary = execute(options)
+
+    assert len(fake_llm.requests) == 2 + 6  # the two missing turns, then the whole other episode
+    assert {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")} == reference
+    assert (summary.finished, summary.turns, summary.status) == (2, 8, "finished")
+
+
+def test_a_failed_episode_is_counted_and_the_run_goes_on(fake_llm):
+    cast_scenario("fine")
+    cast_scenario("broken", names=("Ivo Broken", "Una Broken"))
+    fake_llm.reply_when("role-playing Ivo Broken", "I will not answer in JSON.")
+    fake_llm.reply_when("role-playing", speak("All good."))
+
+    summary = execute(llm_options(conditions=("none",)))
+
+    assert (summary.finished, summary.failed, summary.status) == (1, 1, "failed")
+    assert "did not return usable JSON" in summary.errors[0]
+    run = SimulationRun.objects.get(tag="test-run")
+    assert (run.status, run.finished, run.failed) == ("failed", 1, 1)
+    assert "1 failed" in run.message and "did not return usable JSON" in run.message
+    failed = Episode.objects.get(tag="test-run", scenario__codename="broken")
+    assert (failed.status, failed.end_reason) == ("failed", "model_error")
+
+
+def test_running_again_retries_failed_episodes(fake_llm):
+    cast_scenario("broken", names=("Ivo Broken", "Una Broken"))
+    fake_llm.reply_when("role-playing Ivo Broken", "No JSON today.")
+    options = llm_options(conditions=("none",))
+    execute(options)
+    fake_llm.reset()
+    fake_llm.reply_when("role-playing", speak("Now it works."))
+
+    summary = execute(options)
+
+    assert (summary.finished, summary.failed, summary.status) == (1, 0, "finished")
+    assert Episode.objects.get(tag="test-run").end_reason == "turn_cap"
+
+
+def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_llm, monkeypatch):
+    for name in ("a", "b", "c"):
+        cast_scenario(name)
+    fake_llm.reply_when("role-playing", speak("Slowly now."))
+    for _ in range(200):
+        fake_llm.enqueue(delay=0.05)
+    monkeypatch.setattr(runs, "HEARTBEAT_SECONDS", 0.1)
+    beat = runs.Supervisor.beat
+
+    def beat_then_cancel_after_some_turns(self):
+        counts = beat(self)
+        if counts.turns >= 2:
+            SimulationRun.objects.filter(pk=self.run_id).update(cancel_requested=True)
+        return counts
+
+    monkeypatch.setattr(runs.Supervisor, "beat", beat_then_cancel_after_some_turns)
+    options = llm_options(conditions=("none", "semantic"), turn_cap=10, concurrency=2)
+
+    summary = execute(options)
+
+    run = SimulationRun.objects.get(tag="test-run")
+    assert summary.status == run.status == "cancelled"
+    assert 2 <= Turn.objects.filter(episode__tag="test-run").count() < 60
+    assert not Episode.objects.filter(tag="test-run", status="running").exists()
+    assert Episode.objects.filter(tag="test-run", status="pending").exists()
+
+    monkeypatch.setattr(runs.Supervisor, "beat", beat)
+    resumed = execute(options)  # the same command again lifts the cancel and finishes the rest
+    assert (resumed.status, resumed.finished) == ("finished", 6)
+    for episode in Episode.objects.filter(tag="test-run"):
+        assert [t[0] for t in turns_of(episode)] == list(range(10))
+
+
+def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
+    cast_scenario()
+    run = runs.create_run(llm_options(), "queued-run")
+    runs.request_cancel(run)
+
+    with pytest.raises(RunCancelled):
+        execute_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    assert fake_llm.requests == [] and not Episode.objects.filter(tag="queued-run").exists()
+
+
+def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", LEAVE)
+    run = runs.create_run(llm_options(conditions=("none", "semantic")), "counted")
+    assert (run.status, run.total) == ("queued", 2)
+
+    execute_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.worker_pid is not None and run.heartbeat_at is not None and run.started_at <= run.finished_at
+    assert (run.status, run.total, run.finished, run.failed) == ("finished", 2, 2, 0)
+    assert run.message.startswith("Run counted finished: 2/2 episodes finished")
+
+
+def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
+    run = SimulationRun.objects.create(tag="live", status="running", worker_pid=1)
+    run.heartbeat_at = run.created_at
+    assert not runs.is_stale(run) and not runs.can_resume(run)
+    SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at="2000-01-01T00:00Z")
+    run.refresh_from_db()
+    assert runs.is_stale(run) and runs.can_resume(run)
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_worker_processes_play_every_episode_exactly_once():
+    for name in ("a", "b", "c"):
+        cast_scenario(name)
+    options = RunOptions(conditions=("none", "semantic", "emotional"), episodes_per_cell=2, concurrency=4, workers=2,
+                         agent_model="scripted", partner_model="scripted", turn_cap=8)
+
+    summary = execute(options, "two-workers")
+
+    assert (summary.finished, summary.failed, summary.status) == (18, 0, "finished")
+    for episode in Episode.objects.filter(tag="two-workers"):
+        indexes = [t[0] for t in turns_of(episode)]
+        assert indexes == list(range(len(indexes))) and 1 <= len(indexes) <= 8
+
+
+# Group commit
+
+
+def unsaved_turns(episode: Episode, count: int, start: int = 0) -> list[Turn]:
+    seat = episode.seats.get(position=0)
+    return [Turn(episode=episode, seat=seat, index=start + n, content=f"Line {n}.") for n in range(count)]
+
+
+def test_the_turn_writer_stores_turns_that_arrive_together_in_one_batch():
+    episodes = [make_episode(turns=0) for _ in range(3)]
+    writer = runs.TurnWriter()
+    turns = [turn for episode in episodes for turn in unsaved_turns(episode, 2)]
+
+    async def save_all():
+        return await asyncio.gather(*(writer.save(turn) for turn in turns))
+
+    saved = async_to_sync(save_all)()
+
+    assert writer.batches == 1 and all(turn.pk for turn in saved)
+    assert Turn.objects.filter(episode__in=episodes).count() == 6
+
+
+def test_a_turn_the_database_refuses_fails_only_its_own_save():
+    first, second = make_episode(turns=1), make_episode(turns=0)
+    writer = runs.TurnWriter()
+    duplicate = unsaved_turns(first, 1)[0]  # index 0 is taken
+    fine = unsaved_turns(second, 1)[0]
+
+    async def save_both():
+        return await asyncio.gather(writer.save(duplicate), writer.save(fine), return_exceptions=True)
+
+    refused, stored = async_to_sync(save_both)()
+
+    assert isinstance(refused, IntegrityError) and stored.pk is not None
+    assert list(Turn.objects.filter(episode=second).values_list("index", flat=True)) == [0]
+    assert Turn.objects.filter(episode=first).count() == 1

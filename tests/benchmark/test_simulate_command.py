@@ -1,0 +1,138 @@
+"""``manage.py simulate``: options, progress, summary, resuming, and clear errors on bad input."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmark.models import Episode, SimulationRun
+from tests.builders import make_character, make_scenario
+from tests.fake_llm import FAKE_MODEL
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_configured_models(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+
+
+@pytest.fixture
+def scenarios():
+    def cast(codename: str, difficulty: str = "standard"):
+        roles = [{"character": make_character(first_name=f"{codename}{n}", last_name="Tester")} for n in (1, 2)]
+        return make_scenario(roles=roles, codename=codename, difficulty=difficulty)
+
+    return [cast("kitchen"), cast("garden", "hard"), cast("office", "hard")]
+
+
+def simulate(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("simulate", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_simulate_plays_every_scenario_under_every_condition_and_sums_up(scenarios):
+    out, _ = simulate("--scenarios", "kitchen,garden", "--conditions", "none,semantic", "--tag", "grid", "--seed", "3")
+
+    episodes = Episode.objects.filter(tag="grid")
+    assert episodes.count() == 4
+    assert {(e.scenario.codename, e.barrier.key) for e in episodes} == {
+        (s, c) for s in ("kitchen", "garden") for c in ("none", "semantic")
+    }
+    assert all(e.status == "finished" and e.settings["seed"] == 3 for e in episodes)
+    assert "2 scenario(s) × 2 condition(s) × 1 episode(s) = 4 episodes" in out
+    assert "Run grid finished: 4/4 episodes finished (0 skipped, finished before), 0 failed" in out
+    assert "0 model calls" in out  # the scripted model calls nothing
+
+
+def test_the_default_conditions_are_the_four_socialveil_ones(scenarios):
+    simulate("--scenarios", "kitchen", "--tag", "four")
+    keys = set(Episode.objects.filter(tag="four").values_list("barrier__key", flat=True))
+    assert keys == {"none", "semantic", "sociocultural", "emotional"}
+
+
+def test_a_progress_bar_goes_to_stderr(scenarios):
+    _, err = simulate("--scenarios", "kitchen", "--conditions", "none", "--tag", "bar")
+    assert "[##############################] 1/1 episodes (0 failed)" in err
+    assert "turns/s" in err
+
+
+def test_running_the_same_command_again_skips_finished_episodes(scenarios):
+    simulate("--tags", "hard", "--conditions", "none,emotional")
+    turns = list(Episode.objects.values_list("pk", "turns__index"))
+
+    out, _ = simulate("--tags", "hard", "--conditions", "none,emotional")
+
+    assert "4/4 episodes finished (4 skipped, finished before)" in out and "; 0 turns" in out
+    assert list(Episode.objects.values_list("pk", "turns__index")) == turns
+    assert SimulationRun.objects.count() == 1
+
+
+def test_tags_choose_scenarios_by_difficulty(scenarios):
+    simulate("--tags", "hard", "--conditions", "none", "--tag", "hard-only")
+    assert set(Episode.objects.filter(tag="hard-only").values_list("scenario__codename", flat=True)) == {
+        "garden", "office"
+    }
+
+
+def test_models_episodes_per_cell_turn_cap_and_strategy_reach_the_episodes(scenarios, fake_llm):
+    fake_llm.reply_when("role-playing", json.dumps({"action_type": "speak", "argument": "Right."}))
+    simulate(
+        "--scenarios", "kitchen", "--conditions", "semantic", "--agent-model", FAKE_MODEL, "--partner-model",
+        "openai/other-model", "--episodes-per-cell", "2", "--turn-cap", "3", "--strategy", "repair",
+        "--temperature", "0.2", "--tag", "llm",
+    )
+    episodes = list(Episode.objects.filter(tag="llm").prefetch_related("seats"))
+    assert len(episodes) == 2
+    for episode in episodes:
+        assert episode.turn_cap == 3 and episode.turns.count() == 3 and episode.settings["temperature"] == 0.2
+        assert [(s.model, s.strategy, s.carries_barrier) for s in episode.seats.all()] == [
+            (FAKE_MODEL, "default", True), ("openai/other-model", "repair", False)
+        ]
+    assert {r["temperature"] for r in fake_llm.requests} == {0.2}
+
+
+def test_run_executes_a_stored_run(scenarios):
+    run = SimulationRun.objects.create(
+        tag="from-web", options={"scenarios": ["office"], "conditions": ["none", "semantic"]}, total=2
+    )
+    out, _ = simulate("--run", str(run.pk))
+    run.refresh_from_db()
+    assert (run.status, run.finished) == ("finished", 2)
+    assert "Executing run from-web" in out
+
+
+def test_failed_episodes_end_the_command_with_an_error_after_the_summary(scenarios, fake_llm):
+    fake_llm.reply_when("role-playing", "not JSON at all")
+    with pytest.raises(CommandError, match="1 episode\\(s\\) failed.*run the same command again"):
+        simulate("--scenarios", "kitchen", "--conditions", "none", "--agent-model", FAKE_MODEL,
+                 "--partner-model", FAKE_MODEL, "--tag", "broken")
+    assert Episode.objects.get(tag="broken").status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--conditions", "none,bogus"], "--conditions: Unknown condition(s) 'bogus'; known barriers: none, semantic, "
+                                         "sociocultural, emotional."),
+        (["--scenarios", "kitchen,nowhere"], "--scenarios: No scenario has the id or codename 'nowhere'."),
+        (["--tags", "easy"], "--tags: Unknown difficulty tag(s) 'easy'; known: standard, hard."),
+        (["--turn-cap", "0"], "--turn-cap: turn cap must be between 1 and 1000; got 0."),
+        (["--episodes-per-cell", "0"], "--episodes-per-cell: episodes per cell must be between 1 and 1000; got 0."),
+        (["--barrier-seat", "5"], "--barrier-seat: Scenario kitchen has no role at position 5"),
+        (["--tag", "Not a slug!"], "--tag: Run name 'Not a slug!' must be a slug"),
+        (["--run", "999999"], "--run: there is no simulation run with id 999999."),
+    ],
+)
+def test_bad_options_are_refused_with_a_message_naming_the_option(scenarios, args, message):
+    with pytest.raises(CommandError) as error:
+        simulate(*args)
+    assert message in str(error.value)
+    assert not Episode.objects.exists()
+
+
+def test_a_strategy_outside_the_choices_is_refused(scenarios):
+    with pytest.raises(CommandError, match="invalid choice: 'flatter'"):
+        simulate("--strategy", "flatter")
