@@ -16,7 +16,6 @@ from chat.models import ChatCondition, ChatStudy, Participant
 from tests.builders import get_barrier, make_character, make_scenario, make_user
 
 
-
 @pytest.fixture
 def study() -> ChatStudy:
     scenario = make_scenario(
