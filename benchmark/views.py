@@ -1,12 +1,11 @@
 """Researcher pages: the episode browser and one episode's transcript and scores.
 
-Researchers are staff users; every view here is behind ``staff_member_required``.
+Every view here is for researchers (staff or the researchers group, ``benchmark.permissions``).
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
@@ -18,13 +17,14 @@ from .dimensions import DIMENSIONS
 from .forms import EpisodeFilterForm
 from .llm import is_scripted
 from .models import Episode, Evaluation, Seat
+from .permissions import researcher_required
 
 EPISODES_PER_PAGE = 50
 SCRIPTED_LABEL = "scripted (offline)"
 
 
 @require_GET
-@staff_member_required
+@researcher_required
 def index(request: HttpRequest) -> HttpResponse:
     """The episode browser; an htmx request gets only the results, so filtering swaps in place."""
     form = EpisodeFilterForm(request.GET)
@@ -45,7 +45,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@staff_member_required
+@researcher_required
 def episode(request: HttpRequest, pk: int) -> HttpResponse:
     """One episode: its scenario, who sat where, the transcript, and every evaluator's scores."""
     episode = get_object_or_404(Episode.objects.select_related("scenario", "barrier"), pk=pk)

@@ -1,4 +1,5 @@
 import pytest
+from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -32,15 +33,23 @@ def test_anonymous_users_are_sent_to_log_in(client, page):
 
 
 @pytest.mark.parametrize("page", ["list", "detail"])
-def test_non_staff_users_are_refused(client, page):
+def test_users_who_are_not_researchers_are_refused(client, page):
     episode = make_episode(turns=[(ActionType.SPEAK, "A private line.")])
     client.force_login(make_user())
 
     response = client.get(reverse("benchmark:index") if page == "list" else episode_url(episode))
 
-    assert response.status_code == 302
-    assert "login" in response.url
+    assert response.status_code == 403
     assert "A private line." not in response.text
+
+
+def test_members_of_the_researchers_group_see_the_episodes(client):
+    make_episode(turns=[(ActionType.SPEAK, "A research line.")])
+    user = make_user()
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    client.force_login(user)
+
+    assert client.get(reverse("benchmark:index")).status_code == 200
 
 
 # The list
