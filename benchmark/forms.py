@@ -56,6 +56,11 @@ class RunForm(forms.Form):
         help_text="A litellm model name, e.g. openai/gpt-4o-mini; 'scripted' is the offline scripted model.",
     )
     partner_model = forms.CharField(max_length=200, initial=SCRIPTED, label="Partner's model")
+    judge_model = forms.CharField(
+        max_length=200, initial=SCRIPTED, label="Judge",
+        help_text="Scores the finished episodes at the end of the run, so the results page can show them; "
+        "'scripted' uses the offline heuristics, 'none' leaves them unscored.",
+    )
     strategy = forms.ChoiceField(
         choices=Seat.Strategy.choices, initial=Seat.Strategy.DEFAULT, label="Partner strategy",
         help_text="'repair' tells the partner to ask clarifying questions and paraphrase.",
@@ -108,6 +113,7 @@ class RunForm(forms.Form):
             conditions=tuple(data["conditions"]),
             agent_model=data["agent_model"].strip(),
             partner_model=data["partner_model"].strip(),
+            judge_model=data["judge_model"].strip(),
             strategy=data["strategy"],
             episodes_per_cell=data["episodes_per_cell"],
             turn_cap=data["turn_cap"],

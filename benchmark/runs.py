@@ -41,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import timedelta
@@ -55,7 +56,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import llm
+from . import judge, llm
 from .models import Barrier, Episode, Role, Scenario, Seat, SimulationRun, Turn
 from .models.scenarios import Difficulty
 from .simulation import create_episode, run_episode
@@ -63,6 +64,7 @@ from .simulation import create_episode, run_episode
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONDITIONS: tuple[str, ...] = ("none", "semantic", "sociocultural", "emotional")
+NO_JUDGE = "none"  # judge_model value that leaves a run's episodes unscored
 HEARTBEAT_SECONDS = 1.0
 STALE_AFTER = timedelta(seconds=30)
 MAX_ERRORS_KEPT = 5
@@ -107,6 +109,9 @@ class RunOptions:
     difficulty tag, ``conditions`` are barrier keys. An empty model name means the configured
     one (``PARLEY_AGENT_MODEL`` / ``PARLEY_PARTNER_MODEL``, else the scripted model).
     ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
+    ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
+    judge, else the offline scripted heuristics; ``"none"``: leave them unscored); the judge does
+    not shape the episodes, so it is not part of the derived run name.
     """
 
     scenarios: tuple[str, ...] = ()
@@ -122,6 +127,7 @@ class RunOptions:
     seed: int = 0
     barrier_seat: int = 0
     workers: int = 1
+    judge_model: str = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
@@ -182,12 +188,14 @@ class RunOptions:
                 **asdict(self),
                 "agent_model": self.agent_model or llm.model_for("agent"),
                 "partner_model": self.partner_model or llm.model_for("partner"),
+                "judge_model": self.judge_model or llm.model_for("judge"),
             }
         )
 
     def default_tag(self) -> str:
         """A run name derived from everything that shapes the episodes, so the same command resumes."""
-        shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in {"concurrency", "workers"}}
+        speed_and_scoring = {"concurrency", "workers", "judge_model"}
+        shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
         digest = hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:10]
         return f"sim-{digest}"
 
@@ -474,6 +482,7 @@ class RunSummary:
     seconds: float
     status: str
     errors: list[str] = field(default_factory=list)
+    judged: str = ""
 
     @property
     def unfinished(self) -> int:
@@ -491,6 +500,8 @@ class RunSummary:
             f"{self.turns} turns, {self.model_turns} model calls, {self.seconds:.1f} s wall time ({rate:.1f} turns/s)"
         )
         text = "; ".join(parts) + "."
+        if self.judged:
+            text += " " + self.judged
         if self.errors:
             text += " First error: " + self.errors[0]
         return text
@@ -883,8 +894,40 @@ def _execute(
         status=status,
         errors=list(shared.errors.kept),
     )
+    if status != SimulationRun.Status.CANCELLED and plan.options.judge_model != NO_JUDGE:
+        summary.judged = score_episodes(run_id, episode_ids, plan.options)
     _close(run_id, status, summary.line(), after)
     return summary
+
+
+def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
+    """Have the run's judge score its finished episodes (cached ones are skipped); a one-line outcome.
+
+    The run stays ``running`` meanwhile and its message says so, so the page keeps polling.
+    """
+    model = options.judge_model or llm.model_for("judge")
+    finished = [
+        pk for chunk in _chunks(episode_ids)
+        for pk in Episode.objects.filter(pk__in=chunk, status=Episode.Status.FINISHED).values_list("pk", flat=True)
+    ]
+    SimulationRun.objects.filter(pk=run_id).update(
+        message=f"Episodes played; the judge {model} is scoring {len(finished)} of them.", heartbeat_at=timezone.now()
+    )
+    results: list[judge.EvaluationResult] = []
+    batch = max(1, options.concurrency) * 2  # a heartbeat between batches keeps the run from looking lost
+    for start in range(0, len(finished), batch):
+        chunk = finished[start : start + batch]
+        results += async_to_sync(judge.evaluate_episodes)(chunk, model=model, concurrency=options.concurrency)
+        _heartbeat(run_id)
+    outcomes = Counter(result.outcome for result in results)
+    line = (
+        f"Judge {model}: {outcomes[judge.SCORED]} scored, {outcomes[judge.CACHED]} already scored, "
+        f"{outcomes[judge.FAILED]} failed."
+    )
+    failures = [result for result in results if not result.ok]
+    if failures:
+        line += f" First judge error (episode {failures[0].episode_id}): {failures[0].error}"
+    return line
 
 
 def _load_gateway(options: RunOptions) -> None:
@@ -1039,6 +1082,7 @@ _OPTION_LABELS = {
     "conditions": ("Conditions", ""),
     "agent_model": ("Barrier seat's model", "configured"),
     "partner_model": ("Partner's model", "configured"),
+    "judge_model": ("Judge", "configured"),
     "strategy": ("Partner strategy", ""),
     "episodes_per_cell": ("Episodes per cell", ""),
     "turn_cap": ("Turn cap", ""),

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.django_db
 
 FORM = {
     "tag": "", "difficulty": "", "scenarios": "", "conditions": ["none", "semantic"], "agent_model": "scripted",
-    "partner_model": "scripted", "strategy": "default", "episodes_per_cell": "1", "turn_cap": "6",
+    "partner_model": "scripted", "judge_model": "scripted", "strategy": "default", "episodes_per_cell": "1",
+    "turn_cap": "6",
     "temperature": "0.7", "concurrency": "4", "workers": "1", "seed": "0",
 }
 

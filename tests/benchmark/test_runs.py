@@ -8,7 +8,7 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
 from benchmark import agents, runs
-from benchmark.models import Barrier, Episode, Seat, SimulationRun, Turn
+from benchmark.models import Barrier, Episode, Evaluation, Seat, SimulationRun, Turn
 from benchmark.runs import RunBusy, RunCancelled, RunOptions, RunOptionsError, execute_run, plan_run
 from tests.builders import make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
@@ -219,6 +219,28 @@ def test_an_episode_ends_at_the_turn_cap(fake_llm):
     episode = Episode.objects.get(tag="test-run")
     assert [t[0] for t in turns_of(episode)] == [0, 1, 2, 3, 4]
     assert (episode.status, episode.end_reason) == ("finished", "turn_cap")
+
+
+def test_a_run_ends_by_having_its_judge_score_the_finished_episodes(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+
+    summary = execute(llm_options(conditions=("none", "semantic")))
+
+    scored = Evaluation.objects.filter(episode__tag="test-run", evaluator="scripted")
+    assert scored.values("episode").distinct().count() == 2
+    assert "Judge scripted: 2 scored, 0 already scored, 0 failed." in summary.line()
+    assert SimulationRun.objects.get(tag="test-run").message == summary.line()
+
+
+def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+
+    summary = execute(llm_options(judge_model="none"))
+
+    assert not Evaluation.objects.filter(episode__tag="test-run").exists()
+    assert "Judge" not in summary.line()
 
 
 def test_running_again_skips_finished_episodes(fake_llm):

@@ -48,6 +48,11 @@ class Command(BaseCommand):
             help="Model for the partner seat(s) (default: PARLEY_PARTNER_MODEL, else scripted).",
         )
         parser.add_argument(
+            "--judge-model", default="", metavar="MODEL",
+            help="Judge that scores the finished episodes at the end (default: PARLEY_JUDGE_MODEL, else the "
+            "scripted heuristics); 'none' leaves them unscored for a later `evaluate`.",
+        )
+        parser.add_argument(
             "--strategy", default=Seat.Strategy.DEFAULT, choices=Seat.Strategy.values,
             help="The partner's strategy: 'repair' adds the instruction to clarify and paraphrase.",
         )
@@ -107,6 +112,7 @@ class Command(BaseCommand):
                     "conditions": options["conditions"],
                     "agent_model": options["agent_model"],
                     "partner_model": options["partner_model"],
+                    "judge_model": options["judge_model"],
                     "strategy": options["strategy"],
                     "episodes_per_cell": options["episodes_per_cell"],
                     "turn_cap": options["turn_cap"],
