@@ -120,6 +120,7 @@ def main() -> None:
         call_command(
             "simulate", conditions=args.conditions, agent_model=args.model, partner_model=args.model,
             concurrency=args.concurrency, workers=args.workers, turn_cap=args.turn_cap, tag="bench-sim",
+            judge_model="none",  # the simulation alone; scoring is measured apart
         )
         wall = time.perf_counter() - started
         stats = json.load(urllib.request.urlopen(stats_url))
