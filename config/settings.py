@@ -117,7 +117,10 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'parley.sqlite3'}",
+        # 0 opens a connection per request or socket call; a deployment serving chats on PostgreSQL
+        # should keep them (e.g. 60 s: each chat message makes about 20 queries in 4 calls).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -129,9 +132,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
+    # Redis Pub/Sub, not channels_redis.core: the core layer queues every message for a server
+    # process in one Redis sorted set capped at ``capacity`` (100) and drains it with one
+    # BZPOPMIN loop (four round trips a message), so a streamed reply to a few dozen chats fills
+    # the queue and further group messages (a ``turn`` among them) are dropped without an error;
+    # with redis-py 8 its 5 s blocking read also races the client's 5 s socket timeout and kills
+    # the consumer (close code 1011). Pub/Sub pushes each group message to the processes that
+    # subscribed, with no queue to overflow (benchmarks/chat_load.py: 0 of 100 chats stalled,
+    # against 68 of 100 on the core layer).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL]},
         }
     }

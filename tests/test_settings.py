@@ -53,7 +53,7 @@ def test_no_redis_url_means_in_memory_layer(tmp_path):
 
 def test_redis_url_selects_redis_layer(tmp_path):
     layer = loaded(tmp_path, REDIS_URL="redis://127.0.0.1:6379/2")["layer"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     assert layer["CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/2"]
 
 
