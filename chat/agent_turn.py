@@ -344,6 +344,9 @@ async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[agents.Action, l
 async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
     """A language model through the gateway: stream the argument, then parse (and repair) the JSON."""
     messages = agents.build_agent_messages(plan.context)
+    # The first model call of a process imports litellm (seconds of CPU): do it off the event loop,
+    # or every chat this process serves freezes meanwhile.
+    await asyncio.to_thread(llm.preload)
     stream = await llm.stream(messages, model=plan.model, temperature=plan.temperature)
     extractor = ArgumentExtractor()
     async for delta in stream:

@@ -120,7 +120,6 @@ DATABASES = {
         # 0 opens a connection per request or socket call; a deployment serving chats on PostgreSQL
         # should keep them (e.g. 60 s: each chat message makes about 20 queries in 4 calls).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
-        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
