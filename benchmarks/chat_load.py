@@ -1,0 +1,705 @@
+"""How much time the chat platform adds to each message under load, and whether any turn is lost or doubled.
+
+N participants (default 200) chat at the same time, each sending M messages (default 5) and then
+leaving, over real websockets, against the real ASGI application served by two daphne processes
+(``--servers``) that share PostgreSQL and a Redis channel layer, as a deployment with several
+server processes does. Each socket goes to a server process drawn at random, and so does every
+reconnect. The agent is a language model (``openai/fake-model``) behind ``benchmarks/
+chat_load_model.py``, a fake OpenAI-compatible server that waits a fixed latency (0.3 s) and then
+streams its reply word by word (one word every 0.02 s): the whole LLM path runs (the gateway,
+litellm, streaming, JSON parsing), only the model is fake.
+
+A participant connects (arrivals are spread evenly over ``--ramp`` seconds), waits for its turn
+(half the participants play the second seat, so the agent opens their chat), thinks for 1 to 3 s
+(typing is left out: real people take longer, which would only lighten the load), sends an
+``act`` with a fresh ``client_id`` and waits for the ``ack`` and the agent's stored ``turn``.
+With probability ``--drop`` (0.1) the connection is cut by a TCP reset right after sending; the
+participant reconnects to a random process and resends with the same ``client_id`` unless the
+new ``history`` already holds the message, as the page does (``--resend always``: every time).
+
+It prints, over the messages whose connection was not cut:
+
+- **ack latency**: send to ``ack`` (the turn is committed before the ack; pure platform);
+- **platform overhead**: send to the agent's final ``turn``, minus the model's own time for the
+  request that answered that very message, as the fake server measured it from reading the
+  request to writing the last byte of the stream (so any wait inside the model is the model's,
+  not the platform's). The nominal model time (latency + words × interval) is printed beside it.
+
+Then the database check, from the Turn table: per episode, the participant's turns stored against
+the ``client_id`` s sent (lost: sent, never stored; duplicated: a client id or a message text stored
+twice), exactly one agent turn per participant message (plus the opening one when the agent
+speaks first), turn indices contiguous from 0 with the seats alternating, and every episode ended
+by the participant leaving. It also counts what the pages saw: acks naming another index than
+the stored one, and streamed replies that differed from the stored turn.
+
+Before the timed run each server process answers one chat (its first model call imports litellm,
+a one-off few seconds printed as the warm-up). After it, the figures include the CPU each part
+used (daphne, the PostgreSQL backends of the benchmark's database, Redis, and whatever else the
+machine did meanwhile: other people's work makes the figures worse, so it is printed too), the
+messages the channel layer reported dropping, and for every session that did not finish, a
+``failures.jsonl`` with what its page saw next to what was stored.
+
+    .venv/bin/python benchmarks/chat_load.py                             # 200 sessions × 5 messages
+    .venv/bin/python benchmarks/chat_load.py --sessions 20 --messages 3  # a quick check
+    .venv/bin/python benchmarks/chat_load.py --think 15 30               # people who read and type
+    .venv/bin/python benchmarks/chat_load.py --profile /tmp/chat-load-prof   # py-spy (GIL samples) on every daphne
+
+It needs PostgreSQL and Redis on 127.0.0.1. The database (``--database-url``, default
+``parley_bench_chat``) is created when missing and migrated; the benchmark's studies, participants,
+episodes, scenarios and sessions are deleted at the start of each run and left in place after it
+for inspection. The server processes run with ``DEBUG=false`` and a throwaway ``SECRET_KEY``; every
+process it starts (the fake model, daphne, py-spy) is stopped on exit, Ctrl-C included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SLUG_PREFIX = "bench-chat"
+MODEL = "openai/fake-model"
+PROFILE_GROUPS = (  # a GIL sample goes to the first group, from the innermost frame out, that one of its frames is in
+    ("model call (litellm, openai, httpx, pydantic)",
+     r"\((litellm|openai|httpx|httpcore|anyio|h11|pydantic|pydantic_core)/|litellm_logging|streaming_handler"),
+    ("database (Django ORM, psycopg)", r"\((django/db|psycopg)/"),
+    ("channel layer (channels_redis, redis)", r"\((channels_redis|redis)/"),
+    ("websocket (daphne, twisted, autobahn, channels)", r"\((daphne|twisted|autobahn|txaio|channels)/"),
+    ("thread handoffs (asgiref, thread pool)", r"\((asgiref|concurrent|threading|queue)"),
+    ("Django, other", r"\(django/"),
+    ("Parley's own code", r"\((chat|benchmark)/"),
+    ("asyncio", r"\((asyncio|selectors)"),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=200, help="Participants chatting at once (default: 200).")
+    parser.add_argument("--messages", type=int, default=5, help="Messages each participant sends (default: 5).")
+    parser.add_argument("--servers", type=int, default=2, help="daphne processes (default: 2).")
+    parser.add_argument("--drop", type=float, default=0.1, help="Chance a message's connection is cut (0.1).")
+    parser.add_argument("--resend", choices=("page", "always"), default="page",
+                        help="After a cut, resend only when the history lacks the message (page) or always.")
+    parser.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"),
+                        help="Seconds a participant waits before each message, drawn uniformly (1 3).")
+    parser.add_argument("--ramp", type=float, default=5.0, help="Seconds over which participants arrive (5).")
+    parser.add_argument("--latency", type=float, default=0.3, help="Model latency in seconds (0.3).")
+    parser.add_argument("--delta-interval", type=float, default=0.02, help="Seconds between streamed words (0.02).")
+    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/parley_bench_chat",
+                        help="PostgreSQL database to use; created when missing (default: %(default)s).")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="Channel layer (default: %(default)s).")
+    parser.add_argument("--conn-max-age", type=int, default=600,
+                        help="DATABASE_CONN_MAX_AGE for the servers: seconds a database connection is kept (600, so "
+                             "the same PostgreSQL backends live through the run and their CPU is counted; 0, "
+                             "Parley's default, opens a connection for every database call).")
+    parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait for any one expected message.")
+    parser.add_argument("--seed", type=int, default=1, help="Random seed for think times, drops and servers.")
+    parser.add_argument("--profile", metavar="DIR", help="Record every daphne process with py-spy into DIR.")
+    parser.add_argument("--agent-model", default=MODEL,
+                        help="The study's agent model (default: %(default)s). 'scripted' runs the offline model "
+                             "instead, without the gateway, to compare CPU; its overhead figures are then left out.")
+    args = parser.parse_args()
+    if args.sessions < 1 or args.messages < 1 or args.servers < 1:
+        parser.error("--sessions, --messages and --servers must be at least 1")
+
+    work = Path(tempfile.mkdtemp(prefix="parley-chat-load-"))
+    environment = server_environment(args, work)
+    os.environ.update(environment)
+    ensure_database(args.database_url)
+    processes = Processes()
+    install_signal_handlers()
+    try:
+        run(args, work, environment, processes)
+    finally:
+        processes.stop_all()
+
+
+def server_environment(args: argparse.Namespace, work: Path) -> dict[str, str]:
+    """What the servers and this process share: database, channel layer, key, production-like settings."""
+    environment = {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "PARLEY_VAR_DIR": str(work),
+        "PARLEY_LLM_API_KEY": "benchmark",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LOG_LEVEL": "INFO",  # channels_redis says at INFO level when it drops a message (channel over capacity)
+        "PYTHONPATH": str(ROOT),
+    }
+    environment["DATABASE_CONN_MAX_AGE"] = str(args.conn_max_age)
+    return environment
+
+
+def ensure_database(url: str) -> None:
+    """Create the benchmark's PostgreSQL database when it does not exist yet."""
+    import psycopg
+
+    parts = urllib.parse.urlparse(url)
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        if connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            connection.execute(f'CREATE DATABASE "{name}"')
+            print(f"created database {name}")
+
+
+class Processes:
+    """The child processes this run started; all are stopped, by their own id, on the way out."""
+
+    def __init__(self) -> None:
+        self.children: list[tuple[str, subprocess.Popen]] = []
+
+    def start(self, name: str, command: list[str], **options) -> subprocess.Popen:
+        process = subprocess.Popen(command, start_new_session=True, **options)
+        self.children.append((name, process))
+        return process
+
+    def stop(self, process: subprocess.Popen, sig: int = signal.SIGTERM, wait: float = 10.0) -> None:
+        if process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(wait)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+
+    def stop_all(self) -> None:
+        for _name, process in reversed(self.children):
+            self.stop(process)
+
+
+def install_signal_handlers() -> None:
+    """Ctrl-C already raises KeyboardInterrupt; make SIGTERM and SIGHUP unwind the same way."""
+
+    def unwind(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, unwind)
+    signal.signal(signal.SIGHUP, unwind)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{what} exited with code {process.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"{what} did not listen on port {port} within {timeout:.0f} s")
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace, work: Path, environment: dict[str, str], processes: Processes) -> None:
+    model = processes.start(
+        "model",
+        [sys.executable, str(ROOT / "benchmarks" / "chat_load_model.py"), "--latency", str(args.latency),
+         "--delta-interval", str(args.delta_interval)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    api_base = model.stdout.readline().strip().rsplit(" ", 1)[-1]
+    if not api_base.startswith("http"):
+        raise SystemExit("the fake model server did not start")
+    environment["PARLEY_LLM_API_BASE"] = os.environ["PARLEY_LLM_API_BASE"] = api_base
+
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    fixtures = build_fixtures(args.sessions, args.servers, args.messages, args.agent_model)
+    from django.conf import settings
+
+    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    print(f"database: {connection.settings_dict['NAME']} on PostgreSQL {connection.pg_version // 10000} "
+          f"(DATABASE_CONN_MAX_AGE={args.conn_max_age}), {layer} on {args.redis_url}, {args.servers} daphne; "
+          f"{args.sessions} participants + {args.servers} warm-up ready in {time.perf_counter() - started:.1f} s")
+    connection.close()
+
+    ports = tuple(free_port() for _ in range(args.servers))
+    servers = []
+    for port in ports:
+        log = open(work / f"daphne-{port}.log", "w")  # noqa: SIM115  (closed with the process)
+        servers.append(processes.start(
+            f"daphne:{port}",
+            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", "config.asgi:application"],
+            cwd=ROOT, env={**os.environ, **environment}, stdout=log, stderr=subprocess.STDOUT,
+        ))
+    for port, server in zip(ports, servers, strict=True):
+        wait_for_port(port, server, f"daphne on port {port}")
+
+    from chat_load_client import LoadConfig, run_load
+
+    config = LoadConfig(ports=ports, messages=args.messages, think=tuple(args.think), drop=args.drop,
+                        resend=args.resend, timeout=args.timeout)
+    cold = asyncio.run(warm_up(fixtures.warm_up, config))
+    print(f"warm-up: first agent turn in each fresh server process took "
+          f"{', '.join(f'{seconds:.2f} s' for seconds in cold)} (connect to reply; includes importing litellm)")
+
+    profilers = start_profilers(args.profile, servers, ports, processes)
+    database = connection.settings_dict["NAME"]
+    cpu_before = cpu_snapshot(servers, model, database)
+    records, live, began, ended = asyncio.run(
+        run_load(fixtures.specs, config, ramp=args.ramp, seed=args.seed)
+    )
+    cpu_after = cpu_snapshot(servers, model, database)
+    for profiler in profilers:
+        processes.stop(profiler, signal.SIGINT, wait=60)
+    timings = json.load(urllib.request.urlopen(api_base.removesuffix("/v1") + "/timings"))
+
+    from chat_load_model import nominal_model_seconds
+
+    answered, p99 = report_client(args, records, live, ended - began, timings,
+                                  nominal_model_seconds(args.latency, args.delta_interval))
+    report_cpu(cpu_before, cpu_after, ended - began, answered)
+    problems, lost = check_database(fixtures, records)
+    write_failures(work / "failures.jsonl", fixtures, records, began)
+    report_logs(work, ports)
+    if args.profile:
+        report_profiles(Path(args.profile), ports)
+    finished = sum(1 for record in records if not record.failure)
+    print(f"goal: {args.sessions} concurrent sessions ({finished} finished), p99 overhead under 100 ms "
+          f"({p99 * 1000:.0f} ms: {'met' if p99 < 0.1 else 'missed'}), no lost or duplicated turns ({lost}); "
+          f"database check: {'passed' if not problems else f'{problems} problems'}")
+
+
+@dataclass
+class Fixtures:
+    studies: list
+    specs: list
+    warm_up: list
+    participant_numbers: dict  # participant pk -> the number in its message tags
+
+
+def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str) -> Fixtures:
+    """Two studies (the participant plays the second seat in one, the first in the other), three
+    scenarios × four conditions, and every participant taken through the consent path into the chat
+    with a browser session that remembers them. Old benchmark data goes first."""
+    from importlib import import_module
+
+    from chat_load_client import ParticipantSpec
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    from benchmark.models import Barrier, Character, Episode, Role, Scenario
+    from chat.access import remember_participant
+    from chat.assignment import assign
+    from chat.flow import ArrivalIds, arrive, start_conversation
+    from chat.models import ChatCondition, ChatStudy, Participant
+
+    Participant.objects.filter(study__slug__startswith=SLUG_PREFIX).delete()
+    Episode.objects.filter(tag__startswith=f"chat:{SLUG_PREFIX}").delete()
+    ChatStudy.objects.filter(slug__startswith=SLUG_PREFIX).delete()
+    Scenario.objects.filter(external_id__startswith=SLUG_PREFIX).delete()
+    Character.objects.filter(external_id__startswith=SLUG_PREFIX).delete()
+    Session.objects.all().delete()  # the benchmark's own database: only its sessions are here
+
+    researcher, _ = get_user_model().objects.get_or_create(username=f"{SLUG_PREFIX}-researcher")
+    people = [("Ana", "nurse"), ("Omar", "baker"), ("Lena", "engineer"), ("Kofi", "teacher"),
+              ("Mei", "driver"), ("Ravi", "gardener")]
+    characters = [
+        Character.objects.create(first_name=name, last_name="Bench", occupation=job, gender="person",
+                                 pronouns="they/them", public_info=f"{name} works as a {job}.",
+                                 external_id=f"{SLUG_PREFIX}-character-{n}")
+        for n, (name, job) in enumerate(people)
+    ]
+    matters = ["who pays for a broken kettle", "a noisy weekend party", "the schedule for a shared car"]
+    scenarios = []
+    for n, matter in enumerate(matters):
+        scenario = Scenario.objects.create(
+            external_id=f"{SLUG_PREFIX}-scenario-{n}", codename=f"{SLUG_PREFIX}-{n}", source="benchmark",
+            context=f"Two neighbours meet in the stairwell to talk about {matter}.", relationship=n % 3,
+        )
+        for position in (0, 1):
+            Role.objects.create(scenario=scenario, position=position, character=characters[2 * n + position],
+                                goal=f"Settle {matter} on terms that suit you.", reason="It has gone on too long.",
+                                private_knowledge="You could give in a little if asked kindly.")
+        scenarios.append(scenario)
+    barriers = list(Barrier.objects.filter(key__in=["none", "semantic", "sociocultural", "emotional"]))
+    target = math.ceil((sessions + servers) / (len(scenarios) * len(barriers))) + 1
+    studies = []
+    for human_position in (1, 0):
+        study = ChatStudy.objects.create(
+            slug=f"{SLUG_PREFIX}-seat{human_position}", title=f"Chat load benchmark (seat {human_position})",
+            created_by=researcher, human_position=human_position, agent_model=agent_model,
+            turn_cap=max(20, 2 * messages + 4), messages_per_minute=60, completion_code="BENCH",
+        )
+        study.scenarios.set(scenarios)
+        ChatCondition.objects.bulk_create(ChatCondition(study=study, barrier=b, target=target) for b in barriers)
+        studies.append(study)
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+
+    def join(study: ChatStudy, participant_id: str) -> str:
+        participant = arrive(study, ArrivalIds(participant_id=participant_id))
+        participant = assign(participant)
+        start_conversation(participant)
+        session = store()
+        remember_participant(session, participant)
+        session.save()
+        numbers[participant.pk] = int(participant_id.rsplit("-", 1)[1])
+        return session.session_key
+
+    numbers: dict[int, int] = {}
+    specs = []
+    for number in range(sessions):
+        study = studies[number % 2]  # even numbers: the agent opens
+        specs.append(ParticipantSpec(number, study.slug, join(study, f"{SLUG_PREFIX}-{number:04d}")))
+    warm = []
+    for k in range(servers):
+        number = 9000 + k
+        warm.append(ParticipantSpec(number, studies[0].slug, join(studies[0], f"{SLUG_PREFIX}-{number:04d}")))
+    return Fixtures(studies, specs, warm, numbers)
+
+
+async def warm_up(specs: list, config) -> list[float]:
+    """One chat per server process, each to its own, until the agent's opening turn: the first model
+    call in a process imports litellm, a one-off cost kept out of the figures (and printed)."""
+    import aiohttp
+    from chat_load_client import Link, LiveCount, SessionRecord, View
+
+    seconds = []
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+        for spec, port in zip(specs, config.ports, strict=True):
+            view = View(SessionRecord(spec))
+            started = time.perf_counter()
+            ws = await http.ws_connect(
+                f"ws://{config.host}:{port}/ws/chat/{spec.slug}/",
+                headers={"Origin": f"http://{config.host}:{port}", "Cookie": f"sessionid={spec.session_key}"},
+            )
+            link = Link(ws, view, LiveCount())
+            await view.until(lambda v=view: 0 in v.turns, "opening turn", 120)
+            seconds.append(time.perf_counter() - started)
+            await link.send({"type": "act", "client_id": f"warm-up-{spec.number}", "action_type": "leave"})
+            await view.until(lambda v=view: v.ended is not None, "end", 30)
+            await link.close()
+    return seconds
+
+
+# --- figures --------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    position = (len(ordered) - 1) * q / 100
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def spread(values: list[float], scale: float = 1000.0, unit: str = "ms") -> str:
+    if not values:
+        return "no values"
+    figures = [percentile(values, q) * scale for q in (50, 95, 99)] + [max(values) * scale]
+    return "p50 {:.0f} / p95 {:.0f} / p99 {:.0f} / max {:.0f} {}".format(*figures, unit)
+
+
+def report_client(args, records, live, span: float, timings: dict, nominal: float) -> tuple[int, float]:
+    """Print what the pages saw; return the messages answered and the p99 platform overhead (s)."""
+    tagged = timings["tags"]
+    messages = [message for record in records for message in record.messages]
+    answered = [m for m in messages if m.reply_at is not None]
+    clean = [m for m in answered if not m.dropped]
+    cut = [m for m in messages if m.dropped]
+    model_seconds = {tag: sum(times) for tag, times in tagged.items()}
+    repeated = sum(1 for times in tagged.values() if len(times) > 1)
+    unmeasured = sum(1 for m in answered if m.tag not in model_seconds)
+
+    def overhead(message) -> float:
+        return message.reply_seconds - model_seconds.get(message.tag, nominal)
+
+    failed = [record for record in records if record.failure]
+    print(f"sessions: {len(records)} ({sum(r.agent_opened for r in records)} opened by the agent), "
+          f"at most {live.peak} sockets open at once, {len(failed)} did not finish")
+    for reason, count in Counter(record.failure for record in failed).most_common(5):
+        print(f"  {count} × {reason}")
+    print(f"messages: {len(messages)} sent, {len(answered)} answered, {sum(r.left for r in records)} leaves; "
+          f"{len(cut)} connections cut after sending ({sum(m.resent for m in cut)} resent, "
+          f"{sum(m.in_history for m in cut)} found in the new history); "
+          f"{sum(r.connects for r in records)} connects")
+    print(f"model time per reply: nominal {nominal * 1000:.0f} ms; measured by the fake server "
+          f"{spread([model_seconds[m.tag] for m in answered if m.tag in model_seconds])}"
+          + (f"; {repeated} messages needed more than one model call" if repeated else "")
+          + (f"; {unmeasured} replies without a server timing (nominal used)" if unmeasured else ""))
+    print(f"ack latency (send → ack, {len(clean)} uncut messages): "
+          f"{spread([m.ack_seconds for m in clean if m.ack_seconds is not None])}")
+    if args.agent_model != MODEL:
+        print(f"send → agent's turn with the {args.agent_model} model (no model timing: no overhead figures): "
+              f"{spread([m.reply_seconds for m in clean])}")
+        clean = []
+    print(f"platform overhead (send → agent's turn − model time): {spread([overhead(m) for m in clean])}")
+    print(f"  against the nominal model time instead: {spread([m.reply_seconds - nominal for m in clean])}")
+    staged = [m for m in clean if m.typing_at is not None and m.acked_at is not None]
+    print(f"  of which: ack → typing (deciding and planning the agent's turn) "
+          f"{spread([m.typing_at - m.acked_at for m in staged])}")
+    print(f"            typing → agent's turn − model time (gateway, streaming, storing) "
+          f"{spread([m.reply_at - m.typing_at - model_seconds.get(m.tag, nominal) for m in staged])}")
+    recovered = [m.reply_seconds for m in answered if m.dropped]
+    print(f"cut messages, send → agent's turn on the new connection: {spread(recovered)}")
+    connects = [seconds for record in records for seconds in record.connect_seconds]
+    print(f"connect (handshake → history): {spread(connects)}")
+    errors = sum((record.errors for record in records), Counter())
+    streamed = sum(r.streamed_ok for r in records), sum(r.streamed_wrong for r in records)
+    print(f"server errors sent to pages: {dict(errors) or 'none'}; syncs after a gap: {sum(r.syncs for r in records)}; "
+          f"streamed replies equal to the stored turn: {streamed[0]} of {sum(streamed)}")
+    print(f"throughput: {len(answered)} messages answered in {span:.1f} s = {len(answered) / span:.1f} messages/s "
+          f"({2 * len(answered) / span:.1f} turns stored/s)")
+    return len(answered), percentile([overhead(m) for m in clean], 99)
+
+
+def cpu_ticks(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_ticks() -> tuple[float, float]:
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values) - idle) / os.sysconf("SC_CLK_TCK"), sum(values) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_snapshot(servers, model, database: str) -> dict:
+    """CPU seconds so far of each process that serves the benchmark, and of the whole machine.
+
+    PostgreSQL backends are counted when their command line names the benchmark's database (the
+    servers keep their connections, so the same backends live through the run); Redis is counted
+    whole. Whatever else the machine did meanwhile is other people's work.
+    """
+    mine = {"daphne": [server.pid for server in servers], "model": [model.pid], "client": [os.getpid()]}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if command.startswith("postgres:") and f" {database} " in command:
+            mine.setdefault("postgres", []).append(int(entry.name))
+        elif command.startswith("redis-server"):
+            mine.setdefault("redis", []).append(int(entry.name))
+    ticks = {}
+    for label, pids in mine.items():
+        for pid in pids:
+            try:
+                ticks[(label, pid)] = cpu_ticks(pid)
+            except OSError:
+                pass
+    return {"ticks": ticks, "machine": machine_ticks(), "load": os.getloadavg()[0]}
+
+
+def report_cpu(before: dict, after: dict, span: float, answered: int) -> None:
+    used = Counter()
+    for key, ticks in after["ticks"].items():
+        used[key[0]] += ticks - before["ticks"].get(key, 0.0)
+    busy = after["machine"][0] - before["machine"][0]
+    total = after["machine"][1] - before["machine"][1]
+    cores = os.cpu_count() or 1
+    others = busy - sum(used.values())
+    parts = ", ".join(f"{label} {used[label]:.1f} s" for label in ("daphne", "postgres", "redis", "model", "client"))
+    print(f"CPU over the run ({span:.1f} s, {cores} cores): {parts}; other work on the machine {max(0, others):.1f} s "
+          f"(load average {before['load']:.1f} before the run); machine busy {busy / total * 100:.0f}%")
+    if answered:
+        print(f"  per message answered: daphne {used['daphne'] / answered * 1000:.0f} ms, "
+              f"PostgreSQL {used['postgres'] / answered * 1000:.0f} ms, Redis {used['redis'] / answered * 1000:.0f} ms "
+              f"of CPU (connects, opening turns and leaves included)")
+
+
+def check_database(fixtures: Fixtures, records: list) -> tuple[int, int]:
+    """Compare what the pages sent with the Turn table; print the counts; return how many problems,
+    and how many of them were turns lost or stored twice."""
+    from benchmark.models import Episode, Seat, Turn
+    from chat.models import Participant
+
+    sent = {record.spec.number: record for record in records}
+    participants = list(Participant.objects.filter(study__in=fixtures.studies, participant_id__regex=r"-\d{4}$")
+                        .exclude(participant_id__regex=r"-9\d{3}$"))
+    episode_ids = [p.episode_id for p in participants]
+    turns = defaultdict(list)
+    for turn in Turn.objects.filter(episode_id__in=episode_ids).order_by("episode_id", "index"):
+        turns[turn.episode_id].append(turn)
+    seats = defaultdict(dict)
+    for seat in Seat.objects.filter(episode_id__in=episode_ids):
+        seats[seat.episode_id][seat.position] = seat
+    episodes = {e.pk: e for e in Episode.objects.filter(pk__in=episode_ids)}
+
+    counts = Counter()
+    for participant in participants:
+        record = sent.get(fixtures.participant_numbers[participant.pk])
+        stored = turns[participant.episode_id]
+        order = [seats[participant.episode_id][p].pk for p in sorted(seats[participant.episode_id])]
+        human = next(s.pk for s in seats[participant.episode_id].values() if s.player == Seat.Player.HUMAN)
+        counts["episodes"] += 1
+        counts["turns"] += len(stored)
+        if [t.index for t in stored] != list(range(len(stored))):
+            counts["episodes with gaps in the indices"] += 1
+        counts["turns in the wrong seat"] += sum(1 for t in stored if t.seat_id != order[t.index % len(order)])
+        human_turns = [t for t in stored if t.seat_id == human]
+        agent_turns = [t for t in stored if t.seat_id != human]
+        stored_ids = Counter(t.client_id for t in human_turns)
+        sent_ids = set(record.sent_client_ids) if record else set()
+        counts["human turns stored"] += len(human_turns)
+        counts["human turns sent"] += len(sent_ids)
+        counts["lost (sent, not stored)"] += len(sent_ids - set(stored_ids))
+        counts["stored but never sent"] += len(set(stored_ids) - sent_ids)
+        counts["duplicated client_id"] += sum(n - 1 for n in stored_ids.values() if n > 1)
+        texts = Counter(t.content for t in human_turns if t.action_type != "leave")
+        counts["duplicated message text"] += sum(n - 1 for n in texts.values() if n > 1)
+        opens = 1 if order and order[0] != human else 0
+        expected = sum(1 for t in human_turns if t.action_type != "leave") + opens
+        counts["agent turns"] += len(agent_turns)
+        counts["agent turns missing"] += max(0, expected - len(agent_turns))
+        counts["agent turns extra"] += max(0, len(agent_turns) - expected)
+        episode = episodes[participant.episode_id]
+        if (episode.status, episode.end_reason) != (Episode.Status.FINISHED, Episode.EndReason.LEAVE):
+            counts[f"episodes not ended by leaving ({episode.status}/{episode.end_reason or '-'})"] += 1
+        if record:
+            index_of = {t.client_id: t.index for t in human_turns}
+            counts["acks naming another index"] += sum(
+                1 for m in record.messages if m.index is not None and index_of.get(m.client_id) != m.index
+            )
+    serious = ["episodes with gaps in the indices", "turns in the wrong seat", "lost (sent, not stored)",
+               "duplicated client_id", "duplicated message text", "stored but never sent", "agent turns missing",
+               "agent turns extra", "acks naming another index"]
+    serious += sorted(key for key in counts if key.startswith("episodes not ended"))
+    problems = sum(counts[key] for key in serious)
+    print(f"database check over {counts['episodes']} episodes, {counts['turns']} turns: "
+          f"human turns {counts['human turns stored']} stored of {counts['human turns sent']} sent, "
+          f"{counts['agent turns']} agent turns")
+    print("  " + ", ".join(f"{key}: {counts[key]}" for key in serious))
+    lost = sum(counts[key] for key in ("lost (sent, not stored)", "duplicated client_id", "duplicated message text"))
+    return problems, lost
+
+
+def write_failures(path: Path, fixtures: Fixtures, records: list, began: float) -> None:
+    """Each session that did not finish: why, the last messages its page saw, and its stored turns,
+    all in seconds since the start of the run, so a lost message shows as a turn stored, never seen."""
+    from benchmark.models import Seat, Turn
+    from chat.models import Participant
+
+    failed = [record for record in records if record.failure]
+    if not failed:
+        return
+    offset = time.time() - time.perf_counter()  # perf_counter + offset = wall clock
+    by_number = {number: pk for pk, number in fixtures.participant_numbers.items()}
+    with path.open("w") as out:
+        for record in failed:
+            participant = Participant.objects.get(pk=by_number[record.spec.number])
+            human = Seat.objects.get(episode_id=participant.episode_id, player=Seat.Player.HUMAN).pk
+            turns = [
+                (round(turn.created_at.timestamp() - offset - began, 3), turn.index,
+                 "you" if turn.seat_id == human else "partner")
+                for turn in Turn.objects.filter(episode_id=participant.episode_id).order_by("index")
+            ]
+            out.write(json.dumps({
+                "participant": record.spec.number, "failure": record.failure,
+                "seen": [(round(at - began, 3), what) for at, what in record.trail],
+                "stored": turns,
+                "sent": [(round(m.sent_at - began, 3), m.tag, m.dropped) for m in record.messages],
+            }) + "\n")
+    print(f"sessions that did not finish, with what their pages saw and what was stored: {path}")
+
+
+def report_logs(work: Path, ports: tuple[int, ...]) -> None:
+    for port in ports:
+        text = (work / f"daphne-{port}.log").read_text(errors="replace")
+        tracebacks = text.count("Traceback")
+        dropped = len(re.findall(r"channels over capacity in group", text))
+        if tracebacks or dropped:
+            print(f"daphne {port} log: {tracebacks} tracebacks, {dropped} group messages dropped by the channel "
+                  f"layer (over capacity) ({work}/daphne-{port}.log)")
+
+
+# --- profiling ------------------------------------------------------------------------------------
+
+
+def start_profilers(directory: str | None, servers, ports, processes: Processes) -> list:
+    if not directory:
+        return []
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    return [
+        processes.start(f"py-spy:{port}", [str(BIN / "py-spy"), "record", "--pid", str(server.pid), "--rate", "100",
+                                           "--format", "raw", "--nonblocking", "--gil",
+                                           "--output", str(Path(directory) / f"daphne-{port}.txt")],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for server, port in zip(servers, ports, strict=True)
+    ]
+
+
+def report_profiles(directory: Path, ports: tuple[int, ...]) -> None:
+    """Where each daphne's Python time went: GIL samples by the library they were in (see PROFILE_GROUPS).
+
+    Anything under the model call's frames counts as the model call, asyncio included, so the
+    gateway's cost is not hidden in the event loop's bookkeeping.
+    """
+    model_call = PROFILE_GROUPS[0]
+    for port in ports:
+        path = directory / f"daphne-{port}.txt"
+        if not path.exists():
+            print(f"profile of daphne {port}: none written")
+            continue
+        total = 0
+        groups = Counter()
+        for line in path.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            if not count.isdigit():
+                continue
+            samples = int(count)
+            total += samples
+            label = "other"
+            if re.search(model_call[1], stack):
+                label = model_call[0]
+            else:
+                for frame in reversed(stack.split(";")):
+                    label = next((name for name, pattern in PROFILE_GROUPS if re.search(pattern, frame)), "")
+                    if label:
+                        break
+                label = label or "other"
+            groups[label] += samples
+        shares = ", ".join(f"{label} {count / total * 100:.0f}%" for label, count in groups.most_common())
+        print(f"profile of daphne {port} ({total} GIL samples at 100 Hz, {path}): {shares}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted; the processes this run started are stopped", file=sys.stderr)
+        sys.exit(130)
