@@ -18,7 +18,6 @@ serves them at ``GET /timings`` as ``{"tags": {tag: [seconds, ...]}, "untagged":
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import fake_openai  # noqa: E402
 from fake_openai import FakeOpenAI, _deltas, _respond_json, reply_for  # noqa: E402
 
 TAG = re.compile(rb"bench-\d{4}-\d{2}")
@@ -70,26 +70,5 @@ class TimedFakeOpenAI(FakeOpenAI):
             self.untagged.append(elapsed)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: %(default)s).")
-    parser.add_argument("--port", type=int, default=0, help="Port; 0 takes a free one (default: %(default)s).")
-    parser.add_argument("--latency", type=float, default=0.3, help="Seconds before each answer (default: %(default)s).")
-    parser.add_argument(
-        "--delta-interval", type=float, default=0.02, help="Seconds between streamed deltas (default: %(default)s)."
-    )
-    args = parser.parse_args()
-
-    async def serve() -> None:
-        server = await TimedFakeOpenAI(args.latency, args.delta_interval, args.host, args.port).start()
-        print(f"fake OpenAI server on {server.api_base}", flush=True)
-        await server.serve_forever()
-
-    try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        pass
-
-
 if __name__ == "__main__":
-    main()
+    fake_openai.main(TimedFakeOpenAI, latency=0.3, delta_interval=0.02, description=__doc__)

@@ -275,18 +275,29 @@ def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(
+    server_class: type[FakeOpenAI] | None = None,
+    *,
+    latency: float = 0.2,
+    delta_interval: float = 0.0,
+    description: str | None = __doc__,
+) -> None:
+    """Serve from the command line until interrupted; a subclass's script passes its class and defaults."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: %(default)s).")
     parser.add_argument("--port", type=int, default=0, help="Port; 0 takes a free one (default: %(default)s).")
-    parser.add_argument("--latency", type=float, default=0.2, help="Seconds before each answer (default: %(default)s).")
     parser.add_argument(
-        "--delta-interval", type=float, default=0.0, help="Seconds between streamed deltas (default: %(default)s)."
+        "--latency", type=float, default=latency, help="Seconds before each answer (default: %(default)s)."
+    )
+    parser.add_argument(
+        "--delta-interval", type=float, default=delta_interval,
+        help="Seconds between streamed deltas (default: %(default)s).",
     )
     args = parser.parse_args()
+    server_class = server_class or FakeOpenAI
 
     async def serve() -> None:
-        server = await FakeOpenAI(args.latency, args.delta_interval, args.host, args.port).start()
+        server = await server_class(args.latency, args.delta_interval, args.host, args.port).start()
         print(f"fake OpenAI server on {server.api_base}", flush=True)
         await server.serve_forever()
 
