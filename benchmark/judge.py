@@ -23,10 +23,10 @@ Why it is built this way:
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -36,6 +36,7 @@ from django.db.models import Count
 
 from . import llm, scripted
 from .agents import HistoryEntry, describe_turn
+from .batches import map_bounded
 from .dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS, Dimension
 from .models import ActionType, Episode, Evaluation, Relationship, Seat
 
@@ -542,15 +543,9 @@ async def evaluate_episodes(
     ``on_result`` is called as each episode finishes (for a progress bar). One episode's failure
     never stops the others; read it from its result.
     """
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(episode: Episode | int) -> EvaluationResult:
-        async with gate:
-            result = await evaluate_episode(episode, model=model, force=force, retries=retries)
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    return list(await asyncio.gather(*(one(episode) for episode in episodes)))
+    return await map_bounded(
+        episodes,
+        partial(evaluate_episode, model=model, force=force, retries=retries),
+        concurrency=concurrency,
+        on_result=on_result,
+    )

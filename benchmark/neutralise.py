@@ -25,10 +25,10 @@ How Parley does it:
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -36,6 +36,7 @@ from django.db import transaction
 
 from . import llm
 from .agents import topic_of
+from .batches import map_bounded
 from .importing.sotopia import split_scenario
 from .models import NeutralContext, Scenario
 
@@ -383,15 +384,9 @@ async def neutralise_scenarios(
     on_result: Callable[[NeutralisationResult], None] | None = None,
 ) -> list[NeutralisationResult]:
     """Neutralise many scenarios, at most ``concurrency`` model calls at a time, in the given order."""
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(scenario: Scenario | int) -> NeutralisationResult:
-        async with gate:
-            result = await neutralise_scenario(scenario, model=model, force=force, dry_run=dry_run)
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    return list(await asyncio.gather(*(one(scenario) for scenario in scenarios)))
+    return await map_bounded(
+        scenarios,
+        partial(neutralise_scenario, model=model, force=force, dry_run=dry_run),
+        concurrency=concurrency,
+        on_result=on_result,
+    )
