@@ -188,7 +188,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = [
         "title", "slug", "scheme", "overlap", "item_count", "member_count", "is_open", "created_by", "created_at",
     ]
-    list_filter = ["is_open", "scheme"]
+    list_filter = ["team", "is_open", "scheme"]
     search_fields = ["title", "slug", "instructions"]
     list_select_related = ["scheme", "created_by"]
     prepopulated_fields = {"slug": ["title"]}

@@ -26,14 +26,14 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from benchmark.forms import EpisodeFilterForm
-from benchmark.models import Episode
+from benchmark.forms import EpisodeFilterForm, team_field
+from benchmark.models import Barrier, Episode, Scenario, Team, TeamMember
+from benchmark.models.teams import research_teams
 
 from . import schemes
 from .models import ItemKey, Membership, Question, Scheme, Study, StudyItem
-from .permissions import ANNOTATORS
 
 BARRIER_TRUTH = "episode.barrier"
 BASELINE = "none"  # the barrier key of episodes played without a barrier
@@ -110,8 +110,25 @@ def preset_choices() -> list[tuple[str, str]]:
     return [(key, preset.name) for key, preset in schemes.PRESETS.items()]
 
 
-def annotator_pool() -> QuerySet[AbstractBaseUser]:
-    return get_user_model().objects.filter(groups__name=ANNOTATORS, is_active=True).order_by("username")
+def annotator_pool(teams: QuerySet[Team]) -> QuerySet[AbstractBaseUser]:
+    """The annotators of ``teams``: people who joined one of their studies or were added to the team."""
+    return (
+        get_user_model()
+        .objects.filter(
+            is_active=True, team_memberships__team__in=teams, team_memberships__role=TeamMember.Role.ANNOTATOR
+        )
+        .distinct()
+        .order_by("username")
+    )
+
+
+def team_schemes(teams: QuerySet[Team]) -> QuerySet[Scheme]:
+    """Schemes a new study of ``teams`` may use: those their studies use, the presets' (shared by
+    every team) and schemes no study uses yet (made in the admin). Another team's own scheme is not
+    offered: its questions and name are that team's."""
+    return Scheme.objects.filter(
+        Q(studies__team__in=teams) | Q(studies__isnull=True) | ~Q(preset="")
+    ).distinct()
 
 
 class StudyForm(forms.ModelForm):
@@ -122,7 +139,7 @@ class StudyForm(forms.ModelForm):
         help_text="A fresh copy of a ready-made scheme. Leave empty to use an existing scheme instead.",
     )
     scheme = forms.ModelChoiceField(
-        Scheme.objects.all(), required=False, label="or an existing scheme", empty_label="—",
+        Scheme.objects.none(), required=False, label="or an existing scheme", empty_label="—",
     )
     # The episode browser's filters: same names, choices and labels.
     source = EpisodeFilterForm.base_fields["source"]
@@ -140,8 +157,9 @@ class StudyForm(forms.ModelForm):
         "Leave empty for a random one (it is saved with the study).",
     )
     pool = forms.ModelMultipleChoiceField(
-        annotator_pool(), required=False, widget=forms.CheckboxSelectMultiple, label="Annotator pool",
-        help_text="People already in the annotators group. Others can join later with the invite link.",
+        get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple, label="Annotator pool",
+        help_text="Your team's annotators (people who joined one of its studies). Others can join later with the "
+        "invite link.",
     )
     overlap = forms.IntegerField(
         min_value=1, max_value=1000, initial=3, label="Overlap k",
@@ -172,14 +190,26 @@ class StudyForm(forms.ModelForm):
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
 
     field_order = [
-        "title", "slug", "preset", "scheme", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
+        "team", "title", "slug", "preset", "scheme", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
         "overlap", "lease_minutes", "min_seconds_per_item", "pool", "gold_items", "attention_items", "instructions",
     ]
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, user, **kwargs) -> None:
+        """Every choice (team, scheme, episode filters, pool) comes from ``user``'s research teams."""
         super().__init__(*args, **kwargs)
+        teams = research_teams(user)
+        self.fields["team"] = team_field(user)
+        self.fields["scheme"].queryset = team_schemes(teams)
+        self.fields["pool"].queryset = annotator_pool(teams)
+        self.fields["scenario"] = forms.ModelChoiceField(
+            Scenario.objects.owned_by(user).only("codename"), required=False, empty_label="any scenario"
+        )
+        self.fields["barrier"] = forms.ModelChoiceField(
+            Barrier.objects.owned_by(user), required=False, empty_label="any barrier"
+        )
+        self.order_fields(self.field_order)
         self.fields["preset"].choices = [("", "— none: use an existing scheme —"), *preset_choices()]
-        tags = Episode.objects.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
+        tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
         self.fields["instructions"].required = False
         self.fields["instructions"].help_text = (
@@ -198,6 +228,10 @@ class StudyForm(forms.ModelForm):
 
     def clean(self) -> dict:
         data = super().clean()
+        team = data.get("team")
+        if team is None:
+            return data
+        self._check_team(team, data)
         preset, scheme = data.get("preset"), data.get("scheme")
         if preset and scheme:
             self.add_error("scheme", "Choose a preset or an existing scheme, not both.")
@@ -240,6 +274,20 @@ class StudyForm(forms.ModelForm):
             self._check_quality_items(preset, scheme, attention, episodes)
         return data
 
+    def _check_team(self, team: Team, data: dict) -> None:
+        """A researcher of several teams sees all their choices; what they pick must be the chosen team's."""
+        teams = Team.objects.filter(pk=team.pk)
+        if data.get("scheme") and not team_schemes(teams).filter(pk=data["scheme"].pk).exists():
+            self.add_error("scheme", f"This scheme is not used by a study of {team}.")
+        if data.get("scenario") and data["scenario"].team_id != team.pk:
+            self.add_error("scenario", f"This scenario belongs to another of your teams, not {team}.")
+        if data.get("barrier") and data["barrier"].team_id not in (None, team.pk):
+            self.add_error("barrier", f"This barrier belongs to another of your teams, not {team}.")
+        strangers = set(data.get("pool") or ()) - set(annotator_pool(teams))
+        if strangers:
+            names = ", ".join(sorted(user.get_username() for user in strangers))
+            self.add_error("pool", f"Not annotators of {team}: {names}.")
+
     def _check_quality_items(
         self, preset: str, scheme: Scheme | None, attention: int, episodes: QuerySet[Episode]
     ) -> None:
@@ -265,16 +313,16 @@ class StudyForm(forms.ModelForm):
     # Reading the form
 
     def matching_episodes(self) -> QuerySet[Episode]:
-        """Every episode the filters select (before sampling)."""
+        """Every episode of the chosen team the filters select (before sampling)."""
         lookups = {field: self.cleaned_data[field] for field in FILTER_FIELDS if self.cleaned_data.get(field)}
-        return Episode.objects.filter(**lookups).order_by("pk")
+        return Episode.objects.of_team(self.cleaned_data["team"]).filter(**lookups).order_by("pk")
 
     def save(self, commit: bool = True, *, created_by: AbstractBaseUser | None = None) -> Study:
         if not commit:
             raise ValueError("A study is created with its items in one transaction; use save().")
         data = self.cleaned_data
         return create_study(
-            title=data["title"], slug=data["slug"], instructions=data["instructions"],
+            team=data["team"], title=data["title"], slug=data["slug"], instructions=data["instructions"],
             preset=data.get("preset") or None, scheme=data.get("scheme"),
             episodes=self.matching_episodes(), limit=data.get("limit"), seed=data.get("seed"),
             overlap=data["overlap"], lease_minutes=data["lease_minutes"],
@@ -293,6 +341,7 @@ class _Candidate:
 
 def create_study(
     *,
+    team: Team,
     title: str,
     slug: str,
     episodes: QuerySet[Episode],
@@ -310,7 +359,8 @@ def create_study(
     pair_with_baseline: bool = False,
     created_by: AbstractBaseUser | None = None,
 ) -> Study:
-    """Create a study, its scheme (from ``preset``) if asked, items, known answers and pool, atomically.
+    """Create a study of ``team``, its scheme (from ``preset``) if asked, items, known answers and pool,
+    atomically. The episodes must be the team's; the pool joins the team as its annotators.
 
     ``episodes`` are sampled down to ``limit`` with ``seed`` (a random seed when None, stored on
     the study). Raises ``ValueError`` when the quality items asked for cannot be made.
@@ -330,11 +380,11 @@ def create_study(
         if scheme is None:
             raise ValueError("A study needs a scheme or a preset.")
         study = Study.objects.create(
-            title=title, slug=slug, scheme=scheme, overlap=overlap, lease_minutes=lease_minutes,
+            team=team, title=title, slug=slug, scheme=scheme, overlap=overlap, lease_minutes=lease_minutes,
             min_seconds_per_item=min_seconds_per_item, seed=seed, created_by=created_by,
             instructions=instructions.strip() or default_instructions(scheme.preset),
         )
-        items = _pairs(candidates, rng) if pair_with_baseline else [(candidate, None) for candidate in candidates]
+        items = _pairs(team, candidates, rng) if pair_with_baseline else [(candidate, None) for candidate in candidates]
         if not items:
             raise ValueError("None of the episodes could be paired with a barrier-free version of its scenario.")
         StudyItem.objects.bulk_create(
@@ -345,13 +395,21 @@ def create_study(
             _add_quality_items(study, list(scheme.questions.all()), gold_items, attention_items, rng)
         if pool:
             Membership.objects.bulk_create(Membership(study=study, annotator=user) for user in pool)
+            join_team_as_annotators(team, pool)
     return study
 
 
-def _pairs(candidates: list[_Candidate], rng: random.Random) -> list[tuple[_Candidate, int | None]]:
+def join_team_as_annotators(team: Team, users: Sequence[AbstractBaseUser]) -> None:
+    """Make ``users`` annotators of ``team`` (those already in it keep their role)."""
+    TeamMember.objects.bulk_create(
+        [TeamMember(team=team, user=user, role=TeamMember.Role.ANNOTATOR) for user in users], ignore_conflicts=True
+    )
+
+
+def _pairs(team: Team, candidates: list[_Candidate], rng: random.Random) -> list[tuple[_Candidate, int | None]]:
     """Each episode under a barrier with its scenario's barrier-free episode, in a seeded order."""
     baselines = dict(
-        Episode.objects.filter(
+        Episode.objects.of_team(team).filter(
             scenario_id__in={candidate.scenario for candidate in candidates},
             barrier__key=BASELINE, status=Episode.Status.FINISHED,
         ).order_by("-pk").values_list("scenario_id", "pk")

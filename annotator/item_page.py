@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -208,7 +208,7 @@ class ItemPage:
             "sections": sections,
             "errors": errors,
             "error_links": [(anchors.get(name, ""), message) for name, message in errors.items()],
-            "barriers": reference_barriers(self.questions),
+            "barriers": reference_barriers(self.questions, study.team_id),
             "attributes": span_attributes(self.questions),
             "has_spans": has_spans,
             "progress": progress_bar(
@@ -345,8 +345,9 @@ def _conversation(label: str, seats: list[Seat], turns: list[Turn], *, spans_tar
     )
 
 
-def reference_barriers(questions: list[Question]) -> list[Barrier]:
-    """The barriers a barrier-type question offers, for the reference panel (none if it asks no such thing).
+def reference_barriers(questions: list[Question], team_id: int) -> list[Barrier]:
+    """The barriers a barrier-type question offers (built-in or the study team's), for the reference
+    panel (none if it asks no such thing).
 
     The panel describes every condition alike, so it tells nothing about this item's.
     """
@@ -354,7 +355,8 @@ def reference_barriers(questions: list[Question]) -> list[Barrier]:
     if not asked:
         return []
     offered = {str(choice.get("value")) for question in asked for choice in question.options.get("choices", [])}
-    return [barrier for barrier in Barrier.objects.all() if barrier.key in offered]
+    team_barriers = Barrier.objects.filter(Q(team__isnull=True) | Q(team_id=team_id))
+    return [barrier for barrier in team_barriers if barrier.key in offered]
 
 
 def span_attributes(questions: list[Question]) -> list[SocialAttribute]:

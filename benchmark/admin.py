@@ -1,4 +1,4 @@
-"""The researchers' admin for the research core.
+"""The admin for the research core (superusers only: see ``config.admin``).
 
 Every list joins what its columns show (``list_select_related``) and counts with annotations, so
 a page of 100 rows costs a fixed number of queries. Foreign keys to large tables use
@@ -8,7 +8,7 @@ autocomplete widgets, so a form never renders thousands of options.
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
@@ -23,15 +23,48 @@ from .models import (
     Scenario,
     Seat,
     SimulationRun,
+    Team,
+    TeamMember,
     Turn,
 )
 from .neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
+class TeamMemberInline(admin.TabularInline):
+    model = TeamMember
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    """Teams and who is in them: researchers manage the team's data, annotators form its pool."""
+
+    list_display = ["name", "slug", "researchers", "annotators", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [TeamMemberInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Team]:
+        researcher, annotator = TeamMember.Role.RESEARCHER, TeamMember.Role.ANNOTATOR
+        return super().get_queryset(request).annotate(
+            researcher_count=Count("members", filter=Q(members__role=researcher)),
+            annotator_count=Count("members", filter=Q(members__role=annotator)),
+        )
+
+    @admin.display(ordering="researcher_count")
+    def researchers(self, team: Team) -> int:
+        return team.researcher_count
+
+    @admin.display(ordering="annotator_count")
+    def annotators(self, team: Team) -> int:
+        return team.annotator_count
+
+
 @admin.register(Character)
 class CharacterAdmin(admin.ModelAdmin):
     list_display = ["name", "age", "gender", "occupation", "external_id"]
-    list_filter = ["gender"]
+    list_filter = ["team", "gender"]
     search_fields = ["first_name", "last_name", "occupation", "external_id"]
 
 
@@ -53,7 +86,7 @@ class RoleInline(admin.StackedInline):
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
     list_display = ["__str__", "source", "difficulty", "relationship", "role_count", "external_id", "created_at"]
-    list_filter = ["source", "difficulty", "relationship"]
+    list_filter = ["team", "source", "difficulty", "relationship"]
     search_fields = ["codename", "context", "external_id"]
     inlines = [RoleInline]
 
@@ -84,14 +117,16 @@ class BarrierCueInline(admin.TabularInline):
 
 @admin.register(Barrier)
 class BarrierAdmin(admin.ModelAdmin):
-    list_display = ["key", "name", "builtin", "position"]
+    list_display = ["key", "name", "team", "builtin", "position"]
+    list_filter = ["builtin", "team"]
     list_editable = ["position"]
     search_fields = ["key", "name", "definition"]
     inlines = [BarrierCueInline]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Barrier | None = None) -> list[str]:
         # Seeded barriers keep their key: code and imported data refer to them by it.
-        return ["key", "builtin"] if obj is not None and obj.builtin else ["builtin"]
+        # Built-in barriers are shared by every team, so they never get one.
+        return ["key", "team", "builtin"] if obj is not None and obj.builtin else ["builtin"]
 
     def has_delete_permission(self, request: HttpRequest, obj: Barrier | None = None) -> bool:
         if obj is not None and obj.builtin:
@@ -134,7 +169,7 @@ class TurnInline(admin.TabularInline):
 class EpisodeAdmin(admin.ModelAdmin):
     list_display = ["id", "external_id", "scenario", "barrier", "source", "status", "turn_count", "created_at"]
     list_display_links = ["id", "external_id"]
-    list_filter = ["source", "status", "barrier", "tag", "scenario__difficulty"]
+    list_filter = ["team", "source", "status", "barrier", "tag", "scenario__difficulty"]
     list_select_related = ["scenario", "barrier"]
     search_fields = ["external_id", "scenario__codename", "tag"]
     autocomplete_fields = ["scenario"]
@@ -228,7 +263,7 @@ class SimulationRunAdmin(admin.ModelAdmin):
     """Runs are started and cancelled from the benchmark pages or ``manage.py simulate``; here they are read."""
 
     list_display = ["tag", "status", "progress", "failed", "created_by", "created_at", "finished_at"]
-    list_filter = ["status"]
+    list_filter = ["team", "status"]
     list_select_related = ["created_by"]
     search_fields = ["tag", "message"]
     date_hierarchy = "created_at"

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from django.db.models import QuerySet
 
-from .models import Character, Episode, Evaluation, Scenario, Seat, Turn
+from .models import Character, Episode, Evaluation, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
 FORMAT_VERSION = 1
@@ -30,10 +30,10 @@ class Writable(Protocol):
 
 
 def select_episodes(
-    *, source: str | None = None, barrier: str | None = None, tag: str | None = None
+    team: Team, *, source: str | None = None, barrier: str | None = None, tag: str | None = None
 ) -> QuerySet[Episode]:
-    """The episodes to export, filtered by source, barrier key and tag when given."""
-    episodes = Episode.objects.all()
+    """The team's episodes to export, filtered by source, barrier key and tag when given."""
+    episodes = Episode.objects.of_team(team)
     if source:
         episodes = episodes.filter(source=source)
     if barrier:

@@ -2,23 +2,58 @@ from django import forms
 from django.db.models import QuerySet
 
 from .llm import SCRIPTED
-from .models import Barrier, Episode, Scenario, Seat, SimulationRun
+from .models import Barrier, Episode, Scenario, Seat, SimulationRun, Team
 from .models.scenarios import Difficulty
+from .models.teams import research_teams
 from .runs import DEFAULT_CONDITIONS, RunOptions, RunOptionsError, plan_run
+
+NO_TEAM = "You are not a researcher of any team yet; ask an administrator to add you to one."
+
+
+class TeamChoiceField(forms.ModelChoiceField):
+    """One of the asking researcher's teams; left empty, the only one they have."""
+
+    def clean(self, value):
+        if value in self.empty_values:
+            teams = list(self.queryset[:2])
+            if len(teams) == 1:
+                return teams[0]
+            raise forms.ValidationError(NO_TEAM if not teams else "Choose the team that will own it.")
+        return super().clean(value)
+
+
+def team_field(user) -> TeamChoiceField:
+    """The "which team owns it" field of every form that creates research data.
+
+    It offers only the teams where ``user`` is a researcher, and hides itself when there is one.
+    """
+    teams = research_teams(user).order_by("name")
+    only = list(teams[:2])
+    field = TeamChoiceField(
+        teams, empty_label=None, required=False, label="Team",
+        help_text="The team that will own it; only its researchers see it.",
+        error_messages={"invalid_choice": "Choose one of your teams."},
+    )
+    if len(only) == 1:
+        field.widget = forms.HiddenInput()
+        field.initial = only[0].pk
+    return field
 
 
 class EpisodeFilterForm(forms.Form):
-    """The episode browser's filters; every field is optional and an empty form filters nothing."""
+    """The episode browser's filters over the episodes a researcher may see; an empty form filters nothing."""
 
     source = forms.ChoiceField(choices=[("", "any source"), *Episode.Source.choices], required=False)
-    barrier = forms.ModelChoiceField(Barrier.objects.all(), required=False, empty_label="any barrier")
-    scenario = forms.ModelChoiceField(Scenario.objects.only("codename"), required=False, empty_label="any scenario")
+    barrier = forms.ModelChoiceField(Barrier.objects.none(), required=False, empty_label="any barrier")
+    scenario = forms.ModelChoiceField(Scenario.objects.none(), required=False, empty_label="any scenario")
     status = forms.ChoiceField(choices=[("", "any status"), *Episode.Status.choices], required=False)
     tag = forms.ChoiceField(required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        tags = Episode.objects.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
+        self.fields["barrier"].queryset = Barrier.objects.owned_by(user)
+        self.fields["scenario"].queryset = Scenario.objects.owned_by(user).only("codename")
+        tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
 
     def filter(self, episodes: QuerySet[Episode]) -> QuerySet[Episode]:
@@ -80,26 +115,25 @@ class RunForm(forms.Form):
 
     FIELD_OF_OPTION = {"difficulties": "difficulty", "barrier_seat": "scenarios"}
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        barriers = Barrier.objects.order_by("position", "key").values_list("key", "name")
+        self.fields["team"] = team_field(user)
+        self.order_fields(["team"])
+        barriers = Barrier.objects.owned_by(user).order_by("position", "key").values_list("key", "name").distinct()
         self.fields["conditions"].choices = [(key, f"{name} ({key})") for key, name in barriers]
         self.fields["conditions"].initial = [key for key, _ in barriers if key in DEFAULT_CONDITIONS]
-
-    def clean_tag(self) -> str:
-        tag = self.cleaned_data["tag"]
-        if tag and SimulationRun.objects.filter(tag=tag).exists():
-            raise forms.ValidationError(
-                f"A run named {tag} exists already: resume it from its page, or pick another name."
-            )
-        return tag
 
     def clean(self) -> dict:
         data = super().clean()
         if self.errors:
             return data
+        team: Team = data["team"]
+        tag = data.get("tag")
+        if tag and SimulationRun.objects.of_team(team).filter(tag=tag).exists():
+            self.add_error("tag", f"A run named {tag} exists already: resume it from its page, or pick another name.")
+            return data
         try:
-            plan_run(self.options(), data.get("tag") or "preview")
+            plan_run(self.options(), team, tag or "preview")
         except RunOptionsError as error:
             field = self.FIELD_OF_OPTION.get(error.option, error.option)
             self.add_error(field if field in self.fields else None, str(error))

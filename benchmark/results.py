@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .dimensions import DIMENSIONS
@@ -84,9 +84,8 @@ class EvaluatorChoice:
         return asdict(self)
 
 
-def filtered_episodes(filters: ResultFilters) -> QuerySet[Episode]:
-    """The episodes the filters select (before the evaluator is applied)."""
-    episodes = Episode.objects.all()
+def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> QuerySet[Episode]:
+    """The episodes the filters select among ``episodes`` (a team's), before the evaluator is applied."""
     if filters.tag:
         episodes = episodes.filter(tag=filters.tag)
     if filters.source:
@@ -96,10 +95,10 @@ def filtered_episodes(filters: ResultFilters) -> QuerySet[Episode]:
     return episodes
 
 
-def evaluator_choices(filters: ResultFilters) -> list[EvaluatorChoice]:
+def evaluator_choices(filters: ResultFilters, episodes: QuerySet[Episode]) -> list[EvaluatorChoice]:
     """Every (evaluator, prompt version) with scores on the filtered episodes, most scores first."""
     rows = (
-        Evaluation.objects.filter(episode__in=filtered_episodes(filters).values("pk"))
+        Evaluation.objects.filter(episode__in=filtered_episodes(filters, episodes).values("pk"))
         .values("evaluator", "prompt_version")
         .annotate(scores=Count("pk"))
         .order_by("-scores", "evaluator", "prompt_version")
@@ -173,13 +172,13 @@ def table_columns() -> list[str]:
     ]
 
 
-def results_table(filters: ResultFilters, judge: EvaluatorChoice | None) -> pd.DataFrame:
+def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episodes: QuerySet[Episode]) -> pd.DataFrame:
     """One row per (episode, seat) of the filtered episodes the judge scored (see the module docstring)."""
     columns = table_columns()
     if judge is None:
         return pd.DataFrame(columns=columns)
     scores = Evaluation.objects.filter(
-        episode__in=filtered_episodes(filters).values("pk"), evaluator=judge.evaluator,
+        episode__in=filtered_episodes(filters, episodes).values("pk"), evaluator=judge.evaluator,
         prompt_version=judge.prompt_version,
     ).values_list("episode_id", "seat__position", "dimension", "score")
     by_episode: dict[int, dict[tuple[int | None, str], float]] = defaultdict(dict)
@@ -230,9 +229,11 @@ def results_table(filters: ResultFilters, judge: EvaluatorChoice | None) -> pd.D
     return table
 
 
-def condition_order() -> tuple[list[str], dict[str, str]]:
-    """Barrier keys in their display order (the baseline first) and their names."""
-    rows = list(Barrier.objects.order_by("position", "key").values_list("key", "name"))
+def condition_order(episodes: QuerySet[Episode]) -> tuple[list[str], dict[str, str]]:
+    """The keys of the barriers these episodes use (the built-in ones always), in display order with
+    the baseline first, and their names."""
+    used = Barrier.objects.filter(Q(team__isnull=True) | Q(pk__in=episodes.values("barrier_id")))
+    rows = list(used.order_by("position", "key").values_list("key", "name"))
     keys = [key for key, _ in rows]
     if stats.BASELINE in keys:
         keys.remove(stats.BASELINE)
@@ -241,15 +242,20 @@ def condition_order() -> tuple[list[str], dict[str, str]]:
 
 
 def build_results(
-    filters: ResultFilters, *, resamples: int = DEFAULT_RESAMPLES, seed: int = stats.DEFAULT_SEED
+    filters: ResultFilters,
+    episodes: QuerySet[Episode],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = stats.DEFAULT_SEED,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """The results report as a JSON-ready dict (no NaN; docs/results-schema.md) and the table behind it."""
+    """The results report over ``episodes`` (the asking researcher's or a team's) as a JSON-ready
+    dict (no NaN; docs/results-schema.md) and the table behind it."""
     if filters.seat_role not in stats.SEAT_ROLES:
         raise ResultsProblem(f"seat must be partner or barrier, not {filters.seat_role!r}")
-    choices = evaluator_choices(filters)
+    choices = evaluator_choices(filters, episodes)
     judge = choose_evaluator(filters, choices)
-    table = results_table(filters, judge)
-    order, names = condition_order()
+    table = results_table(filters, judge, episodes)
+    order, names = condition_order(episodes)
     analysis = stats.results_report(
         table, dimensions=list(DIMENSIONS), seat_role=filters.seat_role, conditions=order, resamples=resamples,
         seed=seed,

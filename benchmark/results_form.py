@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import QuerySet
 
 from .models import Episode, Evaluation, Seat
 from .results import ResultFilters
@@ -24,14 +25,16 @@ class ResultFilterForm(forms.Form):
         help_text="Per-seat scores of the partner (as in SocialVeil) or of the barrier seat.",
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, episodes: QuerySet[Episode], **kwargs) -> None:
+        """``episodes``: those the asking researcher may see; the choices come from them alone."""
         super().__init__(*args, **kwargs)
-        tags = Episode.objects.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
+        tags = episodes.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
-        evaluators = Evaluation.objects.order_by("evaluator").values_list("evaluator", flat=True).distinct()
+        evaluations = Evaluation.objects.filter(episode__in=episodes.values("pk"))
+        evaluators = evaluations.order_by("evaluator").values_list("evaluator", flat=True).distinct()
         self.fields["evaluator"].choices = [("", "most scores"), *((name, name) for name in evaluators)]
         versions = (
-            Evaluation.objects.exclude(prompt_version="").order_by("prompt_version")
+            evaluations.exclude(prompt_version="").order_by("prompt_version")
             .values_list("prompt_version", flat=True).distinct()
         )
         self.fields["prompt_version"].choices = [("", "any version"), *((v, v) for v in versions)]

@@ -57,7 +57,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from . import judge, llm
-from .models import Barrier, Episode, Role, Scenario, Seat, SimulationRun, Turn
+from .models import Barrier, Episode, Role, Scenario, Seat, SimulationRun, Team, Turn
 from .models.scenarios import Difficulty
 from .simulation import create_episode, run_episode
 
@@ -218,6 +218,7 @@ class RunPlan:
 
     tag: str
     options: RunOptions  # resolved
+    team: Team
     scenarios: list[Scenario]
     barriers: list[Barrier]
     positions: dict[int, list[int]]  # scenario id -> its role positions
@@ -259,9 +260,12 @@ def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: 
     return f"{tag[: EXTERNAL_ID_LENGTH - len(digest) - 1]}-{digest}"
 
 
-def resolve_scenarios(selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
-    """Scenarios by id or codename (all when none is given), narrowed to the difficulty tags."""
-    scenarios = Scenario.objects.order_by("pk")
+def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
+    """The team's scenarios by id or codename (all when none is given), narrowed to the difficulty tags.
+
+    Another team's scenario is unknown here, exactly like an id that does not exist.
+    """
+    scenarios = Scenario.objects.of_team(team).order_by("pk")
     if selectors:
         ids = {int(s) for s in selectors if s.isdigit()}
         names = {s for s in selectors if not s.isdigit()}
@@ -285,12 +289,14 @@ def resolve_scenarios(selectors: Sequence[str], difficulties: Sequence[str] = ()
     return chosen
 
 
-def resolve_conditions(keys: Sequence[str]) -> list[Barrier]:
-    """Barriers by key, in the order given; an unknown key is refused with the known ones listed."""
-    barriers = {b.key: b for b in Barrier.objects.filter(key__in=keys)}
+def resolve_conditions(team: Team, keys: Sequence[str]) -> list[Barrier]:
+    """Barriers by key (built-in or the team's), in the order given; an unknown key is refused
+    with the known ones listed."""
+    usable = Barrier.objects.of_team(team)
+    barriers = {b.key: b for b in usable.filter(key__in=keys)}
     unknown = [key for key in keys if key not in barriers]
     if unknown:
-        known = ", ".join(Barrier.objects.order_by("position", "key").values_list("key", flat=True))
+        known = ", ".join(usable.order_by("position", "key").values_list("key", flat=True))
         raise RunOptionsError(
             "conditions", f"Unknown condition(s) {', '.join(map(repr, unknown))}; known barriers: {known}."
         )
@@ -299,15 +305,15 @@ def resolve_conditions(keys: Sequence[str]) -> list[Barrier]:
     return [barriers[key] for key in keys]
 
 
-def plan_run(options: RunOptions, tag: str | None = None) -> RunPlan:
-    """Check options against the database and lay out the grid; nothing is written."""
+def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan:
+    """Check options against the team's data and lay out the grid; nothing is written."""
     options.check()
     options = options.resolved()
     tag = tag or options.default_tag()
     if slugify(tag) != tag or len(tag) > 100:
         raise RunOptionsError("tag", f"Run name {tag!r} must be a slug (letters, digits, - and _), at most 100.")
-    barriers = resolve_conditions(options.conditions)
-    scenarios = resolve_scenarios(options.scenarios, options.difficulties)
+    barriers = resolve_conditions(team, options.conditions)
+    scenarios = resolve_scenarios(team, options.scenarios, options.difficulties)
     positions: dict[int, list[int]] = {s.pk: [] for s in scenarios}
     uncast: set[int] = set()
     for chunk in _chunks([s.pk for s in scenarios]):
@@ -328,7 +334,7 @@ def plan_run(options: RunOptions, tag: str | None = None) -> RunPlan:
             raise RunOptionsError(
                 "barrier_seat", f"Scenario {scenario} has no role at position {options.barrier_seat} for the barrier."
             )
-    return RunPlan(tag, options, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
+    return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
 
 
 def _chunks(items: Sequence[Any], size: int = 5000) -> Iterable[Sequence[Any]]:
@@ -365,7 +371,9 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
     existing = {
         e.external_id: e
         for chunk in _chunks([p.external_id for p in planned])
-        for e in Episode.objects.filter(external_id__in=chunk).only("pk", "external_id", "status", "settings")
+        for e in Episode.objects.of_team(plan.team)
+        .filter(external_id__in=chunk)
+        .only("pk", "external_id", "status", "settings")
     }
     missing = [item for item in planned if item.external_id not in existing]
     for batch in _chunks(missing, PREPARE_BATCH):
@@ -409,12 +417,12 @@ def is_stale(run: SimulationRun, now: Any = None) -> bool:
     return last < now - STALE_AFTER
 
 
-def run_for_command(options: RunOptions, tag: str) -> SimulationRun:
-    """The latest run with ``tag``, or a new one. Running the command again is a request to resume,
-    so a cancel is lifted and the options brought up to date."""
-    run = SimulationRun.objects.filter(tag=tag).order_by("-created_at", "-pk").first()
+def run_for_command(options: RunOptions, tag: str, team: Team) -> SimulationRun:
+    """The team's latest run with ``tag``, or a new one. Running the command again is a request to
+    resume, so a cancel is lifted and the options brought up to date."""
+    run = SimulationRun.objects.of_team(team).filter(tag=tag).order_by("-created_at", "-pk").first()
     if run is None:
-        return SimulationRun.objects.create(tag=tag, options=options.as_dict())
+        return SimulationRun.objects.create(team=team, tag=tag, options=options.as_dict())
     SimulationRun.objects.filter(pk=run.pk).update(options=options.as_dict(), cancel_requested=False)
     run.options, run.cancel_requested = options.as_dict(), False
     return run
@@ -835,9 +843,9 @@ def execute_run(run_id: int, *, progress: TextIO | None = None, stop_on_signals:
     and the detached worker).
     """
     started = time.monotonic()
-    run = SimulationRun.objects.get(pk=run_id)
+    run = SimulationRun.objects.select_related("team").get(pk=run_id)
     try:
-        plan = plan_run(RunOptions.from_dict(run.options), run.tag)
+        plan = plan_run(RunOptions.from_dict(run.options), run.team, run.tag)
     except RunOptionsError as error:
         _close(run.pk, SimulationRun.Status.FAILED, f"Bad options: {error}")
         raise
@@ -972,16 +980,19 @@ def _close(run_id: int, status: str, message: str, counts: Snapshot | None = Non
 # --- launching from the web ---------------------------------------------------------------------
 
 
-def create_run(options: RunOptions, tag: str, user: Any = None) -> SimulationRun:
-    """A queued run for ``options``, checked against the database, stored with the model names resolved."""
-    plan = plan_run(options, tag)
-    return SimulationRun.objects.create(tag=plan.tag, options=plan.options.as_dict(), created_by=user, total=plan.total)
+def create_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> SimulationRun:
+    """A queued run of ``team`` for ``options``, checked against the team's data, stored with the
+    model names resolved."""
+    plan = plan_run(options, team, tag)
+    return SimulationRun.objects.create(
+        team=team, tag=plan.tag, options=plan.options.as_dict(), created_by=user, total=plan.total
+    )
 
 
-def launch_run(options: RunOptions, tag: str, user: Any = None) -> SimulationRun:
+def launch_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> SimulationRun:
     """Store a queued run and start its worker once the row is committed (so the worker finds it)."""
     with transaction.atomic():
-        run = create_run(options, tag, user)
+        run = create_run(options, tag, team, user)
         transaction.on_commit(partial(start_worker, run))
     return run
 
@@ -1003,9 +1014,9 @@ def resume_run(run: SimulationRun) -> bool:
     return True
 
 
-def unused_tag(base: str) -> str:
-    """``base``, or ``base-2``, ``base-3``... whichever no run has yet."""
-    taken = set(SimulationRun.objects.filter(tag__startswith=base).values_list("tag", flat=True))
+def unused_tag(base: str, team: Team) -> str:
+    """``base``, or ``base-2``, ``base-3``... whichever no run of the team has yet."""
+    taken = set(SimulationRun.objects.of_team(team).filter(tag__startswith=base).values_list("tag", flat=True))
     if base not in taken:
         return base
     number = 2
@@ -1107,7 +1118,8 @@ def describe_options(options: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def may_control(user: Any, run: SimulationRun) -> bool:
-    """Cancel and resume belong to whoever launched the run; a command-line run to any researcher."""
+    """Cancel and resume belong to whoever launched the run; a command-line run to any researcher
+    of its team. ``run`` comes from ``SimulationRun.objects.owned_by(user)``: the team is checked there."""
     return bool(user.is_superuser or run.created_by_id is None or run.created_by_id == user.pk)
 
 
@@ -1140,7 +1152,7 @@ def run_progress(run: SimulationRun, user: Any = None, *, turns: int | None = No
     end = run.finished_at if run.done and run.finished_at else now
     elapsed = int((end - run.started_at).total_seconds()) if run.started_at else None
     if turns is None:
-        turns = Turn.objects.filter(episode__tag=run.tag).count()
+        turns = Turn.objects.filter(episode__team=run.team_id, episode__tag=run.tag).count()
     control = user is not None and may_control(user, run)
     return RunProgress(
         run=run,

@@ -58,6 +58,7 @@ def create_episode(
 
     with transaction.atomic():
         episode = Episode.objects.create(
+            team_id=scenario.team_id,  # an episode belongs to its scenario's team
             external_id=external_id,
             scenario=scenario,
             barrier=barrier,

@@ -27,9 +27,10 @@ SCRIPTED_LABEL = "scripted (offline)"
 @researcher_required
 def index(request: HttpRequest) -> HttpResponse:
     """The episode browser; an htmx request gets only the results, so filtering swaps in place."""
-    form = EpisodeFilterForm(request.GET)
+    form = EpisodeFilterForm(request.GET, user=request.user)
     episodes = form.filter(
-        Episode.objects.select_related("scenario", "barrier")
+        Episode.objects.owned_by(request.user)
+        .select_related("scenario", "barrier")
         .annotate(turn_count=Count("turns"))
         .order_by("-created_at", "-pk")  # Meta.ordering does not apply to a GROUP BY query
         .prefetch_related(Prefetch("seats", queryset=Seat.objects.select_related("character")))
@@ -48,7 +49,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def episode(request: HttpRequest, pk: int) -> HttpResponse:
     """One episode: its scenario, who sat where, the transcript, and every evaluator's scores."""
-    episode = get_object_or_404(Episode.objects.select_related("scenario", "barrier"), pk=pk)
+    episode = get_object_or_404(Episode.objects.owned_by(request.user).select_related("scenario", "barrier"), pk=pk)
     seats = list(episode.seats.select_related("role", "character"))
     for seat in seats:
         seat.is_scripted = is_scripted(seat.model)

@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from .figures import results_figures
+from .models import Episode
 from .permissions import researcher_required
 from .results import ResultFilters, ResultsProblem, build_results
 from .results_form import ResultFilterForm
@@ -37,13 +38,14 @@ CSV_TYPE = "text/csv; charset=utf-8"
 @researcher_required
 def results(request: HttpRequest) -> HttpResponse:
     """The results of the filtered episodes under one judge; bad filters are shown on the form."""
-    form = ResultFilterForm(request.GET)
+    episodes = Episode.objects.owned_by(request.user)
+    form = ResultFilterForm(request.GET, episodes=episodes)
     filters = form.filters()
     context = {"form": form, "report": None, "problem": None, "query": request.GET.urlencode(),
                "csv_tables": CSV_TABLES}
     if filters is not None:
         try:
-            report, _ = build_results(filters)
+            report, _ = build_results(filters, episodes)
         except ResultsProblem as problem:
             context["problem"] = str(problem)
         else:
@@ -70,13 +72,14 @@ def page_context(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _report_or_error(request: HttpRequest) -> tuple[dict[str, Any], pd.DataFrame] | HttpResponse:
-    form = ResultFilterForm(request.GET)
+    episodes = Episode.objects.owned_by(request.user)
+    form = ResultFilterForm(request.GET, episodes=episodes)
     filters: ResultFilters | None = form.filters()
     if filters is None:
         problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
         return HttpResponseBadRequest(f"Bad filters: {problems}", content_type="text/plain; charset=utf-8")
     try:
-        return build_results(filters)
+        return build_results(filters, episodes)
     except ResultsProblem as problem:
         return HttpResponseBadRequest(str(problem), content_type="text/plain; charset=utf-8")
 

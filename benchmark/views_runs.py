@@ -36,8 +36,8 @@ RUNS_PER_PAGE = 50
 @require_GET
 @researcher_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    """Every run, newest first; the counts are the ones the workers last wrote."""
-    runs = SimulationRun.objects.select_related("created_by").order_by("-created_at", "-pk")
+    """The runs of the researcher's teams, newest first; the counts are the ones the workers last wrote."""
+    runs = SimulationRun.objects.owned_by(request.user).select_related("created_by").order_by("-created_at", "-pk")
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     rows = [run_progress(run, request.user, turns=0) for run in page.object_list]
     return render(request, "benchmark/runs/list.html", {"page": page, "rows": rows})
@@ -47,10 +47,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def run_new(request: HttpRequest) -> HttpResponse:
     """The launch form; a valid run is stored and its worker started once the row is committed."""
-    form = RunForm(request.POST or None)
+    form = RunForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        tag = form.cleaned_data["tag"] or unused_tag(timezone.now().strftime("run-%Y%m%d-%H%M"))
-        run = launch_run(form.options(), tag, request.user)
+        team = form.cleaned_data["team"]
+        tag = form.cleaned_data["tag"] or unused_tag(timezone.now().strftime("run-%Y%m%d-%H%M"), team)
+        run = launch_run(form.options(), tag, team, request.user)
         messages.success(request, f"Run {run.tag} launched: {run.total} episodes.")
         return redirect("benchmark:run", pk=run.pk)
     return render(request, "benchmark/runs/new.html", {"form": form})
@@ -59,7 +60,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 @researcher_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(SimulationRun.objects.select_related("created_by"), pk=pk)
+    run = get_object_or_404(SimulationRun.objects.owned_by(request.user).select_related("created_by"), pk=pk)
     context = {
         "progress": run_progress(run, request.user),
         "options": describe_options(run.options),
@@ -72,7 +73,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def run_progress_partial(request: HttpRequest, pk: int) -> HttpResponse:
     """What the run page polls every two seconds while the run is going."""
-    run = get_object_or_404(SimulationRun.objects.select_related("created_by"), pk=pk)
+    run = get_object_or_404(SimulationRun.objects.owned_by(request.user).select_related("created_by"), pk=pk)
     return render(request, "benchmark/runs/partials/_progress.html", {"progress": run_progress(run, request.user)})
 
 
@@ -80,7 +81,7 @@ def run_progress_partial(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask the run's worker to stop; its unfinished episodes stay resumable."""
-    run = get_object_or_404(SimulationRun, pk=pk)
+    run = get_object_or_404(SimulationRun.objects.owned_by(request.user), pk=pk)
     if not may_control(request.user, run):
         raise PermissionDenied("Only the researcher who launched this run can cancel it.")
     request_cancel(run)
@@ -92,7 +93,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     """Start a new worker for a run that stopped early or whose worker died."""
-    run = get_object_or_404(SimulationRun, pk=pk)
+    run = get_object_or_404(SimulationRun.objects.owned_by(request.user), pk=pk)
     if not may_control(request.user, run):
         raise PermissionDenied("Only the researcher who launched this run can resume it.")
     if resume_run(run):

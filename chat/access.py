@@ -78,6 +78,5 @@ def settle_stage(participant: Participant) -> Participant:
 
 
 def researcher_chat_studies(user: AbstractBaseUser) -> QuerySet[ChatStudy]:
-    """The chat studies ``user`` manages: their own, or every study for a superuser."""
-    studies = ChatStudy.objects.all()
-    return studies if user.is_superuser else studies.filter(created_by=user)
+    """The chat studies ``user`` manages: their teams' (every study for a superuser)."""
+    return ChatStudy.objects.owned_by(user)

@@ -42,7 +42,7 @@ class ChatStudyAdminForm(forms.ModelForm):
 class ChatStudyAdmin(admin.ModelAdmin):
     form = ChatStudyAdminForm
     list_display = ["title", "slug", "created_by", "is_open", "turn_cap", "participant_count", "created_at"]
-    list_filter = ["is_open", "partner_strategy", "created_by"]
+    list_filter = ["team", "is_open", "partner_strategy", "created_by"]
     search_fields = ["title", "slug"]
     prepopulated_fields = {"slug": ["title"]}
     filter_horizontal = ["scenarios"]

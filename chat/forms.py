@@ -17,6 +17,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Count, Q, QuerySet
 
+from benchmark.forms import team_field
 from benchmark.models import Barrier, Scenario
 
 from .models import ChatCondition, ChatStudy, default_questionnaire
@@ -34,10 +35,10 @@ NUMBER_BOUNDS = {
 }
 
 
-def chat_scenarios() -> QuerySet[Scenario]:
-    """Scenarios a person can play against one agent: exactly two roles, both cast."""
+def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
+    """Those of ``scenarios`` a person can play against one agent: exactly two roles, both cast."""
     return (
-        Scenario.objects.annotate(
+        scenarios.annotate(
             role_count=Count("roles", distinct=True),
             cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
         )
@@ -99,12 +100,20 @@ class ChatStudyForm(forms.ModelForm):
         widgets = {"consent_text": forms.Textarea(attrs={"rows": 10})}
         formfield_callback = https_by_default
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:
+        """Scenarios and barriers come from ``user``'s teams; a saved study keeps its team."""
         super().__init__(*args, **kwargs)
-        self.fields["scenarios"].queryset = chat_scenarios()
+        if self.instance.pk:
+            team = self.instance.team
+            scenarios, barriers = Scenario.objects.of_team(team), Barrier.objects.of_team(team)
+        else:
+            scenarios, barriers = Scenario.objects.owned_by(user), Barrier.objects.owned_by(user)
+            self.fields["team"] = team_field(user)
+            self.order_fields(["team", *self.Meta.fields])
+        self.fields["scenarios"].queryset = chat_scenarios(scenarios)
         self.fields["slug"].help_text = "The study link is /s/<slug>/: letters, numbers, hyphens."
         self.fields["agent_model"].widget.attrs["placeholder"] = "configured agent model, or scripted (offline)"
-        self.barriers = list(Barrier.objects.order_by("-builtin", "position", "key"))
+        self.barriers = list(barriers.order_by("-builtin", "position", "key"))
         targets = {}
         if self.instance.pk:
             targets = dict(self.instance.conditions.values_list("barrier_id", "target"))
@@ -169,6 +178,15 @@ class ChatStudyForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        team_id = self.instance.team_id if self.instance.pk else getattr(data.get("team"), "pk", None)
+        if team_id is None:
+            return data
+        for scenario in data.get("scenarios") or []:
+            if scenario.team_id != team_id:
+                self.add_error("scenarios", f"Scenario {scenario} belongs to another of your teams.")
+        for barrier in self.barriers:
+            if data.get(TARGET_PREFIX + barrier.key) and barrier.team_id not in (None, team_id):
+                self.add_error(TARGET_PREFIX + barrier.key, f"{barrier} belongs to another of your teams.")
         targets = [data.get(TARGET_PREFIX + barrier.key) for barrier in self.barriers]
         if all(target is not None for target in targets) and not any(targets):
             self.add_error(None, "Give at least one condition a target above 0: otherwise no one can take part.")
@@ -184,6 +202,8 @@ class ChatStudyForm(forms.ModelForm):
     def save(self, commit: bool = True, *, created_by: AbstractBaseUser | None = None) -> ChatStudy:
         """Store the study, its scenarios and its conditions in one transaction."""
         study = super().save(commit=False)
+        if study.team_id is None:
+            study.team = self.cleaned_data["team"]
         if created_by is not None and study.created_by_id is None:
             study.created_by = created_by
         with transaction.atomic():

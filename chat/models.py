@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.models import Seat
+from benchmark.models import OwnedQuerySet, Seat
 
 DEFAULT_CONSENT = """\
 You are invited to take part in a research study on how people and AI agents communicate.
@@ -71,6 +71,7 @@ def default_questionnaire() -> list[dict]:
 class ChatStudy(models.Model):
     """A researcher's design for human–agent role-play: which scenarios, conditions and settings."""
 
+    team = models.ForeignKey("benchmark.Team", on_delete=models.PROTECT, related_name="chat_studies")
     slug = models.SlugField(max_length=60, unique=True, help_text="The study link is /s/<slug>/.")
     title = models.CharField(max_length=200)
     created_by = models.ForeignKey(
@@ -109,6 +110,8 @@ class ChatStudy(models.Model):
     )
     is_open = models.BooleanField(default=True, help_text="Closed studies take no new participants.")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = OwnedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

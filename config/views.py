@@ -13,11 +13,12 @@ from .login_links import login_link_tokens
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    user = request.user  # counts of what this visitor may see: their teams' data and the shared barriers
     context = {
         "counts": {
-            "scenarios": Scenario.objects.count(),
-            "episodes": Episode.objects.count(),
-            "barriers": Barrier.objects.count(),
+            "scenarios": Scenario.objects.owned_by(user).count(),
+            "episodes": Episode.objects.owned_by(user).count(),
+            "barriers": Barrier.objects.owned_by(user).count(),
         },
     }
     return render(request, "home.html", context)

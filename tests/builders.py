@@ -2,6 +2,8 @@
 
 They need a database (use them inside a ``db`` test). Barriers come from the seeded rows when
 present and are created otherwise, so the builders also work after a flushed transactional test.
+Research objects belong to the default team unless a ``team`` is given; ``make_user(staff=True)``
+and ``make_researcher`` make researchers of that team.
 """
 
 from collections.abc import Sequence
@@ -9,26 +11,67 @@ from itertools import count
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import AbstractUser, Group
 
-from benchmark.models import ActionType, Barrier, Character, Episode, Role, Scenario, Seat, Turn
+from benchmark.models import (
+    DEFAULT_TEAM_SLUG,
+    ActionType,
+    Barrier,
+    Character,
+    Episode,
+    Role,
+    Scenario,
+    Seat,
+    Team,
+    TeamMember,
+    Turn,
+)
 
 _numbers = count(1)
 PASSWORD = "correct horse battery staple"
 
 
+def default_team() -> Team:
+    """The team a fresh install has (the migration makes it; a flushed test database may not)."""
+    team, _ = Team.objects.get_or_create(slug=DEFAULT_TEAM_SLUG, defaults={"name": "Default team"})
+    return team
+
+
+def make_team(**fields: Any) -> Team:
+    number = next(_numbers)
+    fields.setdefault("name", f"Team {number}")
+    fields.setdefault("slug", f"team-{number}")
+    return Team.objects.create(**fields)
+
+
+def add_to_team(user: AbstractUser, team: Team | None = None, role: str = TeamMember.Role.RESEARCHER) -> None:
+    TeamMember.objects.update_or_create(team=team or default_team(), user=user, defaults={"role": role})
+
+
 def make_user(*, staff: bool = False, superuser: bool = False, **fields: Any) -> AbstractUser:
-    """A user whose password is ``PASSWORD``; ``staff=True`` makes a researcher."""
+    """A user whose password is ``PASSWORD``; ``staff=True`` makes a researcher of the default team."""
     number = next(_numbers)
     fields.setdefault("username", f"user{number}")
     fields.setdefault("email", f"user{number}@example.org")
     manager = get_user_model().objects
     if superuser:
         return manager.create_superuser(password=PASSWORD, **fields)
-    return manager.create_user(password=PASSWORD, is_staff=staff, **fields)
+    user = manager.create_user(password=PASSWORD, is_staff=staff, **fields)
+    if staff:
+        add_to_team(user)
+    return user
+
+
+def make_researcher(team: Team | None = None, **fields: Any) -> AbstractUser:
+    """A member of the researchers group (not staff) who is a researcher of ``team`` (default team)."""
+    user = make_user(**fields)
+    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    add_to_team(user, team)
+    return user
 
 
 def make_character(**fields: Any) -> Character:
+    fields.setdefault("team", default_team())
     number = next(_numbers)
     fields.setdefault("first_name", f"Person{number}")
     fields.setdefault("last_name", "Tester")
@@ -41,6 +84,7 @@ def make_character(**fields: Any) -> Character:
 def make_scenario(*, roles: int | Sequence[dict[str, Any]] = 2, **fields: Any) -> Scenario:
     """A scenario with ``roles`` roles (a number, or one dict of Role fields per role), each cast."""
     number = next(_numbers)
+    fields.setdefault("team", default_team())
     fields.setdefault("codename", f"scenario-{number}")
     fields.setdefault("context", "Two neighbours meet in the stairwell to talk about a noisy party.")
     scenario = Scenario.objects.create(**fields)
@@ -48,7 +92,7 @@ def make_scenario(*, roles: int | Sequence[dict[str, Any]] = 2, **fields: Any) -
     for position, overrides in enumerate(role_fields):
         values = {"goal": f"Reach goal {position + 1}.", **overrides}
         if "character" not in values:
-            values["character"] = make_character()
+            values["character"] = make_character(team=scenario.team)
         Role.objects.create(scenario=scenario, position=position, **values)
     return scenario
 
@@ -56,7 +100,7 @@ def make_scenario(*, roles: int | Sequence[dict[str, Any]] = 2, **fields: Any) -
 def get_barrier(key: str = "none") -> Barrier:
     """The barrier with ``key``: the seeded one, or a minimal stand-in when the table was flushed."""
     barrier, _ = Barrier.objects.get_or_create(
-        key=key, defaults={"name": key.title(), "definition": f"The {key} condition."}
+        key=key, team=None, defaults={"name": key.title(), "definition": f"The {key} condition.", "builtin": True}
     )
     return barrier
 
@@ -81,13 +125,14 @@ def make_episode(
         barrier = get_barrier(barrier)
     fields.setdefault("source", Episode.Source.SIMULATED)
     fields.setdefault("status", Episode.Status.FINISHED)
+    fields.setdefault("team", scenario.team)
     episode = Episode.objects.create(scenario=scenario, barrier=barrier, **fields)
     seats = [
         Seat.objects.create(
             episode=episode,
             position=role.position,
             role=role,
-            character=role.character or make_character(),
+            character=role.character or make_character(team=scenario.team),
             carries_barrier=role.position == barrier_seat,
             **(seat_fields or {}),
         )

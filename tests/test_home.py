@@ -2,15 +2,17 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import Barrier
-from tests.builders import make_episode, make_scenario, make_user
+from tests.builders import make_episode, make_scenario, make_team, make_user
 
 pytestmark = pytest.mark.django_db
 
 
-def test_home_shows_counts_of_scenarios_episodes_and_barriers(client):
+def test_home_shows_a_researcher_the_counts_of_their_teams_data(client):
     scenario = make_scenario()
     make_episode(scenario=scenario)
     make_episode(scenario=scenario)
+    make_episode(scenario=make_scenario(team=make_team()))  # another team's: not counted
+    client.force_login(make_user(staff=True))
 
     response = client.get(reverse("home"))
 
@@ -20,11 +22,35 @@ def test_home_shows_counts_of_scenarios_episodes_and_barriers(client):
     assert "<strong>2</strong> episodes" in response.text
 
 
-def test_home_links_to_the_admin_and_every_entry_page(client):
+def test_home_tells_a_visitor_nothing_about_any_teams_data(client):
+    make_episode()
+
     response = client.get(reverse("home"))
 
-    for name in ["admin:index", "benchmark:index", "annotator:index", "chat:index"]:
+    assert response.context["counts"] == {
+        "scenarios": 0, "episodes": 0, "barriers": Barrier.objects.filter(builtin=True).count()
+    }
+
+
+def test_home_links_a_researcher_to_every_entry_page_and_a_superuser_to_the_admin(client):
+    client.force_login(make_user(staff=True))
+    response = client.get(reverse("home"))
+
+    for name in ["benchmark:index", "annotator:index", "annotator:study-list", "chat:index"]:
         assert f'href="{reverse(name)}"' in response.text
+    assert f'href="{reverse("admin:index")}"' not in response.text
+
+    client.force_login(make_user(superuser=True))
+    assert f'href="{reverse("admin:index")}"' in client.get(reverse("home")).text
+
+
+def test_home_shows_visitors_and_annotators_no_link_that_would_refuse_them(client):
+    for user in (None, make_user()):
+        if user:
+            client.force_login(user)
+        page = client.get(reverse("home")).text
+        for name in ["benchmark:index", "benchmark:runs", "benchmark:results", "chat:index", "admin:index"]:
+            assert f'href="{reverse(name)}"' not in page
 
 
 def test_nav_shows_staff_links_only_to_staff(client):
@@ -36,7 +62,7 @@ def test_nav_shows_staff_links_only_to_staff(client):
     client.force_login(make_user(staff=True))
     page = client.get(reverse("annotator:index")).text
     assert f'href="{reverse("benchmark:index")}"' in page
-    assert f'href="{reverse("admin:index")}"' in page
+    assert f'href="{reverse("admin:index")}"' not in page  # the admin is for superusers
 
 
 def test_logout_is_a_post_form_that_returns_home(client):

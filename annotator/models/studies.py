@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from benchmark.models import OwnedQuerySet
+
 
 def _invite_token() -> str:
     return secrets.token_urlsafe(16)
@@ -12,6 +14,7 @@ def _invite_token() -> str:
 class Study(models.Model):
     """A set of episodes rated under one scheme by a pool of annotators, k ratings per item."""
 
+    team = models.ForeignKey("benchmark.Team", on_delete=models.PROTECT, related_name="annotation_studies")
     title = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
     scheme = models.ForeignKey("Scheme", on_delete=models.PROTECT, related_name="studies")
@@ -35,6 +38,8 @@ class Study(models.Model):
     annotators = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="annotation_studies", blank=True
     )
+
+    objects = OwnedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

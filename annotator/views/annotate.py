@@ -83,7 +83,7 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
         "study": study,
         "membership": membership,
         "questions": [summarise(question) for question in questions],
-        "barriers": reference_barriers(questions),
+        "barriers": reference_barriers(questions, study.team_id),
         "attributes": span_attributes(questions),
     }
     return render(request, "annotator/instructions.html", context)

@@ -13,21 +13,26 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from ..forms import join_team_as_annotators
 from ..models import Membership, Study
 from ..permissions import ANNOTATORS
 
 
 def join_study(user: AbstractBaseUser, study: Study) -> bool:
-    """Put ``user`` in the annotators group and the study's pool; True if they were not in it yet."""
+    """Put ``user`` in the annotators group, the study's pool and its team's annotators (a researcher of
+    the team stays a researcher); True if they were not in the pool yet."""
     group, _ = Group.objects.get_or_create(name=ANNOTATORS)
     user.groups.add(group)
+    join_team_as_annotators(study.team, [user])
     _, joined = Membership.objects.get_or_create(study=study, annotator=user)
     return joined
 
 
 @require_http_methods(["GET", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
-    study = get_object_or_404(Study.objects.only("pk", "title", "slug", "is_open"), invite_token=token)
+    study = get_object_or_404(
+        Study.objects.select_related("team").only("pk", "title", "slug", "is_open", "team"), invite_token=token
+    )
     if not study.is_open:
         return render(request, "annotator/join.html", {"study": study, "closed": True}, status=410)
     if request.user.is_authenticated:

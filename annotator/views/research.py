@@ -1,7 +1,7 @@
 """Pages researchers manage studies with: list, create, dashboard, exports, report.
 
 Every view is behind ``researcher_required`` and reaches studies only through
-``researcher_studies``: a researcher sees the studies they created, a superuser sees all. Each page
+``researcher_studies``: a researcher sees the studies of their teams, a superuser sees all. Each page
 costs a fixed number of queries, however many items, annotators and annotations a study has.
 """
 
@@ -45,9 +45,8 @@ from ..reports import (
 
 
 def researcher_studies(user: AbstractBaseUser) -> QuerySet[Study]:
-    """The studies ``user`` manages: their own, or every study for a superuser."""
-    studies = Study.objects.all()
-    return studies if user.is_superuser else studies.filter(created_by=user)
+    """The studies ``user`` manages: their teams' (every study for a superuser)."""
+    return Study.objects.owned_by(user)
 
 
 def duration(seconds: int) -> str:
@@ -112,12 +111,14 @@ def study_create(request: HttpRequest) -> HttpResponse:
     """The study form; htmx asks it for the live episode count and for a preset's default instructions."""
     partial = request.GET.get("partial") if request.htmx else None
     if partial == "count":
-        return render(request, "annotator/research/partials/_episode_count.html", {"count": _count(request.GET)})
+        return render(
+            request, "annotator/research/partials/_episode_count.html", {"count": _count(request.GET, request.user)}
+        )
     if partial == "instructions":
         return _instructions_field(request)
 
     if request.method == "POST":
-        form = StudyForm(request.POST)
+        form = StudyForm(request.POST, user=request.user)
         if form.is_valid():
             try:
                 study = form.save(created_by=request.user)
@@ -126,16 +127,16 @@ def study_create(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, f"Study “{study.title}” created with {study.items.count()} items.")
                 return redirect("annotator:dashboard", slug=study.slug)
-        count = _count(request.POST)
+        count = _count(request.POST, request.user)
     else:
-        form = StudyForm(initial=initial_from_query(request.GET))
-        count = _count({name: form.initial.get(name, "") for name in FILTER_FIELDS})
+        form = StudyForm(initial=initial_from_query(request.GET), user=request.user)
+        count = _count({name: form.initial.get(name, "") for name in FILTER_FIELDS}, request.user)
     return render(request, "annotator/research/study_form.html", {"form": form, "count": count})
 
 
-def _count(data: object) -> int:
-    """How many episodes the episode filters in ``data`` select (invalid values are ignored)."""
-    return EpisodeFilterForm(data).filter(Episode.objects.all()).count()
+def _count(data: object, user: AbstractBaseUser) -> int:
+    """How many of ``user``'s episodes the episode filters in ``data`` select (invalid values are ignored)."""
+    return EpisodeFilterForm(data, user=user).filter(Episode.objects.owned_by(user)).count()
 
 
 def _instructions_field(request: HttpRequest) -> HttpResponse:
@@ -143,7 +144,7 @@ def _instructions_field(request: HttpRequest) -> HttpResponse:
     text = request.GET.get("instructions", "")
     if is_default_instructions(text):
         text = default_instructions(request.GET.get("preset", ""))
-    form = StudyForm(initial={"instructions": text})
+    form = StudyForm(initial={"instructions": text}, user=request.user)
     return render(request, "partials/_field.html", {"field": form["instructions"], "wide": True})
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from ..models import Character, Role, Scenario
+from ..models import Character, Role, Scenario, Team
 from .content import DemoCharacter, DemoScenario
 
 CHARACTER_ID = "demo-character-{key}"
@@ -12,8 +12,9 @@ SCENARIO_ID = "demo-scenario-{codename}"
 EPISODE_ID = "demo-episode-{codename}-{condition}"
 
 
-def install_character(spec: DemoCharacter) -> Character:
+def install_character(spec: DemoCharacter, team: Team) -> Character:
     character, _ = Character.objects.update_or_create(
+        team=team,
         external_id=CHARACTER_ID.format(key=spec.key),
         defaults={
             "first_name": spec.first_name,
@@ -36,9 +37,10 @@ def install_character(spec: DemoCharacter) -> Character:
 
 
 @transaction.atomic
-def install_scenario(spec: DemoScenario) -> Scenario:
-    """Create or update a demo scenario with its two roles and their default characters."""
+def install_scenario(spec: DemoScenario, team: Team) -> Scenario:
+    """Create or update a demo scenario of ``team`` with its two roles and their default characters."""
     scenario, _ = Scenario.objects.update_or_create(
+        team=team,
         external_id=SCENARIO_ID.format(codename=spec.codename),
         defaults={
             "codename": spec.codename,
@@ -54,7 +56,7 @@ def install_scenario(spec: DemoScenario) -> Scenario:
             scenario=scenario,
             position=position,
             defaults={
-                "character": install_character(role.character),
+                "character": install_character(role.character, team),
                 "goal": role.goal,
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,

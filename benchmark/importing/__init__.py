@@ -19,6 +19,8 @@ from pathlib import Path
 
 from django.db import DataError, IntegrityError, transaction
 
+from ..models import Team
+
 FORMATS = ("parley", "sotopia", "csv")
 
 
@@ -120,8 +122,8 @@ def detect_format(path: Path, text: str) -> str:
     raise ImportProblem("cannot tell the format from the name or the content; pass --format", file=path.name)
 
 
-def import_file(path: str | Path, *, format: str = "auto", dry_run: bool = False) -> ImportResult:
-    """Import one file all or nothing; ``dry_run`` validates and writes, then rolls back."""
+def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
+    """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
     from . import parley, saving, sotopia, turns_csv
 
     path = Path(path)
@@ -135,7 +137,7 @@ def import_file(path: str | Path, *, format: str = "auto", dry_run: bool = False
     try:
         with transaction.atomic():
             drafts = parsers[format](text, path.name)
-            saving.save(drafts, result)
+            saving.save(drafts, result, team)
             if dry_run:
                 transaction.set_rollback(True)
     except (IntegrityError, DataError) as error:
@@ -144,9 +146,11 @@ def import_file(path: str | Path, *, format: str = "auto", dry_run: bool = False
     return result
 
 
-def import_files(paths: list[str | Path], *, format: str = "auto", dry_run: bool = False) -> list[ImportResult]:
+def import_files(
+    paths: list[str | Path], *, team: Team, format: str = "auto", dry_run: bool = False
+) -> list[ImportResult]:
     """Import several files in order, each in its own transaction; stops at the first bad file."""
-    return [import_file(path, format=format, dry_run=dry_run) for path in paths]
+    return [import_file(path, team=team, format=format, dry_run=dry_run) for path in paths]
 
 
 __all__ = ["FORMATS", "ImportProblem", "ImportResult", "detect_format", "import_file", "import_files"]

@@ -1,6 +1,8 @@
 """Write one file's drafts: resolve references, then insert everything with ``bulk_create``.
 
-Runs inside the caller's transaction. Lookups are cached for the whole file: each external id the
+Runs inside the caller's transaction, for one team: external ids are looked up among that team's
+rows only (another team's character with the same id is a stranger), and everything is created in
+that team. Lookups are cached for the whole file: each external id the
 file mentions is fetched once, in one query per model, before anything is created, and objects
 created earlier in the same file are found again without a query. What already exists wins:
 nothing is ever updated, so importing a file twice leaves the database as it was.
@@ -13,7 +15,7 @@ from typing import TypeVar
 
 from django.db import models
 
-from ..models import Barrier, Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from ..models import Barrier, Character, Episode, Evaluation, Role, Scenario, Seat, Team, Turn
 from . import ImportResult
 from .drafts import (
     CharacterDraft,
@@ -29,9 +31,9 @@ M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
 
 
-def save(drafts: list[Draft], result: ImportResult) -> None:
-    """Create what ``drafts`` describe and is not there yet; count it all in ``result``."""
-    Saver(drafts, result).run()
+def save(drafts: list[Draft], result: ImportResult, team: Team) -> None:
+    """Create in ``team`` what ``drafts`` describe and the team does not have yet; count it all in ``result``."""
+    Saver(drafts, result, team).run()
 
 
 def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
@@ -41,10 +43,11 @@ def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
 
 
 class Saver:
-    def __init__(self, drafts: list[Draft], result: ImportResult) -> None:
+    def __init__(self, drafts: list[Draft], result: ImportResult, team: Team) -> None:
         self.drafts = drafts
         self.result = result
-        self.barriers = {barrier.key: barrier for barrier in Barrier.objects.all()}
+        self.team = team
+        self.barriers = {barrier.key: barrier for barrier in Barrier.objects.of_team(team)}
         self.characters: dict[str, Character] = {}
         self.scenarios: dict[str, Scenario] = {}
         self.roles: dict[str, dict[int, Role]] = {}
@@ -87,16 +90,18 @@ class Saver:
                     want_character(seat.character)
 
         for chunk in _chunks(character_ids):
-            for character in Character.objects.filter(external_id__in=chunk):
+            for character in Character.objects.of_team(self.team).filter(external_id__in=chunk):
                 self.characters[character.external_id] = character
                 self.existing["character"].add(character.external_id)
         for chunk in _chunks(scenario_ids):
-            for scenario in Scenario.objects.filter(external_id__in=chunk).prefetch_related("roles"):
+            for scenario in Scenario.objects.of_team(self.team).filter(external_id__in=chunk).prefetch_related("roles"):
                 self.scenarios[scenario.external_id] = scenario
                 self.roles[scenario.external_id] = {role.position: role for role in scenario.roles.all()}
                 self.existing["scenario"].add(scenario.external_id)
         for chunk in _chunks(episode_ids):
-            self.episode_ids.update(Episode.objects.filter(external_id__in=chunk).values_list("external_id", flat=True))
+            self.episode_ids.update(
+                Episode.objects.of_team(self.team).filter(external_id__in=chunk).values_list("external_id", flat=True)
+            )
 
     def _reuse(self, kind: str, external_id: str) -> None:
         if external_id in self.existing[kind]:
@@ -107,7 +112,7 @@ class Saver:
         if name not in self.by_name:
             first, _, last = name.partition(" ")
             matches = [character for character in self.new[Character] if character.name == name] or list(
-                Character.objects.filter(
+                Character.objects.of_team(self.team).filter(
                     models.Q(first_name=first, last_name=last) | models.Q(first_name=name, last_name="")
                 )
             )
@@ -131,7 +136,7 @@ class Saver:
         if draft.external_id in self.characters:
             self._reuse("character", draft.external_id)
             return self.characters[draft.external_id]
-        character = Character(external_id=draft.external_id, **draft.values)
+        character = Character(team=self.team, external_id=draft.external_id, **draft.values)
         self.characters[draft.external_id] = character
         self.new[Character].append(character)
         self.result.created["character"] += 1
@@ -149,7 +154,7 @@ class Saver:
         if draft.external_id in self.scenarios:
             self._reuse("scenario", draft.external_id)
             return self.scenarios[draft.external_id], self.roles[draft.external_id]
-        scenario = Scenario(external_id=draft.external_id, **draft.values)
+        scenario = Scenario(team=self.team, external_id=draft.external_id, **draft.values)
         roles = {
             role.position: Role(
                 scenario=scenario,
@@ -182,6 +187,7 @@ class Saver:
             )
         scenario, roles = self.scenario(draft.scenario)
         episode = Episode(
+            team=self.team,
             external_id=draft.external_id,
             scenario=scenario,
             barrier=barrier,

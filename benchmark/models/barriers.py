@@ -1,4 +1,12 @@
+from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
+
+from .teams import OwnedQuerySet
+
+
+class BarrierQuerySet(OwnedQuerySet):
+    shared_when_teamless = True  # built-in barriers serve every team
 
 
 class Barrier(models.Model):
@@ -11,7 +19,11 @@ class Barrier(models.Model):
 
     NONE = "none"
 
-    key = models.SlugField(max_length=50, unique=True)
+    team = models.ForeignKey(
+        "Team", on_delete=models.PROTECT, null=True, blank=True, related_name="barriers",
+        help_text="Empty for Parley's built-in barriers, which every team shares read-only.",
+    )
+    key = models.SlugField(max_length=50, help_text="Unique among the built-in barriers and the team's own.")
     name = models.CharField(max_length=100)
     definition = models.TextField()
     example = models.TextField(blank=True, help_text="A short utterance that shows the barrier.")
@@ -26,11 +38,29 @@ class Barrier(models.Model):
     builtin = models.BooleanField(default=False, editable=False, help_text="Seeded with Parley.")
     position = models.PositiveSmallIntegerField(default=100, help_text="Order in lists and forms.")
 
+    objects = BarrierQuerySet.as_manager()
+
     class Meta:
         ordering = ["position", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "key"], name="barrier_key_per_team"),
+            models.UniqueConstraint(fields=["key"], condition=Q(team__isnull=True), name="barrier_builtin_key_unique"),
+            # built-in barriers are shared; every other barrier belongs to one team
+            models.CheckConstraint(condition=Q(builtin=True) ^ Q(team__isnull=False), name="barrier_builtin_is_shared"),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """A barrier a researcher adds belongs to a team, and never takes a built-in barrier's key
+        (a condition key must mean one thing wherever the team looks it up)."""
+        if self.builtin:
+            return
+        if self.team_id is None:
+            raise ValidationError({"team": "Choose the team this barrier belongs to."})
+        if Barrier.objects.filter(team__isnull=True, key=self.key).exclude(pk=self.pk).exists():
+            raise ValidationError({"key": f"“{self.key}” is the key of a built-in barrier; choose another."})
 
     @property
     def is_baseline(self) -> bool:

@@ -1,5 +1,7 @@
 from django.db import models
 
+from .teams import OwnedQuerySet
+
 
 class Relationship(models.IntegerChoices):
     """How well the characters know each other; numbered as Sotopia numbers them."""
@@ -49,9 +51,10 @@ PROFILE_LABELS: dict[str, str] = {
 class Character(models.Model):
     """A persona an agent or a participant plays: who they are, what they value, what they hide."""
 
+    team = models.ForeignKey("Team", on_delete=models.PROTECT, related_name="characters")
     external_id = models.CharField(
-        max_length=100, unique=True, null=True, blank=True,
-        help_text="Identifier in the source this character was imported from (e.g. a Sotopia pk).",
+        max_length=100, null=True, blank=True,
+        help_text="Identifier in the source this character was imported from (e.g. a Sotopia pk); unique per team.",
     )
     first_name = models.CharField(max_length=100)
     last_name = models.CharField(max_length=100, blank=True)
@@ -70,9 +73,12 @@ class Character(models.Model):
     public_info = models.TextField(blank=True)
     secret = models.TextField(blank=True)
 
+    objects = OwnedQuerySet.as_manager()
+
     class Meta:
         ordering = ["first_name", "last_name"]
         constraints = [
+            models.UniqueConstraint(fields=["team", "external_id"], name="character_external_id_per_team"),
             models.CheckConstraint(
                 condition=models.Q(age__isnull=True) | models.Q(age__lte=130), name="character_age_plausible"
             )

@@ -3,6 +3,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .teams import OwnedQuerySet
+
 
 class ActionType(models.TextChoices):
     """What a seat can do on its turn (Sotopia's action space)."""
@@ -36,7 +38,8 @@ class Episode(models.Model):
         MODEL_ERROR = "model_error", "model failed"
         IMPORTED = "imported", "as imported"
 
-    external_id = models.CharField(max_length=100, unique=True, null=True, blank=True)
+    team = models.ForeignKey("Team", on_delete=models.PROTECT, related_name="episodes")
+    external_id = models.CharField(max_length=100, null=True, blank=True, help_text="Unique per team.")
     scenario = models.ForeignKey("Scenario", on_delete=models.PROTECT, related_name="episodes")
     barrier = models.ForeignKey(
         "Barrier", on_delete=models.PROTECT, related_name="episodes",
@@ -52,10 +55,13 @@ class Episode(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    objects = OwnedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["source", "status"])]
         constraints = [
+            models.UniqueConstraint(fields=["team", "external_id"], name="episode_external_id_per_team"),
             models.CheckConstraint(condition=Q(turn_cap__gte=1), name="episode_turn_cap_positive"),
         ]
 

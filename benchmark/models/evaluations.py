@@ -6,6 +6,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..dimensions import DIMENSIONS
+from .teams import OwnedQuerySet
+
+
+class EvaluationQuerySet(OwnedQuerySet):
+    team_path = "episode__team"
 
 
 def _score_in_range() -> Q:
@@ -36,6 +41,8 @@ class Evaluation(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+
+    objects = EvaluationQuerySet.as_manager()
 
     class Meta:
         ordering = ["episode", "evaluator", "seat", "dimension"]

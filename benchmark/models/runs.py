@@ -3,6 +3,12 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from .teams import OwnedQuerySet
+
+
+class NeutralContextQuerySet(OwnedQuerySet):
+    team_path = "scenario__team"
+
 
 class NeutralContext(models.Model):
     """A scenario's public context rewritten into one neutral sentence (SocialVeil §2.3).
@@ -19,6 +25,8 @@ class NeutralContext(models.Model):
     edited = models.BooleanField(default=False, help_text="Set when a researcher changed the text by hand.")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NeutralContextQuerySet.as_manager()
 
     class Meta:
         ordering = ["scenario", "-created_at"]
@@ -46,6 +54,7 @@ class SimulationRun(models.Model):
         FAILED = "failed", "failed"
         CANCELLED = "cancelled", "cancelled"
 
+    team = models.ForeignKey("Team", on_delete=models.PROTECT, related_name="simulation_runs")
     tag = models.SlugField(max_length=100, help_text="Names the run; its episodes carry this tag.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="simulation_runs"
@@ -62,6 +71,8 @@ class SimulationRun(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = OwnedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

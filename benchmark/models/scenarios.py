@@ -3,6 +3,7 @@ from django.db import models
 from django.utils import timezone
 
 from .characters import Relationship
+from .teams import OwnedQuerySet
 
 
 class Difficulty(models.TextChoices):
@@ -17,7 +18,8 @@ class Scenario(models.Model):
     ``original_context`` keeps the text as written or imported, before neutralisation.
     """
 
-    external_id = models.CharField(max_length=100, unique=True, null=True, blank=True)
+    team = models.ForeignKey("Team", on_delete=models.PROTECT, related_name="scenarios")
+    external_id = models.CharField(max_length=100, null=True, blank=True, help_text="Unique per team.")
     codename = models.SlugField(max_length=100, blank=True)
     source = models.CharField(max_length=100, blank=True, help_text="Where it came from, e.g. 'sotopia'.")
     context = models.TextField(help_text="The shared, neutral context every side sees.")
@@ -26,9 +28,12 @@ class Scenario(models.Model):
     relationship = models.PositiveSmallIntegerField(choices=Relationship, default=Relationship.STRANGER)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
+    objects = OwnedQuerySet.as_manager()
+
     class Meta:
         ordering = ["codename", "pk"]
         constraints = [
+            models.UniqueConstraint(fields=["team", "external_id"], name="scenario_external_id_per_team"),
             models.CheckConstraint(condition=models.Q(relationship__lte=5), name="scenario_relationship_known"),
         ]
 

@@ -1,7 +1,7 @@
 """Researchers' pages for chat studies: the list, the study form, the live monitor, transcripts, CSV.
 
 Every view is behind ``researcher_required`` and reaches studies only through
-``researcher_chat_studies``: a researcher sees the chat studies they created, a superuser all;
+``researcher_chat_studies``: a researcher sees the chat studies of their teams, a superuser all;
 anyone else's study is a 404, so slugs reveal nothing.
 """
 
@@ -70,14 +70,14 @@ def index(request: HttpRequest) -> HttpResponse:
     for entry in counts:
         row = rows[entry["study_id"]]
         row.participants, row.finished, row.in_progress = entry["total"], entry["finished"], entry["on_the_way"]
-    context = {"rows": list(rows.values()), "scenario_count": Scenario.objects.count()}
+    context = {"rows": list(rows.values()), "scenario_count": Scenario.objects.owned_by(request.user).count()}
     return render(request, "chat/research/study_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])
 @researcher_required
 def study_create(request: HttpRequest) -> HttpResponse:
-    form = ChatStudyForm(request.POST or None)
+    form = ChatStudyForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         study = form.save(created_by=request.user)
         messages.success(request, f"Chat study “{study.title}” created. Its link is below.")
@@ -89,7 +89,7 @@ def study_create(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(researcher_chat_studies(request.user), slug=slug)
-    form = ChatStudyForm(request.POST or None, instance=study)
+    form = ChatStudyForm(request.POST or None, instance=study, user=request.user)
     if request.method == "POST" and form.is_valid():
         study = form.save()
         messages.success(request, f"Chat study “{study.title}” saved.")
@@ -135,7 +135,9 @@ def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(researcher_chat_studies(request.user), slug=slug)
     context = _monitor_context(study)
     link = request.build_absolute_uri(reverse("chat:entry", args=[study.slug]))
-    finished_episodes = Episode.objects.filter(tag=study.episode_tag, status=Episode.Status.FINISHED).count()
+    finished_episodes = Episode.objects.of_team(study.team).filter(
+        tag=study.episode_tag, status=Episode.Status.FINISHED
+    ).count()
     context.update({
         "study_link": link,
         "prolific_link": f"{link}?{urlencode(EXAMPLE_QUERY, safe='{}%')}",

@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractUser
 
 from annotator.models import ItemKey, Membership, Question, Scheme, Study, StudyItem
 from benchmark.models import Episode
-from tests.builders import make_episode, make_scenario, make_user
+from tests.builders import add_to_team, default_team, make_episode, make_scenario, make_user
 
 _numbers = count(1)
 
@@ -50,6 +50,9 @@ def add_annotators(study: Study, annotators: int | Sequence[AbstractUser]) -> li
     """Put users into the study's pool: the given users, or that many new ones. Returns them."""
     users = [make_user() for _ in range(annotators)] if isinstance(annotators, int) else list(annotators)
     Membership.objects.bulk_create(Membership(study=study, annotator=user) for user in users)
+    for user in users:
+        if not user.team_memberships.filter(team=study.team).exists():
+            add_to_team(user, study.team, role="annotator")
     return users
 
 
@@ -66,7 +69,7 @@ def add_items(
     get an instruction telling the annotator which answer to pick.
     """
     if isinstance(episodes, int):
-        scenario = make_scenario() if episodes else None
+        scenario = make_scenario(team=study.team) if episodes else None
         episodes = [make_episode(scenario=scenario, turns=2) for _ in range(episodes)]
     last = study.items.order_by("-position").values_list("position", flat=True).first()
     start = 0 if last is None else last + 1
@@ -112,6 +115,7 @@ def make_study(
     fields.setdefault("title", f"Study {number}")
     fields.setdefault("slug", f"study-{number}")
     fields.setdefault("instructions", "Read each conversation and answer every question.")
+    fields.setdefault("team", default_team())
     study = Study.objects.create(scheme=scheme or make_scheme(), overlap=overlap, **fields)
     add_items(study, items)
     add_items(study, gold, kind=StudyItem.Kind.GOLD)

@@ -20,7 +20,7 @@ from annotator.models import (
     Study,
 )
 from tests.annotator.builders import make_scheme, make_study
-from tests.builders import make_user
+from tests.builders import default_team, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -194,7 +194,8 @@ def test_a_study_made_in_the_admin_belongs_to_its_maker(client):
     scheme = make_scheme()
 
     response = client.post(admin_url(Study, "add"), {
-        "title": "From the admin", "slug": "from-the-admin", "scheme": scheme.pk, "instructions": "Read.",
+        "team": default_team().pk, "title": "From the admin", "slug": "from-the-admin", "scheme": scheme.pk,
+        "instructions": "Read.",
         "overlap": "2", "lease_minutes": "60", "min_seconds_per_item": "30", "seed": "0", "is_open": "on",
         "memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0", "memberships-MIN_NUM_FORMS": "0",
         "memberships-MAX_NUM_FORMS": "1000",

@@ -288,7 +288,7 @@ def test_csv_options_do_not_apply_to_a_study():
 
 @pytest.mark.django_db
 def test_unknown_study_is_an_error(tmp_path):
-    with pytest.raises(CommandError, match="--study 'no-such-study': no study has this id or slug"):
+    with pytest.raises(CommandError, match="--study 'no-such-study': the team 'default' has no study with this id"):
         run("--study", "no-such-study", "--out", str(tmp_path / "r.json"))
     assert list(tmp_path.iterdir()) == []
 

@@ -18,7 +18,7 @@ from annotator.models import Annotation, Assignment, Membership, StudyItem
 from annotator.schemes import install_preset, parse_form
 from benchmark.models import ActionType, Barrier, Evaluation
 from tests.annotator.builders import add_annotators, add_items, make_study
-from tests.builders import make_character, make_episode, make_scenario, make_user
+from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +65,7 @@ def study(people):
 
     The first item's episode carries distinctive strings everywhere annotators must not look.
     """
-    barrier = Barrier.objects.create(key=PLANTED["barrier_key"], name=PLANTED["barrier_name"],
+    barrier = Barrier.objects.create(team=default_team(), key=PLANTED["barrier_key"], name=PLANTED["barrier_name"],
                                      definition="A condition that must stay hidden.")
     planted = make_episode(
         scenario=scenario(), barrier=barrier, seat_fields={"model": PLANTED["model"]}, tag=PLANTED["tag"],

@@ -14,7 +14,7 @@ from annotator.permissions import ANNOTATORS
 from annotator.reports.background import THREAD_PREFIX
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import make_report_scheme, rated_study
-from tests.builders import make_user
+from tests.builders import make_researcher, make_team, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -86,8 +86,8 @@ def test_annotators_never_see_reports_even_of_studies_they_rated(client, study, 
 
 
 @pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
-def test_another_researchers_study_is_not_found(client, study, name, args):
-    client.force_login(make_user(staff=True))
+def test_another_teams_study_is_not_found(client, study, name, args):
+    client.force_login(make_researcher(make_team()))
 
     assert client.get(url(name, *args)).status_code == 404
 

@@ -15,10 +15,10 @@ from django.utils import timezone
 from annotator import forms as study_forms
 from annotator.forms import DEFAULT_INSTRUCTIONS, create_study
 from annotator.models import Annotation, Answer, Assignment, ItemKey, Membership, Question, Scheme, Study, StudyItem
-from annotator.permissions import ANNOTATORS, RESEARCHERS
+from annotator.permissions import ANNOTATORS
 from benchmark.models import Barrier, Episode
 from tests.annotator.builders import add_annotators, make_scheme, make_study
-from tests.builders import make_episode, make_scenario, make_user
+from tests.builders import add_to_team, default_team, make_episode, make_researcher, make_scenario, make_team, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +27,11 @@ NOW = timezone.now()
 DASHBOARD_QUERIES = 12  # session, user, study, progress (3), quality (4), the pool, the items
 
 
-def annotator(**fields):
+def annotator(team=None, **fields):
+    """An annotator of ``team`` (the default team): someone who joined one of its studies."""
     user = make_user(**fields)
     user.groups.add(Group.objects.get_or_create(name=ANNOTATORS)[0])
+    add_to_team(user, team, role="annotator")
     return user
 
 
@@ -113,10 +115,17 @@ def test_the_researcher_who_made_the_study_opens_every_page(client, study, resea
 
 
 @pytest.mark.parametrize(("name", "args"), PAGES[2:], ids=PAGE_IDS[2:])
-def test_another_researchers_study_is_not_found(client, study, name, args):
-    client.force_login(make_user(staff=True))
+def test_another_teams_study_is_not_found(client, study, name, args):
+    client.force_login(make_researcher(make_team()))
 
     assert client.get(reverse(f"annotator:{name}", args=args)).status_code == 404
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES[2:], ids=PAGE_IDS[2:])
+def test_every_researcher_of_the_team_opens_its_studies(client, study, name, args):
+    client.force_login(make_researcher(study.team))
+
+    assert client.get(reverse(f"annotator:{name}", args=args)).status_code == 200
 
 
 @pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
@@ -127,8 +136,7 @@ def test_a_superuser_opens_every_study(client, study, name, args):
 
 
 def test_members_of_the_researchers_group_are_researchers_too(client, study):
-    user = make_user()
-    user.groups.add(Group.objects.get_or_create(name=RESEARCHERS)[0])
+    user = make_researcher()
     study.created_by = user
     study.save()
     client.force_login(user)
@@ -155,7 +163,7 @@ def test_the_list_shows_each_study_with_its_progress(client, study, researcher, 
     annotate(first, annotator_a, [(barrier, "none")])
     annotate(first, annotator_b, [(barrier, "none")])
     annotate(second, annotator_a, [(barrier, "none")])
-    make_study(title="Someone else's", created_by=make_user(staff=True))
+    make_study(title="Someone else's", team=make_team())
     client.force_login(researcher)
 
     response = client.get(reverse("annotator:study-list"))
@@ -466,13 +474,25 @@ def test_k_may_exceed_an_empty_pool(researcher_client, episodes):
     assert Study.objects.get(slug="new-study").overlap == 5
 
 
-def test_the_pool_offers_only_annotators(researcher_client, annotator_a):
+def test_the_pool_offers_only_the_teams_annotators(researcher_client, annotator_a):
     outsider = make_user(username="not-an-annotator")
+    annotator(team=make_team(), username="another-teams-annotator")
 
     response = researcher_client.get(reverse("annotator:study-create"))
 
     assert "annotator-a" in response.text
     assert outsider.username not in response.text
+    assert "another-teams-annotator" not in response.text
+
+
+def test_another_teams_annotator_cannot_be_put_in_the_pool(researcher_client, episodes):
+    stranger = annotator(team=make_team(), username="another-teams-annotator")
+
+    response = create(researcher_client, pool=[stranger.pk], overlap="1")
+
+    assert response.status_code == 200
+    assert "pool" in response.context["form"].errors
+    assert not Study.objects.filter(slug="new-study").exists()
 
 
 def test_no_matching_episode_is_refused(researcher_client, episodes):
@@ -490,7 +510,9 @@ def test_creation_is_all_or_nothing(episodes, monkeypatch):
 
     monkeypatch.setattr(study_forms.ItemKey.objects, "bulk_create", fail)
     with pytest.raises(RuntimeError):
-        create_study(title="T", slug="t", preset="socialveil", episodes=Episode.objects.all(), gold_items=1)
+        create_study(
+            team=default_team(), title="T", slug="t", preset="socialveil", episodes=Episode.objects.all(), gold_items=1
+        )
 
     assert not Study.objects.exists()
     assert not StudyItem.objects.exists()

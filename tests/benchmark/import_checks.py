@@ -4,10 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.importing import ImportProblem, import_file
-from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from benchmark import importing
+from benchmark.importing import ImportProblem, ImportResult
+from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Team, Turn
+from tests.builders import default_team
 
 MODELS = (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
+
+
+def import_file(path: Path | str, *, team: Team | None = None, **options) -> ImportResult:
+    """``benchmark.importing.import_file`` into ``team``, the default team unless given."""
+    return importing.import_file(path, team=team or default_team(), **options)
 
 
 def row_counts() -> dict[str, int]:

@@ -5,7 +5,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from benchmark.models import ActionType, Barrier, BarrierCue, Evaluation, NeutralContext, Scenario, SimulationRun
-from tests.builders import make_character, make_episode, make_scenario, make_user
+from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,9 @@ def data():
     )
     Evaluation.objects.create(episode=episode, evaluator="scripted", dimension="mutual_understanding", score=3)
     NeutralContext.objects.create(scenario=episode.scenario, prompt_version="v1", model="scripted", text="Two meet.")
-    SimulationRun.objects.create(tag="pilot", total=4, finished=4, status=SimulationRun.Status.FINISHED)
+    SimulationRun.objects.create(
+        team=default_team(), tag="pilot", total=4, finished=4, status=SimulationRun.Status.FINISHED
+    )
     return episode
 
 
@@ -43,7 +45,7 @@ def test_every_benchmark_model_has_an_admin():
     names = {model.__name__ for model in BENCHMARK_MODELS}
     assert names == {
         "Character", "Scenario", "Role", "Barrier", "Episode", "Seat", "Turn", "Evaluation", "NeutralContext",
-        "SimulationRun",
+        "SimulationRun", "Team",
     }
 
 
@@ -92,6 +94,7 @@ def test_episode_changelist_shows_annotated_turn_counts(admin_client, data):
 
 def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
     form = {
+        "team": str(default_team().pk),
         "codename": "one-sided",
         "context": "A scenario under test.",
         "difficulty": "standard",
@@ -147,7 +150,8 @@ def test_researchers_can_add_their_own_barrier_with_cues(admin_client):
     response = admin_client.post(
         admin_url(Barrier, "add"),
         {
-            "key": "jargon", "name": "Technical jargon", "definition": "Speaks in field-specific terms.",
+            "team": str(default_team().pk), "key": "jargon", "name": "Technical jargon",
+            "definition": "Speaks in field-specific terms.",
             "position": "50",
             "cues-TOTAL_FORMS": "1", "cues-INITIAL_FORMS": "0", "cues-MIN_NUM_FORMS": "0", "cues-MAX_NUM_FORMS": "1000",
             "cues-0-dimension": "interaction_tactics", "cues-0-instruction": "Use a technical term",
@@ -172,7 +176,20 @@ def test_builtin_barriers_keep_their_key_and_cannot_be_deleted(admin_client):
     assert admin_client.get(admin_url(Barrier, "delete", barrier.pk)).status_code == 403
 
 
-def test_staff_without_superuser_rights_can_see_no_admin_rows_by_default(client, data):
-    client.force_login(make_user(staff=True))
+def test_the_admin_is_closed_to_staff_researchers_with_every_model_permission(client, data):
+    """A researcher who is staff and holds every permission still cannot edit another team's data in
+    the admin: it is for superusers (config.admin)."""
+    from django.contrib.auth.models import Permission
 
-    assert client.get(admin_url(Scenario, "changelist")).status_code == 403
+    researcher = make_user(staff=True)
+    researcher.user_permissions.set(Permission.objects.all())
+    client.force_login(researcher)
+    turn = data.turns.first()
+
+    for url in (admin_url(Scenario, "changelist"), admin_url(type(turn), "change", turn.pk)):
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response["Location"], url
+    response = client.post(admin_url(type(turn), "change", turn.pk), {"content": "rewritten"})
+    assert response.status_code == 302
+    turn.refresh_from_db()
+    assert turn.content != "rewritten"

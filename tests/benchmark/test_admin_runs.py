@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from benchmark.models import NeutralContext, SimulationRun
-from tests.builders import make_scenario, make_user
+from tests.builders import default_team, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def make_run(**fields) -> SimulationRun:
     fields.setdefault("total", 8)
     fields.setdefault("finished", 3)
     fields.setdefault("failed", 1)
-    return SimulationRun.objects.create(**fields)
+    return SimulationRun.objects.create(team=default_team(), **fields)
 
 
 def test_the_run_list_shows_its_counts(admin_client):

@@ -6,6 +6,7 @@ from benchmark import agents, llm
 from benchmark.agents import Action, AgentContext, build_agent_messages, parse_action
 from benchmark.models import Barrier, Character, Relationship, Role, Scenario, Seat, Turn
 from benchmark.simulation import create_episode
+from tests.builders import default_team
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -14,15 +15,15 @@ PARTNER_SECRET = "keeps a second passport in the freezer"
 
 
 def make_scenario(relationship: int = Relationship.FRIEND) -> Scenario:
-    scenario = Scenario.objects.create(
+    scenario = Scenario.objects.create(team=default_team(),
         codename="spare-room", context="Two people talk in a hallway.", relationship=relationship
     )
-    ana = Character.objects.create(
+    ana = Character.objects.create(team=default_team(),
         first_name="Ana", last_name="Reyes", age=40, pronouns="she/her", occupation="baker",
         personality="Cheerful and blunt.", public_info="Runs the corner bakery.",
         secret="has never learned to swim",
     )
-    ben = Character.objects.create(
+    ben = Character.objects.create(team=default_team(),
         first_name="Ben", last_name="Okoro", age=35, pronouns="he/him", occupation="tram driver",
         big_five="Openness - Low; Conscientiousness - High", personality="Quiet and careful.",
         decision_style="Analytical", public_info="Drives the night tram.", secret=PARTNER_SECRET,

@@ -4,7 +4,7 @@ import re
 from io import StringIO
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import resolve
 
@@ -70,11 +70,11 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     assert not any(scripted.is_clarification_request(t.content) for t in baseline_turns)
 
     researcher = User.objects.get(username="researcher")
-    assert researcher.is_staff and not researcher.is_superuser
+    # a researcher of the default team, with no admin rights: the admin is for superusers
+    assert not researcher.is_staff and not researcher.is_superuser
     assert list(researcher.groups.values_list("name", flat=True)) == ["researchers"]
-    benchmark_permissions = Permission.objects.filter(content_type__app_label="benchmark")
-    assert set(researcher.groups.get().permissions.all()) == set(benchmark_permissions)
-    assert researcher.has_perm("benchmark.change_barrier")
+    assert not researcher.groups.get().permissions.exists()
+    assert list(researcher.team_memberships.values_list("team__slug", "role")) == [("default", "researcher")]
     for name in ("annotator1", "annotator2", "annotator3"):
         annotator = User.objects.get(username=name)
         assert list(annotator.groups.values_list("name", flat=True)) == ["annotators"]

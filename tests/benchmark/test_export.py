@@ -10,16 +10,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchmark.exporting import export_episodes, select_episodes
-from benchmark.importing import import_file
 from benchmark.models import Character, Episode, Evaluation, Scenario, Turn
-from tests.builders import make_episode
+from tests.benchmark.import_checks import import_file
+from tests.builders import default_team, make_episode
 
 pytestmark = pytest.mark.django_db
 
 
 def exported(format: str = "parley", **filters: str) -> str:
     out = io.StringIO()
-    export_episodes(select_episodes(**filters), out, format=format)
+    export_episodes(select_episodes(default_team(), **filters), out, format=format)
     return out.getvalue()
 
 

@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.importing import import_file
 from benchmark.models import Character, Episode, Scenario, Seat, Turn
-from tests.benchmark.import_checks import assert_rejected, row_counts
+from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
 pytestmark = pytest.mark.django_db
 

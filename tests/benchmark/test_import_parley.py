@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from benchmark.importing import import_file
 from benchmark.models import Character, Episode, Role, Seat, Turn
-from tests.benchmark.import_checks import assert_rejected, row_counts
+from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
+from tests.builders import default_team
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +111,7 @@ def test_reimport_leaves_everything_unchanged(tmp_path):
 
 
 def test_existing_character_is_reused_not_updated(tmp_path):
-    Character.objects.create(external_id="char-a", first_name="Original")
+    Character.objects.create(team=default_team(), external_id="char-a", first_name="Original")
 
     import_file(write_lines(tmp_path, episode_record()))
 

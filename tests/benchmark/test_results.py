@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from benchmark.models import Evaluation, Seat
+from benchmark.models import Episode, Evaluation, Seat
 from benchmark.results import (
     ResultFilters,
     ResultsProblem,
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 def _judge(filters: ResultFilters | None = None):
     filters = filters or ResultFilters()
-    return choose_evaluator(filters, evaluator_choices(filters))
+    return choose_evaluator(filters, evaluator_choices(filters, Episode.objects.all()))
 
 
 def test_the_judge_is_the_evaluator_with_most_scores_but_never_human_mean():
@@ -66,7 +66,7 @@ def test_a_prompt_version_without_scores_is_refused():
 def test_the_table_has_one_row_per_episode_and_seat_with_its_role_and_models():
     episodes = judged_experiment()
 
-    table = results_table(ResultFilters(), _judge())
+    table = results_table(ResultFilters(), _judge(), Episode.objects.all())
 
     assert len(table) == 2 * len(episodes)
     barrier = table[table["seat_role"] == "barrier"]
@@ -80,7 +80,7 @@ def test_the_table_has_one_row_per_episode_and_seat_with_its_role_and_models():
 def test_per_seat_scores_sit_on_their_seat_and_episode_scores_on_every_row():
     episodes = judged_experiment()
 
-    table = results_table(ResultFilters(), _judge()).set_index(["episode", "seat"])
+    table = results_table(ResultFilters(), _judge(), Episode.objects.all()).set_index(["episode", "seat"])
 
     hard_semantic = episodes[1]
     assert table.loc[(hard_semantic.pk, 1), "goal"] == 4
@@ -92,7 +92,7 @@ def test_per_seat_scores_sit_on_their_seat_and_episode_scores_on_every_row():
 def test_linguistic_features_come_from_spoken_turns_of_the_barrier_seat_and_of_everyone():
     episodes = judged_experiment()
 
-    row = results_table(ResultFilters(), _judge()).iloc[0]
+    row = results_table(ResultFilters(), _judge(), Episode.objects.all()).iloc[0]
 
     assert row["episode"] == episodes[0].pk
     barrier, transcript = signature([BARRIER_LINE]), signature([BARRIER_LINE, PARTNER_LINE])
@@ -107,7 +107,7 @@ def test_an_episode_without_a_barrier_seat_counts_every_seat_as_partner():
     seat = episode.seats.first()
     Evaluation.objects.create(episode=episode, seat=seat, evaluator="j", dimension="goal", score=5)
 
-    table = results_table(ResultFilters(), _judge())
+    table = results_table(ResultFilters(), _judge(), Episode.objects.all())
 
     assert set(table["seat_role"]) == {"partner"}
     assert set(table["partner_model"]) == {"m"}
@@ -118,7 +118,7 @@ def test_filters_select_episodes_by_tag():
     judged_experiment(tag="exp")
     judged_experiment(tag="other", partner_model="other-model")
 
-    table = results_table(ResultFilters(tag="other"), _judge(ResultFilters(tag="other")))
+    table = results_table(ResultFilters(tag="other"), _judge(ResultFilters(tag="other")), Episode.objects.all())
 
     assert set(table["tag"]) == {"other"}
     assert set(table["partner_model"]) == {"other-model"}
@@ -129,7 +129,7 @@ def test_filters_select_episodes_by_partner_strategy():
     Seat.objects.filter(episode=episodes[0], carries_barrier=False).update(strategy=Seat.Strategy.REPAIR)
 
     filters = ResultFilters(strategy="repair")
-    table = results_table(filters, _judge(filters))
+    table = results_table(filters, _judge(filters), Episode.objects.all())
 
     assert set(table["episode"]) == {episodes[0].pk}
     assert set(table["strategy"]) == {"repair"}
@@ -141,13 +141,13 @@ def test_filters_select_episodes_by_source():
     filters = ResultFilters(source="imported")
 
     assert _judge(filters) is None
-    assert results_table(filters, None).empty
+    assert results_table(filters, None, Episode.objects.all()).empty
 
 
 def test_build_results_reports_the_judges_numbers_as_strict_json():
     judged_experiment()
 
-    report, _ = build_results(ResultFilters(), resamples=100, seed=1)
+    report, _ = build_results(ResultFilters(), Episode.objects.all(), resamples=100, seed=1)
 
     json.dumps(report, allow_nan=False)
     assert report["evaluator"] == {"evaluator": "judge-a", "prompt_version": "v1", "scores": 96}
@@ -163,7 +163,7 @@ def test_build_results_reports_the_judges_numbers_as_strict_json():
 def test_build_results_on_the_barrier_seat_groups_by_the_barrier_model():
     judged_experiment()
 
-    report, _ = build_results(ResultFilters(seat_role="barrier"), resamples=0)
+    report, _ = build_results(ResultFilters(seat_role="barrier"), Episode.objects.all(), resamples=0)
 
     assert report["models"] == ["barrier-model"]
     assert report["seat_role"] == "barrier"
@@ -172,7 +172,7 @@ def test_build_results_on_the_barrier_seat_groups_by_the_barrier_model():
 def test_build_results_without_scores_says_so():
     make_episode()
 
-    report, table = build_results(ResultFilters(), resamples=10)
+    report, table = build_results(ResultFilters(), Episode.objects.all(), resamples=10)
 
     assert table.empty
     assert report["evaluator"] is None and report["means"] == {}
@@ -183,11 +183,11 @@ def test_query_count_does_not_grow_with_the_number_of_episodes():
     judged_experiment(tag="one")
 
     with CaptureQueriesContext(connection) as small:
-        build_results(ResultFilters(), resamples=0)
+        build_results(ResultFilters(), Episode.objects.all(), resamples=0)
     judged_experiment(tag="two")
     judged_experiment(tag="three")
     with CaptureQueriesContext(connection) as large:
-        build_results(ResultFilters(), resamples=0)
+        build_results(ResultFilters(), Episode.objects.all(), resamples=0)
 
     assert len(large.captured_queries) == len(small.captured_queries)
 
@@ -196,7 +196,7 @@ def test_every_key_of_the_report_is_documented():
     from pathlib import Path
 
     judged_experiment()
-    report, _ = build_results(ResultFilters(), resamples=10)
+    report, _ = build_results(ResultFilters(), Episode.objects.all(), resamples=10)
     schema = (Path(__file__).resolve().parents[2] / "docs" / "results-schema.md").read_text(encoding="utf-8")
 
     cell = report["means"]["partner-model"]["semantic"]["goal"]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -16,7 +15,7 @@ from django.utils import timezone
 
 from benchmark import runs
 from benchmark.models import Episode, SimulationRun
-from tests.builders import make_character, make_scenario, make_user
+from tests.builders import default_team, make_character, make_researcher, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -42,9 +41,7 @@ def scenario():
 
 @pytest.fixture
 def researcher():
-    user = make_user()
-    user.groups.add(Group.objects.get_or_create(name="researchers")[0])
-    return user
+    return make_researcher()
 
 
 @pytest.fixture
@@ -70,7 +67,8 @@ def make_run(user=None, **fields) -> SimulationRun:
     fields.setdefault("status", "running")
     fields.setdefault("heartbeat_at", timezone.now())
     fields.setdefault("total", 8)
-    return SimulationRun.objects.create(tag=fields.pop("tag", "a-run"), created_by=user, options={"turn_cap": 6},
+    return SimulationRun.objects.create(team=default_team(), tag=fields.pop("tag", "a-run"), created_by=user,
+                                        options={"turn_cap": 6},
                                         **fields)
 
 

@@ -10,7 +10,7 @@ from django.db import IntegrityError
 from benchmark import agents, runs
 from benchmark.models import Barrier, Episode, Evaluation, Seat, SimulationRun, Turn
 from benchmark.runs import RunBusy, RunCancelled, RunOptions, RunOptionsError, execute_run, plan_run
-from tests.builders import make_character, make_episode, make_scenario
+from tests.builders import default_team, make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +43,8 @@ def llm_options(**changes) -> RunOptions:
 
 
 def execute(options: RunOptions, tag: str = "test-run") -> runs.RunSummary:
-    plan = plan_run(options, tag)
-    run = runs.run_for_command(options, plan.tag)
+    plan = plan_run(options, default_team(), tag)
+    run = runs.run_for_command(options, plan.tag, default_team())
     return execute_run(run.pk)
 
 
@@ -64,7 +64,7 @@ def prompts_of(fake_llm, name: str) -> list[str]:
 
 def test_the_plan_is_scenarios_times_conditions_times_episodes_with_paired_seeds():
     first, second = cast_scenario("a"), cast_scenario("b")
-    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2, seed=7), "grid")
+    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2, seed=7), default_team(), "grid")
     episodes = plan.episodes()
     assert plan.total == len(episodes) == 8
     assert {(e.scenario.pk, e.barrier.key, e.number) for e in episodes} == {
@@ -78,15 +78,15 @@ def test_the_plan_is_scenarios_times_conditions_times_episodes_with_paired_seeds
 def test_planning_again_gives_the_same_external_ids():
     cast_scenario()
     options = RunOptions(conditions=("none", "emotional"), episodes_per_cell=3)
-    assert [e.external_id for e in plan_run(options, "again").episodes()] == [
-        e.external_id for e in plan_run(options, "again").episodes()
+    assert [e.external_id for e in plan_run(options, default_team(), "again").episodes()] == [
+        e.external_id for e in plan_run(options, default_team(), "again").episodes()
     ]
-    assert len({e.external_id for e in plan_run(options, "again").episodes()}) == 6
+    assert len({e.external_id for e in plan_run(options, default_team(), "again").episodes()}) == 6
 
 
 def test_a_long_run_name_still_gives_unique_external_ids_that_fit():
     cast_scenario()
-    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2), "x" * 100)
+    plan = plan_run(RunOptions(conditions=("none", "semantic"), episodes_per_cell=2), default_team(), "x" * 100)
     ids = [e.external_id for e in plan.episodes()]
     assert all(len(i) <= 100 for i in ids) and len(set(ids)) == 4
 
@@ -100,14 +100,14 @@ def test_the_default_run_name_follows_what_shapes_the_episodes_but_not_the_speed
 def test_an_unknown_condition_is_refused_with_the_known_barriers_listed():
     cast_scenario()
     with pytest.raises(RunOptionsError, match="Unknown condition.*'bogus'.*known barriers: none, semantic") as error:
-        plan_run(RunOptions(conditions=("none", "bogus")))
+        plan_run(RunOptions(conditions=("none", "bogus")), default_team())
     assert error.value.option == "conditions"
 
 
 def test_a_custom_barrier_is_a_condition_like_the_others():
     cast_scenario()
-    Barrier.objects.create(key="jargon", name="Jargon", definition="Speaks in trade jargon.")
-    plan = plan_run(RunOptions(conditions=("none", "jargon")), "custom")
+    Barrier.objects.create(team=default_team(), key="jargon", name="Jargon", definition="Speaks in trade jargon.")
+    plan = plan_run(RunOptions(conditions=("none", "jargon")), default_team(), "custom")
     assert [b.key for b in plan.barriers] == ["none", "jargon"]
 
 
@@ -115,22 +115,23 @@ def test_scenarios_are_chosen_by_id_codename_and_difficulty():
     easy, hard, other_hard = cast_scenario("easy"), cast_scenario("hard", difficulty="hard"), cast_scenario(
         "other", difficulty="hard"
     )
-    assert plan_run(RunOptions(scenarios=(str(easy.pk), "hard"))).scenarios == [easy, hard]
-    assert plan_run(RunOptions(difficulties=("hard",))).scenarios == [hard, other_hard]
-    assert plan_run(RunOptions(scenarios=("easy", "hard"), difficulties=("hard",))).scenarios == [hard]
+    team = default_team()
+    assert plan_run(RunOptions(scenarios=(str(easy.pk), "hard")), team).scenarios == [easy, hard]
+    assert plan_run(RunOptions(difficulties=("hard",)), team).scenarios == [hard, other_hard]
+    assert plan_run(RunOptions(scenarios=("easy", "hard"), difficulties=("hard",)), team).scenarios == [hard]
 
 
 def test_an_unknown_scenario_is_refused_by_name():
     cast_scenario()
     with pytest.raises(RunOptionsError, match="'missing'") as error:
-        plan_run(RunOptions(scenarios=("shared-car", "missing")))
+        plan_run(RunOptions(scenarios=("shared-car", "missing")), default_team())
     assert error.value.option == "scenarios"
 
 
 def test_a_scenario_without_a_role_at_the_barrier_seat_is_refused():
     cast_scenario()
     with pytest.raises(RunOptionsError, match="no role at position 2") as error:
-        plan_run(RunOptions(barrier_seat=2))
+        plan_run(RunOptions(barrier_seat=2), default_team())
     assert error.value.option == "barrier_seat"
 
 
@@ -350,7 +351,7 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
 
 def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
     cast_scenario()
-    run = runs.create_run(llm_options(), "queued-run")
+    run = runs.create_run(llm_options(), "queued-run", default_team())
     runs.request_cancel(run)
 
     with pytest.raises(RunCancelled):
@@ -364,7 +365,7 @@ def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
 def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", LEAVE)
-    run = runs.create_run(llm_options(conditions=("none", "semantic")), "counted")
+    run = runs.create_run(llm_options(conditions=("none", "semantic")), "counted", default_team())
     assert (run.status, run.total) == ("queued", 2)
 
     execute_run(run.pk)
@@ -376,7 +377,7 @@ def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
 
 
 def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
-    run = SimulationRun.objects.create(tag="live", status="running", worker_pid=1)
+    run = SimulationRun.objects.create(team=default_team(), tag="live", status="running", worker_pid=1)
     run.heartbeat_at = run.created_at
     assert not runs.is_stale(run) and not runs.can_resume(run)
     SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at="2000-01-01T00:00Z")

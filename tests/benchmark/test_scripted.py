@@ -12,6 +12,7 @@ from benchmark.demo.install import beats_of, install_scenario
 from benchmark.dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from benchmark.models import Barrier, Episode, Evaluation
 from benchmark.simulation import create_episode, run_episode
+from tests.builders import default_team
 
 BEATS = [beat for spec in SCENARIOS for role in spec.roles for beat in role.beats if not beat.startswith("[")]
 
@@ -219,7 +220,8 @@ async def test_scripted_stream_yields_the_reply_word_by_word():
 def demo_episode(condition: str, codename: str = "report-deadline") -> Episode:
     spec = next(s for s in SCENARIOS if s.codename == codename)
     episode = create_episode(
-        install_scenario(spec), Barrier.objects.get(key=condition), models={0: "scripted", 1: "scripted"}
+        install_scenario(spec, default_team()), Barrier.objects.get(key=condition),
+        models={0: "scripted", 1: "scripted"},
     )
     return async_to_sync(run_episode)(episode, seed=3, beats=beats_of(spec))
 
@@ -238,7 +240,7 @@ def test_scripted_judge_scores_every_dimension_within_range():
 @pytest.mark.django_db
 def test_scripted_judge_scores_an_empty_episode_within_range():
     spec = SCENARIOS[0]
-    episode = create_episode(install_scenario(spec), Barrier.objects.get(key="none"))
+    episode = create_episode(install_scenario(spec, default_team()), Barrier.objects.get(key="none"))
     assert all(DIMENSIONS[s.dimension].contains(s.score) for s in scripted.scripted_evaluation(episode))
 
 

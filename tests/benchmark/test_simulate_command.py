@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.models import Episode, SimulationRun
-from tests.builders import make_character, make_scenario
+from tests.builders import default_team, make_character, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -95,7 +95,7 @@ def test_models_episodes_per_cell_turn_cap_and_strategy_reach_the_episodes(scena
 
 
 def test_run_executes_a_stored_run(scenarios):
-    run = SimulationRun.objects.create(
+    run = SimulationRun.objects.create(team=default_team(),
         tag="from-web", options={"scenarios": ["office"], "conditions": ["none", "semantic"]}, total=2
     )
     out, _ = simulate("--run", str(run.pk))

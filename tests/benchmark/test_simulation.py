@@ -8,6 +8,7 @@ from benchmark.demo.content import SCENARIOS
 from benchmark.demo.install import install_scenario
 from benchmark.models import Barrier, Episode, Role, Scenario, Seat, Turn
 from benchmark.simulation import create_episode, run_episode
+from tests.builders import default_team
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +24,7 @@ def no_configured_models(settings):
 
 @pytest.fixture
 def scenario() -> Scenario:
-    return install_scenario(SCENARIOS[0])
+    return install_scenario(SCENARIOS[0], default_team())
 
 
 def barrier(key: str = "semantic") -> Barrier:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from benchmark.models import Episode, Scenario
 from chat.assignment import assign
 from chat.models import ChatCondition, ChatStudy, Participant
-from tests.builders import get_barrier, make_scenario, make_user
+from tests.builders import default_team, get_barrier, make_scenario, make_user
 
 _numbers = count(1)
 
@@ -36,10 +36,14 @@ def make_chat_study(
     fields.setdefault("title", f"Chat study {number}")
     fields.setdefault("completion_code", f"CODE{number}")
     fields.setdefault("agent_model", "scripted")
+    fields.setdefault("team", default_team())
     if "created_by" not in fields:
         fields["created_by"] = make_user(staff=True)
     study = ChatStudy.objects.create(**fields)
-    chosen = [make_scenario() for _ in range(scenarios)] if isinstance(scenarios, int) else list(scenarios)
+    if isinstance(scenarios, int):
+        chosen = [make_scenario(team=study.team) for _ in range(scenarios)]
+    else:
+        chosen = list(scenarios)
     study.scenarios.set(chosen)
     for key in conditions:
         ChatCondition.objects.create(study=study, barrier=get_barrier(key), target=target)

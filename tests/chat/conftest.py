@@ -27,7 +27,7 @@ from benchmark.models import Episode, Seat, Turn
 from benchmark.simulation import create_episode
 from chat import progress
 from chat.models import ChatStudy, Participant
-from tests.builders import get_barrier, make_scenario, make_user
+from tests.builders import default_team, get_barrier, make_scenario, make_user
 
 ORIGIN = "http://127.0.0.1:8000"
 TIMEOUT = 10  # seconds to wait for an expected message; generous for a loaded 2-core machine
@@ -62,6 +62,7 @@ def make_chat(
     """A study with one scenario, a participant assigned to it and their episode, as assignment makes it."""
     number = next(_numbers)
     study = ChatStudy.objects.create(
+        team=default_team(),
         slug=f"socket-study-{number}-{uuid4().hex[:6]}",
         title=f"Socket study {number}",
         created_by=make_user(staff=True),

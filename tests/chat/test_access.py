@@ -14,7 +14,7 @@ from chat.access import (
 )
 from chat.flow import InvalidId, ids_from_query
 from chat.models import Participant
-from tests.builders import make_user
+from tests.builders import make_researcher, make_team, make_user
 from tests.chat.builders import make_chat_study, make_participant
 
 STAGE = Participant.Stage
@@ -112,10 +112,13 @@ def test_a_running_chat_stays_a_chat():
 
 
 @pytest.mark.django_db
-def test_researchers_manage_their_own_chat_studies_and_superusers_all():
-    owner, other = make_user(staff=True), make_user(staff=True)
+def test_researchers_manage_their_teams_chat_studies_and_superusers_all():
+    other_team = make_team()
+    owner, colleague, other = make_user(staff=True), make_researcher(), make_researcher(other_team)
     mine = make_chat_study(created_by=owner)
-    theirs = make_chat_study(created_by=other)
+    theirs = make_chat_study(created_by=other, team=other_team)
 
     assert list(researcher_chat_studies(owner)) == [mine]
+    assert list(researcher_chat_studies(colleague)) == [mine]
+    assert list(researcher_chat_studies(other)) == [theirs]
     assert set(researcher_chat_studies(make_user(superuser=True))) == {mine, theirs}

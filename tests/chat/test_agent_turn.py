@@ -10,6 +10,7 @@ from benchmark.agents import Action
 from benchmark.models import ActionType, Barrier, Episode, Turn
 from chat import agent_turn
 from chat.models import Participant
+from tests.builders import default_team
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,9 @@ def test_no_lease_is_granted_once_the_chat_is_over(build_chat):
 
 
 def test_the_plan_is_for_the_agent_seat_with_the_barrier_and_the_history(build_chat):
-    barrier = Barrier.objects.create(key="test-veil", name="Veil", definition="d", style_directive="Hint, never say.")
+    barrier = Barrier.objects.create(
+        team=default_team(), key="test-veil", name="Veil", definition="d", style_directive="Hint, never say."
+    )
     chat = build_chat(human_position=1, barrier=barrier)
     agent_turn.claim_lease(chat.participant.pk, "process-a")
 

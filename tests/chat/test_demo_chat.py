@@ -11,7 +11,7 @@ from benchmark.management.commands.load_demo import RESEARCHER
 from chat.assignment import design_cells
 from chat.management.commands.load_demo_chat import SCENARIO_CODENAMES
 from chat.models import ChatStudy
-from tests.builders import make_user
+from tests.builders import default_team, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def demo_content():
     for spec in SCENARIOS:
         if spec.codename in SCENARIO_CODENAMES:
-            install_scenario(spec)
+            install_scenario(spec, default_team())
     return make_user(username=RESEARCHER, staff=True)
 
 

@@ -14,10 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import Barrier, Episode, Seat, Turn
-from benchmark.permissions import RESEARCHERS
 from chat.exports import COLUMNS
 from chat.models import ChatStudy, Participant, default_questionnaire
-from tests.builders import make_scenario, make_user
+from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
 from tests.chat.builders import make_chat_study, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -99,10 +98,17 @@ def test_the_researcher_who_made_the_study_opens_every_page(client, study, chatt
 
 
 @pytest.mark.parametrize(("name", "args"), STUDY_PAGES, ids=PAGE_IDS[2:])
-def test_another_researchers_study_is_not_found(client, study, chatting, name, args):
-    client.force_login(make_user(staff=True))
+def test_another_teams_study_is_not_found(client, study, chatting, name, args):
+    client.force_login(make_researcher(make_team()))
 
     assert client.get(page_url(name, args, study, chatting)).status_code == 404
+
+
+@pytest.mark.parametrize(("name", "args"), STUDY_PAGES, ids=PAGE_IDS[2:])
+def test_every_researcher_of_the_team_opens_its_studies(client, study, chatting, name, args):
+    client.force_login(make_researcher(study.team))
+
+    assert client.get(page_url(name, args, study, chatting)).status_code == 200
 
 
 @pytest.mark.parametrize(("name", "args"), STUDY_PAGES, ids=PAGE_IDS[2:])
@@ -113,8 +119,7 @@ def test_a_superuser_opens_every_study(client, study, chatting, name, args):
 
 
 def test_members_of_the_researchers_group_are_researchers_too(client, study):
-    member = make_user()
-    member.groups.add(Group.objects.get_or_create(name=RESEARCHERS)[0])
+    member = make_researcher()
     study.created_by = member
     study.save()
     client.force_login(member)
@@ -133,8 +138,8 @@ def test_a_participant_of_another_study_is_not_found_in_this_ones_transcripts(cl
 # The list
 
 
-def test_the_list_shows_only_the_researchers_own_studies_with_progress(client, study, researcher):
-    make_chat_study(title="Someone else's study")
+def test_the_list_shows_only_the_teams_studies_with_progress(client, study, researcher):
+    make_chat_study(title="Someone else's study", team=make_team())
     make_participant(study, stage=STAGE.DONE)
     make_participant(study, stage=STAGE.CHAT)
     client.force_login(researcher)
@@ -162,7 +167,8 @@ def test_with_no_studies_the_list_invites_to_create_one(client, researcher):
 
 def form_data(scenarios, **overrides):
     data = {
-        "title": "Barrier chats", "slug": "barrier-chats", "scenarios": [s.pk for s in scenarios],
+        "team": str(default_team().pk), "title": "Barrier chats", "slug": "barrier-chats",
+        "scenarios": [s.pk for s in scenarios],
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
         "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
@@ -175,7 +181,7 @@ def form_data(scenarios, **overrides):
 
 
 def test_the_form_offers_a_target_per_barrier_and_the_default_questionnaire(client, researcher):
-    Barrier.objects.create(key="sarcasm", name="Sarcasm", definition="Says the opposite.")
+    Barrier.objects.create(team=default_team(), key="sarcasm", name="Sarcasm", definition="Says the opposite.")
     client.force_login(researcher)
 
     response = client.get(reverse("chat:study-create"))
@@ -306,8 +312,8 @@ def test_the_slug_cannot_change_once_participants_used_the_link(client, study, r
     assert ChatStudy.objects.filter(slug="pilot").exists()
 
 
-def test_another_researcher_cannot_edit_the_study(client, study):
-    client.force_login(make_user(staff=True))
+def test_another_teams_researcher_cannot_edit_the_study(client, study):
+    client.force_login(make_researcher(make_team()))
     data = form_data(list(study.scenarios.all()), slug=study.slug, title="Taken over", target_none="1")
 
     assert client.post(reverse("chat:study-edit", args=[study.slug]), data).status_code == 404

@@ -13,7 +13,7 @@ import pytest
 
 from benchmark.models import Episode, Relationship
 from chat.models import ChatCondition, ChatStudy, Participant
-from tests.builders import get_barrier, make_character, make_scenario, make_user
+from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user
 
 
 @pytest.fixture
@@ -30,6 +30,7 @@ def study() -> ChatStudy:
         ],
     )
     study = ChatStudy.objects.create(
+        team=default_team(),
         slug="car-talk",
         title="Sharing a car",
         created_by=make_user(staff=True),

@@ -17,6 +17,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from benchmark.management.team_option import add_team_argument, team_from_options
+from benchmark.models import Team
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.csv_input import (
     CsvProblem,
@@ -64,6 +66,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--study", metavar="ID_OR_SLUG", help="The study to report on: its id or its slug.")
+        add_team_argument(parser)
         source.add_argument(
             "--from-csv", metavar="FILE",
             help="A long-format CSV with columns item, annotator, question, value and optionally cluster, "
@@ -170,7 +173,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{', '.join(given)} apply to --from-csv only; a study's scheme sets its questions' kinds and options"
             )
-        study = _find_study(options["study"])
+        study = _find_study(options["study"], team_from_options(options))
         from annotator.reports import build_report, render_bundle, render_html, render_tables_zip, report_json
 
         report = build_report(study, resamples=options["resamples"], seed=options["seed"])
@@ -189,13 +192,15 @@ class Command(BaseCommand):
         return content, f"study {study.slug!r}", counts
 
 
-def _find_study(reference: str) -> Study:
+def _find_study(reference: str, team: Team) -> Study:
+    """The team's study with this id or slug; another team's study is not found, as if it did not exist."""
+    studies = Study.objects.of_team(team)
     study = None
     if reference.isdigit():
-        study = Study.objects.filter(pk=int(reference)).first()
-    study = study or Study.objects.filter(slug=reference).first()
+        study = studies.filter(pk=int(reference)).first()
+    study = study or studies.filter(slug=reference).first()
     if study is None:
-        raise CommandError(f"--study {reference!r}: no study has this id or slug")
+        raise CommandError(f"--study {reference!r}: the team {team.slug!r} has no study with this id or slug")
     return study
 
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from benchmark.demo.content import CONDITIONS, SCENARIOS
 from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, RESEARCHER
+from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 
 from ...forms import create_study
@@ -55,10 +56,12 @@ class Command(BaseCommand):
             "--base-url", default="http://127.0.0.1:8000",
             help="Where the site is served, for the printed dashboard and invite links (default: %(default)s).",
         )
+        add_team_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        team = team_from_options(options)
         researcher, pool = self._accounts()
-        episodes = Episode.objects.filter(tag=DEMO_TAG, status=Episode.Status.FINISHED)
+        episodes = Episode.objects.of_team(team).filter(tag=DEMO_TAG, status=Episode.Status.FINISHED)
         expected = len(SCENARIOS) * len(CONDITIONS)
         found = episodes.count()
         if found < expected:
@@ -73,8 +76,8 @@ class Command(BaseCommand):
             state = "already there"
             if study is None:
                 study = create_study(
-                    title=spec.title, slug=spec.slug, preset=spec.preset, episodes=episodes, limit=spec.limit,
-                    seed=spec.seed, overlap=spec.overlap, pool=pool, gold_items=spec.gold_items,
+                    team=team, title=spec.title, slug=spec.slug, preset=spec.preset, episodes=episodes,
+                    limit=spec.limit, seed=spec.seed, overlap=spec.overlap, pool=pool, gold_items=spec.gold_items,
                     attention_items=spec.attention_items, created_by=researcher,
                 )
                 state = "created"

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode, Seat
 from benchmark.results import ResultFilters, ResultsProblem, build_results
 from benchmark.results_tables import CSV_TABLES, csv_table, report_json, text_report
@@ -37,6 +38,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        add_team_argument(parser)
         parser.add_argument("--tag", default="", help="Only episodes with this experiment tag (a run's name).")
         parser.add_argument("--source", default="", choices=["", *Episode.Source.values],
                             help="Only episodes from this source.")
@@ -73,14 +75,15 @@ class Command(BaseCommand):
         if table_name and format != "csv":
             raise CommandError("--table applies to --format csv only")
         target = None if output == "-" else _writable(Path(output))
-        if options["tag"] and not Episode.objects.filter(tag=options["tag"]).exists():
+        episodes = Episode.objects.of_team(team_from_options(options))
+        if options["tag"] and not episodes.filter(tag=options["tag"]).exists():
             raise CommandError(f"--tag {options['tag']!r}: no episode has this tag")
         filters = ResultFilters(
             tag=options["tag"], source=options["source"], strategy=options["strategy"],
             evaluator=options["evaluator"], prompt_version=options["prompt_version"], seat_role=options["seat"],
         )
         try:
-            report, table = build_results(filters, resamples=options["bootstrap"], seed=options["seed"])
+            report, table = build_results(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])
         except ResultsProblem as problem:
             raise CommandError(str(problem)) from problem
         if format == "json":

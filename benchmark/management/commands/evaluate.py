@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
 from benchmark import judge, llm
+from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 from benchmark.progress import ProgressBar
 
@@ -38,6 +39,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        add_team_argument(parser)
         parser.add_argument("--tag", help="Only episodes with this experiment tag (e.g. a run's name).")
         parser.add_argument("--ids", help="Only these episodes, by id, separated by commas (e.g. 3,7,12).")
         parser.add_argument(
@@ -106,17 +108,17 @@ class Command(BaseCommand):
 
     def select(self, options: dict[str, object]) -> QuerySet[Episode]:
         """The chosen episodes, oldest first; a filter that matches nothing is an error that says so."""
-        episodes = Episode.objects.all()
+        episodes = Episode.objects.of_team(team_from_options(options))
         described = []
         if options["tag"] is not None:
             tag = str(options["tag"])
-            if not Episode.objects.filter(tag=tag).exists():
+            if not episodes.filter(tag=tag).exists():
                 raise CommandError(f"No episode has the tag {tag!r}.")
             episodes = episodes.filter(tag=tag)
             described.append(f"tag {tag!r}")
         if options["ids"] is not None:
             ids = parse_ids(str(options["ids"]))
-            missing = sorted(set(ids) - set(Episode.objects.filter(pk__in=ids).values_list("pk", flat=True)))
+            missing = sorted(set(ids) - set(episodes.filter(pk__in=ids).values_list("pk", flat=True)))
             if missing:
                 raise CommandError(f"No episode with id {', '.join(map(str, missing))}.")
             episodes = episodes.filter(pk__in=ids)

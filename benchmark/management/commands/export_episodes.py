@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.exporting import EXPORT_FORMATS, export_episodes, select_episodes
+from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Barrier, Episode
 
 
@@ -22,6 +23,7 @@ class Command(BaseCommand):
     help = "Export episodes as Parley JSON Lines (the default) or a CSV of turns."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        add_team_argument(parser)
         parser.add_argument(
             "--out", required=True, metavar="PATH", help="The file to write, or '-' for standard output."
         )
@@ -47,10 +49,12 @@ class Command(BaseCommand):
         tag: str | None,
         **options: object,
     ) -> None:
-        if barrier and not Barrier.objects.filter(key=barrier).exists():
-            known = ", ".join(Barrier.objects.values_list("key", flat=True))
+        team = team_from_options(options)
+        barriers = Barrier.objects.of_team(team)
+        if barrier and not barriers.filter(key=barrier).exists():
+            known = ", ".join(barriers.values_list("key", flat=True))
             raise CommandError(f"--barrier {barrier!r} is not a barrier key; known keys: {known}")
-        episodes = select_episodes(source=source, barrier=barrier, tag=tag)
+        episodes = select_episodes(team, source=source, barrier=barrier, tag=tag)
         if out == "-":
             count = export_episodes(episodes, _Raw(self.stdout), format=format)
             report = self.stderr  # standard output carries the export itself

@@ -5,6 +5,7 @@ from collections import Counter
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.importing import FORMATS, ImportProblem, import_file
+from benchmark.management.team_option import add_team_argument, team_from_options
 
 
 class Command(BaseCommand):
@@ -15,6 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE", help="Files to import, in order.")
+        add_team_argument(parser)
         parser.add_argument(
             "--format", choices=["auto", *FORMATS], default="auto",
             help="The files' format; 'auto' (the default) tells from the extension and the content.",
@@ -25,11 +27,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, files: list[str], format: str, dry_run: bool, **options: object) -> None:
+        team = team_from_options(options)
         created: Counter[str] = Counter()
         unchanged: Counter[str] = Counter()
         for number, path in enumerate(files):
             try:
-                result = import_file(path, format=format, dry_run=dry_run)
+                result = import_file(path, team=team, format=format, dry_run=dry_run)
             except ImportProblem as problem:
                 kept = f" (the {number} file(s) before it were imported)" if number and not dry_run else ""
                 raise CommandError(f"{problem}{kept}") from problem

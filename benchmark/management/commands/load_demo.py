@@ -14,16 +14,17 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
 from ...llm import SCRIPTED
-from ...models import Barrier, Episode, Scenario
+from ...models import Barrier, Episode, Scenario, Team, TeamMember
 from ...scripted import EVALUATOR, save_scripted_evaluation
 from ...simulation import create_episode, run_episode
+from ..team_option import add_team_argument, team_from_options
 
 RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
@@ -45,10 +46,12 @@ class Command(BaseCommand):
             "--reset-passwords", action="store_true", help="Give existing demo accounts new passwords."
         )
         parser.add_argument("--skip-accounts", action="store_true", help="Do not create or print demo accounts.")
+        add_team_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
-        barriers = {b.key: b for b in Barrier.objects.filter(key__in=CONDITIONS)}
+        team = team_from_options(options)
+        barriers = {b.key: b for b in Barrier.objects.of_team(team).filter(key__in=CONDITIONS)}
         missing = [key for key in CONDITIONS if key not in barriers]
         if missing:
             raise CommandError(f"Barrier(s) {', '.join(missing)} are missing; run `manage.py migrate` first.")
@@ -56,7 +59,7 @@ class Command(BaseCommand):
         created = 0
         for number, spec in enumerate(SCENARIOS, start=1):
             with transaction.atomic():
-                scenario = install_scenario(spec)
+                scenario = install_scenario(spec, team)
                 lengths = []
                 for condition in CONDITIONS:
                     episode, new = self._episode(scenario, spec, barriers[condition], condition, options["reset"])
@@ -66,7 +69,7 @@ class Command(BaseCommand):
 
         accounts = 0
         if not options["skip_accounts"]:
-            accounts = self._accounts(options["base_url"], options["reset_passwords"])
+            accounts = self._accounts(team, options["base_url"], options["reset_passwords"])
         episodes = len(SCENARIOS) * len(CONDITIONS)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: {len(SCENARIOS)} scenarios, {episodes} episodes ({created} new), "
@@ -79,7 +82,7 @@ class Command(BaseCommand):
         """The demo episode for one condition: played (or resumed) with beats, then scored."""
         external_id = EPISODE_ID.format(codename=spec.codename, condition=condition)
         seed = SCENARIOS.index(spec)
-        episode = Episode.objects.filter(external_id=external_id).first()
+        episode = Episode.objects.of_team(scenario.team).filter(external_id=external_id).first()
         if episode is not None and reset:
             episode.delete()
             episode = None
@@ -95,28 +98,34 @@ class Command(BaseCommand):
             save_scripted_evaluation(episode)
         return episode, new
 
-    def _accounts(self, base_url: str, reset_passwords: bool) -> int:
-        """A researcher (staff, not superuser) and three annotators, with passwords and login links."""
+    def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
+        """A researcher and three annotators of ``team``, with passwords and login links.
+
+        The researcher is neither staff nor superuser and holds no model permissions: the admin is
+        for superusers, and everything a researcher does goes through Parley's team-scoped pages.
+        """
         from config.login_links import login_link_path  # the project package; kept out of import time
 
         researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
-        researchers.permissions.set(Permission.objects.filter(content_type__app_label="benchmark"))
+        researchers.permissions.clear()  # earlier demos granted every benchmark permission
         annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)
 
         self.stdout.write("Demo accounts (each login link works once):")
-        specs = [(RESEARCHER, researchers, True)] + [(name, annotators, False) for name in ANNOTATOR_NAMES]
-        for username, group, staff in specs:
-            user, password = self._user(username, staff, reset_passwords)
+        specs = [(RESEARCHER, researchers)] + [(name, annotators) for name in ANNOTATOR_NAMES]
+        for username, group in specs:
+            user, password = self._user(username, reset_passwords)
             user.groups.add(group)
+            role = TeamMember.Role.RESEARCHER if group == researchers else TeamMember.Role.ANNOTATOR
+            TeamMember.objects.update_or_create(team=team, user=user, defaults={"role": role})
             shown = password or "(unchanged; --reset-passwords sets a new one)"
             link = base_url.rstrip("/") + login_link_path(user)
             self.stdout.write(f"  {username:<11} {group.name:<12} password {shown}\n    {link}")
         return len(specs)
 
-    def _user(self, username: str, staff: bool, reset_password: bool) -> tuple[Any, str]:
+    def _user(self, username: str, reset_password: bool) -> tuple[Any, str]:
         User = get_user_model()
         user, created = User.objects.get_or_create(username=username)
-        user.is_staff = staff
+        user.is_staff = False  # researchers are a group and a team role; staff opens nothing more
         user.is_superuser = False
         password = ""
         if created or reset_password:

@@ -9,19 +9,20 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from benchmark import llm, neutralise
-from benchmark.models import Scenario
+from benchmark.management.team_option import add_team_argument, team_from_options
+from benchmark.models import Scenario, Team
 from benchmark.progress import ProgressBar
 
 
-def select_scenarios(value: str) -> list[int]:
-    """Scenario ids for '3,7,shared-car': ids or codenames, each of which must exist."""
+def select_scenarios(value: str, team: Team) -> list[int]:
+    """The team's scenario ids for '3,7,shared-car': ids or codenames, each of which must exist."""
     wanted = [part.strip() for part in value.split(",") if part.strip()]
     if not wanted:
         raise CommandError("--scenarios was given no scenario; name ids or codenames separated by commas.")
     numbers = [int(part) for part in wanted if part.isdigit()]
     names = [part for part in wanted if not part.isdigit()]
     found = list(
-        Scenario.objects.filter(Q(pk__in=numbers) | Q(codename__in=names)).values_list("pk", "codename")
+        Scenario.objects.of_team(team).filter(Q(pk__in=numbers) | Q(codename__in=names)).values_list("pk", "codename")
     )
     missing = [
         part for part in wanted
@@ -40,8 +41,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        add_team_argument(parser)
         parser.add_argument("--scenarios", help="Scenario ids or codenames, separated by commas.")
-        parser.add_argument("--all", action="store_true", help="Every scenario.")
+        parser.add_argument("--all", action="store_true", help="Every scenario of the team.")
         parser.add_argument(
             "--model",
             help="The neutralising model (a litellm name, or 'scripted' for the offline heuristic). "
@@ -66,12 +68,13 @@ class Command(BaseCommand):
             raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.")
         if options["concurrency"] < 1:
             raise CommandError(f"--concurrency must be at least 1, got {options['concurrency']}.")
+        team = team_from_options(options)
         if options["all"]:
-            ids = list(Scenario.objects.order_by("pk").values_list("pk", flat=True))
+            ids = list(Scenario.objects.of_team(team).order_by("pk").values_list("pk", flat=True))
             if not ids:
                 raise CommandError("There are no scenarios to neutralise.")
         else:
-            ids = select_scenarios(str(options["scenarios"]))
+            ids = select_scenarios(str(options["scenarios"]), team)
         dry_run = bool(options["dry_run"])
         version = neutralise.prompt_version_for(model)
         self.stdout.write(

@@ -17,6 +17,7 @@ from ...runs import (
     plan_run,
     run_for_command,
 )
+from ..team_option import add_team_argument, team_from_options
 
 
 class Command(BaseCommand):
@@ -27,9 +28,10 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
+        add_team_argument(parser)
         parser.add_argument(
             "--scenarios", default="", metavar="IDS",
-            help="Comma-separated scenario ids or codenames (default: every scenario).",
+            help="Comma-separated scenario ids or codenames of the team (default: every scenario of the team).",
         )
         parser.add_argument(
             "--tags", default="", metavar="DIFFICULTIES",
@@ -75,7 +77,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--run", type=int, metavar="ID",
-            help="Execute the stored run with this id, with its stored options (the web page starts workers so).",
+            help="Execute the stored run with this id, with its stored options and team (the web page starts "
+            "workers so).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -104,6 +107,7 @@ class Command(BaseCommand):
             )
 
     def _run_from_options(self, options: dict[str, Any]) -> SimulationRun:
+        team = team_from_options(options)
         try:
             run_options = RunOptions.from_dict(
                 {
@@ -123,7 +127,7 @@ class Command(BaseCommand):
                     "barrier_seat": options["barrier_seat"],
                 }
             )
-            plan = plan_run(run_options, options["tag"] or None)
+            plan = plan_run(run_options, team, options["tag"] or None)
         except RunOptionsError as error:
             flag = {"difficulties": "tags"}.get(error.option, error.option).replace("_", "-")
             raise CommandError(f"--{flag}: {error}") from error
@@ -132,4 +136,4 @@ class Command(BaseCommand):
             f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat "
             f"{plan.options.agent_model}, partner {plan.options.partner_model} ({plan.options.strategy})."
         )
-        return run_for_command(plan.options, plan.tag)
+        return run_for_command(plan.options, plan.tag, team)

@@ -21,6 +21,7 @@ from benchmark import llm
 from benchmark.demo.content import CONDITIONS
 from benchmark.demo.install import SCENARIO_ID
 from benchmark.management.commands.load_demo import RESEARCHER
+from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Barrier, Scenario
 
 from ...models import ChatCondition, ChatStudy
@@ -41,12 +42,14 @@ class Command(BaseCommand):
             "--base-url", default="http://127.0.0.1:8000",
             help="Where the site is served, for the printed links (default: %(default)s).",
         )
+        add_team_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        team = team_from_options(options)
         researcher = get_user_model().objects.filter(username=RESEARCHER).first()
         scenario_ids = [SCENARIO_ID.format(codename=codename) for codename in SCENARIO_CODENAMES]
-        scenarios = list(Scenario.objects.filter(external_id__in=scenario_ids).order_by("codename"))
-        barriers = list(Barrier.objects.filter(key__in=CONDITIONS))
+        scenarios = list(Scenario.objects.of_team(team).filter(external_id__in=scenario_ids).order_by("codename"))
+        barriers = list(Barrier.objects.of_team(team).filter(key__in=CONDITIONS))
         if researcher is None or len(scenarios) < len(scenario_ids):
             raise CommandError(
                 f"The demo {'researcher account' if researcher is None else 'scenarios'} "
@@ -60,7 +63,7 @@ class Command(BaseCommand):
         if study is None:
             with transaction.atomic():
                 study = ChatStudy.objects.create(
-                    slug=SLUG, title=TITLE, created_by=researcher, human_position=1, agent_model="",
+                    team=team, slug=SLUG, title=TITLE, created_by=researcher, human_position=1, agent_model="",
                     completion_code=COMPLETION_CODE,
                 )
                 study.scenarios.set(scenarios)
