@@ -109,7 +109,7 @@ def team_for_command(slug: str | None) -> Team:
     if len(teams) == 1:
         return teams[0]
     if not teams:
-        raise LookupError("There is no team yet: create one in the admin or with manage.py add_team_member.")
+        raise LookupError("There is no team yet: create one with manage.py add_team_member, or in the admin.")
     known = ", ".join(Team.objects.values_list("slug", flat=True))
     raise LookupError(f"There are several teams; say which with --team (one of: {known}).")
 

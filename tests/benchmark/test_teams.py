@@ -234,3 +234,18 @@ def test_research_teams_are_the_researcher_memberships_only():
 
 def test_the_only_team_is_the_commands_default():
     assert team_for_command(None) == default_team()
+
+
+def test_add_team_member_creates_the_team_and_sets_the_role():
+    user = make_user(username="dana")
+    out = io.StringIO()
+
+    call_command("add_team_member", "Vision Lab", "dana", stdout=out)
+    call_command("add_team_member", "vision-lab", "dana", "--role", "annotator", stdout=out)
+
+    team = Team.objects.get(slug="vision-lab")
+    assert team.name == "Vision Lab"
+    assert list(TeamMember.objects.filter(user=user).values_list("team__slug", "role")) == [("vision-lab", "annotator")]
+    assert "created the team and added dana as researcher" in out.getvalue()
+    with pytest.raises(CommandError, match="No user named 'ghost'"):
+        call_command("add_team_member", "vision-lab", "ghost", stdout=out)
