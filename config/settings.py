@@ -1,7 +1,10 @@
-"""Parley settings: every value comes from the environment, with defaults that run a demo.
+"""Parley settings: every value comes from the environment, with defaults that are safe to deploy.
 
-The embedded default is a SQLite file and an in-memory channel layer under ``var/``; set
-``DATABASE_URL`` and ``REDIS_URL`` for PostgreSQL and Redis. The README lists every variable.
+``DEBUG`` is off unless the environment turns it on (``make demo`` and ``make serve`` do), so a
+server started without configuration never shows a debug page to a participant; with ``DEBUG`` off
+Parley refuses to start without a strong ``SECRET_KEY``. The embedded default is a SQLite file
+and an in-memory channel layer under ``var/``; set ``DATABASE_URL`` and ``REDIS_URL`` for
+PostgreSQL and Redis. The README lists every variable.
 """
 
 import os
@@ -9,6 +12,11 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -46,16 +54,41 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
+
+# Placeholders that documentation shows; a deployment that copied one has no secret at all.
+EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-50-or-more-random-characters-from-secrets-token-urlsafe"})
+
+
+def secret_key_weakness(key: str) -> str:
+    """Why ``key`` is too weak to sign sessions and links in production, or "" when it will do.
+
+    The rules are Django's own (``manage.py check --deploy``, security.W009), applied at start-up
+    instead of as a warning nobody reads, plus the example values this project documents.
+    """
+    if key in EXAMPLE_SECRET_KEYS:
+        return "is an example value from the documentation"
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        return f"starts with {SECRET_KEY_INSECURE_PREFIX!r}, the prefix of keys made for development"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"is shorter than {SECRET_KEY_MIN_LENGTH} characters"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"has fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS} different characters"
+    return ""
 
 
 def _secret_key() -> str:
-    """A real key from the environment, or a development key kept under var/ (DEBUG only)."""
+    """A strong key from the environment, or a development key kept under var/ (DEBUG only)."""
     key = os.environ.get("SECRET_KEY", "")
+    if key and not DEBUG and (weakness := secret_key_weakness(key)):
+        raise ImproperlyConfigured(
+            f"SECRET_KEY {weakness}. Set a random one, e.g. the output of "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+        )
     if key:
         return key
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=true to develop).")
     path = VAR_DIR / "secret_key"
     if not path.exists():
         VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -173,6 +206,27 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto``: the header a TLS-terminating proxy sets to https.
+
+    Only set it behind such a proxy, which must overwrite the header a client sends: otherwise any
+    client could claim its plain-HTTP request came over HTTPS.
+    """
+    name = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+    if not name:
+        return None
+    return "HTTP_" + name.upper().replace("-", "_"), "https"
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+# Outside debug every plain-HTTP request is sent to HTTPS; SECURE_SSL_REDIRECT=false if the proxy does it.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# HSTS makes browsers refuse plain HTTP to this host for that long: opt in once HTTPS works.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 
 # Models for each role, as litellm names ("openai/gpt-4o-mini", "ollama/llama3", ...).
 # Empty means the offline scripted model, which needs no key and no network.
