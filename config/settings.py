@@ -9,6 +9,7 @@ PostgreSQL and Redis. The README lists every variable.
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -110,6 +111,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
     "benchmark",
     "annotator",
     "chat",
@@ -125,6 +127,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lockout into its page
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -188,6 +191,27 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
+
+# Login throttling (django-axes). Its backend refuses a locked-out login before the password is
+# checked, so it needs the request: Django's LoginView and admin pass it to authenticate(); tests
+# use force_login(), which authenticates nothing. One-use login links skip authenticate() too:
+# they prove possession of a mailed secret, not knowledge of a password.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15))
+# A username at one address: a guesser cannot lock the real user out from elsewhere, nor lock out
+# everyone behind one university NAT, and each address gets LIMIT guesses per cool-off at an account.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.views.locked_out"
+AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
+AXES_DISABLE_ACCESS_LOG = True  # keep failed attempts only, not every annotator's log-in address
+# How many reverse proxies in front of daphne append the client's address to X-Forwarded-For
+# (config/proxies.py); 0 trusts no header and uses the connection's address.
+PARLEY_PROXY_COUNT = env_int("PARLEY_PROXY_COUNT", 0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")

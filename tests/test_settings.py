@@ -17,7 +17,8 @@ PROBE = (
     "import json, django; from django.conf import settings as s; "
     "print(json.dumps({'db': s.DATABASES['default'], 'layer': s.CHANNEL_LAYERS['default'], "
     "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS, 'debug': s.DEBUG, "
-    "'proxy_ssl_header': s.SECURE_PROXY_SSL_HEADER}, default=str))"
+    "'proxy_ssl_header': s.SECURE_PROXY_SSL_HEADER, 'login_limit': s.AXES_FAILURE_LIMIT, "
+    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT}, default=str))"
 )
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
 STRONG_KEY = "q8Vt-2mZ_pL4xR7nW1cY9bK3sH6dF0gJ5aE8uT2iO4yN7vB1xQ3"
@@ -135,6 +136,13 @@ def test_check_deploy_is_clean_in_the_production_environment(tmp_path):
 def test_the_proxy_header_says_which_requests_came_over_https(tmp_path):
     assert loaded(tmp_path, **PRODUCTION)["proxy_ssl_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
     assert loaded(tmp_path)["proxy_ssl_header"] is None
+
+
+def test_login_throttle_and_proxies_come_from_the_environment(tmp_path):
+    defaults = loaded(tmp_path)
+    assert (defaults["login_limit"], defaults["login_cooloff"], defaults["proxies"]) == (5, 900, 0)
+    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1")
+    assert (values["login_limit"], values["login_cooloff"], values["proxies"]) == (10, 150, 1)
 
 
 def test_unreadable_boolean_is_named(tmp_path):

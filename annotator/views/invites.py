@@ -39,6 +39,6 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         with transaction.atomic():
             user = form.save()
             join_study(user, study)
-        login(request, user)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("annotator:instructions", slug=study.slug)
     return render(request, "annotator/join.html", {"study": study, "form": form})
