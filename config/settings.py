@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.checks.security.base import (
     SECRET_KEY_INSECURE_PREFIX,
     SECRET_KEY_MIN_LENGTH,
@@ -112,6 +113,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "axes",
+    "csp",
     "benchmark",
     "annotator",
     "chat",
@@ -120,6 +122,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -230,6 +233,28 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp). Scripts come only from Parley's own static files (htmx is
+# vendored, each page's script is a module under static/), so an injected <script> or onclick=
+# does not run; a template that truly needs an inline script gives it nonce="{{ request.csp_nonce }}".
+# htmx runs without eval (no hx-on, allowEval off in base.html). Styles allow 'unsafe-inline':
+# the matplotlib figures drawn inline in the report and results pages style every element with a
+# style attribute, and the report's own <style> travels with its standalone file. Inline style
+# cannot run code; templates keep their styles in static/css all the same. connect-src 'self'
+# covers the chat's same-origin websocket (ws: and wss:) in current browsers.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 
 def _proxy_ssl_header() -> tuple[str, str] | None:
