@@ -24,6 +24,10 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# The targets below are for a developer's machine: debug mode, a key kept under var/. Parley's
+# default is DEBUG off, which wants SECRET_KEY and ALLOWED_HOSTS (a production server sets them).
+demo serve migrate: export DEBUG ?= true
+
 migrate: install
 	$(BIN)/python manage.py migrate --no-input
 

@@ -731,7 +731,7 @@ async def _play_one(episode_id: int, seed: int, *, errors: ErrorLog, writer: Tur
         errors.add(f"episode {episode_id}: {error}")
     except Exception as error:  # one broken episode must not stop the run; logged with its traceback
         logger.exception("Episode %s failed", episode_id)
-        errors.add(f"episode {episode_id}: {type(error).__name__}: {error}")
+        errors.add(f"episode {episode_id}: {unexpected(error)}")
         await Episode.objects.filter(pk=episode_id).aupdate(status=Episode.Status.FAILED, finished_at=timezone.now())
 
 
@@ -853,8 +853,8 @@ def execute_run(run_id: int, *, progress: TextIO | None = None, stop_on_signals:
     try:
         preparation = prepare_episodes(plan, beat=lambda: _heartbeat(run.pk))
         return _execute(plan, run.pk, preparation, started, progress, stop_on_signals)
-    except BaseException as error:
-        _close(run.pk, SimulationRun.Status.FAILED, f"The worker stopped: {type(error).__name__}: {error}")
+    except BaseException as error:  # re-raised: the traceback goes to the worker's log
+        _close(run.pk, SimulationRun.Status.FAILED, f"The worker stopped: {unexpected(error)}")
         raise
 
 
@@ -966,6 +966,15 @@ def _install_signal_handlers(supervisor: Supervisor) -> dict[int, Any]:
     return previous
 
 
+def unexpected(error: BaseException) -> str:
+    """How a run's message names an error nobody planned for: its kind only.
+
+    A run's message is shown on the run page, and an unexpected exception's text may name files on
+    the server (an OSError always does); the whole traceback is in the worker's log instead.
+    """
+    return f"{type(error).__name__} (the server log has the details)"
+
+
 def _heartbeat(run_id: int) -> None:
     SimulationRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
 
@@ -1046,7 +1055,9 @@ def start_worker(run: SimulationRun) -> int | None:
         pid = spawn_process(worker_command(run), cwd=Path(settings.BASE_DIR), log=log)
     except OSError as error:
         logger.exception("Could not start the worker of run %s", run.pk)
-        _close(run.pk, SimulationRun.Status.FAILED, f"Could not start the worker process: {error}")
+        reason = error.strerror or type(error).__name__  # not str(error), which names the file
+        message = f"Could not start the worker process ({reason}); the server log has the details."
+        _close(run.pk, SimulationRun.Status.FAILED, message)
         return None
     SimulationRun.objects.filter(pk=run.pk).update(worker_pid=pid, heartbeat_at=timezone.now())
     return pid

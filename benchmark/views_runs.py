@@ -27,7 +27,6 @@ from .runs import (
     resume_run,
     run_progress,
     unused_tag,
-    worker_log_path,
 )
 
 RUNS_PER_PAGE = 50
@@ -61,11 +60,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(SimulationRun.objects.owned_by(request.user).select_related("created_by"), pk=pk)
-    context = {
-        "progress": run_progress(run, request.user),
-        "options": describe_options(run.options),
-        "log_path": worker_log_path(run),
-    }
+    context = {"progress": run_progress(run, request.user), "options": describe_options(run.options)}
     return render(request, "benchmark/runs/detail.html", context)
 
 

@@ -32,6 +32,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="parley-bench-"))
     os.environ.setdefault("PARLEY_VAR_DIR", str(workdir))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DEBUG", "true")  # development settings, as the published figures were measured
     sys.path.insert(0, str(ROOT))
     import django
 

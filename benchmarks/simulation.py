@@ -57,6 +57,7 @@ def main() -> None:
 
     os.environ.setdefault("PARLEY_VAR_DIR", tempfile.mkdtemp(prefix="parley-bench-"))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DEBUG", "true")  # development settings, as the published figures were measured
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     sys.path.insert(0, str(ROOT))
     import django

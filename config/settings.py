@@ -1,14 +1,24 @@
-"""Parley settings: every value comes from the environment, with defaults that run a demo.
+"""Parley settings: every value comes from the environment, with defaults that are safe to deploy.
 
-The embedded default is a SQLite file and an in-memory channel layer under ``var/``; set
-``DATABASE_URL`` and ``REDIS_URL`` for PostgreSQL and Redis. The README lists every variable.
+``DEBUG`` is off unless the environment turns it on (``make demo`` and ``make serve`` do), so a
+server started without configuration never shows a debug page to a participant; with ``DEBUG`` off
+Parley refuses to start without a strong ``SECRET_KEY``. The embedded default is a SQLite file
+and an in-memory channel layer under ``var/``; set ``DATABASE_URL`` and ``REDIS_URL`` for
+PostgreSQL and Redis. The README lists every variable.
 """
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -46,16 +56,41 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)
+
+# Placeholders that documentation shows; a deployment that copied one has no secret at all.
+EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-50-or-more-random-characters-from-secrets-token-urlsafe"})
+
+
+def secret_key_weakness(key: str) -> str:
+    """Why ``key`` is too weak to sign sessions and links in production, or "" when it will do.
+
+    The rules are Django's own (``manage.py check --deploy``, security.W009), applied at start-up
+    instead of as a warning nobody reads, plus the example values this project documents.
+    """
+    if key in EXAMPLE_SECRET_KEYS:
+        return "is an example value from the documentation"
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        return f"starts with {SECRET_KEY_INSECURE_PREFIX!r}, the prefix of keys made for development"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"is shorter than {SECRET_KEY_MIN_LENGTH} characters"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"has fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS} different characters"
+    return ""
 
 
 def _secret_key() -> str:
-    """A real key from the environment, or a development key kept under var/ (DEBUG only)."""
+    """A strong key from the environment, or a development key kept under var/ (DEBUG only)."""
     key = os.environ.get("SECRET_KEY", "")
+    if key and not DEBUG and (weakness := secret_key_weakness(key)):
+        raise ImproperlyConfigured(
+            f"SECRET_KEY {weakness}. Set a random one, e.g. the output of "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+        )
     if key:
         return key
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=true to develop).")
     path = VAR_DIR / "secret_key"
     if not path.exists():
         VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -77,6 +112,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "axes",
+    "csp",
     "benchmark",
     "annotator",
     "chat",
@@ -85,6 +122,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -92,6 +130,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lockout into its page
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -156,6 +195,27 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 
+# Login throttling (django-axes). Its backend refuses a locked-out login before the password is
+# checked, so it needs the request: Django's LoginView and admin pass it to authenticate(); tests
+# use force_login(), which authenticates nothing. One-use login links skip authenticate() too:
+# they prove possession of a mailed secret, not knowledge of a password.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15))
+# A username at one address: a guesser cannot lock the real user out from elsewhere, nor lock out
+# everyone behind one university NAT, and each address gets LIMIT guesses per cool-off at an account.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.views.locked_out"
+AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
+AXES_DISABLE_ACCESS_LOG = True  # keep failed attempts only, not every annotator's log-in address
+# How many reverse proxies in front of daphne append the client's address to X-Forwarded-For
+# (config/proxies.py); 0 trusts no header and uses the connection's address.
+PARLEY_PROXY_COUNT = env_int("PARLEY_PROXY_COUNT", 0)
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
 USE_I18N = True
@@ -173,6 +233,49 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp). Scripts come only from Parley's own static files (htmx is
+# vendored, each page's script is a module under static/), so an injected <script> or onclick=
+# does not run; a template that truly needs an inline script gives it nonce="{{ request.csp_nonce }}".
+# htmx runs without eval (no hx-on, allowEval off in base.html). Styles allow 'unsafe-inline':
+# the matplotlib figures drawn inline in the report and results pages style every element with a
+# style attribute, and the report's own <style> travels with its standalone file. Inline style
+# cannot run code; templates keep their styles in static/css all the same. connect-src 'self'
+# covers the chat's same-origin websocket (ws: and wss:) in current browsers.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto``: the header a TLS-terminating proxy sets to https.
+
+    Only set it behind such a proxy, which must overwrite the header a client sends: otherwise any
+    client could claim its plain-HTTP request came over HTTPS.
+    """
+    name = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+    if not name:
+        return None
+    return "HTTP_" + name.upper().replace("-", "_"), "https"
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+# Outside debug every plain-HTTP request is sent to HTTPS; SECURE_SSL_REDIRECT=false if the proxy does it.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# HSTS makes browsers refuse plain HTTP to this host for that long: opt in once HTTPS works.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 
 # Models for each role, as litellm names ("openai/gpt-4o-mini", "ollama/llama3", ...).
 # Empty means the offline scripted model, which needs no key and no network.

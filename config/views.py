@@ -1,3 +1,6 @@
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.http import HttpRequest, HttpResponse
@@ -37,3 +40,17 @@ def login_by_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse
         return redirect("login")
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
     return redirect("home")
+
+
+def locked_out(request: HttpRequest, *args: Any) -> HttpResponse:
+    """The page django-axes shows (AXES_LOCKOUT_CALLABLE) instead of a login once the limit is reached.
+
+    Status 429: the client should wait. axes passes the login's response and credentials too
+    (in an order that depends on sync or async serving); the page needs neither.
+    """
+    cooloff = settings.AXES_COOLOFF_TIME
+    context = {
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": round(cooloff.total_seconds() / 60) if cooloff else None,
+    }
+    return render(request, "registration/locked_out.html", context, status=429)

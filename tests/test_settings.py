@@ -1,4 +1,4 @@
-"""Settings come from the environment: the database, the channel layer and the secret key."""
+"""Settings come from the environment: the database, the channel layer, the secret key, production safety."""
 
 import json
 import os
@@ -16,21 +16,41 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = (
     "import json, django; from django.conf import settings as s; "
     "print(json.dumps({'db': s.DATABASES['default'], 'layer': s.CHANNEL_LAYERS['default'], "
-    "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS}, default=str))"
+    "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS, 'debug': s.DEBUG, "
+    "'proxy_ssl_header': s.SECURE_PROXY_SSL_HEADER, 'login_limit': s.AXES_FAILURE_LIMIT, "
+    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT}, default=str))"
 )
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
+STRONG_KEY = "q8Vt-2mZ_pL4xR7nW1cY9bK3sH6dF0gJ5aE8uT2iO4yN7vB1xQ3"
+# The production environment the report documents: HTTPS behind a proxy that sets X-Forwarded-Proto.
+PRODUCTION = {
+    "DEBUG": "false",
+    "SECRET_KEY": STRONG_KEY,
+    "ALLOWED_HOSTS": "parley.example",
+    "CSRF_TRUSTED_ORIGINS": "https://parley.example",
+    "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
+    "SECURE_HSTS_SECONDS": "31536000",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
+    "SECURE_HSTS_PRELOAD": "true",
+}
+
+
+def clean_environment(tmp_path: Path, **env: str) -> dict[str, str]:
+    """Only what a process needs to run, the settings module and a var/ of its own, then ``env``."""
+    clean = {k: v for k, v in os.environ.items() if k in PASSED_THROUGH}
+    return clean | {"DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_VAR_DIR": str(tmp_path)} | env
 
 
 def load_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k in PASSED_THROUGH}
-    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_VAR_DIR": str(tmp_path)} | env
     return subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean_environment(tmp_path, **env), capture_output=True,
+        text=True, timeout=60,
     )
 
 
 def loaded(tmp_path: Path, **env: str) -> dict:
-    result = load_settings(tmp_path, **env)
+    """The settings a process gets from ``env``; in debug unless ``env`` says otherwise."""
+    result = load_settings(tmp_path, **{"DEBUG": "true"} | env)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -69,10 +89,60 @@ def test_refuses_to_start_without_key_when_debug_is_off(tmp_path):
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
+def test_debug_is_off_unless_asked_for(tmp_path):
+    """Without DEBUG in the environment Parley runs as in production, so it wants a real key."""
+    result = load_settings(tmp_path)
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+    assert loaded(tmp_path, DEBUG="", SECRET_KEY=STRONG_KEY)["debug"] is False
+
+
 def test_debug_off_uses_the_given_key_and_hosts(tmp_path):
-    values = loaded(tmp_path, DEBUG="false", SECRET_KEY="k" * 50, ALLOWED_HOSTS="parley.example, x.example")
-    assert values["key"] == "k" * 50
+    values = loaded(tmp_path, DEBUG="false", SECRET_KEY=STRONG_KEY, ALLOWED_HOSTS="parley.example, x.example")
+    assert values["key"] == STRONG_KEY
     assert values["hosts"] == ["parley.example", "x.example"]
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("short-but-varied-1234", "shorter than 50 characters"),
+        ("k" * 60, "fewer than 5 different characters"),
+        ("django-insecure-" + STRONG_KEY, "'django-insecure-'"),
+        ("change-me-to-50-or-more-random-characters-from-secrets-token-urlsafe", "an example value"),
+    ],
+    ids=["short", "repetitive", "django-insecure", "example"],
+)
+def test_a_weak_key_is_refused_when_debug_is_off(tmp_path, key, reason):
+    result = load_settings(tmp_path, DEBUG="false", SECRET_KEY=key, ALLOWED_HOSTS="parley.example")
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr and reason in result.stderr
+    assert key not in result.stderr  # the message names the problem, never the key
+
+
+def test_a_weak_key_is_accepted_in_debug(tmp_path):
+    assert loaded(tmp_path, DEBUG="true", SECRET_KEY="dev")["key"] == "dev"
+
+
+def test_check_deploy_is_clean_in_the_production_environment(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, env=clean_environment(tmp_path, **PRODUCTION), capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_proxy_header_says_which_requests_came_over_https(tmp_path):
+    assert loaded(tmp_path, **PRODUCTION)["proxy_ssl_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    assert loaded(tmp_path)["proxy_ssl_header"] is None
+
+
+def test_login_throttle_and_proxies_come_from_the_environment(tmp_path):
+    defaults = loaded(tmp_path)
+    assert (defaults["login_limit"], defaults["login_cooloff"], defaults["proxies"]) == (5, 900, 0)
+    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1")
+    assert (values["login_limit"], values["login_cooloff"], values["proxies"]) == (10, 150, 1)
 
 
 def test_unreadable_boolean_is_named(tmp_path):

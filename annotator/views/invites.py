@@ -1,8 +1,10 @@
 """Joining a study's annotator pool through its invite link.
 
-The link carries the study's secret ``invite_token``. A signed-in visitor joins at once and goes
-on to the study's instructions; an anonymous visitor may sign in (and come back here) or create an
-account, which joins them too. A wrong token is a 404; a closed study takes no one new.
+The link carries the study's secret ``invite_token``. Opening it changes nothing: a signed-in
+visitor sees the study and a "Join" button, whose POST (with its CSRF token) joins and goes on to
+the study's instructions. A GET that enrolled would let a link preview, a mail scanner or another
+site's ``<img>`` put someone in a study. An anonymous visitor may sign in (and come back here) or
+create an account, which joins them too. A wrong token is a 404; a closed study takes no one new.
 """
 
 from django.contrib.auth import login
@@ -36,14 +38,17 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if not study.is_open:
         return render(request, "annotator/join.html", {"study": study, "closed": True}, status=410)
     if request.user.is_authenticated:
-        join_study(request.user, study)
-        return redirect("annotator:instructions", slug=study.slug)
+        if request.method == "POST":
+            join_study(request.user, study)
+            return redirect("annotator:instructions", slug=study.slug)
+        member = Membership.objects.filter(study=study, annotator=request.user).exists()
+        return render(request, "annotator/join.html", {"study": study, "member": member})
 
     form = UserCreationForm(request.POST if request.method == "POST" else None)
     if form.is_valid():
         with transaction.atomic():
             user = form.save()
             join_study(user, study)
-        login(request, user)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("annotator:instructions", slug=study.slug)
     return render(request, "annotator/join.html", {"study": study, "form": form})

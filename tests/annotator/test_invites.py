@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Membership
@@ -28,11 +29,27 @@ def instructions_url(study) -> str:
     return reverse("annotator:instructions", args=[study.slug])
 
 
-def test_a_signed_in_user_joins_and_goes_to_the_instructions(client, study):
+def test_a_signed_in_user_is_asked_to_confirm_and_nothing_happens_on_get(client, study):
+    """Opening the link (a preview, a mail scanner, a stray click) must not enrol anyone."""
     user = make_user()
     client.force_login(user)
 
     response = client.get(join_url(study))
+
+    assert response.status_code == 200
+    assert "Invited study" in response.text
+    assert f'<form method="post" action="{join_url(study)}"' in response.text
+    assert 'name="csrfmiddlewaretoken"' in response.text
+    assert ">Join this study</button>" in response.text
+    assert not Membership.objects.exists()
+    assert not user.groups.filter(name=ANNOTATORS).exists()
+
+
+def test_a_signed_in_user_joins_by_confirming_and_goes_to_the_instructions(client, study):
+    user = make_user()
+    client.force_login(user)
+
+    response = client.post(join_url(study))
 
     assert response.status_code == 302
     assert response.url == instructions_url(study)
@@ -40,14 +57,35 @@ def test_a_signed_in_user_joins_and_goes_to_the_instructions(client, study):
     assert user.groups.filter(name=ANNOTATORS).exists()
 
 
+def test_joining_needs_the_form_token(study):
+    user = make_user()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+
+    assert client.post(join_url(study)).status_code == 403
+    assert not Membership.objects.exists()
+
+
 def test_joining_twice_keeps_one_membership(client, study):
     user = make_user()
     client.force_login(user)
 
-    client.get(join_url(study))
-    client.get(join_url(study))
+    client.post(join_url(study))
+    client.post(join_url(study))
 
     assert Membership.objects.filter(study=study, annotator=user).count() == 1
+
+
+def test_a_member_opening_the_link_again_is_pointed_to_the_instructions(client, study):
+    user = make_user()
+    client.force_login(user)
+    client.post(join_url(study))
+
+    response = client.get(join_url(study))
+
+    assert "You are in this study already" in response.text
+    assert f'href="{instructions_url(study)}"' in response.text
+    assert "Join this study</button>" not in response.text
 
 
 def test_an_anonymous_visitor_can_sign_in_or_create_an_account(client, study):
@@ -89,6 +127,7 @@ def test_a_wrong_token_is_a_404(client, study):
     client.force_login(make_user())
 
     assert client.get(reverse("annotator:join", args=["not-the-token"])).status_code == 404
+    assert client.post(reverse("annotator:join", args=["not-the-token"])).status_code == 404
     assert not Membership.objects.exists()
 
 
@@ -111,7 +150,8 @@ def test_a_closed_study_says_so_and_takes_no_one(client, signed_in):
 
     assert response.status_code == 410
     assert "This study is closed" in response.text
-    assert 'name="password1"' not in response.text
+    assert 'name="password1"' not in response.text and "Join this study</button>" not in response.text
+    assert client.post(join_url(study)).status_code == 410
     assert not Membership.objects.exists()
 
 
@@ -125,7 +165,7 @@ def test_a_closed_study_refuses_sign_ups(client):
 
 
 def test_the_invite_link_works_after_signing_in_through_it(client, study):
-    """The sign-in button comes back to the invite link, which then joins."""
+    """The sign-in button comes back to the invite link, whose button then joins."""
     user = make_user(username="returning")
     login_page = client.get(f'{reverse("login")}?next={join_url(study)}')
     assert login_page.status_code == 200
@@ -134,5 +174,6 @@ def test_the_invite_link_works_after_signing_in_through_it(client, study):
         reverse("login"), {"username": "returning", "password": "correct horse battery staple", "next": join_url(study)}
     )
     assert response.url == join_url(study)
-    assert client.get(response.url).url == instructions_url(study)
+    assert ">Join this study</button>" in client.get(response.url).text
+    assert client.post(response.url).url == instructions_url(study)
     assert Membership.objects.filter(study=study, annotator=user).exists()

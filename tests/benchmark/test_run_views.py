@@ -81,6 +81,13 @@ def urls(run: SimulationRun) -> dict[str, str]:
     }
 
 
+def assert_no_server_paths(text: str) -> None:
+    """A page for researchers names no file on the server: not the project's folder, not var/."""
+    for folder in (django_settings.BASE_DIR, django_settings.VAR_DIR):
+        assert str(folder) not in text
+        assert str(Path(folder).resolve()) not in text
+
+
 # Who may look
 
 
@@ -162,18 +169,22 @@ def test_launching_stores_the_run_and_starts_its_worker(
     assert SimulationRun.objects.get().worker_pid == 4242
 
 
-def test_a_worker_that_cannot_start_fails_the_run_with_the_reason(
+def test_a_worker_that_cannot_start_fails_the_run_with_the_reason_but_not_the_path(
     researcher_client, scenario, monkeypatch, django_capture_on_commit_callbacks
 ):
+    manage_py = str(Path(django_settings.BASE_DIR) / "manage.py")
+
     def spawn_process(command, *, cwd, log):
-        raise PermissionError("no permission to execute")
+        raise PermissionError(13, "Permission denied", manage_py)
 
     monkeypatch.setattr(runs, "spawn_process", spawn_process)
     with django_capture_on_commit_callbacks(execute=True):
         researcher_client.post(reverse("benchmark:run-new"), FORM)
     run = SimulationRun.objects.get()
-    assert run.status == "failed" and "no permission to execute" in run.message
+    assert run.status == "failed" and "Permission denied" in run.message
+    assert manage_py not in run.message
     assert runs.can_resume(run)
+    assert_no_server_paths(researcher_client.get(reverse("benchmark:run", args=[run.pk])).text)
 
 
 def test_a_run_without_a_name_gets_a_dated_one(researcher_client, scenario, spawned):
@@ -226,6 +237,15 @@ def test_the_run_page_counts_turns_and_links_to_the_episodes_and_results(researc
     assert f'{reverse("benchmark:index")}?tag=linked' in response.text
     assert f'{reverse("benchmark:results")}?tag=linked' in response.text
     assert response.context["progress"].turns == 0
+
+
+def test_the_run_page_and_its_progress_name_no_server_path(researcher_client, researcher):
+    run = make_run(researcher, status="failed", heartbeat_at=None,
+                   message="Run a-run failed: 0/8 episodes finished. First error: episode 3: OSError.")
+    for page in ("detail", "progress", "list"):
+        response = researcher_client.get(urls(run)[page])
+        assert response.status_code == 200
+        assert_no_server_paths(response.text)
 
 
 # Cancel and resume

@@ -302,6 +302,39 @@ def test_a_failed_episode_is_counted_and_the_run_goes_on(fake_llm):
     assert (failed.status, failed.end_reason) == ("failed", "model_error")
 
 
+def test_an_unexpected_episode_error_is_named_on_the_run_without_its_server_path(monkeypatch, settings):
+    """The exception's text can hold file paths; the run (and its page) get its kind, the log the rest."""
+    cast_scenario()
+    missing = str(settings.BASE_DIR / "var" / "missing-prompt.txt")
+
+    async def run_episode(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory", missing)
+
+    monkeypatch.setattr(runs, "run_episode", run_episode)
+    summary = execute(llm_options(conditions=("none",)))
+
+    run = SimulationRun.objects.get(tag="test-run")
+    assert (summary.failed, run.status) == (1, "failed")
+    assert "FileNotFoundError" in run.message and "server log" in run.message
+    assert missing not in run.message and str(settings.BASE_DIR) not in run.message
+
+
+def test_a_worker_stopped_by_an_unexpected_error_says_so_without_its_server_path(monkeypatch, settings):
+    cast_scenario()
+    missing = str(settings.BASE_DIR / "var" / "runs")
+
+    def prepare_episodes(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", missing)
+
+    monkeypatch.setattr(runs, "prepare_episodes", prepare_episodes)
+    with pytest.raises(PermissionError):
+        execute(llm_options(conditions=("none",)))
+
+    run = SimulationRun.objects.get(tag="test-run")
+    assert run.status == "failed" and "PermissionError" in run.message
+    assert missing not in run.message and str(settings.BASE_DIR) not in run.message
+
+
 def test_running_again_retries_failed_episodes(fake_llm):
     cast_scenario("broken", names=("Ivo Broken", "Una Broken"))
     fake_llm.reply_when("role-playing Ivo Broken", "No JSON today.")
