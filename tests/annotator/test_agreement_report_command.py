@@ -3,6 +3,7 @@
 Tests without a django_db mark also check that --from-csv never touches the database.
 """
 
+import csv
 import io
 import json
 import zipfile
@@ -338,3 +339,31 @@ def test_study_report_in_other_formats(annotated_study, format, check, tmp_path)
         assert names and (format == "zip") == ("report.json" in names)
     else:
         assert "<html" in target.read_text(encoding="utf-8").lower()
+
+
+PLANTED = '=HYPERLINK("http://evil.example","click")'
+
+
+def test_csv_tables_of_a_file_quote_categories_and_conditions_named_like_formulas(tmp_path):
+    condition = '"' + PLANTED.replace('"', '""') + '"'
+    source = tmp_path / "ratings.csv"
+    source.write_text(
+        "item,annotator,question,value,truth,condition,judge\n"
+        f"1,A,goal,2,,{condition},-1\n1,B,goal,3,,{condition},-1\n2,A,goal,5,,plain,4\n2,B,goal,5,,plain,4\n"
+        f"3,A,goal,1,,{condition},0\n3,B,goal,2,,{condition},0\n"
+        "1,A,tone,@warm,@warm,,\n1,B,tone,-cold,@warm,,\n2,A,tone,-cold,-cold,,\n2,B,tone,-cold,-cold,,\n",
+        encoding="utf-8",
+    )
+    target = tmp_path / "tables.zip"
+
+    run("--from-csv", str(source), "--format", "csv", "--out", str(target), "--resamples", "0")
+
+    with zipfile.ZipFile(target) as archive:
+        by_condition = list(csv.DictReader(io.StringIO(archive.read("by_condition.csv").decode())))
+        confusion = list(csv.DictReader(io.StringIO(archive.read("confusion.csv").decode())))
+    assert {row["condition"] for row in by_condition} == {"'" + PLANTED, "plain"}
+    assert {(row["truth"], row["answer"]) for row in confusion} == {
+        ("'@warm", "'@warm"), ("'@warm", "'-cold"), ("'-cold", "'@warm"), ("'-cold", "'-cold"),
+    }
+    judge = {row["condition"]: row["mean"] for row in by_condition if row["rater"] == "judge"}
+    assert judge["'" + PLANTED] == "-0.5"  # a negative number stays a number

@@ -1,5 +1,6 @@
 """The report page and its downloads: who may open them, what they hold, and background bundles."""
 
+import csv
 import io
 import json
 import threading
@@ -9,9 +10,10 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from annotator.models import ReportBundle
+from annotator.models import Answer, ReportBundle
 from annotator.permissions import ANNOTATORS
 from annotator.reports.background import THREAD_PREFIX
+from benchmark.models import Evaluation
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import make_report_scheme, rated_study
 from tests.builders import make_user
@@ -204,6 +206,42 @@ def test_one_csv_table(owner, study):
     lines = response.content.decode().splitlines()
     assert lines[0] == "question,class,value,ci95_low,ci95_high,n,chance,cluster,n_clusters,resamples"
     assert lines[1].startswith("barrier,overall,0.75,")
+
+
+PLANTED = '=HYPERLINK("http://evil.example","click")'
+
+
+@pytest.fixture
+def planted(study):
+    """The study with a judge and every free-text comment named like a spreadsheet formula."""
+    Evaluation.objects.filter(evaluator="judge-x").update(evaluator=PLANTED)
+    Answer.objects.filter(question__key="comment").update(value=PLANTED)
+    return study
+
+
+def test_one_csv_table_quotes_a_judge_named_like_a_formula(owner, planted):
+    response = owner.get(url("report-table", "alignment.csv"))
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert rows and {row["evaluator"] for row in rows} == {"'" + PLANTED}
+
+
+def test_the_tables_zip_quotes_a_judge_named_like_a_formula(owner, planted):
+    response = owner.get(url("report-tables"))
+
+    alignment = zipfile.ZipFile(io.BytesIO(response.content)).read("alignment.csv").decode()
+    assert {row["evaluator"] for row in csv.DictReader(io.StringIO(alignment))} == {"'" + PLANTED}
+
+
+def test_the_zip_bundle_quotes_formulas_in_its_csv_files(owner, planted):
+    response = owner.get(url("report-download", "zip"))
+
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    comments = [row["value"] for row in csv.DictReader(io.StringIO(archive.read("annotations.csv").decode()))
+                if row["question"] == "comment"]
+    assert comments and set(comments) == {"'" + PLANTED}
+    alignment = list(csv.DictReader(io.StringIO(archive.read("tables/alignment.csv").decode())))
+    assert {row["evaluator"] for row in alignment} == {"'" + PLANTED}
 
 
 @pytest.mark.parametrize(("name", "args"), [("report-table", ("secrets.csv",)), ("report-download", ("pdf",))])

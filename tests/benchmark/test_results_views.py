@@ -144,6 +144,19 @@ def test_each_csv_table_downloads(researcher_client, experiment, table, first_co
     assert rows[0][0] == first_column and len(rows) > 1
 
 
+@pytest.mark.parametrize("table, column", [("means", "model"), ("deviations", "model"), ("episodes", "partner_model")])
+def test_csv_tables_quote_a_model_named_like_a_formula(researcher_client, table, column):
+    planted = '=HYPERLINK("http://evil.example","click")'
+    judged_experiment(partner_model=planted)
+
+    response = researcher_client.get(csv_url(table))
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {row[column] for row in rows} == {"'" + planted}
+    negative = [value for row in rows for key, value in row.items() if key != column and value.startswith("-")]
+    assert negative and all(float(value) < 0 for value in negative)  # negative numbers are written as numbers
+
+
 def test_an_unknown_csv_table_is_a_400_naming_the_choices(researcher_client):
     response = researcher_client.get(csv_url("secrets"))
 
