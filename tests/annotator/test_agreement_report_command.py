@@ -13,8 +13,10 @@ import pytest
 from django.core.management import CommandError, call_command, execute_from_command_line
 
 from annotator.models import Answer
+from benchmark.models import Barrier
 from tests.annotator.builders import make_study
 from tests.annotator.test_exports import annotate
+from tests.annotator.test_reports import rated_study
 
 FIXTURES = Path(__file__).resolve().parents[1] / "stats" / "fixtures"
 HEADER = "item,annotator,question,value\n"
@@ -367,3 +369,19 @@ def test_csv_tables_of_a_file_quote_categories_and_conditions_named_like_formula
     }
     judge = {row["condition"]: row["mean"] for row in by_condition if row["rater"] == "judge"}
     assert judge["'" + PLANTED] == "-0.5"  # a negative number stays a number
+
+
+@pytest.mark.django_db
+def test_study_bundle_draws_a_barrier_named_like_maths_as_text(tmp_path):
+    rated_study(slug="maths-study")
+    Barrier.objects.filter(key="semantic").update(name=r"$\foo$ & <i>")
+    target = tmp_path / "report.zip"
+
+    execute_from_command_line(
+        ["manage.py", "agreement_report", "--study", "maths-study", "--format", "zip", "--out", str(target),
+         "--resamples", "20"]
+    )  # a failure would raise or exit non-zero
+
+    with zipfile.ZipFile(target) as archive:
+        figure = archive.read("figures/confusion-conditions.svg").decode()
+    assert r"$\foo$ &amp; &lt;i&gt;" in figure

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 import threading
 import zipfile
 
@@ -13,7 +14,7 @@ from django.urls import reverse
 from annotator.models import Answer, ReportBundle
 from annotator.permissions import ANNOTATORS
 from annotator.reports.background import THREAD_PREFIX
-from benchmark.models import Evaluation
+from benchmark.models import Barrier, Evaluation
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import make_report_scheme, rated_study
 from tests.builders import make_user
@@ -242,6 +243,45 @@ def test_the_zip_bundle_quotes_formulas_in_its_csv_files(owner, planted):
     assert comments and set(comments) == {"'" + PLANTED}
     alignment = list(csv.DictReader(io.StringIO(archive.read("tables/alignment.csv").decode())))
     assert {row["evaluator"] for row in alignment} == {"'" + PLANTED}
+
+
+# User text in figures is text, never maths: matplotlib would parse "$...$" as mathtext and fail.
+
+MATHS = r"$\foo$ & <i>"
+MATHS_IN_SVG = r"$\foo$ &amp; &lt;i&gt;"
+
+
+@pytest.fixture
+def maths(study):
+    """The study with a barrier whose name matplotlib would take for (broken) mathtext."""
+    Barrier.objects.filter(key="semantic").update(name=MATHS)
+    return study
+
+
+def figures_of(text: str) -> str:
+    return "".join(re.findall(r"<svg.*?</svg>", text, flags=re.DOTALL))
+
+
+def test_the_page_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report"))
+
+    assert response.status_code == 200
+    assert MATHS_IN_SVG in figures_of(response.text)
+
+
+def test_the_html_download_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report-download", "html"))
+
+    assert response.status_code == 200
+    assert MATHS_IN_SVG in figures_of(response.content.decode())
+
+
+def test_the_zip_bundle_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report-download", "zip"))
+
+    assert response.status_code == 200
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert MATHS_IN_SVG in archive.read("figures/confusion-conditions.svg").decode()
 
 
 @pytest.mark.parametrize(("name", "args"), [("report-table", ("secrets.csv",)), ("report-download", ("pdf",))])

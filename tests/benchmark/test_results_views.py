@@ -1,11 +1,13 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
+from benchmark.models import Barrier
 from benchmark.permissions import RESEARCHERS
 from tests.benchmark.results_data import judged_experiment
 from tests.builders import make_user
@@ -117,6 +119,17 @@ def test_model_names_are_escaped(researcher_client):
 
     assert "<script>alert(1)</script>" not in response.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
+
+
+def test_a_model_and_a_barrier_named_like_maths_are_drawn_as_text(researcher_client):
+    judged_experiment(partner_model=r"$\foo$ & <i>")
+    Barrier.objects.filter(key="semantic").update(name=r"$\bar$")
+
+    response = researcher_client.get(PAGE)
+
+    assert response.status_code == 200
+    figures = "".join(re.findall(r"<svg.*?</svg>", response.text, flags=re.DOTALL))
+    assert r"$\foo$ &amp; &lt;i&gt;" in figures and r"$\bar$" in figures
 
 
 # Downloads
