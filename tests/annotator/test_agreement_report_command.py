@@ -192,6 +192,26 @@ BAD_FILES = {
         "ratings.csv: the options name question 'goals', which the file does not have (its questions: goal)",
     ),
     "no-ratings": (HEADER, (), "ratings.csv: has no ratings"),
+    "too-large-value": (
+        HEADER + "1,A,goal,3\n1,B,goal,1e999\n2,A,goal,4\n2,B,goal,4\n",
+        (),
+        "ratings.csv, row 3, column value: '1e999' is not a finite number",
+    ),
+    "infinite-value": (
+        HEADER + "1,A,goal,3\n1,B,goal,Infinity\n",
+        (),
+        "ratings.csv, row 3, column value: 'Infinity' is not a finite number",
+    ),
+    "too-large-judge-score": (
+        "item,annotator,question,value,judge\n1,A,goal,3,5\n1,B,goal,4,5\n2,A,goal,4,1e400\n2,B,goal,5,1e400\n",
+        (),
+        "ratings.csv, row 4, column judge: '1e400' is not a finite number",
+    ),
+    "nan-judge-score": (
+        "item,annotator,question,value,judge\n1,A,goal,3,nan\n1,B,goal,4,nan\n",
+        (),
+        "ratings.csv, row 2, column judge: 'nan' is not a finite number",
+    ),
 }
 
 
