@@ -25,7 +25,6 @@ its answers and spans prefetched, so memory stays flat however large the study.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import AsyncIterator, Iterable, Iterator
 from itertools import islice
@@ -34,6 +33,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 
+from benchmark import csv_output
 from benchmark.exporting import stable_id, timestamp
 
 from .models import Annotation, Answer, SocialAttribute, Span, Study
@@ -134,22 +134,18 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             }
 
 
-class _Echo:
-    """A file-like object whose ``write`` returns what it was given, for streaming csv rows."""
-
-    def write(self, text: str) -> str:
-        return text
-
-
 def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """The header, then one CSV line per record; empty cells for None, attributes joined by ';'."""
-    writer = csv.writer(_Echo(), lineterminator="\n")
-    yield writer.writerow(COLUMNS)
-    for row in rows:
-        cells = dict(row)
-        if cells["attributes"] is not None:
-            cells["attributes"] = ";".join(cells["attributes"])
-        yield writer.writerow(["" if cells[column] is None else cells[column] for column in COLUMNS])
+    """The header, then one CSV line per record; empty cells for None, attributes joined by ';'.
+
+    Text a spreadsheet would run as a formula gets a leading quote (``benchmark.csv_output``).
+    """
+
+    def cells(row: dict[str, Any]) -> list[Any]:
+        attributes = row["attributes"]
+        joined = {"attributes": None if attributes is None else ";".join(attributes)}
+        return [joined[column] if column in joined else row[column] for column in COLUMNS]
+
+    return csv_output.csv_lines(COLUMNS, (cells(row) for row in rows))
 
 
 def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -5,28 +5,28 @@ roles, turns and evaluations in their natural order, timestamps in ISO 8601 UTC,
 primary keys. An object without an external id gets a stable one (``parley-episode-<pk>``,
 ``parley-scenario-<pk>``, ``parley-character-<pk>``), which becomes its external id when the file
 is imported, so export, import into an empty database and export again gives the same bytes.
+
+The CSV of turns is written like every CSV Parley writes (``benchmark.csv_output``): a cell that a
+spreadsheet would run as a formula (a turn ``=1+1``) gets a leading quote, which the CSV importer
+removes again, so that file round-trips too.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from django.db.models import QuerySet
 
+from .csv_output import CsvWriter, Writable
 from .models import Character, Episode, Evaluation, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
 FORMAT_VERSION = 1
 CSV_COLUMNS = ("episode_id", "turn_index", "speaker", "action_type", "text", "scenario", "barrier")
 _BATCH = 200
-
-
-class Writable(Protocol):
-    def write(self, text: str, /) -> Any: ...
 
 
 def select_episodes(
@@ -219,7 +219,7 @@ def write_parley(episodes: QuerySet[Episode], out: Writable) -> int:
 
 def write_turns_csv(episodes: QuerySet[Episode], out: Writable) -> int:
     """Write the turns of every episode as CSV rows (speaker = the seat's character name)."""
-    writer = csv.writer(out, lineterminator="\n")
+    writer = CsvWriter(out)
     writer.writerow(CSV_COLUMNS)
     count = 0
     for episode in in_export_order(episodes):

@@ -5,7 +5,8 @@ XML prolog), with a ``<title>`` and a ``<desc>`` for screen readers and ids pref
 figure's name, so several figures share one page. Figures never rest on colour alone: values are
 written on bars and cells, series differ in hatching or marker too. matplotlib is imported on
 first use (it is slow to import and most requests never draw), and only through its object
-interface with the Agg backend, so drawing is safe off the main thread.
+interface with the Agg backend, so drawing is safe off the main thread. Text is never parsed as
+maths (``PLAIN_TEXT``): labels come from users, and ``$...$`` in a barrier's name is just text.
 
 The primitives (``new_figure``, ``to_svg``, ``style_axes``, ``wrap``, ``fmt``, ``whiskers``) are
 used by the agreement report's figures in ``annotator.figures`` as well. The results figures below
@@ -44,6 +45,12 @@ SOURCE_SHORT = {"barrier_speech": "barrier seat", "transcript": "transcript"}
 # rcParams are process-wide: hold the lock while a figure is saved with its own settings.
 _SAVING = threading.Lock()
 
+# Labels are user text (barrier, model, category and question names): a name such as "$\foo$"
+# must be drawn as written, never parsed as mathtext or TeX (which fails and would answer 500).
+# Every text artist takes this from rcParams when it is created, tick labels even while the figure
+# is saved, so it is set process-wide, once, before any figure exists (see ``_matplotlib``).
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+
 
 @dataclass
 class Figure:
@@ -59,6 +66,7 @@ def _matplotlib() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams.update(PLAIN_TEXT)
     from matplotlib.figure import Figure as MatplotlibFigure
 
     return MatplotlibFigure

@@ -326,8 +326,14 @@ def validate_verdict(
         score = entry.get("score")
         if score is None:
             problems.append(f"{where}: '{dimension.key}' has no 'score'")
-        elif isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        elif isinstance(score, bool) or not isinstance(score, (int, float)):
             problems.append(f"{where}: '{dimension.key}' score must be a number, got {score!r}")
+        elif not math.isfinite(score):
+            # Python's JSON reader takes 1e999 for infinity, and NaN and Infinity for numbers.
+            problems.append(
+                f"{where}: '{dimension.key}' score is not a finite number (it reads as {score!r}); it must be "
+                f"between {dimension.low} and {dimension.high}"
+            )
         elif not dimension.contains(score):
             problems.append(
                 f"{where}: '{dimension.key}' score {score:g} is out of range; it must be between "

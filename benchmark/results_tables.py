@@ -2,18 +2,21 @@
 
 Every table is built from the report dict (``benchmark.results.build_results``) except
 ``episodes``, which is the results table itself (one row per episode and seat), so a researcher
-can re-run any analysis elsewhere. CSV numbers are unrounded; the text and the page round.
+can re-run any analysis elsewhere. CSV numbers are unrounded; the text and the page round. A
+model, scenario or barrier named like a formula (``=...``) gets a leading quote in the CSV, as in
+every CSV Parley writes (``benchmark.csv_output``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+
+from .csv_output import csv_text
 
 CSV_TABLES = ("means", "deviations", "correlations", "episodes")
 # Column headings of the text table, short as in SocialVeil's Table 2 so nine dimensions fit a terminal.
@@ -82,12 +85,17 @@ def correlation_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _csv(columns: Sequence[str], rows: Iterator[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: "" if value is None else value for key, value in row.items()})
-    return buffer.getvalue()
+    return csv_text(columns, ([row[column] for column in columns] for row in rows))
+
+
+def _table_csv(table: pd.DataFrame) -> str:
+    """A DataFrame as CSV through the shared writer: no index, NaN as an empty cell."""
+
+    def blank_nan(value: Any) -> Any:
+        return None if isinstance(value, float) and math.isnan(value) else value
+
+    rows = ([blank_nan(value) for value in row] for row in table.itertuples(index=False, name=None))
+    return csv_text([str(column) for column in table.columns], rows)
 
 
 def csv_table(name: str, report: Mapping[str, Any], table: pd.DataFrame | None = None) -> str:
@@ -101,7 +109,7 @@ def csv_table(name: str, report: Mapping[str, Any], table: pd.DataFrame | None =
     if name == "episodes":
         if table is None:
             raise ValueError("the episodes table needs the results table")
-        return table.to_csv(index=False, lineterminator="\n", na_rep="")
+        return _table_csv(table)
     raise ValueError(f"unknown table {name!r}; choose one of {', '.join(CSV_TABLES)}")
 
 

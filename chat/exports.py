@@ -12,19 +12,19 @@ Columns (``COLUMNS``, then one per question):
 - one column per questionnaire key, in the questionnaire's order, then any other key found in
   stored answers (from an earlier version of the questionnaire), alphabetically. Empty when unanswered.
 
-Rows are ordered by arrival. Values are written as stored: open the file in a spreadsheet with
-care, since participants' comments are free text.
+Rows are ordered by arrival. Values are written as stored, except that text a spreadsheet would
+run as a formula (a comment beginning with ``=``, say) gets a leading quote
+(``benchmark.csv_output``), since participants' answers are free text.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable
 
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
+from benchmark.csv_output import csv_text
 from benchmark.exporting import stable_id, timestamp
 from benchmark.models import Seat, Turn
 
@@ -59,28 +59,27 @@ def participants_csv(study: ChatStudy) -> str:
         .order_by("created_at", "pk")
     )
     keys = answer_keys(study, (p.answers for p in participants if isinstance(p.answers, dict)))
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*COLUMNS, *keys])
-    for participant in participants:
-        episode = participant.episode
-        answers = participant.answers if isinstance(participant.answers, dict) else {}
-        writer.writerow([
-            participant.participant_id,
-            participant.prolific_pid,
-            participant.prolific_study_id,
-            participant.prolific_session_id,
-            participant.stage,
-            str(participant.scenario) if participant.scenario else "",
-            participant.barrier.key if participant.barrier else "",
-            stable_id(episode) if episode else "",
-            episode.status if episode else "",
-            episode.end_reason if episode else "",
-            participant.turn_count if episode else "",
-            participant.human_turn_count if episode else "",
-            timestamp(participant.created_at),
-            timestamp(participant.consented_at) or "",
-            timestamp(participant.finished_at) or "",
-            *("" if answers.get(key) is None else answers[key] for key in keys),
-        ])
-    return buffer.getvalue()
+    return csv_text([*COLUMNS, *keys], (_row(participant, keys) for participant in participants))
+
+
+def _row(participant: Participant, keys: list[str]) -> list[object]:
+    episode = participant.episode
+    answers = participant.answers if isinstance(participant.answers, dict) else {}
+    return [
+        participant.participant_id,
+        participant.prolific_pid,
+        participant.prolific_study_id,
+        participant.prolific_session_id,
+        participant.stage,
+        str(participant.scenario) if participant.scenario else "",
+        participant.barrier.key if participant.barrier else "",
+        stable_id(episode) if episode else "",
+        episode.status if episode else "",
+        episode.end_reason if episode else "",
+        participant.turn_count if episode else "",
+        participant.human_turn_count if episode else "",
+        timestamp(participant.created_at),
+        timestamp(participant.consented_at) or "",
+        timestamp(participant.finished_at) or "",
+        *("" if answers.get(key) is None else answers[key] for key in keys),
+    ]

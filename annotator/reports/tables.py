@@ -15,17 +15,17 @@ Each table is long-format with a ``question`` column, so one file covers every q
 - ``notes.csv``: question (empty for the whole study), note.
 
 Every file is always there (with its header alone when nothing applies), so scripts can rely on
-the names.
+the names. Text that a spreadsheet would run as a formula (a category, an item or a judge named
+``=...``) gets a leading quote, as in every CSV Parley writes (``benchmark.csv_output``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmark.csv_output import csv_text
 from benchmark.stats.interpretation import cicchetti
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -203,16 +203,6 @@ def _span_rows(tables: dict[str, list[Sequence[Any]]], key: str, spans: Mapping[
         tables["span_attributes.csv"].append(
             (key, name, counts.get("spans"), counts.get("pairs_both"), counts.get("f1"))
         )
-
-
-def csv_text(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A CSV document: the header, then the rows; None is an empty cell, floats keep full precision."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if cell is None else repr(cell) if isinstance(cell, float) else cell for cell in row])
-    return out.getvalue()
 
 
 def report_tables(report: Mapping[str, Any]) -> dict[str, str]:

@@ -5,6 +5,11 @@ column is ignored. Rows may come in any order. Speakers become seats in the orde
 (at least two per episode); each episode gets a placeholder scenario, since the file carries no
 goals, and each speaker a character with external id ``csv:<name>``, shared by every episode that
 names it.
+
+Every cell is read back through ``benchmark.csv_output.restore_cell``: Parley's CSV export puts a
+quote before text a spreadsheet would run as a formula (``'=1+1``), and one more before text that
+already begins with quotes and such a character (``''=x`` for ``'=x``); the importer removes exactly
+that quote, so export, import and export again gives the same bytes and the same turns.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.utils.text import slugify
 
+from ..csv_output import restore_cell
 from ..models import ActionType, Character, Episode, Scenario
 from .drafts import (
     SPEAKING_ACTIONS,
@@ -77,7 +83,7 @@ def parse(text: str, file: str) -> list[Draft]:
         origin = Origin(file, f"row {number}")
         if len(cells) != len(header):
             raise origin.problem(f"has {len(cells)} cells; the header has {len(header)}")
-        values = dict(zip(header, cells, strict=True))
+        values = dict(zip(header, (restore_cell(cell) for cell in cells), strict=True))
         episode_id = check_text(values["episode_id"].strip(), origin.at("episode_id"), blank=False,
                                 max_length=max_length(Episode, "external_id"))
         group = episodes.setdefault(episode_id, EpisodeRows(episode_id, origin))

@@ -13,6 +13,13 @@ entry) or when no value is a number. An undeclared question with both numbers an
 error, because a stray "n/a" or "3,5" would otherwise turn a rating scale into categories
 silently. Anything wrong raises `CsvProblem`, which names the file, the row and the column.
 
+Every number must be finite. A value, truth or judge score spelled ``inf``, ``-inf``,
+``Infinity`` or ``nan`` (as Python's ``float`` and pandas would read it), or written with too
+large an exponent (``1e400`` overflows to infinity), is refused at its row and column: one
+infinite rating makes every mean, variance and correlation it touches infinite or undefined. Such
+spellings count as numbers when a question's kind is inferred, so a question of ``nan`` cells is
+refused rather than read as one category ``nan``; declare it `categorical` if those are its answers.
+
 Pure: no Django, no database; `benchmark/stats/` statistics only ever see a checked table.
 """
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -35,6 +43,8 @@ from .tables import ANNOTATOR, CLUSTER, CONDITION, ITEM, JUDGE, QUESTION, TRUTH,
 REQUIRED_COLUMNS = (ITEM, ANNOTATOR, QUESTION, VALUE)
 OPTIONAL_COLUMNS = (CLUSTER, TRUTH, CONDITION, JUDGE)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+# What float() also reads as a number, none of it finite.
+_NOT_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
 
 
 class CsvProblem(ValueError):
@@ -93,9 +103,21 @@ class ReportOptions:
 
 
 def parse_number(text: str) -> float | None:
-    """The number a cell holds (decimal point, optional exponent), or None; "nan", "inf", "1,5" are not numbers."""
+    """The finite number a text holds (decimal point, optional exponent), or None.
+
+    "nan", "inf", "1,5" are not numbers, and neither is "1e400", which is too large to be finite.
+    """
     text = text.strip()
-    return float(text) if _NUMBER.fullmatch(text) else None
+    if not _NUMBER.fullmatch(text):
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+def _too_large(text: str) -> bool:
+    """A decimal number whose size overflows a float to infinity, e.g. 1e400."""
+    text = text.strip()
+    return bool(_NUMBER.fullmatch(text)) and not math.isfinite(float(text))
 
 
 def parse_question_list(text: str) -> list[str]:
@@ -129,6 +151,9 @@ def parse_scale(text: str) -> tuple[str, tuple[float, float]]:
     question = question.strip()
     low_text, colon, high_text = rest.partition(":")
     low, high = parse_number(low_text), parse_number(high_text)
+    too_large = [end.strip() for end in (low_text, high_text) if _too_large(end)]
+    if equals and colon and too_large:
+        raise OptionProblem(f"{text!r}: {too_large[0]} is too large; the ends of a scale must be finite numbers")
     if not equals or not question or not colon or low is None or high is None:
         raise OptionProblem(f"expected QUESTION=LOW:HIGH, e.g. goal=0:10; got {text!r}")
     if not high > low:
@@ -233,7 +258,7 @@ def read_long_csv(
     cells, rows = {column: values[rated] for column, values in cells.items()}, rows[rated]
     content = _Checks(file, rows)
     numeric_questions = _numeric_questions(cells, content, declared_categorical, declared_numeric)
-    table = _typed_table(cells, content, numeric_questions, categories, scales)
+    table = _typed_table(cells, content, numeric_questions, categories, scales, declared_numeric)
     _raise_earliest(layout, content)
 
     unknown = sorted((declared_categorical | declared_numeric) - set(questions))
@@ -329,14 +354,21 @@ def _check_duplicates(cells: dict[str, np.ndarray], check: _Checks) -> None:
 
 
 def _is_number(values: np.ndarray) -> np.ndarray:
-    match = _NUMBER.fullmatch
-    return np.array([match(value) is not None for value in values], dtype=bool)
+    """Cells that read as a number: decimal, or spelled inf / nan (refused later as not finite)."""
+    number, not_finite = _NUMBER.fullmatch, _NOT_FINITE.fullmatch
+    return np.array([number(value) is not None or not_finite(value) is not None for value in values], dtype=bool)
 
 
 def _to_float(values: np.ndarray, is_number: np.ndarray) -> np.ndarray:
     out = np.full(len(values), np.nan)
     out[is_number] = [float(value) for value in values[is_number]]
     return out
+
+
+def _not_finite_text(text: str) -> str:
+    if _NUMBER.fullmatch(text):
+        return f"{text!r} is not a finite number (it is too large, and reads as infinity)"
+    return f"{text!r} is not a finite number"
 
 
 def _numeric_questions(
@@ -370,8 +402,9 @@ def _typed_table(
     numeric_questions: set[str],
     categories: dict[str, tuple[str, ...]],
     scales: dict[str, tuple[float, float]],
+    declared_numeric: Collection[str],
 ) -> pd.DataFrame:
-    """Values (and truths) as numbers for numeric questions; every cell checked against the options."""
+    """Values (and truths) as finite numbers for numeric questions; every cell checked against the options."""
     question, value = cells[QUESTION], cells[VALUE]
     is_numeric = _among(question, numeric_questions)
     value_number = _is_number(value)
@@ -382,6 +415,14 @@ def _typed_table(
         "(declared with --numeric or --scale); leave the value blank for no rating",
     )
     numbers = _to_float(value, is_numeric & value_number)
+    check.first(
+        is_numeric & value_number & ~np.isfinite(numbers),
+        VALUE,
+        lambda p: f"{_not_finite_text(value[p])}; a rating must be a finite number: correct the value, or leave "
+        "it blank for no rating"
+        + ("" if question[p] in declared_numeric else f", or pass --categorical {question[p]} if its answers are "
+           "categories"),
+    )
     for name, (low, high) in scales.items():
         with np.errstate(invalid="ignore"):
             outside = (question == name) & ((numbers < low) | (numbers > high))
@@ -417,7 +458,14 @@ def _typed_table(
         )
         typed_truth = _blank_as_none(truth)
         numeric_truth = is_numeric & truth_number
-        typed_truth[numeric_truth] = _to_float(truth, numeric_truth)[numeric_truth]
+        truth_numbers = _to_float(truth, numeric_truth)
+        check.first(
+            numeric_truth & ~np.isfinite(truth_numbers),
+            TRUTH,
+            lambda p: f"{_not_finite_text(truth[p])}; the truth of numeric question {question[p]!r} must be a "
+            "finite number, or blank when it is not known",
+        )
+        typed_truth[numeric_truth] = truth_numbers[numeric_truth]
         table[TRUTH] = pd.Series(typed_truth, dtype=object)
     if JUDGE in cells:
         judge = cells[JUDGE]
@@ -427,7 +475,14 @@ def _typed_table(
             JUDGE,
             lambda p: f"{judge[p]!r} is not a number; the judge column holds scores",
         )
-        table[JUDGE] = _to_float(judge, judge_number)
+        judge_numbers = _to_float(judge, judge_number)
+        check.first(
+            judge_number & ~np.isfinite(judge_numbers),
+            JUDGE,
+            lambda p: f"{_not_finite_text(judge[p])}; the judge column holds scores, which must be finite "
+            "numbers (leave the cell blank where the judge gave none)",
+        )
+        table[JUDGE] = judge_numbers
     return table
 
 

@@ -3,6 +3,7 @@
 Tests without a django_db mark also check that --from-csv never touches the database.
 """
 
+import csv
 import io
 import json
 import zipfile
@@ -12,8 +13,10 @@ import pytest
 from django.core.management import CommandError, call_command, execute_from_command_line
 
 from annotator.models import Answer
+from benchmark.models import Barrier
 from tests.annotator.builders import make_study
 from tests.annotator.test_exports import annotate
+from tests.annotator.test_reports import rated_study
 
 FIXTURES = Path(__file__).resolve().parents[1] / "stats" / "fixtures"
 HEADER = "item,annotator,question,value\n"
@@ -189,6 +192,26 @@ BAD_FILES = {
         "ratings.csv: the options name question 'goals', which the file does not have (its questions: goal)",
     ),
     "no-ratings": (HEADER, (), "ratings.csv: has no ratings"),
+    "too-large-value": (
+        HEADER + "1,A,goal,3\n1,B,goal,1e999\n2,A,goal,4\n2,B,goal,4\n",
+        (),
+        "ratings.csv, row 3, column value: '1e999' is not a finite number",
+    ),
+    "infinite-value": (
+        HEADER + "1,A,goal,3\n1,B,goal,Infinity\n",
+        (),
+        "ratings.csv, row 3, column value: 'Infinity' is not a finite number",
+    ),
+    "too-large-judge-score": (
+        "item,annotator,question,value,judge\n1,A,goal,3,5\n1,B,goal,4,5\n2,A,goal,4,1e400\n2,B,goal,5,1e400\n",
+        (),
+        "ratings.csv, row 4, column judge: '1e400' is not a finite number",
+    ),
+    "nan-judge-score": (
+        "item,annotator,question,value,judge\n1,A,goal,3,nan\n1,B,goal,4,nan\n",
+        (),
+        "ratings.csv, row 2, column judge: 'nan' is not a finite number",
+    ),
 }
 
 
@@ -338,3 +361,47 @@ def test_study_report_in_other_formats(annotated_study, format, check, tmp_path)
         assert names and (format == "zip") == ("report.json" in names)
     else:
         assert "<html" in target.read_text(encoding="utf-8").lower()
+
+
+PLANTED = '=HYPERLINK("http://evil.example","click")'
+
+
+def test_csv_tables_of_a_file_quote_categories_and_conditions_named_like_formulas(tmp_path):
+    condition = '"' + PLANTED.replace('"', '""') + '"'
+    source = tmp_path / "ratings.csv"
+    source.write_text(
+        "item,annotator,question,value,truth,condition,judge\n"
+        f"1,A,goal,2,,{condition},-1\n1,B,goal,3,,{condition},-1\n2,A,goal,5,,plain,4\n2,B,goal,5,,plain,4\n"
+        f"3,A,goal,1,,{condition},0\n3,B,goal,2,,{condition},0\n"
+        "1,A,tone,@warm,@warm,,\n1,B,tone,-cold,@warm,,\n2,A,tone,-cold,-cold,,\n2,B,tone,-cold,-cold,,\n",
+        encoding="utf-8",
+    )
+    target = tmp_path / "tables.zip"
+
+    run("--from-csv", str(source), "--format", "csv", "--out", str(target), "--resamples", "0")
+
+    with zipfile.ZipFile(target) as archive:
+        by_condition = list(csv.DictReader(io.StringIO(archive.read("by_condition.csv").decode())))
+        confusion = list(csv.DictReader(io.StringIO(archive.read("confusion.csv").decode())))
+    assert {row["condition"] for row in by_condition} == {"'" + PLANTED, "plain"}
+    assert {(row["truth"], row["answer"]) for row in confusion} == {
+        ("'@warm", "'@warm"), ("'@warm", "'-cold"), ("'-cold", "'@warm"), ("'-cold", "'-cold"),
+    }
+    judge = {row["condition"]: row["mean"] for row in by_condition if row["rater"] == "judge"}
+    assert judge["'" + PLANTED] == "-0.5"  # a negative number stays a number
+
+
+@pytest.mark.django_db
+def test_study_bundle_draws_a_barrier_named_like_maths_as_text(tmp_path):
+    rated_study(slug="maths-study")
+    Barrier.objects.filter(key="semantic").update(name=r"$\foo$ & <i>")
+    target = tmp_path / "report.zip"
+
+    execute_from_command_line(
+        ["manage.py", "agreement_report", "--study", "maths-study", "--format", "zip", "--out", str(target),
+         "--resamples", "20"]
+    )  # a failure would raise or exit non-zero
+
+    with zipfile.ZipFile(target) as archive:
+        figure = archive.read("figures/confusion-conditions.svg").decode()
+    assert r"$\foo$ &amp; &lt;i&gt;" in figure

@@ -206,6 +206,19 @@ def test_csv_joins_span_attributes_with_semicolons(researcher_client, study, peo
     assert table[0]["correction"] == "Smile."
 
 
+def test_csv_quotes_text_a_spreadsheet_would_run_as_a_formula(researcher_client, study, people):
+    planted = '=HYPERLINK("http://evil.example","click")'
+    annotation = annotate(study.items.get(position=0), people[0], [(questions(study)["goal"], "-1", -1.0, 1)])
+    Span.objects.create(annotation=annotation, question=questions(study)["errors"], label="error",
+                        start_turn=0, end_turn=0, rationale=planted, correction="@SUM(A1:A9)")
+
+    response = researcher_client.get(reverse("annotator:export", args=[study.slug, "csv"]))
+
+    answer, span = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    assert (span["rationale"], span["correction"]) == ("'" + planted, "'@SUM(A1:A9)")
+    assert (answer["value"], answer["number"]) == ("-1", "-1.0")  # numbers stay numbers
+
+
 def test_jsonl_export_has_one_object_per_row(researcher_client, study, people):
     annotate(study.items.get(position=0), people[0], [(questions(study)["barrier"], "none", None, None)])
 

@@ -1,7 +1,9 @@
 """The report page and its downloads: who may open them, what they hold, and background bundles."""
 
+import csv
 import io
 import json
+import re
 import threading
 import zipfile
 
@@ -9,9 +11,10 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from annotator.models import ReportBundle
+from annotator.models import Answer, ReportBundle
 from annotator.permissions import ANNOTATORS
 from annotator.reports.background import THREAD_PREFIX
+from benchmark.models import Barrier, Evaluation
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import make_report_scheme, rated_study
 from tests.builders import make_researcher, make_team, make_user
@@ -204,6 +207,81 @@ def test_one_csv_table(owner, study):
     lines = response.content.decode().splitlines()
     assert lines[0] == "question,class,value,ci95_low,ci95_high,n,chance,cluster,n_clusters,resamples"
     assert lines[1].startswith("barrier,overall,0.75,")
+
+
+PLANTED = '=HYPERLINK("http://evil.example","click")'
+
+
+@pytest.fixture
+def planted(study):
+    """The study with a judge and every free-text comment named like a spreadsheet formula."""
+    Evaluation.objects.filter(evaluator="judge-x").update(evaluator=PLANTED)
+    Answer.objects.filter(question__key="comment").update(value=PLANTED)
+    return study
+
+
+def test_one_csv_table_quotes_a_judge_named_like_a_formula(owner, planted):
+    response = owner.get(url("report-table", "alignment.csv"))
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert rows and {row["evaluator"] for row in rows} == {"'" + PLANTED}
+
+
+def test_the_tables_zip_quotes_a_judge_named_like_a_formula(owner, planted):
+    response = owner.get(url("report-tables"))
+
+    alignment = zipfile.ZipFile(io.BytesIO(response.content)).read("alignment.csv").decode()
+    assert {row["evaluator"] for row in csv.DictReader(io.StringIO(alignment))} == {"'" + PLANTED}
+
+
+def test_the_zip_bundle_quotes_formulas_in_its_csv_files(owner, planted):
+    response = owner.get(url("report-download", "zip"))
+
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    comments = [row["value"] for row in csv.DictReader(io.StringIO(archive.read("annotations.csv").decode()))
+                if row["question"] == "comment"]
+    assert comments and set(comments) == {"'" + PLANTED}
+    alignment = list(csv.DictReader(io.StringIO(archive.read("tables/alignment.csv").decode())))
+    assert {row["evaluator"] for row in alignment} == {"'" + PLANTED}
+
+
+# User text in figures is text, never maths: matplotlib would parse "$...$" as mathtext and fail.
+
+MATHS = r"$\foo$ & <i>"
+MATHS_IN_SVG = r"$\foo$ &amp; &lt;i&gt;"
+
+
+@pytest.fixture
+def maths(study):
+    """The study with a barrier whose name matplotlib would take for (broken) mathtext."""
+    Barrier.objects.filter(key="semantic").update(name=MATHS)
+    return study
+
+
+def figures_of(text: str) -> str:
+    return "".join(re.findall(r"<svg.*?</svg>", text, flags=re.DOTALL))
+
+
+def test_the_page_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report"))
+
+    assert response.status_code == 200
+    assert MATHS_IN_SVG in figures_of(response.text)
+
+
+def test_the_html_download_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report-download", "html"))
+
+    assert response.status_code == 200
+    assert MATHS_IN_SVG in figures_of(response.content.decode())
+
+
+def test_the_zip_bundle_draws_a_barrier_named_like_maths_as_text(owner, maths):
+    response = owner.get(url("report-download", "zip"))
+
+    assert response.status_code == 200
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert MATHS_IN_SVG in archive.read("figures/confusion-conditions.svg").decode()
 
 
 @pytest.mark.parametrize(("name", "args"), [("report-table", ("secrets.csv",)), ("report-download", ("pdf",))])

@@ -75,6 +75,18 @@ def test_csv_episodes_table_has_one_row_per_episode_and_seat(experiment):
     assert len(list(csv.DictReader(io.StringIO(out)))) == 12
 
 
+@pytest.mark.parametrize(("table", "column"), [("means", "model"), ("episodes", "partner_model")])
+def test_csv_quotes_a_model_named_like_a_formula(db, table, column):
+    planted = '=HYPERLINK("http://evil.example","click")'
+    judged_experiment(partner_model=planted)
+
+    out, _ = run("--format", "csv", "--table", table, "--bootstrap", "0")
+
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert "'" + planted in {row[column] for row in rows}
+    assert planted not in {row[column] for row in rows}
+
+
 def test_the_evaluator_option_picks_the_judge(experiment):
     out, _ = run("--evaluator", "scripted", "--bootstrap", "0")
 

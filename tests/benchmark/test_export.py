@@ -1,5 +1,6 @@
 """Exporting episodes: deterministic Parley JSON Lines that round-trip byte for byte, and a CSV of turns."""
 
+import csv
 import io
 import json
 from datetime import UTC, datetime
@@ -143,6 +144,35 @@ def test_csv_export_imports_back_as_unchanged(tmp_path):
     result = import_file(path)
 
     assert result.unchanged["episode"] == 1 and result.created["episode"] == 0
+
+
+FORMULA_TURNS = ["=1+1", "'=literal quote", "@mention", "-1", "+", "\t=tabbed", "''-dashes"]
+
+
+def test_csv_quotes_turns_a_spreadsheet_would_run_as_formulas():
+    make_episode(external_id="e1", turns=[("speak", text) for text in FORMULA_TURNS])
+
+    rows = list(csv.DictReader(io.StringIO(exported("csv"), newline="")))
+
+    written = ["'=1+1", "''=literal quote", "'@mention", "-1", "'+", "'\t=tabbed", "'''-dashes"]
+    assert [row["text"] for row in rows] == written
+
+
+def test_csv_with_formulas_exports_imports_and_exports_again_byte_for_byte(tmp_path):
+    make_episode(external_id="e1", turns=[("speak", text) for text in FORMULA_TURNS])
+    first = exported("csv")
+    assert ",'=1+1," in first  # the file holds the quoted formulas
+    Turn.objects.all().delete()  # a turn protects its seat
+    Episode.objects.all().delete()
+    Scenario.objects.all().delete()
+    Character.objects.all().delete()
+    path = tmp_path / "turns.csv"
+    path.write_bytes(first.encode("utf-8"))
+
+    import_file(path)
+
+    assert list(Turn.objects.order_by("index").values_list("content", flat=True)) == FORMULA_TURNS
+    assert exported("csv") == first
 
 
 def test_command_writes_the_file_and_reports_the_count(tmp_path):

@@ -40,6 +40,18 @@ def test_rows_may_come_in_any_order(tmp_path):
     assert Turn.objects.get(index=0).content == "First."
 
 
+def test_the_quote_the_export_puts_before_a_formula_is_removed(tmp_path):
+    path = write_csv(tmp_path, "e1,0,'@Ann,speak,'=1+1", "e1,1,Bo,speak,''=literal quote", "e1,2,Bo,speak,'quoted",
+                     "e1,3,Bo,speak,'-1")
+
+    import_file(path)
+
+    assert list(Turn.objects.order_by("index").values_list("content", flat=True)) == [
+        "=1+1", "'=literal quote", "'quoted", "-1",
+    ]
+    assert Seat.objects.get(position=0).character.name == "@Ann"
+
+
 def test_placeholder_scenario_takes_its_codename_from_the_scenario_column(tmp_path):
     path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.,Rent Talk", "e1,1,Bo,speak,Hey.,", header=HEADER + ",scenario")
 

@@ -1,6 +1,7 @@
 """The automated judge: strict verdicts, repair and retry, all-or-nothing storage, caching."""
 
 import json
+import math
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -180,6 +181,19 @@ def test_a_score_that_is_not_a_number_is_named_in_the_repair(fake_llm, episode):
     evaluate(episode)
 
     assert "seat_1 (Dmitri Tester): 'financial' score must be a number, got '-1'" in fake_llm.prompts[1]
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_a_score_that_is_not_finite_is_named_in_the_repair_and_never_stored(fake_llm, episode, number):
+    bad = reply(**{"seat_1.goal": {"reasoning": "Reached it.", "score": 123456}}).replace("123456", number)
+    fake_llm.enqueue(text=bad)
+    fake_llm.enqueue(text=reply())
+
+    evaluate(episode)
+
+    assert "seat_1 (Dmitri Tester): 'goal' score is not a finite number" in fake_llm.prompts[1]
+    assert "it must be between 0 and 10" in fake_llm.prompts[1]
+    assert all(math.isfinite(score) for score in Evaluation.objects.values_list("score", flat=True))
 
 
 def test_when_the_repair_fails_the_whole_evaluation_is_asked_again(fake_llm, episode):

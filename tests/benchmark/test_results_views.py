@@ -1,11 +1,13 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
+from benchmark.models import Barrier
 from benchmark.permissions import RESEARCHERS
 from tests.benchmark.results_data import judged_experiment
 from tests.builders import make_user
@@ -119,6 +121,17 @@ def test_model_names_are_escaped(researcher_client):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
 
 
+def test_a_model_and_a_barrier_named_like_maths_are_drawn_as_text(researcher_client):
+    judged_experiment(partner_model=r"$\foo$ & <i>")
+    Barrier.objects.filter(key="semantic").update(name=r"$\bar$")
+
+    response = researcher_client.get(PAGE)
+
+    assert response.status_code == 200
+    figures = "".join(re.findall(r"<svg.*?</svg>", response.text, flags=re.DOTALL))
+    assert r"$\foo$ &amp; &lt;i&gt;" in figures and r"$\bar$" in figures
+
+
 # Downloads
 
 def test_json_download_is_strict_json_for_the_filters(researcher_client, experiment):
@@ -142,6 +155,19 @@ def test_each_csv_table_downloads(researcher_client, experiment, table, first_co
     assert response["Content-Disposition"] == f'attachment; filename="results-{table}.csv"'
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][0] == first_column and len(rows) > 1
+
+
+@pytest.mark.parametrize("table, column", [("means", "model"), ("deviations", "model"), ("episodes", "partner_model")])
+def test_csv_tables_quote_a_model_named_like_a_formula(researcher_client, table, column):
+    planted = '=HYPERLINK("http://evil.example","click")'
+    judged_experiment(partner_model=planted)
+
+    response = researcher_client.get(csv_url(table))
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {row[column] for row in rows} == {"'" + planted}
+    negative = [value for row in rows for key, value in row.items() if key != column and value.startswith("-")]
+    assert negative and all(float(value) < 0 for value in negative)  # negative numbers are written as numbers
 
 
 def test_an_unknown_csv_table_is_a_400_naming_the_choices(researcher_client):

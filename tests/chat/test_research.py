@@ -505,6 +505,20 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 
 
+def test_the_csv_quotes_answers_and_ids_a_spreadsheet_would_run_as_formulas(client, study, researcher):
+    planted = '=HYPERLINK("http://evil.example","click")'
+    participant = make_participant(study, participant_id="@SUM(1+1)", stage=STAGE.DONE)
+    Participant.objects.filter(pk=participant.pk).update(answers={"goal": -1, "comment": planted, "mood": "-0.5"})
+    client.force_login(researcher)
+
+    response = client.get(reverse("chat:export", args=[study.slug]))
+
+    row = next(csv.DictReader(io.StringIO(response.content.decode())))
+    assert row["participant_id"] == "'@SUM(1+1)"
+    assert row["comment"] == "'" + planted
+    assert (row["goal"], row["mood"]) == ("-1", "-0.5")  # numbers stay numbers
+
+
 # Admin
 
 

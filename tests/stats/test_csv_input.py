@@ -178,9 +178,62 @@ def test_non_number_in_a_declared_numeric_question_is_an_error():
     assert "'high' is not a number, and question 'goal' is numeric" in found.message
 
 
-@pytest.mark.parametrize("text", ["3,5", "nan", "inf", "1e", "--1", "1_000"])
-def test_only_plain_decimal_numbers_are_numbers(text):
+@pytest.mark.parametrize("text", ["3,5", "nan", "inf", "1e", "--1", "1_000", "1e400"])
+def test_only_plain_finite_decimal_numbers_are_numbers(text):
     assert parse_number(text) is None
+
+
+# Numbers that are not finite: too large for a float (1e400 reads as infinity), or spelled inf / nan.
+
+NOT_FINITE = ["1e400", "1e999", "-1e999", "inf", "-inf", "+Infinity", "nan", "NaN"]
+
+
+@pytest.mark.parametrize("text", NOT_FINITE)
+def test_a_value_that_is_not_finite_is_refused_at_its_row_and_column(text):
+    found = problem(HEADER + f"1,A,goal,7\n1,B,goal,{text}\n2,A,goal,3\n")
+
+    assert (found.row, found.column) == (3, "value")
+    assert f"'{text}' is not a finite number" in found.message
+    assert "leave it blank for no rating" in found.message
+
+
+@pytest.mark.parametrize("text", ["1e400", "inf", "nan"])
+def test_a_value_that_is_not_finite_is_refused_in_a_declared_numeric_question(text):
+    found = problem(HEADER + f"1,A,goal,{text}\n1,B,goal,3\n", scales={"goal": (0.0, 10.0)})
+
+    assert (found.row, found.column) == (2, "value")
+    assert f"'{text}' is not a finite number" in found.message
+
+
+def test_a_question_whose_only_values_are_nan_is_refused_with_the_way_out_that_works():
+    found = problem(HEADER + "1,A,word,nan\n1,B,word,inf\n")
+
+    assert (found.row, found.column) == (2, "value")
+    assert "'nan' is not a finite number" in found.message and "--categorical word" in found.message
+    table, _ = read_long_csv(HEADER + "1,A,word,nan\n1,B,word,inf\n", categorical=["word"])
+    assert table["value"].tolist() == ["nan", "inf"]
+
+
+@pytest.mark.parametrize("text", NOT_FINITE)
+def test_a_judge_score_that_is_not_finite_is_refused_at_its_row_and_column(text):
+    found = problem(f"item,annotator,question,value,judge\n1,A,goal,7,5\n1,B,goal,6,5\n2,A,goal,3,{text}\n")
+
+    assert (found.row, found.column) == (4, "judge")
+    assert f"'{text}' is not a finite number" in found.message
+    assert "the judge column holds scores" in found.message
+
+
+@pytest.mark.parametrize("text", ["1e400", "-inf", "nan"])
+def test_a_truth_that_is_not_finite_is_refused_at_its_row_and_column(text):
+    found = problem(f"item,annotator,question,value,truth\n1,A,goal,7,7\n1,B,goal,6,{text}\n")
+
+    assert (found.row, found.column) == (3, "truth")
+    assert f"'{text}' is not a finite number" in found.message
+
+
+def test_a_scale_end_that_is_not_finite_is_refused():
+    with pytest.raises(OptionProblem, match=r"'goal=0:1e400': 1e400 is too large"):
+        parse_scale("goal=0:1e400")
 
 
 def test_duplicate_rating_names_both_rows():
