@@ -318,7 +318,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     from django.contrib.sessions.models import Session
 
     from benchmark.models import Barrier, Character, Episode, Role, Scenario
-    from chat.access import remember_participant
+    from chat.access import claim
     from chat.assignment import assign
     from chat.flow import ArrivalIds, arrive, start_conversation
     from chat.models import ChatCondition, ChatStudy, Participant
@@ -371,7 +371,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
         participant = assign(participant)
         start_conversation(participant)
         session = store()
-        remember_participant(session, participant)
+        claim(session, participant)  # bind the participant to this browser session, as the study link does
         session.save()
         numbers[participant.pk] = int(participant_id.rsplit("-", 1)[1])
         return session.session_key

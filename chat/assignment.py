@@ -4,7 +4,8 @@ A chat study's design is a grid of cells, scenario × barrier condition, each wa
 participants. A participant counts towards their cell once they have finished chatting
 (questionnaire or done), or while they are still on their way (briefing or chat) and have been
 seen within the study's inactivity timeout; someone who wandered off stops holding a place, so
-the cell is offered again.
+the cell is offered again, and so does someone screened out (they ended the chat before the
+study's minimum of turns: ``chat.lifecycle``), whose chat does not count.
 
 Assignment locks the study row (``select_for_update``) for the count-and-choose step, so two
 participants arriving at the same moment are served one after the other and never overfill a
@@ -47,6 +48,7 @@ class Cell:
     finished: int = 0
     in_progress: int = 0
     stalled: int = 0
+    screened_out: int = 0  # shown on the monitor; never counted
 
     @property
     def counted(self) -> int:
@@ -82,6 +84,7 @@ def design_cells(study: ChatStudy, *, now: datetime | None = None) -> list[Cell]
         cell = cells.get((row["scenario_id"], row["barrier_id"]))
         if cell is not None:
             cell.finished, cell.in_progress, cell.stalled = row["finished"], row["in_progress"], row["stalled"]
+            cell.screened_out = row["screened_out"]
     return list(cells.values())
 
 
@@ -95,6 +98,7 @@ def _counts(study: ChatStudy, now: datetime) -> Iterable[dict]:
             finished=Count("pk", filter=Q(stage__in=FINISHED_STAGES)),
             in_progress=Count("pk", filter=on_the_way & Q(last_seen_at__gte=since)),
             stalled=Count("pk", filter=on_the_way & Q(last_seen_at__lt=since)),
+            screened_out=Count("pk", filter=Q(stage=Participant.Stage.SCREENED_OUT)),
         )
         .order_by()
     )

@@ -47,8 +47,9 @@ def build_briefing(study: ChatStudy, human_seat: Seat, agent_seat: Seat) -> dict
     ``(label, value)`` for the fields the character has, and ``secret``); ``goal``, ``reason``,
     ``private_knowledge``; ``partner`` (``name``, the name the participant may use, and
     ``profile``, only what the relationship reveals); ``relationship`` (a sentence); ``repair``
-    (advice text, or ""); ``rules`` (``turn_cap``, ``my_turns``, ``opens`` whether the participant
-    speaks first, ``actions``, and ``timeout_minutes``). Seats need ``role`` and ``character`` loaded.
+    (advice text, or ""); ``rules`` (``turn_cap``, ``my_turns``, ``min_turns`` the study's minimum,
+    ``opens`` whether the participant speaks first, ``actions``, and ``timeout_minutes``). Seats need
+    ``role`` and ``character`` loaded.
     """
     scenario = human_seat.episode.scenario
     relationship = Relationship(scenario.relationship)
@@ -70,7 +71,8 @@ def build_briefing(study: ChatStudy, human_seat: Seat, agent_seat: Seat) -> dict
         "repair": REPAIR_ADVICE if human_seat.strategy == Seat.Strategy.REPAIR else "",
         "rules": {
             "turn_cap": study.turn_cap,
-            "my_turns": (study.turn_cap + (1 if opens else 0)) // 2,
+            "my_turns": study.participant_turns,
+            "min_turns": study.min_participant_turns,
             "opens": opens,
             "actions": ACTIONS,
             "timeout_minutes": max(1, round(study.inactivity_timeout / 60)),

@@ -10,46 +10,60 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import progress
+from . import connections, progress
+from .access import SESSION_KEY, is_bound_to
 from .models import ChatStudy, Participant
 from .orm import database_call
 from .protocol import (
     CLOSE_FLOOD,
     CLOSE_NO_PARTICIPANT,
     CLOSE_NOT_IN_CHAT,
+    CLOSE_TOO_MANY_PAGES,
     CLOSE_UNKNOWN_STUDY,
     broadcast,
-    ended_message,
     episode_group,
     turn_message,
 )
 from .turns import FrameGuard, TurnRefused, submit_human_turn
 
-OPEN_STAGES = frozenset({Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE})
+logger = logging.getLogger(__name__)
+
+OPEN_STAGES = frozenset({
+    Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT
+})
+BAD_MESSAGE = {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
 
 
-def find_participant(session: Any, slug: str) -> tuple[int, int] | int:
-    """The (participant, episode) this browser session plays in the study, or a close code.
+def find_participant(session: Any, slug: str) -> tuple[int, int, str] | int:
+    """The (participant, episode, browser token) this browser session plays in the study, or a close code.
 
     Only the session says who the participant is (the flow pages wrote
-    ``session["chat_participants"][str(study.pk)]``), so nobody reaches another participant's
-    episode by changing the URL. A finished chat may still be opened: the page then shows the end.
+    ``session["chat_participants"][str(study.pk)]``), and only while the participant is bound to
+    this browser (``chat.access``), so nobody reaches another participant's episode by changing
+    the URL, nor by bringing their id to another browser. A finished chat may still be opened:
+    the page then shows the end.
     """
     study = ChatStudy.objects.filter(slug=slug).only("pk").first()
     if study is None:
         return CLOSE_UNKNOWN_STUDY
-    remembered = session.get("chat_participants") if session is not None else None
+    remembered = session.get(SESSION_KEY) if session is not None else None
     participant_pk = remembered.get(str(study.pk)) if isinstance(remembered, dict) else None
     participant = Participant.objects.filter(pk=participant_pk, study=study).first() if participant_pk else None
-    if participant is None:
+    if participant is None or not is_bound_to(participant, session):
         return CLOSE_NO_PARTICIPANT
     if participant.episode_id is None or participant.stage not in OPEN_STAGES:
         return CLOSE_NOT_IN_CHAT
-    return participant.pk, participant.episode_id
+    return participant.pk, participant.episode_id, participant.browser_token
+
+
+def still_bound(participant_pk: int, token: str) -> bool:
+    """True while the participant is still bound to the browser that opened this socket."""
+    return Participant.objects.filter(pk=participant_pk, browser_token=token).exclude(browser_token="").exists()
 
 
 class ChatConsumer(AsyncJsonWebsocketConsumer):
@@ -57,6 +71,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     participant_pk: int
     episode_pk: int
+    connection: str | None = None  # this socket's key in ``chat.connections``
 
     async def connect(self) -> None:
         found = await database_call(find_participant)(
@@ -67,30 +82,59 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(found, int):
             await self.close(code=found)
             return
-        self.participant_pk, self.episode_pk = found
+        participant_pk, episode_pk, self.browser = found
+        self.connection = await database_call(connections.open_connection)(participant_pk)
+        if self.connection is None:
+            limit = connections.max_sockets()
+            await self.send_json({
+                "type": "error",
+                "code": "too_many_pages",
+                "message": f"This conversation is already open in {limit} tabs or windows, the most allowed. "
+                "Close one of them; this page tries again by itself.",
+            })
+            await self.close(code=CLOSE_TOO_MANY_PAGES)
+            return
+        self.participant_pk, self.episode_pk = participant_pk, episode_pk
         self.frames = FrameGuard()
         self.watcher: asyncio.Task | None = None
+        self.keeper = asyncio.create_task(self._keep_connection())
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
         history, self.cast, ended = await database_call(progress.open_episode)(self.participant_pk)
         await self.send_json(history)
         if ended:
-            await broadcast(self.episode_pk, ended_message(ended))
+            await broadcast(self.episode_pk, {"type": "ended", **history["ended"]})
         if history["ended"] is None:
             await progress.advance(self.participant_pk, self.cast)
             self.watcher = asyncio.create_task(progress.watch(self.participant_pk, self.episode_pk, self.send_json))
 
     async def disconnect(self, code: int) -> None:
+        if self.connection is not None:
+            self.keeper.cancel()
+            await database_call(connections.close_connection)(self.connection)
         if not hasattr(self, "episode_pk"):
             return
         if self.watcher is not None:
             self.watcher.cancel()
         await self.channel_layer.group_discard(episode_group(self.episode_pk), self.channel_name)
 
+    async def _keep_connection(self) -> None:
+        """Renew this socket's lease while it is open (``chat.connections``)."""
+        while True:
+            await asyncio.sleep(connections.RENEW_EVERY)
+            try:
+                await database_call(connections.renew_connection)(self.participant_pk, self.connection)
+            except Exception:  # e.g. the database restarting: the next renewal tries again
+                logger.exception("could not renew chat socket %s", self.connection)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        """Parse JSON ourselves: a malformed frame gets an error message, not a dropped socket."""
+        """Parse JSON ourselves: a malformed frame gets an error message, not a dropped socket.
+
+        Python's parser gives up on deep nesting (``[[[[…``) with RecursionError, not ValueError;
+        both are a bad frame.
+        """
         try:
             content = json.loads(text_data) if text_data else None
-        except ValueError:
+        except (ValueError, RecursionError):
             content = None
         await self.receive_json(content)
 
@@ -107,9 +151,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             history, self.cast = await database_call(progress.snapshot)(self.participant_pk)
             await self.send_json(history)
         else:
-            await self.send_json(
-                {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
-            )
+            await self.send_json(BAD_MESSAGE)
 
     async def act(self, content: dict[str, Any]) -> None:
         """The participant's turn: store it (or find it stored), acknowledge, tell every page, go on."""
@@ -121,9 +163,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 action_type=content.get("action_type"),
                 content=content.get("content"),
                 cast=self.cast,
+                browser=self.browser,
             )
         except TurnRefused as refusal:
             await self.send_json(refusal.as_message(client_id))
+            if refusal.code == "not_your_browser":
+                await self.close(code=CLOSE_NO_PARTICIPANT)
             return
         turn = submitted.turn
         await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
@@ -134,3 +179,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def chat_forward(self, event: dict[str, Any]) -> None:
         """A message broadcast to the episode's group (see ``chat.protocol.broadcast``)."""
         await self.send_json(event["message"])
+
+    async def chat_rebound(self, event: dict[str, Any]) -> None:
+        """The participant's browser changed (``chat.protocol.announce_rebinding``): close if it is not ours."""
+        if not await database_call(still_bound)(self.participant_pk, self.browser):
+            await self.close(code=CLOSE_NO_PARTICIPANT)

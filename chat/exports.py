@@ -4,7 +4,10 @@ Columns (``COLUMNS``, then one per question):
 
 - ``participant_id`` (the recruiting platform's id), ``prolific_pid``, ``prolific_study_id``,
   ``prolific_session_id``;
-- ``stage`` (consent, briefing, chat, questionnaire, done, declined);
+- ``stage`` (consent, briefing, chat, questionnaire, done, screened_out, declined);
+- ``outcome``: which code the participant was given: ``completed`` (the completion code),
+  ``screened_out`` (the screen-out code: they ended the chat before the study's minimum of
+  turns), ``declined`` (no code), or empty while they are still on their way;
 - ``scenario`` (codename), ``condition`` (barrier key), ``episode`` (the episode's stable id,
   as in episode exports), ``episode_status``, ``end_reason``, ``turns`` (both sides),
   ``participant_turns``;
@@ -31,7 +34,7 @@ from benchmark.models import Seat, Turn
 from .models import ChatStudy, Participant
 
 COLUMNS = (
-    "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id", "stage",
+    "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id", "stage", "outcome",
     "scenario", "condition", "episode", "episode_status", "end_reason", "turns", "participant_turns",
     "created_at", "consented_at", "finished_at",
 )
@@ -71,6 +74,7 @@ def _row(participant: Participant, keys: list[str]) -> list[object]:
         participant.prolific_study_id,
         participant.prolific_session_id,
         participant.stage,
+        participant.outcome,
         str(participant.scenario) if participant.scenario else "",
         participant.barrier.key if participant.barrier else "",
         stable_id(episode) if episode else "",

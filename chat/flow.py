@@ -2,15 +2,17 @@
 
 Crowd platforms append the participant's id to the study link (Prolific: ``PROLIFIC_PID``,
 ``STUDY_ID``, ``SESSION_ID``); other recruiters can use ``participant_id``. The id is unique per
-study, so arriving again with the same id resumes the same participant, never a second episode.
+study, so arriving again with the same id finds the same participant, never a second episode
+(and only in the browser they are bound to: ``chat.access``).
 Each step is one conditional update, so a double click or two open tabs cannot move anyone twice.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -30,6 +32,14 @@ class InvalidId(ValueError):
 
 class StudyClosed(Exception):
     """The study takes no new participants."""
+
+
+class NotAdmitted(Exception):
+    """A new participant was not let in; ``verdict`` is what ``admit`` answered (e.g. a throttle's)."""
+
+    def __init__(self, verdict: Any) -> None:
+        super().__init__(verdict)
+        self.verdict = verdict
 
 
 @dataclass(frozen=True)
@@ -65,16 +75,21 @@ def _optional_id(value: str) -> str:
     return value if ID_PATTERN.match(value) else ""
 
 
-def arrive(study: ChatStudy, ids: ArrivalIds) -> Participant:
+def arrive(study: ChatStudy, ids: ArrivalIds, *, admit: Callable[[], Any] | None = None) -> Participant:
     """The participant with this id in ``study``: found again, or created at the consent stage.
 
     Raises StudyClosed for a new id when the study is closed; people who have started may finish.
+    ``admit`` is asked before a new participant is created, never for a returning one; when its
+    answer is falsy, NotAdmitted carries it. Whether this browser may act as the participant is
+    ``chat.access``'s question, not this one's.
     """
     participant = Participant.objects.filter(study=study, participant_id=ids.participant_id).first()
     if participant is not None:
         return participant
     if not study.is_open:
         raise StudyClosed
+    if admit is not None and not (verdict := admit()):
+        raise NotAdmitted(verdict)
     try:
         with transaction.atomic():
             participant = Participant.objects.create(

@@ -32,6 +32,7 @@ NUMBER_BOUNDS = {
     "inactivity_timeout": (30, 24 * 60 * 60),
     "max_message_chars": (20, 20000),
     "messages_per_minute": (1, 600),
+    "min_participant_turns": (0, 100),
 }
 
 
@@ -80,8 +81,8 @@ class ChatStudyForm(forms.ModelForm):
         model = ChatStudy
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "partner_strategy", "turn_cap",
-            "inactivity_timeout", "max_message_chars", "messages_per_minute", "consent_text", "questionnaire",
-            "completion_code", "return_url", "is_open",
+            "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
+            "consent_text", "questionnaire", "completion_code", "screen_out_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
@@ -89,12 +90,14 @@ class ChatStudyForm(forms.ModelForm):
             "inactivity_timeout": "Inactivity timeout (seconds)",
             "max_message_chars": "Longest message (characters)",
             "messages_per_minute": "Messages per minute",
+            "min_participant_turns": "Minimum participant turns",
+            "screen_out_code": "Screen-out code",
             "is_open": "Open for new participants",
             "return_url": "Return URL",
         }
         help_texts = {
-            "return_url": "Where the completion page sends participants; {code} is replaced by the completion "
-            "code, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
+            "return_url": "Where the completion and screen-out pages send participants; {code} is replaced by "
+            "the code they got, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
             "max_message_chars": "Longer messages are refused with a message saying so.",
         }
         widgets = {"consent_text": forms.Textarea(attrs={"rows": 10})}

@@ -2,6 +2,16 @@
 
 Pages and the socket both call these, so an episode ends the same way whoever notices first.
 Ending is idempotent: an episode that has already ended keeps its first reason.
+
+Where the participant goes next depends on who ended the chat and how long it was. A study sets a
+minimum of participant turns (``ChatStudy.min_participant_turns``; speak, non-verbal and action
+count, leaving does not), so that nobody collects the completion code by consenting and leaving at
+once. When **the participant** ends the chat before that minimum, by leaving or by going quiet past
+the inactivity timeout, they are **screened out**: no questions, the study's screen-out code instead
+of the completion code, their design cell is offered again (``chat.assignment`` counts only chats
+that went on to the questions), and the episode is marked ``abandoned`` so it is not annotated as a
+finished conversation. Every other end sends them to the questions and the completion code, however
+short the chat: the agent leaving, the turn cap, and a model failure are not the participant's doing.
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.models import Episode
+from benchmark.models import ActionType, Episode, Seat, Turn
 
 from .models import Participant
 
@@ -28,29 +38,77 @@ END_MESSAGES = {
 }
 
 
-def end_message(end_reason: str) -> str:
+SCREENED_OUT_MESSAGES = {
+    Episode.EndReason.LEAVE: "You left before the conversation was long enough for the study, so the study "
+    "ends here, without the questions.",
+    Episode.EndReason.TIMEOUT: "The conversation ended after a long pause, before it was long enough for the "
+    "study, so the study ends here, without the questions.",
+}
+
+
+def end_message(end_reason: str, *, screened_out: bool = False) -> str:
     """What the participant is told when the conversation ends for this reason."""
+    if screened_out:
+        return SCREENED_OUT_MESSAGES.get(end_reason, "The study ends here, without the questions.")
     return END_MESSAGES.get(end_reason, "The conversation is over.")
 
 
+def participant_turn_count(episode: Episode) -> int:
+    """The participant's turns that count towards the study's minimum: all but leaving."""
+    return Turn.objects.filter(episode=episode, seat__player=Seat.Player.HUMAN).exclude(
+        action_type=ActionType.LEAVE
+    ).count()
+
+
+def ended_by_participant(episode: Episode, end_reason: str) -> bool:
+    """True when the participant ended the chat: they went quiet, or the last turn is their leave."""
+    if end_reason == Episode.EndReason.TIMEOUT:
+        return True
+    if end_reason != Episode.EndReason.LEAVE:
+        return False
+    last = episode.turns.order_by("-index").values_list("seat__player", "action_type").first()
+    return last == (Seat.Player.HUMAN, ActionType.LEAVE)
+
+
+def stage_after_end(participant: Participant, episode: Episode, end_reason: str) -> str:
+    """Where a chatting participant goes once their episode ends for ``end_reason``: the questions,
+    or the screen-out page when they ended it themselves short of the study's minimum."""
+    if not ended_by_participant(episode, end_reason):
+        return Participant.Stage.QUESTIONNAIRE
+    minimum = participant.study.min_participant_turns
+    if minimum and participant_turn_count(episode) < minimum:
+        return Participant.Stage.SCREENED_OUT
+    return Participant.Stage.QUESTIONNAIRE
+
+
+def move_on(participant: Participant, stage: str, now: datetime) -> None:
+    """Move a participant whose chat ended to ``stage`` (only from the chat; a screen-out finishes them)."""
+    fields: dict = {"stage": stage, "agent_lease_until": None, "agent_lease_owner": ""}
+    if stage == Participant.Stage.SCREENED_OUT:
+        fields["finished_at"] = now
+    Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CHAT).update(**fields)
+    participant.refresh_from_db(fields=["stage", "agent_lease_until", "agent_lease_owner", "finished_at"])
+
+
 def end_episode(participant: Participant, end_reason: str, *, status: str = Episode.Status.FINISHED) -> bool:
-    """End the participant's episode and move them on to the questionnaire.
+    """End the participant's episode and move them on: to the questions, or screened out.
 
     Returns False when the episode had already ended (its first reason stands). A model failure
     is recorded as status ``failed`` with end reason ``model_error``; the participant still goes on.
+    A screened-out participant's episode is recorded as ``abandoned`` (see the module docstring);
+    ``participant.stage`` says which way they went.
     """
+    now = timezone.now()
     with transaction.atomic():
         episode = Episode.objects.select_for_update().get(pk=participant.episode_id)
         if episode.status in ENDED:
             return False
-        episode.status = status
+        stage = stage_after_end(participant, episode, end_reason)
+        episode.status = Episode.Status.ABANDONED if stage == Participant.Stage.SCREENED_OUT else status
         episode.end_reason = end_reason
-        episode.finished_at = timezone.now()
+        episode.finished_at = now
         episode.save(update_fields=["status", "end_reason", "finished_at"])
-        Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CHAT).update(
-            stage=Participant.Stage.QUESTIONNAIRE, agent_lease_until=None, agent_lease_owner=""
-        )
-    participant.refresh_from_db(fields=["stage", "agent_lease_until", "agent_lease_owner"])
+        move_on(participant, stage, now)
     return True
 
 

@@ -5,10 +5,12 @@ plays one seat of a ``benchmark.Episode`` against an agent; the episode is the t
 finished chat is an ordinary episode (source ``human_chat``) that annotation can take up.
 """
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from benchmark.models import OwnedQuerySet, Seat
@@ -68,6 +70,26 @@ def default_questionnaire() -> list[dict]:
     ]
 
 
+# Codes people read and type: capitals and digits without the look-alikes 0/O, 1/I/L, and no U.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
+RESUME_CODE_LENGTH = 8
+
+
+def random_code(length: int) -> str:
+    """A code of ``length`` characters drawn from ``CODE_ALPHABET`` by a cryptographic generator."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
+
+
+def default_screen_out_code() -> str:
+    """A fresh screen-out code for a new study (researchers may replace it with the platform's)."""
+    return f"SCREEN-{random_code(6)}"
+
+
+def new_resume_code() -> str:
+    """A participant's resume code: 8 characters, about 39 bits, so it cannot be guessed online."""
+    return random_code(RESUME_CODE_LENGTH)
+
+
 class ChatStudy(models.Model):
     """A researcher's design for human–agent role-play: which scenarios, conditions and settings."""
 
@@ -105,6 +127,18 @@ class ChatStudy(models.Model):
     consent_text = models.TextField(default=DEFAULT_CONSENT)
     questionnaire = models.JSONField(default=default_questionnaire, blank=True)
     completion_code = models.CharField(max_length=60, help_text="Shown at the end, e.g. Prolific's code.")
+    min_participant_turns = models.PositiveSmallIntegerField(
+        default=3,
+        help_text="Messages (say, non-verbal or action) the participant must send before their chat counts. "
+        "Leaving earlier, or going quiet past the inactivity timeout earlier, ends the study with the screen-out "
+        "code instead of the questions and the completion code, and frees their place. 0 turns this off.",
+    )
+    screen_out_code = models.CharField(
+        max_length=60,
+        default=default_screen_out_code,
+        help_text="Shown instead of the completion code to participants who stop before the minimum "
+        "(on Prolific, a screen-out or return code).",
+    )
     return_url = models.URLField(
         max_length=500, blank=True, help_text="Where the completion page sends participants back to."
     )
@@ -118,10 +152,29 @@ class ChatStudy(models.Model):
         verbose_name_plural = "chat studies"
         constraints = [
             models.CheckConstraint(condition=Q(turn_cap__gte=2), name="chat_study_turn_cap_at_least_two"),
+            models.CheckConstraint(
+                condition=~Q(screen_out_code=F("completion_code")),
+                name="chat_study_screen_out_code_differs",
+                violation_error_message="The screen-out code must differ from the completion code.",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+    def clean(self) -> None:
+        if self.turn_cap is None or self.min_participant_turns is None or self.human_position is None:
+            return
+        if self.min_participant_turns > self.participant_turns:
+            raise ValidationError({
+                "min_participant_turns": f"With a turn cap of {self.turn_cap} the participant has at most "
+                f"{self.participant_turns} turns, so a minimum of {self.min_participant_turns} could never be met."
+            })
+
+    @property
+    def participant_turns(self) -> int:
+        """The most turns the participant can take before the turn cap (turns alternate; seat 0 opens)."""
+        return (self.turn_cap + (1 if self.human_position == 0 else 0)) // 2
 
     @property
     def episode_tag(self) -> str:
@@ -150,8 +203,11 @@ class Participant(models.Model):
     """One person's way through a chat study, from the link to the completion code.
 
     ``participant_id`` is the recruiting platform's id (Prolific's ``PROLIFIC_PID``) or a generic
-    one; it is unique per study, so the same person cannot start a second episode. The browser
-    session remembers which participant it is; the chat socket checks that before anything else.
+    one; it is unique per study, so the same person cannot start a second episode. The id is no
+    secret (it travels in links), so it does not open the participant's pages by itself: the first
+    browser that brings it is bound to it (``browser_token``, see ``chat.access``), and another
+    browser gets in only with the ``resume_code`` shown to the participant, or after a researcher
+    released the id.
     """
 
     class Stage(models.TextChoices):
@@ -160,6 +216,7 @@ class Participant(models.Model):
         CHAT = "chat", "chat"
         QUESTIONNAIRE = "questionnaire", "questionnaire"
         DONE = "done", "done"
+        SCREENED_OUT = "screened_out", "screened out"
         DECLINED = "declined", "declined consent"
 
     study = models.ForeignKey(ChatStudy, on_delete=models.CASCADE, related_name="participants")
@@ -176,6 +233,15 @@ class Participant(models.Model):
         "benchmark.Episode", on_delete=models.PROTECT, null=True, blank=True, related_name="participant"
     )
     answers = models.JSONField(default=dict, blank=True)
+    browser_token = models.CharField(
+        max_length=64, blank=True, editable=False,
+        help_text="The token of the one browser session that may act as this participant; blank: the next "
+        "browser that brings the id takes it.",
+    )
+    resume_code = models.CharField(
+        max_length=RESUME_CODE_LENGTH, default=new_resume_code, editable=False,
+        help_text="Shown only to the participant; moves their chat to another browser.",
+    )
     agent_lease_until = models.DateTimeField(
         null=True, blank=True, help_text="While set in the future, one server process is writing the agent's turn."
     )
@@ -198,3 +264,37 @@ class Participant(models.Model):
     def clean(self) -> None:
         if (self.scenario_id is None) != (self.barrier_id is None):
             raise ValidationError("A participant is assigned a scenario and a condition together.")
+
+    @property
+    def resume_code_display(self) -> str:
+        """The resume code as shown to people, in two groups of four (``K7QM-2XPD``)."""
+        half = len(self.resume_code) // 2
+        return f"{self.resume_code[:half]}-{self.resume_code[half:]}"
+
+    @property
+    def outcome(self) -> str:
+        """Which code the participant was given: ``completed``, ``screened_out``, ``declined``, or "" yet."""
+        return {
+            self.Stage.DONE: "completed",
+            self.Stage.SCREENED_OUT: "screened_out",
+            self.Stage.DECLINED: "declined",
+        }.get(self.stage, "")
+
+
+class ChatConnection(models.Model):
+    """One open chat socket of a participant, held as a lease that its server process renews.
+
+    Counting these rows caps the sockets one participant may hold across every server process
+    (``chat.connections``); a row whose process died stops counting once its lease runs out.
+    """
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="connections")
+    key = models.CharField(max_length=64, unique=True)
+    opened_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["participant", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"socket {self.key} of {self.participant_id}"

@@ -12,4 +12,6 @@ urlpatterns = [
     path("<slug:slug>/chat/", participant.chat, name="chat"),
     path("<slug:slug>/questionnaire/", participant.questionnaire, name="questionnaire"),
     path("<slug:slug>/done/", participant.done, name="done"),
+    path("<slug:slug>/screened-out/", participant.screened_out, name="screened-out"),
+    path("<slug:slug>/resume/", participant.resume, name="resume"),
 ]

@@ -36,6 +36,7 @@ WATCH_RETRY = 5.0  # seconds before a page's watch looks again after a failed ch
 class Step:
     episode_pk: int | None = None
     ended: str = ""  # the end reason, when this step ended the episode
+    screened_out: bool = False  # the end screened the participant out (``chat.lifecycle``)
     owner: str = ""  # the lease owner, when this step claimed the agent's turn
 
 
@@ -52,8 +53,9 @@ def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
     count, last_action = (0, None) if last is None else (last[0] + 1, last[1])
     reason = end_reason_after(count, last_action, episode.turn_cap)
     if reason is not None:
-        ended = end_episode(participant, reason)
-        return Step(episode.pk, ended=reason if ended else "")
+        if not end_episode(participant, reason):
+            return Step(episode.pk)
+        return Step(episode.pk, ended=reason, screened_out=participant.stage == Participant.Stage.SCREENED_OUT)
     if (cast or load_cast(participant)).is_human_turn(count):
         return Step(episode.pk)
     owner = agent_turn.new_owner()
@@ -66,7 +68,7 @@ async def advance(participant_pk: int, cast: Cast | None = None) -> None:
     """Act on the episode's state: tell the pages it ended, or start the agent's turn."""
     step = await database_call(next_step)(participant_pk, cast)
     if step.ended:
-        await broadcast(step.episode_pk, ended_message(step.ended))
+        await broadcast(step.episode_pk, ended_message(step.ended, screened_out=step.screened_out))
     if step.owner:
         start_agent_turn(participant_pk, step.owner)
 
@@ -104,14 +106,15 @@ async def wait_for_agent_turns(timeout: float = 10.0) -> None:
 # --- opening a page and watching it ---------------------------------------------------------------
 
 
-def open_episode(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast, str]:
+def open_episode(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast, bool]:
     """A page connected: end the chat if it sat idle too long, else note the participant is here.
 
-    Returns the ``history`` message, the cast, and the end reason if this call ended the episode.
+    Returns the ``history`` message, the cast, and whether this call ended the episode (the
+    history's ``ended`` then says how, for the other pages).
     """
     now = now or timezone.now()
     participant = Participant.objects.select_related("study").get(pk=participant_pk)
-    ended = Episode.EndReason.TIMEOUT if end_if_idle(participant, now) else ""
+    ended = end_if_idle(participant, now)
     if participant.stage == Participant.Stage.CHAT:
         Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
         Episode.objects.filter(pk=participant.episode_id, status=Episode.Status.PENDING).update(
@@ -141,8 +144,10 @@ def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str
         "max_chars": participant.study.max_message_chars,
         "messages_per_minute": participant.study.messages_per_minute,
         "turn_cap": episode.turn_cap,
+        "min_turns": participant.study.min_participant_turns,
     }
-    return history_message(episode, turns, cast, limits=limits, typing=typing), cast
+    screened_out = participant.stage == Participant.Stage.SCREENED_OUT
+    return history_message(episode, turns, cast, limits=limits, typing=typing, screened_out=screened_out), cast
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ class Watch:
     over: bool
     ended: str = ""  # TIMEOUT when this check ended the episode
     ended_elsewhere: str = ""  # the end reason when something that tells no page ended it (a researcher's monitor)
+    screened_out: bool = False  # the end (either kind) screened the participant out
     agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
     wait: float = 0.0  # seconds until the next check
 
@@ -161,9 +167,11 @@ def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         episode = participant.episode
         ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
-        return Watch(over=True, ended_elsewhere=ended)
+        screened_out = participant.stage == Participant.Stage.SCREENED_OUT
+        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out)
     if end_if_idle(participant, now):
-        return Watch(over=True, ended=Episode.EndReason.TIMEOUT)
+        screened_out = participant.stage == Participant.Stage.SCREENED_OUT
+        return Watch(over=True, ended=Episode.EndReason.TIMEOUT, screened_out=screened_out)
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
     wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
     count = participant.episode.turns.count()
@@ -187,9 +195,9 @@ async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, 
             await asyncio.sleep(WATCH_RETRY)
             continue
         if state.ended:
-            await broadcast(episode_pk, ended_message(state.ended))
+            await broadcast(episode_pk, ended_message(state.ended, screened_out=state.screened_out))
         elif state.ended_elsewhere:
-            await tell(ended_message(state.ended_elsewhere))
+            await tell(ended_message(state.ended_elsewhere, screened_out=state.screened_out))
         if state.over:
             return
         if state.agent_due:

@@ -18,11 +18,16 @@ from benchmark.models import Episode, Seat, Turn
 
 from .lifecycle import ENDED, end_message
 
-# Close codes (4000-4999 are free for applications). The page does not reconnect after these.
+# Close codes (4000-4999 are free for applications). The page does not reconnect after the first three.
 CLOSE_UNKNOWN_STUDY = 4404
-CLOSE_NO_PARTICIPANT = 4401
+CLOSE_NO_PARTICIPANT = 4401  # also: the participant is bound to another browser now
 CLOSE_NOT_IN_CHAT = 4409
 CLOSE_FLOOD = 4429
+CLOSE_TOO_MANY_PAGES = 4413  # the participant already holds the most sockets allowed
+
+# What the page does after the end: go on to the questions, or to the screen-out page.
+QUESTIONS = "questions"
+SCREENED_OUT = "screened_out"
 
 YOU = "you"
 PARTNER = "partner"
@@ -94,8 +99,17 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
     return fields
 
 
-def ended_message(end_reason: str) -> dict[str, Any]:
-    return {"type": "ended", "reason": end_reason, "message": end_message(end_reason)}
+def ended_fields(end_reason: str, *, screened_out: bool = False) -> dict[str, Any]:
+    """How the conversation ended, as ``ended`` and ``history`` carry it."""
+    return {
+        "reason": end_reason,
+        "message": end_message(end_reason, screened_out=screened_out),
+        "outcome": SCREENED_OUT if screened_out else QUESTIONS,
+    }
+
+
+def ended_message(end_reason: str, *, screened_out: bool = False) -> dict[str, Any]:
+    return {"type": "ended", **ended_fields(end_reason, screened_out=screened_out)}
 
 
 def typing_message(index: int, cast: Cast, *, text: str = "", action_type: str | None = None) -> dict[str, Any]:
@@ -115,6 +129,7 @@ def history_message(
     *,
     limits: dict[str, int],
     typing: dict[str, Any] | None,
+    screened_out: bool = False,
 ) -> dict[str, Any]:
     """Everything a page needs after (re)connecting: the whole transcript and the episode's state."""
     over = episode.status in ENDED
@@ -126,7 +141,7 @@ def history_message(
         "turns": [turn_fields(turn, cast) for turn in turns],
         "next": None if over else {"index": next_index, "side": cast.side_at(next_index)},
         "typing": None if over else typing,
-        "ended": {"reason": episode.end_reason, "message": end_message(episode.end_reason)} if over else None,
+        "ended": ended_fields(episode.end_reason, screened_out=screened_out) if over else None,
         "limits": limits,
     }
 
@@ -140,3 +155,15 @@ async def broadcast(episode_pk: int, message: dict[str, Any]) -> None:
     if layer is None:
         return
     await layer.group_send(episode_group(episode_pk), {"type": "chat.forward", "message": message})
+
+
+async def announce_rebinding(episode_pk: int) -> None:
+    """Tell every open page of the episode that the participant's browser changed (a resume code was
+    used, or a researcher released the id): each socket checks again and closes if it lost them.
+
+    The consumer's handler for type ``chat.rebound`` does the check; nothing reaches the page.
+    """
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    await layer.group_send(episode_group(episode_pk), {"type": "chat.rebound"})

@@ -89,6 +89,12 @@ def clean_action(action_type: Any, content: Any, *, max_chars: int) -> tuple[str
         raise TurnRefused("bad_message", "The message text must be a string.")
     # PostgreSQL cannot store NUL characters in text, and no keyboard types them.
     content = content.replace("\x00", "").strip()
+    if not is_valid_text(content):
+        raise TurnRefused(
+            "bad_message",
+            "The message contains a character that is not valid text (half of a UTF-16 surrogate pair); "
+            "please type it again.",
+        )
     if not content and action_type != ActionType.LEAVE:
         raise TurnRefused("empty", "Write something before sending.")
     if len(content) > max_chars:
@@ -99,6 +105,16 @@ def clean_action(action_type: Any, content: Any, *, max_chars: int) -> tuple[str
     return action_type, content
 
 
+def is_valid_text(text: str) -> bool:
+    """False when ``text`` holds a lone surrogate (JSON's ``"\\ud800"`` decodes to one): it is no
+    Unicode character, cannot be encoded as UTF-8, and neither database would store it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def submit_human_turn(
     participant_pk: int,
     *,
@@ -107,16 +123,24 @@ def submit_human_turn(
     content: Any,
     now: datetime | None = None,
     cast: Cast | None = None,
+    browser: str | None = None,
 ) -> Submitted:
     """Store the participant's next turn, or return the one already stored under ``client_id``.
 
     Raises :class:`TurnRefused` for a bad client id, an unknown action, empty or too long text, a
     turn that is not theirs, too many messages in the last minute (leaving is never rate limited),
-    or an episode that has ended. Pass the episode's ``cast`` when known to save its queries.
+    or an episode that has ended. Pass the episode's ``cast`` when known to save its queries, and
+    the ``browser`` token of the socket's session: a browser the participant is no longer bound
+    to (``chat.access``) is refused with code ``not_your_browser``.
     """
     if not isinstance(client_id, str) or not CLIENT_ID.fullmatch(client_id):
         raise TurnRefused("bad_client_id", "Each message needs a client_id of 8 to 64 letters, digits, - or _.")
     participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    if browser is not None and (not participant.browser_token or participant.browser_token != browser):
+        raise TurnRefused(
+            "not_your_browser",
+            "This conversation has moved to another browser; nothing more can be sent from this one.",
+        )
     cast = cast or load_cast(participant)
     study = participant.study
     action_type, content = clean_action(action_type, content, max_chars=study.max_message_chars)

@@ -18,6 +18,7 @@ research_patterns = [
     path("<slug:slug>/edit/", research.study_edit, name="study-edit"),
     path("<slug:slug>/participants.csv", research.export, name="export"),
     path("<slug:slug>/participants/<int:pk>/", research.transcript, name="transcript"),
+    path("<slug:slug>/participants/<int:pk>/release/", research.release_participant, name="release"),
 ]
 
 urlpatterns = [

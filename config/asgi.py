@@ -1,8 +1,9 @@
 """ASGI entry point: HTTP through Django, websockets through Channels routes.
 
-Websockets pass the origin check first (the Origin header must name one of ``ALLOWED_HOSTS``, so
-another site's page cannot open a participant's chat with their cookie), then get the Django
-session and user from the cookie, as the pages do.
+Websockets pass the origin check first (``config.origins``: the Origin header must be the very
+origin the socket was opened on, or a trusted one, so another site's page cannot open a
+participant's chat with their cookie), then get the Django session and user from the cookie, as
+the pages do.
 """
 
 import os
@@ -14,13 +15,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps loaded)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from config.origins import SameOriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

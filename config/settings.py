@@ -8,6 +8,7 @@ PostgreSQL and Redis. The README lists every variable.
 """
 
 import os
+import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -53,6 +54,25 @@ def env_float(name: str, default: float) -> float:
 
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+RATE = re.compile(r"^(\d+)/(\d*)(s|sec|second|m|min|minute|h|hour|d|day)s?$")
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """A rate such as "10/hour" or "30/15min" (count / [multiple] unit), in django-ratelimit's
+    short form ("10/h"); "off" means no limit."""
+    raw = os.environ.get(name, default)
+    value = raw.strip().lower().replace(" ", "")
+    if value in {"off", "none", ""}:
+        return None
+    match = RATE.match(value)
+    if match is None:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate: use a count per period, e.g. 10/hour, 30/15min or 100/day (or off)."
+        )
+    count, multiple, unit = match.groups()
+    return f"{int(count)}/{multiple}{unit[0]}"
 
 
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
@@ -187,6 +207,17 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# The cache holds throttle counters (PARLEY_ENTRY_RATE). With REDIS_URL every server process shares
+# it; without, it lives in the one process the embedded default runs (each process would count
+# on its own).
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                    "KEY_PREFIX": "parley"}
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "parley"}}
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -293,6 +324,11 @@ PARLEY_LLM_MAX_RETRIES = env_int("PARLEY_LLM_MAX_RETRIES", 3)
 PARLEY_LLM_BACKOFF = env_float("PARLEY_LLM_BACKOFF", 1.0)
 PARLEY_JUDGE_RETRIES = env_int("PARLEY_JUDGE_RETRIES", 2)  # whole-evaluation retries after a failed repair
 PARLEY_CHAT_SCRIPTED_DELAY = env_float("PARLEY_CHAT_SCRIPTED_DELAY", 0.04)  # seconds between the offline agent's words
+# New chat participants one client address may start (IPv6: per /64), and wrong resume codes it may
+# try, per period; the study link answers 429 beyond it. The address is REMOTE_ADDR: behind a proxy,
+# run daphne with --proxy-headers, or every participant shares the proxy's address.
+PARLEY_ENTRY_RATE = env_rate("PARLEY_ENTRY_RATE", "10/hour")
+PARLEY_CHAT_MAX_SOCKETS = env_int("PARLEY_CHAT_MAX_SOCKETS", 3)  # chat sockets one participant may hold open
 PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD", 2000)
 
 LOGGING = {

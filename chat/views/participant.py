@@ -1,9 +1,12 @@
-"""The participant's pages: link → consent → briefing → chat → questionnaire → completion code.
+"""The participant's pages: link → consent → briefing → chat → questionnaire → completion code
+(or, for a chat cut short, the screen-out code).
 
-Participants have no account. The entry page reads their id from the link and remembers them in
-the browser session (``chat.access``); every later page serves only the session's own participant,
-and only at their current stage: anyone asking for another stage's page is sent to their own. No
-page ever names the barrier condition or the model.
+Participants have no account. The entry page reads their id from the link and binds the
+participant to this browser (``chat.access``); a second browser bringing the same id gets the
+"already taking part" page, where the resume code the participant was shown moves the chat to it.
+Every later page serves only the session's own bound participant, and only at their current
+stage: anyone asking for another stage's page is sent to their own. No page ever names the barrier
+condition or the model.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,12 +22,33 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from benchmark.models import Seat
+from benchmark.models import Episode, Seat
 
-from ..access import page_for, participant_for, remember_participant, settle_stage
+from .. import throttle
+from ..access import (
+    claim,
+    is_bound_to,
+    page_for,
+    participant_for,
+    remembered_participant,
+    resume_code_matches,
+    settle_stage,
+    take_over,
+)
 from ..assignment import StudyFull, assign
 from ..briefing import build_briefing
-from ..flow import ID_RULE, InvalidId, StudyClosed, arrive, decline, ids_from_query, start_conversation, touch
+from ..flow import (
+    ID_PATTERN,
+    ID_RULE,
+    InvalidId,
+    NotAdmitted,
+    StudyClosed,
+    arrive,
+    decline,
+    ids_from_query,
+    start_conversation,
+    touch,
+)
 from ..lifecycle import end_message
 from ..models import ChatStudy, Participant
 from ..questionnaire import questionnaire_form, save_answers
@@ -67,18 +91,55 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     except InvalidId as problem:
         return _ask_for_id(request, study, error=str(problem), status=400)
     if ids is None:
-        participant = participant_for(request.session, study)
-        if participant is not None:
+        participant = remembered_participant(request.session, study)
+        if participant is not None and is_bound_to(participant, request.session):
             return redirect(page_for(settle_stage(participant)))
+        if participant is not None and participant.browser_token:
+            return _taken(request, study, participant.participant_id)
         if not study.is_open:
             return _closed(request, study)
         return _ask_for_id(request, study)
     try:
-        participant = arrive(study, ids)
+        participant = arrive(study, ids, admit=lambda: throttle.spend(request))
     except StudyClosed:
         return _closed(request, study)
+    except NotAdmitted as refusal:
+        return _busy(request, study, refusal.verdict.retry_after)
     participant.study = study
-    remember_participant(request.session, participant)
+    if not claim(request.session, participant):
+        return _taken(request, study, participant.participant_id)
+    return redirect(page_for(settle_stage(participant)))
+
+
+@require_http_methods(["GET", "POST"])
+@never_cache
+def resume(request: HttpRequest, slug: str) -> HttpResponse:
+    """Move a participant to this browser with the resume code they were shown in their first one.
+
+    The resume link (a GET) only fills in the form; the move itself is a POST. A wrong code counts
+    against the address's allowance (``chat.throttle``), checked before the code is compared, so
+    guessing is no quicker than arriving with new ids.
+    """
+    study = get_object_or_404(ChatStudy, slug=slug)
+    data = request.POST if request.method == "POST" else request.GET
+    participant_id, code = data.get("participant_id", "").strip(), data.get("code", "").strip()
+    if request.method == "GET":
+        return _resume_page(request, study, participant_id, code=code)
+    if not (allowance := throttle.remaining(request)):
+        return _busy(request, study, allowance.retry_after)
+    participant = None
+    if ID_PATTERN.match(participant_id):
+        participant = Participant.objects.filter(study=study, participant_id=participant_id).first()
+    if participant is None or not resume_code_matches(participant, code):
+        if not (allowance := throttle.spend(request)):
+            return _busy(request, study, allowance.retry_after)
+        error = (
+            "That resume code does not match this participant id. Check both against the other browser "
+            "(the code has 8 letters and digits, e.g. K7QM-2XPD), or ask the researchers to release your id."
+        )
+        return _resume_page(request, study, participant_id, error=error, status=400)
+    participant.study = study
+    take_over(request.session, participant)
     return redirect(page_for(settle_stage(participant)))
 
 
@@ -87,8 +148,40 @@ def _ask_for_id(request: HttpRequest, study: ChatStudy, *, error: str = "", stat
     return render(request, "chat/participant/entry.html", context, status=status)
 
 
+def _taken(request: HttpRequest, study: ChatStudy, participant_id: str) -> HttpResponse:
+    """The "already taking part in another browser" page: 409, with the way to resume here."""
+    return _resume_page(request, study, participant_id, taken=True, status=409)
+
+
+def _resume_page(
+    request: HttpRequest, study: ChatStudy, participant_id: str, *, code: str = "", taken: bool = False,
+    error: str = "", status: int = 200,
+) -> HttpResponse:
+    context = {"study": study, "participant_id": participant_id, "code": code, "taken": taken, "error": error}
+    return render(request, "chat/participant/resume.html", context, status=status)
+
+
 def _closed(request: HttpRequest, study: ChatStudy) -> HttpResponse:
     return render(request, "chat/participant/closed.html", {"study": study})
+
+
+def _busy(request: HttpRequest, study: ChatStudy, retry_after: int) -> HttpResponse:
+    """429: too many new participants (or wrong resume codes) from this address; try again later."""
+    minutes = max(1, round(retry_after / 60))
+    response = render(request, "chat/participant/busy.html", {"study": study, "minutes": minutes}, status=429)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def _resume_context(request: HttpRequest, study: ChatStudy, participant: Participant) -> dict[str, str]:
+    """The resume code and link shown to the participant, to move their chat to another device."""
+    query = urlencode({"participant_id": participant.participant_id, "code": participant.resume_code})
+    link = request.build_absolute_uri(f"{reverse('chat:resume', args=[study.slug])}?{query}")
+    return {"resume_code": participant.resume_code_display, "resume_link": link}
+
+
+def _return_url(study: ChatStudy, code: str) -> str:
+    return study.return_url.replace("{code}", quote(code, safe=""))
 
 
 @require_http_methods(["GET", "POST"])
@@ -137,6 +230,7 @@ def briefing(request: HttpRequest, study: ChatStudy, participant: Participant) -
     touch(participant)
     human, agent = _seats(participant)
     context = {"study": study, "briefing": build_briefing(study, human, agent)}
+    context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/briefing.html", context)
 
 
@@ -155,7 +249,9 @@ def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> Ht
         "ws_path": f"/ws/chat/{study.slug}/",
         "max_message_chars": study.max_message_chars,
         "questionnaire_url": reverse("chat:questionnaire", args=[study.slug]),
+        "screened_out_url": reverse("chat:screened-out", args=[study.slug]),
         "briefing": build_briefing(study, human, agent),
+        **_resume_context(request, study, participant),
     }
     return render(request, "chat/chat.html", context)
 
@@ -171,6 +267,7 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
         return redirect("chat:done", slug=study.slug)
     end_reason = participant.episode.end_reason if participant.episode else ""
     context = {"study": study, "form": form, "end_message": end_message(end_reason) if end_reason else ""}
+    context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/questionnaire.html", context)
 
 
@@ -178,5 +275,18 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
 @participant_page(Participant.Stage.DONE)
 def done(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
     """The completion code, and the way back to the recruiting platform."""
-    return_url = study.return_url.replace("{code}", quote(study.completion_code, safe=""))
-    return render(request, "chat/participant/done.html", {"study": study, "return_url": return_url})
+    context = {"study": study, "return_url": _return_url(study, study.completion_code)}
+    return render(request, "chat/participant/done.html", context)
+
+
+@require_GET
+@participant_page(Participant.Stage.SCREENED_OUT)
+def screened_out(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The screen-out code for a chat cut short before the study's minimum (``chat.lifecycle``)."""
+    end_reason = participant.episode.end_reason if participant.episode else ""
+    context = {
+        "study": study,
+        "return_url": _return_url(study, study.screen_out_code),
+        "left": end_reason == Episode.EndReason.LEAVE,
+    }
+    return render(request, "chat/participant/screened_out.html", context)

@@ -1,4 +1,5 @@
-"""Researchers' pages for chat studies: the list, the study form, the live monitor, transcripts, CSV.
+"""Researchers' pages for chat studies: the list, the study form, the live monitor, transcripts, CSV,
+and releasing a participant's id from the browser it is bound to.
 
 Every view is behind ``researcher_required`` and reaches studies only through
 ``researcher_chat_studies``: a researcher sees the chat studies of their teams, a superuser all;
@@ -16,13 +17,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from benchmark import llm
 from benchmark.models import Episode, Scenario
 from benchmark.permissions import researcher_required
 
-from ..access import researcher_chat_studies
+from ..access import release, researcher_chat_studies
 from ..assignment import FINISHED_STAGES, ON_THE_WAY_STAGES, Cell, design_cells
 from ..exports import answer_keys, participants_csv
 from ..forms import ChatStudyForm
@@ -113,6 +114,7 @@ def _monitor_context(study: ChatStudy) -> dict:
             "finished": sum(c.finished for c in cells),
             "in_progress": sum(c.in_progress for c in cells),
             "stalled": sum(c.stalled for c in cells),
+            "screened_out": sum(c.screened_out for c in cells),
             "target": sum(c.target for c in cells),
         },
         "now": now,
@@ -196,6 +198,24 @@ def transcript(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "answers": answers,
     }
     return render(request, "chat/research/transcript.html", context)
+
+
+@require_POST
+@researcher_required
+def release_participant(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Unbind a participant from their browser, e.g. when they lost it or someone else took their id:
+    the next browser that opens the study link with the id takes over (``chat.access.release``)."""
+    study = get_object_or_404(researcher_chat_studies(request.user), slug=slug)
+    participant = get_object_or_404(Participant, study=study, pk=pk)
+    release(participant)
+    messages.success(
+        request,
+        f"Participant {participant.participant_id} is released: the next browser that opens the study link "
+        "with their id takes over, and their old resume code no longer works.",
+    )
+    if request.POST.get("next") == "monitor":
+        return redirect("chat:monitor", slug=study.slug)
+    return redirect("chat:transcript", slug=study.slug, pk=participant.pk)
 
 
 @require_GET

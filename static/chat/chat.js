@@ -8,11 +8,13 @@ const root = document.querySelector("[data-chat]");
 
 // Close codes after which reconnecting cannot help (see chat/protocol.py).
 const REFUSALS = {
-  4401: "This conversation belongs to another browser session. Please open your study link again.",
+  4401: "This conversation belongs to another browser now (or to none). Please open your study link again.",
   4404: "This study does not exist any more.",
   4409: "This conversation is not open. Please reload the page.",
 };
+// Close codes after which the page tries again, but only after a longer back-off.
 const FLOOD = 4429;
+const TOO_MANY_PAGES = 4413;
 const PLACEHOLDERS = {
   speak: "Type what you say…",
   "non-verbal": "Describe a gesture or expression, e.g. smiles and nods",
@@ -42,6 +44,7 @@ function start(root) {
     ended: find("ended"),
     endedMessage: find("ended-message"),
     endedHeading: find("ended-heading"),
+    endedLink: find("ended-link"),
   };
   const storageKey = root.dataset.storageKey;
   const state = {
@@ -54,6 +57,7 @@ function start(root) {
     inFlight: null, // client_id of the outbox message sent and not yet answered
     maxChars: Number(root.dataset.maxChars) || 1000,
     turnCap: 0,
+    minTurns: 0, // the participant's turns the study needs before leaving counts as finishing
     you: "",
     partner: "",
     turns: new Map(), // index -> turn as the server sent it
@@ -103,7 +107,7 @@ function start(root) {
         updateComposer();
         return;
       }
-      scheduleReconnect(event.code === FLOOD ? 5 : 0);
+      scheduleReconnect(event.code === FLOOD || event.code === TOO_MANY_PAGES ? 5 : 0);
     });
   }
 
@@ -132,6 +136,7 @@ function start(root) {
       state.partner = message.partner;
       state.maxChars = message.limits.max_chars;
       state.turnCap = message.limits.turn_cap;
+      state.minTurns = message.limits.min_turns || 0;
       state.turns.clear();
       el.log.replaceChildren();
       for (const turn of message.turns) addTurn(turn);
@@ -346,6 +351,10 @@ function start(root) {
     clearTimeout(state.retryTimer);
     hideNotice();
     el.endedMessage.textContent = ended.message;
+    if (ended.outcome === "screened_out") {
+      el.endedLink.href = root.dataset.screenedOutUrl;
+      el.endedLink.textContent = "Continue";
+    }
     el.ended.hidden = false;
     el.composer.hidden = true;
     setStatus("ended", "The conversation is over");
@@ -416,7 +425,14 @@ function start(root) {
 
   el.leave.addEventListener("click", () => {
     if (state.finished || state.outbox.some((entry) => entry.action_type === "leave")) return;
-    if (!window.confirm("Leave the conversation? You cannot come back to it.")) return;
+    const mine = [...state.turns.values()].filter((turn) => turn.side === "you" && turn.action_type !== "leave").length;
+    const warning =
+      mine < state.minTurns
+        ? `Leave the conversation? You have sent ${mine} of the ${state.minTurns} messages the study needs: ` +
+          "if you leave now, the study ends without the questions and you receive a screen-out code, " +
+          "not the completion code."
+        : "Leave the conversation? You cannot come back to it.";
+    if (!window.confirm(warning)) return;
     queue("leave", "");
     if (!myTurn()) showNotice("You will leave as soon as it is your turn.");
   });

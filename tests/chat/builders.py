@@ -14,7 +14,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Episode, Scenario
+from benchmark.models import Episode, Scenario, Seat, Turn
+from chat.access import claim
 from chat.assignment import assign
 from chat.models import ChatCondition, ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_scenario, make_user
@@ -109,3 +110,24 @@ def join(
         if stage == reached:
             break
     return Participant.objects.get(study=study, participant_id=participant_id)
+
+
+def sign_in(client: Client, participant: Participant) -> None:
+    """Bind the participant to ``client``'s browser session, as the study link does for a new id."""
+    session = client.session
+    assert claim(session, participant), "the participant is bound to another browser"
+    session.save()
+
+
+def chat_until(participant: Participant, participant_turns: int) -> None:
+    """Store turns of the participant's episode, seats alternating in speaking order, until the
+    participant has sent ``participant_turns`` and the agent has answered: it is their turn again."""
+    seats = list(participant.episode.seats.order_by("position"))
+    turns = participant.episode.turns
+    index = turns.count()
+    while (
+        turns.filter(seat__player=Seat.Player.HUMAN).count() < participant_turns
+        or seats[index % 2].player != Seat.Player.HUMAN
+    ):
+        Turn.objects.create(episode=participant.episode, index=index, seat=seats[index % 2], content=f"Turn {index}.")
+        index += 1

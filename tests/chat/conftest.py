@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from itertools import count
@@ -26,6 +27,7 @@ from django.utils import timezone
 from benchmark.models import Episode, Seat, Turn
 from benchmark.simulation import create_episode
 from chat import progress
+from chat.access import BROWSER_KEY, SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_scenario, make_user
 
@@ -89,6 +91,7 @@ def make_chat(
     Seat.objects.filter(episode=episode, position=human_position).update(
         player=Seat.Player.HUMAN, model="", strategy=study.partner_strategy
     )
+    browser = secrets.token_urlsafe(24)
     participant = Participant.objects.create(
         study=study,
         participant_id=f"pid-{number}",
@@ -97,21 +100,24 @@ def make_chat(
         barrier=barrier_row,
         episode=episode,
         consented_at=timezone.now(),
+        browser_token=browser,
     )
     return Chat(
         study=study,
         participant=participant,
         episode=episode,
-        session_key=session_for({str(study.pk): participant.pk}),
+        session_key=session_for({str(study.pk): participant.pk}, browser=browser),
         human_seat=Seat.objects.select_related("character").get(episode=episode, position=human_position),
         agent_seat=Seat.objects.select_related("character").get(episode=episode, position=agent_position),
     )
 
 
-def session_for(chat_participants: dict[str, int]) -> str:
-    """A saved browser session that remembers these participants, as the flow pages leave it."""
+def session_for(chat_participants: dict[str, int], *, browser: str | None = None) -> str:
+    """A saved browser session that remembers these participants, as the flow pages leave it; with
+    ``browser``, the session's token (the participants it may act as carry the same)."""
     session = SessionStore()
-    session["chat_participants"] = chat_participants
+    session[SESSION_KEY] = chat_participants
+    session[BROWSER_KEY] = browser or secrets.token_urlsafe(24)
     session.save()
     return session.session_key
 
@@ -165,7 +171,9 @@ class Socket:
 
 @pytest.fixture(autouse=True)
 def chat_settings(settings):
-    """The offline model without typing delay, and gateway retries that cost milliseconds."""
+    """The offline model without typing delay, gateway retries that cost milliseconds, and no limit on
+    new participants per address (every test client is 127.0.0.1; the throttle's own tests set one)."""
+    settings.PARLEY_ENTRY_RATE = None
     settings.PARLEY_CHAT_SCRIPTED_DELAY = 0
     settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
     settings.PARLEY_LLM_MAX_RETRIES = 1
@@ -187,8 +195,10 @@ async def sockets(transactional_db, django_db_serialized_rollback) -> AsyncItera
         path: str | None = None,
         session_key: str | None = None,
         origin: str | None = ORIGIN,
+        host: str = "127.0.0.1:8000",
+        extra_headers: list[tuple[bytes, bytes]] = (),
     ) -> Socket:
-        headers = [(b"host", b"127.0.0.1:8000")]
+        headers = [(b"host", host.encode()), *extra_headers]
         if origin is not None:
             headers.append((b"origin", origin.encode()))
         key = session_key if session_key is not None else (chat.session_key if chat else None)

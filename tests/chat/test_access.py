@@ -6,9 +6,9 @@ from django.contrib.sessions.backends.db import SessionStore
 from benchmark.models import Episode
 from chat.access import (
     SESSION_KEY,
+    claim,
     page_for,
     participant_for,
-    remember_participant,
     researcher_chat_studies,
     settle_stage,
 )
@@ -60,8 +60,8 @@ def test_a_session_remembers_one_participant_per_study():
     b = make_participant(second, stage=STAGE.CONSENT)
     session = SessionStore()
 
-    remember_participant(session, a)
-    remember_participant(session, b)
+    claim(session, a)
+    claim(session, b)
 
     assert participant_for(session, first) == a
     assert participant_for(session, second) == b
@@ -85,7 +85,8 @@ def test_an_empty_session_has_no_participant():
 @pytest.mark.django_db
 @pytest.mark.parametrize(("stage", "page"), [
     (STAGE.CONSENT, "consent"), (STAGE.BRIEFING, "briefing"), (STAGE.CHAT, "chat"),
-    (STAGE.QUESTIONNAIRE, "questionnaire"), (STAGE.DONE, "done"), (STAGE.DECLINED, "declined"),
+    (STAGE.QUESTIONNAIRE, "questionnaire"), (STAGE.DONE, "done"), (STAGE.SCREENED_OUT, "screened-out"),
+    (STAGE.DECLINED, "declined"),
 ])
 def test_each_stage_has_its_page(stage, page):
     study = make_chat_study(slug="staged")

@@ -21,7 +21,7 @@ async def test_connecting_sends_the_history_and_whose_turn_it_is(chat_factory, s
     assert history["next"] == {"index": 0, "side": "you"}
     assert history["typing"] is None
     assert history["ended"] is None
-    assert history["limits"] == {"max_chars": 300, "messages_per_minute": 5, "turn_cap": 8}
+    assert history["limits"] == {"max_chars": 300, "messages_per_minute": 5, "turn_cap": 8, "min_turns": 3}
     assert history["you"] == chat.human_seat.character.name
 
 
@@ -118,7 +118,8 @@ async def test_a_turn_out_of_order_is_refused(chat_factory, sockets, stored_turn
 
 
 async def test_participant_leaving_ends_the_episode_and_moves_them_on(chat_factory, sockets, reload):
-    chat = await chat_factory(human_position=0)
+    # No minimum of turns: leaving before it screens out (test_screen_out.py).
+    chat = await chat_factory(human_position=0, min_participant_turns=0)
     page = sockets(chat)
     await page.connect()
     await page.receive_until("history")
@@ -128,7 +129,10 @@ async def test_participant_leaving_ends_the_episode_and_moves_them_on(chat_facto
     ended = await page.receive_until("ended")
 
     assert (turn["action_type"], turn["content"], turn["next"]) == ("leave", "", None)
-    assert ended == {"type": "ended", "reason": "leave", "message": "The conversation is over: one side left."}
+    assert ended == {
+        "type": "ended", "reason": "leave", "message": "The conversation is over: one side left.",
+        "outcome": "questions",
+    }
     episode = await reload(chat.episode)
     assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.LEAVE)
     assert (await reload(chat.participant)).stage == Participant.Stage.QUESTIONNAIRE
@@ -172,6 +176,7 @@ async def test_the_turn_cap_ends_the_episode_after_the_agents_turn(chat_factory,
         "type": "ended",
         "reason": "turn_cap",
         "message": "The conversation has reached its length limit.",
+        "outcome": "questions",
     }
     episode = await reload(chat.episode)
     assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.TURN_CAP)
@@ -224,7 +229,7 @@ async def test_every_open_page_of_the_episode_receives_the_turns(chat_factory, s
 
 
 async def test_a_finished_chat_opens_with_its_end_and_starts_nothing(chat_factory, sockets, fake_llm):
-    chat = await chat_factory(human_position=0, model="openai/fake-model")
+    chat = await chat_factory(human_position=0, model="openai/fake-model", min_participant_turns=0)
     page = sockets(chat)
     await page.connect()
     await page.receive_until("history")
@@ -235,7 +240,9 @@ async def test_a_finished_chat_opens_with_its_end_and_starts_nothing(chat_factor
     assert await again.connect()
     history = await again.receive_until("history")
 
-    assert history["ended"] == {"reason": "leave", "message": "The conversation is over: one side left."}
+    assert history["ended"] == {
+        "reason": "leave", "message": "The conversation is over: one side left.", "outcome": "questions"
+    }
     assert history["next"] is None
     assert [t["content"] for t in history["turns"]] == ["Bye."]
     assert await again.nothing_more()

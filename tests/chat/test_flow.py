@@ -14,15 +14,16 @@ from benchmark.models import Episode, Relationship, Seat
 from chat.access import SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import make_character, make_scenario, make_user
-from tests.chat.builders import entry_url, join, make_chat_study, make_participant
+from tests.chat.builders import chat_until, entry_url, join, make_chat_study, make_participant, sign_in
 
 pytestmark = pytest.mark.django_db
 
 STAGE = Participant.Stage
-PAGES = ["consent", "briefing", "chat", "questionnaire", "done", "declined"]
+PAGES = ["consent", "briefing", "chat", "questionnaire", "done", "screened-out", "declined"]
 PAGE_OF_STAGE = {
     STAGE.CONSENT: "consent", STAGE.BRIEFING: "briefing", STAGE.CHAT: "chat",
-    STAGE.QUESTIONNAIRE: "questionnaire", STAGE.DONE: "done", STAGE.DECLINED: "declined",
+    STAGE.QUESTIONNAIRE: "questionnaire", STAGE.DONE: "done", STAGE.SCREENED_OUT: "screened-out",
+    STAGE.DECLINED: "declined",
 }
 
 
@@ -117,11 +118,10 @@ def test_a_closed_study_lets_people_who_started_finish(client, study):
     assert participant.stage == STAGE.BRIEFING
 
 
-def test_a_returning_participant_resumes_at_their_stage_in_a_new_browser(client, study):
+def test_a_returning_participant_resumes_at_their_stage_in_the_same_browser(client, study):
     join(client, study, "returner", stage=STAGE.CHAT)
 
-    other_browser = Client()
-    response = other_browser.get(entry_url(study, "returner"))
+    response = client.get(entry_url(study, "returner"))
 
     assert response.url == url("chat", study)
 
@@ -136,10 +136,9 @@ def test_the_session_remembers_the_participant_when_the_link_loses_its_id(client
 
 def test_the_same_id_cannot_start_a_second_episode(client, study):
     first = join(client, study, "twice", stage=STAGE.BRIEFING)
+    Participant.objects.filter(pk=first.pk).update(stage=STAGE.CONSENT)  # as if "I agree" were pressed again
 
-    again = Client()
-    join(again, study, "twice", stage=STAGE.BRIEFING)
-    again.post(url("consent", study), {"decision": "agree"})
+    client.post(url("consent", study), {"decision": "agree"})
 
     assert Participant.objects.filter(study=study).count() == 1
     assert Episode.objects.count() == 1
@@ -374,6 +373,7 @@ def test_opening_the_chat_page_counts_as_being_seen(client, study):
 
 def test_a_chat_idle_past_the_timeout_ends_and_goes_on_to_the_questions(client, study):
     participant = join(client, study, "sleepy", stage=STAGE.CHAT)
+    chat_until(participant, study.min_participant_turns)  # long enough to count: see test_screen_out.py
     Participant.objects.filter(pk=participant.pk).update(
         last_seen_at=timezone.now() - timedelta(seconds=study.inactivity_timeout + 5)
     )
@@ -393,10 +393,7 @@ def test_a_chat_idle_past_the_timeout_ends_and_goes_on_to_the_questions(client, 
 @pytest.mark.parametrize("stage", list(PAGE_OF_STAGE))
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_sends_the_participant_to_the_page_of_their_stage(client, study, stage, page):
-    participant = make_participant(study, participant_id="walker", stage=stage)
-    session = client.session
-    session[SESSION_KEY] = {str(study.pk): participant.pk}
-    session.save()
+    sign_in(client, make_participant(study, participant_id="walker", stage=stage))
 
     response = client.get(url(page, study))
 
@@ -468,9 +465,7 @@ def test_a_session_for_one_study_is_nothing_in_another(client, study):
 
 def at_questionnaire(client, study, participant_id="answerer"):
     participant = make_participant(study, participant_id=participant_id, stage=STAGE.QUESTIONNAIRE)
-    session = client.session
-    session[SESSION_KEY] = {str(study.pk): participant.pk}
-    session.save()
+    sign_in(client, participant)
     return participant
 
 
@@ -568,10 +563,7 @@ def test_the_completion_page_shows_the_code_and_the_return_link_with_the_code(cl
 
 def test_without_a_return_url_the_completion_page_asks_to_copy_the_code(client):
     study = make_chat_study(completion_code="ABC123", return_url="")
-    make_participant(study, participant_id="done", stage=STAGE.DONE)
-    session = client.session
-    session[SESSION_KEY] = {str(study.pk): Participant.objects.get().pk}
-    session.save()
+    sign_in(client, make_participant(study, participant_id="done", stage=STAGE.DONE))
 
     page = client.get(url("done", study)).text
 

@@ -17,7 +17,7 @@ from benchmark.models import Barrier, Episode, Seat, Turn
 from chat.exports import COLUMNS
 from chat.models import ChatStudy, Participant, default_questionnaire
 from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
-from tests.chat.builders import make_chat_study, make_participant
+from tests.chat.builders import chat_until, make_chat_study, make_participant
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +171,8 @@ def form_data(scenarios, **overrides):
         "scenarios": [s.pk for s in scenarios],
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
-        "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
+        "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
+        "screen_out_code": "SCREEN-1",
         "return_url": "https://app.prolific.com/submissions/complete?cc={code}", "is_open": "on",
     }
     for barrier in Barrier.objects.all():
@@ -378,6 +379,7 @@ def test_finished_and_declined_participants_are_not_active(client, study, resear
 
 
 def test_the_monitor_ends_chats_idle_past_the_timeout(client, study, chatting, researcher):
+    chat_until(chatting, study.min_participant_turns)  # long enough to count: see test_screen_out.py
     Participant.objects.filter(pk=chatting.pk).update(
         last_seen_at=timezone.now() - timedelta(seconds=study.inactivity_timeout + 1)
     )

@@ -1,8 +1,10 @@
 """A participant's whole way through a chat study, in Chromium against daphne (pages and websocket).
 
 From a Prolific-style link: consent, briefing, a conversation with the offline agent (which types
-one word every 0.25 s), a reload in the middle of the agent's reply, leaving, the questionnaire and
-the completion code. The database is checked at the end: every turn stored once, in order.
+one word every 0.25 s), a reload in the middle of the agent's reply, leaving after the study's
+minimum of three messages, the questionnaire and the completion code. The database is checked at
+the end: every turn stored once, in order. A second participant leaves at once and gets the
+screen-out code instead.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def study() -> ChatStudy:
         created_by=make_user(staff=True),
         agent_model="scripted",
         completion_code="C0DE-E2E",
+        screen_out_code="SCREEN-E2E",
         return_url="https://app.prolific.example/submissions/complete?cc={code}",
     )
     study.scenarios.set([scenario])
@@ -87,6 +90,12 @@ def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, s
     message.press("Enter")
     expect(log).to_have_count(5, timeout=20_000)
 
+    page.locator("[data-action]").select_option("action")
+    message.fill("hands over the spare key")
+    message.press("Enter")
+    expect(log).to_have_count(7, timeout=20_000)  # three messages: the study's minimum
+    expect(page.locator(".resume-code summary")).to_contain_text("Your resume code")
+
     page.once("dialog", lambda dialog: dialog.accept())
     page.locator("[data-leave]").click()
     ended = page.locator("[data-ended]")
@@ -115,6 +124,33 @@ def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, s
         Episode.Source.HUMAN_CHAT, Episode.Status.FINISHED, Episode.EndReason.LEAVE,
     )
     turns = list(episode.turns.order_by("index").values_list("index", "seat__position", "action_type"))
-    assert [index for index, _, _ in turns] == list(range(6))
-    assert [position for _, position, _ in turns] == [0, 1, 0, 1, 0, 1]
-    assert turns[3][2] == "non-verbal" and turns[5][2] == "leave"
+    assert [index for index, _, _ in turns] == list(range(8))
+    assert [position for _, position, _ in turns] == [0, 1, 0, 1, 0, 1, 0, 1]
+    assert turns[3][2] == "non-verbal" and turns[5][2] == "action" and turns[7][2] == "leave"
+
+
+def test_participant_who_leaves_at_once_gets_the_screen_out_code(asgi_page, study):
+    from playwright.sync_api import expect
+
+    page = asgi_page
+    page.goto("/s/car-talk/?PROLIFIC_PID=e2e-quitter")
+    page.get_by_role("button", name="I agree to take part").click()
+    page.get_by_role("button", name="Start the conversation").click()
+    expect(page.locator("[data-log] > li")).to_have_count(1, timeout=20_000)
+
+    warnings: list[str] = []
+    page.once("dialog", lambda dialog: (warnings.append(dialog.message), dialog.accept()))
+    page.locator("[data-leave]").click()
+    ended = page.locator("[data-ended]")
+    expect(ended).to_contain_text("before the conversation was long enough")
+    assert "screen-out code" in warnings[0]
+    page.get_by_role("link", name="Continue").click()
+
+    expect(page.get_by_text("SCREEN-E2E")).to_be_visible()
+    assert "C0DE-E2E" not in page.content()
+    expect(page.get_by_role("link", name="Return to the study site")).to_have_attribute(
+        "href", "https://app.prolific.example/submissions/complete?cc=SCREEN-E2E"
+    )
+    participant = Participant.objects.get(study=study, participant_id="e2e-quitter")
+    assert participant.stage == Participant.Stage.SCREENED_OUT
+    assert participant.episode.status == Episode.Status.ABANDONED

@@ -1,0 +1,66 @@
+"""How many chat sockets one participant may hold open at once, across every server process.
+
+A participant needs one socket per open tab, and two or three tabs are normal (a reload overlaps
+the old socket for a moment). A script opening hundreds would cost a server process a database
+watch and a group subscription each, so a participant may hold at most
+``settings.PARLEY_CHAT_MAX_SOCKETS`` (3 unless configured); one more is refused.
+
+Sockets are counted in the database (``ChatConnection``), not in a process's memory, so the cap
+holds across several daphne processes. Each row is a **lease**: the consumer renews it every
+``RENEW_EVERY`` seconds while the socket is open and deletes it on disconnect. A process that dies
+never deletes its rows, so they simply stop counting once their lease runs out (``LEASE``): a
+crash locks nobody out for more than a minute.
+
+Opening is checked and recorded in one transaction whose first statement writes the
+participant's row: on PostgreSQL that takes the row lock, on SQLite the database's write lock, in
+both cases before anything is read, so two sockets opening at the same moment are counted one
+after the other and never both get the last place.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .models import ChatConnection, Participant
+
+LEASE = timedelta(seconds=60)
+RENEW_EVERY = 20.0  # seconds; a third of the lease, so one late renewal loses nothing
+
+
+def max_sockets() -> int:
+    return settings.PARLEY_CHAT_MAX_SOCKETS
+
+
+def open_connection(participant_pk: int, now: datetime | None = None) -> str | None:
+    """Record a new open socket of the participant and return its key; None when they hold the most."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        # Write first (see the module docstring): this orders concurrent openings.
+        Participant.objects.filter(pk=participant_pk).update(last_seen_at=F("last_seen_at"))
+        ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
+        if ChatConnection.objects.filter(participant_id=participant_pk).count() >= max_sockets():
+            return None
+        key = uuid.uuid4().hex
+        ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)
+    return key
+
+
+def renew_connection(participant_pk: int, key: str, now: datetime | None = None) -> None:
+    """Extend an open socket's lease; a row lost meanwhile (the lease ran out) is recorded again."""
+    now = now or timezone.now()
+    renewed = ChatConnection.objects.filter(key=key).update(expires_at=now + LEASE)
+    if not renewed:
+        ChatConnection.objects.get_or_create(
+            key=key, defaults={"participant_id": participant_pk, "opened_at": now, "expires_at": now + LEASE}
+        )
+
+
+def close_connection(key: str) -> None:
+    """Forget a socket that closed."""
+    ChatConnection.objects.filter(key=key).delete()
