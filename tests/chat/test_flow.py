@@ -1,6 +1,7 @@
 """The participant's pages: study link, consent, briefing, chat, questionnaire, completion — and who reaches what."""
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.template import TemplateDoesNotExist
@@ -14,6 +15,7 @@ from chat.access import SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import make_character, make_scenario, make_user
 from tests.chat.builders import entry_url, join, make_chat_study, make_participant
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -536,6 +538,32 @@ def test_a_second_submission_changes_nothing(client, study):
     assert response.url == url("done", study)
     participant.refresh_from_db()
     assert participant.answers["goal"] == 4
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_submissions_at_once_store_one_answer_set():
+    """Double clicks and open tabs post the form at the same moment (four tabs for each of six
+    participants): every post ends on the completion page, and each participant keeps one post's answers, whole."""
+    study = make_chat_study(slug="double-click", target=3)
+    participants = [at_questionnaire(Client(), study, participant_id=f"p{n}") for n in range(6)]
+    posts = []
+    for participant in participants:
+        for tab in range(1, 5):
+            page = Client()
+            session = page.session
+            session[SESSION_KEY] = {str(study.pk): participant.pk}
+            session.save()
+            answers = {"goal": str(tab), "unresolved_confusion": str(tab), "mutual_understanding": "3"}
+            posts.append(partial(page.post, url("questionnaire", study), answers))
+
+    responses = at_once(*posts)
+
+    assert [getattr(response, "url", response) for response in responses] == [url("done", study)] * len(posts)
+    for participant in participants:
+        participant.refresh_from_db()
+        assert participant.stage == STAGE.DONE
+        assert participant.answers["goal"] == participant.answers["unresolved_confusion"]  # one post's, whole
 
 
 def test_a_custom_choice_question_is_asked_and_stored(client):
