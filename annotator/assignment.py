@@ -24,10 +24,9 @@ annotator's two tabs cannot claim two items at once. Renewing and submitting loc
 assignment's row, then its item's. Every path takes its locks in the order membership or
 assignment, then item, so none can deadlock another.
 
-SQLite has no row locks; there the first statement of each such transaction is a write, which
-takes the database's single write lock (waiting out the busy timeout), so claims run one after
-another. Call ``claim_next`` outside any open transaction, so that each attempt commits, and
-releases its locks, on its own.
+SQLite has no row locks; there each transaction takes the database's single write lock as it
+begins (waiting out the busy timeout), so claims run one after another. Call ``claim_next``
+outside any open transaction, so that each attempt commits, and releases its locks, on its own.
 """
 
 import hashlib
@@ -38,7 +37,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .models import Assignment, Membership, Study, StudyItem
@@ -340,16 +339,12 @@ def _lock(rows: QuerySet) -> object:
     """Lock the one row of ``rows`` until the transaction ends, and return it.
 
     PostgreSQL locks just that row, in the mode that still lets other rows reference it (so
-    saving an annotation or an item key does not wait). SQLite has no row locks: a write takes the whole database's
-    write lock, and taking it as the transaction's first statement makes a concurrent claim wait
-    (up to the busy timeout) instead of failing when it later tries to write.
+    saving an annotation or an item key does not wait). SQLite has no row locks and ignores
+    ``select_for_update``; there every transaction takes the database's write lock as it begins
+    (``transaction_mode: IMMEDIATE`` in ``config.settings``), which serialises claims as a whole.
     """
     features = connection.features
-    if features.has_select_for_update:
-        return rows.select_for_update(
-            of=("self",) if features.has_select_for_update_of else (),
-            no_key=features.has_select_for_no_key_update,
-        ).get()
-    pk = rows.model._meta.pk.name
-    rows.update(**{pk: F(pk)})
-    return rows.get()
+    return rows.select_for_update(
+        of=("self",) if features.has_select_for_update_of else (),
+        no_key=features.has_select_for_no_key_update,
+    ).get()

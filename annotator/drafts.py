@@ -8,7 +8,6 @@ are serialised and every change is all or nothing.
 """
 
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from . import assignment as assignments
@@ -103,15 +102,11 @@ def unstored_spans(parsed: schemes.ParsedForm) -> int:
 
 
 def _lock(assignment: Assignment) -> Assignment:
-    """Lock the assignment's row for the transaction; SQLite has no row locks, so take its write lock."""
-    rows = Assignment.objects.filter(pk=assignment.pk)
-    features = connection.features
-    if features.has_select_for_update:
-        # NO KEY UPDATE still serialises two saves of this assignment, but lets rows that refer to
-        # it be written meanwhile.
-        rows = rows.select_for_update(of=("self",), no_key=features.has_select_for_no_key_update)
-    else:
-        rows.update(id=F("id"))
+    """Lock the assignment's row for the transaction (on SQLite the transaction holds the write lock)."""
+    # NO KEY UPDATE still serialises two saves of this assignment, but lets rows that refer to it be
+    # written meanwhile.
+    no_key = connection.features.has_select_for_no_key_update
+    rows = Assignment.objects.filter(pk=assignment.pk).select_for_update(of=("self",), no_key=no_key)
     return rows.select_related("item__study").get()
 
 

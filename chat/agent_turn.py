@@ -247,15 +247,18 @@ def fail_episode(participant_pk: int, owner: str, error: BaseException) -> bool:
     """End the chat as failed (reason ``model_error``) if this attempt still holds the lease.
 
     The error text goes into ``episode.settings["failure"]`` for the researchers; the participant
-    only ever sees ``chat.lifecycle.end_message``. True when this call ended the episode.
+    only ever sees ``chat.lifecycle.end_message``. True when this call ended the episode. The lease
+    is checked with the episode and then the participant locked (the order every writer of a turn
+    takes), so a process that took the lease over a moment ago keeps its chat.
     """
-    participant = Participant.objects.get(pk=participant_pk)
-    if participant.agent_lease_owner != owner:
-        return False
-    if not end_episode(participant, Episode.EndReason.MODEL_ERROR, status=Episode.Status.FAILED):
-        return False
+    episode_pk = Participant.objects.values_list("episode_id", flat=True).get(pk=participant_pk)
     with transaction.atomic():
-        episode = Episode.objects.select_for_update().get(pk=participant.episode_id)
+        episode = Episode.objects.select_for_update().get(pk=episode_pk)
+        participant = Participant.objects.select_for_update().get(pk=participant_pk)
+        if participant.agent_lease_owner != owner:
+            return False
+        if not end_episode(participant, Episode.EndReason.MODEL_ERROR, status=Episode.Status.FAILED):
+            return False
         episode.settings = {**episode.settings, "failure": f"{type(error).__name__}: {error}"[:2000]}
         episode.save(update_fields=["settings"])
     return True

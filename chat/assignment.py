@@ -9,8 +9,9 @@ study's minimum of turns: ``chat.lifecycle``), whose chat does not count.
 
 Assignment locks the study row (``select_for_update``) for the count-and-choose step, so two
 participants arriving at the same moment are served one after the other and never overfill a
-cell (on SQLite the whole database is locked for a write anyway). Among cells equally far below
-target one is drawn at random, so no scenario or condition is systematically filled first.
+cell (SQLite has no row locks; there every transaction takes the database's write lock as it
+begins, which serialises them the same way). Among cells equally far below target one is drawn
+at random, so no scenario or condition is systematically filled first.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ holds across several daphne processes. Each row is a **lease**: the consumer ren
 never deletes its rows, so they simply stop counting once their lease runs out (``LEASE``): a
 crash locks nobody out for more than a minute.
 
-Opening is checked and recorded in one transaction whose first statement writes the
-participant's row: on PostgreSQL that takes the row lock, on SQLite the database's write lock, in
-both cases before anything is read, so two sockets opening at the same moment are counted one
-after the other and never both get the last place.
+Opening is checked and recorded in one transaction that first locks the participant's row
+(``select_for_update``; on SQLite every transaction takes the write lock as it begins), so two
+sockets opening at the same moment are counted one after the other and never both get the last
+place.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
@@ -41,8 +40,8 @@ def open_connection(participant_pk: int, now: datetime | None = None) -> str | N
     """Record a new open socket of the participant and return its key; None when they hold the most."""
     now = now or timezone.now()
     with transaction.atomic():
-        # Write first (see the module docstring): this orders concurrent openings.
-        Participant.objects.filter(pk=participant_pk).update(last_seen_at=F("last_seen_at"))
+        # Lock first (see the module docstring): this orders concurrent openings.
+        list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
         ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
         if ChatConnection.objects.filter(participant_id=participant_pk).count() >= max_sockets():
             return None

@@ -119,9 +119,19 @@ def is_idle(participant: Participant, now: datetime | None = None) -> bool:
 
 
 def end_if_idle(participant: Participant, now: datetime | None = None) -> bool:
-    """End a chat that has gone quiet past the timeout; True if this call ended it."""
+    """End a chat that has gone quiet past the timeout; True if this call ended it.
+
+    ``participant`` may have been read a while ago: a chat that looks idle is checked again with
+    its episode locked, the lock a turn being stored holds while it marks the participant seen,
+    so a message arriving at that moment keeps the chat going.
+    """
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         return False
     if not is_idle(participant, now):
         return False
-    return end_episode(participant, Episode.EndReason.TIMEOUT)
+    with transaction.atomic():
+        Episode.objects.select_for_update().get(pk=participant.episode_id)
+        participant.refresh_from_db(fields=["stage", "last_seen_at"])
+        if participant.stage != Participant.Stage.CHAT or not is_idle(participant, now):
+            return False
+        return end_episode(participant, Episode.EndReason.TIMEOUT)

@@ -5,8 +5,8 @@ slow query of one chat holds up every other open chat. On PostgreSQL (any server
 chat's functions run in the event loop's thread pool instead: each is a complete unit of work with
 its own transaction and nothing kept between calls, so they may run side by side, each thread on
 its own connection, and row locks (``select_for_update``) order the writers of one episode.
-SQLite keeps the single thread: it takes one writer at a time anyway, and two writers in separate
-threads can fail with "database is locked" instead of waiting for each other.
+SQLite keeps the single thread: it takes one writer at a time anyway (each transaction queues for
+its write lock, ``config.settings``), so more threads would only wait on that lock.
 """
 
 from __future__ import annotations

@@ -182,8 +182,20 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Wait for a writer instead of failing at once when the demo server and a command overlap.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite takes one writer at a time. A transaction that reads first and writes later (every
+    # select_for_update path: assignment, turns, claims) must not start as a reader: two such
+    # readers each wait for the other to finish before either can write, and SQLite fails one at
+    # once with "database is locked" (a 500) instead of waiting. IMMEDIATE makes every transaction
+    # take the write lock as it begins, so racing writers queue for up to ``timeout`` seconds and
+    # a whole read-then-write runs as one, as select_for_update does on PostgreSQL. The
+    # write-ahead log lets readers (pages, reports) go on while a writer works; with it,
+    # synchronous=NORMAL is still safe against corruption and loses at most the last commits on a
+    # power cut, never on a crash of Parley itself.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=20,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
     # Tests get a file, not Django's in-memory default, whose one connection the live server's
     # threads would share: concurrent requests must lock each other out as they do in production.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_parley.sqlite3")}

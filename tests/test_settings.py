@@ -41,16 +41,16 @@ def clean_environment(tmp_path: Path, **env: str) -> dict[str, str]:
     return clean | {"DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_VAR_DIR": str(tmp_path)} | env
 
 
-def load_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+def load_settings(tmp_path: Path, probe: str = PROBE, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean_environment(tmp_path, **env), capture_output=True,
+        [sys.executable, "-c", probe], cwd=ROOT, env=clean_environment(tmp_path, **env), capture_output=True,
         text=True, timeout=60,
     )
 
 
-def loaded(tmp_path: Path, **env: str) -> dict:
+def loaded(tmp_path: Path, probe: str = PROBE, **env: str) -> dict:
     """The settings a process gets from ``env``; in debug unless ``env`` says otherwise."""
-    result = load_settings(tmp_path, **{"DEBUG": "true"} | env)
+    result = load_settings(tmp_path, probe, **{"DEBUG": "true"} | env)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -61,10 +61,25 @@ def test_default_database_is_sqlite_under_var(tmp_path):
     assert db["NAME"] == str(tmp_path / "parley.sqlite3")
 
 
+def test_the_embedded_database_writes_ahead_and_takes_the_write_lock_as_a_transaction_begins(tmp_path):
+    probe = (
+        "import django, json; django.setup(); from django.db import connection as c; c.ensure_connection(); "
+        "cursor = c.cursor(); print(json.dumps({'journal': cursor.execute('PRAGMA journal_mode').fetchone()[0], "
+        "'synchronous': cursor.execute('PRAGMA synchronous').fetchone()[0], 'mode': c.transaction_mode, "
+        "'options': c.settings_dict['OPTIONS']}))"
+    )
+
+    opened = loaded(tmp_path, probe)
+
+    assert (opened["journal"], opened["synchronous"], opened["mode"]) == ("wal", 1, "IMMEDIATE")  # 1: NORMAL
+    assert opened["options"]["timeout"] == 20  # seconds a writer waits for the lock before giving up
+
+
 def test_database_url_selects_postgresql(tmp_path):
     db = loaded(tmp_path, DATABASE_URL="postgres://alice@db.example:5433/parley")["db"]
     assert db["ENGINE"] == "django.db.backends.postgresql"
     assert (db["NAME"], db["USER"], db["HOST"], db["PORT"]) == ("parley", "alice", "db.example", 5433)
+    assert "transaction_mode" not in db.get("OPTIONS", {})  # SQLite's options stay SQLite's
 
 
 def test_no_redis_url_means_in_memory_layer(tmp_path):

@@ -23,6 +23,12 @@ from ..models.scenarios import Difficulty
 from . import ImportProblem
 
 SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
+MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
+MAX_INTEGER = 2_147_483_647  # PositiveIntegerField: turn index, latency, token counts
+MAX_TURNS = MAX_SMALL_INTEGER  # an episode's turn_cap holds its number of turns
+# About 15,000 words: far beyond any real utterance, small enough that a transcript page, a judge
+# prompt and a span offset stay sane (docs/formats.md, "Limits").
+MAX_TURN_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -64,12 +70,23 @@ def describe(value: Any) -> str:
 
 
 def parse_timestamp(value: str, origin: Origin) -> datetime:
-    """An ISO 8601 timestamp as an aware datetime; one without an offset is taken as UTC."""
+    """An ISO 8601 timestamp as an aware datetime; one without an offset is taken as UTC.
+
+    Databases store timestamps in UTC, and Python's dates end at years 1 and 9999, so a moment
+    whose UTC time falls outside those years (``9999-12-31T23:00:00-05:00``) is refused here
+    rather than overflowing when it is saved.
+    """
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise origin.problem(f"{describe(value)} is not an ISO 8601 timestamp") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise origin.problem(f"{describe(value)} is outside years 1 to 9999 in UTC") from None
+    return moment
 
 
 class Fields:
@@ -117,9 +134,7 @@ class Fields:
         value = self._value(name, required)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.origin.at(name).problem(f"expected a number, got {describe(value)}")
-        return float(value)
+        return check_number(value, self.origin.at(name))
 
     def boolean(self, name: str, *, default: bool = False) -> bool:
         value = self._value(name, False)
@@ -188,6 +203,16 @@ def check_integer(value: Any, origin: Origin, *, low: int | None = None, high: i
     return value
 
 
+def check_number(value: Any, origin: Origin) -> float:
+    """A JSON number as a float; an integer too long for one is refused, not overflowed."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise origin.problem(f"expected a number, got {describe(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise origin.problem(f"a {len(str(abs(value)))}-digit integer is too large for a number") from None
+
+
 def check_choice(value: Any, choices: Sequence[str], origin: Origin) -> str:
     if value not in choices:
         shown = repr(value) if isinstance(value, str) else describe(value)
@@ -214,11 +239,15 @@ SCENARIO_FIELDS = ("codename", "source", "context", "original_context", "difficu
 
 @dataclass
 class CharacterDraft:
-    """A character to create unless one with ``external_id`` exists (the existing one wins)."""
+    """A character to create unless one with ``external_id`` exists (the existing one wins).
+
+    ``id_field`` names the external id in the file, for messages (``pk`` in a Sotopia profile).
+    """
 
     external_id: str
     values: dict[str, Any]
     origin: Origin
+    id_field: str = "external_id"
 
 
 @dataclass
@@ -247,6 +276,7 @@ class ScenarioDraft:
     values: dict[str, Any]
     roles: list[RoleDraft]
     origin: Origin
+    id_field: str = "external_id"
 
 
 @dataclass
@@ -323,6 +353,7 @@ class EpisodeDraft:
     seats: list[SeatDraft] = field(default_factory=list)
     turns: list[TurnDraft] = field(default_factory=list)
     evaluations: list[EvaluationDraft] = field(default_factory=list)
+    id_field: str = "external_id"
 
 
 @dataclass
@@ -376,9 +407,31 @@ def check_roles(roles: Sequence[RoleDraft], origin: Origin) -> None:
             raise origin.at(index).at("goal").problem("a role needs a goal")
 
 
+def check_unique_records(drafts: Sequence[Draft]) -> None:
+    """Refuse a file that gives one episode, character or scenario record twice, naming both places.
+
+    An external id already in the database is skipped as unchanged (importing twice changes
+    nothing); the same id twice in one file is a mistake, since only one of the two could be kept.
+    Characters and scenarios nested in an episode (Parley repeats them on every line) are not records.
+    """
+    kinds = {EpisodeDraft: "episode", CharacterDraft: "character", ScenarioDraft: "scenario"}
+    seen: dict[tuple[str, str], Origin] = {}
+    for draft in drafts:
+        kind = kinds.get(type(draft))
+        if kind is None:
+            continue
+        first = seen.setdefault((kind, draft.external_id), draft.origin)
+        if first is not draft.origin:
+            raise draft.origin.at(draft.id_field).problem(
+                f"{kind} {draft.external_id!r} appears twice in this file (first at {first.place})"
+            )
+
+
 def check_episode(draft: EpisodeDraft) -> None:
     """Everything about one episode that does not need the database: seats, turns, evaluations."""
     origin = draft.origin
+    if len(draft.turns) > MAX_TURNS:
+        raise origin.problem(f"episode {draft.external_id!r} has {len(draft.turns)} turns; at most {MAX_TURNS} fit")
     check_text(draft.external_id, origin.at("external_id"), blank=False, max_length=max_length(Episode, "external_id"))
     check_text(draft.tag, origin.at("tag"), max_length=max_length(Episode, "tag"))
     seats: dict[int, SeatDraft] = {}

@@ -7,13 +7,15 @@ the same shape, so export, import and export again gives the same bytes.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from ..models.scenarios import Difficulty
 from .drafts import (
     CHARACTER_FIELDS,
+    MAX_INTEGER,
+    MAX_SMALL_INTEGER,
+    MAX_TURN_CHARS,
     CharacterDraft,
     CharacterRef,
     Draft,
@@ -33,14 +35,13 @@ from .drafts import (
     max_length,
     values_of,
 )
+from .reading import check_line_size, load_json
 
 FORMAT_VERSION = 1
-_SMALL = 32767  # PositiveSmallIntegerField
-_INT = 2147483647  # PositiveIntegerField
 
 
 def json_lines(text: str, file: str) -> list[tuple[Origin, Any]]:
-    """Each non-blank line decoded, with its origin (``line N``); malformed JSON is a problem.
+    """Each non-blank line decoded and checked (``reading``), with its origin (``line N``).
 
     Lines are split on ``\\n`` only: JSON text may hold other Unicode line separators inside strings.
     """
@@ -49,15 +50,9 @@ def json_lines(text: str, file: str) -> list[tuple[Origin, Any]]:
         if not line.strip():
             continue
         origin = Origin(file, f"line {number}")
+        check_line_size(line, origin)
         records.append((origin, load_json(line, origin)))
     return records
-
-
-def load_json(text: str, origin: Origin) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise origin.problem(f"not valid JSON: {error.msg} (column {error.colno})") from None
 
 
 def parse(text: str, file: str) -> list[Draft]:
@@ -87,7 +82,7 @@ def episode(fields: Fields) -> EpisodeDraft:
         source=fields.choice("source", values_of(Episode.Source), required=True),
         status=fields.choice("status", values_of(Episode.Status), required=True),
         end_reason=end_reason,
-        turn_cap=fields.integer("turn_cap", default=20, low=1, high=_SMALL),
+        turn_cap=fields.integer("turn_cap", default=20, low=1, high=MAX_SMALL_INTEGER),
         tag=fields.text("tag", max_length=max_length(Episode, "tag")),
         settings=fields.mapping("settings"),
         created_at=fields.timestamp("created_at"),
@@ -125,7 +120,7 @@ def scenario(fields: Fields) -> ScenarioDraft:
     check_scenario_values(values, fields.origin)
     roles = [
         RoleDraft(
-            position=item.integer("position", required=True, low=0, high=_SMALL),
+            position=item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
             goal=item.text("goal", required=True, blank=False),
             reason=item.text("reason"),
             private_knowledge=item.text("private_knowledge"),
@@ -140,8 +135,8 @@ def scenario(fields: Fields) -> ScenarioDraft:
 
 def seat(fields: Fields) -> SeatDraft:
     return SeatDraft(
-        position=fields.integer("position", required=True, low=0, high=_SMALL),
-        role_position=fields.integer("role", required=True, low=0, high=_SMALL),
+        position=fields.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+        role_position=fields.integer("role", required=True, low=0, high=MAX_SMALL_INTEGER),
         character=character(fields.nested("character")),
         origin=fields.origin,
         player=fields.choice("player", values_of(Seat.Player), default=Seat.Player.AGENT),
@@ -153,16 +148,16 @@ def seat(fields: Fields) -> SeatDraft:
 
 def turn(fields: Fields) -> TurnDraft:
     return TurnDraft(
-        index=fields.integer("index", required=True, low=0, high=_INT),
+        index=fields.integer("index", required=True, low=0, high=MAX_INTEGER),
         seat_position=fields.integer("seat", required=True),
         action_type=fields.choice("action_type", values_of(ActionType), required=True),
         origin=fields.origin,
-        content=fields.text("content"),
+        content=fields.text("content", max_length=MAX_TURN_CHARS),
         client_id=fields.optional_text("client_id"),
         model=fields.text("model"),
-        latency_ms=fields.integer("latency_ms", low=0, high=_INT),
-        prompt_tokens=fields.integer("prompt_tokens", low=0, high=_INT),
-        completion_tokens=fields.integer("completion_tokens", low=0, high=_INT),
+        latency_ms=fields.integer("latency_ms", low=0, high=MAX_INTEGER),
+        prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
+        completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
         created_at=fields.timestamp("created_at"),
     )
 
@@ -176,8 +171,8 @@ def evaluation(fields: Fields) -> EvaluationDraft:
         seat_position=fields.integer("seat"),
         prompt_version=fields.text("prompt_version"),
         reasoning=fields.text("reasoning"),
-        latency_ms=fields.integer("latency_ms", low=0, high=_INT),
-        prompt_tokens=fields.integer("prompt_tokens", low=0, high=_INT),
-        completion_tokens=fields.integer("completion_tokens", low=0, high=_INT),
+        latency_ms=fields.integer("latency_ms", low=0, high=MAX_INTEGER),
+        prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
+        completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
         created_at=fields.timestamp("created_at"),
     )

@@ -17,7 +17,6 @@ How each field maps onto Parley, and why, is in ``docs/formats.md`` ("Sotopia").
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -27,7 +26,10 @@ from typing import Any
 
 from ..dimensions import DIMENSIONS
 from ..models import ActionType, Character, Episode, Scenario, Seat
+from . import ImportProblem
 from .drafts import (
+    MAX_INTEGER,
+    MAX_TURN_CHARS,
     CharacterDraft,
     CharacterRef,
     CheckedRecord,
@@ -44,6 +46,7 @@ from .drafts import (
     check_character_values,
     check_episode,
     check_integer,
+    check_number,
     check_roles,
     check_scenario_values,
     check_text,
@@ -51,7 +54,8 @@ from .drafts import (
     max_length,
     unique,
 )
-from .parley import json_lines, load_json
+from .parley import json_lines
+from .reading import check_json, decode_json, load_json
 
 # Sotopia's evaluation dimensions and ours; overall_score is their mean, so it is not stored.
 DIMENSION_NAMES = {
@@ -92,19 +96,22 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
     if suffix in (".jsonl", ".ndjson"):
         return json_lines(text, file)
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
+        value = decode_json(text, Origin(file))
+    except ImportProblem:
         if suffix != ".json":
             return json_lines(text, file)
-        raise Origin(file, f"line {error.lineno}").problem(
-            f"not valid JSON: {error.msg} (column {error.colno})"
-        ) from None
+        raise
     if isinstance(value, str):
         value = load_json(value, Origin(file, "record 1"))
     if isinstance(value, list):
-        return [(Origin(file, f"record {number}"), item) for number, item in enumerate(value, start=1)]
+        found = [(Origin(file, f"record {number}"), item) for number, item in enumerate(value, start=1)]
+        for origin, item in found:
+            check_json(item, origin)
+        return found
     if isinstance(value, dict) and value and all(key.startswith(":sotopia.") for key in value):
-        # The redis dump: {":sotopia.database.persistent_profile.AgentProfile:<pk>": {...}, ...}
+        # The redis dump: {":sotopia.database.persistent_profile.AgentProfile:<pk>": {...}, ...}. A
+        # problem found before the records are split names its record by that key.
+        check_json(value, Origin(file))
         return [
             (
                 Origin(file, f"record {number}"),
@@ -112,6 +119,7 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
             )
             for number, (key, item) in enumerate(value.items(), start=1)
         ]
+    check_json(value, Origin(file, "record 1"))
     return [(Origin(file, "record 1"), value)]
 
 
@@ -156,7 +164,7 @@ def int_of(fields: Fields, name: str, *, low: int, high: int, default: int | Non
     value = fields.data.get(name)
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "nan")):
         return default
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,18}", value.strip()):
         value = int(value.strip())
     return check_integer(value, fields.origin.at(name), low=low, high=high)
 
@@ -384,6 +392,7 @@ def turns_from_messages(messages: list[Any], names: list[str], origin: Origin) -
                     f"unknown speaker {sender!r}; the participants are {', '.join(names)}"
                 )
             action_type, content = parse_action(text, message_origin.at(2))
+            check_text(content, message_origin.at(2), max_length=MAX_TURN_CHARS)
             actions.append((names.index(sender), action_type, content, message_origin))
         if not actions:
             continue
@@ -402,17 +411,18 @@ def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[T
     Numbering starting at 1 (the human-evaluation export) is shifted to start at 0. An empty turn
     ("Turn #8,") is a ``none`` turn by the agent whose turn it was.
     """
-    headers = list(re.finditer(r"^Turn #(\d+)[:,]?[ \t]*", text, re.M))
+    headers = list(re.finditer(r"^Turn #([0-9]+)[:,]?[ \t]*", text, re.M))
     if not headers:
         return []
-    offset = 1 if int(headers[0].group(1)) == 1 else 0
+    numbers = [turn_number(header.group(1), origin) for header in headers]
+    offset = 1 if numbers[0] == 1 else 0
     speakers = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     turns: list[TurnDraft] = []
     for position, header in enumerate(headers):
         end = headers[position + 1].start() if position + 1 < len(headers) else len(text)
         body = text[header.end() : end]
         body = re.split(r"\n\s*Based on previous interactions", body)[0].strip().removesuffix(",").strip()
-        index = int(header.group(1)) - offset
+        index = numbers[position] - offset
         turn_origin = Origin(origin.file, origin.place, f"{origin.field} (Turn #{header.group(1)})")
         if not body:
             turns.append(TurnDraft(index, index % len(names), ActionType.NONE, turn_origin))
@@ -425,8 +435,16 @@ def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[T
                     f"{describe(action)}"
                 )
             action_type, content = parse_action(action[speaker.end() :], turn_origin)
+            check_text(content, turn_origin, max_length=MAX_TURN_CHARS)
             turns.append(TurnDraft(index, names.index(speaker.group(1)), action_type, turn_origin, content=content))
     return turns
+
+
+def turn_number(digits: str, origin: Origin) -> int:
+    """A transcript's "Turn #N", which must fit the turn index column."""
+    if len(digits) > len(str(MAX_INTEGER)):
+        raise origin.problem(f"Turn #{digits[:20]}... is above the maximum turn number {MAX_INTEGER}")
+    return check_integer(int(digits), origin, high=MAX_INTEGER)
 
 
 def split_reasoning(text: str) -> tuple[str, dict[tuple[int, str], str]]:
@@ -454,6 +472,7 @@ class Log:
 
     fields: Fields
     pk: str
+    pk_field: str
     environment: str
     environment_field: str
     agents: list[str] | None
@@ -485,6 +504,7 @@ class Log:
         return {
             "fields": fields,
             "pk": fields.text(pk, required=True, blank=False, max_length=max_length(Episode, "external_id")),
+            "pk_field": pk,
             "environment": fields.text(
                 environment, required=True, blank=False, max_length=max_length(Scenario, "external_id")
             ),
@@ -671,6 +691,7 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
         ],
         turns=log.turns,
         evaluations=evaluations(fields, log, reasoning),
+        id_field=log.pk_field,
     )
     check_episode(draft)
     return draft
@@ -728,15 +749,14 @@ def evaluations(fields: Fields, log: Log, reasoning: dict[tuple[int, str], str])
                 raise score_origin.problem(
                     f"{key!r} is not a Sotopia dimension ({', '.join([*DIMENSION_NAMES, *DERIVED_SCORES])})"
                 )
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise score_origin.problem(f"expected a number, got {describe(score)}")
+            score = check_number(score, score_origin)
             if not dimension.contains(score):
                 raise score_origin.problem(f"{score:g} is outside [{dimension.low}, {dimension.high}] for {key}")
             drafts.append(
                 EvaluationDraft(
                     evaluator=evaluator,
                     dimension=dimension.key,
-                    score=float(score),
+                    score=score,
                     origin=score_origin,
                     seat_position=agent,
                     prompt_version=PROMPT_VERSION,
@@ -769,7 +789,7 @@ def agent_profile(fields: Fields) -> CharacterDraft:
         "secret": text_of(fields, "secret"),
     }
     check_character_values(values, fields.origin, AGENT_FIELD_NAMES)
-    return CharacterDraft(external_id, values, fields.origin)
+    return CharacterDraft(external_id, values, fields.origin, id_field=id_field)
 
 
 def environment_profile(fields: Fields) -> ScenarioDraft:
@@ -799,7 +819,7 @@ def environment_profile(fields: Fields) -> ScenarioDraft:
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
         roles.append(RoleDraft(position, goal, private_knowledge=knowledge))
     check_roles(roles, goals_origin)
-    return ScenarioDraft(external_id, values, roles, fields.origin)
+    return ScenarioDraft(external_id, values, roles, fields.origin, id_field=id_field)
 
 
 def relationship_profile(fields: Fields) -> CheckedRecord:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.utils.text import slugify
@@ -23,6 +25,8 @@ from django.utils.text import slugify
 from ..csv_output import restore_cell
 from ..models import ActionType, Character, Episode, Scenario
 from .drafts import (
+    MAX_INTEGER,
+    MAX_TURN_CHARS,
     SPEAKING_ACTIONS,
     CharacterDraft,
     CharacterRef,
@@ -42,10 +46,12 @@ from .drafts import (
     unique,
     values_of,
 )
+from .reading import check_storable_text
 
 REQUIRED_COLUMNS = ("episode_id", "turn_index", "speaker", "action_type", "text")
 OPTIONAL_COLUMNS = ("scenario", "barrier")
 PLACEHOLDER_GOAL = "Not recorded: this episode was imported from a CSV of turns, which has no goals."
+WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -77,13 +83,16 @@ def parse(text: str, file: str) -> list[Draft]:
             f"(and may add {', '.join(OPTIONAL_COLUMNS)})"
         )
     episodes: dict[str, EpisodeRows] = {}
-    for number, cells in enumerate(reader, start=2):
+    for number, cells in enumerate(rows(reader, file), start=2):
         if not any(cell.strip() for cell in cells):
             continue
         origin = Origin(file, f"row {number}")
         if len(cells) != len(header):
             raise origin.problem(f"has {len(cells)} cells; the header has {len(header)}")
         values = dict(zip(header, (restore_cell(cell) for cell in cells), strict=True))
+        for column in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS):
+            if column in values:
+                check_storable_text(values[column], origin.at(column))
         episode_id = check_text(values["episode_id"].strip(), origin.at("episode_id"), blank=False,
                                 max_length=max_length(Episode, "external_id"))
         group = episodes.setdefault(episode_id, EpisodeRows(episode_id, origin))
@@ -99,13 +108,31 @@ def parse(text: str, file: str) -> list[Draft]:
     return [episode(group, file) for group in episodes.values()]
 
 
+def rows(reader: Iterator[list[str]], file: str) -> Iterator[list[str]]:
+    """The data rows, with the csv module's own complaints (a cell over its size limit) located."""
+    number = 1
+    while True:
+        number += 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise Origin(file, f"row {number}").problem(
+                f"cannot be read as CSV ({error}); a turn's text may hold at most {MAX_TURN_CHARS} characters"
+            ) from None
+        yield cells
+
+
 def read_row(values: dict[str, str], origin: Origin) -> Row:
     index_text = values["turn_index"].strip()
-    if not index_text.isdigit():
+    if not WHOLE_NUMBER.fullmatch(index_text):
         raise origin.at("turn_index").problem(f"expected a whole number of 0 or more, got {index_text!r}")
+    if len(index_text.lstrip("0")) > len(str(MAX_INTEGER)) or int(index_text) > MAX_INTEGER:
+        raise origin.at("turn_index").problem(f"{index_text} is above the maximum {MAX_INTEGER}")
     action_type = check_choice(values["action_type"].strip() or ActionType.SPEAK, values_of(ActionType),
                                origin.at("action_type"))
-    text = values["text"]
+    text = check_text(values["text"], origin.at("text"), max_length=MAX_TURN_CHARS)
     if action_type in SPEAKING_ACTIONS and not text.strip():
         raise origin.at("text").problem(f"a {action_type!r} turn needs text")
     speaker = check_text(values["speaker"].strip(), origin.at("speaker"), blank=False)

@@ -1,13 +1,12 @@
 """Assignment of items to annotators: k per item, never twice, reproducible order, atomic claims."""
 
-import threading
-import time
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.core.exceptions import PermissionDenied
-from django.db import OperationalError, connection
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -24,6 +23,7 @@ from annotator.assignment import (
 from annotator.models import Assignment, StudyItem
 from tests.annotator.builders import add_items, make_study
 from tests.builders import make_user
+from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db
 
@@ -357,67 +357,36 @@ def test_claim_query_count_does_not_grow_with_items():
 
 # Concurrency: every thread has its own database connection, so these run outside a test transaction.
 #
-# PostgreSQL makes a racing claim wait for the item's row lock. A SQLite file makes it wait for the
-# database's write lock (the busy timeout). The in-memory database that tests get on SQLite shares
-# one cache between connections, and there a conflicting transaction fails at once with "database
-# table is locked" instead of waiting; it rolls back whole, so the race retries it, and the
-# invariants below must hold whatever ran and whatever was rolled back.
-
-
-def patiently(call, *args):
-    """``call(*args)``, retried while the in-memory SQLite test database reports a lock conflict."""
-    retry = connection.vendor == "sqlite" and connection.is_in_memory_db()
-    while True:
-        try:
-            return call(*args)
-        except OperationalError as error:
-            if not (retry and "locked" in str(error)):
-                raise
-            time.sleep(0.001)
+# PostgreSQL makes a racing claim wait for the item's row lock, SQLite for the database's write lock
+# (every transaction takes it first); either way the invariants below must hold.
 
 
 def race(study, work):
     """Run ``work(annotator)`` for every member at once, each in its own thread and connection."""
-    annotators = members(study)
-    start = threading.Barrier(len(annotators))
-    errors = []
-
-    def run(annotator):
-        try:
-            start.wait()
-            work(annotator)
-        except Exception as error:  # reported by the assertion below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(annotator,)) for annotator in annotators]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert errors(at_once(*(partial(work, annotator) for annotator in members(study)))) == []
 
 
+@pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_racing_claims_never_give_away_more_than_k_slots():
     annotators = [make_user() for _ in range(8)]
     for _ in range(3):
         study = make_study(items=3, overlap=2, annotators=annotators)
-        race(study, lambda annotator, study=study: patiently(claim_next, study, annotator))
+        race(study, partial(claim_next, study))
 
         live = Counter(Assignment.objects.filter(item__study=study, status="claimed").values_list("item", flat=True))
         assert sorted(live.values()) == [2, 2, 2]
 
 
+@pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_racing_annotators_fill_every_slot_exactly():
     study = make_study(items=20, overlap=2, annotators=8)
 
     def work(annotator):
-        while (assignment := patiently(claim_next, study, annotator)) is not None:
-            patiently(renew, assignment)
-            patiently(mark_submitted, assignment)
+        while (assignment := claim_next(study, annotator)) is not None:
+            renew(assignment)
+            mark_submitted(assignment)
 
     race(study, work)
 

@@ -338,6 +338,7 @@ def test_a_bundle_being_prepared_is_polled(owner, study, large, researcher):
     assert 'hx-trigger="every 3s"' in response.text
 
 
+@pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_background_bundle_is_written_and_then_linked(client, large):
     researcher = make_user(staff=True)

@@ -149,3 +149,43 @@ def test_row_with_a_missing_cell_is_rejected(tmp_path):
     path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak")
 
     assert_rejected(path, "row 3: has 4 cells; the header has 5")
+
+
+# --- input no database can store, or that would exhaust the importer ----------------------------
+
+
+def test_a_40_digit_turn_index_is_refused_naming_row_and_column(tmp_path):
+    index = "1" * 40
+    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", f"e1,{index},Bo,speak,Hey.")
+
+    assert_rejected(path, f"turns.csv, row 3, field turn_index: {index} is above the maximum 2147483647")
+
+
+def test_a_turn_index_written_in_other_digits_is_refused(tmp_path):
+    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,²,Bo,speak,Hey.")
+
+    assert_rejected(path, "turns.csv, row 3, field turn_index: expected a whole number of 0 or more, got '²'")
+
+
+def test_a_nul_character_is_refused_naming_row_and_column(tmp_path):
+    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak,He\x00y.")
+
+    assert_rejected(path, "turns.csv, row 3, field text: holds a NUL character (\\u0000, character 3)")
+
+
+def test_a_turn_over_the_size_cap_is_refused_naming_row_and_column(tmp_path):
+    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak," + "x" * 100_001)
+
+    assert_rejected(path, "turns.csv, row 3, field text: is 100001 characters long; at most 100000 fit")
+
+
+def test_a_cell_too_long_for_the_csv_reader_is_refused_naming_the_row(tmp_path):
+    path = write_csv(tmp_path, "e1,0,Ann,speak,Hi.", "e1,1,Bo,speak," + "x" * 200_000)
+
+    assert_rejected(path, "turns.csv, row 3: cannot be read as CSV (field larger than field limit (131072))")
+
+
+def test_an_episode_with_more_turns_than_a_turn_cap_holds_is_refused(tmp_path):
+    lines = [f"e1,{index},{'Ann' if index % 2 else 'Bo'},speak,Hi." for index in range(32_768)]
+
+    assert_rejected(write_csv(tmp_path, *lines), "turns.csv, row 2: episode 'e1' has 32768 turns; at most 32767 fit")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from benchmark.models import Character, Episode, Role, Seat, Turn
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
@@ -224,3 +225,159 @@ def test_problem_on_a_later_line_writes_nothing_from_earlier_lines(tmp_path):
     path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2", barrier="mumbling"))
     assert_rejected(path, "line 2, field barrier")
     assert not Episode.objects.filter(external_id="ep-1").exists()
+
+
+# --- input no database can store, or that would exhaust the importer ----------------------------
+
+
+def test_an_episode_id_repeated_in_the_file_is_refused_naming_both_lines(tmp_path):
+    path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2"), episode_record("ep-1"))
+    assert_rejected(
+        path, "episodes.jsonl, line 3, field external_id: episode 'ep-1' appears twice in this file (first at line 1)"
+    )
+
+
+def test_a_key_repeated_in_an_object_is_refused(tmp_path):
+    line = json.dumps(episode_record()).replace('"content": "Hello."', '"content": "Hello.", "content": "Bye."')
+    assert_rejected(
+        write_lines(tmp_path, line), "line 1, field turns[0].content: given twice in one object; keys must be unique"
+    )
+
+
+def test_nesting_far_beyond_the_cap_is_refused_without_a_traceback(tmp_path):
+    deep = "[" * 200_000 + "]" * 200_000
+    line = json.dumps(episode_record(settings={})).replace('"settings": {}', f'"settings": {deep}')
+    assert_rejected(write_lines(tmp_path, line), "episodes.jsonl, line 1: nested more than 64 levels deep")
+
+
+def test_nesting_just_beyond_the_cap_is_refused_naming_the_field(tmp_path):
+    deep: object = "bottom"
+    for _ in range(70):
+        deep = [deep]
+    assert_rejected(
+        write_lines(tmp_path, episode_record(settings={"deep": deep})),
+        "line 1, field settings: nested more than 64 levels deep",
+    )
+
+
+def test_a_lone_surrogate_is_refused_naming_the_field(tmp_path):
+    record = episode_record()
+    record["turns"][1]["content"] = "waves \ud800"  # json.dumps writes the escape "\ud800"
+    assert_rejected(
+        write_lines(tmp_path, record),
+        "line 1, field turns[1].content: holds a lone surrogate \\ud800 (character 7), half of a UTF-16 pair",
+    )
+
+
+def test_a_lone_surrogate_in_a_key_is_refused_naming_the_object(tmp_path):
+    assert_rejected(
+        write_lines(tmp_path, episode_record(settings={"note\udfff": 1})),
+        "line 1, field settings: the key 'note\\udfff' holds a lone surrogate",
+    )
+
+
+def test_a_nul_character_is_refused_naming_the_field(tmp_path):
+    record = episode_record()
+    record["scenario"]["context"] = "Two flatmates\u0000 talk."
+    assert_rejected(
+        write_lines(tmp_path, record),
+        "line 1, field scenario.context: holds a NUL character (\\u0000, character 14), which PostgreSQL cannot store",
+    )
+
+
+def test_a_nul_character_in_free_form_settings_is_refused(tmp_path):
+    assert_rejected(
+        write_lines(tmp_path, episode_record(settings={"prompt": "a\u0000b"})),
+        "line 1, field settings.prompt: holds a NUL character",
+    )
+
+
+def test_a_number_that_is_not_finite_is_refused(tmp_path):
+    line = json.dumps(episode_record(settings={"temperature": 0.7})).replace("0.7", "NaN")
+    assert_rejected(write_lines(tmp_path, line), "line 1, field settings.temperature: NaN is not a JSON number")
+
+
+def test_an_integer_too_long_to_read_is_refused(tmp_path):
+    line = json.dumps(episode_record(settings={"seed": 1})).replace('"seed": 1', '"seed": ' + "9" * 5000)
+    assert_rejected(write_lines(tmp_path, line), "line 1: not valid JSON: an integer has more than 4300 digits")
+
+
+def test_a_40_digit_turn_index_is_refused_naming_the_field(tmp_path):
+    record = episode_record()
+    record["turns"][2]["index"] = 10**39
+    assert_rejected(write_lines(tmp_path, record), f"field turns[2].index: {10**39} is above the maximum 2147483647")
+
+
+def test_a_token_count_beyond_the_integer_column_is_refused(tmp_path):
+    record = episode_record()
+    record["turns"][0]["prompt_tokens"] = 2**31
+    assert_rejected(write_lines(tmp_path, record), "field turns[0].prompt_tokens: 2147483648 is above the maximum")
+
+
+def test_a_score_too_large_for_a_float_is_refused_naming_the_field(tmp_path):
+    record = episode_record()
+    record["evaluations"][0]["score"] = 10**400
+    assert_rejected(write_lines(tmp_path, record), "field evaluations[0].score: a 401-digit integer is too large")
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["9999-12-31T23:00:00-05:00", "0001-01-01T00:30:00+01:00"],
+    ids=["after-year-9999-in-utc", "before-year-1-in-utc"],
+)
+def test_a_timestamp_outside_the_years_databases_store_is_refused(tmp_path, moment):
+    record = episode_record()
+    record["turns"][1]["created_at"] = moment
+    assert_rejected(
+        write_lines(tmp_path, record), f"field turns[1].created_at: string '{moment}' is outside years 1 to 9999 in UTC"
+    )
+
+
+@pytest.mark.parametrize("moment", ["0000-01-01T00:00:00Z", "99999-01-01T00:00:00Z", "next tuesday"])
+def test_a_timestamp_that_is_no_date_is_refused(tmp_path, moment):
+    assert_rejected(
+        write_lines(tmp_path, episode_record(started_at=moment)),
+        f"line 1, field started_at: string '{moment}' is not an ISO 8601 timestamp",
+    )
+
+
+def test_a_line_over_the_size_cap_is_refused(tmp_path):
+    path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2", settings={"notes": "x" * 5_000_000}))
+    assert_rejected(path, "episodes.jsonl, line 2: is 5,001,")
+    assert_rejected(path, "bytes long; a line may hold at most 5,000,000 bytes (5 MB)")
+
+
+def test_a_turn_over_the_size_cap_is_refused(tmp_path):
+    record = episode_record()
+    record["turns"][0]["content"] = "word " * 20_001
+    assert_rejected(
+        write_lines(tmp_path, record), "line 1, field turns[0].content: is 100005 characters long; at most 100000 fit"
+    )
+
+
+def test_a_write_the_database_refuses_late_in_the_import_leaves_no_row_in_any_table(tmp_path):
+    """The last episode's last turn trips a trigger, after every other row of the file was inserted."""
+    last = episode_record("ep-3")
+    last["turns"][1]["content"] = "refused by the database"
+    path = write_lines(tmp_path, episode_record("ep-1"), episode_record("ep-2"), last)
+    with connection.cursor() as cursor:
+        for statement in REFUSING_TRIGGER[connection.vendor]:
+            cursor.execute(statement)
+
+    assert_rejected(path, "episodes.jsonl: the database refused the data: refused by a test trigger")
+
+
+# A trigger the importer cannot foresee, as a site's own audit or policy trigger would be. On
+# PostgreSQL its plain RAISE EXCEPTION reaches Django as a ProgrammingError, not an integrity error.
+REFUSING_TRIGGER = {
+    "sqlite": [
+        "CREATE TRIGGER refuse_turn BEFORE INSERT ON benchmark_turn WHEN NEW.content = 'refused by the database' "
+        "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END",
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse_turn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "IF NEW.content = 'refused by the database' THEN RAISE EXCEPTION 'refused by a test trigger'; END IF; "
+        "RETURN NEW; END $$",
+        "CREATE TRIGGER refuse_turn BEFORE INSERT ON benchmark_turn FOR EACH ROW EXECUTE FUNCTION refuse_turn()",
+    ],
+}

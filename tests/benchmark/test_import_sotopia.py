@@ -375,3 +375,101 @@ def test_environment_and_agents_given_later_in_the_same_file_are_found(tmp_path)
 
     assert result.created["episode"] == 1
     assert Episode.objects.get().scenario.codename == environment["codename"]
+
+
+# --- input no database can store, or that would exhaust the importer ----------------------------
+
+
+def write_v1(tmp_path: Path, *lines: dict) -> Path:
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_an_episode_repeated_in_the_file_is_refused_naming_both_lines(tmp_path):
+    first, second = v1_lines()[:2]
+
+    assert_rejected(
+        write_v1(tmp_path, first, second, first),
+        f"line 3, field episode_id: episode {first['episode_id']!r} appears twice in this file (first at line 1)",
+    )
+
+
+def test_a_profile_repeated_in_the_file_is_refused_naming_both_records(tmp_path):
+    agents = json.loads((SOTOPIA / "agent_profiles.json").read_text())[:2]
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps([*agents, agents[0]]))
+
+    assert_rejected(
+        path, f"agents.json, record 3, field pk: character {agents[0]['pk']!r} appears twice in this file "
+              "(first at record 1)"
+    )
+
+
+def test_a_key_repeated_in_a_record_is_refused(tmp_path):
+    environment = json.loads((SOTOPIA / "environment_profiles.json").read_text())[0]
+    path = tmp_path / "environments.json"
+    path.write_text("[" + json.dumps(environment).replace('"codename": ', '"codename": "x", "codename": ', 1) + "]")
+
+    assert_rejected(path, "environments.json, record 1, field codename: given twice in one object")
+
+
+def test_nesting_far_beyond_the_cap_is_refused_without_a_traceback(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+
+    assert_rejected(path, "deep.json: nested more than 64 levels deep")
+
+
+def test_a_lone_surrogate_in_a_message_is_refused_naming_the_field(tmp_path):
+    line = v1_lines()[0]
+    line["raw_messages"][1][3][2] = 'said: "Hello \ud83d"'
+
+    assert_rejected(write_v1(tmp_path, line), "line 1, field raw_messages[1][3][2]: holds a lone surrogate \\ud83d")
+
+
+def test_a_nul_character_in_a_profile_is_refused_naming_the_field(tmp_path):
+    agents = json.loads((SOTOPIA / "agent_profiles.json").read_text())
+    agents[1]["occupation"] = "chef\u0000"
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps(agents))
+
+    assert_rejected(path, "agents.json, record 2, field occupation: holds a NUL character")
+
+
+def test_an_age_written_in_other_digits_is_refused(tmp_path):
+    agents = json.loads((SOTOPIA / "agent_profiles.json").read_text())
+    agents[0]["age"] = "²"
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps(agents))
+
+    assert_rejected(path, "agents.json, record 1, field age: expected an integer, got string '²'")
+
+
+def test_a_transcript_turn_number_beyond_the_index_column_is_refused(tmp_path):
+    log = json.loads(HUMAN_EVAL_BED.read_text())
+    log["rewards_prompt"] = log["rewards_prompt"].replace("\nTurn #2\n", "\nTurn #" + "9" * 40 + "\n", 1)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+
+    assert_rejected(
+        path, "log.json, record 1, field rewards_prompt: Turn #99999999999999999999... is above the maximum turn number"
+    )
+
+
+def test_a_score_too_large_for_a_float_is_refused_naming_the_field(tmp_path):
+    line = v1_lines()[0]
+    line["raw_rewards"][1][1]["secret"] = -(10**400)
+
+    assert_rejected(
+        write_v1(tmp_path, line), "field raw_rewards[1][1].secret: a 401-digit integer is too large for a number"
+    )
+
+
+def test_a_message_over_the_turn_size_cap_is_refused(tmp_path):
+    line = v1_lines()[0]
+    line["raw_messages"][1][3][2] = 'said: "' + "la " * 40_000 + '"'
+
+    assert_rejected(
+        write_v1(tmp_path, line), "line 1, field raw_messages[1][3][2]: is 120000 characters long; at most 100000 fit"
+    )

@@ -418,6 +418,7 @@ def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
     assert runs.is_stale(run) and runs.can_resume(run)
 
 
+@pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_worker_processes_play_every_episode_exactly_once():
     for name in ("a", "b", "c"):

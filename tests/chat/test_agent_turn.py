@@ -1,16 +1,22 @@
 """The agent's turn: the lease that lets exactly one process write it, planning, storing, failing."""
 
+import threading
+import time
 from datetime import timedelta
+from functools import partial
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from benchmark import llm
 from benchmark.agents import Action
 from benchmark.models import ActionType, Barrier, Episode, Turn
 from chat import agent_turn
+from chat.lifecycle import end_episode
 from chat.models import Participant
 from tests.builders import default_team
+from tests.concurrency import at_once, errors
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -174,3 +180,55 @@ async def test_take_turn_with_the_scripted_model_stores_a_scripted_turn(chat_fac
     turn = await database_sync_to_async(Turn.objects.get)(episode=chat.episode)
     assert (turn.index, turn.seat_id, turn.model) == (0, chat.agent_seat.pk, "scripted")
     assert turn.content
+
+
+# --- races ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_an_agent_turn_stored_while_the_chat_ends_is_kept_whole_or_dropped(build_chat):
+    chats = [build_chat(human_position=1) for _ in range(4)]
+    plans = []
+    for chat in chats:
+        agent_turn.claim_lease(chat.participant.pk, "process-a")
+        plans.append(agent_turn.plan_turn(chat.participant.pk, "process-a"))
+    store = agent_turn.store_agent_turn
+    racing = [partial(store, plan, "process-a", Action(ActionType.SPEAK, "Just in time."), USAGE) for plan in plans]
+    racing += [partial(end_episode, chat.participant, Episode.EndReason.TIMEOUT) for chat in chats]
+
+    outcomes = at_once(*racing)
+
+    assert errors(outcomes) == []
+    for chat, stored, ended in zip(chats, outcomes[:4], outcomes[4:], strict=True):
+        assert ended and Episode.objects.get(pk=chat.episode.pk).end_reason == Episode.EndReason.TIMEOUT
+        kept = list(Turn.objects.filter(episode=chat.episode).values_list("pk", flat=True))
+        assert kept == ([stored.pk] if stored else [])
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_failure_reported_as_the_lease_changes_hands_leaves_the_new_holders_chat_alone(build_chat):
+    """Process A's model gives up just as process B takes the lease over (while a turn being stored
+    holds the episode): A's report must not end the chat B is now answering in."""
+    chat = build_chat(human_position=1)
+    agent_turn.claim_lease(chat.participant.pk, "process-a")
+    holding = threading.Event()
+
+    def take_over():
+        with transaction.atomic():
+            Episode.objects.select_for_update().get(pk=chat.episode.pk)
+            holding.set()
+            time.sleep(0.5)  # process A reports its failure meanwhile
+            later = timezone.now() + agent_turn.LEASE + timedelta(seconds=1)
+            return agent_turn.claim_lease(chat.participant.pk, "process-b", now=later)
+
+    def report_failure():
+        holding.wait()
+        return agent_turn.fail_episode(chat.participant.pk, "process-a", llm.LLMUnavailable("gave up"))
+
+    took_over, failed = at_once(take_over, report_failure)
+
+    assert (took_over, failed) == (True, False)
+    assert Episode.objects.get(pk=chat.episode.pk).status == Episode.Status.PENDING
+    assert lease_of(chat)[0] == "process-b"

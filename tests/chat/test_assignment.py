@@ -1,12 +1,11 @@
 """Balanced assignment: the cell furthest below target, ties at random, no overfilling, episodes as agreed."""
 
 import random
-import threading
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 import pytest
-from django.db import connection, connections
 from django.utils import timezone
 
 from benchmark import llm
@@ -15,6 +14,7 @@ from chat.assignment import Cell, StudyFull, assign, choose_cell, design_cells
 from chat.models import ChatCondition, Participant
 from tests.builders import get_barrier, make_scenario
 from tests.chat.builders import make_chat_study, make_participant
+from tests.concurrency import at_once
 
 STAGE = Participant.Stage
 
@@ -219,31 +219,22 @@ def test_a_scenario_with_three_roles_cannot_be_chatted():
 # Concurrent arrivals
 
 
+@pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_concurrent_arrivals_never_overfill_a_cell():
-    if connection.vendor == "sqlite":
-        pytest.skip("SQLite serialises every write with one database lock; the row lock is PostgreSQL's to prove")
     study = make_chat_study(scenarios=2, conditions=["none", "semantic"], target=2)  # 8 places
     participants = [Participant.objects.create(study=study, participant_id=f"rush-{n}") for n in range(12)]
-    start = threading.Barrier(len(participants))
-    outcomes: list[str] = []
 
-    def arrive_together(participant):
-        try:
-            start.wait()
-            assign(participant)
-            outcomes.append("assigned")
-        except StudyFull:
-            outcomes.append("full")
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=arrive_together, args=(p,)) for p in participants]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = at_once(*(partial(assign_or_full, participant) for participant in participants))
 
     assert Counter(outcomes) == {"assigned": 8, "full": 4}
     assert sorted(cell_counts(study).values()) == [2, 2, 2, 2]
     assert Episode.objects.count() == 8
+
+
+def assign_or_full(participant):
+    try:
+        assign(participant)
+    except StudyFull:
+        return "full"
+    return "assigned"

@@ -1,12 +1,10 @@
 """Limits and safety on the chat socket: who may connect, message length, rates, floods, bad frames."""
 
-import threading
 from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.sessions.backends.db import SessionStore
-from django.db import connections
 from django.utils import timezone
 
 from chat.access import release, take_over
@@ -20,6 +18,7 @@ from chat.protocol import (
     CLOSE_UNKNOWN_STUDY,
 )
 from chat.turns import FrameGuard
+from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -250,26 +249,15 @@ async def test_sockets_left_behind_by_a_crashed_process_stop_counting_when_their
     assert await database_sync_to_async(ChatConnection.objects.filter(key__startswith="crashed").count)() == 0
 
 
+@pytest.mark.concurrency
 def test_sockets_opening_at_the_same_moment_never_exceed_the_cap(build_chat, settings):
     settings.PARLEY_CHAT_MAX_SOCKETS = 3
     participant = build_chat().participant
-    start = threading.Barrier(8)
-    keys: list[str | None] = []
 
-    def open_together() -> None:
-        try:
-            start.wait()
-            keys.append(open_connection(participant.pk))
-        finally:
-            connections.close_all()
+    keys = at_once(*[lambda: open_connection(participant.pk)] * 8)
 
-    threads = [threading.Thread(target=open_together) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert sum(key is not None for key in keys) == 3 and len(keys) == 8
+    assert not errors(keys)
+    assert sum(key is not None for key in keys) == 3
     assert ChatConnection.objects.filter(participant=participant).count() == 3
 
 

@@ -2,8 +2,10 @@
 
 import re
 from datetime import timedelta
+from functools import partial
 
 import pytest
+from django.conf import settings
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 from django.test import Client
@@ -15,6 +17,7 @@ from chat.access import SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import make_character, make_scenario, make_user
 from tests.chat.builders import chat_until, entry_url, join, make_chat_study, make_participant, sign_in
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -533,6 +536,31 @@ def test_a_second_submission_changes_nothing(client, study):
     assert response.url == url("done", study)
     participant.refresh_from_db()
     assert participant.answers["goal"] == 4
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_submissions_at_once_store_one_answer_set():
+    """Double clicks and open tabs post the form at the same moment (four tabs for each of six
+    participants): every post ends on the completion page, and each participant keeps one post's answers, whole."""
+    study = make_chat_study(slug="double-click", target=3)
+    browsers = [Client() for _ in range(6)]
+    participants = [at_questionnaire(browser, study, participant_id=f"p{n}") for n, browser in enumerate(browsers)]
+    posts = []
+    for browser in browsers:
+        for tab in range(1, 5):
+            page = Client()  # another tab of the same browser: the same session cookie
+            page.cookies[settings.SESSION_COOKIE_NAME] = browser.cookies[settings.SESSION_COOKIE_NAME].value
+            answers = {"goal": str(tab), "unresolved_confusion": str(tab), "mutual_understanding": "3"}
+            posts.append(partial(page.post, url("questionnaire", study), answers))
+
+    responses = at_once(*posts)
+
+    assert [getattr(response, "url", response) for response in responses] == [url("done", study)] * len(posts)
+    for participant in participants:
+        participant.refresh_from_db()
+        assert participant.stage == STAGE.DONE
+        assert participant.answers["goal"] == participant.answers["unresolved_confusion"]  # one post's, whole
 
 
 def test_a_custom_choice_question_is_asked_and_stored(client):

@@ -194,6 +194,7 @@ def mark_a_span_reload_and_submit(page, screenshot, studies):
     expect(page.locator("body")).to_contain_text("The seven social attributes")
     page.get_by_role("button", name=re.compile("start")).click()
     expect(page.locator("[data-span-source] .turn")).to_have_count(4)
+    page.wait_for_load_state()  # spans.js (a module, run after parsing) must listen before text is selected
 
     # Omar's curt reply and the start of Lena's answer: turn index 1 from "Whatever" to index 2's "Of course".
     select_text(page, 1, 0, 2, len("Of course"))
