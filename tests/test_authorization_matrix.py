@@ -251,7 +251,7 @@ class Access:
     study link) whose holder may read what it names, so the strangers' text check is skipped;
     ``shows`` is text the owning researcher finds on a list, which proves the list would show it
     to the other team's researcher too if it were not scoped; ``get`` is what a GET gets from
-    everyone when ``method`` is POST (405 for a POST-only view).
+    everyone when ``method`` is POST (405, the default, for a POST-only view; None: not asked).
     """
 
     expect: Mapping[str, Expected]
@@ -261,7 +261,7 @@ class Access:
     state: Callable[[World], Any] | None = None
     link: bool = False
     shows: Callable[[World], str] | None = None
-    get: int | None = None
+    get: Expected | None = None
 
 
 def _entry(base: dict[str, Expected], args: Arguments | None, options: dict[str, Any]) -> Access:
@@ -628,7 +628,7 @@ class TestPages:
 
     @pytest.mark.parametrize("name", [name for name, access in MATRIX.items() if access.get is not None])
     @pytest.mark.parametrize("caller", CALLERS)
-    def test_post_only_urls_refuse_get(self, world, name, caller):
+    def test_get_on_a_post_url_answers_as_the_matrix_says(self, world, name, caller):
         access = MATRIX[name]
         url = reverse(name, kwargs=access.args(world))
         before = access.state(world) if access.state else None
