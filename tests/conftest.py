@@ -34,3 +34,12 @@ def pytest_report_header(config: pytest.Config) -> str:
 def fast_password_hashing(settings):
     """Full-strength hashing of the builders' passwords would cost most of each test's time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Each test starts with an empty cache: the entry throttle counts there, per address, and every
+    test client comes from 127.0.0.1."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -217,10 +217,22 @@ def ready_bundle(study: Study) -> ReportBundle:
     return bundle
 
 
+def login_records() -> None:
+    """What login throttling (django-axes) records: a lockout, a failed login and a login, for its admin pages."""
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    seen = {"user_agent": "test", "ip_address": "203.0.113.9", "username": "guesser", "http_accept": "*/*",
+            "path_info": "/accounts/login/"}
+    AccessAttempt.objects.create(**seen, get_data="", post_data="", failures_since_start=5)
+    AccessFailureLog.objects.create(**seen, locked_out=True)
+    AccessLog.objects.create(**seen)
+
+
 def build_world() -> World:
     own, other = build_team(OWN), build_team(OTHER)
     add_to_team(other.annotator, own.team, role=TeamMember.Role.ANNOTATOR)  # in our pool, not in our study
     superuser = make_user(superuser=True, username="root")
+    login_records()
     sessions: dict[str, str | None] = {ANONYMOUS: None, PARTICIPANT: own.session, OTHER_PARTICIPANT: other.session}
     signed_in = {ANNOTATOR: own.annotator, OUTSIDE_ANNOTATOR: other.annotator, RESEARCHER: own.researcher,
                  OTHER_RESEARCHER: other.researcher, SUPERUSER: superuser}
@@ -310,6 +322,11 @@ def participant_stage(here: Expected = Redirect("chat:chat"), **options: Any) ->
 # What the URLs name: the owning team's objects
 
 
+def binding(participant: Participant) -> tuple[str, str]:
+    """Which browser holds the participant, and their resume code: what a release changes."""
+    return Participant.objects.filter(pk=participant.pk).values_list("browser_token", "resume_code").get()
+
+
 def own_chat(world: World) -> dict[str, Any]:
     return {"slug": world.own.chat.slug}
 
@@ -377,8 +394,11 @@ MATRIX: dict[str, Access] = {
     "benchmark:run-resume": researcher_object(own_run, Redirect("benchmark:run"), method="POST", state=run_state),
     # Annotators (the invite link is a secret: whoever holds it may join)
     "annotator:index": public(anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN),
+    # Joining is a POST (a GET shows the study and a confirm button); callers without an account get
+    # the sign-up form back.
     "annotator:join": public(lambda w: {"token": w.own.study.invite_token}, Redirect("annotator:instructions"),
-                             anonymous=200, participant=200, other_participant=200, link=True),
+                             method="POST", get=200, anonymous=200, participant=200, other_participant=200,
+                             link=True),
     "annotator:instructions": annotator_page(own_study),
     "annotator:next": annotator_page(own_study, Redirect("annotator:item")),
     "annotator:item": annotator_page(claimed),
@@ -409,6 +429,10 @@ MATRIX: dict[str, Access] = {
     "chat:study-edit": researcher_object(own_chat),
     "chat:export": researcher_object(own_chat),
     "chat:transcript": researcher_object(lambda w: {"slug": w.own.chat.slug, "pk": w.own.finished_participant.pk}),
+    "chat:release": researcher_object(
+        lambda w: {"slug": w.own.chat.slug, "pk": w.own.finished_participant.pk}, Redirect("chat:transcript"),
+        method="POST", state=lambda w: binding(w.own.finished_participant),
+    ),
     # Participants (the study link is public; the stages belong to the session's participant)
     "chat:entry": public(own_chat, participant=Redirect("chat:chat"), link=True),
     "chat:consent": participant_stage(),
@@ -417,6 +441,9 @@ MATRIX: dict[str, Access] = {
     "chat:chat": participant_stage(here=200),
     "chat:questionnaire": participant_stage(),
     "chat:done": participant_stage(),
+    "chat:screened-out": participant_stage(),
+    # The resume form (its GET only fills in the fields; a POST with the right code moves a participant)
+    "chat:resume": public(own_chat, link=True),
 }
 
 
