@@ -21,7 +21,7 @@ from annotator.schemes import install_preset
 from benchmark.models import ActionType, SimulationRun
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import rated_study
-from tests.builders import PASSWORD, make_character, make_episode, make_scenario, make_user
+from tests.builders import PASSWORD, default_team, make_character, make_episode, make_scenario, make_user
 from tests.chat.builders import make_chat_study
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -138,8 +138,9 @@ def test_the_report_page_keeps_to_the_policy_with_its_figures(browser_page):
 def test_the_run_page_keeps_to_the_policy_while_it_polls(browser_page):
     page = browser_page
     researcher = make_user(staff=True, username="rhea")
-    run = SimulationRun.objects.create(tag="polled", created_by=researcher, options={"turn_cap": 6}, total=4,
-                                       status="running", heartbeat_at=timezone.now())
+    run = SimulationRun.objects.create(team=default_team(), tag="polled", created_by=researcher,
+                                       options={"turn_cap": 6}, total=4, status="running",
+                                       heartbeat_at=timezone.now())
     watch = PolicyWatch(page)
     log_in(page, researcher)
 
