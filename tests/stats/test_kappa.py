@@ -133,3 +133,13 @@ def test_binned_kappas_follow_sotopia_bins():
     assert result["5"]["randolph"] == pytest.approx((2 / 3 - 1 / 5) / (1 - 1 / 5))
     three = binned_kappas(table, low=0, high=10, bins=(3,))["3"]
     assert three["percent_agreement"] == pytest.approx(1.0)
+
+
+def test_binned_kappas_put_lower_edges_in_their_own_bin():
+    # 1-10 in 5 bins is [1, 2.8), [2.8, 4.6), [4.6, 6.4), [6.4, 8.2), [8.2, 10]: every item agrees.
+    table = pd.DataFrame(
+        {"item": [1, 1, 2, 2, 3, 3, 4, 4], "value": [2.8, 3.5, 4.6, 5.0, 8.2, 9.0, 1.0, 2.0]}
+    )
+    five = binned_kappas(table, low=1, high=10, bins=(5,))["5"]
+    assert five["fleiss"] == pytest.approx(1.0)
+    assert five["percent_agreement"] == 1.0
