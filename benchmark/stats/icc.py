@@ -41,6 +41,11 @@ TWOWAY_METHOD = (
 )
 
 
+# A two-way residual within this many units in the last place of the largest centred rating,
+# in every cell, is what rounding leaves of an exactly additive table, not variance.
+RESIDUAL_ULPS = 64
+
+
 @dataclass
 class OnewayIcc:
     """ICC(1,1) and ICC(1,k) with the one-way F test; undefined values are None with a note."""
@@ -163,6 +168,11 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
     for n items and N ratings; F = MSB / MSW on (n - 1, N - n) degrees of freedom. With k ratings
     on every item this is Shrout & Fleiss's case 1; otherwise k0 = (N - sum n_i^2 / N) / (n - 1)
     replaces k (Donner 1986), and the method string says so.
+
+    ICC is undefined when every rating is the same, and 1 when every item's ratings are the same;
+    both are decided by exact equality of the ratings, so shifting every rating by 1e9 or
+    changing its units gives the same answer. The sums of squares are taken on ratings centred
+    on their mean, so a large shift does not swamp them either.
     """
     values = np.asarray(values, dtype=float)
     notes = exclusion_note(excluded_items)
@@ -181,17 +191,25 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
     df1 = float(n_items - 1)
     df2 = float(n_ratings - n_items)
     k = float((n_ratings - (sizes**2).sum() / n_ratings) / (n_items - 1))
-    means = np.bincount(items, weights=values, minlength=n_items) / sizes
-    grand = values.mean()
-    ms_between = float((sizes * (means - grand) ** 2).sum() / df1)
-    ms_within = float(((values - means[items]) ** 2).sum() / df2)
+    # Sums of squares of ratings centred on their mean: a shift of every rating by 1e9 changes
+    # nothing but the last bits of the centring, instead of swamping the squares.
+    centred = values - values.mean()
+    means = np.bincount(items, weights=centred, minlength=n_items) / sizes
+    ms_between = float((sizes * (means - centred.mean()) ** 2).sum() / df1)
+    ms_within = float(((centred - means[items]) ** 2).sum() / df2)
     known = dict(df1=df1, df2=df2, k=k, ms_between=ms_between, ms_within=ms_within)
-    scale = max(abs(grand), 1.0) ** 2
-    if ms_within <= 1e-12 * scale and ms_between <= 1e-12 * scale:
+    # "No variance" and "perfect agreement" are decided on the ratings themselves, exactly: a
+    # threshold on the mean squares would depend on where the ratings sit and on their units.
+    if values.min() == values.max():
         return undefined("ICC is undefined: all ratings are equal (no variance)", **known)
-    if ms_within <= 1e-12 * scale:
+    lowest = np.full(n_items, np.inf)
+    highest = np.full(n_items, -np.inf)
+    np.minimum.at(lowest, items, values)
+    np.maximum.at(highest, items, values)
+    if (lowest == highest).all() or ms_within == 0:
         intervals = icc_oneway_from_f(np.inf, df1, df2, k)
         perfect = "ratings agree perfectly within every item: F is infinite and ICC = 1"
+        known["ms_within"] = 0.0  # exactly: the residues left are rounding
         return OnewayIcc(**counts, **intervals, **known, p=0.0, notes=[*notes, perfect])
     f_value = ms_between / ms_within
     intervals = icc_oneway_from_f(f_value, df1, df2, k)
@@ -241,16 +259,22 @@ def icc_twoway_from_matrix(matrix: np.ndarray) -> TwowayIcc:
 
     if n < 2 or k < 2:
         return undefined("two-way ICC needs at least two items and two annotators")
-    grand = y.mean()
-    ss_rows = k * ((y.mean(axis=1) - grand) ** 2).sum()
-    ss_cols = n * ((y.mean(axis=0) - grand) ** 2).sum()
-    ss_error = max(((y - grand) ** 2).sum() - ss_rows - ss_cols, 0.0)
+    if y.min() == y.max():
+        return undefined("two-way ICC is undefined: all ratings are equal (no variance)")
+    # Centred, and the residual summed directly rather than as total - rows - columns, which
+    # cancels catastrophically when the residual is small next to the item effect.
+    centred = y - y.mean()
+    row_means, column_means = centred.mean(axis=1), centred.mean(axis=0)
+    grand = centred.mean()
+    ss_rows = k * ((row_means - grand) ** 2).sum()
+    ss_cols = n * ((column_means - grand) ** 2).sum()
+    residual = centred - row_means[:, None] - column_means[None, :] + grand
+    ss_error = float((residual**2).sum())
     df1, df_cols, df2 = n - 1, k - 1, (n - 1) * (k - 1)
     bms, jms, ems = ss_rows / df1, ss_cols / df_cols, ss_error / df2
-    scale = max(abs(grand), 1.0) ** 2
-    if bms <= 1e-12 * scale and ems <= 1e-12 * scale:
-        return undefined("two-way ICC is undefined: no variance between items and no residual variance")
-    if ems <= 1e-12 * scale:
+    # An exactly additive table (rating = item effect + annotator effect) leaves only rounding.
+    rounding = RESIDUAL_ULPS * np.finfo(float).eps * float(np.abs(centred).max())
+    if ss_error <= n * k * rounding**2:
         return undefined("two-way ICC is undefined: the residual mean square is zero")
     bms, jms, ems = np.float64(bms), np.float64(jms), np.float64(ems)
     with np.errstate(divide="ignore", invalid="ignore"):

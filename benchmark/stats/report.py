@@ -87,6 +87,11 @@ def _blank(kind: str) -> dict[str, Any]:
     }
 
 
+def _number(value: float) -> str:
+    """A number in a note: every digit that matters (1000000001, not 1e+09), none that does not."""
+    return f"{value:.15g}"
+
+
 def _note(report: dict[str, Any], key: str, notes: Sequence[str]) -> None:
     for note in notes:
         text = f"{key}: {note}"
@@ -219,16 +224,19 @@ def _numeric(
 
     if len(values):
         low, high = scale if scale is not None else (float(values.min()), float(values.max()))
-        if scale is None:
-            observed = f"bins span the observed range [{low:g}, {high:g}]; pass the scale to fix it"
-            _note(report, "binned_kappa", [observed])
         if high > low:
+            if scale is None:
+                observed = f"bins span the observed range [{_number(low)}, {_number(high)}]; pass the scale to fix it"
+                _note(report, "binned_kappa", [observed])
             report["binned_kappa"] = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
             report["methods"]["binned_kappa"] = (
                 "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
             )
+        elif scale is None:
+            same = f"every rating is {_number(low)}, so there is no range to cut into bins; pass the scale"
+            _note(report, "binned_kappa", [same])
         else:
-            _note(report, "binned_kappa", ["the scale has no width: every rating is the same"])
+            _note(report, "binned_kappa", ["the scale has no width"])
 
     for key in ("fleiss_kappa", "randolph_kappa", "cohen_kappa"):
         _note(report, key, ["applies to categorical questions; see binned_kappa"])

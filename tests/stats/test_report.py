@@ -164,3 +164,22 @@ def test_span_question():
 def test_missing_columns_are_a_clear_error():
     with pytest.raises(ValueError, match="no column question"):
         agreement_report(pd.DataFrame({"item": [1], "value": [1]}))
+
+
+def test_ratings_far_from_zero_get_the_same_report_and_readable_notes():
+    rng = np.random.default_rng(4)
+    latent = rng.normal(3, 1, 30)
+    matrix = np.clip(np.rint(latent[:, None] + rng.normal(0, 0.7, (30, 3))), 1, 5)
+    plain = question_report(long_from_wide(matrix), resamples=0)
+    shifted = question_report(long_from_wide(matrix + 1e9), resamples=0)
+    assert shifted["icc"]["icc1"] == pytest.approx(plain["icc"]["icc1"], rel=1e-6)
+    assert "binned_kappa: bins span the observed range [1000000001, 1000000005]; pass the scale to fix it" in (
+        shifted["notes"]
+    )
+    assert shifted["binned_kappa"] == plain["binned_kappa"]
+
+
+def test_equal_ratings_say_so_without_a_range_of_no_width():
+    report = question_report(long_from_wide(np.full((4, 3), 1e9 + 1)), resamples=0)
+    binned = [note for note in report["notes"] if note.startswith("binned_kappa:")]
+    assert binned == ["binned_kappa: every rating is 1000000001, so there is no range to cut into bins; pass the scale"]
