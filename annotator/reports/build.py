@@ -394,12 +394,6 @@ def _numeric(
     )
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
-    for bins, kappas in (entry["binned_kappa"] or {}).items():
-        if kappas.get("fleiss") is None and entry["n_items"]:
-            entry["notes"].append(
-                f"binned_kappa: Fleiss' kappa with {bins} bins is undefined: every rating falls in one bin "
-                "(chance agreement is 1)"
-            )
     _blank_note(entry, blank)
     entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
     entry["question"]["scale"] = list(scale) if scale else None

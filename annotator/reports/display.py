@@ -29,7 +29,8 @@ NOT_APPLICABLE = (
     "no truth given",
     "no condition given",
     "no judge scores",
-    "do not apply to span questions",
+    "does not apply to span questions",
+    "applies to span questions",
 )
 
 

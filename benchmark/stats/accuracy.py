@@ -150,6 +150,8 @@ def cluster_bootstrap_accuracy(
                 notes.append(f"class {text_labels[j]}: {missing} resamples without it left out of its CI")
     elif resamples:
         notes.append("a bootstrap CI needs at least two clusters")
+    else:
+        notes.append("no CI: bootstrap skipped (0 resamples)")
 
     by_class = {
         text_labels[j]: {

@@ -36,6 +36,7 @@ RANDOLPH_METHOD = (
     "and q the number of categories available to annotators"
 )
 COHEN_METHOD = "Cohen (1960) kappa for two annotators: (p_o - p_e) / (1 - p_e) from their contingency table"
+BINNED_METHOD = "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
 AGREEMENT_METHOD = "mean over items of the share of agreeing pairs of ratings (Fleiss's P)"
 
 _TINY = 1e-12
@@ -122,6 +123,8 @@ def fleiss_kappa_from_counts(
         result.resamples = resamples
     elif resamples:
         notes.append("no CI for Fleiss' kappa from a single item")
+    else:
+        notes.append("no CI: bootstrap skipped (0 resamples)")
     return result
 
 
@@ -268,21 +271,30 @@ def binned_kappas_from_codes(
     bins: Sequence[int] = (3, 4, 5),
     low: float,
     high: float,
-) -> dict[str, dict[str, float | None]]:
+) -> tuple[dict[str, dict[str, float | None]], list[str]]:
     """Fleiss and Randolph kappas and percent agreement after cutting [low, high] into equal-width bins.
 
     Sotopia (Zhou et al. 2024, appendix E, Table E.1) reports kappa on 11-point ratings grouped
-    into 3, 4 and 5 equal-width bins; q for Randolph's kappa is the number of bins.
+    into 3, 4 and 5 equal-width bins; q for Randolph's kappa is the number of bins. Returns the
+    values per number of bins and a note `"<bins>.<statistic>: reason"` for each that is None.
     """
     out: dict[str, dict[str, float | None]] = {}
+    notes: list[str] = []
     for n_bins in bins:
         counts = count_matrix(items, equal_width_bins(values, n_bins, low=low, high=high), n_items, n_bins)
-        out[str(n_bins)] = {
-            "fleiss": fleiss_kappa_from_counts(counts, resamples=0).value,
-            "randolph": randolph_kappa_from_counts(counts, n_bins).value,
-            "percent_agreement": percent_agreement_from_counts(counts),
-        }
-    return out
+        fleiss = fleiss_kappa_from_counts(counts, resamples=0)
+        randolph = randolph_kappa_from_counts(counts, n_bins)
+        agreement = percent_agreement_from_counts(counts)
+        out[str(n_bins)] = {"fleiss": fleiss.value, "randolph": randolph.value, "percent_agreement": agreement}
+        if agreement is None:
+            notes.extend(f"{n_bins}.{name}: no item has two or more ratings" for name in out[str(n_bins)])
+            continue
+        if fleiss.value is None:
+            one_bin = "Fleiss' kappa is undefined: every rating falls in one bin (chance agreement is 1)"
+            notes.append(f"{n_bins}.fleiss: {one_bin}")
+        if randolph.value is None:
+            notes.append(f"{n_bins}.randolph: Randolph's kappa needs two or more bins")
+    return out, notes
 
 
 def binned_kappas(
@@ -304,4 +316,4 @@ def binned_kappas(
     high = float(values.max()) if high is None else high
     if not high > low:
         return {str(n): {"fleiss": None, "randolph": None, "percent_agreement": 1.0} for n in bins}
-    return binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
+    return binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)[0]

@@ -23,6 +23,7 @@ from .bootstrap import DEFAULT_RESAMPLES
 from .icc import crossed_matrix, icc_oneway_from_codes, icc_twoway_from_matrix
 from .kappa import (
     AGREEMENT_METHOD,
+    BINNED_METHOD,
     COHEN_METHOD,
     RANDOLPH_METHOD,
     binned_kappas_from_codes,
@@ -157,6 +158,7 @@ def question_report(
         _note(report, "accuracy", accuracy.notes)
     else:
         _note(report, "accuracy", ["no truth given"])
+    _note(report, "spans", ["applies to span questions"])
     _interpret(report)
     return plain_report(report)
 
@@ -211,9 +213,14 @@ def _numeric(
         twoway = icc_twoway_from_matrix(matrix)
         report["icc"]["twoway"] = twoway.to_dict()
         _note(report, "icc.twoway", twoway.notes)
-    elif report["icc"] is not None:
+    else:
         report["icc"]["twoway"] = None
-        _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
+        if kept.empty:
+            _note(report, "icc.twoway", ["no item has two or more ratings"])
+        elif ANNOTATOR not in kept.columns:
+            _note(report, "icc.twoway", ["needs to know which annotator gave each rating"])
+        else:
+            _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
 
     alphas: dict[str, float | None] = {}
     for level in ("nominal", "ordinal", "interval"):
@@ -222,16 +229,20 @@ def _numeric(
     report["krippendorff_alpha"] = alphas
     report["methods"]["krippendorff_alpha"] = ALPHA_METHOD
 
-    if len(values):
+    if not len(values):
+        _note(report, "binned_kappa", ["no item has two or more ratings"])
+    else:
         low, high = scale if scale is not None else (float(values.min()), float(values.max()))
         if high > low:
             if scale is None:
                 observed = f"bins span the observed range [{_number(low)}, {_number(high)}]; pass the scale to fix it"
                 _note(report, "binned_kappa", [observed])
-            report["binned_kappa"] = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
-            report["methods"]["binned_kappa"] = (
-                "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
-            )
+            binned, binned_notes = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
+            report["binned_kappa"] = binned
+            for note in binned_notes:
+                key, _, reason = note.partition(": ")
+                _note(report, f"binned_kappa.{key}", [reason])
+            report["methods"]["binned_kappa"] = BINNED_METHOD
         elif scale is None:
             same = f"every rating is {_number(low)}, so there is no range to cut into bins; pass the scale"
             _note(report, "binned_kappa", [same])
@@ -242,19 +253,39 @@ def _numeric(
         _note(report, key, ["applies to categorical questions; see binned_kappa"])
 
     # Means and correlations use every rated item: one rating is still a score.
-    if CONDITION in table.columns:
-        means = means_by_condition(table, judge=JUDGE if JUDGE in table.columns else None)
-        report["by_condition"] = means["human"] or None
-        report["judge_by_condition"] = means["judge"] or None
-        report["methods"]["by_condition"] = MEANS_METHOD
-    else:
-        _note(report, "by_condition", ["no condition given"])
+    _means_by_condition(report, table)
     if JUDGE in table.columns and drop_missing(table, JUDGE).shape[0]:
         alignment = judge_alignment(table)
         report["alignment"] = alignment.to_dict()
         _note(report, "alignment", alignment.notes)
     else:
         _note(report, "alignment", ["no judge scores"])
+
+
+def _means_by_condition(report: dict[str, Any], table: pd.DataFrame) -> None:
+    """`by_condition` and `judge_by_condition`, each null with a note when it cannot be computed."""
+    judged = JUDGE in table.columns and bool(drop_missing(table, JUDGE).shape[0])
+    if not judged:
+        _note(report, "judge_by_condition", ["no judge scores"])
+    if CONDITION not in table.columns or not drop_missing(table, CONDITION).shape[0]:
+        reason = "no condition given" if CONDITION not in table.columns else "no rated item has a condition"
+        _note(report, "by_condition", [reason])
+        if judged:
+            _note(report, "judge_by_condition", [reason])
+        return
+    means = means_by_condition(table, judge=JUDGE if judged else None)
+    report["methods"]["by_condition"] = MEANS_METHOD
+    for key, side in (("by_condition", "human"), ("judge_by_condition", "judge")):
+        if key == "judge_by_condition" and not judged:
+            continue
+        report[key] = means[side] or None
+        if not means[side]:
+            _note(report, key, ["no rated item has a condition"])
+        for condition, summary in means[side].items():
+            if summary["n"] == 0:
+                _note(report, f"{key}.{condition}", ["no item of this condition has a judge score"])
+            elif summary["ci95"] is None:
+                _note(report, f"{key}.{condition}.ci95", ["one item: a t interval needs two or more"])
 
 
 def _interpret(report: dict[str, Any]) -> None:
@@ -283,6 +314,7 @@ def span_question_report(
 ) -> dict[str, Any]:
     """The report of a span question (columns item, annotator, start, end, label, attributes)."""
     report = _blank(SPANS)
+    report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     agreement = span_agreement(spans, min_iou=min_iou, end_inclusive=end_inclusive, coders=coders)
     report["n_items"] = agreement.n_items
     report["n_ratings"] = agreement.n_spans
@@ -290,9 +322,14 @@ def span_question_report(
     report["n_annotators"] = int(spans[ANNOTATOR].nunique()) if len(spans) else 0
     report["spans"] = agreement.to_dict()
     report["percent_agreement"] = agreement.label_agreement
-    report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     _note(report, "spans", agreement.notes)
-    _note(report, "kappa, alpha, ICC", ["do not apply to span questions"])
+    if report["percent_agreement"] is None:
+        _note(report, "percent_agreement", ["label agreement is undefined (see the spans notes)"])
+    for key in (
+        "krippendorff_alpha", "icc", "fleiss_kappa", "randolph_kappa", "cohen_kappa", "binned_kappa", "accuracy",
+        "by_condition", "judge_by_condition", "alignment",
+    ):
+        _note(report, key, ["does not apply to span questions"])
     return plain_report(report)
 
 

@@ -317,7 +317,8 @@ def test_undefined_statistics_are_null_with_a_reason():
     confusion = report["questions"]["confusion"]
     assert confusion["icc"]["icc1"] is None
     assert confusion["binned_kappa"]["3"]["fleiss"] is None
-    assert any("with 3 bins is undefined" in note for note in confusion["notes"])
+    one_bin = "binned_kappa.3.fleiss: Fleiss' kappa is undefined: every rating falls in one bin (chance agreement is 1)"
+    assert one_bin in confusion["notes"]
     assert any(note.startswith("icc:") for note in confusion["notes"])
     barrier = report["questions"]["barrier"]
     assert barrier["fleiss_kappa"] is None

@@ -183,3 +183,84 @@ def test_equal_ratings_say_so_without_a_range_of_no_width():
     report = question_report(long_from_wide(np.full((4, 3), 1e9 + 1)), resamples=0)
     binned = [note for note in report["notes"] if note.startswith("binned_kappa:")]
     assert binned == ["binned_kappa: every rating is 1000000001, so there is no range to cut into bins; pass the scale"]
+
+
+def null_paths(value, path: str = ""):
+    """Dotted paths of every null in a report (list elements share their list's path)."""
+    if value is None:
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from null_paths(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from null_paths(item, path)
+
+
+def unexplained_nulls(report: dict) -> list[str]:
+    """Nulls no note explains: a note '<key>: reason' explains the null at key and below it."""
+    keys = {note.partition(": ")[0] for note in report["notes"]}
+    return [
+        path for path in null_paths({k: v for k, v in report.items() if k != "notes"})
+        if not any(path == key or path.startswith(f"{key}.") for key in keys)
+    ]
+
+
+def degenerate_reports() -> dict[str, dict]:
+    """Reports of inputs where much is undefined: every null in them must come with a note."""
+    def numeric(**columns):
+        base = {"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2, 1, 2, 1, 2], "value": [1, 2, 2, 3, 4, 4]}
+        return pd.DataFrame({**base, **columns})
+
+    spans = pd.DataFrame(
+        {"item": [1, 1, 2, 2], "annotator": ["A", "B", "A", "B"], "start": [0, 0, 0, 5], "end": [3, 3, 2, 9],
+         "label": ["error", "error", "error", "competency"], "attributes": ["", "", "emotion", ""]}
+    )
+    far = spans.assign(start=[0, 5, 0, 5], end=[2, 9, 2, 9])
+    return {
+        "no judge, blank condition": question_report(numeric(condition=[""] * 6), resamples=0),
+        "judge, no condition": question_report(numeric(judge=[1.0, 1.0, 2.0, 2.0, 3.0, 3.0]), resamples=0),
+        "condition, no judge scores": question_report(
+            numeric(condition=["a"] * 6, judge=[np.nan] * 6), resamples=0
+        ),
+        "a condition without judge scores": question_report(
+            numeric(condition=["a", "a", "a", "a", "b", "b"], judge=[1.0, 1.0, 2.0, 2.0, np.nan, np.nan]),
+            resamples=50,
+        ),
+        "single ratings": question_report(
+            pd.DataFrame({"item": [1, 2, 3], "annotator": [1, 1, 1], "value": [1.0, 2.0, 3.0],
+                          "condition": ["a", "a", "b"], "judge": [1.0, 2.0, 2.0], "truth": [1.0, 2.0, 3.0]}),
+            resamples=50,
+        ),
+        "single categorical ratings": question_report(
+            pd.DataFrame({"item": [1, 2], "annotator": [1, 1], "value": ["x", "y"], "truth": ["x", "x"]}),
+            kind="categorical", resamples=50,
+        ),
+        "no resamples": question_report(
+            pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2] * 3, "value": ["x", "y", "x", "x", "y", "y"],
+                          "truth": ["x", "x", "x", "x", "y", "y"], "cluster": ["s", "s", "t", "t", "u", "u"]}),
+            kind="categorical", resamples=0,
+        ),
+        "one category": question_report(
+            pd.DataFrame({"item": [1, 1, 2, 2], "annotator": [1, 2, 1, 2], "value": ["x"] * 4}), resamples=50
+        ),
+        "equal ratings": question_report(numeric(value=[3] * 6, condition=["a"] * 6), resamples=50),
+        "no ratings": question_report(pd.DataFrame({"item": [], "annotator": [], "value": []}), resamples=50),
+        "blank values": question_report(
+            pd.DataFrame({"item": [1, 2], "annotator": [1, 1], "value": [None, None]}), resamples=50
+        ),
+        "no spans": span_question_report(spans.iloc[:0]),
+        "spans that never overlap": span_question_report(far),
+        "spans without attributes or labels": span_question_report(
+            spans.drop(columns=["label"]).assign(attributes="")
+        ),
+        "spans of one annotator": span_question_report(spans[spans["annotator"] == "A"]),
+        "overlapping spans, one attribute": span_question_report(spans),
+    }
+
+
+@pytest.mark.parametrize("case", list(degenerate_reports()))
+def test_every_null_comes_with_a_note(case):
+    report = degenerate_reports()[case]
+    json.dumps(report, allow_nan=False)
+    assert unexplained_nulls(report) == []
