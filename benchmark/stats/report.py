@@ -55,6 +55,7 @@ from .tables import (
 DEFAULT_SEED = 0
 DEFAULT_BINS = (3, 4, 5)
 NUMERIC, CATEGORICAL, SPANS = "numeric", "categorical", "spans"
+BLANK_QUESTION_NOTE = "answers: every value of this question is blank; there is nothing to compute"
 
 
 def _require(table: pd.DataFrame, *columns: str) -> None:
@@ -117,6 +118,7 @@ def question_report(
     order); `scale` the (low, high) of a numeric scale for binning (default: the observed range).
     """
     _require(table, ITEM, VALUE)
+    rows = len(table)
     table = drop_missing(table, ITEM, VALUE)
     numbers = numeric_values(table[VALUE])
     if kind is None:
@@ -126,6 +128,8 @@ def question_report(
     if kind == NUMERIC:
         table = table.assign(**{VALUE: numbers})
     report = _blank(kind)
+    if rows and table.empty:
+        report["notes"].append(BLANK_QUESTION_NOTE)
     kept, excluded = usable_ratings(table)
     report["n_items"] = int(kept[ITEM].nunique())
     report["n_ratings"] = len(kept)
@@ -345,17 +349,24 @@ def agreement_report(
     bins: Sequence[int] = DEFAULT_BINS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    blank_questions: Collection[str] = (),
 ) -> dict[str, Any]:
     """{"questions": {question: question_report}} for a long table with a `question` column.
 
     Questions whose values are all numbers are numeric unless listed in `categorical`. Span
     questions come from `spans` (same columns as `span_question_report`, plus `question`).
+    `blank_questions` were asked but every answer was blank (so the table has no row of them):
+    each is reported with no statistic and a note saying why, rather than left out in silence.
     """
     _require(table, ITEM, QUESTION, VALUE)
     categories = categories or {}
     scales = scales or {}
     questions: dict[str, Any] = {}
-    for question, rows in table.groupby(QUESTION, sort=True):
+    groups = list(table.groupby(QUESTION, sort=True))
+    unanswered = sorted(set(blank_questions) - {str(question) for question, _ in groups})
+    if unanswered:
+        groups = sorted([*groups, *((name, table.iloc[:0]) for name in unanswered)], key=lambda pair: str(pair[0]))
+    for question, rows in groups:
         name = str(question)
         kind = CATEGORICAL if name in categorical else None
         questions[name] = question_report(
@@ -367,6 +378,8 @@ def agreement_report(
             resamples=resamples,
             seed=seed,
         )
+        if rows.empty:
+            questions[name]["notes"].insert(0, BLANK_QUESTION_NOTE)
     if spans is not None and len(spans):
         for question, rows in spans.groupby(QUESTION, sort=True):
             questions[str(question)] = span_question_report(rows, min_iou=min_iou, end_inclusive=end_inclusive)
