@@ -10,7 +10,14 @@ rater reliability", Psychological Bulletin 86(2):420-428; McGraw, K. O. & Wong, 
 "Forming inferences about some intraclass correlation coefficients", Psychological Methods
 1(1):30-46; for unequal group sizes, Donner, A. (1986), "A review of inference procedures for
 the intraclass correlation coefficient in the one-way random effects model", International
-Statistical Review 54(1):67-82.
+Statistical Review 54(1):67-82 (k0), and for its interval Searle, S. R. (1971), Linear Models,
+Wiley, and Thomas, J. D. & Hultquist, R. A. (1978), "Interval estimation for the unbalanced case
+of the one-way random effects model", Annals of Statistics 6(3):582-587: the interval R's
+`ICC::ICCest(CI.type = "THD")` computes (Wolak, Fairbairn & Paulsen 2012, Methods in Ecology and
+Evolution 3(1):129-137).
+
+The intervals treat items as independent. When items are clustered (episodes of one scenario),
+they do not account for it; the report says so next to them.
 """
 
 from dataclasses import dataclass, field
@@ -31,8 +38,9 @@ BALANCED_METHOD = (
 UNBALANCED_METHOD = (
     "one-way random effects ANOVA with unequal ratings per item: k = k0, the adjusted average "
     "number of ratings per item, (N - sum n_i^2 / N) / (n - 1) (Donner 1986); ICC(1,1) = "
-    "(MSB - MSW) / (MSB + (k0 - 1) MSW), ICC(1,k) = (MSB - MSW) / MSB; 95% CIs from the F "
-    "distribution with k0 in place of k (approximate)"
+    "(MSB - MSW) / (MSB + (k0 - 1) MSW), ICC(1,k) = (MSB - MSW) / MSB; 95% CIs: Searle's (1971) "
+    "F-based limits for unequal group sizes (Thomas & Hultquist 1978) with k0 in place of k, as "
+    'R\'s ICC::ICCest(CI.type = "THD") computes them; approximate when the n_i differ'
 )
 TWOWAY_METHOD = (
     "two-way ANOVA on a fully crossed design: ICC(2,.) absolute agreement with random "

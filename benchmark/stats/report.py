@@ -47,6 +47,8 @@ from .tables import (
     count_matrix,
     drop_missing,
     exclusion_note,
+    has_clusters,
+    item_clusters,
     item_codes,
     numeric_values,
     usable_ratings,
@@ -55,6 +57,18 @@ from .tables import (
 DEFAULT_SEED = 0
 DEFAULT_BINS = (3, 4, 5)
 NUMERIC, CATEGORICAL, SPANS = "numeric", "categorical", "spans"
+CLUSTERS_IGNORED = {
+    "icc": "the 95% CIs assume independent items; they do not account for the clusters",
+    "by_condition": "the t intervals assume independent items; they do not account for the clusters",
+    "judge_by_condition": "the t intervals assume independent items; they do not account for the clusters",
+    "alignment": "the Fisher-z interval assumes independent items; it does not account for the clusters",
+}
+CLUSTERS_METHOD = (
+    "items of one cluster (column cluster) are not independent: the bootstrap intervals of accuracy "
+    "and Fleiss' kappa resample whole clusters; the F-based ICC intervals, the t intervals of the "
+    "means per condition and the Fisher-z interval of the alignment treat items as independent and "
+    "do not account for the clusters, so they may be too narrow"
+)
 BLANK_QUESTION_NOTE = "answers: every value of this question is blank; there is nothing to compute"
 
 
@@ -154,7 +168,7 @@ def question_report(
         accuracy = cluster_bootstrap_accuracy(
             table,
             cluster=CLUSTER if CLUSTER in table.columns else None,
-            labels=None,
+            labels=categories if kind == CATEGORICAL else None,
             resamples=resamples,
             seed=seed,
         )
@@ -162,6 +176,8 @@ def question_report(
         _note(report, "accuracy", accuracy.notes)
     else:
         _note(report, "accuracy", ["no truth given"])
+    if has_clusters(table):
+        report["methods"]["clusters"] = CLUSTERS_METHOD
     _note(report, "spans", ["applies to span questions"])
     _interpret(report)
     return plain_report(report)
@@ -176,7 +192,8 @@ def _categorical(
     resamples: int,
     seed: int,
 ) -> None:
-    fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed)
+    clusters = item_clusters(kept) if has_clusters(kept) else None
+    fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed, clusters=clusters)
     report["fleiss_kappa"] = fleiss.to_dict() if fleiss.value is not None else None
     _note(report, "fleiss_kappa", fleiss.notes)
     randolph = randolph_kappa_from_counts(counts, len(labels))
@@ -264,6 +281,12 @@ def _numeric(
         _note(report, "alignment", alignment.notes)
     else:
         _note(report, "alignment", ["no judge scores"])
+
+    # Only accuracy's and Fleiss' bootstraps resample clusters; say so next to every other interval.
+    if has_clusters(table):
+        for key, reason in CLUSTERS_IGNORED.items():
+            if report[key] is not None:
+                _note(report, key, [reason])
 
 
 def _means_by_condition(report: dict[str, Any], table: pd.DataFrame) -> None:

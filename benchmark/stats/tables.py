@@ -82,6 +82,29 @@ def item_codes(items: pd.Series) -> tuple[np.ndarray, int]:
     return codes.astype(np.intp), len(uniques)
 
 
+def item_clusters(table: pd.DataFrame, *, item: str = ITEM, cluster: str = CLUSTER) -> np.ndarray:
+    """The cluster of each item, in the order `item_codes` numbers the items.
+
+    An item's cluster is the first non-blank `cluster` among its rows; an item with none is a
+    cluster of its own (named "item:<item>", as accuracy's bootstrap names it).
+    """
+    items = table[item]
+    present = drop_missing(table, cluster)
+    first = present.groupby(item, sort=False)[cluster].first()
+    order = pd.unique(items)
+    named = pd.Series(order, index=order).map(first)
+    own = pd.Series(["item:" + str(name) for name in order], index=order)
+    return named.where(named.notna(), own).astype(str).to_numpy()
+
+
+def has_clusters(table: pd.DataFrame, *, item: str = ITEM, cluster: str = CLUSTER) -> bool:
+    """Whether some cluster holds two or more items (else the clusters change nothing)."""
+    if cluster not in table.columns:
+        return False
+    present = drop_missing(table, item, cluster)
+    return bool((present.groupby(cluster, sort=False)[item].nunique() >= 2).any())
+
+
 def category_codes(values: pd.Series, categories: Sequence[Any] | None = None) -> tuple[np.ndarray, list[Any]]:
     """Integer code per row for its category, and the category list (sorted when it sorts).
 

@@ -196,3 +196,25 @@ def test_no_variance_means_every_rating_is_identical():
     matrix[0, 0] += 1e-7
     result = icc_oneway(long_from_wide(matrix))
     assert result.icc1 is not None and not any("no variance" in note for note in result.notes)
+
+
+def test_unbalanced_interval_is_searle_thomas_hultquist_as_iccest_thd_and_says_so():
+    # R's ICC::ICCest(CI.type = "THD"): n0 = n_bar - sum (n_i - n_bar)^2 / ((a - 1) N),
+    # F_L = F / qf(.975, a - 1, N - a), F_U = F * qf(.975, N - a, a - 1), bound = (F - 1) / (F + n0 - 1).
+    from scipy import stats as scipy_stats
+
+    matrix = thirty_by_three()
+    matrix[::3, 2] = np.nan
+    matrix[1::3, 0] = np.nan
+    result = icc_oneway(long_from_wide(matrix))
+    sizes = (~np.isnan(matrix)).sum(axis=1)
+    assert sizes.min() >= 2  # every item counts
+    a, total = len(sizes), sizes.sum()
+    n_bar = total / a
+    n0 = n_bar - ((sizes - n_bar) ** 2).sum() / ((a - 1) * total)
+    f_low = result.f_value / scipy_stats.f.ppf(0.975, a - 1, total - a)
+    f_high = result.f_value * scipy_stats.f.ppf(0.975, total - a, a - 1)
+    assert result.k == pytest.approx(n0, rel=1e-12)
+    assert result.icc1_ci95 == pytest.approx([(f_low - 1) / (f_low + n0 - 1), (f_high - 1) / (f_high + n0 - 1)])
+    assert "Thomas & Hultquist 1978" in result.method and "Searle's (1971)" in result.method
+    assert 'ICC::ICCest(CI.type = "THD")' in result.method and "Donner 1986" in result.method

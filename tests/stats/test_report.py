@@ -264,3 +264,29 @@ def test_every_null_comes_with_a_note(case):
     report = degenerate_reports()[case]
     json.dumps(report, allow_nan=False)
     assert unexplained_nulls(report) == []
+
+
+def test_declared_categories_set_the_chance_level_as_they_set_randolphs_q():
+    table = pd.DataFrame(
+        {"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2] * 3, "value": ["a", "a", "b", "b", "a", "b"],
+         "truth": ["a", "a", "b", "b", "a", "a"]}
+    )
+    report = question_report(table, kind="categorical", categories=["a", "b", "c", "d", "e"], resamples=0)
+    assert report["accuracy"]["chance"] == 0.2
+    assert report["randolph_kappa"] == pytest.approx((report["percent_agreement"] - 0.2) / 0.8)
+
+
+def test_with_clusters_each_interval_says_whether_it_accounts_for_them():
+    table = small_study()
+    numeric = question_report(table[table["question"] == "confusion"], resamples=100)
+    categorical = question_report(table[table["question"] == "barrier"], kind="categorical", resamples=100)
+    assert "resampling clusters" in categorical["fleiss_kappa"]["method"]
+    assert categorical["accuracy"]["cluster"] == "cluster"
+    for key in ("icc", "by_condition", "judge_by_condition", "alignment"):
+        assert any(
+            note.startswith(f"{key}: ") and "not account for the clusters" in note for note in numeric["notes"]
+        ), key
+    assert "do not account for the clusters" in numeric["methods"]["clusters"]
+    unclustered = question_report(table[table["question"] == "confusion"].drop(columns="cluster"), resamples=0)
+    assert not any("clusters" in note for note in unclustered["notes"])
+    assert "clusters" not in unclustered["methods"]
