@@ -310,7 +310,8 @@ def icc_twoway_from_matrix(matrix: np.ndarray) -> TwowayIcc:
     for name, estimate in (("icc2", icc2), ("icc2k", icc2k), ("icc3", icc3), ("icc3k", icc3k)):
         if _finite(estimate) is None:
             notes.append(f"{name} is undefined for these mean squares")
-    for name, interval in (("icc2_ci95", icc2_ci), ("icc3_ci95", icc3_ci), ("icc3k_ci95", icc3k_ci)):
+    intervals = (("icc2_ci95", icc2_ci), ("icc2k_ci95", icc2k_ci), ("icc3_ci95", icc3_ci), ("icc3k_ci95", icc3k_ci))
+    for name, interval in intervals:
         if interval is None:
             notes.append(f"{name} could not be computed from these mean squares")
     return TwowayIcc(

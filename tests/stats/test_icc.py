@@ -218,3 +218,10 @@ def test_unbalanced_interval_is_searle_thomas_hultquist_as_iccest_thd_and_says_s
     assert result.icc1_ci95 == pytest.approx([(f_low - 1) / (f_low + n0 - 1), (f_high - 1) / (f_high + n0 - 1)])
     assert "Thomas & Hultquist 1978" in result.method and "Searle's (1971)" in result.method
     assert 'ICC::ICCest(CI.type = "THD")' in result.method and "Donner 1986" in result.method
+
+
+def test_an_unbounded_twoway_interval_is_noted():
+    # Found by the property test: ICC(2,k)'s interval is unbounded here, and was null without a note.
+    result = icc_twoway_from_matrix(np.array([[0.0, 3.0], [1.0, 1.0]]))
+    assert result.icc2k_ci95 is None
+    assert any(note.startswith("icc2k_ci95") for note in result.notes)
