@@ -147,6 +147,20 @@ def _f_quantile(df1: float, df2: float) -> float:
     return float(scipy_stats.f.ppf(0.975, df1, df2))
 
 
+def _centre(values: np.ndarray) -> float:
+    """A rating from the middle of the data (the lower median), to subtract before any sum.
+
+    Every sum of squares is taken on ratings minus this value, so ratings shifted by 1e9 lose
+    nothing to the squares. It is one of the ratings rather than their mean because the
+    difference of two nearby floats is exact: whole-number ratings stay whole numbers and items
+    with equal means keep exactly equal means, whatever order the ratings come in. (Centring on
+    a mean such as 1/3, which no float holds, would make the sums depend on that order.)
+    """
+    flat = np.ravel(values)
+    middle = (len(flat) - 1) // 2
+    return float(np.partition(flat, middle)[middle])
+
+
 def icc_oneway_from_f(f_value: float, df1: float, df2: float, k: float) -> dict[str, Any]:
     """ICC(1,1), ICC(1,k) and their 95% CIs from the one-way F ratio MSB / MSW.
 
@@ -179,8 +193,8 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
 
     ICC is undefined when every rating is the same, and 1 when every item's ratings are the same;
     both are decided by exact equality of the ratings, so shifting every rating by 1e9 or
-    changing its units gives the same answer. The sums of squares are taken on ratings centred
-    on their mean, so a large shift does not swamp them either.
+    changing its units gives the same answer. The sums of squares are taken on centred ratings
+    (see `_centre`), so a large shift does not swamp them either.
     """
     values = np.asarray(values, dtype=float)
     notes = exclusion_note(excluded_items)
@@ -199,9 +213,7 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
     df1 = float(n_items - 1)
     df2 = float(n_ratings - n_items)
     k = float((n_ratings - (sizes**2).sum() / n_ratings) / (n_items - 1))
-    # Sums of squares of ratings centred on their mean: a shift of every rating by 1e9 changes
-    # nothing but the last bits of the centring, instead of swamping the squares.
-    centred = values - values.mean()
+    centred = values - _centre(values)
     means = np.bincount(items, weights=centred, minlength=n_items) / sizes
     ms_between = float((sizes * (means - centred.mean()) ** 2).sum() / df1)
     ms_within = float(((centred - means[items]) ** 2).sum() / df2)
@@ -271,7 +283,7 @@ def icc_twoway_from_matrix(matrix: np.ndarray) -> TwowayIcc:
         return undefined("two-way ICC is undefined: all ratings are equal (no variance)")
     # Centred, and the residual summed directly rather than as total - rows - columns, which
     # cancels catastrophically when the residual is small next to the item effect.
-    centred = y - y.mean()
+    centred = y - _centre(y)
     row_means, column_means = centred.mean(axis=1), centred.mean(axis=0)
     grand = centred.mean()
     ss_rows = k * ((row_means - grand) ** 2).sum()

@@ -225,3 +225,12 @@ def test_an_unbounded_twoway_interval_is_noted():
     result = icc_twoway_from_matrix(np.array([[0.0, 3.0], [1.0, 1.0]]))
     assert result.icc2k_ci95 is None
     assert any(note.startswith("icc2k_ci95") for note in result.notes)
+
+
+def test_equal_item_means_stay_equal_whatever_the_order_of_the_ratings():
+    # Both items average 1/3. Centred on the mean (1/3, which no float holds), the item sums
+    # depended on the order of the ratings and ICC(1,k) came out -6.5e32 in one order.
+    table = pd.DataFrame({"item": [0, 1, 0, 1, 0, 1], "value": [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]})
+    for order in ([0, 1, 2, 3, 4, 5], [5, 2, 1, 3, 0, 4]):
+        result = icc_oneway(table.iloc[order])
+        assert result.ms_between == 0.0 and result.icc1k is None

@@ -16,7 +16,7 @@ from benchmark.stats.icc import icc_oneway
 from benchmark.stats.kappa import fleiss_kappa, randolph_kappa
 from benchmark.stats.report import question_report
 from benchmark.stats.tables import long_from_wide
-from tests.stats.test_report import unexplained_nulls
+from tests.stats.notes import unexplained_nulls
 
 # STATS_EXAMPLES=1000 for a deeper search.
 SETTINGS = settings(max_examples=int(os.environ.get("STATS_EXAMPLES", "60")), deadline=None)

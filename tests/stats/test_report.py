@@ -6,6 +6,7 @@ import pytest
 
 from benchmark.stats.report import agreement_report, question_report, span_question_report
 from benchmark.stats.tables import long_from_wide
+from tests.stats.notes import unexplained_nulls
 from tests.stats.references import FLEISS_1971, KRIPPENDORFF_2011, SHROUT_FLEISS
 
 KEYS = {
@@ -183,27 +184,6 @@ def test_equal_ratings_say_so_without_a_range_of_no_width():
     report = question_report(long_from_wide(np.full((4, 3), 1e9 + 1)), resamples=0)
     binned = [note for note in report["notes"] if note.startswith("binned_kappa:")]
     assert binned == ["binned_kappa: every rating is 1000000001, so there is no range to cut into bins; pass the scale"]
-
-
-def null_paths(value, path: str = ""):
-    """Dotted paths of every null in a report (list elements share their list's path)."""
-    if value is None:
-        yield path
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from null_paths(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for item in value:
-            yield from null_paths(item, path)
-
-
-def unexplained_nulls(report: dict) -> list[str]:
-    """Nulls no note explains: a note '<key>: reason' explains the null at key and below it."""
-    keys = {note.partition(": ")[0] for note in report["notes"]}
-    return [
-        path for path in null_paths({k: v for k, v in report.items() if k != "notes"})
-        if not any(path == key or path.startswith(f"{key}.") for key in keys)
-    ]
 
 
 def degenerate_reports() -> dict[str, dict]:
