@@ -13,6 +13,9 @@ module decides what goes into those tables:
 - **Truth**: a categorical question with ``truth = "episode.barrier"`` is scored against the
   barrier of the item's episode; its bootstrap resamples scenarios (the episode's scenario is
   the cluster). Classes are the question's choices, so chance is one over the number of choices.
+- **Clusters**: every question's table carries the episode's scenario as its cluster, so Fleiss'
+  kappa resamples scenarios too, and the ICC, means per condition and the alignment with the
+  judge, whose intervals treat units as independent, say that they do not account for it.
 - **Judge**: a Likert or slider question that measures a ``dimension`` is compared with the
   ``Evaluation`` rows of that dimension for the item's episode (and seat): the evaluator (and
   prompt version) with the most such rows is the judge, and is named in the report. Rows by a
@@ -348,8 +351,8 @@ def _categorical(
     unknown = sorted(set(table["value"]) - set(choices))
     categories = choices + unknown
     entry = question_report(
-        table[["item", "annotator", "question", "value"]], kind="categorical", categories=categories,
-        resamples=resamples, seed=seed,
+        _clustered(table[["item", "annotator", "question", "value", CLUSTER]]), kind="categorical",
+        categories=categories, resamples=resamples, seed=seed,
     )
     if unknown:
         outside = ", ".join(unknown)
@@ -361,16 +364,19 @@ def _categorical(
     entry["judge"] = None
     if question.truth == BARRIER_TRUTH:
         entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
-        labels = categories + sorted(set(table["truth"]) - set(categories))
-        accuracy = cluster_bootstrap_accuracy(table, cluster=CLUSTER, labels=labels, resamples=resamples, seed=seed)
+        accuracy = cluster_bootstrap_accuracy(
+            table, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
+        )
         entry["accuracy"] = accuracy.to_dict()
-        entry["accuracy"]["chance_method"] = "1 / number of answer options"
         entry["methods"]["accuracy"] = accuracy.method
         entry["notes"].extend(f"accuracy: {note}" for note in accuracy.notes)
-        if len(labels) > len(categories):
-            extra = ", ".join(labels[len(categories):])
-            entry["notes"].append(f"accuracy: the truth of some items is not among the choices ({extra})")
     return entry
+
+
+def _clustered(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with the scenario as the statistics' cluster column: episodes of one scenario are
+    not independent, so bootstraps that can resample clusters do, and other intervals say they do not."""
+    return table.rename(columns={CLUSTER: "cluster"})
 
 
 def _numeric(
@@ -381,7 +387,7 @@ def _numeric(
     scale = _scale(question)
     outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
     judge = _judge(question, data) if question.dimension else None
-    columns = ["item", "annotator", "question", "value", "condition"]
+    columns = ["item", "annotator", "question", "value", "condition", CLUSTER]
     if judge is not None:
         scores = judge.pop("_scores")
         table["judge"] = [scores.get((episode, seat if question.per_seat else None)) for episode, seat in zip(
@@ -390,16 +396,10 @@ def _numeric(
         table["judge"] = table["judge"].astype(float)
         columns.append("judge")
     entry = question_report(
-        table[columns], kind="numeric", scale=None if outside else scale, resamples=resamples, seed=seed
+        _clustered(table[columns]), kind="numeric", scale=None if outside else scale, resamples=resamples, seed=seed
     )
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
-    for bins, kappas in (entry["binned_kappa"] or {}).items():
-        if kappas.get("fleiss") is None and entry["n_items"]:
-            entry["notes"].append(
-                f"binned_kappa: Fleiss' kappa with {bins} bins is undefined: every rating falls in one bin "
-                "(chance agreement is 1)"
-            )
     _blank_note(entry, blank)
     entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
     entry["question"]["scale"] = list(scale) if scale else None
@@ -490,7 +490,10 @@ def _methods(resamples: int, seed: int) -> dict[str, str]:
             "A rated unit is one item (an episode of the study, numbered as in the exports); for questions "
             "asked per seat each (item, seat) is its own unit, named '<item>:<seat>', since each character "
             "is a separate target of rating. Units with fewer than two ratings are excluded from agreement "
-            "statistics and counted; means and correlations use every rated unit."
+            "statistics and counted; means and correlations use every rated unit. Units of one scenario are "
+            "not independent: the bootstraps of accuracy and Fleiss' kappa resample scenarios, while the "
+            "intervals of the ICC, the means per condition and the alignment with the judge treat units as "
+            "independent and say so in their notes."
         ),
         "types": (
             "Categorical and pairwise questions are categorical over their choices (q = number of choices for "

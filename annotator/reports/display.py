@@ -29,7 +29,8 @@ NOT_APPLICABLE = (
     "no truth given",
     "no condition given",
     "no judge scores",
-    "do not apply to span questions",
+    "does not apply to span questions",
+    "applies to span questions",
 )
 
 
@@ -226,7 +227,7 @@ def _accuracy_panels(
         rows.append([labels.get(label, label), number(result["value"]), interval(result["ci95"]), str(result["n"])])
     chance = accuracy.get("chance")
     text = (
-        f"Chance (one over {len(accuracy['confusion']['labels'])} classes): {number(chance)}. "
+        f"Chance ({accuracy.get('chance_method', '1 / number of classes')}): {number(chance)}. "
         f"CIs resample {accuracy.get('n_clusters')} {accuracy.get('cluster')}s "
         f"{accuracy.get('resamples')} times."
     )

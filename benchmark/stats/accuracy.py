@@ -24,7 +24,8 @@ from .tables import CLUSTER, ITEM, TRUTH, VALUE, category_codes, drop_missing
 METHOD = (
     "accuracy = share of ratings equal to the item's truth; per class, over ratings of items whose "
     "truth is that class. 95% CI: percentile cluster bootstrap, resampling clusters with "
-    "replacement (Field & Welsh 2007). chance = 1 / number of classes (uniform guessing); "
+    "replacement (Field & Welsh 2007). chance = 1 / number of answer options when they are "
+    "declared, else 1 / number of classes seen among truths and answers (uniform guessing); "
     "majority_rate = share of ratings whose truth is the most common class"
 )
 
@@ -45,6 +46,7 @@ class Accuracy:
     n_clusters: int
     n_ratings: int
     seed: int | None
+    chance_method: str = "1 / number of classes"
     method: str = METHOD
     notes: list[str] = field(default_factory=list)
 
@@ -53,7 +55,7 @@ class Accuracy:
             "overall": {"value": self.overall, "ci95": self.overall_ci95},
             "by_class": self.by_class,
             "chance": self.chance,
-            "chance_method": "1 / number of classes",
+            "chance_method": self.chance_method,
             "majority_rate": self.majority_rate,
             "confusion": {"labels": self.labels, "matrix": self.confusion, "rows": "truth", "columns": "answer"},
             "resamples": self.resamples,
@@ -72,6 +74,10 @@ def _comparable(answers: pd.Series, truths: pd.Series) -> tuple[pd.Series, pd.Se
     return answers.astype(str).str.strip(), truths.astype(str).str.strip()
 
 
+def _listed(labels: Sequence[Any]) -> str:
+    return ", ".join(str(label) for label in labels)
+
+
 def cluster_bootstrap_accuracy(
     table: pd.DataFrame,
     *,
@@ -88,7 +94,12 @@ def cluster_bootstrap_accuracy(
     Each of `resamples` bootstrap samples draws as many clusters as there are, with replacement;
     a statistic's replicate is (correct ratings) / (ratings) summed over the drawn clusters, and
     its 95% CI the 2.5th-97.5th percentiles. Without a `cluster` column each item is a cluster.
-    Classes are `labels` if given, else every label seen among truths and answers.
+
+    `labels` are the answer options annotators had (e.g. `--categories`, a question's choices):
+    chance is then 1 / their number, the score of guessing uniformly among them, as Randolph's
+    kappa takes q from the same options. An answer outside them is added as an option, a truth
+    outside them as a class that is not an option (both noted). Without `labels`, the classes
+    are every label seen among truths and answers, and chance is 1 / their number.
     """
     notes: list[str] = []
     rows = drop_missing(table, value, truth)
@@ -102,6 +113,19 @@ def cluster_bootstrap_accuracy(
         clusters = rows[cluster].astype(str).where(rows[cluster].notna(), "item:" + rows[item].astype(str))
         cluster_name = cluster
     answers, truths = _comparable(rows[value], rows[truth])
+    options = None
+    if labels is not None:
+        # Compared as the answers are: numbers, or text with surrounding spaces removed.
+        as_text = not pd.api.types.is_numeric_dtype(answers)
+        options = list(dict.fromkeys(str(label).strip() if as_text else label for label in labels))
+        other_answers = sorted(set(answers) - set(options), key=str)
+        if other_answers:
+            notes.append(f"answers outside the options counted as options: {_listed(other_answers)}")
+        options += other_answers
+        other_truths = sorted(set(truths) - set(options), key=str)
+        if other_truths:
+            notes.append(f"the truth of some items is not among the answer options: {_listed(other_truths)}")
+        labels = options + other_truths
     codes, label_list = category_codes(pd.concat([truths, answers], ignore_index=True), labels)
     truth_codes, answer_codes = codes[: len(rows)], codes[len(rows) :]
     k = len(label_list)
@@ -150,6 +174,8 @@ def cluster_bootstrap_accuracy(
                 notes.append(f"class {text_labels[j]}: {missing} resamples without it left out of its CI")
     elif resamples:
         notes.append("a bootstrap CI needs at least two clusters")
+    else:
+        notes.append("no CI: bootstrap skipped (0 resamples)")
 
     by_class = {
         text_labels[j]: {
@@ -162,7 +188,10 @@ def cluster_bootstrap_accuracy(
     never_true = [text_labels[j] for j in range(k) if class_totals[j] == 0]
     if never_true:
         notes.append(f"answers never true for any item (no per-class accuracy): {', '.join(never_true)}")
-    chance = 1.0 / k if k else None
+    if options is not None:
+        chance, chance_method = 1.0 / len(options), f"1 / number of answer options ({len(options)})"
+    else:
+        chance, chance_method = 1.0 / k, f"1 / number of classes seen among truths and answers ({k})"
     if k < 2:
         notes.append("only one class: the task cannot be failed by chance")
     return Accuracy(
@@ -178,5 +207,6 @@ def cluster_bootstrap_accuracy(
         n_clusters=n_clusters,
         n_ratings=n_ratings,
         seed=seed_value,
+        chance_method=chance_method,
         notes=notes,
     )

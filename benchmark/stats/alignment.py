@@ -3,9 +3,18 @@
 SocialVeil (§5.2, Table 4) correlates the human mean per scenario with the judge's score
 (Pearson r with a 95% CI, n = 120) and lists mean ratings per barrier type with 95% CIs for both.
 Correlations here use every item with at least one human rating and a judge score.
+
+Per-item means are exact: the mean of an item's values is computed in rational arithmetic and
+rounded once, so two items whose values have the same mean get the same float whatever their
+number of ratings. Summing in floating point would not: three copies of 1.9 average to
+1.8999999999999997 and four to 1.9, and that stray ulp breaks a tie that Spearman's rho must
+keep (1.000 instead of 0.975 in `tests/stats/test_alignment.py`). The judge's score is meant to
+be one value per item, repeated on each of its rows; an item whose rows disagree gets the mean
+of them, and a note says how many items did.
 """
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -17,7 +26,8 @@ from .tables import CONDITION, ITEM, JUDGE, VALUE, drop_missing
 METHOD = (
     "Pearson r between the human mean per item and the judge's score; 95% CI by Fisher's z "
     "(atanh r +/- 1.96 / sqrt(n - 3)); two-sided p from t = r sqrt((n - 2) / (1 - r^2)); "
-    "Spearman's rho on the same pairs"
+    "Spearman's rho on the same pairs (average ranks for ties; per-item means are exact, so equal means "
+    "stay tied)"
 )
 MEANS_METHOD = "mean of per-item scores with a 95% t interval (mean +/- t(.975, n - 1) sd / sqrt(n))"
 
@@ -87,20 +97,55 @@ def alignment_from_scores(human: Any, judge: Any) -> Alignment:
     return result
 
 
+def exact_means(values: pd.Series, groups: pd.Series) -> pd.Series:
+    """The mean of `values` per group, exact: the true mean rounded to a float once.
+
+    Equal means give equal floats (the floating-point mean of 1.9, 1.9, 1.9 is 1.8999999999999997,
+    that of four 1.9s is 1.9), so ranks and ties computed on the means are the true ones. A group
+    of equal values or of whole numbers (summed exactly below 2**53) needs one division; any
+    other group is summed as fractions.
+    """
+    codes, names = pd.factorize(groups, sort=False)
+    x = values.to_numpy(dtype=float)
+    sizes = np.bincount(codes, minlength=len(names)).astype(float)
+    sums = np.bincount(codes, weights=x, minlength=len(names))
+    low = np.full(len(names), np.inf)
+    high = np.full(len(names), -np.inf)
+    np.minimum.at(low, codes, x)
+    np.maximum.at(high, codes, x)
+    fractional = np.bincount(codes, weights=x != np.round(x), minlength=len(names))
+    # Whole numbers whose absolute values sum below 2**53: every partial sum is exact.
+    whole = (fractional == 0) & (np.bincount(codes, weights=np.abs(x), minlength=len(names)) < 2.0**53)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(low == high, low, sums / sizes)
+    inexact = ~((low == high) | whole)
+    if inexact.any():
+        order = np.argsort(codes, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes.astype(np.intp))])
+        for group in np.flatnonzero(inexact):
+            members = x[order[starts[group] : starts[group + 1]]]
+            means[group] = float(sum(map(Fraction, members.tolist()), Fraction(0)) / len(members))
+    return pd.Series(means, index=pd.Index(names, name=groups.name), name=values.name)
+
+
 def item_scores(
     table: pd.DataFrame, *, item: str = ITEM, value: str = VALUE, judge: str | None = JUDGE
 ) -> tuple[pd.DataFrame, list[str]]:
     """One row per item: the human mean (`human`), the number of ratings (`n`) and the judge score (`judge`)."""
     notes: list[str] = []
     rated = drop_missing(table, item, value)
-    grouped = rated.groupby(item, sort=False)
-    frame = pd.DataFrame({"human": grouped[value].mean(), "n": grouped[value].size()})
+    frame = pd.DataFrame(
+        {"human": exact_means(rated[value], rated[item]), "n": rated.groupby(item, sort=False)[value].size()}
+    )
     if judge is not None and judge in table.columns:
-        judged = drop_missing(table, item, judge).groupby(item, sort=False)[judge]
-        spread = judged.max() - judged.min()
-        if (spread > 0).any():
-            notes.append(f"the judge score varies within {int((spread > 0).sum())} items; their mean is used")
-        frame["judge"] = judged.mean()
+        judged = drop_missing(table, item, judge)
+        by_item = judged.groupby(item, sort=False)[judge]
+        varying = int((by_item.max() != by_item.min()).sum())
+        if varying:
+            plural = "item" if varying == 1 else "items"
+            notes.append(f"the judge score varies within {varying} {plural}; their mean is used")
+        # Exact, so a constant score comes back as itself and equal scores stay tied.
+        frame["judge"] = exact_means(judged[judge], judged[item])
     return frame, notes
 
 

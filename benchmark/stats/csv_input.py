@@ -75,7 +75,9 @@ class ReportOptions:
     """What the reader settled about each question, ready for `agreement_report(**as_arguments())`.
 
     `categorical` and `numeric` list every question of the file by kind (declared or inferred);
-    `blank_values` counts rows skipped because their value was blank.
+    `blank_values` counts rows skipped because their value was blank; `blank_questions` lists the
+    questions whose every value was blank, so the report can still name them. Such a question
+    has no value to infer its kind from: it is categorical when declared so, else numeric.
     """
 
     categorical: tuple[str, ...] = ()
@@ -83,10 +85,16 @@ class ReportOptions:
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     blank_values: int = 0
+    blank_questions: tuple[str, ...] = ()
 
     def as_arguments(self) -> dict[str, Any]:
         """Keyword arguments for `benchmark.stats.report.agreement_report`."""
-        return {"categorical": self.categorical, "categories": self.categories, "scales": self.scales}
+        return {
+            "categorical": self.categorical,
+            "categories": self.categories,
+            "scales": self.scales,
+            "blank_questions": self.blank_questions,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record of the settings, for a report to say how it was computed."""
@@ -96,6 +104,7 @@ class ReportOptions:
             "categories": {question: list(values) for question, values in self.categories.items()},
             "scales": {question: list(scale) for question, scale in self.scales.items()},
             "blank_values": self.blank_values,
+            "blank_questions": list(self.blank_questions),
         }
 
 
@@ -267,12 +276,15 @@ def read_long_csv(
             f"{file}: the options name question {', '.join(repr(q) for q in unknown)}, which the file does not have "
             f"(its questions: {', '.join(questions)})"
         )
+    blank = set(questions) - set(cells[QUESTION])
+    categorical_questions = (set(cells[QUESTION]) - numeric_questions) | (blank & declared_categorical)
     options = ReportOptions(
-        categorical=tuple(sorted(set(cells[QUESTION]) - numeric_questions)),
-        numeric=tuple(sorted(numeric_questions)),
+        categorical=tuple(sorted(categorical_questions)),
+        numeric=tuple(sorted(numeric_questions | (blank - declared_categorical))),
         categories=categories,
         scales=scales,
         blank_values=int((~rated).sum()),
+        blank_questions=tuple(sorted(blank)),
     )
     return table, options
 

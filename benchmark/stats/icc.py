@@ -10,7 +10,14 @@ rater reliability", Psychological Bulletin 86(2):420-428; McGraw, K. O. & Wong, 
 "Forming inferences about some intraclass correlation coefficients", Psychological Methods
 1(1):30-46; for unequal group sizes, Donner, A. (1986), "A review of inference procedures for
 the intraclass correlation coefficient in the one-way random effects model", International
-Statistical Review 54(1):67-82.
+Statistical Review 54(1):67-82 (k0), and for its interval Searle, S. R. (1971), Linear Models,
+Wiley, and Thomas, J. D. & Hultquist, R. A. (1978), "Interval estimation for the unbalanced case
+of the one-way random effects model", Annals of Statistics 6(3):582-587: the interval R's
+`ICC::ICCest(CI.type = "THD")` computes (Wolak, Fairbairn & Paulsen 2012, Methods in Ecology and
+Evolution 3(1):129-137).
+
+The intervals treat items as independent. When items are clustered (episodes of one scenario),
+they do not account for it; the report says so next to them.
 """
 
 from dataclasses import dataclass, field
@@ -31,14 +38,20 @@ BALANCED_METHOD = (
 UNBALANCED_METHOD = (
     "one-way random effects ANOVA with unequal ratings per item: k = k0, the adjusted average "
     "number of ratings per item, (N - sum n_i^2 / N) / (n - 1) (Donner 1986); ICC(1,1) = "
-    "(MSB - MSW) / (MSB + (k0 - 1) MSW), ICC(1,k) = (MSB - MSW) / MSB; 95% CIs from the F "
-    "distribution with k0 in place of k (approximate)"
+    "(MSB - MSW) / (MSB + (k0 - 1) MSW), ICC(1,k) = (MSB - MSW) / MSB; 95% CIs: Searle's (1971) "
+    "F-based limits for unequal group sizes (Thomas & Hultquist 1978) with k0 in place of k, as "
+    'R\'s ICC::ICCest(CI.type = "THD") computes them; approximate when the n_i differ'
 )
 TWOWAY_METHOD = (
     "two-way ANOVA on a fully crossed design: ICC(2,.) absolute agreement with random "
     "annotators, ICC(3,.) consistency with fixed annotators (Shrout & Fleiss 1979, cases 2 and "
     "3); 95% CIs per McGraw & Wong (1996), ICC(2,1) with Satterthwaite's degrees of freedom"
 )
+
+
+# A two-way residual within this many units in the last place of the largest centred rating,
+# in every cell, is what rounding leaves of an exactly additive table, not variance.
+RESIDUAL_ULPS = 64
 
 
 @dataclass
@@ -134,6 +147,20 @@ def _f_quantile(df1: float, df2: float) -> float:
     return float(scipy_stats.f.ppf(0.975, df1, df2))
 
 
+def _centre(values: np.ndarray) -> float:
+    """A rating from the middle of the data (the lower median), to subtract before any sum.
+
+    Every sum of squares is taken on ratings minus this value, so ratings shifted by 1e9 lose
+    nothing to the squares. It is one of the ratings rather than their mean because the
+    difference of two nearby floats is exact: whole-number ratings stay whole numbers and items
+    with equal means keep exactly equal means, whatever order the ratings come in. (Centring on
+    a mean such as 1/3, which no float holds, would make the sums depend on that order.)
+    """
+    flat = np.ravel(values)
+    middle = (len(flat) - 1) // 2
+    return float(np.partition(flat, middle)[middle])
+
+
 def icc_oneway_from_f(f_value: float, df1: float, df2: float, k: float) -> dict[str, Any]:
     """ICC(1,1), ICC(1,k) and their 95% CIs from the one-way F ratio MSB / MSW.
 
@@ -163,6 +190,11 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
     for n items and N ratings; F = MSB / MSW on (n - 1, N - n) degrees of freedom. With k ratings
     on every item this is Shrout & Fleiss's case 1; otherwise k0 = (N - sum n_i^2 / N) / (n - 1)
     replaces k (Donner 1986), and the method string says so.
+
+    ICC is undefined when every rating is the same, and 1 when every item's ratings are the same;
+    both are decided by exact equality of the ratings, so shifting every rating by 1e9 or
+    changing its units gives the same answer. The sums of squares are taken on centred ratings
+    (see `_centre`), so a large shift does not swamp them either.
     """
     values = np.asarray(values, dtype=float)
     notes = exclusion_note(excluded_items)
@@ -181,17 +213,23 @@ def icc_oneway_from_codes(values: np.ndarray, items: np.ndarray, n_items: int, e
     df1 = float(n_items - 1)
     df2 = float(n_ratings - n_items)
     k = float((n_ratings - (sizes**2).sum() / n_ratings) / (n_items - 1))
-    means = np.bincount(items, weights=values, minlength=n_items) / sizes
-    grand = values.mean()
-    ms_between = float((sizes * (means - grand) ** 2).sum() / df1)
-    ms_within = float(((values - means[items]) ** 2).sum() / df2)
+    centred = values - _centre(values)
+    means = np.bincount(items, weights=centred, minlength=n_items) / sizes
+    ms_between = float((sizes * (means - centred.mean()) ** 2).sum() / df1)
+    ms_within = float(((centred - means[items]) ** 2).sum() / df2)
     known = dict(df1=df1, df2=df2, k=k, ms_between=ms_between, ms_within=ms_within)
-    scale = max(abs(grand), 1.0) ** 2
-    if ms_within <= 1e-12 * scale and ms_between <= 1e-12 * scale:
+    # "No variance" and "perfect agreement" are decided on the ratings themselves, exactly: a
+    # threshold on the mean squares would depend on where the ratings sit and on their units.
+    if values.min() == values.max():
         return undefined("ICC is undefined: all ratings are equal (no variance)", **known)
-    if ms_within <= 1e-12 * scale:
+    lowest = np.full(n_items, np.inf)
+    highest = np.full(n_items, -np.inf)
+    np.minimum.at(lowest, items, values)
+    np.maximum.at(highest, items, values)
+    if (lowest == highest).all() or ms_within == 0:
         intervals = icc_oneway_from_f(np.inf, df1, df2, k)
         perfect = "ratings agree perfectly within every item: F is infinite and ICC = 1"
+        known["ms_within"] = 0.0  # exactly: the residues left are rounding
         return OnewayIcc(**counts, **intervals, **known, p=0.0, notes=[*notes, perfect])
     f_value = ms_between / ms_within
     intervals = icc_oneway_from_f(f_value, df1, df2, k)
@@ -241,16 +279,22 @@ def icc_twoway_from_matrix(matrix: np.ndarray) -> TwowayIcc:
 
     if n < 2 or k < 2:
         return undefined("two-way ICC needs at least two items and two annotators")
-    grand = y.mean()
-    ss_rows = k * ((y.mean(axis=1) - grand) ** 2).sum()
-    ss_cols = n * ((y.mean(axis=0) - grand) ** 2).sum()
-    ss_error = max(((y - grand) ** 2).sum() - ss_rows - ss_cols, 0.0)
+    if y.min() == y.max():
+        return undefined("two-way ICC is undefined: all ratings are equal (no variance)")
+    # Centred, and the residual summed directly rather than as total - rows - columns, which
+    # cancels catastrophically when the residual is small next to the item effect.
+    centred = y - _centre(y)
+    row_means, column_means = centred.mean(axis=1), centred.mean(axis=0)
+    grand = centred.mean()
+    ss_rows = k * ((row_means - grand) ** 2).sum()
+    ss_cols = n * ((column_means - grand) ** 2).sum()
+    residual = centred - row_means[:, None] - column_means[None, :] + grand
+    ss_error = float((residual**2).sum())
     df1, df_cols, df2 = n - 1, k - 1, (n - 1) * (k - 1)
     bms, jms, ems = ss_rows / df1, ss_cols / df_cols, ss_error / df2
-    scale = max(abs(grand), 1.0) ** 2
-    if bms <= 1e-12 * scale and ems <= 1e-12 * scale:
-        return undefined("two-way ICC is undefined: no variance between items and no residual variance")
-    if ems <= 1e-12 * scale:
+    # An exactly additive table (rating = item effect + annotator effect) leaves only rounding.
+    rounding = RESIDUAL_ULPS * np.finfo(float).eps * float(np.abs(centred).max())
+    if ss_error <= n * k * rounding**2:
         return undefined("two-way ICC is undefined: the residual mean square is zero")
     bms, jms, ems = np.float64(bms), np.float64(jms), np.float64(ems)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -278,7 +322,8 @@ def icc_twoway_from_matrix(matrix: np.ndarray) -> TwowayIcc:
     for name, estimate in (("icc2", icc2), ("icc2k", icc2k), ("icc3", icc3), ("icc3k", icc3k)):
         if _finite(estimate) is None:
             notes.append(f"{name} is undefined for these mean squares")
-    for name, interval in (("icc2_ci95", icc2_ci), ("icc3_ci95", icc3_ci), ("icc3k_ci95", icc3k_ci)):
+    intervals = (("icc2_ci95", icc2_ci), ("icc2k_ci95", icc2k_ci), ("icc3_ci95", icc3_ci), ("icc3k_ci95", icc3k_ci))
+    for name, interval in intervals:
         if interval is None:
             notes.append(f"{name} could not be computed from these mean squares")
     return TwowayIcc(

@@ -22,6 +22,7 @@ from .tables import (
     drop_missing,
     equal_width_bins,
     exclusion_note,
+    item_clusters,
     item_codes,
     usable_ratings,
 )
@@ -29,13 +30,22 @@ from .tables import (
 FLEISS_METHOD = (
     "Fleiss (1971) kappa: P_i = (sum_j n_ij^2 - m_i) / (m_i (m_i - 1)), P = mean P_i, "
     "p_j = sum_i n_ij / sum_i m_i, P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e); with unequal "
-    "m_i each item's own m_i is used. 95% CI: percentile bootstrap over items"
+    "m_i each item's P_i uses its own m_i and the category shares p_j are pooled over all ratings, "
+    "so an item with more ratings weighs more in P_e (Gwet (2014) instead averages each item's "
+    "shares n_ij / m_i over items, which can differ when the m_i differ; the two agree when every "
+    "item has the same number of ratings)"
+)
+FLEISS_ITEMS_CI = "95% CI: percentile bootstrap resampling items with replacement"
+FLEISS_CLUSTERS_CI = (
+    "95% CI: percentile bootstrap resampling clusters with replacement (all items of a drawn "
+    "cluster together; Field & Welsh 2007)"
 )
 RANDOLPH_METHOD = (
     "Randolph (2005) free-marginal multirater kappa: (P - 1/q) / (1 - 1/q), with P as in Fleiss "
     "and q the number of categories available to annotators"
 )
 COHEN_METHOD = "Cohen (1960) kappa for two annotators: (p_o - p_e) / (1 - p_e) from their contingency table"
+BINNED_METHOD = "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
 AGREEMENT_METHOD = "mean over items of the share of agreeing pairs of ratings (Fleiss's P)"
 
 _TINY = 1e-12
@@ -83,21 +93,32 @@ def fleiss_kappa_from_counts(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: Seed = None,
+    clusters: Any = None,
 ) -> Kappa:
-    """Fleiss' kappa of an items x categories count matrix, with a bootstrap 95% CI over items.
+    """Fleiss' kappa of an items x categories count matrix, with a bootstrap 95% CI.
 
     kappa = (P - P_e) / (1 - P_e), P = mean_i P_i, P_i = (sum_j n_ij^2 - m_i) / (m_i (m_i - 1)),
     P_e = sum_j p_j^2, p_j = sum_i n_ij / sum_i m_i (Fleiss 1971, "Measuring nominal scale
-    agreement among many raters", Psychological Bulletin 76(5):378-382, eqs. 1-9). The CI is the
-    percentile interval of kappa over `resamples` resamples of items with replacement (the
+    agreement among many raters", Psychological Bulletin 76(5):378-382, eqs. 1-9). With unequal
+    m_i the shares p_j are pooled over all ratings, as Fleiss's p_j generalises; Gwet, K. L.
+    (2014), Handbook of Inter-Rater Reliability, 4th ed., averages per-item shares instead, which
+    gives a different P_e when the m_i differ.
+
+    The CI is the percentile interval of kappa over `resamples` bootstrap resamples (the
     large-sample variance of Fleiss, Nee & Landis 1979 holds only under kappa = 0, so it is not
-    used for an interval). `resamples=0` skips the interval.
+    used for an interval). Resamples draw items with replacement, or, given `clusters` (one code
+    per row of `counts`, e.g. the scenario of each episode), whole clusters, since items of one
+    cluster are not independent. `resamples=0` skips the interval.
     """
-    counts, excluded = _usable_counts(counts)
+    counts = np.asarray(counts)
+    rated = counts.sum(axis=1) >= 2
+    counts, excluded = counts[rated], int((~rated).sum())
+    cluster_codes = None if clusters is None else pd.factorize(np.asarray(clusters)[rated])[0]
     n_items = len(counts)
     n_ratings = int(counts.sum())
     notes = exclusion_note(excluded)
-    result = Kappa(None, FLEISS_METHOD, n_items, n_ratings, excluded_items=excluded, notes=notes)
+    method = f"{FLEISS_METHOD}. {FLEISS_ITEMS_CI if cluster_codes is None else FLEISS_CLUSTERS_CI}"
+    result = Kappa(None, method, n_items, n_ratings, excluded_items=excluded, notes=notes)
     if n_items == 0:
         notes.append("Fleiss' kappa needs at least one item with two or more ratings")
         return result
@@ -108,20 +129,30 @@ def fleiss_kappa_from_counts(
         notes.append("Fleiss' kappa is undefined: every rating is in one category (chance agreement is 1)")
         return result
     result.value = float((agreement.mean() - expected) / (1 - expected))
-    if resamples and n_items >= 2:
+    units = n_items if cluster_codes is None else int(cluster_codes.max()) + 1
+    if resamples and units >= 2:
+        # Per item: P_i, its ratings and its ratings per category; summed per cluster, with the
+        # number of items in a last column (a resample of clusters draws a varying number).
         totals = np.column_stack([agreement, counts.sum(axis=1), counts])
+        if cluster_codes is not None:
+            totals = np.column_stack([totals, np.ones(n_items)])
+            totals = np.column_stack([np.bincount(cluster_codes, weights=c, minlength=units) for c in totals.T])
         sums = resampled_sums(totals, resamples, make_rng(seed))
-        shares = sums[:, 2:] / sums[:, 1:2]
-        chance = (shares**2).sum(axis=1)
+        drawn_items = n_items if cluster_codes is None else sums[:, -1]
+        per_category = sums[:, 2 : 2 + counts.shape[1]]
+        chance = ((per_category / sums[:, 1:2]) ** 2).sum(axis=1)
         defined = chance < 1 - _TINY
         with np.errstate(divide="ignore", invalid="ignore"):
-            replicates = np.where(defined, (sums[:, 0] / n_items - chance) / (1 - chance), np.nan)
+            replicates = np.where(defined, (sums[:, 0] / drawn_items - chance) / (1 - chance), np.nan)
         if not defined.all():
             notes.append(f"{int((~defined).sum())} bootstrap resamples with a single category left out of the CI")
         result.ci95 = percentile_interval(replicates)
         result.resamples = resamples
     elif resamples:
-        notes.append("no CI for Fleiss' kappa from a single item")
+        unit = "item" if cluster_codes is None else "cluster"
+        notes.append(f"no CI for Fleiss' kappa from a single {unit}")
+    else:
+        notes.append("no CI: bootstrap skipped (0 resamples)")
     return result
 
 
@@ -184,12 +215,20 @@ def fleiss_kappa(
     item: str = ITEM,
     value: str = VALUE,
     categories: Sequence[Any] | None = None,
+    cluster: str | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: Seed = None,
 ) -> Kappa:
-    """Fleiss' kappa with a bootstrap 95% CI over items, from a long table of categorical ratings."""
+    """Fleiss' kappa with a bootstrap 95% CI, from a long table of categorical ratings.
+
+    The bootstrap resamples items, or the clusters named in column `cluster` (see `item_clusters`).
+    """
     counts, _, excluded = _counts_of(table, item, value, categories)
-    result = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed)
+    clusters = None
+    if cluster is not None:
+        kept, _ = usable_ratings(table, item=item, value=value)
+        clusters = item_clusters(kept, item=item, cluster=cluster)
+    result = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed, clusters=clusters)
     result.excluded_items = excluded
     result.notes = [*exclusion_note(excluded), *result.notes]
     return result
@@ -268,21 +307,30 @@ def binned_kappas_from_codes(
     bins: Sequence[int] = (3, 4, 5),
     low: float,
     high: float,
-) -> dict[str, dict[str, float | None]]:
+) -> tuple[dict[str, dict[str, float | None]], list[str]]:
     """Fleiss and Randolph kappas and percent agreement after cutting [low, high] into equal-width bins.
 
     Sotopia (Zhou et al. 2024, appendix E, Table E.1) reports kappa on 11-point ratings grouped
-    into 3, 4 and 5 equal-width bins; q for Randolph's kappa is the number of bins.
+    into 3, 4 and 5 equal-width bins; q for Randolph's kappa is the number of bins. Returns the
+    values per number of bins and a note `"<bins>.<statistic>: reason"` for each that is None.
     """
     out: dict[str, dict[str, float | None]] = {}
+    notes: list[str] = []
     for n_bins in bins:
         counts = count_matrix(items, equal_width_bins(values, n_bins, low=low, high=high), n_items, n_bins)
-        out[str(n_bins)] = {
-            "fleiss": fleiss_kappa_from_counts(counts, resamples=0).value,
-            "randolph": randolph_kappa_from_counts(counts, n_bins).value,
-            "percent_agreement": percent_agreement_from_counts(counts),
-        }
-    return out
+        fleiss = fleiss_kappa_from_counts(counts, resamples=0)
+        randolph = randolph_kappa_from_counts(counts, n_bins)
+        agreement = percent_agreement_from_counts(counts)
+        out[str(n_bins)] = {"fleiss": fleiss.value, "randolph": randolph.value, "percent_agreement": agreement}
+        if agreement is None:
+            notes.extend(f"{n_bins}.{name}: no item has two or more ratings" for name in out[str(n_bins)])
+            continue
+        if fleiss.value is None:
+            one_bin = "Fleiss' kappa is undefined: every rating falls in one bin (chance agreement is 1)"
+            notes.append(f"{n_bins}.fleiss: {one_bin}")
+        if randolph.value is None:
+            notes.append(f"{n_bins}.randolph: Randolph's kappa needs two or more bins")
+    return out, notes
 
 
 def binned_kappas(
@@ -304,4 +352,4 @@ def binned_kappas(
     high = float(values.max()) if high is None else high
     if not high > low:
         return {str(n): {"fleiss": None, "randolph": None, "percent_agreement": 1.0} for n in bins}
-    return binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
+    return binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)[0]

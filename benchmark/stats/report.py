@@ -23,6 +23,7 @@ from .bootstrap import DEFAULT_RESAMPLES
 from .icc import crossed_matrix, icc_oneway_from_codes, icc_twoway_from_matrix
 from .kappa import (
     AGREEMENT_METHOD,
+    BINNED_METHOD,
     COHEN_METHOD,
     RANDOLPH_METHOD,
     binned_kappas_from_codes,
@@ -46,6 +47,8 @@ from .tables import (
     count_matrix,
     drop_missing,
     exclusion_note,
+    has_clusters,
+    item_clusters,
     item_codes,
     numeric_values,
     usable_ratings,
@@ -54,6 +57,19 @@ from .tables import (
 DEFAULT_SEED = 0
 DEFAULT_BINS = (3, 4, 5)
 NUMERIC, CATEGORICAL, SPANS = "numeric", "categorical", "spans"
+CLUSTERS_IGNORED = {
+    "icc": "the 95% CIs assume independent items; they do not account for the clusters",
+    "by_condition": "the t intervals assume independent items; they do not account for the clusters",
+    "judge_by_condition": "the t intervals assume independent items; they do not account for the clusters",
+    "alignment": "the Fisher-z interval assumes independent items; it does not account for the clusters",
+}
+CLUSTERS_METHOD = (
+    "items of one cluster (column cluster) are not independent: the bootstrap intervals of accuracy "
+    "and Fleiss' kappa resample whole clusters; the F-based ICC intervals, the t intervals of the "
+    "means per condition and the Fisher-z interval of the alignment treat items as independent and "
+    "do not account for the clusters, so they may be too narrow"
+)
+BLANK_QUESTION_NOTE = "answers: every value of this question is blank; there is nothing to compute"
 
 
 def _require(table: pd.DataFrame, *columns: str) -> None:
@@ -87,6 +103,11 @@ def _blank(kind: str) -> dict[str, Any]:
     }
 
 
+def _number(value: float) -> str:
+    """A number in a note: every digit that matters (1000000001, not 1e+09), none that does not."""
+    return f"{value:.15g}"
+
+
 def _note(report: dict[str, Any], key: str, notes: Sequence[str]) -> None:
     for note in notes:
         text = f"{key}: {note}"
@@ -111,6 +132,7 @@ def question_report(
     order); `scale` the (low, high) of a numeric scale for binning (default: the observed range).
     """
     _require(table, ITEM, VALUE)
+    rows = len(table)
     table = drop_missing(table, ITEM, VALUE)
     numbers = numeric_values(table[VALUE])
     if kind is None:
@@ -120,6 +142,8 @@ def question_report(
     if kind == NUMERIC:
         table = table.assign(**{VALUE: numbers})
     report = _blank(kind)
+    if rows and table.empty:
+        report["notes"].append(BLANK_QUESTION_NOTE)
     kept, excluded = usable_ratings(table)
     report["n_items"] = int(kept[ITEM].nunique())
     report["n_ratings"] = len(kept)
@@ -144,7 +168,7 @@ def question_report(
         accuracy = cluster_bootstrap_accuracy(
             table,
             cluster=CLUSTER if CLUSTER in table.columns else None,
-            labels=None,
+            labels=categories if kind == CATEGORICAL else None,
             resamples=resamples,
             seed=seed,
         )
@@ -152,6 +176,9 @@ def question_report(
         _note(report, "accuracy", accuracy.notes)
     else:
         _note(report, "accuracy", ["no truth given"])
+    if has_clusters(table):
+        report["methods"]["clusters"] = CLUSTERS_METHOD
+    _note(report, "spans", ["applies to span questions"])
     _interpret(report)
     return plain_report(report)
 
@@ -165,7 +192,8 @@ def _categorical(
     resamples: int,
     seed: int,
 ) -> None:
-    fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed)
+    clusters = item_clusters(kept) if has_clusters(kept) else None
+    fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed, clusters=clusters)
     report["fleiss_kappa"] = fleiss.to_dict() if fleiss.value is not None else None
     _note(report, "fleiss_kappa", fleiss.notes)
     randolph = randolph_kappa_from_counts(counts, len(labels))
@@ -206,9 +234,14 @@ def _numeric(
         twoway = icc_twoway_from_matrix(matrix)
         report["icc"]["twoway"] = twoway.to_dict()
         _note(report, "icc.twoway", twoway.notes)
-    elif report["icc"] is not None:
+    else:
         report["icc"]["twoway"] = None
-        _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
+        if kept.empty:
+            _note(report, "icc.twoway", ["no item has two or more ratings"])
+        elif ANNOTATOR not in kept.columns:
+            _note(report, "icc.twoway", ["needs to know which annotator gave each rating"])
+        else:
+            _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
 
     alphas: dict[str, float | None] = {}
     for level in ("nominal", "ordinal", "interval"):
@@ -217,36 +250,69 @@ def _numeric(
     report["krippendorff_alpha"] = alphas
     report["methods"]["krippendorff_alpha"] = ALPHA_METHOD
 
-    if len(values):
+    if not len(values):
+        _note(report, "binned_kappa", ["no item has two or more ratings"])
+    else:
         low, high = scale if scale is not None else (float(values.min()), float(values.max()))
-        if scale is None:
-            observed = f"bins span the observed range [{low:g}, {high:g}]; pass the scale to fix it"
-            _note(report, "binned_kappa", [observed])
         if high > low:
-            report["binned_kappa"] = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
-            report["methods"]["binned_kappa"] = (
-                "Fleiss and Randolph kappas after cutting the scale into equal-width bins (Sotopia, appendix E)"
-            )
+            if scale is None:
+                observed = f"bins span the observed range [{_number(low)}, {_number(high)}]; pass the scale to fix it"
+                _note(report, "binned_kappa", [observed])
+            binned, binned_notes = binned_kappas_from_codes(values, items, n_items, bins=bins, low=low, high=high)
+            report["binned_kappa"] = binned
+            for note in binned_notes:
+                key, _, reason = note.partition(": ")
+                _note(report, f"binned_kappa.{key}", [reason])
+            report["methods"]["binned_kappa"] = BINNED_METHOD
+        elif scale is None:
+            same = f"every rating is {_number(low)}, so there is no range to cut into bins; pass the scale"
+            _note(report, "binned_kappa", [same])
         else:
-            _note(report, "binned_kappa", ["the scale has no width: every rating is the same"])
+            _note(report, "binned_kappa", ["the scale has no width"])
 
     for key in ("fleiss_kappa", "randolph_kappa", "cohen_kappa"):
         _note(report, key, ["applies to categorical questions; see binned_kappa"])
 
     # Means and correlations use every rated item: one rating is still a score.
-    if CONDITION in table.columns:
-        means = means_by_condition(table, judge=JUDGE if JUDGE in table.columns else None)
-        report["by_condition"] = means["human"] or None
-        report["judge_by_condition"] = means["judge"] or None
-        report["methods"]["by_condition"] = MEANS_METHOD
-    else:
-        _note(report, "by_condition", ["no condition given"])
+    _means_by_condition(report, table)
     if JUDGE in table.columns and drop_missing(table, JUDGE).shape[0]:
         alignment = judge_alignment(table)
         report["alignment"] = alignment.to_dict()
         _note(report, "alignment", alignment.notes)
     else:
         _note(report, "alignment", ["no judge scores"])
+
+    # Only accuracy's and Fleiss' bootstraps resample clusters; say so next to every other interval.
+    if has_clusters(table):
+        for key, reason in CLUSTERS_IGNORED.items():
+            if report[key] is not None:
+                _note(report, key, [reason])
+
+
+def _means_by_condition(report: dict[str, Any], table: pd.DataFrame) -> None:
+    """`by_condition` and `judge_by_condition`, each null with a note when it cannot be computed."""
+    judged = JUDGE in table.columns and bool(drop_missing(table, JUDGE).shape[0])
+    if not judged:
+        _note(report, "judge_by_condition", ["no judge scores"])
+    if CONDITION not in table.columns or not drop_missing(table, CONDITION).shape[0]:
+        reason = "no condition given" if CONDITION not in table.columns else "no rated item has a condition"
+        _note(report, "by_condition", [reason])
+        if judged:
+            _note(report, "judge_by_condition", [reason])
+        return
+    means = means_by_condition(table, judge=JUDGE if judged else None)
+    report["methods"]["by_condition"] = MEANS_METHOD
+    for key, side in (("by_condition", "human"), ("judge_by_condition", "judge")):
+        if key == "judge_by_condition" and not judged:
+            continue
+        report[key] = means[side] or None
+        if not means[side]:
+            _note(report, key, ["no rated item has a condition"])
+        for condition, summary in means[side].items():
+            if summary["n"] == 0:
+                _note(report, f"{key}.{condition}", ["no item of this condition has a judge score"])
+            elif summary["ci95"] is None:
+                _note(report, f"{key}.{condition}.ci95", ["one item: a t interval needs two or more"])
 
 
 def _interpret(report: dict[str, Any]) -> None:
@@ -275,6 +341,7 @@ def span_question_report(
 ) -> dict[str, Any]:
     """The report of a span question (columns item, annotator, start, end, label, attributes)."""
     report = _blank(SPANS)
+    report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     agreement = span_agreement(spans, min_iou=min_iou, end_inclusive=end_inclusive, coders=coders)
     report["n_items"] = agreement.n_items
     report["n_ratings"] = agreement.n_spans
@@ -282,9 +349,14 @@ def span_question_report(
     report["n_annotators"] = int(spans[ANNOTATOR].nunique()) if len(spans) else 0
     report["spans"] = agreement.to_dict()
     report["percent_agreement"] = agreement.label_agreement
-    report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     _note(report, "spans", agreement.notes)
-    _note(report, "kappa, alpha, ICC", ["do not apply to span questions"])
+    if report["percent_agreement"] is None:
+        _note(report, "percent_agreement", ["label agreement is undefined (see the spans notes)"])
+    for key in (
+        "krippendorff_alpha", "icc", "fleiss_kappa", "randolph_kappa", "cohen_kappa", "binned_kappa", "accuracy",
+        "by_condition", "judge_by_condition", "alignment",
+    ):
+        _note(report, key, ["does not apply to span questions"])
     return plain_report(report)
 
 
@@ -300,17 +372,24 @@ def agreement_report(
     bins: Sequence[int] = DEFAULT_BINS,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    blank_questions: Collection[str] = (),
 ) -> dict[str, Any]:
     """{"questions": {question: question_report}} for a long table with a `question` column.
 
     Questions whose values are all numbers are numeric unless listed in `categorical`. Span
     questions come from `spans` (same columns as `span_question_report`, plus `question`).
+    `blank_questions` were asked but every answer was blank (so the table has no row of them):
+    each is reported with no statistic and a note saying why, rather than left out in silence.
     """
     _require(table, ITEM, QUESTION, VALUE)
     categories = categories or {}
     scales = scales or {}
     questions: dict[str, Any] = {}
-    for question, rows in table.groupby(QUESTION, sort=True):
+    groups = list(table.groupby(QUESTION, sort=True))
+    unanswered = sorted(set(blank_questions) - {str(question) for question, _ in groups})
+    if unanswered:
+        groups = sorted([*groups, *((name, table.iloc[:0]) for name in unanswered)], key=lambda pair: str(pair[0]))
+    for question, rows in groups:
         name = str(question)
         kind = CATEGORICAL if name in categorical else None
         questions[name] = question_report(
@@ -322,6 +401,8 @@ def agreement_report(
             resamples=resamples,
             seed=seed,
         )
+        if rows.empty:
+            questions[name]["notes"].insert(0, BLANK_QUESTION_NOTE)
     if spans is not None and len(spans):
         for question, rows in spans.groupby(QUESTION, sort=True):
             questions[str(question)] = span_question_report(rows, min_iou=min_iou, end_inclusive=end_inclusive)

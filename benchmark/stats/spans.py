@@ -217,7 +217,10 @@ def _attribute_agreement(result: SpanAgreement, sets: list[frozenset[str]], pair
             marked[name] += 1
     skipped = len(pairs) - len(f1)
     if skipped:
-        result.notes.append(f"{skipped} pairs where neither span has an attribute left out of attribute agreement")
+        pairs_text = "1 pair" if skipped == 1 else f"{skipped} pairs"
+        result.notes.append(f"{pairs_text} where neither span has an attribute left out of attribute agreement")
+    if not f1:
+        result.notes.append("attribute agreement is undefined: no paired span has an attribute")
     result.attribute_pairs = len(f1)
     result.attribute_f1 = float(np.mean(f1)) if f1 else None
     result.attribute_partial_match = float(np.mean(partial)) if partial else None
@@ -230,3 +233,9 @@ def _attribute_agreement(result: SpanAgreement, sets: list[frozenset[str]], pair
         }
         for name in names
     }
+    unpaired = [name for name in names if not marked[name]]
+    if unpaired:
+        result.notes.append(
+            f"per_attribute f1 is undefined for {', '.join(unpaired)}: no paired span has "
+            f"{'it' if len(unpaired) == 1 else 'them'}"
+        )

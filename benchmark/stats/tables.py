@@ -82,6 +82,29 @@ def item_codes(items: pd.Series) -> tuple[np.ndarray, int]:
     return codes.astype(np.intp), len(uniques)
 
 
+def item_clusters(table: pd.DataFrame, *, item: str = ITEM, cluster: str = CLUSTER) -> np.ndarray:
+    """The cluster of each item, in the order `item_codes` numbers the items.
+
+    An item's cluster is the first non-blank `cluster` among its rows; an item with none is a
+    cluster of its own (named "item:<item>", as accuracy's bootstrap names it).
+    """
+    items = table[item]
+    present = drop_missing(table, cluster)
+    first = present.groupby(item, sort=False)[cluster].first()
+    order = pd.unique(items)
+    named = pd.Series(order, index=order).map(first)
+    own = pd.Series(["item:" + str(name) for name in order], index=order)
+    return named.where(named.notna(), own).astype(str).to_numpy()
+
+
+def has_clusters(table: pd.DataFrame, *, item: str = ITEM, cluster: str = CLUSTER) -> bool:
+    """Whether some cluster holds two or more items (else the clusters change nothing)."""
+    if cluster not in table.columns:
+        return False
+    present = drop_missing(table, item, cluster)
+    return bool((present.groupby(cluster, sort=False)[item].nunique() >= 2).any())
+
+
 def category_codes(values: pd.Series, categories: Sequence[Any] | None = None) -> tuple[np.ndarray, list[Any]]:
     """Integer code per row for its category, and the category list (sorted when it sorts).
 
@@ -121,11 +144,20 @@ def category_counts(
     return count_matrix(items, codes, n_items, len(labels)), labels
 
 
+# How far below a bin's lower edge, in bin widths, a value still counts as on the edge.
+EDGE_TOLERANCE = 1e-9
+
+
 def equal_width_bins(values: Any, n_bins: int, *, low: float, high: float) -> np.ndarray:
     """Bin index 0..n_bins-1 of each value on [low, high] cut into equal-width bins.
 
-    The top edge belongs to the last bin, so a 0-10 scale in 5 bins gives [0,2), [2,4), [4,6),
-    [6,8), [8,10] (the grouping Sotopia's appendix E uses before computing kappa).
+    Each bin includes its lower edge, and the top edge belongs to the last bin, so a 0-10 scale
+    in 5 bins gives [0,2), [2,4), [4,6), [6,8), [8,10] (the grouping Sotopia's appendix E uses
+    before computing kappa). Edges are rarely exact in binary: on 1-10 in 5 bins, 2.8 lies
+    (2.8 - 1) / 9 * 5 = 0.9999999999999999 bin widths above 1 in floating point, and would fall
+    one bin low. A value within `EDGE_TOLERANCE` (1e-9) bin widths below an edge is therefore
+    on it; rounding errors are a few 1e-16 widths, and ratings are never meant that close to an
+    edge without being on it.
     """
     if n_bins < 1:
         raise ValueError("n_bins must be at least 1")
@@ -134,7 +166,8 @@ def equal_width_bins(values: Any, n_bins: int, *, low: float, high: float) -> np
     x = np.asarray(values, dtype=float)
     if ((x < low) | (x > high)).any():
         raise ValueError(f"values outside the scale [{low}, {high}]")
-    index = np.floor((x - low) / (high - low) * n_bins).astype(np.intp)
+    position = (x - low) / (high - low) * n_bins
+    index = np.floor(position + EDGE_TOLERANCE).astype(np.intp)
     return np.minimum(index, n_bins - 1)
 
 

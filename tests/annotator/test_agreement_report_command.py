@@ -96,6 +96,17 @@ def test_dash_writes_the_report_to_standard_output_and_the_summary_to_standard_e
     assert "to standard output: 1 question(s), 6 item(s), 24 rating(s)" in err
 
 
+def test_a_question_left_blank_throughout_is_in_the_report_and_its_input(monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(HEADER + "1,A,q,3\n1,B,q,4\n1,A,later,\n2,B,later,\n"))
+
+    out, err = run("--from-csv", "-", "--out", "-", "--resamples", "0")
+
+    report = json.loads(out)
+    assert report["input"]["blank_questions"] == ["later"] and report["input"]["blank_values"] == 2
+    assert report["questions"]["later"]["notes"][0].startswith("answers: every value of this question is blank")
+    assert "2 question(s)" in err
+
+
 def test_reads_standard_input(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(HEADER + "1,A,q,3\n1,B,q,4\n2,A,q,1\n2,B,q,2\n"))
 
@@ -120,7 +131,7 @@ def test_report_records_how_it_was_read(tmp_path):
 
     assert report["input"] == {
         "file": "shrout_fleiss_1979.csv", "categorical": [], "numeric": ["score"], "categories": {},
-        "scales": {"score": [1.0, 10.0]}, "blank_values": 0,
+        "scales": {"score": [1.0, 10.0]}, "blank_values": 0, "blank_questions": [],
     }
     assert (report["resamples"], report["seed"]) == (200, 0)
     assert list(report) == ["input", "resamples", "seed", "questions"]

@@ -26,6 +26,7 @@ from annotator.reports import build_report
 from benchmark.models import Evaluation
 from tests.annotator.builders import add_items, make_scheme, make_study
 from tests.builders import make_episode, make_scenario, make_user
+from tests.stats.notes import unexplained_nulls
 
 pytestmark = pytest.mark.django_db
 
@@ -317,7 +318,8 @@ def test_undefined_statistics_are_null_with_a_reason():
     confusion = report["questions"]["confusion"]
     assert confusion["icc"]["icc1"] is None
     assert confusion["binned_kappa"]["3"]["fleiss"] is None
-    assert any("with 3 bins is undefined" in note for note in confusion["notes"])
+    one_bin = "binned_kappa.3.fleiss: Fleiss' kappa is undefined: every rating falls in one bin (chance agreement is 1)"
+    assert one_bin in confusion["notes"]
     assert any(note.startswith("icc:") for note in confusion["notes"])
     barrier = report["questions"]["barrier"]
     assert barrier["fleiss_kappa"] is None
@@ -365,3 +367,9 @@ def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
     judge = _judge(question, SimpleNamespace(evaluations=rows))
 
     assert (judge["evaluator"], judge["prompt_version"]) == ("zz-local/judge", "judge-2025.1")
+
+
+def test_every_null_statistic_comes_with_a_note(module_report):
+    for key, entry in module_report["questions"].items():
+        statistics = {name: value for name, value in entry.items() if name not in ("question", "judge", "judge_scores")}
+        assert unexplained_nulls(statistics) == [], key

@@ -109,3 +109,20 @@ def test_large_bootstrap_is_vectorised_enough():
     low, high = result.overall_ci95
     assert low < result.overall < high
     assert high - low < 0.02
+
+
+def test_chance_counts_the_declared_answer_options():
+    # Four options were offered; only two ever occur. Guessing uniformly among them is right 1 time in 4.
+    table = pd.DataFrame({"item": [1, 1, 2, 2], "value": ["a", "b", "b", "b"], "truth": ["a", "a", "b", "b"]})
+    declared = cluster_bootstrap_accuracy(table, labels=["a", "b", "c", "d"], resamples=0)
+    assert declared.chance == 0.25 and declared.to_dict()["chance_method"] == "1 / number of answer options (4)"
+    seen = cluster_bootstrap_accuracy(table, resamples=0)
+    assert seen.chance == 0.5
+    assert seen.to_dict()["chance_method"] == "1 / number of classes seen among truths and answers (2)"
+
+
+def test_a_truth_outside_the_options_is_a_class_but_not_an_option():
+    table = pd.DataFrame({"item": [1, 2], "value": ["a", "b"], "truth": ["a", "other"]})
+    result = cluster_bootstrap_accuracy(table, labels=["a", "b"], resamples=0)
+    assert result.chance == 0.5 and result.labels == ["a", "b", "other"]
+    assert "the truth of some items is not among the answer options: other" in result.notes

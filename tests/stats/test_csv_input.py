@@ -139,6 +139,27 @@ def test_blank_values_are_no_rating_and_are_counted():
     assert options.blank_values == 1
 
 
+def test_a_question_whose_every_value_is_blank_is_reported_with_a_note():
+    table, options = read_long_csv(HEADER + "1,A,q,3\n1,B,q,4\n1,A,skipped,\n1,B,skipped,\n")
+
+    assert options.blank_questions == ("skipped",)
+    assert options.numeric == ("q", "skipped") and options.to_dict()["blank_questions"] == ["skipped"]
+    report = agreement_report(table, **options.as_arguments(), resamples=0)
+    skipped = report["questions"]["skipped"]
+    assert (skipped["type"], skipped["n_items"], skipped["n_ratings"]) == ("numeric", 0, 0)
+    assert skipped["notes"][0] == "answers: every value of this question is blank; there is nothing to compute"
+
+
+def test_a_blank_question_declared_categorical_stays_categorical():
+    table, options = read_long_csv(
+        HEADER + "1,A,q,3\n1,A,skipped,\n", categories={"skipped": ("yes", "no")}
+    )
+
+    assert options.categorical == ("skipped",) and options.numeric == ("q",)
+    report = agreement_report(table, **options.as_arguments(), resamples=0)
+    assert report["questions"]["skipped"]["type"] == "categorical"
+
+
 def test_missing_required_column_names_row_one_and_the_column():
     found = problem("item,annotator,value\n1,A,3\n")
 

@@ -143,3 +143,94 @@ def test_twoway_with_zero_residual_is_undefined():
     result = icc_twoway_from_matrix(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
     assert result.icc2 is None and result.icc3 is None
     assert result.notes
+
+
+def thirty_by_three(seed: int = 4) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(3, 1, 30)
+    return np.clip(np.rint(latent[:, None] + rng.normal(0, 0.7, (30, 3))), 1, 5)
+
+
+ONEWAY_VALUES = ("icc1", "icc1k", "f_value", "ms_between", "ms_within")
+
+
+@pytest.mark.parametrize("unbalanced", [False, True], ids=["balanced", "unbalanced"])
+@pytest.mark.parametrize("shift", [1e9, -1e9, 1e6])
+def test_shifting_every_rating_changes_no_icc(shift, unbalanced):
+    matrix = thirty_by_three()
+    if unbalanced:
+        matrix[::4, 2] = np.nan
+    plain, shifted = icc_oneway(long_from_wide(matrix)), icc_oneway(long_from_wide(matrix + shift))
+    assert shifted.icc1 is not None, shifted.notes
+    for name in ONEWAY_VALUES:
+        assert getattr(shifted, name) == pytest.approx(getattr(plain, name), rel=1e-6), name
+    assert shifted.icc1_ci95 == pytest.approx(plain.icc1_ci95, rel=1e-6)
+    assert shifted.icc1k_ci95 == pytest.approx(plain.icc1k_ci95, rel=1e-6)
+    if not unbalanced:
+        two, two_shifted = icc_twoway_from_matrix(matrix), icc_twoway_from_matrix(matrix + shift)
+        for name in ("icc2", "icc2k", "icc3", "icc3k", "f_value"):
+            assert getattr(two_shifted, name) == pytest.approx(getattr(two, name), rel=1e-6), name
+        assert two_shifted.icc2_ci95 == pytest.approx(two.icc2_ci95, rel=1e-6)
+
+
+def test_small_units_change_no_icc():
+    # Ratings of 1e-8 to 5e-8 (a scale in other units) vary as much, relatively, as 1 to 5.
+    matrix = thirty_by_three()
+    plain, small = icc_oneway(long_from_wide(matrix)), icc_oneway(long_from_wide(matrix * 1e-8))
+    assert small.icc1 == pytest.approx(plain.icc1, rel=1e-9), small.notes
+    two, two_small = icc_twoway_from_matrix(matrix), icc_twoway_from_matrix(matrix * 1e-8)
+    assert two_small.icc3 == pytest.approx(two.icc3, rel=1e-9), two_small.notes
+
+
+def test_perfect_agreement_far_from_zero_still_gives_one():
+    table = long_from_wide(np.repeat([[1.0], [3.0], [5.0], [2.0]], 3, axis=1) + 1e9)
+    result = icc_oneway(table)
+    assert result.icc1 == 1.0 and result.f_value is None
+
+
+def test_no_variance_means_every_rating_is_identical():
+    shifted = long_from_wide(np.full((5, 3), 4.0) + 1e9)
+    assert icc_oneway(shifted).icc1 is None
+    # Items identical within and one rating a hair off: variance, so an ICC.
+    matrix = np.full((5, 3), 4.0)
+    matrix[0, 0] += 1e-7
+    result = icc_oneway(long_from_wide(matrix))
+    assert result.icc1 is not None and not any("no variance" in note for note in result.notes)
+
+
+def test_unbalanced_interval_is_searle_thomas_hultquist_as_iccest_thd_and_says_so():
+    # R's ICC::ICCest(CI.type = "THD"): n0 = n_bar - sum (n_i - n_bar)^2 / ((a - 1) N),
+    # F_L = F / qf(.975, a - 1, N - a), F_U = F * qf(.975, N - a, a - 1), bound = (F - 1) / (F + n0 - 1).
+    from scipy import stats as scipy_stats
+
+    matrix = thirty_by_three()
+    matrix[::3, 2] = np.nan
+    matrix[1::3, 0] = np.nan
+    result = icc_oneway(long_from_wide(matrix))
+    sizes = (~np.isnan(matrix)).sum(axis=1)
+    assert sizes.min() >= 2  # every item counts
+    a, total = len(sizes), sizes.sum()
+    n_bar = total / a
+    n0 = n_bar - ((sizes - n_bar) ** 2).sum() / ((a - 1) * total)
+    f_low = result.f_value / scipy_stats.f.ppf(0.975, a - 1, total - a)
+    f_high = result.f_value * scipy_stats.f.ppf(0.975, total - a, a - 1)
+    assert result.k == pytest.approx(n0, rel=1e-12)
+    assert result.icc1_ci95 == pytest.approx([(f_low - 1) / (f_low + n0 - 1), (f_high - 1) / (f_high + n0 - 1)])
+    assert "Thomas & Hultquist 1978" in result.method and "Searle's (1971)" in result.method
+    assert 'ICC::ICCest(CI.type = "THD")' in result.method and "Donner 1986" in result.method
+
+
+def test_an_unbounded_twoway_interval_is_noted():
+    # Found by the property test: ICC(2,k)'s interval is unbounded here, and was null without a note.
+    result = icc_twoway_from_matrix(np.array([[0.0, 3.0], [1.0, 1.0]]))
+    assert result.icc2k_ci95 is None
+    assert any(note.startswith("icc2k_ci95") for note in result.notes)
+
+
+def test_equal_item_means_stay_equal_whatever_the_order_of_the_ratings():
+    # Both items average 1/3. Centred on the mean (1/3, which no float holds), the item sums
+    # depended on the order of the ratings and ICC(1,k) came out -6.5e32 in one order.
+    table = pd.DataFrame({"item": [0, 1, 0, 1, 0, 1], "value": [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]})
+    for order in ([0, 1, 2, 3, 4, 5], [5, 2, 1, 3, 0, 4]):
+        result = icc_oneway(table.iloc[order])
+        assert result.ms_between == 0.0 and result.icc1k is None

@@ -133,3 +133,46 @@ def test_binned_kappas_follow_sotopia_bins():
     assert result["5"]["randolph"] == pytest.approx((2 / 3 - 1 / 5) / (1 - 1 / 5))
     three = binned_kappas(table, low=0, high=10, bins=(3,))["3"]
     assert three["percent_agreement"] == pytest.approx(1.0)
+
+
+def test_binned_kappas_put_lower_edges_in_their_own_bin():
+    # 1-10 in 5 bins is [1, 2.8), [2.8, 4.6), [4.6, 6.4), [6.4, 8.2), [8.2, 10]: every item agrees.
+    table = pd.DataFrame(
+        {"item": [1, 1, 2, 2, 3, 3, 4, 4], "value": [2.8, 3.5, 4.6, 5.0, 8.2, 9.0, 1.0, 2.0]}
+    )
+    five = binned_kappas(table, low=1, high=10, bins=(5,))["5"]
+    assert five["fleiss"] == pytest.approx(1.0)
+    assert five["percent_agreement"] == 1.0
+
+
+def test_fleiss_pools_category_shares_over_ratings_and_says_it_can_differ_from_gwet():
+    # P_i = 6/12, 2/2, 0/2, so P = 0.5. Pooled over the 8 ratings, p = (4/8, 4/8): P_e = 0.5, kappa = 0.
+    # Gwet (2014) averages each item's shares instead: (3/4 + 0 + 1/2) / 3 = 5/12 for x, kappa = -0.029.
+    counts = np.array([[3, 1], [0, 2], [1, 1]])
+    result = fleiss_kappa_from_counts(counts, resamples=0)
+    assert result.value == pytest.approx(0.0, abs=1e-15)
+    gwet_chance = (5 / 12) ** 2 + (7 / 12) ** 2
+    assert (0.5 - gwet_chance) / (1 - gwet_chance) == pytest.approx(-0.0286, abs=1e-4)
+    assert "pooled over all ratings" in result.method and "Gwet (2014)" in result.method
+
+
+def clustered_ratings(seed: int = 3) -> pd.DataFrame:
+    """Six scenarios of eight episodes; the episodes of one scenario are rated alike."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for scenario in range(6):
+        pattern = rng.choice(["x", "y", "z"], size=3)
+        for episode in range(8):
+            for annotator in range(3):
+                rows.append((f"{scenario}-{episode}", annotator, pattern[annotator], f"s{scenario}"))
+    return pd.DataFrame(rows, columns=["item", "annotator", "value", "cluster"])
+
+
+def test_fleiss_interval_resamples_clusters_when_there_are_clusters():
+    table = clustered_ratings()
+    items = fleiss_kappa(table.drop(columns="cluster"), resamples=500, seed=1)
+    clusters = fleiss_kappa(table, cluster="cluster", resamples=500, seed=1)
+    assert clusters.value == pytest.approx(items.value)
+    # 6 scenarios, not 48 independent episodes: the interval is much wider.
+    assert clusters.ci95[1] - clusters.ci95[0] > 2 * (items.ci95[1] - items.ci95[0])
+    assert "resampling clusters" in clusters.method and "resampling clusters" not in items.method

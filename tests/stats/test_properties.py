@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from benchmark.stats.accuracy import cluster_bootstrap_accuracy
@@ -16,6 +16,7 @@ from benchmark.stats.icc import icc_oneway
 from benchmark.stats.kappa import fleiss_kappa, randolph_kappa
 from benchmark.stats.report import question_report
 from benchmark.stats.tables import long_from_wide
+from tests.stats.notes import unexplained_nulls
 
 # STATS_EXAMPLES=1000 for a deeper search.
 SETTINGS = settings(max_examples=int(os.environ.get("STATS_EXAMPLES", "60")), deadline=None)
@@ -55,8 +56,7 @@ def finite_json(value) -> None:
 @SETTINGS
 @given(st.lists(st.integers(0, 3), min_size=2, max_size=10), st.integers(2, 5))
 def test_perfect_agreement_gives_one(truths, raters):
-    if len(set(truths)) < 2:
-        return  # one category only: kappa is undefined, tested elsewhere
+    assume(len(set(truths)) >= 2)  # one category only: kappa is undefined, tested elsewhere
     table = long_from_wide(np.repeat(np.array(truths, dtype=float)[:, None], raters, axis=1))
     assert fleiss_kappa(table, resamples=0).value == pytest.approx(1.0)
     assert randolph_kappa(table).value == pytest.approx(1.0)
@@ -104,7 +104,10 @@ def test_bootstrap_interval_contains_the_point_estimate(rows, seed):
     table = pd.DataFrame(rows, columns=["cluster", "value", "truth"]).assign(item=lambda t: t.index)
     result = cluster_bootstrap_accuracy(table, seed=seed, resamples=400)
     finite_json(result.to_dict())
-    if result.overall_ci95 is not None:
+    if result.n_clusters < 2:
+        assert result.overall_ci95 is None
+        assert "a bootstrap CI needs at least two clusters" in result.notes
+    else:
         low, high = result.overall_ci95
         assert low - 1e-12 <= result.overall <= high + 1e-12
 
@@ -113,14 +116,19 @@ def test_bootstrap_interval_contains_the_point_estimate(rows, seed):
 @given(rating_matrices(min_items=4), st.integers(0, 2**32 - 1))
 def test_fleiss_interval_contains_the_point_estimate(matrix, seed):
     result = fleiss_kappa(long_from_wide(matrix), seed=seed, resamples=400)
-    if result.ci95 is not None:
+    if result.value is None:
+        assert result.ci95 is None and any("Fleiss' kappa" in note for note in result.notes)
+    elif result.n_items < 2:
+        assert result.ci95 is None and "no CI for Fleiss' kappa from a single item" in result.notes
+    else:
         assert result.ci95[0] - 1e-9 <= result.value <= result.ci95[1] + 1e-9
 
 
 @SETTINGS
 @given(rating_matrices(categories=5, min_items=0), st.booleans())
-def test_reports_never_contain_nan(matrix, categorical):
+def test_reports_never_contain_nan_and_explain_every_null(matrix, categorical):
     table = long_from_wide(matrix) if matrix.size else pd.DataFrame({"item": [], "annotator": [], "value": []})
     table = relabelled(table) if categorical and len(table) else table
     report = question_report(table, resamples=50)
     finite_json(report)
+    assert unexplained_nulls(report) == []

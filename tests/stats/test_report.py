@@ -6,6 +6,7 @@ import pytest
 
 from benchmark.stats.report import agreement_report, question_report, span_question_report
 from benchmark.stats.tables import long_from_wide
+from tests.stats.notes import unexplained_nulls
 from tests.stats.references import FLEISS_1971, KRIPPENDORFF_2011, SHROUT_FLEISS
 
 KEYS = {
@@ -164,3 +165,108 @@ def test_span_question():
 def test_missing_columns_are_a_clear_error():
     with pytest.raises(ValueError, match="no column question"):
         agreement_report(pd.DataFrame({"item": [1], "value": [1]}))
+
+
+def test_ratings_far_from_zero_get_the_same_report_and_readable_notes():
+    rng = np.random.default_rng(4)
+    latent = rng.normal(3, 1, 30)
+    matrix = np.clip(np.rint(latent[:, None] + rng.normal(0, 0.7, (30, 3))), 1, 5)
+    plain = question_report(long_from_wide(matrix), resamples=0)
+    shifted = question_report(long_from_wide(matrix + 1e9), resamples=0)
+    assert shifted["icc"]["icc1"] == pytest.approx(plain["icc"]["icc1"], rel=1e-6)
+    assert "binned_kappa: bins span the observed range [1000000001, 1000000005]; pass the scale to fix it" in (
+        shifted["notes"]
+    )
+    assert shifted["binned_kappa"] == plain["binned_kappa"]
+
+
+def test_equal_ratings_say_so_without_a_range_of_no_width():
+    report = question_report(long_from_wide(np.full((4, 3), 1e9 + 1)), resamples=0)
+    binned = [note for note in report["notes"] if note.startswith("binned_kappa:")]
+    assert binned == ["binned_kappa: every rating is 1000000001, so there is no range to cut into bins; pass the scale"]
+
+
+def degenerate_reports() -> dict[str, dict]:
+    """Reports of inputs where much is undefined: every null in them must come with a note."""
+    def numeric(**columns):
+        base = {"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2, 1, 2, 1, 2], "value": [1, 2, 2, 3, 4, 4]}
+        return pd.DataFrame({**base, **columns})
+
+    spans = pd.DataFrame(
+        {"item": [1, 1, 2, 2], "annotator": ["A", "B", "A", "B"], "start": [0, 0, 0, 5], "end": [3, 3, 2, 9],
+         "label": ["error", "error", "error", "competency"], "attributes": ["", "", "emotion", ""]}
+    )
+    far = spans.assign(start=[0, 5, 0, 5], end=[2, 9, 2, 9])
+    return {
+        "no judge, blank condition": question_report(numeric(condition=[""] * 6), resamples=0),
+        "judge, no condition": question_report(numeric(judge=[1.0, 1.0, 2.0, 2.0, 3.0, 3.0]), resamples=0),
+        "condition, no judge scores": question_report(
+            numeric(condition=["a"] * 6, judge=[np.nan] * 6), resamples=0
+        ),
+        "a condition without judge scores": question_report(
+            numeric(condition=["a", "a", "a", "a", "b", "b"], judge=[1.0, 1.0, 2.0, 2.0, np.nan, np.nan]),
+            resamples=50,
+        ),
+        "single ratings": question_report(
+            pd.DataFrame({"item": [1, 2, 3], "annotator": [1, 1, 1], "value": [1.0, 2.0, 3.0],
+                          "condition": ["a", "a", "b"], "judge": [1.0, 2.0, 2.0], "truth": [1.0, 2.0, 3.0]}),
+            resamples=50,
+        ),
+        "single categorical ratings": question_report(
+            pd.DataFrame({"item": [1, 2], "annotator": [1, 1], "value": ["x", "y"], "truth": ["x", "x"]}),
+            kind="categorical", resamples=50,
+        ),
+        "no resamples": question_report(
+            pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2] * 3, "value": ["x", "y", "x", "x", "y", "y"],
+                          "truth": ["x", "x", "x", "x", "y", "y"], "cluster": ["s", "s", "t", "t", "u", "u"]}),
+            kind="categorical", resamples=0,
+        ),
+        "one category": question_report(
+            pd.DataFrame({"item": [1, 1, 2, 2], "annotator": [1, 2, 1, 2], "value": ["x"] * 4}), resamples=50
+        ),
+        "equal ratings": question_report(numeric(value=[3] * 6, condition=["a"] * 6), resamples=50),
+        "no ratings": question_report(pd.DataFrame({"item": [], "annotator": [], "value": []}), resamples=50),
+        "blank values": question_report(
+            pd.DataFrame({"item": [1, 2], "annotator": [1, 1], "value": [None, None]}), resamples=50
+        ),
+        "no spans": span_question_report(spans.iloc[:0]),
+        "spans that never overlap": span_question_report(far),
+        "spans without attributes or labels": span_question_report(
+            spans.drop(columns=["label"]).assign(attributes="")
+        ),
+        "spans of one annotator": span_question_report(spans[spans["annotator"] == "A"]),
+        "overlapping spans, one attribute": span_question_report(spans),
+    }
+
+
+@pytest.mark.parametrize("case", list(degenerate_reports()))
+def test_every_null_comes_with_a_note(case):
+    report = degenerate_reports()[case]
+    json.dumps(report, allow_nan=False)
+    assert unexplained_nulls(report) == []
+
+
+def test_declared_categories_set_the_chance_level_as_they_set_randolphs_q():
+    table = pd.DataFrame(
+        {"item": [1, 1, 2, 2, 3, 3], "annotator": [1, 2] * 3, "value": ["a", "a", "b", "b", "a", "b"],
+         "truth": ["a", "a", "b", "b", "a", "a"]}
+    )
+    report = question_report(table, kind="categorical", categories=["a", "b", "c", "d", "e"], resamples=0)
+    assert report["accuracy"]["chance"] == 0.2
+    assert report["randolph_kappa"] == pytest.approx((report["percent_agreement"] - 0.2) / 0.8)
+
+
+def test_with_clusters_each_interval_says_whether_it_accounts_for_them():
+    table = small_study()
+    numeric = question_report(table[table["question"] == "confusion"], resamples=100)
+    categorical = question_report(table[table["question"] == "barrier"], kind="categorical", resamples=100)
+    assert "resampling clusters" in categorical["fleiss_kappa"]["method"]
+    assert categorical["accuracy"]["cluster"] == "cluster"
+    for key in ("icc", "by_condition", "judge_by_condition", "alignment"):
+        assert any(
+            note.startswith(f"{key}: ") and "not account for the clusters" in note for note in numeric["notes"]
+        ), key
+    assert "do not account for the clusters" in numeric["methods"]["clusters"]
+    unclustered = question_report(table[table["question"] == "confusion"].drop(columns="cluster"), resamples=0)
+    assert not any("clusters" in note for note in unclustered["notes"])
+    assert "clusters" not in unclustered["methods"]
