@@ -46,7 +46,7 @@ def main() -> None:
 
     from annotator.models import Membership, Study, StudyItem
     from annotator.schemes import install_preset
-    from benchmark.models import Character, Episode, Scenario
+    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, Team
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["testserver"]
@@ -63,8 +63,10 @@ def main() -> None:
     empty()
     call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
     episodes = list(Episode.objects.order_by("pk"))
+    team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
     study = Study.objects.create(
-        title="Benchmark", slug="benchmark", scheme=install_preset("socialveil"), instructions="Rate.", overlap=3
+        team=team, title="Benchmark", slug="benchmark", scheme=install_preset("socialveil"), instructions="Rate.",
+        overlap=3,
     )
     # One episode may appear once per study, so larger studies reuse episodes through copies.
     while len(episodes) < args.items:
@@ -72,7 +74,7 @@ def main() -> None:
         seats = list(source.seats.all())
         turns = list(source.turns.all())
         copy = Episode.objects.create(
-            scenario=source.scenario, barrier=source.barrier, source=source.source, status=source.status
+            team=team, scenario=source.scenario, barrier=source.barrier, source=source.source, status=source.status
         )
         new_seats = {}
         for seat in seats:

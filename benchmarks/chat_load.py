@@ -317,7 +317,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.models import Session
 
-    from benchmark.models import Barrier, Character, Episode, Role, Scenario
+    from benchmark.models import DEFAULT_TEAM_SLUG, Barrier, Character, Episode, Role, Scenario, Team
     from chat.access import claim
     from chat.assignment import assign
     from chat.flow import ArrivalIds, arrive, start_conversation
@@ -333,8 +333,9 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     researcher, _ = get_user_model().objects.get_or_create(username=f"{SLUG_PREFIX}-researcher")
     people = [("Ana", "nurse"), ("Omar", "baker"), ("Lena", "engineer"), ("Kofi", "teacher"),
               ("Mei", "driver"), ("Ravi", "gardener")]
+    team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
     characters = [
-        Character.objects.create(first_name=name, last_name="Bench", occupation=job, gender="person",
+        Character.objects.create(team=team, first_name=name, last_name="Bench", occupation=job, gender="person",
                                  pronouns="they/them", public_info=f"{name} works as a {job}.",
                                  external_id=f"{SLUG_PREFIX}-character-{n}")
         for n, (name, job) in enumerate(people)
@@ -343,7 +344,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     scenarios = []
     for n, matter in enumerate(matters):
         scenario = Scenario.objects.create(
-            external_id=f"{SLUG_PREFIX}-scenario-{n}", codename=f"{SLUG_PREFIX}-{n}", source="benchmark",
+            team=team, external_id=f"{SLUG_PREFIX}-scenario-{n}", codename=f"{SLUG_PREFIX}-{n}", source="benchmark",
             context=f"Two neighbours meet in the stairwell to talk about {matter}.", relationship=n % 3,
         )
         for position in (0, 1):
@@ -356,7 +357,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     studies = []
     for human_position in (1, 0):
         study = ChatStudy.objects.create(
-            slug=f"{SLUG_PREFIX}-seat{human_position}", title=f"Chat load benchmark (seat {human_position})",
+            team=team, slug=f"{SLUG_PREFIX}-seat{human_position}", title=f"Chat load benchmark (seat {human_position})",
             created_by=researcher, human_position=human_position, agent_model=agent_model,
             turn_cap=max(20, 2 * messages + 4), messages_per_minute=60, completion_code="BENCH",
         )

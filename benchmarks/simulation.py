@@ -67,7 +67,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmark.models import Character, Episode, Role, Scenario, SimulationRun
+    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Role, Scenario, SimulationRun, Team
 
     def empty() -> None:
         SimulationRun.objects.all().delete()
@@ -78,15 +78,16 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     empty()
     started = time.perf_counter()
+    team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
     characters = Character.objects.bulk_create(
-        Character(first_name=name, last_name="Bench", occupation=OCCUPATIONS[n % len(OCCUPATIONS)],
+        Character(team=team, first_name=name, last_name="Bench", occupation=OCCUPATIONS[n % len(OCCUPATIONS)],
                   gender="woman" if n % 2 else "man", pronouns="she/her" if n % 2 else "he/him",
                   public_info=f"{name} is a {OCCUPATIONS[n % len(OCCUPATIONS)]}.", external_id=f"bench-character-{n}")
         for n, name in enumerate(NAMES)
     )
     scenarios = Scenario.objects.bulk_create(
         Scenario(
-            external_id=f"bench-scenario-{n}", codename=f"bench-{n:03d}", source="benchmark",
+            team=team, external_id=f"bench-scenario-{n}", codename=f"bench-{n:03d}", source="benchmark",
             context=f"Two people meet in {SETTINGS[n % len(SETTINGS)]} to talk about "
                     f"{MATTERS[(n // len(SETTINGS)) % len(MATTERS)]}.",
             difficulty="hard" if n % 3 == 0 else "standard", relationship=n % 5,
