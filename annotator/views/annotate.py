@@ -206,7 +206,8 @@ def _save_status(
 
 
 def _submitted_assignments(user: Any) -> list[Assignment]:
-    """The user's submitted items, with their latest version (an edit may be open)."""
+    """The user's submitted items, with their latest version (an edit may be open) and, for the demo's
+    generated ratings, what generated it."""
     latest = Annotation.objects.filter(assignment=OuterRef("pk")).order_by("-version")
     return list(
         Assignment.objects.filter(annotator=user, status=Assignment.Status.SUBMITTED)
@@ -214,6 +215,7 @@ def _submitted_assignments(user: Any) -> list[Assignment]:
         .annotate(
             latest_version=Subquery(latest.values("version")[:1]),
             latest_status=Subquery(latest.values("status")[:1]),
+            latest_generated_by=Subquery(latest.values("generated_by")[:1]),
         )
         .order_by("submitted_at", "pk")
     )
