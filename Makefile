@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo test lint install install-dev browser services serve migrate clean
+.PHONY: demo demo-reset test lint install install-dev browser services serve migrate clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -38,6 +38,14 @@ demo: migrate
 	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
 	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+
+## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
+demo-reset:
+	@test -z "$$DATABASE_URL" || { echo "demo-reset deletes only the embedded SQLite database; drop and recreate \
+	the DATABASE_URL database yourself, then run make demo"; exit 1; }
+	rm -f $${PARLEY_VAR_DIR:-var}/parley.sqlite3 $${PARLEY_VAR_DIR:-var}/parley.sqlite3-wal \
+	  $${PARLEY_VAR_DIR:-var}/parley.sqlite3-shm
+	$(MAKE) demo
 
 serve: migrate
 	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application

@@ -5,8 +5,8 @@ The rules:
 - Each regular item is rated by exactly ``study.overlap`` (k) different annotators. A slot is
   taken by a *live* assignment: a submitted one, or a claim whose lease has not run out. Only
   submissions count toward k, but a live claim reserves its slot, so that no more than k people
-  ever work on an item at once. A claim whose lease ran out frees its slot at once, even before
-  ``release_expired`` marks it released.
+  ever work on an item at once. A claim whose lease ran out frees its slot at once: nothing has to
+  mark it released first.
 - Gold and attention items are for quality control: every member of the study gets each of them,
   and they neither count toward nor take a slot of k.
 - An annotator never holds the same item twice (the database's unique constraint on item and
@@ -130,18 +130,6 @@ def mark_submitted(assignment: Assignment, *, now: datetime | None = None) -> No
         _hold(assignment, now, submit=True)
     if assignment.status == Assignment.Status.RELEASED:
         raise SlotTaken(assignment=assignment)
-
-
-def release_expired(*, study: Study | None = None, now: datetime | None = None) -> int:
-    """Mark claims whose lease ran out as released; returns how many.
-
-    Housekeeping only: claiming already treats a lapsed claim's slot as free.
-    """
-    now = now or timezone.now()
-    expired = Assignment.objects.filter(status=Assignment.Status.CLAIMED, lease_expires_at__lt=now)
-    if study is not None:
-        expired = expired.filter(item__study=study)
-    return expired.update(status=Assignment.Status.RELEASED)
 
 
 def remaining_for(study: Study, annotator: AbstractBaseUser, *, now: datetime | None = None) -> int:

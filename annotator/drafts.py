@@ -52,11 +52,14 @@ def save_draft(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: 
     return annotation
 
 
-def submit(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int) -> Annotation:
+def submit(
+    assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int, generated_by: str = ""
+) -> Annotation:
     """Save ``parsed`` (validated with ``complete=True``) and submit it; the scheme freezes.
 
     Raises ``Incomplete`` before touching anything when ``parsed`` has errors, and
-    ``StaleVersion`` like ``save_draft``.
+    ``StaleVersion`` like ``save_draft``. ``generated_by`` is for answers no person gave (see
+    ``Annotation.generated_by``); the item page never sets it.
     """
     if not parsed.ok:
         raise Incomplete(parsed.errors)
@@ -68,7 +71,8 @@ def submit(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int,
         now = timezone.now()
         annotation.status = Annotation.Status.SUBMITTED
         annotation.submitted_at = now
-        annotation.save(update_fields=["status", "submitted_at", "updated_at"])
+        annotation.generated_by = generated_by
+        annotation.save(update_fields=["status", "submitted_at", "generated_by", "updated_at"])
         schemes.freeze(annotation.scheme)
         assignments.mark_submitted(locked, now=now)
     return annotation

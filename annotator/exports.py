@@ -14,7 +14,9 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   characters from start inclusive to end exclusive), ``attributes`` (social attribute keys, joined
   by ``;`` in CSV, a list in JSON Lines) and ``correction``;
 - ``scheme``, ``scheme_version``, ``annotation_version``, ``status``, ``created_at``,
-  ``submitted_at`` (ISO 8601, UTC).
+  ``submitted_at`` (ISO 8601, UTC);
+- ``generated_by``: empty for a person's answers; otherwise what generated them (the demo's
+  ratings say "the offline scripted model for the demo"). Filter them out before publishing.
 
 By default only each assignment's latest submitted version is exported; ``all_versions`` adds
 every version, drafts included (``status`` tells them apart). Rows come in a fixed order: item,
@@ -44,7 +46,7 @@ COLUMNS = (
     "study", "item", "item_kind", "episode", "compared_episode", "annotator",
     "row_type", "question", "question_kind", "seat", "value", "number", "rationale",
     "start_turn", "start_char", "end_turn", "end_char", "attributes", "correction",
-    "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at",
+    "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
 )
 _BATCH = 200
 _CHUNK_LINES = 500
@@ -98,6 +100,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "status": annotation.status,
             "created_at": timestamp(annotation.created_at),
             "submitted_at": timestamp(annotation.submitted_at),
+            "generated_by": annotation.generated_by,
         }
         for answer in annotation.answers.all():
             yield {

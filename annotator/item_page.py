@@ -2,9 +2,13 @@
 
 ``ItemPage`` gathers, in a fixed number of queries, the scenario context, both characters' names,
 profiles and goals, the transcript text and the scheme's questions with their stored or posted
-values. It never hands a template an episode, seat or turn object, so an episode's barrier, tag,
-source, settings or external id, a seat's model, strategy or barrier flag, a turn's model, an
-evaluation, or another annotator's answers cannot leak into the page.
+values. Its ``context`` holds no model instance at all — not the assignment, study, annotation,
+question, barrier or social attribute either, since any of them leads through its relations to an
+episode (``assignment.item.episode``, ``question.answers``, ``barrier.episodes``) — only the
+dataclasses below, each with exactly what the page shows. So an episode's barrier, tag, source,
+settings or external id, a seat's model, strategy or barrier flag, a turn's model, an evaluation,
+or another annotator's answers cannot reach the page, whatever a template asks for
+(``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
 import json
@@ -24,6 +28,69 @@ from .models import Annotation, Assignment, Question, SocialAttribute, Span, Stu
 
 Kind = Question.Kind
 
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """The assignment as the page knows it: its id, for the form's URLs."""
+
+    pk: int
+
+
+@dataclass(frozen=True)
+class StudyRef:
+    """The study as the page names it."""
+
+    title: str
+    slug: str
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    """The annotation version on show."""
+
+    version: int
+    status: str
+    submitted_at: Any  # datetime | None
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    """A question as the form asks it."""
+
+    key: str
+    kind: str
+    prompt: str
+    help_text: str
+    required: bool
+    rationale: str
+    options: dict[str, Any]
+
+    @classmethod
+    def of(cls, question: Question) -> "QuestionView":
+        return cls(
+            key=question.key, kind=question.kind, prompt=question.prompt, help_text=question.help_text,
+            required=question.required, rationale=question.rationale, options=dict(question.options or {}),
+        )
+
+
+@dataclass(frozen=True)
+class BarrierView:
+    """A barrier as the reference panel describes it (every offered condition alike)."""
+
+    key: str
+    name: str
+    definition: str
+    example: str
+
+
+@dataclass(frozen=True)
+class AttributeView:
+    """A social attribute a span can be tagged with, with its definition."""
+
+    key: str
+    name: str
+    definition: str
 
 
 @dataclass
@@ -51,7 +118,7 @@ class _Field:
 class _Entry:
     """A question as the form shows it: one stop for the j / k keys."""
 
-    question: Question
+    question: QuestionView
     answer: _Field
     options: list[_Option] = field(default_factory=list)
     slider: dict[str, Any] = field(default_factory=dict)
@@ -192,10 +259,12 @@ class ItemPage:
         submitted = Assignment.objects.filter(
             item__study=study, annotator=annotator, status=Assignment.Status.SUBMITTED
         ).count()
+        annotation = self.annotation
         return {
-            "assignment": assignment,
-            "study": study,
-            "annotation": self.annotation,
+            "assignment": ItemRef(assignment.pk),
+            "study": StudyRef(study.title, study.slug),
+            "annotation": VersionRef(annotation.version, annotation.status, annotation.submitted_at)
+            if annotation else None,
             "read_only": read_only,
             "revision": self.annotation.revision if self.annotation and not read_only else 0,
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
@@ -267,7 +336,7 @@ def _entry(question: Question, seat: Seat | None, values: FormValues, errors: di
     if question.kind == Kind.SPAN:
         name = schemes.field_name(question, part="spans")
         return _Entry(
-            question=question,
+            question=QuestionView.of(question),
             answer=_Field(name=name, error=errors.get(name, "")),
             spans=values.get(question, None, "spans") or "[]",
             span_labels=list(options.get("labels", [])),
@@ -286,7 +355,7 @@ def _entry(question: Question, seat: Seat | None, values: FormValues, errors: di
         answer.rationale_error = errors.get(answer.rationale_name, "")
     choices = options.get("anchors") if question.kind == Kind.LIKERT else options.get("choices")
     entry = _Entry(
-        question=question,
+        question=QuestionView.of(question),
         answer=answer,
         options=[
             _Option(
@@ -345,7 +414,7 @@ def _conversation(label: str, seats: list[Seat], turns: list[Turn], *, spans_tar
     )
 
 
-def reference_barriers(questions: list[Question], team_id: int) -> list[Barrier]:
+def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierView]:
     """The barriers a barrier-type question offers (built-in or the study team's), for the reference
     panel (none if it asks no such thing).
 
@@ -355,15 +424,21 @@ def reference_barriers(questions: list[Question], team_id: int) -> list[Barrier]
     if not asked:
         return []
     offered = {str(choice.get("value")) for question in asked for choice in question.options.get("choices", [])}
-    team_barriers = Barrier.objects.filter(Q(team__isnull=True) | Q(team_id=team_id))
-    return [barrier for barrier in team_barriers if barrier.key in offered]
+    team_barriers = Barrier.objects.filter(Q(team__isnull=True) | Q(team_id=team_id), key__in=offered)
+    return [
+        BarrierView(barrier.key, barrier.name, barrier.definition, barrier.example)
+        for barrier in team_barriers.only("key", "name", "definition", "example")
+    ]
 
 
-def span_attributes(questions: list[Question]) -> list[SocialAttribute]:
+def span_attributes(questions: list[Question]) -> list[AttributeView]:
     """The social attributes the scheme's span questions offer, in their usual order."""
     spans = [question for question in questions if question.kind == Kind.SPAN]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
-    return list(SocialAttribute.objects.filter(key__in=keys)) if keys else []
+    if not keys:
+        return []
+    rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition")
+    return [AttributeView(key, name, definition) for key, name, definition in rows]
 
 
 def summarise(question: Question) -> dict[str, Any]:

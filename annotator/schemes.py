@@ -15,7 +15,7 @@ A scheme is a list of ``Question`` rows. What a question needs beyond its prompt
 - **pairwise**: ``choices`` as for categorical, e.g. A / B / tie for two episodes side by side.
 
 Option names outside these are refused, so a typo cannot silently fall back to a default.
-``check_options`` checks one question's options; ``check_questions`` and ``check_scheme`` check a
+``check_options`` checks one question's options; ``check_questions`` checks a
 whole list (keys, positions, dimensions, sources of truth). Once an annotation has been submitted
 under a scheme it is frozen (``freeze``); ``check_editable`` refuses changes to a frozen scheme and
 ``new_version`` copies it so it can be changed.
@@ -461,11 +461,6 @@ def check_questions(questions: Iterable[Question]) -> None:
         raise ValidationError([ValidationError(problem, code="invalid_scheme") for problem in problems])
 
 
-def check_scheme(scheme: Scheme) -> None:
-    """Refuse a saved scheme whose questions do not form a valid scheme (see ``check_questions``)."""
-    check_questions(scheme.questions.all())
-
-
 def question_problems(question: Question) -> list[str]:
     """What is wrong with one question on its own, each message starting with its key."""
     key = question.key or "(no key)"
@@ -823,7 +818,7 @@ def parse_form(
     attributes (see ``SpanValue.fits_span_table``). Only what cannot be stored at all is dropped —
     unreadable spans JSON, a span without a known label or anchored outside the transcript,
     unknown attributes — and each drop is reported in ``errors``, so a draft's ``ok`` means nothing
-    was lost. The scheme is assumed to pass ``check_scheme``.
+    was lost. The scheme's questions are assumed to pass ``check_questions``.
     """
     parsed = ParsedForm()
     seat_positions = list(dict.fromkeys(seats))

@@ -132,10 +132,6 @@ class AgentContext:
         return self.turn_index + 1
 
     @property
-    def partner_name(self) -> str:
-        return self.others[0].name if self.others else ""
-
-    @property
     def partner_profile(self) -> dict[str, str]:
         return self.others[0].profile if self.others else {}
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from benchmark.models import ActionType, Episode, Seat, Turn
 
-from .models import Participant
+from .models import ChatStudy, Participant
 
 ENDED = frozenset({Episode.Status.FINISHED, Episode.Status.FAILED, Episode.Status.ABANDONED})
 
@@ -116,6 +116,22 @@ def is_idle(participant: Participant, now: datetime | None = None) -> bool:
     """True when the participant has not acted for longer than the study's inactivity timeout."""
     now = now or timezone.now()
     return now - participant.last_seen_at > timedelta(seconds=participant.study.inactivity_timeout)
+
+
+def end_idle_chats(study: ChatStudy | None = None, *, now: datetime | None = None) -> list[Participant]:
+    """End every chat (of ``study``, or of every study) quiet past its study's timeout; the participants whose
+    chat this call ended.
+
+    A participant's own page and socket end their idle chat when they come back; this is for the
+    ones who never do, run periodically by ``manage.py end_idle_chats`` so that stalled cells are
+    offered again and the monitor's counts settle.
+    """
+    now = now or timezone.now()
+    chatting = Participant.objects.filter(stage=Participant.Stage.CHAT, episode__isnull=False).select_related("study")
+    if study is not None:
+        chatting = chatting.filter(study=study)
+    # Each chat is checked against its own study's timeout (and again under its episode's lock).
+    return [participant for participant in chatting.order_by("pk") if end_if_idle(participant, now)]
 
 
 def end_if_idle(participant: Participant, now: datetime | None = None) -> bool:

@@ -1,8 +1,10 @@
 """What a researcher's live monitor shows: who is in a chat study right now, and how far each got.
 
 The monitor is polled every few seconds, so each piece is a fixed, small number of queries
-whatever the number of participants. Looking at the monitor also ends chats that have gone quiet
-past the study's timeout (``chat.lifecycle.end_if_idle``), as any page that notices would.
+whatever the number of participants. It only reads: a GET changes no row. A chat gone quiet past
+the study's timeout is shown as idle (and its cell as stalled) until something ends it — the
+participant's own page or socket when they come back, or the periodic ``manage.py end_idle_chats``
+(``chat.lifecycle.end_idle_chats``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from django.utils import timezone
 from benchmark.models import Turn
 
 from .assignment import active_since
-from .lifecycle import end_if_idle
 from .models import ChatStudy, Participant
 
 SNIPPET_CHARS = 80
@@ -32,19 +33,6 @@ class SessionRow:
     last_turn_at: datetime | None
     snippet: str
     idle: bool
-
-
-def end_idle_chats(study: ChatStudy, *, now: datetime | None = None) -> int:
-    """End every chat of the study that has been quiet past the timeout; how many were ended."""
-    now = now or timezone.now()
-    idle = Participant.objects.filter(
-        study=study, stage=Participant.Stage.CHAT, episode__isnull=False, last_seen_at__lt=active_since(study, now)
-    )
-    ended = 0
-    for participant in idle:
-        participant.study = study
-        ended += end_if_idle(participant, now)
-    return ended
 
 
 def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participant]:

@@ -28,6 +28,7 @@ from .turns import end_reason_after, load_cast
 
 logger = logging.getLogger(__name__)
 
+# Running agent turns, held so the event loop does not garbage-collect them mid-turn.
 _agent_tasks: set[asyncio.Task] = set()
 WATCH_RETRY = 5.0  # seconds before a page's watch looks again after a failed check
 
@@ -87,20 +88,6 @@ async def _agent_turn_then_advance(participant_pk: int, owner: str) -> None:
             await advance(participant_pk, cast)
     except Exception:
         logger.exception("the agent's turn for participant %s could not go on", participant_pk)
-
-
-async def wait_for_agent_turns(timeout: float = 10.0) -> None:
-    """Wait until the agent turns running in this process are done (tests; a graceful shutdown)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while tasks := [t for t in _agent_tasks if t.get_loop() is loop and not t.done()]:
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            return
-        await asyncio.wait(tasks, timeout=remaining)
 
 
 # --- opening a page and watching it ---------------------------------------------------------------

@@ -53,11 +53,11 @@ from django.utils.http import urlsafe_base64_encode
 
 from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
 from benchmark.models import Barrier, Episode, Evaluation, NeutralContext, Scenario, SimulationRun, Team, TeamMember
-from chat import progress
 from chat.models import ChatStudy, Participant
 from chat.routing import websocket_urlpatterns
 from tests.annotator.builders import make_study
 from tests.builders import add_to_team, make_episode, make_researcher, make_scenario, make_team, make_user
+from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.chat.builders import join, make_chat_study, make_participant
 
 # Every name, title, slug and tag of the owning team carries OWN; the other team's carry OTHER.
@@ -708,7 +708,7 @@ async def test_each_caller_gets_what_the_socket_matrix_says(fast_offline_agent, 
             assert first.get("code", 1000) >= 4000, f"{path} as {caller}: closed without a refusal code"
     finally:
         await communicator.disconnect(timeout=10)
-        await progress.wait_for_agent_turns(timeout=10)
+        await wait_for_agent_turns(timeout=10)
         layer = get_channel_layer()
         await layer.flush()
         if hasattr(layer, "close_pools"):  # Redis: close this test's connections before its event loop ends

@@ -4,10 +4,11 @@ Each view reads as the same short story: who asks (login), what they may touch (
 membership or assignment; anything else is a 404, so ids reveal nothing), which function does the
 work (``annotator.assignment``, ``annotator.drafts``, ``annotator.schemes``), what is rendered.
 
-Annotators are blind to the condition. The item page is built from plain values gathered by
-``ItemPage`` (names, goals, turn text), never from the episode, seat or turn objects, so no
-template can reach an episode's barrier, tag, source, settings or external id, a seat's model,
-strategy or barrier flag, a turn's model, an evaluation, or anyone else's answers.
+Annotators are blind to the condition. The item page, its save status and its conflict page are
+rendered from plain values only (``annotator.item_page``: names, goals, turn text, the questions'
+wording, the assignment's id), never from a model instance, so no template can walk to an
+episode's barrier, tag, source, settings or external id, a seat's model, strategy or barrier flag,
+a turn's model, an evaluation, or anyone else's answers.
 """
 
 from collections import defaultdict
@@ -23,7 +24,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from .. import assignment as assignments
 from .. import drafts
-from ..item_page import FormValues, ItemPage, progress_bar, reference_barriers, span_attributes, summarise
+from ..item_page import (
+    FormValues,
+    ItemPage,
+    ItemRef,
+    StudyRef,
+    progress_bar,
+    reference_barriers,
+    span_attributes,
+    summarise,
+)
 from ..models import Annotation, Assignment, Membership
 from ..permissions import is_researcher, own_assignment
 
@@ -150,7 +160,9 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return render(request, "annotator/item.html", context, status=400)
         drafts.submit(assignment, parsed, revision=revision, seconds=seconds)
     except (drafts.StaleVersion, assignments.SlotTaken) as problem:
-        context = {"assignment": assignment, "study": assignment.item.study, "message": str(problem)}
+        study = assignment.item.study
+        context = {"assignment": ItemRef(assignment.pk), "study": StudyRef(study.title, study.slug),
+                   "message": str(problem)}
         return render(request, "annotator/conflict.html", context, status=409)
     messages.success(request, "Submitted — thank you.")
     return redirect("annotator:next", slug=assignment.item.study.slug)
@@ -196,7 +208,7 @@ def _save_status(
     status: int = 200,
 ) -> HttpResponse:
     context = {
-        "assignment": assignment,
+        "assignment": ItemRef(assignment.pk),
         "revision": annotation.revision if annotation else 0,
         "saved_at": timezone.localtime(annotation.updated_at) if annotation else None,
         "error": error,
@@ -206,7 +218,8 @@ def _save_status(
 
 
 def _submitted_assignments(user: Any) -> list[Assignment]:
-    """The user's submitted items, with their latest version (an edit may be open)."""
+    """The user's submitted items, with their latest version (an edit may be open) and, for the demo's
+    generated ratings, what generated it."""
     latest = Annotation.objects.filter(assignment=OuterRef("pk")).order_by("-version")
     return list(
         Assignment.objects.filter(annotator=user, status=Assignment.Status.SUBMITTED)
@@ -214,6 +227,7 @@ def _submitted_assignments(user: Any) -> list[Assignment]:
         .annotate(
             latest_version=Subquery(latest.values("version")[:1]),
             latest_status=Subquery(latest.values("status")[:1]),
+            latest_generated_by=Subquery(latest.values("generated_by")[:1]),
         )
         .order_by("submitted_at", "pk")
     )

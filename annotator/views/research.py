@@ -34,6 +34,7 @@ from ..reports import (
     build_report,
     bundle_path,
     bundle_state,
+    latest_submitted,
     render_bundle,
     render_html,
     render_tables_zip,
@@ -184,8 +185,15 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "annotators": _annotator_rows(study, standing.per_annotator, quality),
         "items": _item_rows(study, now),
         "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
+        "generated": _generated(study),
     }
     return render(request, "annotator/research/dashboard.html", context)
+
+
+def _generated(study: Study) -> list[dict]:
+    """How many of the study's current ratings no person gave, by what generated them (the demo's)."""
+    rows = latest_submitted(study).exclude(generated_by="").values("generated_by").annotate(count=Count("pk"))
+    return [{"source": row["generated_by"], "count": row["count"]} for row in rows.order_by("generated_by")]
 
 
 def _annotator_rows(

@@ -28,7 +28,7 @@ from ..assignment import FINISHED_STAGES, ON_THE_WAY_STAGES, Cell, design_cells
 from ..exports import answer_keys, participants_csv
 from ..forms import ChatStudyForm
 from ..models import ChatCondition, ChatStudy, Participant
-from ..monitor import active_sessions, end_idle_chats, with_turn_summary
+from ..monitor import active_sessions, with_turn_summary
 
 EXAMPLE_QUERY = {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}", "STUDY_ID": "{{%STUDY_ID%}}", "SESSION_ID": "{{%SESSION_ID%}}"}
 
@@ -102,9 +102,9 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _monitor_context(study: ChatStudy) -> dict:
-    """What the live part of the monitor shows; idle chats are ended first so the counts are true."""
+    """What the live part of the monitor shows. It only reads (polled GETs must not write): chats quiet
+    past the timeout are counted as stalled and listed as idle, and ``end_idle_chats`` ends them."""
     now = timezone.now()
-    end_idle_chats(study, now=now)
     cells = design_cells(study, now=now)
     return {
         "study": study,

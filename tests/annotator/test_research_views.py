@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 NOW = timezone.now()
-DASHBOARD_QUERIES = 12  # session, user, study, progress (3), quality (4), the pool, the items
+DASHBOARD_QUERIES = 13  # session, user, study, progress (3), quality (4), the pool, the items, generated ratings
 
 
 def annotator(team=None, **fields):

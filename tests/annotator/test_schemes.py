@@ -13,7 +13,7 @@ from annotator.schemes import (
     PRESETS,
     check_editable,
     check_options,
-    check_scheme,
+    check_questions,
     field_name,
     freeze,
     install_preset,
@@ -64,9 +64,9 @@ def span(**fields: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("key", PRESETS)
-def test_every_preset_installs_and_passes_check_scheme(key):
+def test_every_preset_installs_and_passes_check_questions(key):
     scheme = install_preset(key)
-    check_scheme(scheme)
+    check_questions(scheme.questions.all())
     assert (scheme.name, scheme.version, scheme.preset) == (PRESETS[key].name, 1, key)
     assert scheme.questions.count() == len(PRESETS[key].questions)
 
@@ -167,19 +167,19 @@ def test_check_options_accepts_good_options(kind, options):
     check_options(kind, options)
 
 
-# check_scheme
+# check_questions
 
 
 def test_scheme_without_questions_is_refused():
     with pytest.raises(ValidationError, match="at least one question"):
-        check_scheme(Scheme.objects.create(name="Empty"))
+        check_questions(Scheme.objects.create(name="Empty").questions.all())
 
 
 def test_scheme_with_a_gap_in_positions_is_refused():
     scheme = scheme_with({"key": "a", "kind": "text"})
     Question.objects.create(scheme=scheme, position=2, key="b", kind="text", prompt="B?")
     with pytest.raises(ValidationError, match="positions"):
-        check_scheme(scheme)
+        check_questions(scheme.questions.all())
 
 
 def test_key_that_clashes_with_a_per_seat_field_is_refused():
@@ -187,18 +187,19 @@ def test_key_that_clashes_with_a_per_seat_field_is_refused():
         {"key": "goal", "kind": "slider", "options": SLIDER, "per_seat": True}, {"key": "goal-1", "kind": "text"}
     )
     with pytest.raises(ValidationError, match="goal-1: clashes"):
-        check_scheme(scheme)
+        check_questions(scheme.questions.all())
 
 
 def test_unknown_dimension_is_refused():
     with pytest.raises(ValidationError, match="dimension"):
-        check_scheme(scheme_with({"key": "x", "kind": "likert", "options": LIKERT, "dimension": "charisma"}))
+        scheme = scheme_with({"key": "x", "kind": "likert", "options": LIKERT, "dimension": "charisma"})
+        check_questions(scheme.questions.all())
 
 
 def test_truth_from_the_episode_barrier_needs_barrier_keys_as_choices():
     scheme = scheme_with({"key": "barrier", "kind": "categorical", "options": CHOICES, "truth": "episode.barrier"})
     with pytest.raises(ValidationError, match="no barrier has the key"):
-        check_scheme(scheme)
+        check_questions(scheme.questions.all())
 
 
 # Freezing and versions

@@ -26,10 +26,10 @@ from django.utils import timezone
 
 from benchmark.models import Episode, Seat, Turn
 from benchmark.simulation import create_episode
-from chat import progress
 from chat.access import BROWSER_KEY, SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_scenario, make_user
+from tests.chat.agent_tasks import wait_for_agent_turns
 
 ORIGIN = "http://127.0.0.1:8000"
 TIMEOUT = 10  # seconds to wait for an expected message; generous for a loaded 2-core machine
@@ -219,7 +219,7 @@ async def sockets(transactional_db, django_db_serialized_rollback) -> AsyncItera
             await communicator.disconnect(timeout=TIMEOUT)
         except Exception:  # an app that already closed the socket has nothing left to disconnect
             pass
-    await progress.wait_for_agent_turns(timeout=TIMEOUT)
+    await wait_for_agent_turns(timeout=TIMEOUT)
     await layer.flush()
     if hasattr(layer, "close_pools"):  # Redis: close this test's connections before its event loop goes
         await layer.close_pools()

@@ -9,9 +9,10 @@ from django.utils import timezone
 
 from benchmark import scripted
 from benchmark.models import Episode, Turn
-from chat import agent_turn, progress
+from chat import agent_turn
 from chat.lifecycle import end_episode
 from chat.models import Participant
+from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -160,7 +161,7 @@ async def test_closing_the_page_does_not_lose_the_agents_reply(chat_factory, soc
     await page.receive_until("typing")
     await page.communicator.disconnect()
 
-    await progress.wait_for_agent_turns()
+    await wait_for_agent_turns()
 
     turns = await database_sync_to_async(list)(Turn.objects.filter(episode=chat.episode).values_list("content"))
     assert turns == [(LONG_LINE,)]

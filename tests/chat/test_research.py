@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Barrier, Episode, Seat, Turn
+from benchmark.models import Barrier, Seat, Turn
 from chat.exports import COLUMNS
 from chat.models import ChatStudy, Participant, default_questionnaire
 from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
@@ -378,18 +378,37 @@ def test_finished_and_declined_participants_are_not_active(client, study, resear
     assert [row.participant for row in sessions] == [reading]
 
 
-def test_the_monitor_ends_chats_idle_past_the_timeout(client, study, chatting, researcher):
-    chat_until(chatting, study.min_participant_turns)  # long enough to count: see test_screen_out.py
-    Participant.objects.filter(pk=chatting.pk).update(
+def quiet_past_the_timeout(participant, study):
+    Participant.objects.filter(pk=participant.pk).update(
         last_seen_at=timezone.now() - timedelta(seconds=study.inactivity_timeout + 1)
     )
+
+
+@pytest.mark.parametrize("page", ["monitor", "monitor-live"])
+def test_a_get_of_the_monitor_changes_no_row(client, study, chatting, researcher, page):
+    chat_until(chatting, study.min_participant_turns)
+    quiet_past_the_timeout(chatting, study)
     client.force_login(researcher)
 
-    client.get(reverse("chat:monitor-live", args=[study.slug]))
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse(f"chat:{page}", args=[study.slug]))
 
+    assert response.status_code == 200
+    writes = [q["sql"] for q in queries if q["sql"].lstrip().split()[0].upper() in {"INSERT", "UPDATE", "DELETE"}]
+    assert writes == []
     chatting.refresh_from_db()
-    assert chatting.stage == STAGE.QUESTIONNAIRE
-    assert chatting.episode.end_reason == Episode.EndReason.TIMEOUT
+    assert chatting.stage == STAGE.CHAT
+
+
+def test_the_monitor_shows_a_chat_quiet_past_the_timeout_as_idle(client, study, chatting, researcher):
+    quiet_past_the_timeout(chatting, study)
+    client.force_login(researcher)
+
+    response = client.get(reverse("chat:monitor-live", args=[study.slug]))
+
+    (row,) = response.context["sessions"]
+    assert row.participant == chatting and row.idle
+    assert "(idle)" in response.text
 
 
 def test_design_cells_count_finished_in_progress_and_target(client, researcher):

@@ -1,6 +1,10 @@
 """Create the demo annotation studies over ``load_demo``'s episodes: one per preset that fits them.
 
-Each study is found again by its slug, so running this twice changes nothing. It needs the demo
+Each study is then partly rated by the demo annotators with generated ratings
+(``annotator.demo_ratings``: written by the offline scripted model and labelled as such wherever they
+appear), so its agreement report shows real numbers on first open while every demo annotator still
+has items to rate. Each study is found again by its slug and rated only once, so running this twice
+changes nothing. It needs the demo
 episodes and accounts; without them it says to run ``load_demo`` first and exits non-zero.
 """
 
@@ -18,6 +22,7 @@ from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, R
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 
+from ... import demo_ratings
 from ...forms import create_study
 from ...models import Study
 from ...permissions import ANNOTATORS
@@ -83,8 +88,10 @@ class Command(BaseCommand):
                 state = "created"
                 created += 1
             items = study.items.count()
+            rated = demo_ratings.generate(study, pool, seed=spec.seed)
+            ratings = f"{rated} ratings {demo_ratings.GENERATED_NOTE}" if rated else "generated ratings already there"
             self.stdout.write(
-                f"{study.title} ({items} items, k={study.overlap}): {state}\n"
+                f"{study.title} ({items} items, k={study.overlap}): {state}; {ratings}\n"
                 f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
                 f"    invite    {base_url}{reverse('annotator:join', args=[study.invite_token])}"
             )

@@ -3,12 +3,16 @@
 The study (slug ``demo-chat``) crosses three demo scenarios with the four built-in barrier
 conditions, two participants wanted per cell, and leaves the agent model blank: the configured
 agent model plays, or the offline scripted one when none is configured. It is found again by its
-slug, so running this twice changes nothing. It needs ``load_demo`` first (scenarios and the
+slug, so running this twice changes nothing in the database. Each run prints a participant link
+with a new participant id: a participant id is used once (it is bound to the first browser that
+opens it, and a finished one only shows its completion code), so a link from an earlier run may
+already be taken. It needs ``load_demo`` first (scenarios and the
 researcher account) and says so, exiting non-zero, when they are missing.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 from urllib.parse import urlencode
 
@@ -31,7 +35,12 @@ TITLE = "Demo: talk it through"
 SCENARIO_CODENAMES = ("shared-car", "faulty-blender", "report-deadline")  # family, strangers, acquaintances
 TARGET = 2
 COMPLETION_CODE = "PARLEY-DEMO-CHAT"
-DEMO_QUERY = {"PROLIFIC_PID": "demo-participant-1", "STUDY_ID": "demo", "SESSION_ID": "demo-1"}
+
+
+def demo_query() -> dict[str, str]:
+    """Link parameters for a participant id no earlier run printed (random, so nobody has used it)."""
+    number = secrets.token_hex(4)
+    return {"PROLIFIC_PID": f"demo-participant-{number}", "STUDY_ID": "demo", "SESSION_ID": f"demo-{number}"}
 
 
 class Command(BaseCommand):
@@ -77,7 +86,7 @@ class Command(BaseCommand):
         cells = study.scenarios.count() * study.conditions.filter(target__gt=0).count()
         model = study.agent_model or llm.model_for("agent")
         self.stdout.write(f"Demo chat study “{study.title}” ({state}): {cells} cells, agent model {model}.")
-        self.stdout.write(f"  participant link  {link}?{urlencode(DEMO_QUERY)}")
+        self.stdout.write(f"  participant link  {link}?{urlencode(demo_query())}  (a new participant each run)")
         self.stdout.write(f"  live monitor      {base_url}{reverse('chat:monitor', args=[study.slug])}"
                           f"  (log in as {RESEARCHER})")
         self.stdout.write(self.style.SUCCESS(f"Demo chat study ready: /s/{study.slug}/, completion code "

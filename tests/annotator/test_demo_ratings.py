@@ -1,0 +1,103 @@
+"""The demo studies open with generated ratings: real agreement numbers on first open, every generated
+rating labelled as such, and items left for the demo annotators to rate themselves."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.urls import reverse
+
+from annotator.assignment import remaining_for
+from annotator.demo_ratings import GENERATED_BY, GENERATED_NOTE
+from annotator.models import Annotation, Study
+from annotator.reports import build_report
+from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, RESEARCHER
+
+pytestmark = pytest.mark.django_db
+
+STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans")
+
+
+@pytest.fixture
+def demo():
+    for command in ("load_demo", "load_demo_studies"):
+        call_command(command, stdout=StringIO())
+    return {slug: Study.objects.get(slug=slug) for slug in STUDIES}
+
+
+def report(study):
+    return build_report(study, resamples=200)
+
+
+def test_the_socialveil_report_has_kappa_alpha_accuracy_icc_and_judge_alignment(demo):
+    questions = report(demo["demo-socialveil"])["questions"]
+
+    barrier = questions["barrier_type"]
+    assert barrier["fleiss_kappa"]["value"] is not None and barrier["fleiss_kappa"]["ci95"] is not None
+    assert barrier["krippendorff_alpha"]["nominal"] is not None
+    accuracy = barrier["accuracy"]["overall"]
+    assert accuracy["ci95"] is not None
+    assert 0.55 < accuracy["value"] < 0.97  # mostly right, not perfect
+    labels = barrier["accuracy"]["confusion"]["labels"]
+    confusion = dict(zip(labels, barrier["accuracy"]["confusion"]["matrix"], strict=True))
+    assert confusion["semantic"][labels.index("emotional")] + confusion["emotional"][labels.index("semantic")] > 0
+    for key in ("unresolved_confusion", "mutual_understanding"):
+        numeric = questions[key]
+        assert numeric["icc"]["icc1"] is not None and numeric["icc"]["icc1_ci95"] is not None, key
+        assert numeric["krippendorff_alpha"]["ordinal"] is not None, key
+        assert numeric["alignment"]["pearson_r"] is not None and numeric["alignment"]["ci95"] is not None, key
+        assert numeric["judge"]["evaluator"] == "scripted"
+
+
+def test_the_sotopia_report_has_icc_and_judge_alignment_per_dimension(demo):
+    questions = report(demo["demo-sotopia-eval"])["questions"]
+
+    for key in ("goal", "relationship", "knowledge"):  # the scripted judge gives every episode the same believability
+        assert questions[key]["icc"]["icc1"] is not None, key
+        assert questions[key]["alignment"]["pearson_r"] is not None, key
+
+
+def test_the_shrec_report_has_span_agreement_with_imperfect_overlap_and_attributes(demo):
+    spans = report(demo["demo-shrec-spans"])["questions"]["spans"]["spans"]
+
+    assert 0 < spans["overlap_share"] < 1
+    assert spans["label_agreement"] is not None
+    assert 0 < spans["attributes"]["f1"] < 1
+
+
+def test_every_demo_annotator_still_has_items_to_rate_in_every_study(demo):
+    for study in demo.values():
+        for name in ANNOTATOR_NAMES:
+            annotator = User.objects.get(username=name)
+            assert remaining_for(study, annotator) >= 2, (study.slug, name)
+            assert Annotation.objects.filter(assignment__item__study=study, assignment__annotator=annotator).exists()
+
+
+def test_generated_ratings_are_submitted_and_labelled_as_generated(demo):
+    annotations = Annotation.objects.filter(assignment__item__study__slug__in=STUDIES)
+
+    assert annotations.exists()
+    assert set(annotations.values_list("status", "generated_by").distinct()) == {("submitted", GENERATED_BY)}
+    assert "offline scripted model" in GENERATED_NOTE
+
+
+def test_the_dashboard_report_and_export_say_the_ratings_were_generated(client, demo):
+    client.force_login(User.objects.get(username=RESEARCHER))
+    study = demo["demo-socialveil"]
+
+    for page in ("annotator:dashboard", "annotator:report"):
+        assert GENERATED_NOTE in client.get(reverse(page, args=[study.slug])).text, page
+    assert any(GENERATED_NOTE in note for note in report(study)["notes"])
+    export = b"".join(client.get(reverse("annotator:export", args=[study.slug, "csv"])).streaming_content).decode()
+    header, first = export.splitlines()[:2]
+    assert "generated_by" in header.split(",")
+    assert first.endswith(GENERATED_BY)
+
+
+def test_a_demo_annotator_sees_which_of_their_submitted_items_were_generated(client, demo):
+    client.force_login(User.objects.get(username=ANNOTATOR_NAMES[0]))
+
+    page = client.get(reverse("annotator:index")).text
+
+    assert GENERATED_NOTE in page

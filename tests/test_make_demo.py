@@ -1,0 +1,60 @@
+"""``make demo`` run twice: the three demo commands change no row the second time, and each run
+prints a participant link nobody has used yet."""
+
+import re
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.test import Client
+
+from chat.models import Participant
+
+pytestmark = pytest.mark.django_db
+
+DEMO_COMMANDS = ("load_demo", "load_demo_studies", "load_demo_chat")
+LINK = re.compile(r"participant link\s+http://127\.0\.0\.1:8000(/s/demo-chat/\?\S+)")
+
+
+def make_demo() -> str:
+    """What ``make demo`` runs before serving, in its order; the output of all three commands."""
+    out = StringIO()
+    for command in DEMO_COMMANDS:
+        call_command(command, "--base-url", "http://127.0.0.1:8000", stdout=out)
+    return out.getvalue()
+
+
+def every_row() -> dict[str, list[dict]]:
+    """Every row of every table, by model, in primary-key order."""
+    return {
+        model._meta.label: list(model.objects.order_by("pk").values())
+        for model in apps.get_models()
+        if model._meta.label != "sessions.Session"
+    }
+
+
+def test_running_make_demo_twice_changes_no_row():
+    make_demo()
+    before = every_row()
+
+    make_demo()
+
+    after = every_row()
+    changed = [label for label in before if before[label] != after[label]]
+    assert changed == []
+
+
+def test_each_run_prints_a_participant_link_that_opens_the_consent_page():
+    first_path = LINK.search(make_demo()).group(1)
+    first = Client()
+    first.get(first_path, follow=True)  # someone takes the first link
+    assert Participant.objects.count() == 1
+
+    second_path = LINK.search(make_demo()).group(1)
+
+    assert second_path != first_path
+    response = Client().get(second_path, follow=True)
+    assert response.status_code == 200
+    assert response.redirect_chain[-1][0].endswith("/s/demo-chat/consent/")
+    assert Participant.objects.count() == 2
