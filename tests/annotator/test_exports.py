@@ -79,7 +79,7 @@ def test_one_row_per_answer_with_every_column(study, people):
     assert first["study"] == "export-study"
     assert first["item"] == 1
     assert first["item_kind"] == "regular"
-    assert first["episode"] == f"parley-episode-{item.episode_id}"
+    assert first["episode"] == item.episode.external_id
     assert first["annotator"] == f"a{alice.pk}"
     assert first["row_type"] == "answer"
     assert first["rationale"] == "because semantic"

@@ -516,7 +516,7 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     assert (finisher["stage"], finisher["turns"], finisher["participant_turns"]) == ("done", "3", "1")
     assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "kept")
     assert finisher["condition"] == done.barrier.key
-    assert finisher["episode"] == f"parley-episode-{done.episode_id}"
+    assert finisher["episode"] == done.episode.external_id
     decliner = by_id["decliner"]
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 
