@@ -96,8 +96,8 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "scheme_version": annotation.scheme.version,
             "annotation_version": annotation.version,
             "status": annotation.status,
-            "created_at": timestamp(annotation.created_at),
-            "submitted_at": timestamp(annotation.submitted_at),
+            "created_at": timestamp(annotation.created_at, "seconds"),
+            "submitted_at": timestamp(annotation.submitted_at, "seconds"),
         }
         for answer in annotation.answers.all():
             yield {

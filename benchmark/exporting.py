@@ -50,10 +50,12 @@ def stable_id(obj: Episode | Scenario | Character) -> str:
     return obj.external_id or f"parley-{type(obj).__name__.lower()}-{obj.pk}"
 
 
-def timestamp(moment: datetime | None) -> str | None:
+def timestamp(moment: datetime | None, timespec: str = "microseconds") -> str | None:
+    """ISO 8601 in UTC with a ``Z``. Episode exports keep microseconds so they round-trip byte for
+    byte; reports and exports people read pass ``timespec="seconds"``."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:

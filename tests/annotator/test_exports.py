@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -85,7 +86,8 @@ def test_one_row_per_answer_with_every_column(study, people):
     assert first["rationale"] == "because semantic"
     assert first["scheme"] == "Export scheme" and first["scheme_version"] == 1
     assert first["annotation_version"] == 1 and first["status"] == "submitted"
-    assert first["submitted_at"].endswith("Z") and first["created_at"].endswith("Z")
+    to_the_second = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    assert re.fullmatch(to_the_second, first["submitted_at"]) and re.fullmatch(to_the_second, first["created_at"])
 
 
 def test_gold_rows_are_flagged_by_item_kind(study, people):
