@@ -98,8 +98,8 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "scheme_version": annotation.scheme.version,
             "annotation_version": annotation.version,
             "status": annotation.status,
-            "created_at": timestamp(annotation.created_at),
-            "submitted_at": timestamp(annotation.submitted_at),
+            "created_at": timestamp(annotation.created_at, "seconds"),
+            "submitted_at": timestamp(annotation.submitted_at, "seconds"),
             "generated_by": annotation.generated_by,
         }
         for answer in annotation.answers.all():

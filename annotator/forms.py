@@ -26,7 +26,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from benchmark.forms import EpisodeFilterForm, team_field
 from benchmark.models import Barrier, Episode, Scenario, Team, TeamMember
@@ -272,7 +272,21 @@ class StudyForm(forms.ModelForm):
                                "can be paired.")
         elif (gold or attention) and scheme_known:
             self._check_quality_items(preset, scheme, attention, episodes)
+        if scheme_known:
+            self._check_seats(preset or scheme.preset, episodes, total)
         return data
+
+    def _check_seats(self, preset: str, episodes: QuerySet[Episode], total: int) -> None:
+        """A preset that rates a mediator needs episodes that have one (``schemes.preset_misfit``)."""
+        seat_counts = episodes.annotate(seat_count=Count("seats")).values_list("seat_count", flat=True)
+        reasons = [reason for seats in seat_counts if (reason := schemes.preset_misfit(preset, seats))]
+        if reasons:
+            self.add_error(
+                "scheme" if self.cleaned_data.get("scheme") else "preset",
+                f"{schemes.PRESETS[preset].name} needs episodes with a mediator: {reasons[0]}. {len(reasons)} of "
+                f"the {total} matching episodes have too few seats: choose another scheme, or filter to "
+                "multi-party episodes.",
+            )
 
     def _check_team(self, team: Team, data: dict) -> None:
         """A researcher of several teams sees all their choices; what they pick must be the chosen team's."""

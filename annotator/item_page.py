@@ -369,12 +369,13 @@ def _entry(question: Question, seat: Seat | None, values: FormValues, errors: di
     )
     if question.kind == Kind.SLIDER:
         labels = options.get("labels") or {}
-        low, high = options.get("min", 0), options.get("max", 10)
+        low, high, step = options.get("min", 0), options.get("max", 10), options.get("step", 1)
+        middle = low + round((high - low) / 2 / step) * step  # the step nearest the middle, as the browser shows it
         entry.slider = {
             "min": low,
             "max": high,
-            "step": options.get("step", 1),
-            "start": answer.value or (low + high) / 2,
+            "step": step,
+            "start": answer.value or (int(middle) if float(middle).is_integer() else middle),
             "min_label": labels.get("min", ""),
             "max_label": labels.get("max", ""),
         }

@@ -98,11 +98,17 @@ class QuestionSpec:
 
 @dataclass(frozen=True)
 class PresetSpec:
-    """A scheme Parley ships, installed with ``install_preset``."""
+    """A scheme Parley ships, installed with ``install_preset``.
+
+    ``seats_needed`` is the fewest seats an episode must have for the questions to make sense (a
+    mediator rating needs two parties and the mediator); ``seats_reason`` says why, for messages.
+    """
 
     name: str
     description: str
     questions: tuple[QuestionSpec, ...]
+    seats_needed: int = 2
+    seats_reason: str = ""
 
 
 def _anchors(*anchors: tuple[int, str, str]) -> dict[str, Any]:
@@ -363,7 +369,25 @@ PROMEDIATE = PresetSpec(
             ]},
         ),
     ),
+    seats_needed=3,
+    seats_reason=(
+        "its questions rate a mediator's turns in a multi-party negotiation, so every episode needs at "
+        "least three seats (two parties and the mediator); a two-person conversation has no mediator"
+    ),
 )
+
+
+def preset_misfit(key: str, seats: int) -> str:
+    """Why episodes with ``seats`` seats cannot be rated with preset ``key``; empty when they can.
+
+    The one check behind the study form and the demo loader, so that no annotator is asked to rate
+    someone (a mediator) who is not in the conversation.
+    """
+    spec = PRESETS.get(key)
+    if spec is None or seats >= spec.seats_needed:
+        return ""
+    return spec.seats_reason
+
 
 PRESETS: dict[str, PresetSpec] = {
     "socialveil": SOCIALVEIL,

@@ -2,9 +2,11 @@
 
 The JSON Lines export is deterministic: keys sorted, episodes in order of external id, seats,
 roles, turns and evaluations in their natural order, timestamps in ISO 8601 UTC, no database
-primary keys. An object without an external id gets a stable one (``parley-episode-<pk>``,
-``parley-scenario-<pk>``, ``parley-character-<pk>``), which becomes its external id when the file
-is imported, so export, import into an empty database and export again gives the same bytes.
+primary keys. Every episode has an external id since it was created (``Episode.save``), so an
+export imports back into the same team as unchanged. A scenario or character without one gets a
+stable one (``parley-scenario-<pk>``, ``parley-character-<pk>``), which becomes its external id
+when the file is imported, so export, import into an empty database and export again gives the
+same bytes.
 
 The CSV of turns is written like every CSV Parley writes (``benchmark.csv_output``): a cell that a
 spreadsheet would run as a formula (a turn ``=1+1``) gets a leading quote, which the CSV importer
@@ -48,10 +50,12 @@ def stable_id(obj: Episode | Scenario | Character) -> str:
     return obj.external_id or f"parley-{type(obj).__name__.lower()}-{obj.pk}"
 
 
-def timestamp(moment: datetime | None) -> str | None:
+def timestamp(moment: datetime | None, timespec: str = "microseconds") -> str | None:
+    """ISO 8601 in UTC with a ``Z``. Episode exports keep microseconds so they round-trip byte for
+    byte; reports and exports people read pass ``timespec="seconds"``."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:

@@ -265,7 +265,7 @@ def build_results(
         notes.insert(0, "no judge scores on the selected episodes: run `manage.py evaluate` on them first")
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": timestamp(timezone.now()),
+        "generated_at": timestamp(timezone.now(), "seconds"),
         "filters": filters.to_dict(),
         "evaluator": judge.to_dict() if judge else None,
         "other_evaluators": [c.to_dict() for c in choices if c != judge],

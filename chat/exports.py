@@ -82,8 +82,8 @@ def _row(participant: Participant, keys: list[str]) -> list[object]:
         episode.end_reason if episode else "",
         participant.turn_count if episode else "",
         participant.human_turn_count if episode else "",
-        timestamp(participant.created_at),
-        timestamp(participant.consented_at) or "",
-        timestamp(participant.finished_at) or "",
+        timestamp(participant.created_at, "seconds"),
+        timestamp(participant.consented_at, "seconds") or "",
+        timestamp(participant.finished_at, "seconds") or "",
         *("" if answers.get(key) is None else answers[key] for key in keys),
     ]

@@ -20,7 +20,7 @@ from django.utils import timezone
 from benchmark.models import Episode
 
 from . import agent_turn
-from .lifecycle import ENDED, end_episode, end_if_idle
+from .lifecycle import ENDED, end_episode, end_if_idle, ended_by_participant
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, history_message
@@ -38,6 +38,7 @@ class Step:
     episode_pk: int | None = None
     ended: str = ""  # the end reason, when this step ended the episode
     screened_out: bool = False  # the end screened the participant out (``chat.lifecycle``)
+    participant_left: bool = False  # the end is the participant's own leave
     owner: str = ""  # the lease owner, when this step claimed the agent's turn
 
 
@@ -56,7 +57,10 @@ def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
     if reason is not None:
         if not end_episode(participant, reason):
             return Step(episode.pk)
-        return Step(episode.pk, ended=reason, screened_out=participant.stage == Participant.Stage.SCREENED_OUT)
+        return Step(
+            episode.pk, ended=reason, screened_out=participant.stage == Participant.Stage.SCREENED_OUT,
+            participant_left=reason == Episode.EndReason.LEAVE and ended_by_participant(episode, reason),
+        )
     if (cast or load_cast(participant)).is_human_turn(count):
         return Step(episode.pk)
     owner = agent_turn.new_owner()
@@ -69,7 +73,8 @@ async def advance(participant_pk: int, cast: Cast | None = None) -> None:
     """Act on the episode's state: tell the pages it ended, or start the agent's turn."""
     step = await database_call(next_step)(participant_pk, cast)
     if step.ended:
-        await broadcast(step.episode_pk, ended_message(step.ended, screened_out=step.screened_out))
+        message = ended_message(step.ended, screened_out=step.screened_out, participant_left=step.participant_left)
+        await broadcast(step.episode_pk, message)
     if step.owner:
         start_agent_turn(participant_pk, step.owner)
 
@@ -143,6 +148,7 @@ class Watch:
     ended: str = ""  # TIMEOUT when this check ended the episode
     ended_elsewhere: str = ""  # the end reason when something that tells no page ended it (a researcher's monitor)
     screened_out: bool = False  # the end (either kind) screened the participant out
+    participant_left: bool = False  # the end elsewhere was the participant's own leave
     agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
     wait: float = 0.0  # seconds until the next check
 
@@ -155,7 +161,8 @@ def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
         episode = participant.episode
         ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
         screened_out = participant.stage == Participant.Stage.SCREENED_OUT
-        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out)
+        left = ended == Episode.EndReason.LEAVE and ended_by_participant(episode, ended)
+        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out, participant_left=left)
     if end_if_idle(participant, now):
         screened_out = participant.stage == Participant.Stage.SCREENED_OUT
         return Watch(over=True, ended=Episode.EndReason.TIMEOUT, screened_out=screened_out)
@@ -184,7 +191,9 @@ async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, 
         if state.ended:
             await broadcast(episode_pk, ended_message(state.ended, screened_out=state.screened_out))
         elif state.ended_elsewhere:
-            await tell(ended_message(state.ended_elsewhere, screened_out=state.screened_out))
+            await tell(ended_message(
+                state.ended_elsewhere, screened_out=state.screened_out, participant_left=state.participant_left
+            ))
         if state.over:
             return
         if state.agent_due:

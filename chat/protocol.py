@@ -14,7 +14,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
-from benchmark.models import Episode, Seat, Turn
+from benchmark.models import ActionType, Episode, Seat, Turn
 
 from .lifecycle import ENDED, end_message
 
@@ -99,17 +99,18 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
     return fields
 
 
-def ended_fields(end_reason: str, *, screened_out: bool = False) -> dict[str, Any]:
+def ended_fields(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> dict[str, Any]:
     """How the conversation ended, as ``ended`` and ``history`` carry it."""
     return {
         "reason": end_reason,
-        "message": end_message(end_reason, screened_out=screened_out),
+        "message": end_message(end_reason, screened_out=screened_out, participant_left=participant_left),
         "outcome": SCREENED_OUT if screened_out else QUESTIONS,
     }
 
 
-def ended_message(end_reason: str, *, screened_out: bool = False) -> dict[str, Any]:
-    return {"type": "ended", **ended_fields(end_reason, screened_out=screened_out)}
+def ended_message(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> dict[str, Any]:
+    fields = ended_fields(end_reason, screened_out=screened_out, participant_left=participant_left)
+    return {"type": "ended", **fields}
 
 
 def typing_message(index: int, cast: Cast, *, text: str = "", action_type: str | None = None) -> dict[str, Any]:
@@ -134,6 +135,7 @@ def history_message(
     """Everything a page needs after (re)connecting: the whole transcript and the episode's state."""
     over = episode.status in ENDED
     next_index = len(turns)
+    left = bool(turns) and turns[-1].seat_id == cast.human_seat and turns[-1].action_type == ActionType.LEAVE
     return {
         "type": "history",
         "you": cast.names[cast.human_seat],
@@ -141,7 +143,7 @@ def history_message(
         "turns": [turn_fields(turn, cast) for turn in turns],
         "next": None if over else {"index": next_index, "side": cast.side_at(next_index)},
         "typing": None if over else typing,
-        "ended": ended_fields(episode.end_reason, screened_out=screened_out) if over else None,
+        "ended": ended_fields(episode.end_reason, screened_out=screened_out, participant_left=left) if over else None,
         "limits": limits,
     }
 

@@ -404,7 +404,7 @@ MATRIX: dict[str, Access] = {
     "annotator:item": annotator_page(claimed),
     "annotator:draft": annotator_page(claimed, method="POST", data=ANSWER, state=annotations("claimed")),
     "annotator:submit": annotator_page(claimed, Redirect("annotator:next"), method="POST", data=ANSWER,
-                                       state=annotations("claimed")),
+                                       state=annotations("claimed"), get=Redirect("annotator:item")),
     "annotator:edit": annotator_page(submitted, Redirect("annotator:item"), method="POST", data={"version": "1"},
                                      state=annotations("submitted")),
     # Researchers of annotation studies

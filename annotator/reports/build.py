@@ -234,7 +234,7 @@ def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
             "scheme_version": scheme.version,
             "k": study.overlap,
         },
-        "generated_at": timestamp(timezone.now()),
+        "generated_at": timestamp(timezone.now(), "seconds"),
         "resamples": resamples,
         "seed": seed,
         "counts": {

@@ -121,7 +121,13 @@ def item(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """The item page: context, both characters, the transcript, and the form (or the submitted answers)."""
     assignment = own_assignment(request, assignment_id)
     page = ItemPage(assignment)
-    return render(request, "annotator/item.html", page.context(request.user, FormValues.stored(page.annotation)))
+    failed = request.session.pop(_failed_submit_key(assignment), None)
+    if failed is None:
+        return render(request, "annotator/item.html", page.context(request.user, FormValues.stored(page.annotation)))
+    # Once, right after a submit that did not go through: what was posted, with each problem by its field.
+    context = page.context(request.user, FormValues.posted(QueryDict(failed["posted"])), errors=failed["errors"])
+    context["failed_submit"] = True
+    return render(request, "annotator/item.html", context)
 
 
 @require_POST
@@ -143,10 +149,21 @@ def save_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return _save_status(request, assignment, annotation=annotation, problems=problems)
 
 
-@require_POST
-@login_required
+@require_http_methods(["GET", "POST"])
 def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """Validate every answer; on errors keep the draft and show them by their fields, else submit and go on."""
+    """Validate every answer; on errors keep the draft and show them by their fields, else submit and go on.
+
+    Both outcomes redirect (post/redirect/get), so a reload never sends the submit again with a
+    revision the failed submit itself made stale. A GET (the address opened from history) goes to
+    the item page, which checks who asks.
+    """
+    if request.method == "GET":
+        return redirect("annotator:item", assignment_id=assignment_id)
+    return _submit(request, assignment_id)
+
+
+@login_required
+def _submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
     page = ItemPage(assignment, with_answers=False)
     revision, seconds = _number(request.POST, "revision"), _number(request.POST, "seconds")
@@ -155,9 +172,10 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if not parsed.ok:
             draft = page.parse(request.POST, complete=False)
             drafts.save_draft(assignment, draft, revision=revision, seconds=seconds)
-            page = ItemPage(assignment)
-            context = page.context(request.user, FormValues.posted(request.POST), errors=parsed.errors)
-            return render(request, "annotator/item.html", context, status=400)
+            posted = request.POST.copy()
+            posted.pop("csrfmiddlewaretoken", None)
+            request.session[_failed_submit_key(assignment)] = {"posted": posted.urlencode(), "errors": parsed.errors}
+            return redirect("annotator:item", assignment_id=assignment.pk)
         drafts.submit(assignment, parsed, revision=revision, seconds=seconds)
     except (drafts.StaleVersion, assignments.SlotTaken) as problem:
         study = assignment.item.study
@@ -188,6 +206,11 @@ def _membership(request: HttpRequest, slug: str) -> Membership:
     return get_object_or_404(
         Membership.objects.select_related("study__scheme"), study__slug=slug, annotator=request.user
     )
+
+
+def _failed_submit_key(assignment: Assignment) -> str:
+    """Where a failed submit leaves its answers and problems in the session for the item page to show once."""
+    return f"annotator:failed-submit:{assignment.pk}"
 
 
 def _number(data: QueryDict, name: str) -> int:

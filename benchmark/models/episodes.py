@@ -1,3 +1,6 @@
+import uuid
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -67,6 +70,23 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return self.external_id or f"episode {self.pk}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Give a new episode its external id if it has none, so that exports re-import as the same episode."""
+        if not self.external_id:
+            self.external_id = new_external_id()
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "external_id"}
+        super().save(*args, **kwargs)
+
+
+def new_external_id() -> str:
+    """A stable external id for an episode that came without one (simulated, chatted, demo).
+
+    Random rather than made from the primary key: the id travels with exports, and a key-based
+    id (``parley-episode-7``) would collide with another database's episode 7 on import.
+    """
+    return f"episode-{uuid.uuid4().hex}"
 
 
 class Seat(models.Model):

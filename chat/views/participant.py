@@ -49,7 +49,7 @@ from ..flow import (
     start_conversation,
     touch,
 )
-from ..lifecycle import end_message
+from ..lifecycle import end_message, ended_by_participant
 from ..models import ChatStudy, Participant
 from ..questionnaire import questionnaire_form, save_answers
 
@@ -266,7 +266,9 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
         save_answers(participant, form.cleaned_data)
         return redirect("chat:done", slug=study.slug)
     end_reason = participant.episode.end_reason if participant.episode else ""
-    context = {"study": study, "form": form, "end_message": end_message(end_reason) if end_reason else ""}
+    left = bool(end_reason) and ended_by_participant(participant.episode, end_reason)
+    context = {"study": study, "form": form,
+               "end_message": end_message(end_reason, participant_left=left) if end_reason else ""}
     context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/questionnaire.html", context)
 

@@ -103,12 +103,16 @@ def study_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _monitor_context(study: ChatStudy) -> dict:
     """What the live part of the monitor shows. It only reads (polled GETs must not write): chats quiet
-    past the timeout are counted as stalled and listed as idle, and ``end_idle_chats`` ends them."""
+    past the timeout are counted as stalled and listed as idle, and ``end_idle_chats`` ends them.
+
+    Active sessions and all participants are read in the same poll, so the two tables always agree.
+    """
     now = timezone.now()
     cells = design_cells(study, now=now)
     return {
         "study": study,
         "sessions": active_sessions(study, now=now),
+        "participants": with_turn_summary(Participant.objects.filter(study=study)).order_by("-created_at", "-pk"),
         "grid": _grid(cells),
         "totals": {
             "finished": sum(c.finished for c in cells),
@@ -143,7 +147,6 @@ def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     context.update({
         "study_link": link,
         "prolific_link": f"{link}?{urlencode(EXAMPLE_QUERY, safe='{}%')}",
-        "participants": with_turn_summary(Participant.objects.filter(study=study)).order_by("-created_at", "-pk"),
         "agent_model": study.agent_model or llm.model_for("agent"),
         "finished_episodes": finished_episodes,
         "annotate_url": _annotate_url(study),
@@ -154,7 +157,7 @@ def monitor(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @researcher_required
 def monitor_live(request: HttpRequest, slug: str) -> HttpResponse:
-    """The part of the monitor htmx polls: design cells and active sessions."""
+    """The part of the monitor htmx polls: design cells, active sessions and all participants."""
     study = get_object_or_404(researcher_chat_studies(request.user), slug=slug)
     return render(request, "chat/research/partials/_monitor_live.html", _monitor_context(study))
 

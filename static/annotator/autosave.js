@@ -25,20 +25,35 @@ if (form) {
   const dirty = () => changes > savedChanges;
 
   // A slider has no "unanswered" state, so its value travels in a hidden input set on first touch.
+  // Touching a slider where it already sits (its start, often the most common answer) fires no
+  // event, so each unset slider also has a "Set to N" button that sets whatever value it shows.
+  const setSlider = (range) => {
+    const hidden = form.querySelector(`input[type=hidden][name="${range.dataset.sliderFor}"]`);
+    hidden.value = range.value;
+    const slider = range.closest("[data-slider]");
+    slider.classList.remove("slider--unset");
+    slider.parentElement.querySelector("[data-slider-output]").textContent = range.value;
+    const button = form.querySelector(`[data-slider-set="${range.dataset.sliderFor}"]`);
+    if (button) button.hidden = true;
+  };
   // Capture phase: the hidden input is up to date before htmx reads the form for this event.
   form.addEventListener(
     "input",
     (event) => {
       const range = event.target.closest?.("[data-slider-for]");
-      if (!range) return;
-      const hidden = form.querySelector(`input[type=hidden][name="${range.dataset.sliderFor}"]`);
-      hidden.value = range.value;
-      const slider = range.closest("[data-slider]");
-      slider.classList.remove("slider--unset");
-      slider.parentElement.querySelector("[data-slider-output]").textContent = range.value;
+      if (range) setSlider(range);
     },
     true,
   );
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest?.("[data-slider-set]");
+    if (!button) return;
+    const range = form.querySelector(`[data-slider-for="${button.dataset.sliderSet}"]`);
+    setSlider(range);
+    range.focus();
+    // A change event that bubbles to the form: it counts as an edit and triggers the autosave.
+    range.dispatchEvent(new Event("change", { bubbles: true }));
+  });
 
   const noteChange = () => {
     changes += 1;

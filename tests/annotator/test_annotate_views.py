@@ -494,8 +494,17 @@ def test_draft_submit_and_edit_only_take_posts(client, study, people):
     assignment = assignment_on(study, people["a"])
     client.force_login(people["a"])
 
-    for name in ("draft", "submit", "edit"):
+    for name in ("draft", "edit"):
         assert client.get(urls(assignment)[name]).status_code == 405
+
+
+def test_opening_the_submit_address_from_history_goes_back_to_the_item(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+
+    response = client.get(urls(assignment)["submit"])
+
+    assert response.status_code == 302 and response.url == urls(assignment)["item"]
 
 
 # Submitting and editing
@@ -507,10 +516,11 @@ def test_submit_with_missing_answers_shows_each_message_by_its_field_and_keeps_t
 
     response = client.post(urls(assignment)["submit"], {"answer-barrier_type": "sociocultural",
                                                          "rationale-barrier_type": "Polite refusals.",
-                                                         "revision": "0", "seconds": "12"})
+                                                         "revision": "0", "seconds": "12"}, follow=True)
 
-    assert response.status_code == 400
+    assert response.redirect_chain == [(urls(assignment)["item"], 302)]
     page = response.text
+    assert "Not submitted" in page
     assert "2 answers need attention" in page
     assert 'id="answer-unresolved_confusion-error"' in page and 'id="answer-mutual_understanding-error"' in page
     assert 'href="#q-answer-unresolved_confusion"' in page
@@ -520,6 +530,22 @@ def test_submit_with_missing_answers_shows_each_message_by_its_field_and_keeps_t
     draft = Annotation.objects.get(assignment=assignment)
     assert draft.status == "draft" and draft.seconds_spent == 12
     assert draft.answers.get().value == "sociocultural"
+
+
+def test_a_reload_after_a_failed_submit_shows_the_draft_and_no_conflict(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    failed = client.post(urls(assignment)["submit"], {"answer-barrier_type": "sociocultural", "revision": "0"},
+                         follow=True)
+
+    # A reload asks again for the address the browser shows: a GET, never the submit's POST again.
+    reload = client.get(failed.request["PATH_INFO"])
+
+    assert reload.status_code == 200
+    page = reload.text
+    assert "another tab" not in page and "need attention" not in page
+    assert re.search(r'name="answer-barrier_type" value="sociocultural" checked', page)
+    assert 'name="revision" id="revision" value="1"' in page
 
 
 def test_submit_stores_the_answers_and_goes_to_the_next_item(client, study, people):

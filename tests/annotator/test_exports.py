@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -79,13 +80,14 @@ def test_one_row_per_answer_with_every_column(study, people):
     assert first["study"] == "export-study"
     assert first["item"] == 1
     assert first["item_kind"] == "regular"
-    assert first["episode"] == f"parley-episode-{item.episode_id}"
+    assert first["episode"] == item.episode.external_id
     assert first["annotator"] == f"a{alice.pk}"
     assert first["row_type"] == "answer"
     assert first["rationale"] == "because semantic"
     assert first["scheme"] == "Export scheme" and first["scheme_version"] == 1
     assert first["annotation_version"] == 1 and first["status"] == "submitted"
-    assert first["submitted_at"].endswith("Z") and first["created_at"].endswith("Z")
+    to_the_second = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    assert re.fullmatch(to_the_second, first["submitted_at"]) and re.fullmatch(to_the_second, first["created_at"])
 
 
 def test_gold_rows_are_flagged_by_item_kind(study, people):

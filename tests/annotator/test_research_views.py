@@ -438,6 +438,7 @@ def test_pairs_put_each_barrier_episode_beside_its_baseline(researcher_client, e
         ({"pair_with_baseline": "on"}, "pair_with_baseline", "no pairwise question"),
         ({"pair_with_baseline": "on", "preset": "promediate", "gold_items": "1"}, "pair_with_baseline",
          "cannot be gold or attention items"),
+        ({"preset": "promediate"}, "preset", "needs episodes with a mediator"),
     ],
     ids=lambda value: value if isinstance(value, str) else None,
 )

@@ -544,3 +544,9 @@ def test_span_without_attribute_is_kept_in_a_draft():
 def test_span_with_an_unknown_label_is_refused():
     parsed = parse(span_scheme(), {"spans-marks": spans(span(label="oops"))}, complete=False)
     assert "label it error or competency" in parsed.errors["spans-marks"] and parsed.spans == []
+
+
+def test_untouched_required_slider_is_refused_on_submit():
+    scheme = scheme_with({"key": "goal", "kind": "slider", "options": SLIDER})
+    parsed = parse(scheme, {"answer-goal": ""})
+    assert "answer-goal" in parsed.errors

@@ -48,7 +48,7 @@ def test_each_line_has_sorted_keys_and_no_primary_keys():
     assert json.loads(line) == json.loads(json.dumps(json.loads(line), sort_keys=True))
     assert list(json.loads(line)) == sorted(json.loads(line))
     assert '"id"' not in line and '"pk"' not in line
-    assert json.loads(line)["external_id"] == f"parley-episode-{episode.pk}"
+    assert json.loads(line)["external_id"] == episode.external_id
 
 
 def test_objects_without_external_id_get_stable_ones():
@@ -193,3 +193,23 @@ def test_command_writes_to_standard_output_with_a_dash():
 
     assert out.getvalue() == exported("csv")
     assert "Exported 1 episode(s) as csv" in err.getvalue()
+
+
+def test_every_new_episode_has_an_external_id():
+    assert make_episode().external_id
+    assert make_episode().external_id != make_episode().external_id
+
+
+def test_export_then_import_into_the_same_team_changes_nothing(tmp_path):
+    rich_episode(source=Episode.Source.HUMAN_CHAT)
+    def counts():
+        return [model.objects.count() for model in (Episode, Scenario, Character, Turn)]
+
+    before = counts()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(exported(), encoding="utf-8")
+
+    result = import_file(path)
+
+    assert result.created["episode"] == 0 and result.unchanged["episode"] == 1
+    assert counts() == before

@@ -268,6 +268,16 @@ def test_the_briefing_shows_the_situation_and_the_participants_own_side(client):
         assert hidden not in page
 
 
+def test_the_briefing_gives_the_characters_secret_to_the_participant_as_theirs(client):
+    study = briefing_study(Relationship.FRIEND)
+    join(client, study, "secret-keeper")
+
+    page = client.get(url("briefing", study)).text
+
+    assert "Your character’s secret (only you know it)" in page
+    assert ">Your secret<" not in page
+
+
 def test_friends_see_the_partners_profile_but_not_their_secret(client):
     study = briefing_study(Relationship.FRIEND)
     join(client, study, "friend")

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.models import Episode
-from chat.lifecycle import end_episode, end_if_idle
+from chat.lifecycle import end_episode, end_if_idle, end_message
 from chat.models import Participant
 from tests.concurrency import at_once, errors
 
@@ -58,3 +58,8 @@ def test_a_chat_is_not_ended_as_idle_by_a_page_that_read_it_before_a_turn_arrive
     assert (stored, ended) == (None, False)
     assert Episode.objects.get(pk=chat.episode.pk).status != Episode.Status.FINISHED
     assert Participant.objects.get(pk=chat.participant.pk).stage == Participant.Stage.CHAT
+
+
+def test_the_end_message_says_who_left():
+    assert end_message(Episode.EndReason.LEAVE, participant_left=True) == "The conversation is over: you left it."
+    assert end_message(Episode.EndReason.LEAVE) == "The conversation is over: the other side left."

@@ -357,6 +357,20 @@ def test_active_sessions_show_stage_cell_turns_and_the_last_words(client, study,
     assert chatting.barrier.name in response.text
 
 
+def test_the_poll_refreshes_all_participants_with_the_active_sessions(client, study, chatting, researcher):
+    client.force_login(researcher)
+    client.get(reverse("chat:monitor", args=[study.slug]))
+    add_turns(chatting, ["Sure.", "Fine, see you."])  # the chat goes on after the page loaded
+
+    response = client.get(reverse("chat:monitor-live", args=[study.slug]))
+
+    assert 'id="all-participants"' in response.text
+    (row,) = response.context["sessions"]
+    (listed,) = response.context["participants"]
+    assert listed == chatting and (listed.turn_count, listed.stage) == (row.turn_count, row.participant.stage)
+    assert listed.turn_count == 4
+
+
 def test_user_text_on_the_monitor_is_shown_as_text(client, study, chatting, researcher):
     client.force_login(researcher)
 
@@ -521,7 +535,7 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     assert (finisher["stage"], finisher["turns"], finisher["participant_turns"]) == ("done", "3", "1")
     assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "kept")
     assert finisher["condition"] == done.barrier.key
-    assert finisher["episode"] == f"parley-episode-{done.episode_id}"
+    assert finisher["episode"] == done.episode.external_id
     decliner = by_id["decliner"]
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 

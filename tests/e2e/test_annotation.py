@@ -312,3 +312,31 @@ def test_sotopia_sliders_start_unset_and_are_saved_once_moved(browser_page):
             break
         time.sleep(0.1)
     assert annotation.answers.get(question__key="goal", seat_position=1).rationale == "He is paid on time after all."
+
+
+def test_a_slider_can_be_set_at_its_starting_value(browser_page):
+    page = browser_page
+    annotator = make_user(username="sam")
+    rent = scenario("Two flatmates meet in the kitchen to settle this month's rent.",
+                    ("Maya", "Pay your half a week late without upsetting your flatmate."),
+                    ("Tomás", "Get the whole rent paid by Friday."))
+    study = make_study(scheme=install_preset("sotopia-eval"), items=[make_episode(scenario=rent, turns=RENT_TURNS)],
+                       annotators=[annotator])
+    study.memberships.update(instructions_read_at="2025-01-01T00:00:00Z")
+    log_in(page, annotator)
+    page.goto(f"/annotate/s/{study.slug}/next/")
+
+    # Relationship runs from -5 to 5 and starts at 0, the most common answer: clicking the thumb
+    # where it sits changes nothing, so the explicit button is what sets it.
+    page.locator("#answer-relationship-0-range").click()
+    expect(page.locator("#answer-relationship-0-value")).to_have_text("not set yet")
+    set_button = page.locator("#q-answer-relationship-0").get_by_role("button", name="Set to 0")
+    set_button.click()
+    expect(page.locator("#answer-relationship-0-value")).to_have_text("0")
+    expect(set_button).to_be_hidden()
+    wait_until_saved(page)
+
+    annotation = Annotation.objects.get(assignment__item__study=study)
+    assert [(a.question.key, a.seat_position, a.number) for a in annotation.answers.all()] == [("relationship", 0, 0)]
+    page.reload()
+    expect(page.locator("#answer-relationship-0-value")).to_have_text("0")

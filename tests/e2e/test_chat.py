@@ -100,7 +100,7 @@ def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, s
     page.locator("[data-leave]").click()
     ended = page.locator("[data-ended]")
     expect(ended).to_be_visible()
-    expect(ended).to_contain_text("one side left")
+    expect(ended).to_contain_text("you left it")
     screenshot(page, "chat-3-ended")
     page.get_by_role("link", name="Continue to the questions").click()
 

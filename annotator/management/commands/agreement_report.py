@@ -78,7 +78,7 @@ class Command(BaseCommand):
             "bundle of raw annotations, report.json, report.html and figures. html and zip need --study.",
         )
         parser.add_argument(
-            "--out", required=True, metavar="PATH",
+            "--output", "--out", dest="output", required=True, metavar="PATH",
             help="The file to write ('-' for standard output, json and html only). Written whole or not at all.",
         )
         parser.add_argument(
@@ -110,7 +110,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.perf_counter()
-        out, format = options["out"], options["format"]
+        out, format = options["output"], options["format"]
         if out == "-" and format not in TEXT_FORMATS:
             raise CommandError(f"--format {format} writes a ZIP file; give --out a file path, not '-'")
         target = None if out == "-" else _writable(Path(out))

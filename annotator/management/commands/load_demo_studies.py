@@ -22,7 +22,7 @@ from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, R
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 
-from ... import demo_ratings
+from ... import demo_ratings, schemes
 from ...forms import create_study
 from ...models import Study
 from ...permissions import ANNOTATORS
@@ -45,12 +45,9 @@ DEMO_STUDIES = (
     DemoStudy("demo-sotopia-eval", "Sotopia-EVAL rating", "sotopia-eval", overlap=2, limit=12),
     DemoStudy("demo-shrec-spans", "SHREC spans", "shrec-spans", overlap=2, limit=12),
 )
-SKIPPED = {
-    "promediate": (
-        "its questions rate a mediator's turns in a multi-party negotiation, and the demo episodes are "
-        "two-person conversations with no mediator"
-    ),
-}
+# The demo episodes are two-person conversations: presets that need more seats are left out, for
+# the reason the study form would give.
+SKIPPED = {key: reason for key in schemes.PRESETS if (reason := schemes.preset_misfit(key, 2))}
 
 
 class Command(BaseCommand):

@@ -60,7 +60,7 @@ class Command(BaseCommand):
         parser.add_argument("--table", default=None, choices=CSV_TABLES,
                             help="With --format csv: which table (default: means; episodes is one row per "
                             "episode and seat with scores and linguistic features).")
-        parser.add_argument("--output", default="-", metavar="PATH",
+        parser.add_argument("--output", "--out", dest="output", default="-", metavar="PATH",
                             help="The file to write, or '-' for standard output (the default). Written whole or "
                             "not at all.")
         parser.add_argument("--bootstrap", type=_count, default=DEFAULT_RESAMPLES, metavar="B",

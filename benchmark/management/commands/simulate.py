@@ -34,8 +34,9 @@ class Command(BaseCommand):
             help="Comma-separated scenario ids or codenames of the team (default: every scenario of the team).",
         )
         parser.add_argument(
-            "--tags", default="", metavar="DIFFICULTIES",
-            help="Only scenarios with these comma-separated difficulty tags, e.g. 'hard'.",
+            "--difficulty", "--tags", dest="difficulty", default="", metavar="DIFFICULTIES",
+            help="Only scenarios with these comma-separated difficulty tags, e.g. 'hard' (--tags is an old "
+            "spelling; prefer --difficulty).",
         )
         parser.add_argument(
             "--conditions", default=",".join(DEFAULT_CONDITIONS), metavar="KEYS",
@@ -73,7 +74,9 @@ class Command(BaseCommand):
             "--barrier-seat", type=int, default=0, help="Role position that speaks under the barrier (default: 0)."
         )
         parser.add_argument(
-            "--tag", default="", help="Run name carried by its episodes (default: derived from the options)."
+            "--run-name", "--tag", dest="run_name", default="", metavar="NAME",
+            help="Run name carried by its episodes as their tag (default: derived from the options; --tag is an "
+            "old spelling; prefer --run-name).",
         )
         parser.add_argument(
             "--run", type=int, metavar="ID",
@@ -112,7 +115,7 @@ class Command(BaseCommand):
             run_options = RunOptions.from_dict(
                 {
                     "scenarios": options["scenarios"],
-                    "difficulties": options["tags"],
+                    "difficulties": options["difficulty"],
                     "conditions": options["conditions"],
                     "agent_model": options["agent_model"],
                     "partner_model": options["partner_model"],
@@ -127,9 +130,9 @@ class Command(BaseCommand):
                     "barrier_seat": options["barrier_seat"],
                 }
             )
-            plan = plan_run(run_options, team, options["tag"] or None)
+            plan = plan_run(run_options, team, options["run_name"] or None)
         except RunOptionsError as error:
-            flag = {"difficulties": "tags"}.get(error.option, error.option).replace("_", "-")
+            flag = {"difficulties": "difficulty"}.get(error.option, error.option).replace("_", "-")
             raise CommandError(f"--{flag}: {error}") from error
         self.stdout.write(
             f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} condition(s) × "
