@@ -15,12 +15,18 @@ What comes out (docs/results-schema.md lists every key):
   The model is the analysed seat's model.
 - **Change from the baseline**: (mean under a condition - mean under ``none``) / |mean under
   ``none``| x 100, per model, split and dimension; null with a note when the baseline mean is 0
-  or missing.
+  or missing, or too close to 0 (below).
 - **Barrier-specific effects** (SocialVeil §5.1, Figure 5): for each barrier, dimension and model,
   per scenario the barrier's mean minus the mean of the *other* barriers' means on that scenario
   (``none`` excluded); the deviation is the mean of those differences over scenarios, and the
   percent deviation is 100 x sum of differences / |sum of the other barriers' means|. 95% CIs are
   percentiles of a cluster bootstrap that resamples scenarios with replacement (seeded).
+- **Percent only far from zero**: a percent divides by the baseline, so a baseline near 0 turns a
+  small move into thousands of percent (relationship, scored -5..5, often averages about 0.1).
+  Signatures are therefore reported in score points, and a percent (change or deviation) is
+  given only when |baseline| >= 10% of the dimension's scale range (1 point on 0-10 and on
+  -5..5, 0.4 on 1-5); otherwise it is None with a note. Dimensions without a known range fall
+  back to refusing only a baseline of exactly 0.
 - **Linguistic correlations** (SocialVeil Figure 4): Pearson r and Spearman rho, each with a
   two-sided p from t = r sqrt((n - 2) / (1 - r^2)), between each feature and each dimension over
   episodes (per-seat dimensions averaged over the analysed seats of the episode).
@@ -60,6 +66,8 @@ BARRIER = "barrier"
 SEAT_ROLES = (PARTNER, BARRIER)
 FEATURE_SOURCES = ("barrier_speech", "transcript")
 DEFAULT_SEED = 0
+# A percent needs |baseline| >= this share of the dimension's scale range (see the module docstring).
+PERCENT_FLOOR_SHARE = 0.10
 
 REQUIRED_COLUMNS = (EPISODE, SEAT_ROLE, PARTNER_MODEL, BARRIER_MODEL, CONDITION, SCENARIO, DIFFICULTY)
 
@@ -72,13 +80,15 @@ METHODS = {
     ),
     "percent_change": (
         "(mean under the condition - mean under the barrier-free baseline 'none') / |mean under 'none'| x 100, "
-        "for the same model, split and dimension. Undefined when the baseline mean is 0 or missing."
+        "for the same model, split and dimension. Undefined when the baseline mean is missing or within 10% "
+        "of the dimension's scale range of 0 (e.g. |mean| < 1 on 0-10 or -5..5), where a percent explodes."
     ),
     "deviations": (
         "For each barrier b, dimension and model: on every scenario that has episodes under b and under at "
         "least one other barrier, d = mean under b - mean of the other barriers' means ('none' excluded). "
         "deviation = mean of d over those scenarios; percent = 100 x sum(d) / |sum of the other barriers' "
-        "means|. 95% CIs: percentiles (2.5, 97.5) of a cluster bootstrap that resamples scenarios with "
+        "means|, given only when |mean of the other barriers' means| >= 10% of the dimension's scale range, "
+        "so read signatures in score points. 95% CIs: percentiles (2.5, 97.5) of a cluster bootstrap that resamples scenarios with "
         "replacement, all barriers and dimensions of a model sharing the same resamples."
     ),
     "correlations": (
@@ -186,14 +196,42 @@ def describe(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
     return cell
 
 
-def percent_change(value: float | None, baseline: float | None) -> tuple[float | None, str | None]:
-    """(value - baseline) / |baseline| x 100, or None and the reason it is undefined."""
+def percent_floor(dimension: str) -> float:
+    """The smallest |baseline| a percent of this dimension may divide by: 10% of its scale range.
+
+    Below it a percent says more about the baseline than about the change (0.3 points over a
+    baseline of 0.1 is +300%). Unknown dimensions have no range, so only a baseline of 0 is refused.
+    """
+    known = DIMENSIONS.get(dimension)
+    return PERCENT_FLOOR_SHARE * (known.high - known.low) if known else 0.0
+
+
+def near_zero_reason(baseline: float, floor: float, what: str) -> str | None:
+    """Why no percent may divide by ``baseline`` (``what`` names it), or None when it may."""
+    if baseline == 0:
+        return f"{what} is 0, so a percent is undefined"
+    if abs(baseline) < floor:
+        return (f"{what} ({baseline:.2f}) is within {floor:g} point{'' if floor == 1 else 's'} of 0 (10% of the "
+                "scale range), so a percent would exaggerate; read the change in points")
+    return None
+
+
+def percent_change(
+    value: float | None, baseline: float | None, *, floor: float = 0.0
+) -> tuple[float | None, str | None]:
+    """(value - baseline) / |baseline| x 100, or None and the reason it is undefined.
+
+    ``floor`` is the smallest |baseline| allowed (``percent_floor`` of the dimension).
+    """
     if baseline is None:
         return None, f"no scores under the barrier-free baseline '{BASELINE}'"
     if value is None:
         return None, "no scores under this condition"
     if baseline == 0:
         return None, "the baseline mean is 0, so a change in percent is undefined"
+    reason = near_zero_reason(baseline, floor, "the baseline mean")
+    if reason:
+        return None, reason
     return (value - baseline) / abs(baseline) * 100.0, None
 
 
@@ -217,7 +255,7 @@ def condition_means(
                     cell["notes"].append("percent_change: this is the baseline")
                     continue
                 reference = baseline.get(key, {}).get("mean")
-                change, reason = percent_change(cell["mean"], reference)
+                change, reason = percent_change(cell["mean"], reference, floor=percent_floor(key))
                 cell["percent_change"] = change
                 if reason:
                     cell["notes"].append(f"percent_change: {reason}")
@@ -253,6 +291,7 @@ def _deviation_entry(model: str, barrier: str, dimension: str, others: list[str]
         "deviation_ci95": None,
         "percent": None,
         "percent_ci95": None,
+        "percent_floor": percent_floor(dimension),
         "ci_excludes_zero": None,
         "notes": [],
     }
@@ -325,10 +364,11 @@ def barrier_deviations(
             entry["deviation"] = float(totals_d[column] / count)
             entry["others_mean"] = float(totals_o[column] / count)
             entry["barrier_mean"] = entry["others_mean"] + entry["deviation"]
-            if totals_o[column] != 0:
+            reason = near_zero_reason(entry["others_mean"], entry["percent_floor"], "the other barriers' mean")
+            if reason is None:
                 entry["percent"] = float(100.0 * totals_d[column] / abs(totals_o[column]))
             else:
-                entry["notes"].append("percent: the other barriers' mean is 0, so a percent deviation is undefined")
+                entry["notes"].append(f"percent: {reason}")
             if replicates is None or count < 2:
                 entry["notes"].append(
                     "ci95: bootstrap skipped (0 resamples)" if resamples <= 0
