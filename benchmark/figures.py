@@ -198,11 +198,16 @@ def condition_bars(report: Mapping[str, Any], *, name: str = "results-means", sp
 
 
 def deviation_forest(report: Mapping[str, Any], model: str, *, name: str | None = None) -> Figure:
-    """Each barrier's percent deviation from the other barriers, per dimension, with 95% bootstrap CIs."""
+    """Each barrier's deviation from the other barriers in score points, per dimension, with 95% bootstrap CIs.
+
+    Points, not percent: a percent over a near-zero baseline (relationship often averages about 0.1)
+    runs to thousands and squashes every other point to the zero line. The label beside each point
+    adds the percent where it is defined (benchmark.stats.results.percent_floor).
+    """
     name = name or f"results-deviations-{model}"
     labels = report.get("condition_labels", {})
     info = report.get("dimension_info", {})
-    entries = [e for e in report["deviations"] if e["model"] == model and e["percent"] is not None]
+    entries = [e for e in report["deviations"] if e["model"] == model and e["deviation"] is not None]
     barriers = list(dict.fromkeys(e["barrier"] for e in entries))
     dimensions = [key for key in report["dimensions"] if any(e["dimension"] == key for e in entries)]
     height = 0.28 * max(1, len(entries)) + 0.5 * len(dimensions) + 1.4
@@ -215,29 +220,30 @@ def deviation_forest(report: Mapping[str, Any], model: str, *, name: str | None 
             entry = next((e for e in entries if e["dimension"] == key and e["barrier"] == barrier), None)
             if entry is None:
                 continue
-            interval = entry["percent_ci95"]
-            axes.errorbar([entry["percent"]], [row], xerr=whiskers([entry["percent"]], [interval]),
+            interval = entry["deviation_ci95"]
+            axes.errorbar([entry["deviation"]], [row], xerr=whiskers([entry["deviation"]], [interval]),
                           fmt=markers[b % len(markers)], color=SERIES_COLOURS[(b + 1) % len(SERIES_COLOURS)],
                           markeredgecolor="black", markersize=5, elinewidth=1, capsize=2,
                           label=labels.get(barrier, barrier) if key == dimensions[0] else None)
             star = "*" if entry["ci_excludes_zero"] else ""
-            axes.text(1.01, row, f"{entry['percent']:+.1f}%{star}", transform=axes.get_yaxis_transform(),
+            percent = "" if entry["percent"] is None else f" ({entry['percent']:+.1f}%)"
+            axes.text(1.01, row, f"{entry['deviation']:+.2f}{percent}{star}", transform=axes.get_yaxis_transform(),
                       va="center", fontsize=FONT_SIZE - 2)
             ticks.append(row)
             tick_labels.append(f"{info.get(key, {}).get('label', key)} · {labels.get(barrier, barrier)}")
-            ci = f" [{interval[0]:+.1f}, {interval[1]:+.1f}]" if interval else ""
-            parts.append(f"{tick_labels[-1]}: {entry['percent']:+.1f}%{ci}")
+            ci = f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else ""
+            parts.append(f"{tick_labels[-1]}: {entry['deviation']:+.2f} points{percent}{ci}")
             row -= 1
         row -= 0.6
     axes.axvline(0, color=CHANCE_COLOUR, linestyle="--", linewidth=0.8)
     axes.set_yticks(ticks, tick_labels, fontsize=FONT_SIZE - 2)
-    axes.set_xlabel("% deviation from the other barriers (95% bootstrap CI)", fontsize=FONT_SIZE - 1)
+    axes.set_xlabel("Deviation from the other barriers, score points (95% bootstrap CI)", fontsize=FONT_SIZE - 1)
     title = f"Barrier signatures: {model}"
     axes.set_title(title + " (* CI excludes 0)", fontsize=FONT_SIZE)
     style_axes(axes)
     if barriers:
         figure.legend(fontsize=FONT_SIZE - 1, loc="outside lower center", ncols=min(len(barriers), 5), frameon=False)
-    description = "Percent deviations with 95% CIs: " + ("; ".join(parts) if parts else "none defined") + "."
+    description = "Deviations in score points with 95% CIs: " + ("; ".join(parts) if parts else "none defined") + "."
     return Figure(f"{name}.svg", title, description, to_svg(figure, name, title, description))
 
 
@@ -298,7 +304,7 @@ def results_figures(report: Mapping[str, Any]) -> dict[str, Any]:
     deviations = {
         model: deviation_forest(report, model, name=f"results-deviations-{index}")
         for index, model in enumerate(report["models"])
-        if any(e["model"] == model and e["percent"] is not None for e in report["deviations"])
+        if any(e["model"] == model and e["deviation"] is not None for e in report["deviations"])
     }
     return {
         "means": condition_bars(report),

@@ -125,10 +125,22 @@ def mean_text(cell: Mapping[str, Any] | None) -> str:
     return f"{cell['mean']:.2f} ± {cell['se']:.2f}"
 
 
+def percent_note(notes: Sequence[str], prefix: str) -> str:
+    """The reason a percent is missing: the first note starting with ``prefix`` (``percent:``), without it."""
+    return next((note[len(prefix):].strip() for note in notes if note.startswith(prefix)), "")
+
+
 def change_text(cell: Mapping[str, Any] | None) -> str:
-    if not cell or cell["percent_change"] is None:
-        return ""
-    return f"{cell['percent_change']:+.1f}%"
+    """'+5.0%', '—' when a condition's change is undefined (the note says why), '' for the baseline itself."""
+    if not cell or cell["percent_change"] is not None:
+        return "" if not cell else f"{cell['percent_change']:+.1f}%"
+    note = percent_note(cell["notes"], "percent_change:")
+    return "" if not note or note == "this is the baseline" else "—"
+
+
+def deviation_percent_text(entry: Mapping[str, Any]) -> str:
+    """A signature's percent, or '—' when its baseline is 0 or near it (the entry's notes say why)."""
+    return "—" if entry["percent"] is None else f"{entry['percent']:+.1f}%"
 
 
 def interval_text(interval: Sequence[float] | None, digits: int = 2, suffix: str = "") -> str:
@@ -192,13 +204,15 @@ def text_report(report: Mapping[str, Any]) -> str:
         lines += _means_block(report, split, means)
     deviations = [e for e in report["deviations"] if e["deviation"] is not None]
     if deviations:
-        header = ["model", "barrier", "dimension", "scenarios", "deviation", "95% CI", "percent", "95% CI"]
-        rows = [[e["model"], e["barrier"], e["dimension"], str(e["scenarios"]), f"{e['deviation']:+.2f}",
-                 interval_text(e["deviation_ci95"]),
-                 "n/a" if e["percent"] is None else f"{e['percent']:+.1f}%" + ("*" if e["ci_excludes_zero"] else ""),
-                 interval_text(e["percent_ci95"], 1, "%")] for e in deviations]
-        lines += ["Barrier signatures: deviation from the other barriers on the same scenarios (* CI excludes 0)",
-                  "", *_grid(header, rows), ""]
+        header = ["model", "barrier", "dimension", "scenarios", "deviation (points)", "95% CI", "percent", "95% CI"]
+        rows = [[e["model"], e["barrier"], e["dimension"], str(e["scenarios"]),
+                 f"{e['deviation']:+.2f}" + ("*" if e["ci_excludes_zero"] else ""),
+                 interval_text(e["deviation_ci95"]), deviation_percent_text(e),
+                 "—" if e["percent"] is None else interval_text(e["percent_ci95"], 1, "%")] for e in deviations]
+        lines += ["Barrier signatures: deviation from the other barriers on the same scenarios, in score points "
+                  "(* CI excludes 0)", "", *_grid(header, rows),
+                  "Percent only where |mean of the other barriers| >= 10% of the dimension's scale range; "
+                  "— otherwise (the JSON notes say why).", ""]
     correlations = [e for e in report["correlations"]["all"] if e["pearson_r"] is not None]
     if correlations:
         header = ["feature", "dimension", "n", "pearson r", "p", "spearman rho", "p"]
@@ -236,6 +250,7 @@ def means_display(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "baseline": condition == "none",
                     "cells": [
                         {"mean": mean_text(cells.get(key)), "change": change_text(cells.get(key)),
+                         "change_note": percent_note((cells.get(key) or {}).get("notes", []), "percent_change:"),
                          "n": (cells.get(key) or {}).get("n", 0)}
                         for key in dimensions
                     ],
@@ -253,7 +268,8 @@ def means_display(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def deviations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]:
-    """One row per defined deviation: rounded numbers, CIs as text, and whether the CI excludes zero."""
+    """One row per defined deviation: rounded points and percent, CIs as text, whether the CI excludes zero,
+    and why the percent is '—' when its baseline is near zero."""
     labels, info = report["condition_labels"], report["dimension_info"]
     return [
         {
@@ -263,8 +279,9 @@ def deviations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]
             "scenarios": str(e["scenarios"]),
             "deviation": f"{e['deviation']:+.2f}",
             "deviation_ci": interval_text(e["deviation_ci95"]),
-            "percent": "n/a" if e["percent"] is None else f"{e['percent']:+.1f}%",
-            "percent_ci": interval_text(e["percent_ci95"], 1, "%"),
+            "percent": deviation_percent_text(e),
+            "percent_ci": "—" if e["percent"] is None else interval_text(e["percent_ci95"], 1, "%"),
+            "percent_note": percent_note(e["notes"], "percent:"),
             "significant": bool(e["ci_excludes_zero"]),
         }
         for e in report["deviations"] if e["deviation"] is not None

@@ -88,8 +88,8 @@ METHODS = {
         "least one other barrier, d = mean under b - mean of the other barriers' means ('none' excluded). "
         "deviation = mean of d over those scenarios; percent = 100 x sum(d) / |sum of the other barriers' "
         "means|, given only when |mean of the other barriers' means| >= 10% of the dimension's scale range, "
-        "so read signatures in score points. 95% CIs: percentiles (2.5, 97.5) of a cluster bootstrap that resamples scenarios with "
-        "replacement, all barriers and dimensions of a model sharing the same resamples."
+        "so read signatures in score points. 95% CIs: percentiles (2.5, 97.5) of a cluster bootstrap that "
+        "resamples scenarios with replacement, all barriers and dimensions of a model sharing the same resamples."
     ),
     "correlations": (
         "Over episodes with both values: Pearson r and Spearman rho (Pearson r of average ranks) between a "
