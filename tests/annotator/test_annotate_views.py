@@ -623,3 +623,14 @@ def test_the_item_page_counts_gold_items_in_the_annotators_progress(client, peop
 
     assert "0 of 2 submitted" in page
     assert "gold" not in page.lower()
+
+
+def test_a_submitted_item_reopened_while_another_is_claimed_counts_the_claim_in_the_total(client, study, people):
+    first = claim_next(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(first)["submit"], {**COMPLETE, "revision": "0"})
+    claim_next(study, people["a"])  # the next item, claimed as the submit's redirect does
+
+    page = client.get(urls(first)["item"]).text
+
+    assert "1 of 2 submitted" in page
