@@ -412,7 +412,7 @@ def _conversation(label: str, seats: list[Seat], turns: list[Turn], *, spans_tar
     return _Conversation(
         label=label,
         turns=[
-            _Turn(turn.index, turn.index + 1, names.get(turn.seat_id, ""), turn.action_type, turn.content)
+            _Turn(turn.index, turn.number, names.get(turn.seat_id, ""), turn.action_type, turn.content)
             for turn in turns
         ],
         spans_target=spans_target,
