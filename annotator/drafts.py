@@ -97,6 +97,30 @@ def start_edit(assignment: Assignment, *, version: int) -> Annotation:
     return draft
 
 
+def cancel_edit(assignment: Assignment, *, version: int) -> None:
+    """Delete the open edit, draft ``version``, so the submitted version before it is the latest again.
+
+    Only a draft that edits a submitted version can be cancelled: a first draft is the only copy of
+    the annotator's work, so it is kept. If ``version`` is not the latest or not such an edit (it
+    was submitted or cancelled in another tab, or the page is old), ``StaleVersion`` is raised and
+    nothing changes. The assignment stays submitted; a tab still open on the cancelled draft gets
+    ``StaleVersion`` on its next save, since the latest version is submitted.
+    """
+    with transaction.atomic():
+        locked = _lock(assignment)
+        latest = Annotation.objects.select_for_update().filter(assignment=locked).order_by("-version").first()
+        if (
+            latest is None
+            or latest.version != version
+            or latest.status != Annotation.Status.DRAFT
+            or not Annotation.objects.filter(
+                assignment=locked, version__lt=version, status=Annotation.Status.SUBMITTED
+            ).exists()
+        ):
+            raise StaleVersion("There is no edit to cancel: the item shows its latest version.")
+        latest.delete()
+
+
 def unstored_spans(parsed: schemes.ParsedForm) -> int:
     """How many of ``parsed``'s spans a draft save leaves out because they lack a rationale or correction."""
     return sum(not span.fits_span_table for span in parsed.spans)

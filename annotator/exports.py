@@ -4,14 +4,17 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
 
 - ``study`` (slug), ``item`` (the item's number in the study, from 1), ``item_kind`` (regular,
   gold or attention: filter the last two out before computing agreement), ``episode`` and
-  ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none);
+  ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none),
+  ``condition`` (the episode's barrier key: exports are for researchers only, and annotators, who
+  are blind to it, never reach them);
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
 - ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
   ``seat`` (the seat position for per-seat questions, else empty);
 - ``value`` (an answer's text or choice, or a span's label: ``error`` / ``competency``), ``number``
   (numeric answers), ``rationale``;
 - span anchors ``start_turn``, ``start_char``, ``end_turn``, ``end_char`` (turn indexes inclusive;
-  characters from start inclusive to end exclusive), ``attributes`` (social attribute keys, joined
+  characters from start inclusive to end exclusive), ``text`` (the characters the span selects,
+  one line per turn when it runs over several; empty on answer rows), ``attributes`` (social attribute keys, joined
   by ``;`` in CSV, a list in JSON Lines) and ``correction``;
 - ``scheme``, ``scheme_version``, ``annotation_version``, ``status``, ``created_at``,
   ``submitted_at`` (ISO 8601, UTC);
@@ -37,15 +40,16 @@ from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 
 from benchmark import csv_output
 from benchmark.exporting import stable_id, timestamp
+from benchmark.models import Turn
 
 from .models import Annotation, Answer, SocialAttribute, Span, Study
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 COLUMNS = (
-    "study", "item", "item_kind", "episode", "compared_episode", "annotator",
+    "study", "item", "item_kind", "episode", "compared_episode", "condition", "annotator",
     "row_type", "question", "question_kind", "seat", "value", "number", "rationale",
-    "start_turn", "start_char", "end_turn", "end_char", "attributes", "correction",
+    "start_turn", "start_char", "end_turn", "end_char", "text", "attributes", "correction",
     "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
 )
 _BATCH = 200
@@ -66,7 +70,7 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
         )
         annotations = annotations.filter(status=Annotation.Status.SUBMITTED).exclude(Exists(newer))
     return (
-        annotations.select_related("assignment__item__episode", "assignment__item__compared_episode", "scheme")
+        annotations.select_related("assignment__item__episode__barrier", "assignment__item__compared_episode", "scheme")
         .prefetch_related(
             Prefetch("answers", queryset=Answer.objects.select_related("question").order_by(
                 "question__position", F("seat_position").asc(nulls_first=True), "pk"
@@ -83,6 +87,7 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
 
 def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, Any]]:
     """One dict per answer and per span, keys in ``COLUMNS`` order."""
+    turns: dict[int, dict[int, str]] = {}  # the contents of the episodes that have spans, read once each
     for annotation in exported_annotations(study, all_versions=all_versions).iterator(chunk_size=_BATCH):
         item = annotation.assignment.item
         shared = {
@@ -91,6 +96,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "item_kind": item.kind,
             "episode": stable_id(item.episode),
             "compared_episode": stable_id(item.compared_episode) if item.compared_episode else None,
+            "condition": item.episode.barrier.key,
             "annotator": pseudonym(annotation.assignment.annotator_id),
         }
         tail = {
@@ -112,12 +118,16 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "value": answer.value,
                 "number": answer.number,
                 "rationale": answer.rationale,
-                "start_turn": None, "start_char": None, "end_turn": None, "end_char": None,
+                "start_turn": None, "start_char": None, "end_turn": None, "end_char": None, "text": None,
                 "attributes": None,
                 "correction": None,
                 **tail,
             }
         for span in annotation.spans.all():
+            if item.episode_id not in turns:
+                turns[item.episode_id] = dict(
+                    Turn.objects.filter(episode_id=item.episode_id).values_list("index", "content")
+                )
             yield {
                 **shared,
                 "row_type": "span",
@@ -131,10 +141,26 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "start_char": span.start_char,
                 "end_turn": span.end_turn,
                 "end_char": span.end_char,
+                "text": span_text(span, turns[item.episode_id]),
                 "attributes": [attribute.key for attribute in span.attributes.all()],
                 "correction": span.correction,
                 **tail,
             }
+
+
+def span_text(span: Span, contents: dict[int, str]) -> str:
+    """The characters ``span`` selects from ``contents`` (turn index → text), one line per turn.
+
+    Character offsets apply within the first turn (from ``start_char``) and the last (up to
+    ``end_char``); turns between are taken whole, as is every turn of a span without offsets.
+    """
+    lines = []
+    for index in range(span.start_turn, span.end_turn + 1):
+        content = contents.get(index, "")
+        start = span.start_char if index == span.start_turn and span.start_char is not None else 0
+        end = span.end_char if index == span.end_turn and span.end_char is not None else len(content)
+        lines.append(content[start:end])
+    return "\n".join(lines)
 
 
 def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -256,8 +256,12 @@ class ItemPage:
         ]
         if len(conversations) > 1:
             conversations[1].label = "Conversation B"
-        submitted = Assignment.objects.filter(
-            item__study=study, annotator=annotator, status=Assignment.Status.SUBMITTED
+        # Every item the annotator holds counts, not only this one: a submitted item reopened while
+        # another is claimed would otherwise drop that claim from the total ("2 of 47" of 48).
+        mine = Assignment.objects.filter(item__study=study, annotator=annotator)
+        submitted = mine.filter(status=Assignment.Status.SUBMITTED).count()
+        in_progress = mine.filter(
+            Q(pk=assignment.pk) | Q(lease_expires_at__gte=timezone.now()), status=Assignment.Status.CLAIMED
         ).count()
         annotation = self.annotation
         return {
@@ -282,7 +286,7 @@ class ItemPage:
             "has_spans": has_spans,
             "progress": progress_bar(
                 submitted,
-                int(assignment.status == Assignment.Status.CLAIMED),
+                in_progress,
                 assignments.remaining_for(study, annotator),
             ),
         }
@@ -408,7 +412,7 @@ def _conversation(label: str, seats: list[Seat], turns: list[Turn], *, spans_tar
     return _Conversation(
         label=label,
         turns=[
-            _Turn(turn.index, turn.index + 1, names.get(turn.seat_id, ""), turn.action_type, turn.content)
+            _Turn(turn.index, turn.number, names.get(turn.seat_id, ""), turn.action_type, turn.content)
             for turn in turns
         ],
         spans_target=spans_target,

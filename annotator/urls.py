@@ -13,6 +13,7 @@ urlpatterns = [
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
     path("a/<int:assignment_id>/submit/", annotate.submit, name="submit"),
     path("a/<int:assignment_id>/edit/", annotate.edit, name="edit"),
+    path("a/<int:assignment_id>/cancel-edit/", annotate.cancel_edit, name="cancel-edit"),
     # Researchers
     path("studies/", research.study_list, name="study-list"),
     path("studies/new/", research.study_create, name="study-create"),

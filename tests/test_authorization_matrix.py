@@ -407,6 +407,8 @@ MATRIX: dict[str, Access] = {
                                        state=annotations("claimed"), get=Redirect("annotator:item")),
     "annotator:edit": annotator_page(submitted, Redirect("annotator:item"), method="POST", data={"version": "1"},
                                      state=annotations("submitted")),
+    "annotator:cancel-edit": annotator_page(submitted, Redirect("annotator:item"), method="POST",
+                                            data={"version": "2"}, state=annotations("submitted")),
     # Researchers of annotation studies
     "annotator:study-list": researcher_list(shows=lambda w: w.own.study.title),
     "annotator:study-create": researcher_list(),

@@ -198,6 +198,20 @@ def edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return redirect("annotator:item", assignment_id=assignment.pk)
 
 
+@require_POST
+@login_required
+def cancel_edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Throw away an edit in progress; the item shows the submitted version again, read-only."""
+    assignment = own_assignment(request, assignment_id)
+    try:
+        drafts.cancel_edit(assignment, version=_number(request.POST, "version"))
+    except drafts.StaleVersion as problem:
+        messages.info(request, str(problem))
+    else:
+        messages.success(request, "Edit cancelled: your submitted answers are unchanged.")
+    return redirect("annotator:item", assignment_id=assignment.pk)
+
+
 # Who may touch what, and small readers
 
 

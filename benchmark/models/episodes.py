@@ -159,6 +159,12 @@ class Turn(models.Model):
     def __str__(self) -> str:
         return f"{self.episode} #{self.index}"
 
+    @property
+    def number(self) -> int:
+        """The turn's number as people read it, from 1; ``index`` (stored, exported, in span anchors)
+        counts from 0."""
+        return self.index + 1
+
     def clean(self) -> None:
         if self.seat_id and self.episode_id and self.seat.episode_id != self.episode_id:
             raise ValidationError({"seat": "The seat must belong to the same episode."})

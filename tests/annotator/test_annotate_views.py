@@ -99,7 +99,8 @@ def save(assignment, data, *, revision=0, complete=False):
 
 
 def urls(assignment):
-    return {name: reverse(f"annotator:{name}", args=[assignment.pk]) for name in ("item", "draft", "submit", "edit")}
+    names = ("item", "draft", "submit", "edit", "cancel-edit")
+    return {name: reverse(f"annotator:{name}", args=[assignment.pk]) for name in names}
 
 
 # Anonymous visitors
@@ -623,3 +624,46 @@ def test_the_item_page_counts_gold_items_in_the_annotators_progress(client, peop
 
     assert "0 of 2 submitted" in page
     assert "gold" not in page.lower()
+
+
+def test_a_submitted_item_reopened_while_another_is_claimed_counts_the_claim_in_the_total(client, study, people):
+    first = claim_next(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(first)["submit"], {**COMPLETE, "revision": "0"})
+    claim_next(study, people["a"])  # the next item, claimed as the submit's redirect does
+
+    page = client.get(urls(first)["item"]).text
+
+    assert "1 of 2 submitted" in page
+
+
+def test_an_edit_can_be_cancelled_from_the_item_page_which_shows_the_submitted_version_again(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    save(assignment, COMPLETE, complete=True)
+    client.force_login(people["a"])
+    client.post(urls(assignment)["edit"], {"version": "1"})
+    editing = client.get(urls(assignment)["item"]).text
+    assert f'action="{urls(assignment)["cancel-edit"]}"' in editing
+    assert 'name="version" value="2"' in editing
+
+    response = client.post(urls(assignment)["cancel-edit"], {"version": "2"}, follow=True)
+
+    assert response.redirect_chain == [(urls(assignment)["item"], 302)]
+    assert "You submitted this item" in response.text and "<fieldset disabled" in response.text
+    assert "Edit cancelled" in response.text
+    assert list(Annotation.objects.filter(assignment=assignment).values_list("version", "status")) == [
+        (1, "submitted")]
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.SUBMITTED
+
+
+def test_cancelling_an_edit_twice_or_from_an_old_page_says_so_and_changes_nothing(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    save(assignment, COMPLETE, complete=True)
+    client.force_login(people["a"])
+
+    response = client.post(urls(assignment)["cancel-edit"], {"version": "2"}, follow=True)
+
+    assert response.status_code == 200
+    assert "no edit to cancel" in response.text
+    assert Annotation.objects.filter(assignment=assignment).count() == 1
+    assert client.get(urls(assignment)["cancel-edit"]).status_code == 405

@@ -282,3 +282,31 @@ def test_tabs_saving_at_once_are_serialised_and_only_one_wins():
     annotation = Annotation.objects.get(assignment=assignment)
     assert (annotation.version, annotation.revision, annotation.seconds_spent) == (1, 1, 1)
     assert annotation.answers.count() == 1
+
+
+def test_cancelling_an_edit_deletes_the_draft_and_keeps_the_submitted_version(socialveil):
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=0)
+    draft = drafts.start_edit(socialveil, version=1)
+    drafts.save_draft(socialveil, parse(socialveil, {**COMPLETE, "answer-barrier_type": "none"}),
+                      revision=draft.revision, seconds=0)
+
+    drafts.cancel_edit(socialveil, version=2)
+
+    versions = Annotation.objects.filter(assignment=socialveil)
+    assert [(a.version, a.status, answers(a)["barrier_type"]) for a in versions] == [(1, "submitted", "semantic")]
+    assert Assignment.objects.get(pk=socialveil.pk).status == Assignment.Status.SUBMITTED
+
+
+def test_only_an_open_edit_of_a_submitted_version_can_be_cancelled(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, COMPLETE), revision=0, seconds=0)
+    with pytest.raises(drafts.StaleVersion):  # a first draft is not an edit
+        drafts.cancel_edit(socialveil, version=1)
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=1, seconds=0)
+    with pytest.raises(drafts.StaleVersion):  # nothing being edited
+        drafts.cancel_edit(socialveil, version=1)
+    drafts.start_edit(socialveil, version=1)
+    drafts.cancel_edit(socialveil, version=2)
+
+    with pytest.raises(drafts.StaleVersion):  # a second click, or an old page
+        drafts.cancel_edit(socialveil, version=2)
+    assert Annotation.objects.filter(assignment=socialveil).count() == 1

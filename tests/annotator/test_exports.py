@@ -17,7 +17,7 @@ from annotator.exports import COLUMNS, records
 from annotator.models import Annotation, Answer, Assignment, Question, SocialAttribute, Span
 from annotator.views.research import export
 from tests.annotator.builders import make_scheme, make_study
-from tests.builders import make_user
+from tests.builders import make_episode, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -281,3 +281,37 @@ def test_under_asgi_the_export_is_an_async_stream(study, people):
     assert response.is_async
     body = async_to_sync(read)().decode()
     assert body.count("\n") == 2 and ",none," in body
+
+
+def test_span_rows_carry_the_selected_text_and_every_row_the_condition(people):
+    episode = make_episode(barrier="none", turns=[("speak", "Hello there, friend."), ("speak", "Go away now."),
+                                                  ("speak", "Why so cold?")])
+    scheme = make_scheme(name="Span scheme")
+    spans = Question.objects.create(scheme=scheme, key="errors", position=2, kind=Question.Kind.SPAN,
+                                    prompt="Mark spans.", required=False,
+                                    options={"labels": ["error", "competency"], "attributes": []})
+    study = make_study(scheme=scheme, items=[episode])
+    annotation = annotate(study.items.get(), people[0], [(questions(study)["barrier"], "none", None, None)])
+    Span.objects.create(annotation=annotation, question=spans, label="competency", start_turn=0, end_turn=0,
+                        start_char=0, end_char=5, rationale="Warm.")
+    Span.objects.create(annotation=annotation, question=spans, label="error", start_turn=0, end_turn=2,
+                        start_char=13, end_char=3, rationale="Curt.", correction="Be kind.")
+    Span.objects.create(annotation=annotation, question=spans, label="error", start_turn=1, end_turn=1,
+                        rationale="Whole turn.", correction="Soften it.")
+
+    rows = list(records(study))
+
+    assert [(row["row_type"], row["text"]) for row in rows] == [
+        ("answer", None), ("span", "Hello"), ("span", "friend.\nGo away now.\nWhy"), ("span", "Go away now."),
+    ]
+    assert {row["condition"] for row in rows} == {"none"}
+
+
+def test_the_csv_export_names_the_text_and_the_condition(researcher_client, study, people):
+    annotate(study.items.get(position=0), people[0], [(questions(study)["barrier"], "none", None, None)])
+
+    response = researcher_client.get(reverse("annotator:export", args=[study.slug, "csv"]))
+
+    header = b"".join(response.streaming_content).decode().splitlines()[0].split(",")
+    assert "text" in header and "condition" in header
+

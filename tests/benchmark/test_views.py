@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -267,3 +269,12 @@ def test_script_tags_in_user_text_come_out_escaped(staff_client):
     ]:
         assert "<script>alert" not in response.text
         assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in response.text
+
+
+def test_the_episode_page_numbers_turns_from_one_as_annotators_read_them(staff_client):
+    episode = make_episode(turns=[(ActionType.SPEAK, "First words."), (ActionType.SPEAK, "Second words.")])
+
+    page = staff_client.get(episode_url(episode)).text
+
+    assert re.findall(r'<span class="turn__index">(?:<span class="visually-hidden">Turn </span>)?(\d+)</span>',
+                      page) == ["1", "2"]

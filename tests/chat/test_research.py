@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
@@ -585,3 +586,14 @@ def test_the_admin_refuses_a_broken_questionnaire(client, study):
     assert not form.is_valid()
     assert "Question 1, field 'low': must be a whole number." in form.errors["questionnaire"]
 
+
+
+def test_the_transcript_numbers_turns_from_one(client, study, researcher):
+    participant = make_participant(study, participant_id="counter", stage=STAGE.DONE)
+    add_turns(participant, ["Good evening.", "Evening."])
+    client.force_login(researcher)
+
+    page = client.get(reverse("chat:transcript", args=[study.slug, participant.pk])).text
+
+    assert re.findall(r'<span class="turn__index">(?:<span class="visually-hidden">Turn </span>)?(\d+)</span>',
+                      page) == ["1", "2"]
