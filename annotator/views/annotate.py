@@ -16,7 +16,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -255,8 +255,9 @@ def _save_status(
 
 
 def _submitted_assignments(user: Any) -> list[Assignment]:
-    """The user's submitted items, with their latest version (an edit may be open) and, for the demo's
-    generated ratings, what generated it."""
+    """The user's submitted items, with their latest version (an edit may be open), the opening of the
+    scenario's shared context to recognise each by (what the item page shows anyway, never the
+    condition) and, for the demo's generated ratings, what generated it."""
     latest = Annotation.objects.filter(assignment=OuterRef("pk")).order_by("-version")
     return list(
         Assignment.objects.filter(annotator=user, status=Assignment.Status.SUBMITTED)
@@ -265,6 +266,7 @@ def _submitted_assignments(user: Any) -> list[Assignment]:
             latest_version=Subquery(latest.values("version")[:1]),
             latest_status=Subquery(latest.values("status")[:1]),
             latest_generated_by=Subquery(latest.values("generated_by")[:1]),
+            context=F("item__episode__scenario__context"),
         )
         .order_by("submitted_at", "pk")
     )

@@ -16,7 +16,7 @@ from annotator import drafts
 from annotator.assignment import claim_next
 from annotator.models import Annotation, Assignment, Membership, StudyItem
 from annotator.schemes import install_preset, parse_form
-from benchmark.models import ActionType, Barrier, Evaluation
+from benchmark.models import ActionType, Barrier, Evaluation, Scenario
 from tests.annotator.builders import add_annotators, add_items, make_study
 from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
 
@@ -158,6 +158,19 @@ def test_index_lists_submitted_items_with_a_link_to_each(client, study, people):
     assert "Your submitted items (1)" in response.text
     assert f'href="{urls(assignment)["item"]}"' in response.text
     assert f'href="{reverse("annotator:next", args=[study.slug])}"' in response.text
+
+
+def test_submitted_items_are_named_by_their_situation_never_by_their_condition(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    save(assignment, COMPLETE, complete=True)
+    episode = assignment.item.episode
+    Scenario.objects.filter(pk=episode.scenario_id).update(context="A landlord and a tenant argue about a leak.")
+    client.force_login(people["a"])
+
+    page = client.get(reverse("annotator:index")).text
+
+    assert "A landlord and a tenant argue about a leak." in page
+    assert episode.barrier.name not in page
 
 
 def test_index_shows_researchers_the_way_to_the_study_list(client, people):
