@@ -122,3 +122,23 @@ def test_back_button_after_a_filter_restores_the_full_list(browser_page, episode
 
     expect(rows).to_have_count(3)
     expect(page.get_by_label("Barrier")).to_have_value("")
+
+
+@pytest.mark.parametrize("form", ["annotator:study-create", "chat:study-create"])
+def test_a_study_slug_follows_its_title_until_it_is_edited_by_hand(browser_page, form):
+    from django.urls import reverse
+
+    page = browser_page
+    researcher = make_user(staff=True, username="slug-researcher")
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(researcher.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.goto(reverse(form))
+
+    page.locator("#id_title").press_sequentially("Pilot: Café chats!")
+    expect(page.locator("#id_slug")).to_have_value("pilot-cafe-chats")
+
+    page.locator("#id_slug").fill("my-own")
+    page.locator("#id_title").press_sequentially(" Round 2")
+    expect(page.locator("#id_slug")).to_have_value("my-own")
