@@ -408,6 +408,7 @@ function start(root) {
     }
     queue(el.action.value, content);
     el.message.value = "";
+    saveDraft();
     updateCounter();
     el.message.focus();
   });
@@ -418,7 +419,10 @@ function start(root) {
       el.composer.requestSubmit();
     }
   });
-  el.message.addEventListener("input", updateCounter);
+  el.message.addEventListener("input", () => {
+    saveDraft();
+    updateCounter();
+  });
   el.action.addEventListener("change", () => {
     el.message.placeholder = PLACEHOLDERS[el.action.value] || "";
   });
@@ -500,6 +504,25 @@ function start(root) {
     }
   }
 
+  // What is typed but not sent yet survives a reload of the page (and nothing else).
+  function saveDraft() {
+    try {
+      if (el.message.value) window.sessionStorage.setItem(`${storageKey}:draft`, el.message.value);
+      else window.sessionStorage.removeItem(`${storageKey}:draft`);
+    } catch {
+      // Storage may be unavailable (private mode): the draft then lasts as long as the page.
+    }
+  }
+
+  function restoreDraft() {
+    try {
+      const draft = window.sessionStorage.getItem(`${storageKey}:draft`);
+      if (draft && !el.message.value) el.message.value = draft;
+    } catch {
+      // nothing kept
+    }
+  }
+
   function saveOutbox() {
     try {
       if (state.outbox.length) window.sessionStorage.setItem(storageKey, JSON.stringify(state.outbox));
@@ -522,6 +545,7 @@ function start(root) {
   });
 
   el.message.placeholder = PLACEHOLDERS[el.action.value] || "";
+  restoreDraft();
   renderPending();
   updateCounter();
   connect();

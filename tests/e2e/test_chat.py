@@ -154,3 +154,26 @@ def test_participant_who_leaves_at_once_gets_the_screen_out_code(asgi_page, stud
     participant = Participant.objects.get(study=study, participant_id="e2e-quitter")
     assert participant.stage == Participant.Stage.SCREENED_OUT
     assert participant.episode.status == Episode.Status.ABANDONED
+
+
+def test_a_message_typed_but_not_sent_comes_back_after_a_reload(asgi_page, study):
+    from playwright.sync_api import expect
+
+    page = asgi_page
+    page.goto("/s/car-talk/?PROLIFIC_PID=e2e-reloader")
+    page.get_by_role("button", name="I agree to take part").click()
+    page.get_by_role("button", name="Start the conversation").click()
+    expect(page.locator("[data-log] > li")).to_have_count(1, timeout=20_000)
+    message = page.locator("[data-message]")
+
+    message.fill("I was halfway through writing this")
+    page.reload()
+
+    expect(page.locator("[data-message]")).to_have_value("I was halfway through writing this")
+    expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
+    expect(page.locator("[data-log] > li")).to_have_count(1, timeout=20_000)
+    page.locator("[data-message]").press("Enter")
+    expect(page.locator("[data-log] > li").nth(1)).to_contain_text("I was halfway through writing this")
+    page.reload()
+    expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
+    expect(page.locator("[data-message]")).to_have_value("")  # sent: nothing to give back
