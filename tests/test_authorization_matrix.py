@@ -502,9 +502,6 @@ SITE_ROUTES = [route for route in ROUTES if route not in ADMIN_ROUTES]
 
 # The admin: one rule for every pattern
 
-# Admin patterns (by Route.key) that admin_case cannot build a request for, with the reason; each
-# is reported as skipped with it. Empty: every admin pattern is asked.
-ADMIN_NOT_EXERCISED: dict[str, str] = {}
 MODEL_ADMINS = {(model._meta.app_label, model._meta.model_name): model_admin
                 for model, model_admin in admin.site._registry.items()}
 
@@ -546,8 +543,7 @@ def admin_case(route: Route, world: World) -> AdminCase:
     if route.name is None and route.pattern.callback.__name__ == "catch_all_view":
         return AdminCase([reverse("admin:index") + "no-such-page/"], 404)
     raise AssertionError(
-        f"admin pattern {route.key} has no rule: teach admin_case to ask it, or list it in ADMIN_NOT_EXERCISED "
-        "with the reason"
+        f"admin pattern {route.key} has no rule: teach admin_case to ask it (every admin pattern is asked)"
     )
 
 
@@ -618,11 +614,6 @@ def test_every_websocket_route_has_an_entry():
     assert not stale, f"SOCKETS entries for routes that no longer exist: {stale}"
 
 
-def test_admin_patterns_left_out_still_exist():
-    stale = set(ADMIN_NOT_EXERCISED) - {route.key for route in ADMIN_ROUTES}
-    assert not stale, f"ADMIN_NOT_EXERCISED names admin patterns that no longer exist: {sorted(stale)}"
-
-
 @pytest.fixture(scope="class")
 def world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[World]:
     """Both teams' worlds, built once in a transaction that every test rolls back to; rolled back at the end."""
@@ -667,8 +658,6 @@ class TestPages:
     @pytest.mark.parametrize("route", ADMIN_ROUTES, ids=lambda route: route.key)
     @pytest.mark.parametrize("caller", CALLERS)
     def test_admin_lets_in_superusers_only(self, world, route, caller):
-        if route.key in ADMIN_NOT_EXERCISED:
-            pytest.skip(f"not exercised: {ADMIN_NOT_EXERCISED[route.key]}")
         case = admin_case(route, world)
         for url in case.urls:
             response = getattr(client_for(world, caller), case.method.lower())(url)
