@@ -11,6 +11,11 @@ class Difficulty(models.TextChoices):
     HARD = "hard", "hard"
 
 
+class TurnTaking(models.TextChoices):
+    ROUND_ROBIN = "round_robin", "round robin"
+    RANDOM_AFTER_GREETING = "random_after_greeting", "random order after a greeting"
+
+
 class Scenario(models.Model):
     """A social situation with two or more roles, each with a private goal.
 
@@ -26,6 +31,23 @@ class Scenario(models.Model):
     original_context = models.TextField(blank=True)
     difficulty = models.CharField(max_length=10, choices=Difficulty, default=Difficulty.STANDARD)
     relationship = models.PositiveSmallIntegerField(choices=Relationship, default=Relationship.STRANGER)
+    turn_taking = models.CharField(
+        max_length=30, choices=TurnTaking, default=TurnTaking.ROUND_ROBIN,
+        help_text="Who speaks next: each role in turn, or a greeting by one role and then random order.",
+    )
+    greeter_position = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="For random order: the role (0 = first) that opens with a greeting."
+    )
+    turn_cap = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The most turns an episode of this scenario may take; empty: the run's cap."
+    )
+    is_template = models.BooleanField(
+        default=False, help_text="A template: its roles are character slots with constraints, filled to make scenarios."
+    )
+    template = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="instances",
+        help_text="The template this scenario was instantiated from, if any.",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = OwnedQuerySet.as_manager()
@@ -35,6 +57,13 @@ class Scenario(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["team", "external_id"], name="scenario_external_id_per_team"),
             models.CheckConstraint(condition=models.Q(relationship__lte=5), name="scenario_relationship_known"),
+            models.CheckConstraint(
+                condition=models.Q(turn_cap__isnull=True) | models.Q(turn_cap__gte=1), name="scenario_turn_cap_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(template__isnull=True) | models.Q(is_template=False),
+                name="scenario_template_not_nested",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -55,6 +84,11 @@ class Role(models.Model):
     goal = models.TextField(help_text="The private social goal; several goals go on separate lines.")
     reason = models.TextField(blank=True, help_text="Why the character wants this.")
     private_knowledge = models.TextField(blank=True, help_text="Facts only this side knows.")
+    # Slot constraints, for a template's roles: a character must satisfy them to fill the slot.
+    min_age = models.PositiveSmallIntegerField(null=True, blank=True)
+    max_age = models.PositiveSmallIntegerField(null=True, blank=True)
+    gender = models.CharField(max_length=50, blank=True)
+    occupation = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["scenario", "position"]
@@ -68,3 +102,69 @@ class Role(models.Model):
     def clean(self) -> None:
         if not self.goal.strip():
             raise ValidationError({"goal": "A role needs a goal."})
+
+
+class Goal(models.Model):
+    """One of a role's goals, with optional tags (e.g. AgentSense's ERG type: existence, relatedness, growth)."""
+
+    role = models.ForeignKey(Role, on_delete=models.CASCADE, related_name="goals")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    tags = models.JSONField(default=list, blank=True, help_text='A list of short labels, e.g. ["relatedness"].')
+
+    class Meta:
+        ordering = ["role", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["role", "position"], name="goal_position_unique"),
+            models.CheckConstraint(condition=~models.Q(text=""), name="goal_has_text"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} · goal {self.position + 1}"
+
+
+class Probe(models.Model):
+    """A multiple-choice question about one role's private information, goal or reason.
+
+    ``options`` is a list of option texts and ``correct`` the index of the right one. ``asked_of``
+    says who may be asked it: the other roles (did they infer it?), the role itself, or anyone.
+    """
+
+    class Topic(models.TextChoices):
+        PRIVATE_INFO = "private_info", "private information"
+        GOAL = "goal", "goal"
+        REASON = "reason", "reason"
+
+    class AskedOf(models.TextChoices):
+        OTHERS = "others", "the other roles"
+        SELF = "self", "the role itself"
+        ANYONE = "anyone", "anyone, observers included"
+
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="probes")
+    about = models.ForeignKey(Role, on_delete=models.CASCADE, related_name="probes")
+    position = models.PositiveSmallIntegerField()
+    topic = models.CharField(max_length=20, choices=Topic)
+    text = models.TextField()
+    options = models.JSONField(default=list)
+    correct = models.PositiveSmallIntegerField(help_text="Index (from 0) of the correct option.")
+    asked_of = models.CharField(max_length=10, choices=AskedOf, default=AskedOf.OTHERS)
+
+    class Meta:
+        ordering = ["scenario", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["scenario", "position"], name="probe_position_unique"),
+            models.CheckConstraint(condition=~models.Q(text=""), name="probe_has_text"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} · probe {self.position + 1}"
+
+    def clean(self) -> None:
+        if not isinstance(self.options, list) or len(self.options) < 2 or not all(
+            isinstance(o, str) and o.strip() for o in self.options
+        ):
+            raise ValidationError({"options": "A probe needs at least two options, each a non-empty text."})
+        if self.correct >= len(self.options):
+            raise ValidationError({"correct": f"Pick an option from 0 to {len(self.options) - 1}."})
+        if self.about_id and self.scenario_id and self.about.scenario_id != self.scenario_id:
+            raise ValidationError({"about": "The role must belong to the probe's scenario."})

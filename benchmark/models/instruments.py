@@ -1,0 +1,237 @@
+"""Instruments as data: what humans, participants, judges and interviewed agents answer.
+
+An ``Instrument`` is a versioned list of ``Question`` rows. Whoever answers one (a ``Respondent``:
+an annotator, a participant, an automated judge, or an agent interviewed about its episode) gives a
+``Response`` about one episode, made of typed ``Answer`` rows, one per question (and per seat or
+per goal for questions asked that way). Human and automated answers are the same kind of row, so
+reports compare them question by question through one code path.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from .teams import OwnedQuerySet
+
+
+class InstrumentQuerySet(OwnedQuerySet):
+    """Presets (no team) are shared, read-only; a team's own instruments are its own."""
+
+    shared_when_teamless = True
+
+
+class Instrument(models.Model):
+    """A versioned list of questions that drives forms, judge prompts, validation, exports and reports.
+
+    Once anything has been answered under it, it is frozen: its questions can no longer change, so
+    every stored answer keeps the meaning it was given under. A change is a new version.
+    """
+
+    team = models.ForeignKey(
+        "Team", on_delete=models.PROTECT, null=True, blank=True, related_name="instruments",
+        help_text="Empty for a preset Parley ships (shared, read-only).",
+    )
+    name = models.CharField(max_length=200)
+    preset = models.SlugField(max_length=50, blank=True, help_text="The preset it was made from, if any.")
+    version = models.PositiveIntegerField(default=1)
+    description = models.TextField(blank=True)
+    frozen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = InstrumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="instrument_name_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def frozen(self) -> bool:
+        return self.frozen_at is not None
+
+
+class Question(models.Model):
+    """One question of an instrument; ``options`` holds what its kind needs.
+
+    ``low`` and ``high`` are the inclusive bounds of a numeric answer (Likert, bounded numeric);
+    the database refuses an answer outside them, and an answer to a choice question that is not
+    one of its options.
+    """
+
+    class Kind(models.TextChoices):
+        CATEGORICAL = "categorical", "categorical"
+        LIKERT = "likert", "Likert scale"
+        SLIDER = "slider", "bounded numeric"
+        YES_NO = "yes_no", "yes / no"
+        MULTIPLE_CHOICE = "multiple_choice", "multiple choice (with a correct answer)"
+        MULTI_LABEL = "multi_label", "multi-label"
+        SPAN = "span", "span task"
+        TEXT = "text", "free text"
+        PAIRWISE = "pairwise", "pairwise comparison"
+
+    class Scope(models.TextChoices):
+        EPISODE = "episode", "once per episode"
+        SEAT = "seat", "once per seat"
+        GOAL = "goal", "once per goal"
+
+    instrument = models.ForeignKey(Instrument, on_delete=models.CASCADE, related_name="questions")
+    key = models.SlugField(max_length=50, help_text="Stable name used in exports and reports.")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=20, choices=Kind)
+    prompt = models.TextField()
+    help_text = models.TextField(blank=True)
+    required = models.BooleanField(default=True)
+    scope = models.CharField(max_length=10, choices=Scope, default=Scope.EPISODE)
+    rationale = models.CharField(
+        max_length=10,
+        choices=[("none", "no rationale"), ("optional", "optional"), ("required", "required")],
+        default="none",
+    )
+    options = models.JSONField(default=dict, blank=True)
+    low = models.FloatField(null=True, blank=True, help_text="Lowest numeric answer allowed.")
+    high = models.FloatField(null=True, blank=True, help_text="Highest numeric answer allowed.")
+    dimension = models.CharField(
+        max_length=30, blank=True,
+        help_text="The construct this question measures (e.g. 'goal'), so answers to different instruments "
+        "about the same construct can be compared.",
+    )
+    truth = models.CharField(
+        max_length=30, blank=True,
+        help_text="Where the true answer comes from, if anywhere, e.g. 'episode.barrier' (for accuracy).",
+    )
+
+    class Meta:
+        ordering = ["instrument", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["instrument", "key"], name="instrument_question_key_unique"),
+            models.UniqueConstraint(fields=["instrument", "position"], name="instrument_question_position_unique"),
+            models.CheckConstraint(condition=~Q(key=""), name="instrument_question_key_not_empty"),
+            models.CheckConstraint(
+                condition=Q(low__isnull=True, high__isnull=True) | Q(low__lte=models.F("high")),
+                name="question_bounds_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instrument} · {self.key}"
+
+    @property
+    def per_seat(self) -> bool:
+        return self.scope == self.Scope.SEAT
+
+
+class Respondent(models.Model):
+    """Who answered: a person (annotator, participant) or a model (judge, interviewed agent)."""
+
+    class Kind(models.TextChoices):
+        ANNOTATOR = "annotator", "human annotator"
+        PARTICIPANT = "participant", "participant"
+        JUDGE = "judge", "automated judge"
+        AGENT = "agent", "interviewed agent"
+
+    kind = models.CharField(max_length=20, choices=Kind)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="respondents"
+    )
+    model = models.CharField(max_length=200, blank=True, help_text="For judges and agents: the model's name.")
+    prompt_version = models.CharField(max_length=50, blank=True)
+    label = models.CharField(
+        max_length=200, blank=True, help_text="A name when there is no user or model, e.g. 'human mean'."
+    )
+
+    class Meta:
+        ordering = ["kind", "model", "label", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "user"], condition=Q(user__isnull=False),
+                                    name="respondent_unique_user"),
+            models.UniqueConstraint(fields=["kind", "model", "prompt_version", "label"],
+                                    condition=Q(user__isnull=True), name="respondent_unique_name"),
+            models.CheckConstraint(
+                condition=~Q(kind__in=["judge", "agent"]) | ~Q(model=""), name="respondent_model_named"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.user_id:
+            return f"{self.get_kind_display()} {self.user}"
+        name = self.model or self.label
+        return f"{name} ({self.prompt_version})" if self.prompt_version else name
+
+
+class ResponseQuerySet(OwnedQuerySet):
+    team_path = "episode__team"
+
+
+class Response(models.Model):
+    """One respondent's answers to one instrument about one episode.
+
+    For an interviewed agent, ``seat_position`` is the seat that answered (its answers about its
+    own seat are its self-assessment, about the others its view of them).
+    """
+
+    instrument = models.ForeignKey(Instrument, on_delete=models.PROTECT, related_name="responses")
+    episode = models.ForeignKey("Episode", on_delete=models.CASCADE, related_name="responses")
+    respondent = models.ForeignKey(Respondent, on_delete=models.PROTECT, related_name="responses")
+    seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+
+    objects = ResponseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["episode", "respondent", "created_at", "pk"]
+        indexes = [models.Index(fields=["episode", "instrument"])]
+
+    def __str__(self) -> str:
+        return f"{self.respondent} on {self.episode} ({self.instrument})"
+
+
+class AnswerQuerySet(OwnedQuerySet):
+    team_path = "response__episode__team"
+
+
+class Answer(models.Model):
+    """One typed answer: to one question, for one seat or goal where the question asks per seat or goal.
+
+    ``value`` is the answer as text (a choice's value, free text); ``number`` is set for numeric
+    kinds so statistics never parse strings. A multi-label answer is one row per chosen label.
+    """
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="answers")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="answers")
+    seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    goal = models.ForeignKey("Goal", on_delete=models.PROTECT, null=True, blank=True, related_name="answers")
+    value = models.TextField(blank=True)
+    number = models.FloatField(null=True, blank=True)
+    reasoning = models.TextField(blank=True)
+
+    objects = AnswerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["response", "question__position", "seat_position", "goal"]
+        constraints = [
+            # One answer per question, seat and goal (a multi-label answer: one row per label). Four
+            # conditional constraints rather than one, because NULLs are distinct in a unique index.
+            models.UniqueConstraint(
+                fields=["response", "question", "value"], condition=Q(seat_position__isnull=True, goal__isnull=True),
+                name="answer_once_per_episode",
+            ),
+            models.UniqueConstraint(
+                fields=["response", "question", "seat_position", "value"],
+                condition=Q(seat_position__isnull=False, goal__isnull=True), name="answer_once_per_seat",
+            ),
+            models.UniqueConstraint(
+                fields=["response", "question", "goal", "value"], condition=Q(goal__isnull=False),
+                name="answer_once_per_goal",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question.key} = {self.value if self.number is None else f'{self.number:g}'}"
