@@ -1,46 +1,21 @@
 """The researchers' admin for annotation studies.
 
-Schemes are edited with their questions inline until the first submitted annotation freezes
-them; after that every question is read-only and the "copy as new version" action makes an
-editable copy. Annotations, answers and spans are what annotators wrote: the admin shows them and
-never changes them. Every list joins what its columns show, so a page costs a fixed number of
-queries.
+A study's instrument, its questions and the answers themselves live in the research core and have
+their admin there (``benchmark.instruments.admin``). Annotations and spans are what annotators
+wrote: the admin shows them, with each version's answers, and never changes them. Every list joins
+what its columns show, so a page costs a fixed number of queries.
 """
 
-from django import forms
-from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
-from django.db.models import Count, QuerySet
-from django.forms.models import BaseInlineFormSet
+from django.contrib import admin
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
-from . import schemes
-from .models import (
-    Annotation,
-    Answer,
-    Assignment,
-    ItemKey,
-    Membership,
-    Question,
-    ReportBundle,
-    Scheme,
-    SocialAttribute,
-    Span,
-    Study,
-    StudyItem,
-)
+from benchmark.models import Answer
 
-
-def _editable(scheme: Scheme | None) -> bool:
-    if scheme is None:
-        return True
-    try:
-        schemes.check_editable(scheme)
-    except ValidationError:
-        return False
-    return True
+from .models import Annotation, Assignment, ItemKey, Membership, ReportBundle, Span, Study, StudyItem
 
 
 class ReadOnlyAdminMixin:
@@ -56,123 +31,6 @@ class ReadOnlyAdminMixin:
         return False
 
 
-# Schemes
-
-
-class QuestionFormSet(BaseInlineFormSet):
-    """A scheme's questions are checked together (keys, positions, options), and only while editable."""
-
-    def clean(self) -> None:
-        super().clean()
-        if any(self.errors) or not self.has_changed():
-            return
-        if self.instance.pk is not None:
-            schemes.check_editable(self.instance)
-        kept = [
-            form.instance for form in self.forms
-            if not self._should_delete_form(form) and (form.instance.pk is not None or form.has_changed())
-        ]
-        schemes.check_questions(kept)
-
-
-class QuestionForm(forms.ModelForm):
-    def clean(self) -> dict:
-        data = super().clean()
-        scheme = data.get("scheme") or getattr(self.instance, "scheme", None)
-        if scheme is not None and self.instance.pk is not None:
-            schemes.check_editable(scheme)
-        if "kind" in data and "options" in data:
-            try:
-                schemes.check_options(data["kind"], data["options"])
-            except ValidationError as problems:
-                self.add_error("options", problems)
-        return data
-
-
-class QuestionInline(admin.StackedInline):
-    model = Question
-    formset = QuestionFormSet
-    form = QuestionForm
-    extra = 0
-    ordering = ["position"]
-
-    def has_add_permission(self, request: HttpRequest, obj: Scheme | None = None) -> bool:
-        return _editable(obj) and super().has_add_permission(request, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Scheme | None = None) -> bool:
-        return _editable(obj) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Scheme | None = None) -> bool:
-        return _editable(obj) and super().has_delete_permission(request, obj)
-
-
-@admin.register(Scheme)
-class SchemeAdmin(admin.ModelAdmin):
-    list_display = ["name", "version", "preset", "question_count", "is_frozen", "frozen_at", "created_at"]
-    list_filter = ["preset", ("frozen_at", admin.EmptyFieldListFilter)]
-    search_fields = ["name", "description", "preset"]
-    readonly_fields = ["frozen_at", "created_at"]
-    inlines = [QuestionInline]
-    actions = ["copy_as_new_version"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Scheme]:
-        return super().get_queryset(request).annotate(question_count=Count("questions"))
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Scheme | None = None) -> list[str]:
-        if not _editable(obj):
-            return ["name", "preset", "version", "description", "frozen_at", "created_at"]
-        return list(self.readonly_fields)
-
-    def save_model(self, request: HttpRequest, obj: Scheme, form, change: bool) -> None:
-        if change:
-            schemes.check_editable(obj)  # a last guard: the form is read-only once frozen
-        super().save_model(request, obj, form, change)
-
-    @admin.display(description="questions", ordering="question_count")
-    def question_count(self, scheme: Scheme) -> int:
-        return scheme.question_count
-
-    @admin.display(description="frozen", boolean=True, ordering="frozen_at")
-    def is_frozen(self, scheme: Scheme) -> bool:
-        return scheme.frozen
-
-    @admin.action(description="Copy as a new version (editable)")
-    def copy_as_new_version(self, request: HttpRequest, queryset: QuerySet[Scheme]) -> None:
-        copies = [schemes.new_version(scheme) for scheme in queryset]
-        links = format_html_join(
-            ", ", '<a href="{}">{}</a>',
-            ((reverse("admin:annotator_scheme_change", args=[copy.pk]), str(copy)) for copy in copies),
-        )
-        self.message_user(request, format_html("Created {}.", links), messages.SUCCESS)
-
-
-@admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
-    form = QuestionForm
-    list_display = ["key", "scheme", "position", "kind", "per_seat", "required", "rationale", "dimension", "truth"]
-    list_filter = ["kind", "per_seat", "required", "scheme"]
-    search_fields = ["key", "prompt", "scheme__name"]
-    list_select_related = ["scheme"]
-    ordering = ["scheme", "position"]
-
-    def has_change_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
-        return (obj is None or _editable(obj.scheme)) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
-        return (obj is None or _editable(obj.scheme)) and super().has_delete_permission(request, obj)
-
-    def save_model(self, request: HttpRequest, obj: Question, form, change: bool) -> None:
-        schemes.check_editable(obj.scheme)
-        super().save_model(request, obj, form, change)
-
-
-@admin.register(SocialAttribute)
-class SocialAttributeAdmin(admin.ModelAdmin):
-    list_display = ["name", "key", "position"]
-    list_editable = ["position"]
-    search_fields = ["key", "name", "definition"]
-
-
 # Studies
 
 
@@ -186,14 +44,14 @@ class MembershipInline(admin.TabularInline):
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = [
-        "title", "slug", "scheme", "overlap", "item_count", "member_count", "is_open", "created_by", "created_at",
+        "title", "slug", "instrument", "overlap", "item_count", "member_count", "is_open", "created_by", "created_at",
     ]
-    list_filter = ["team", "is_open", "scheme"]
+    list_filter = ["team", "is_open", "instrument"]
     search_fields = ["title", "slug", "instructions"]
-    list_select_related = ["scheme", "created_by"]
+    list_select_related = ["instrument", "created_by"]
     prepopulated_fields = {"slug": ["title"]}
     readonly_fields = ["invite_token", "created_by", "created_at", "dashboard_link"]
-    autocomplete_fields = ["scheme"]
+    autocomplete_fields = ["instrument"]
     inlines = [MembershipInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
@@ -253,7 +111,7 @@ class ItemKeyAdmin(admin.ModelAdmin):
     list_display = ["item", "question", "seat_position", "value", "tolerance"]
     list_filter = ["item__kind", "item__study"]
     search_fields = ["item__study__title", "question__key", "value"]
-    list_select_related = ["item__study", "question__scheme"]
+    list_select_related = ["item__study", "question__instrument"]
     raw_id_fields = ["item", "question"]
 
 
@@ -270,15 +128,6 @@ class AssignmentAdmin(admin.ModelAdmin):
 # What annotators wrote: shown, never changed here
 
 
-class AnswerInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = Answer
-    fields = ["question", "seat_position", "value", "number", "rationale"]
-    readonly_fields = fields
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Answer]:
-        return super().get_queryset(request).select_related("question__scheme")
-
-
 class SpanInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Span
     fields = ["question", "label", "start_turn", "start_char", "end_turn", "end_char", "attribute_list",
@@ -286,7 +135,7 @@ class SpanInline(ReadOnlyAdminMixin, admin.TabularInline):
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Span]:
-        return super().get_queryset(request).select_related("question__scheme").prefetch_related("attributes")
+        return super().get_queryset(request).select_related("question__instrument").prefetch_related("attributes")
 
     @admin.display(description="attributes")
     def attribute_list(self, span: Span) -> str:
@@ -295,23 +144,33 @@ class SpanInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Annotation)
 class AnnotationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "status", "version", "scheme", "revision", "seconds_spent", "created_at",
+    list_display = ["__str__", "status", "version", "instrument", "revision", "seconds_spent", "created_at",
                     "submitted_at"]
-    list_filter = ["status", "scheme", "assignment__item__study"]
+    list_filter = ["status", "response__instrument", "assignment__item__study"]
     search_fields = ["assignment__annotator__username", "assignment__item__study__title",
                      "assignment__item__episode__external_id"]
-    list_select_related = ["assignment__item__study", "assignment__annotator", "scheme"]
-    inlines = [AnswerInline, SpanInline]
+    list_select_related = ["assignment__item__study", "assignment__annotator", "response__instrument"]
+    readonly_fields = ["answers"]
+    inlines = [SpanInline]
     date_hierarchy = "created_at"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Annotation]:
+        answers = Answer.objects.select_related("question").order_by("question__position", "seat_position", "pk")
+        return super().get_queryset(request).prefetch_related(Prefetch("response__answers", queryset=answers))
 
-@admin.register(Answer)
-class AnswerAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["annotation", "question", "seat_position", "value", "number"]
-    list_filter = ["question__kind", "annotation__status", "annotation__assignment__item__study"]
-    search_fields = ["value", "rationale", "question__key", "annotation__assignment__annotator__username"]
-    list_select_related = ["annotation__assignment__item__study", "annotation__assignment__annotator",
-                           "question__scheme"]
+    @admin.display(description="instrument", ordering="response__instrument")
+    def instrument(self, annotation: Annotation) -> str:
+        return str(annotation.response.instrument)
+
+    @admin.display(description="answers")
+    def answers(self, annotation: Annotation) -> str:
+        """The version's answers (benchmark answers of its response), one line each."""
+        rows = [
+            (answer.question.key, "" if answer.seat_position is None else f" (seat {answer.seat_position + 1})",
+             answer.value, f" — {answer.reasoning}" if answer.reasoning else "")
+            for answer in annotation.response.answers.all()
+        ]
+        return format_html_join(mark_safe("<br>"), "{}{}: {}{}", rows) if rows else "—"
 
 
 @admin.register(Span)
@@ -320,7 +179,7 @@ class SpanAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["label", "attributes", "annotation__assignment__item__study"]
     search_fields = ["rationale", "correction", "annotation__assignment__annotator__username"]
     list_select_related = ["annotation__assignment__item__study", "annotation__assignment__annotator",
-                           "question__scheme"]
+                           "question__instrument"]
 
 
 @admin.register(ReportBundle)

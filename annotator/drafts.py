@@ -5,14 +5,25 @@ draft's current one came from a stale tab (another tab saved since, or the item 
 it raises ``StaleVersion`` and changes nothing, so a newer version is never overwritten silently.
 Each function runs in one transaction with the assignment row locked, so two tabs saving at once
 are serialised and every change is all or nothing.
+
+Each version's answers are a ``benchmark.Response`` of the annotator (``Annotation.response``),
+whose status these functions keep in step with the version's: a new version's response is a
+draft; submitting makes it submitted and the earlier submitted version's superseded, so anyone
+reading responses (reports, the episode page) sees one current answer set per assignment.
+Leaving draft is when the database checks every answer against its question.
 """
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
 
+from benchmark.instruments import versions
+from benchmark.instruments.respondents import respondent_for
+from benchmark.models import Answer, Respondent, Response, SocialAttribute
+
 from . import assignment as assignments
-from . import schemes
-from .models import Annotation, Answer, Assignment, SocialAttribute, Span
+from .answer_forms import ParsedForm
+from .models import Annotation, Assignment, Span
 
 # More than this many seconds in one save is not time on the page (a sleeping laptop, a forged post).
 MAX_SECONDS_PER_SAVE = 3600
@@ -23,7 +34,7 @@ class StaleVersion(Exception):
 
 
 class Incomplete(ValueError):
-    """A submit whose answers do not pass the scheme's validation; ``errors`` says which fields."""
+    """A submit whose answers do not pass the instrument's validation; ``errors`` says which fields."""
 
     def __init__(self, errors: dict[str, str]) -> None:
         super().__init__(f"{len(errors)} field(s) need an answer or a correction")
@@ -35,7 +46,7 @@ def current(assignment: Assignment) -> Annotation | None:
     return assignment.annotations.order_by("-version").first()
 
 
-def save_draft(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int) -> Annotation:
+def save_draft(assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int) -> Annotation:
     """Store ``parsed`` as the assignment's draft, replacing what the draft held.
 
     The first save creates version 1. ``revision`` must be the draft's current revision (0 before
@@ -53,9 +64,9 @@ def save_draft(assignment: Assignment, parsed: schemes.ParsedForm, *, revision: 
 
 
 def submit(
-    assignment: Assignment, parsed: schemes.ParsedForm, *, revision: int, seconds: int, generated_by: str = ""
+    assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int, generated_by: str = ""
 ) -> Annotation:
-    """Save ``parsed`` (validated with ``complete=True``) and submit it; the scheme freezes.
+    """Save ``parsed`` (validated with ``complete=True``) and submit it; the instrument freezes.
 
     Raises ``Incomplete`` before touching anything when ``parsed`` has errors, and
     ``StaleVersion`` like ``save_draft``. ``generated_by`` is for answers no person gave (see
@@ -73,7 +84,11 @@ def submit(
         annotation.submitted_at = now
         annotation.generated_by = generated_by
         annotation.save(update_fields=["status", "submitted_at", "generated_by", "updated_at"])
-        schemes.freeze(annotation.scheme)
+        Response.objects.filter(
+            annotation__assignment=locked, status=Response.Status.SUBMITTED
+        ).update(status=Response.Status.SUPERSEDED)
+        Response.objects.filter(pk=annotation.response_id).update(status=Response.Status.SUBMITTED)
+        versions.freeze(annotation.response.instrument)
         assignments.mark_submitted(locked, now=now)
     return annotation
 
@@ -92,7 +107,7 @@ def start_edit(assignment: Assignment, *, version: int) -> Annotation:
         )
         if latest is None or latest.version != version or latest.status != Annotation.Status.SUBMITTED:
             raise StaleVersion("Only the latest submitted version can be edited.")
-        draft = Annotation.objects.create(assignment=locked, version=latest.version + 1, scheme=latest.scheme)
+        draft = _new_version(locked, latest.version + 1, latest.response.instrument_id)
         _copy(latest, draft)
     return draft
 
@@ -121,7 +136,7 @@ def cancel_edit(assignment: Assignment, *, version: int) -> None:
         latest.delete()
 
 
-def unstored_spans(parsed: schemes.ParsedForm) -> int:
+def unstored_spans(parsed: ParsedForm) -> int:
     """How many of ``parsed``'s spans a draft save leaves out because they lack a rationale or correction."""
     return sum(not span.fits_span_table for span in parsed.spans)
 
@@ -144,7 +159,7 @@ def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
     if latest is None:
         if revision != 0:
             raise StaleVersion("This page is older than the stored annotation.")
-        return Annotation.objects.create(assignment=assignment, version=1, scheme=assignment.item.study.scheme)
+        return _new_version(assignment, 1, assignment.item.study.instrument_id)
     if latest.status == Annotation.Status.SUBMITTED:
         raise StaleVersion("This item was submitted in another tab or window.")
     if latest.revision != revision:
@@ -152,22 +167,37 @@ def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
     return latest
 
 
-def _store(annotation: Annotation, parsed: schemes.ParsedForm) -> None:
+def _new_version(assignment: Assignment, version: int, instrument_id: int) -> Annotation:
+    """A draft version of the annotator's work, with its (draft) response about the item's episode."""
+    response = Response.objects.create(
+        instrument_id=instrument_id,
+        episode_id=assignment.item.episode_id,
+        respondent=_respondent(assignment.annotator),
+        status=Response.Status.DRAFT,
+    )
+    return Annotation.objects.create(assignment=assignment, version=version, response=response)
+
+
+def _respondent(annotator: AbstractBaseUser) -> Respondent:
+    return respondent_for(annotator, Respondent.Kind.ANNOTATOR)
+
+
+def _store(annotation: Annotation, parsed: ParsedForm) -> None:
     """Replace the annotation's answer and span rows with ``parsed``'s.
 
     A draft span without a rationale (or an error without a correction) cannot be a ``Span`` row;
     it is left out, and ``unstored_spans`` tells the caller how many were.
     """
-    annotation.answers.all().delete()
+    Answer.objects.filter(response_id=annotation.response_id).delete()
     annotation.spans.all().delete()
     Answer.objects.bulk_create(
         Answer(
-            annotation=annotation,
+            response_id=annotation.response_id,
             question=value.question,
             seat_position=value.seat,
             value=value.value,
             number=value.number,
-            rationale=value.rationale,
+            reasoning=value.rationale,
         )
         for value in parsed.answers
     )
@@ -214,14 +244,15 @@ def _copy(source: Annotation, target: Annotation) -> None:
     """Copy ``source``'s answers, spans and span attributes onto ``target``."""
     Answer.objects.bulk_create(
         Answer(
-            annotation=target,
+            response_id=target.response_id,
             question_id=answer.question_id,
             seat_position=answer.seat_position,
+            goal_id=answer.goal_id,
             value=answer.value,
             number=answer.number,
-            rationale=answer.rationale,
+            reasoning=answer.reasoning,
         )
-        for answer in source.answers.all()
+        for answer in Answer.objects.filter(response_id=source.response_id).order_by("pk")
     )
     spans = list(source.spans.prefetch_related("attributes").order_by("pk"))  # keep their numbering
     _create_spans(

@@ -10,14 +10,15 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
 - ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
   ``seat`` (the seat position for per-seat questions, else empty);
-- ``value`` (an answer's text or choice, or a span's label: ``error`` / ``competency``), ``number``
-  (numeric answers), ``rationale``;
+- ``value`` (an answer's text or choice — one row per label of a multi-label answer — or a span's
+  label: ``error`` / ``competency``), ``number`` (numeric answers), ``rationale``;
 - span anchors ``start_turn``, ``start_char``, ``end_turn``, ``end_char`` (turn indexes inclusive;
   characters from start inclusive to end exclusive), ``text`` (the characters the span selects,
   one line per turn when it runs over several; empty on answer rows), ``attributes`` (social attribute keys, joined
   by ``;`` in CSV, a list in JSON Lines) and ``correction``;
-- ``scheme``, ``scheme_version``, ``annotation_version``, ``status``, ``created_at``,
-  ``submitted_at`` (ISO 8601, UTC);
+- ``scheme``, ``scheme_version`` (the instrument's name and version: the column names predate
+  instruments and stay, so scripts that read exports keep working), ``annotation_version``,
+  ``status``, ``created_at``, ``submitted_at`` (ISO 8601, UTC);
 - ``generated_by``: empty for a person's answers; otherwise what generated them (the demo's
   ratings say "the offline scripted model for the demo"). Filter them out before publishing.
 
@@ -40,9 +41,9 @@ from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 
 from benchmark import csv_output
 from benchmark.exporting import stable_id, timestamp
-from benchmark.models import Turn
+from benchmark.models import Answer, SocialAttribute, Turn
 
-from .models import Annotation, Answer, SocialAttribute, Span, Study
+from .models import Annotation, Span, Study
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -70,9 +71,11 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
         )
         annotations = annotations.filter(status=Annotation.Status.SUBMITTED).exclude(Exists(newer))
     return (
-        annotations.select_related("assignment__item__episode__barrier", "assignment__item__compared_episode", "scheme")
+        annotations.select_related(
+            "assignment__item__episode__barrier", "assignment__item__compared_episode", "response__instrument"
+        )
         .prefetch_related(
-            Prefetch("answers", queryset=Answer.objects.select_related("question").order_by(
+            Prefetch("response__answers", queryset=Answer.objects.select_related("question").order_by(
                 "question__position", F("seat_position").asc(nulls_first=True), "pk"
             )),
             Prefetch("spans", queryset=Span.objects.select_related("question").order_by(
@@ -100,15 +103,15 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "annotator": pseudonym(annotation.assignment.annotator_id),
         }
         tail = {
-            "scheme": annotation.scheme.name,
-            "scheme_version": annotation.scheme.version,
+            "scheme": annotation.response.instrument.name,
+            "scheme_version": annotation.response.instrument.version,
             "annotation_version": annotation.version,
             "status": annotation.status,
             "created_at": timestamp(annotation.created_at, "seconds"),
             "submitted_at": timestamp(annotation.submitted_at, "seconds"),
             "generated_by": annotation.generated_by,
         }
-        for answer in annotation.answers.all():
+        for answer in annotation.response.answers.all():
             yield {
                 **shared,
                 "row_type": "answer",
@@ -117,7 +120,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "seat": answer.seat_position,
                 "value": answer.value,
                 "number": answer.number,
-                "rationale": answer.rationale,
+                "rationale": answer.reasoning,
                 "start_turn": None, "start_char": None, "end_turn": None, "end_char": None, "text": None,
                 "attributes": None,
                 "correction": None,

@@ -1,10 +1,10 @@
 """The form a researcher creates a study with, and ``create_study``, which builds it in one go.
 
-A study is made of a scheme (a preset installed on the spot, or an existing scheme), the episodes
+A study is made of an instrument (a preset installed on the spot, or an existing instrument), the episodes
 that match a filter (optionally a reproducible random sample of them), overlap k, timing rules,
 instructions, an annotator pool, and quality-control items:
 
-- **gold** items keep their episode and have a known answer for the scheme's question whose truth
+- **gold** items keep their episode and have a known answer for the instrument's question whose truth
   comes from the episode's barrier (``truth="episode.barrier"``): the barrier condition the
   episode was actually played under;
 - **attention** items carry an instruction inside the item ("for this item choose ‘None’ ...")
@@ -26,14 +26,14 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from benchmark.forms import EpisodeFilterForm, team_field
-from benchmark.models import Barrier, Episode, Scenario, Team, TeamMember
+from benchmark.instruments import presets
+from benchmark.models import Barrier, Episode, Instrument, Question, Scenario, Team, TeamMember
 from benchmark.models.teams import research_teams
 
-from . import schemes
-from .models import ItemKey, Membership, Question, Scheme, Study, StudyItem
+from .models import ItemKey, Membership, Study, StudyItem
 
 BARRIER_TRUTH = "episode.barrier"
 BASELINE = "none"  # the barrier key of episodes played without a barrier
@@ -107,7 +107,7 @@ def initial_from_query(query: dict[str, str]) -> dict[str, str]:
 
 
 def preset_choices() -> list[tuple[str, str]]:
-    return [(key, preset.name) for key, preset in schemes.PRESETS.items()]
+    return [(key, preset.name) for key, preset in presets.PRESETS.items()]
 
 
 def annotator_pool(teams: QuerySet[Team]) -> QuerySet[AbstractBaseUser]:
@@ -122,24 +122,16 @@ def annotator_pool(teams: QuerySet[Team]) -> QuerySet[AbstractBaseUser]:
     )
 
 
-def team_schemes(teams: QuerySet[Team]) -> QuerySet[Scheme]:
-    """Schemes a new study of ``teams`` may use: those their studies use, the presets' (shared by
-    every team) and schemes no study uses yet (made in the admin). Another team's own scheme is not
-    offered: its questions and name are that team's."""
-    return Scheme.objects.filter(
-        Q(studies__team__in=teams) | Q(studies__isnull=True) | ~Q(preset="")
-    ).distinct()
-
-
 class StudyForm(forms.ModelForm):
     """Everything a new study needs; ``save(created_by=...)`` creates it, all or nothing."""
 
     preset = forms.ChoiceField(
-        required=False, label="Scheme preset",
-        help_text="A fresh copy of a ready-made scheme. Leave empty to use an existing scheme instead.",
+        required=False, label="Instrument preset",
+        help_text="A ready-made instrument, shared by every team. Leave empty to use an existing instrument instead.",
     )
-    scheme = forms.ModelChoiceField(
-        Scheme.objects.none(), required=False, label="or an existing scheme", empty_label="—",
+    instrument = forms.ModelChoiceField(
+        Instrument.objects.none(), required=False, label="or an existing instrument", empty_label="—",
+        help_text="Your team's own instruments and the shared ones (made in the admin).",
     )
     # The episode browser's filters: same names, choices and labels.
     source = EpisodeFilterForm.base_fields["source"]
@@ -190,16 +182,16 @@ class StudyForm(forms.ModelForm):
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
 
     field_order = [
-        "team", "title", "slug", "preset", "scheme", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
+        "team", "title", "slug", "preset", "instrument", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
         "overlap", "lease_minutes", "min_seconds_per_item", "pool", "gold_items", "attention_items", "instructions",
     ]
 
     def __init__(self, *args, user, **kwargs) -> None:
-        """Every choice (team, scheme, episode filters, pool) comes from ``user``'s research teams."""
+        """Every choice (team, instrument, episode filters, pool) comes from ``user``'s research teams."""
         super().__init__(*args, **kwargs)
         teams = research_teams(user)
         self.fields["team"] = team_field(user)
-        self.fields["scheme"].queryset = team_schemes(teams)
+        self.fields["instrument"].queryset = Instrument.objects.owned_by(user)
         self.fields["pool"].queryset = annotator_pool(teams)
         self.fields["scenario"] = forms.ModelChoiceField(
             Scenario.objects.owned_by(user).only("codename"), required=False, empty_label="any scenario"
@@ -208,7 +200,7 @@ class StudyForm(forms.ModelForm):
             Barrier.objects.owned_by(user), required=False, empty_label="any barrier"
         )
         self.order_fields(self.field_order)
-        self.fields["preset"].choices = [("", "— none: use an existing scheme —"), *preset_choices()]
+        self.fields["preset"].choices = [("", "— none: use an existing instrument —"), *preset_choices()]
         tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
         self.fields["instructions"].required = False
@@ -220,7 +212,7 @@ class StudyForm(forms.ModelForm):
             if isinstance(field.widget, forms.NumberInput):  # styled like the other text boxes
                 field.widget = forms.TextInput(attrs={"inputmode": "numeric", "size": 8})
         if not self.is_bound:
-            preset = self.initial.setdefault("preset", next(iter(schemes.PRESETS), ""))
+            preset = self.initial.setdefault("preset", next(iter(presets.PRESETS), ""))
             self.initial.setdefault("status", Episode.Status.FINISHED)
             self.initial.setdefault("instructions", default_instructions(preset))
 
@@ -232,11 +224,19 @@ class StudyForm(forms.ModelForm):
         if team is None:
             return data
         self._check_team(team, data)
-        preset, scheme = data.get("preset"), data.get("scheme")
-        if preset and scheme:
-            self.add_error("scheme", "Choose a preset or an existing scheme, not both.")
-        elif not preset and not scheme and "scheme" not in self.errors:
-            self.add_error("preset", "Choose a scheme preset or an existing scheme.")
+        preset, instrument = data.get("preset"), data.get("instrument")
+        if preset and instrument:
+            self.add_error("instrument", "Choose a preset or an existing instrument, not both.")
+        elif not preset and not instrument and "instrument" not in self.errors:
+            self.add_error("preset", "Choose an instrument preset or an existing instrument.")
+        elif instrument and "instrument" not in self.errors:
+            per_goal = [q.key for q in instrument.questions.all() if q.scope == Question.Scope.GOAL]
+            if per_goal:
+                self.add_error(
+                    "instrument",
+                    f"{instrument} asks {', '.join(per_goal)} once per goal, and annotation studies ask questions "
+                    "per episode or per character only: choose another instrument.",
+                )
 
         overlap, pool = data.get("overlap"), data.get("pool")
         if overlap and pool and overlap > len(pool):
@@ -261,38 +261,40 @@ class StudyForm(forms.ModelForm):
                 f"{gold} gold and {attention} attention items need {gold + attention} episodes, "
                 f"but the study has {chosen}.",
             )
-        scheme_known = (preset or scheme) and "preset" not in self.errors and "scheme" not in self.errors
+        known = (preset or instrument) and "preset" not in self.errors and "instrument" not in self.errors
         if data.get("pair_with_baseline"):
             if gold or attention:
                 self.add_error("pair_with_baseline", "Paired items cannot be gold or attention items.")
-            if scheme_known and not any(q.kind == Question.Kind.PAIRWISE for q in _questions(preset, scheme)):
-                self.add_error("pair_with_baseline", "This scheme has no pairwise question to compare the pairs with.")
+            if known and not any(q.kind == Question.Kind.PAIRWISE for q in _questions(preset, instrument)):
+                self.add_error(
+                    "pair_with_baseline", "This instrument has no pairwise question to compare the pairs with."
+                )
             if not episodes.exclude(barrier__key=BASELINE).exists():
                 self.add_error("pair_with_baseline", "No matching episode was played under a barrier, so nothing "
                                "can be paired.")
-        elif (gold or attention) and scheme_known:
-            self._check_quality_items(preset, scheme, attention, episodes)
-        if scheme_known:
-            self._check_seats(preset or scheme.preset, episodes, total)
+        elif (gold or attention) and known:
+            self._check_quality_items(preset, instrument, attention, episodes)
+        if known:
+            self._check_seats(preset or instrument.preset, episodes, total)
         return data
 
     def _check_seats(self, preset: str, episodes: QuerySet[Episode], total: int) -> None:
-        """A preset that rates a mediator needs episodes that have one (``schemes.preset_misfit``)."""
+        """A preset that rates a mediator needs episodes that have one (``presets.preset_misfit``)."""
         seat_counts = episodes.annotate(seat_count=Count("seats")).values_list("seat_count", flat=True)
-        reasons = [reason for seats in seat_counts if (reason := schemes.preset_misfit(preset, seats))]
+        reasons = [reason for seats in seat_counts if (reason := presets.preset_misfit(preset, seats))]
         if reasons:
             self.add_error(
-                "scheme" if self.cleaned_data.get("scheme") else "preset",
-                f"{schemes.PRESETS[preset].name} needs episodes with a mediator: {reasons[0]}. {len(reasons)} of "
-                f"the {total} matching episodes have too few seats: choose another scheme, or filter to "
+                "instrument" if self.cleaned_data.get("instrument") else "preset",
+                f"{presets.PRESETS[preset].name} needs episodes with a mediator: {reasons[0]}. {len(reasons)} of "
+                f"the {total} matching episodes have too few seats: choose another instrument, or filter to "
                 "multi-party episodes.",
             )
 
     def _check_team(self, team: Team, data: dict) -> None:
         """A researcher of several teams sees all their choices; what they pick must be the chosen team's."""
         teams = Team.objects.filter(pk=team.pk)
-        if data.get("scheme") and not team_schemes(teams).filter(pk=data["scheme"].pk).exists():
-            self.add_error("scheme", f"This scheme is not used by a study of {team}.")
+        if data.get("instrument") and not Instrument.objects.of_team(team).filter(pk=data["instrument"].pk).exists():
+            self.add_error("instrument", f"This instrument belongs to another of your teams, not {team}.")
         if data.get("scenario") and data["scenario"].team_id != team.pk:
             self.add_error("scenario", f"This scenario belongs to another of your teams, not {team}.")
         if data.get("barrier") and data["barrier"].team_id not in (None, team.pk):
@@ -303,14 +305,14 @@ class StudyForm(forms.ModelForm):
             self.add_error("pool", f"Not annotators of {team}: {names}.")
 
     def _check_quality_items(
-        self, preset: str, scheme: Scheme | None, attention: int, episodes: QuerySet[Episode]
+        self, preset: str, instrument: Instrument | None, attention: int, episodes: QuerySet[Episode]
     ) -> None:
         """Gold and attention items need a barrier question (with a 'none' choice for attention checks)."""
-        question = next((q for q in _questions(preset, scheme) if q.truth == BARRIER_TRUTH), None)
+        question = next((q for q in _questions(preset, instrument) if q.truth == BARRIER_TRUTH), None)
         if question is None:
             self.add_error(
                 "gold_items",
-                "This scheme has no question whose answer is the episode's barrier, so it cannot have gold or "
+                "This instrument has no question whose answer is the episode's barrier, so it cannot have gold or "
                 "attention items.",
             )
             return
@@ -337,7 +339,7 @@ class StudyForm(forms.ModelForm):
         data = self.cleaned_data
         return create_study(
             team=data["team"], title=data["title"], slug=data["slug"], instructions=data["instructions"],
-            preset=data.get("preset") or None, scheme=data.get("scheme"),
+            preset=data.get("preset") or None, instrument=data.get("instrument"),
             episodes=self.matching_episodes(), limit=data.get("limit"), seed=data.get("seed"),
             overlap=data["overlap"], lease_minutes=data["lease_minutes"],
             min_seconds_per_item=data["min_seconds_per_item"], pool=list(data.get("pool") or []),
@@ -360,7 +362,7 @@ def create_study(
     slug: str,
     episodes: QuerySet[Episode],
     preset: str | None = None,
-    scheme: Scheme | None = None,
+    instrument: Instrument | None = None,
     instructions: str = "",
     limit: int | None = None,
     seed: int | None = None,
@@ -373,7 +375,8 @@ def create_study(
     pair_with_baseline: bool = False,
     created_by: AbstractBaseUser | None = None,
 ) -> Study:
-    """Create a study of ``team``, its scheme (from ``preset``) if asked, items, known answers and pool,
+    """Create a study of ``team`` with ``instrument`` (or preset ``preset``, installed if need be), its items,
+    known answers and pool,
     atomically. The episodes must be the team's; the pool joins the team as its annotators.
 
     ``episodes`` are sampled down to ``limit`` with ``seed`` (a random seed when None, stored on
@@ -390,13 +393,13 @@ def create_study(
 
     with transaction.atomic():
         if preset:
-            scheme = schemes.install_preset(preset)
-        if scheme is None:
-            raise ValueError("A study needs a scheme or a preset.")
+            instrument = presets.install_preset(preset)
+        if instrument is None:
+            raise ValueError("A study needs an instrument or a preset.")
         study = Study.objects.create(
-            team=team, title=title, slug=slug, scheme=scheme, overlap=overlap, lease_minutes=lease_minutes,
+            team=team, title=title, slug=slug, instrument=instrument, overlap=overlap, lease_minutes=lease_minutes,
             min_seconds_per_item=min_seconds_per_item, seed=seed, created_by=created_by,
-            instructions=instructions.strip() or default_instructions(scheme.preset),
+            instructions=instructions.strip() or default_instructions(instrument.preset),
         )
         items = _pairs(team, candidates, rng) if pair_with_baseline else [(candidate, None) for candidate in candidates]
         if not items:
@@ -406,7 +409,7 @@ def create_study(
             for position, (first, second) in enumerate(items)
         )
         if gold_items or attention_items:
-            _add_quality_items(study, list(scheme.questions.all()), gold_items, attention_items, rng)
+            _add_quality_items(study, list(instrument.questions.all()), gold_items, attention_items, rng)
         if pool:
             Membership.objects.bulk_create(Membership(study=study, annotator=user) for user in pool)
             join_team_as_annotators(team, pool)
@@ -445,7 +448,7 @@ def _add_quality_items(
 ) -> None:
     question = next((q for q in questions if q.truth == BARRIER_TRUTH), None)
     if question is None:
-        raise ValueError("The scheme has no question whose answer is the episode's barrier.")
+        raise ValueError("The instrument has no question whose answer is the episode's barrier.")
     items = list(study.items.select_related("episode__barrier").order_by("position"))
     under_barrier = [item for item in items if item.episode.barrier.key != ATTENTION_ANSWER]
     if len(under_barrier) < attention or len(items) < gold + attention:
@@ -470,11 +473,11 @@ def _add_quality_items(
     )
 
 
-def _choice_labels(question: Question | schemes.QuestionSpec) -> dict[str, str]:
+def _choice_labels(question: Question | presets.QuestionSpec) -> dict[str, str]:
     """A choice question's labels by value (empty for other kinds)."""
     choices = question.options.get("choices", [])
     return {str(choice["value"]): choice.get("label", choice["value"]) for choice in choices}
 
 
-def _questions(preset: str, scheme: Scheme | None) -> list[Question] | tuple[schemes.QuestionSpec, ...]:
-    return list(scheme.questions.all()) if scheme else schemes.PRESETS[preset].questions
+def _questions(preset: str, instrument: Instrument | None) -> list[Question] | tuple[presets.QuestionSpec, ...]:
+    return list(instrument.questions.all()) if instrument else presets.PRESETS[preset].questions

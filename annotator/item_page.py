@@ -1,7 +1,7 @@
 """The annotation item page, built from plain values so no template can reach what annotators must not see.
 
 ``ItemPage`` gathers, in a fixed number of queries, the scenario context, both characters' names,
-profiles and goals, the transcript text and the scheme's questions with their stored or posted
+profiles and goals, the transcript text and the instrument's questions with their stored or posted
 values. Its ``context`` holds no model instance at all — not the assignment, study, annotation,
 question, barrier or social attribute either, since any of them leads through its relations to an
 episode (``assignment.item.episode``, ``question.answers``, ``barrier.episodes``) — only the
@@ -20,14 +20,14 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
-from benchmark.models import PROFILE_LABELS, Barrier, Relationship, Seat, Turn
+from benchmark.instruments.checks import choices_of
+from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
+from . import answer_forms
 from . import assignment as assignments
-from . import schemes
-from .models import Annotation, Assignment, Question, SocialAttribute, Span, StudyItem
+from .models import Annotation, Assignment, Span, StudyItem
 
 Kind = Question.Kind
-
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,11 @@ class QuestionView:
 
     @classmethod
     def of(cls, question: Question) -> "QuestionView":
+        """The question without what an annotator must not see (a multiple-choice question's correct value)."""
+        options = {name: value for name, value in (question.options or {}).items() if name != "correct"}
         return cls(
             key=question.key, kind=question.kind, prompt=question.prompt, help_text=question.help_text,
-            required=question.required, rationale=question.rationale, options=dict(question.options or {}),
+            required=question.required, rationale=question.rationale, options=options,
         )
 
 
@@ -107,6 +109,7 @@ class _Field:
 
     name: str
     value: str = ""
+    values: list[str] = field(default_factory=list)  # a multi-label question's picked labels
     error: str = ""
     rationale_name: str = ""
     rationale_value: str = ""
@@ -160,7 +163,7 @@ class _Conversation:
 class FormValues:
     """Field values for the form: what was just posted, or what a stored annotation holds."""
 
-    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, int | None, str], str]) -> None:
+    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, int | None, str], list[str]]) -> None:
         self._posted = posted
         self._stored = stored
 
@@ -170,26 +173,32 @@ class FormValues:
 
     @classmethod
     def stored(cls, annotation: Annotation | None) -> "FormValues":
-        stored: dict[tuple[int, int | None, str], str] = {}
+        stored: dict[tuple[int, int | None, str], list[str]] = defaultdict(list)
         if annotation is not None:
-            for answer in annotation.answers.all():
-                stored[answer.question_id, answer.seat_position, "answer"] = answer.value
-                stored[answer.question_id, answer.seat_position, "rationale"] = answer.rationale
+            for answer in annotation.response.answers.all():
+                if answer.value:
+                    stored[answer.question_id, answer.seat_position, "answer"].append(answer.value)
+                stored[answer.question_id, answer.seat_position, "rationale"][:] = [answer.reasoning]
             spans = defaultdict(list)
             for span in annotation.spans.all():
                 spans[span.question_id].append(_span_json(span))
             for question_id, rows in spans.items():
-                stored[question_id, None, "spans"] = json.dumps(rows)
-        return cls(None, stored)
+                stored[question_id, None, "spans"] = [json.dumps(rows)]
+        return cls(None, dict(stored))
 
     def get(self, question: Question, seat: int | None, part: str) -> str:
+        values = self.get_all(question, seat, part)
+        return values[-1] if values else ""
+
+    def get_all(self, question: Question, seat: int | None, part: str) -> list[str]:
+        """Every value of the field (several for a multi-label question's picked labels)."""
         if self._posted is not None:
-            return self._posted.get(schemes.field_name(question, seat, part), "")
-        return self._stored.get((question.pk, None if part == "spans" else seat, part), "")
+            return self._posted.getlist(answer_forms.field_name(question, seat, part))
+        return self._stored.get((question.pk, None if part == "spans" else seat, part), [])
 
 
 def _span_json(span: Span) -> dict[str, Any]:
-    """A stored span as the span editor (static/annotator/spans.js) and ``schemes.parse_form`` read it."""
+    """A stored span as the span editor (static/annotator/spans.js) and ``answer_forms.parse_form`` read it."""
     return {
         "label": span.label,
         "start_turn": span.start_turn,
@@ -208,14 +217,19 @@ class ItemPage:
     def __init__(self, assignment: Assignment, *, with_answers: bool = True) -> None:
         self.assignment = assignment
         self.item: StudyItem = assignment.item
-        annotations = Annotation.objects.filter(assignment=assignment).select_related("scheme").order_by("-version")
+        annotations = (
+            Annotation.objects.filter(assignment=assignment)
+            .select_related("response__instrument")
+            .order_by("-version")
+        )
         if with_answers:
             annotations = annotations.prefetch_related(
-                "answers", Prefetch("spans", queryset=Span.objects.prefetch_related("attributes").order_by("pk"))
+                Prefetch("response__answers", queryset=Answer.objects.order_by("pk")),
+                Prefetch("spans", queryset=Span.objects.prefetch_related("attributes").order_by("pk")),
             )
         self.annotation: Annotation | None = annotations.first()
-        self.scheme = self.annotation.scheme if self.annotation else self.item.study.scheme
-        self.questions = list(self.scheme.questions.all())
+        self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
+        self.questions = list(self.instrument.questions.all())
         episodes = [self.item.episode_id] + ([self.item.compared_episode_id] if self.item.compared_episode_id else [])
         seats = Seat.objects.filter(episode_id__in=episodes).select_related("character", "role").order_by("position")
         turns = Turn.objects.filter(episode_id__in=episodes).order_by("index")
@@ -227,9 +241,9 @@ class ItemPage:
     def main_seats(self) -> list[Seat]:
         return self.seats[self.item.episode_id]
 
-    def parse(self, data: QueryDict, *, complete: bool) -> schemes.ParsedForm:
-        return schemes.parse_form(
-            self.scheme,
+    def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:
+        return answer_forms.parse_form(
+            self.instrument,
             data,
             seats=[seat.position for seat in self.main_seats],
             turn_lengths=_turn_lengths(self.turns[self.item.episode_id]),
@@ -338,7 +352,7 @@ def _sections(
 def _entry(question: Question, seat: Seat | None, values: FormValues, errors: dict[str, str]) -> _Entry:
     options = question.options or {}
     if question.kind == Kind.SPAN:
-        name = schemes.field_name(question, part="spans")
+        name = answer_forms.field_name(question, part="spans")
         return _Entry(
             question=QuestionView.of(question),
             answer=_Field(name=name, error=errors.get(name, "")),
@@ -346,18 +360,19 @@ def _entry(question: Question, seat: Seat | None, values: FormValues, errors: di
             span_labels=list(options.get("labels", [])),
         )
     position = seat.position if seat else None
-    name = schemes.field_name(question, position)
+    name = answer_forms.field_name(question, position)
     answer = _Field(
         name=name,
         value=values.get(question, position, "answer"),
+        values=values.get_all(question, position, "answer") if question.kind == Kind.MULTI_LABEL else [],
         error=errors.get(name, ""),
         seat_name=seat.character.name if seat else "",
     )
     if question.rationale != "none":
-        answer.rationale_name = schemes.field_name(question, position, "rationale")
+        answer.rationale_name = answer_forms.field_name(question, position, "rationale")
         answer.rationale_value = values.get(question, position, "rationale")
         answer.rationale_error = errors.get(answer.rationale_name, "")
-    choices = options.get("anchors") if question.kind == Kind.LIKERT else options.get("choices")
+    choices = options.get("anchors") if question.kind == Kind.LIKERT else choices_of(question)
     entry = _Entry(
         question=QuestionView.of(question),
         answer=answer,
@@ -437,7 +452,7 @@ def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierV
 
 
 def span_attributes(questions: list[Question]) -> list[AttributeView]:
-    """The social attributes the scheme's span questions offer, in their usual order."""
+    """The social attributes the instrument's span questions offer, in their usual order."""
     spans = [question for question in questions if question.kind == Kind.SPAN]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
     if not keys:
@@ -459,10 +474,14 @@ def summarise(question: Question) -> dict[str, Any]:
         answer = f"a score from {options.get('min')} to {options.get('max')}"
         if labels:
             answer += f" ({options.get('min')}: {labels.get('min', '')}; {options.get('max')}: {labels.get('max', '')})"
-    elif question.kind in (Kind.CATEGORICAL, Kind.PAIRWISE):
-        choices = options.get("choices", [])
-        answer = "one of: " + ", ".join(str(choice.get("label") or choice.get("value")) for choice in choices)
-        details = [choice for choice in choices if choice.get("description")]
+    elif question.kind in (Kind.CATEGORICAL, Kind.PAIRWISE, Kind.MULTIPLE_CHOICE, Kind.YES_NO, Kind.MULTI_LABEL):
+        choices = choices_of(question)
+        answer = "any of: " if question.kind == Kind.MULTI_LABEL else "one of: "
+        answer += ", ".join(str(choice.get("label") or choice.get("value")) for choice in choices)
+        details = [
+            {key: value for key, value in choice.items() if key in ("value", "label", "description")}
+            for choice in choices if choice.get("description")
+        ]
     elif question.kind == Kind.SPAN:
         answer = "stretches of the transcript you mark as a social error or a social competency"
     else:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from .models import Annotation, Answer, Assignment, ItemKey, Study, StudyItem
+from benchmark.models import Answer
+
+from .models import Annotation, Assignment, ItemKey, Study, StudyItem
 
 
 @dataclass
@@ -81,8 +83,9 @@ def study_quality(study: Study) -> dict[int, AnnotatorQuality]:
     given: dict[int, dict[tuple[int, int | None], tuple[str, float | None]]] = defaultdict(dict)
     counted = {row[1] for row in latest.values()}
     answers = Answer.objects.filter(
-        annotation__status=Annotation.Status.SUBMITTED, annotation__assignment__item_id__in=list(keys)
-    ).values_list("annotation_id", "question_id", "seat_position", "value", "number")
+        response__annotation__status=Annotation.Status.SUBMITTED,
+        response__annotation__assignment__item_id__in=list(keys),
+    ).values_list("response__annotation__id", "question_id", "seat_position", "value", "number")
     for annotation_id, question_id, seat, value, number in answers:
         if annotation_id in counted:
             given[annotation_id][(question_id, seat)] = (value, number)

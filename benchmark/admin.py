@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
+from .instruments import admin as instruments_admin  # noqa: F401  (registers instruments, responses, answers)
 from .models import (
     Barrier,
     BarrierCue,

@@ -1,6 +1,32 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db import connections
+from django.db.models.signals import post_migrate, pre_migrate
 
 
 class BenchmarkConfig(AppConfig):
     name = "benchmark"
     verbose_name = "Benchmark: scenarios, episodes and evaluations"
+
+    def ready(self) -> None:
+        # The answer triggers are out of the way while SQLite copies tables, and back afterwards
+        # (see benchmark.instruments.triggers).
+        pre_migrate.connect(_drop_answer_triggers, sender=self, dispatch_uid="benchmark_drop_answer_triggers")
+        post_migrate.connect(_install_answer_triggers, sender=self, dispatch_uid="benchmark_install_answer_triggers")
+
+
+def _drop_answer_triggers(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
+    from .instruments import triggers
+
+    connection = connections[using]
+    if connection.vendor == "sqlite":
+        triggers.uninstall(connection)
+
+
+def _install_answer_triggers(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
+    from .instruments import triggers
+
+    connection = connections[using]
+    if triggers.tables_ready(connection):
+        triggers.install(connection)

@@ -45,7 +45,7 @@ def main() -> None:
     from django.test.utils import setup_test_environment
 
     from annotator.models import Membership, Study, StudyItem
-    from annotator.schemes import install_preset
+    from benchmark.instruments.presets import install_preset
     from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, Team
 
     setup_test_environment()
@@ -65,7 +65,7 @@ def main() -> None:
     episodes = list(Episode.objects.order_by("pk"))
     team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
     study = Study.objects.create(
-        team=team, title="Benchmark", slug="benchmark", scheme=install_preset("socialveil"), instructions="Rate.",
+        team=team, title="Benchmark", slug="benchmark", instrument=install_preset("socialveil"), instructions="Rate.",
         overlap=3,
     )
     # One episode may appear once per study, so larger studies reuse episodes through copies.

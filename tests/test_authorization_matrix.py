@@ -176,7 +176,7 @@ def build_team(mark: str) -> TeamWorld:
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
                        annotators=[annotator], created_by=researcher)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
-    Span.objects.create(annotation=submitted.annotations.get(), question=study.scheme.questions.first(),
+    Span.objects.create(annotation=submitted.annotations.get(), question=study.instrument.questions.first(),
                         label=Span.Label.COMPETENCY, start_turn=0, end_turn=0, rationale=f"{mark} rationale")
     chat = make_chat_study(team=team, created_by=researcher, slug=f"{mark}-chat", title=f"{mark} chat",
                            scenarios=[scenario], conditions=("none",), target=5)
@@ -362,8 +362,8 @@ def annotations(assignment: str) -> Callable[[World], list]:
     """The versions and answers of the owning annotator's ``assignment`` ("claimed" or "submitted")."""
 
     def state(world: World) -> list:
-        rows = Annotation.objects.filter(assignment=getattr(world.own, assignment)).order_by("version", "answers")
-        return list(rows.values_list("version", "status", "revision", "answers__value"))
+        rows = Annotation.objects.filter(assignment=getattr(world.own, assignment)).order_by("version", "response__answers")
+        return list(rows.values_list("version", "status", "revision", "response__answers__value"))
 
     return state
 

@@ -10,7 +10,7 @@ import pytest
 
 REMOVED = [
     ("annotator.assignment", "release_expired"),  # claiming already treats a lapsed claim's slot as free
-    ("annotator.schemes", "check_scheme"),  # check_questions is the one check forms and admin use
+    ("benchmark.instruments.checks", "check_scheme"),  # check_questions is the one check forms and admin use
     ("chat.progress", "wait_for_agent_turns"),  # only the chat tests waited on agent tasks
 ]
 

@@ -2,22 +2,6 @@ from django.db import models
 from django.db.models import F, Q
 
 
-class SocialAttribute(models.Model):
-    """One of SHREC's seven social attributes a span can be about (seeded; definitions on hover)."""
-
-    key = models.SlugField(max_length=50, unique=True)
-    name = models.CharField(max_length=100)
-    definition = models.TextField()
-    example = models.TextField(blank=True)
-    position = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["position"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
 class Annotation(models.Model):
     """One version of an annotator's answers to an item.
 
@@ -26,6 +10,12 @@ class Annotation(models.Model):
     versions are kept and never overwritten. ``generated_by`` marks answers no person gave (the
     demo's generated ratings, ``annotator.demo_ratings``), so every page and export can say so; an
     edit by the annotator is their own work again.
+
+    The answers themselves are ``benchmark.Answer`` rows of the version's ``response`` (respondent:
+    the annotator; instrument: the study's at the time; episode: the item's), the same kind of row
+    a judge or a participant writes, so reports compare them through one code path. The response's
+    status follows the version's (``annotator.drafts`` keeps them in step): draft, submitted, or
+    superseded once a later version is submitted. Spans stay here, on the version.
     """
 
     class Status(models.TextChoices):
@@ -35,7 +25,10 @@ class Annotation(models.Model):
     assignment = models.ForeignKey("Assignment", on_delete=models.CASCADE, related_name="annotations")
     version = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=20, choices=Status, default=Status.DRAFT)
-    scheme = models.ForeignKey("Scheme", on_delete=models.PROTECT, related_name="annotations")
+    response = models.OneToOneField(
+        "benchmark.Response", on_delete=models.PROTECT, related_name="annotation",
+        help_text="This version's answers (deleted with the version: see annotator.signals).",
+    )
     revision = models.PositiveIntegerField(default=0, help_text="Autosaves so far; guards against stale tabs.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -63,33 +56,6 @@ class Annotation(models.Model):
         return f"{self.assignment} v{self.version} ({self.status})"
 
 
-class Answer(models.Model):
-    """The answer to one question (for one seat, for per-seat questions) in one annotation version.
-
-    ``value`` is the answer as text (a choice's value, free text); ``number`` is set for
-    numeric kinds (Likert, slider) so that statistics never parse strings.
-    """
-
-    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="answers")
-    question = models.ForeignKey("Question", on_delete=models.PROTECT, related_name="answers")
-    seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
-    value = models.TextField(blank=True)
-    number = models.FloatField(null=True, blank=True)
-    rationale = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["annotation", "question__position", "seat_position"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["annotation", "question", "seat_position"], name="answer_unique_per_seat",
-                condition=Q(seat_position__isnull=False),
-            ),
-            models.UniqueConstraint(
-                fields=["annotation", "question"], name="answer_unique", condition=Q(seat_position__isnull=True),
-            ),
-        ]
-
-
 class Span(models.Model):
     """A stretch of the transcript marked as a social error or competency (SHREC).
 
@@ -102,13 +68,13 @@ class Span(models.Model):
         COMPETENCY = "competency", "social competency"
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="spans")
-    question = models.ForeignKey("Question", on_delete=models.PROTECT, related_name="spans")
+    question = models.ForeignKey("benchmark.Question", on_delete=models.PROTECT, related_name="spans")
     label = models.CharField(max_length=20, choices=Label)
     start_turn = models.PositiveIntegerField()
     end_turn = models.PositiveIntegerField()
     start_char = models.PositiveIntegerField(null=True, blank=True)
     end_char = models.PositiveIntegerField(null=True, blank=True)
-    attributes = models.ManyToManyField(SocialAttribute, related_name="spans")
+    attributes = models.ManyToManyField("benchmark.SocialAttribute", related_name="spans")
     rationale = models.TextField()
     correction = models.TextField(blank=True)
 

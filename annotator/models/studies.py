@@ -12,12 +12,12 @@ def _invite_token() -> str:
 
 
 class Study(models.Model):
-    """A set of episodes rated under one scheme by a pool of annotators, k ratings per item."""
+    """A set of episodes rated with one instrument by a pool of annotators, k ratings per item."""
 
     team = models.ForeignKey("benchmark.Team", on_delete=models.PROTECT, related_name="annotation_studies")
     title = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
-    scheme = models.ForeignKey("Scheme", on_delete=models.PROTECT, related_name="studies")
+    instrument = models.ForeignKey("benchmark.Instrument", on_delete=models.PROTECT, related_name="studies")
     instructions = models.TextField(help_text="Shown to annotators before their first item.")
     overlap = models.PositiveSmallIntegerField(
         default=3, help_text="k: how many different annotators rate each item."
@@ -107,7 +107,7 @@ class ItemKey(models.Model):
     """The known answer to one question of a gold or attention item."""
 
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="keys")
-    question = models.ForeignKey("Question", on_delete=models.CASCADE, related_name="keys")
+    question = models.ForeignKey("benchmark.Question", on_delete=models.CASCADE, related_name="item_keys")
     seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
     value = models.CharField(max_length=200)
     tolerance = models.FloatField(default=0, help_text="For numeric answers: how far off still counts as right.")

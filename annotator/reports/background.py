@@ -122,7 +122,7 @@ def _launch(bundle_id: int) -> threading.Thread:
 def build_bundle(bundle_id: int, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> None:
     """Build the bundle of row ``bundle_id`` and record the outcome (run in its own thread)."""
     try:
-        bundle = ReportBundle.objects.select_related("study__scheme").get(pk=bundle_id)
+        bundle = ReportBundle.objects.select_related("study__instrument").get(pk=bundle_id)
         ReportBundle.objects.filter(pk=bundle_id).update(status=ReportBundle.Status.RUNNING, started_at=timezone.now())
         study = bundle.study
         annotations, last = data_state(study)

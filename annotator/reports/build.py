@@ -16,11 +16,14 @@ module decides what goes into those tables:
 - **Clusters**: every question's table carries the episode's scenario as its cluster, so Fleiss'
   kappa resamples scenarios too, and the ICC, means per condition and the alignment with the
   judge, whose intervals treat units as independent, say that they do not account for it.
-- **Judge**: a Likert or slider question that measures a ``dimension`` is compared with the
-  ``Evaluation`` rows of that dimension for the item's episode (and seat): the evaluator (and
-  prompt version) with the most such rows is the judge, and is named in the report. Rows by a
-  ``human mean`` evaluator are imported human scores, never the judge. The condition for the
-  means per condition is the episode's barrier.
+- **Judge**: a Likert or slider question is compared with other respondents' answers about the
+  item's episode (and seat) to the same question or to any question measuring its ``dimension``,
+  read by ``benchmark.instruments.answers.respondent_answers`` for the respondent kinds asked for
+  (``judge`` by default; interviewed agents, participants or other studies' annotators too). The
+  respondent (and prompt version) with the most such answers is "the judge" of the report, and is
+  named with its kind. Imported ``human mean`` scores are never a judge; this study's own
+  annotations are never compared with themselves. The condition for the means per condition is the
+  episode's barrier.
 - **Spans**: spans of the same item are paired across the annotators who submitted it, by
   intersection over union of their positions in turns (see ``span_position``).
 
@@ -31,7 +34,7 @@ number of database round trips however large the study.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,19 +44,20 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
-from benchmark.models import Evaluation, Turn
+from benchmark.instruments.answers import HUMAN_MEAN, RespondentAnswer, respondent_answers
+from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
-from ..models import Annotation, Answer, Question, Span, Study, StudyItem
+from ..models import Annotation, Span, Study, StudyItem
 
 Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
-HUMAN_EVALUATOR = "human mean"
 CLUSTER = "scenario"
+DEFAULT_RESPONDENTS = (Respondent.Kind.JUDGE,)
 SCHEMA_VERSION = 1
 
 CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE)
@@ -87,15 +91,16 @@ class StudyData:
     units: dict[int, Unit]  # regular items by StudyItem pk
     annotations: dict[int, tuple[int, str]]  # annotation pk -> (item pk, annotator pseudonym), regular items
     excluded: Counter[str]  # latest submitted annotations on gold / attention items
-    other_schemes: int
+    other_instruments: int
     generated: Counter[str]  # regular items' annotations no person gave, by what generated them
     answers: list[tuple[int, str, int | None, str, float | None]]
     spans: list[dict[str, Any]]
-    evaluations: list[tuple[int, int | None, str, str, str, float]]
+    automated: list[RespondentAnswer]  # other respondents' answers to compare with (see ``_judge``)
     conditions: dict[str, str] = field(default_factory=dict)
+    respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
 
 
-def _read(study: Study, questions: list[Question]) -> StudyData:
+def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[str]) -> StudyData:
     latest = latest_submitted(study)
     items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list(
         "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name"
@@ -108,39 +113,45 @@ def _read(study: Study, questions: list[Question]) -> StudyData:
 
     annotations: dict[int, tuple[int, str]] = {}
     excluded: Counter[str] = Counter()
-    other_schemes = 0
+    other_instruments = 0
     generated: Counter[str] = Counter()
+    annotation_of: dict[int, int] = {}  # response pk -> annotation pk
     rows = latest.values_list(
-        "pk", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id", "scheme_id", "generated_by"
+        "pk", "response_id", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id",
+        "response__instrument_id", "generated_by",
     )
-    for pk, item_id, kind, annotator_id, scheme_id, generated_by in rows:
+    for pk, response_id, item_id, kind, annotator_id, instrument_id, generated_by in rows:
         if kind != StudyItem.Kind.REGULAR:
             excluded[kind] += 1
             continue
         annotations[pk] = (item_id, pseudonym(annotator_id))
-        other_schemes += scheme_id != study.scheme_id
+        annotation_of[response_id] = pk
+        other_instruments += instrument_id != study.instrument_id
         if generated_by:
             generated[generated_by] += 1
 
     regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     keys = [question.key for question in questions]
-    answers = list(
-        Answer.objects.filter(annotation__in=regular, question__key__in=keys).values_list(
-            "annotation_id", "question__key", "seat_position", "value", "number"
-        )
-    )
+    answers = [
+        (annotation_of[response_id], key, seat, value, number)
+        for response_id, key, seat, value, number in Answer.objects.filter(
+            response__in=regular.values("response_id"), question__key__in=keys
+        ).order_by("response_id", "question__position", "seat_position", "pk")
+        .values_list("response_id", "question__key", "seat_position", "value", "number")
+    ]
     spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)
 
-    dimensions = {question.dimension for question in questions if question.dimension}
-    evaluations = []
-    if dimensions and units:
-        evaluations = list(
-            Evaluation.objects.filter(
-                episode__in=StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values("episode_id"),
-                dimension__in=dimensions,
-            ).values_list("episode_id", "seat__position", "evaluator", "prompt_version", "dimension", "score")
+    automated: list[RespondentAnswer] = []
+    numeric = [question for question in questions if question.kind in NUMERIC_KINDS]
+    if numeric and units:
+        automated = respondent_answers(
+            [unit.episode_id for unit in units.values()], numeric, kinds=respondent_kinds,
+            exclude_responses=Response.objects.filter(annotation__assignment__item__study=study),
         )
-    return StudyData(units, annotations, excluded, other_schemes, generated, answers, spans, evaluations, conditions)
+    return StudyData(
+        units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,
+        respondent_kinds,
+    )
 
 
 def _read_spans(
@@ -212,17 +223,25 @@ def span_position(
     return start, end
 
 
-def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+def build_report(
+    study: Study,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS,
+) -> dict[str, Any]:
     """The agreement report of ``study`` as a JSON-ready dict (no NaN; every undefined value is null).
 
-    Keys: ``schema_version``, ``study``, ``generated_at``, ``resamples``, ``seed``, ``counts``,
+    Keys: ``schema_version``, ``study``, ``generated_at``, ``resamples``, ``seed``,
+    ``compared_with`` (the respondent kinds human answers are compared with), ``counts``,
     ``conditions`` (barrier key -> name), ``questions`` (per question key: the statistics of
     ``benchmark.stats.report`` plus ``question`` and ``judge``), ``skipped_questions``,
     ``methods`` and ``notes``. docs/report-schema.md describes every key.
     """
-    scheme = study.scheme
-    questions = list(scheme.questions.order_by("position"))
-    data = _read(study, questions)
+    instrument = study.instrument
+    questions = list(instrument.questions.order_by("position"))
+    respondent_kinds = [str(kind) for kind in respondent_kinds]
+    data = _read(study, questions, respondent_kinds)
     annotators = {annotator for _, annotator in data.annotations.values()}
     rated_items = {item_id for item_id, _ in data.annotations.values()}
     report: dict[str, Any] = {
@@ -230,13 +249,14 @@ def build_report(study: Study, *, resamples: int = DEFAULT_RESAMPLES, seed: int 
         "study": {
             "slug": study.slug,
             "title": study.title,
-            "scheme": scheme.name,
-            "scheme_version": scheme.version,
+            "scheme": instrument.name,
+            "scheme_version": instrument.version,
             "k": study.overlap,
         },
         "generated_at": timestamp(timezone.now(), "seconds"),
         "resamples": resamples,
         "seed": seed,
+        "compared_with": respondent_kinds,
         "counts": {
             "items": len(data.units),
             "items_rated": len(rated_items),
@@ -289,10 +309,10 @@ def _study_notes(data: StudyData) -> list[str]:
             f"Left out of every statistic: {gold} annotation{'s' * (gold != 1)} of gold items and {attention} "
             f"of attention checks (they check annotators; their answers are steered by known keys)."
         )
-    if data.other_schemes:
+    if data.other_instruments:
         notes.append(
-            f"{data.other_schemes} annotation{'s were' if data.other_schemes != 1 else ' was'} made under another "
-            "version of the scheme; answers are pooled by question key."
+            f"{data.other_instruments} annotation{'s were' if data.other_instruments != 1 else ' was'} made under "
+            "another version of the instrument; answers are pooled by question key."
         )
     return notes
 
@@ -394,7 +414,7 @@ def _numeric(
     table, blank = _rows(question, answers, data, numeric=True)
     scale = _scale(question)
     outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
-    judge = _judge(question, data) if question.dimension else None
+    judge = _judge(question, data)
     columns = ["item", "annotator", "question", "value", "condition", CLUSTER]
     if judge is not None:
         scores = judge.pop("_scores")
@@ -414,8 +434,12 @@ def _numeric(
     entry["judge"] = judge
     if judge is not None:
         entry["judge_scores"] = _judge_scores(table)
-    elif question.dimension:
-        entry["notes"].append(f"alignment: no evaluations of the dimension {question.dimension} for these episodes")
+    else:
+        measured = f"the dimension {question.dimension} or " if question.dimension else ""
+        entry["notes"].append(
+            f"alignment: no answers by {' or '.join(data.respondent_kinds) or 'any'} respondents to {measured}this "
+            "question for these episodes"
+        )
     return entry
 
 
@@ -430,37 +454,54 @@ def _scale(question: Question) -> tuple[float, float] | None:
 
 
 def _judge(question: Question, data: StudyData) -> dict[str, Any] | None:
-    """The evaluator (and prompt version) with the most scores of the question's dimension, and its scores.
+    """The respondent (and prompt version) with the most numeric answers matching the question, and its scores.
 
-    The offline ``scripted`` heuristics lose a tie: the demo scores every episode with them, so a real
-    judge run over the same episodes would otherwise lose to them on alphabetical order.
+    An answer matches when it answers the question itself or a question measuring the same
+    dimension. Imported ``human mean`` scores are never the judge (they are listed among the
+    others when annotators are compared with). The offline ``scripted`` heuristics lose a tie: the demo scores every episode with
+    them, so a real judge run over the same episodes would otherwise lose to them on alphabetical
+    order. People are named by their pseudonym, as everywhere in reports.
     """
-    rows = [row for row in data.evaluations if row[4] == question.dimension]
-    counts = Counter(
-        (evaluator, prompt) for _, _, evaluator, prompt, _, _ in rows if evaluator.lower() != HUMAN_EVALUATOR
-    )
-    if not counts:
+    rows = [
+        row for row in data.automated
+        if row.number is not None
+        and (row.question_id == question.pk or (question.dimension and row.dimension == question.dimension))
+        and (row.seat is not None) == question.per_seat
+    ]
+    counts = Counter(row.respondent_key for row in rows)
+    candidates = [(key, n) for key, n in counts.items() if key[1].lower() != HUMAN_MEAN]
+    if not candidates:
         return None
     # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
-    (evaluator, prompt), n = min(counts.items(), key=lambda pair: (-pair[1], pair[0][0] == "scripted", pair[0]))
+    (kind, respondent, prompt), n = min(candidates, key=lambda pair: (-pair[1], pair[0][1] == "scripted", pair[0]))
     scores = {
-        (episode, seat if question.per_seat else None): score
-        for episode, seat, name, version, _, score in rows
-        if (name, version) == (evaluator, prompt)
+        (row.episode_id, row.seat if question.per_seat else None): row.number
+        for row in rows
+        if row.respondent_key == (kind, respondent, prompt)
     }
     others = [
-        {"evaluator": name, "prompt_version": version, "scores": count}
-        for (name, version), count in sorted(counts.items())
-        if (name, version) != (evaluator, prompt)
+        {
+            "evaluator": _respondent_name(name), "respondent_kind": other_kind, "prompt_version": version,
+            "scores": count,
+        }
+        for (other_kind, name, version), count in sorted(counts.items())
+        if (other_kind, name, version) != (kind, respondent, prompt)
     ]
     return {
-        "evaluator": evaluator,
+        "evaluator": _respondent_name(respondent),
+        "respondent_kind": kind,
         "prompt_version": prompt,
-        "dimension": question.dimension,
+        "dimension": question.dimension or None,
         "scores": n,
         "other_evaluators": others,
         "_scores": scores,
     }
+
+
+def _respondent_name(name: str) -> str:
+    """A model's name or a label as it is; a person (``user:<pk>``) by their pseudonym."""
+    kind, _, pk = name.partition(":")
+    return pseudonym(int(pk)) if kind == "user" and pk.isdigit() else name
 
 
 def _judge_scores(table: pd.DataFrame) -> dict[str, list[Any]]:
@@ -515,11 +556,13 @@ def _methods(resamples: int, seed: int) -> dict[str, str]:
             "of choices; the confusion matrix counts answers (columns) per true barrier (rows)."
         ),
         "alignment": (
-            "For questions that measure an evaluation dimension: the judge is the evaluator (and prompt "
-            "version) with the most scores of that dimension for the study's episodes, excluding imported "
-            "'human mean' scores. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean human rating "
-            "per unit and the judge's score for it; means per condition (the episode's barrier) with 95% t "
-            "intervals over units, for humans and the judge side by side."
+            "For Likert and slider questions: the judge is the respondent of the kinds compared with (by default "
+            "automated judges; see compared_with), and prompt version, with the most answers about the study's "
+            "episodes to the same question or to a question measuring the same dimension, from any instrument; "
+            "drafts, superseded versions and this study's own annotations are left out, and imported 'human "
+            "mean' scores are never the judge. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean "
+            "human rating per unit and the judge's score for it; means per condition (the episode's barrier) "
+            "with 95% t intervals over units, for humans and the judge side by side."
         ),
         "spans": (
             f"Spans of the same item from different annotators are paired by intersection over union "

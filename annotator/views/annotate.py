@@ -2,7 +2,7 @@
 
 Each view reads as the same short story: who asks (login), what they may touch (their own
 membership or assignment; anything else is a 404, so ids reveal nothing), which function does the
-work (``annotator.assignment``, ``annotator.drafts``, ``annotator.schemes``), what is rendered.
+work (``annotator.assignment``, ``annotator.drafts``, ``annotator.answer_forms``), what is rendered.
 
 Annotators are blind to the condition. The item page, its save status and its conflict page are
 rendered from plain values only (``annotator.item_page``: names, goals, turn text, the questions'
@@ -88,7 +88,7 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
             membership.instructions_read_at = timezone.now()
             membership.save(update_fields=["instructions_read_at"])
         return redirect("annotator:next", slug=study.slug)
-    questions = list(study.scheme.questions.all())
+    questions = list(study.instrument.questions.all())
     context = {
         "study": study,
         "membership": membership,
@@ -218,7 +218,7 @@ def cancel_edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def _membership(request: HttpRequest, slug: str) -> Membership:
     """The signed-in user's membership of the study; anyone outside the pool (researchers too) gets a 404."""
     return get_object_or_404(
-        Membership.objects.select_related("study__scheme"), study__slug=slug, annotator=request.user
+        Membership.objects.select_related("study__instrument"), study__slug=slug, annotator=request.user
     )
 
 

@@ -85,7 +85,7 @@ class StudyRow:
 @researcher_required
 def study_list(request: HttpRequest) -> HttpResponse:
     studies = list(
-        researcher_studies(request.user).select_related("scheme").annotate(members=Count("memberships"))
+        researcher_studies(request.user).select_related("instrument").annotate(members=Count("memberships"))
     )
     rows = {study.pk: StudyRow(study) for study in studies}
     counts = (
@@ -174,7 +174,7 @@ class ItemRow:
 @require_GET
 @researcher_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(researcher_studies(request.user).select_related("scheme", "created_by"), slug=slug)
+    study = get_object_or_404(researcher_studies(request.user).select_related("instrument", "created_by"), slug=slug)
     now = timezone.now()
     standing = progress(study, now=now)
     quality = study_quality(study)
@@ -263,7 +263,7 @@ REPORT_FORMATS = {
 
 
 def _report_study(request: HttpRequest, slug: str) -> Study:
-    return get_object_or_404(researcher_studies(request.user).select_related("scheme"), slug=slug)
+    return get_object_or_404(researcher_studies(request.user).select_related("instrument"), slug=slug)
 
 
 def _attachment(content: str | bytes, content_type: str, filename: str) -> HttpResponse:

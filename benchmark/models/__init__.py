@@ -2,7 +2,7 @@ from .barriers import Barrier, BarrierCue
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .evaluations import Evaluation
-from .instruments import Answer, Instrument, Question, Respondent, Response
+from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
 from .scenarios import Goal, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
@@ -16,6 +16,7 @@ __all__ = [
     "Question",
     "Respondent",
     "Response",
+    "SocialAttribute",
     "TurnTaking",
     "DEFAULT_TEAM_SLUG",
     "OwnedQuerySet",

@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from .teams import OwnedQuerySet
 
+NUMERIC_KINDS = ("likert", "slider")
+
 
 class InstrumentQuerySet(OwnedQuerySet):
     """Presets (no team) are shared, read-only; a team's own instruments are its own."""
@@ -56,11 +58,13 @@ class Instrument(models.Model):
 
 
 class Question(models.Model):
-    """One question of an instrument; ``options`` holds what its kind needs.
+    """One question of an instrument; ``options`` holds what its kind needs (``benchmark.instruments.checks``).
 
-    ``low`` and ``high`` are the inclusive bounds of a numeric answer (Likert, bounded numeric);
-    the database refuses an answer outside them, and an answer to a choice question that is not
-    one of its options.
+    ``low`` and ``high`` are the inclusive bounds of a numeric answer (Likert, bounded numeric),
+    copied from the options by the checks (the ends of the Likert anchors, the slider's min and
+    max) whenever a question is saved through them; a numeric question must have both. The
+    database refuses an answer outside them, and an answer to a choice question that is not one
+    of its options (``benchmark.instruments.triggers``).
     """
 
     class Kind(models.TextChoices):
@@ -115,6 +119,10 @@ class Question(models.Model):
                 condition=Q(low__isnull=True, high__isnull=True) | Q(low__lte=models.F("high")),
                 name="question_bounds_ordered",
             ),
+            models.CheckConstraint(
+                condition=~Q(kind__in=NUMERIC_KINDS) | Q(low__isnull=False, high__isnull=False),
+                name="question_numeric_has_bounds",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -123,6 +131,22 @@ class Question(models.Model):
     @property
     def per_seat(self) -> bool:
         return self.scope == self.Scope.SEAT
+
+
+class SocialAttribute(models.Model):
+    """One of SHREC's seven social attributes a span question may offer (seeded; definitions on hover)."""
+
+    key = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    definition = models.TextField()
+    example = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Respondent(models.Model):
@@ -172,12 +196,23 @@ class Response(models.Model):
 
     For an interviewed agent, ``seat_position`` is the seat that answered (its answers about its
     own seat are its self-assessment, about the others its view of them).
+
+    ``status`` says whether the answers count: a **draft** is still being written (an annotator's
+    autosaved form keeps what was typed, so the database checks its answers only once it leaves
+    draft); a **submitted** response is final; a **superseded** one was replaced by a later
+    version of the same work (an annotator's edit). Reports and pages read submitted responses.
     """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        SUBMITTED = "submitted", "submitted"
+        SUPERSEDED = "superseded", "superseded by a later version"
 
     instrument = models.ForeignKey(Instrument, on_delete=models.PROTECT, related_name="responses")
     episode = models.ForeignKey("Episode", on_delete=models.CASCADE, related_name="responses")
     respondent = models.ForeignKey(Respondent, on_delete=models.PROTECT, related_name="responses")
     seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status, default=Status.SUBMITTED)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -202,6 +237,8 @@ class Answer(models.Model):
 
     ``value`` is the answer as text (a choice's value, free text); ``number`` is set for numeric
     kinds so statistics never parse strings. A multi-label answer is one row per chosen label.
+    Database triggers (``benchmark.instruments.triggers``) refuse a second row for a single-valued
+    question and, outside drafts, a value the question does not allow.
     """
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="answers")

@@ -2,7 +2,7 @@
 
 Every research object belongs to exactly one team, directly (``team``) or through its parent (an
 evaluation through its episode). Researchers see and change only their teams' objects; an id from
-another team is a 404, as if it did not exist. Built-in barriers and scheme presets have no team
+another team is a 404, as if it did not exist. Built-in barriers and instrument presets have no team
 and are shared read-only. Superusers see every team.
 
 A model says how it reaches its team with ``team_path`` on its ``OwnedQuerySet`` manager (a

@@ -14,23 +14,33 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 
-from annotator.models import ItemKey, Membership, Question, Scheme, Study, StudyItem
-from benchmark.models import Episode
+from annotator.models import Annotation, Assignment, ItemKey, Membership, Study, StudyItem
+from benchmark.instruments.checks import set_bounds
+from benchmark.instruments.respondents import respondent_for
+from benchmark.models import Answer, Episode, Instrument, Question, Respondent, Response
 from tests.builders import add_to_team, default_team, make_episode, make_scenario, make_user
 
 _numbers = count(1)
 
 
-def make_scheme(**fields: Any) -> Scheme:
-    """A scheme with one required categorical question, ``barrier`` (choices none / semantic / emotional).
+def make_question(**fields: Any) -> Question:
+    """A saved question; a numeric one gets its ``low``/``high`` from its options, as the checks set them."""
+    question = Question(**fields)
+    set_bounds(question)
+    question.save()
+    return question
 
-    Built with the ORM directly, so it does not depend on the presets in ``annotator.schemes``.
+
+def make_instrument(**fields: Any) -> Instrument:
+    """An instrument with one required categorical question, ``barrier`` (choices none / semantic / emotional).
+
+    Built with the ORM directly, so it does not depend on the presets in ``benchmark.instruments``.
     """
     number = next(_numbers)
-    fields.setdefault("name", f"Test scheme {number}")
-    scheme = Scheme.objects.create(**fields)
+    fields.setdefault("name", f"Test instrument {number}")
+    instrument = Instrument.objects.create(**fields)
     Question.objects.create(
-        scheme=scheme,
+        instrument=instrument,
         key="barrier",
         position=0,
         kind=Question.Kind.CATEGORICAL,
@@ -43,7 +53,35 @@ def make_scheme(**fields: Any) -> Scheme:
         },
         truth="episode.barrier",
     )
-    return scheme
+    return instrument
+
+
+def make_annotation(
+    assignment: Assignment,
+    *,
+    version: int = 1,
+    status: str = Annotation.Status.SUBMITTED,
+    instrument: Instrument | None = None,
+    **fields: Any,
+) -> Annotation:
+    """An annotation version with its response (the annotator's answers about the item's episode).
+
+    The response is a draft for a draft version and submitted otherwise, as ``annotator.drafts``
+    keeps them; answers added with ``add_answer`` are then checked by the database as they are
+    stored. Other keywords are Annotation fields (``submitted_at``, ``generated_by``, ...).
+    """
+    response = Response.objects.create(
+        instrument=instrument or assignment.item.study.instrument,
+        episode_id=assignment.item.episode_id,
+        respondent=respondent_for(assignment.annotator, Respondent.Kind.ANNOTATOR),
+        status=Response.Status.DRAFT if status == Annotation.Status.DRAFT else Response.Status.SUBMITTED,
+    )
+    return Annotation.objects.create(assignment=assignment, version=version, status=status, response=response, **fields)
+
+
+def add_answer(annotation: Annotation, question: Question, value: str, **fields: Any) -> Answer:
+    """One answer of ``annotation`` (``seat_position``, ``number``, ``reasoning`` as keywords)."""
+    return Answer.objects.create(response_id=annotation.response_id, question=question, value=value, **fields)
 
 
 def add_annotators(study: Study, annotators: int | Sequence[AbstractUser]) -> list[AbstractUser]:
@@ -65,7 +103,7 @@ def add_items(
     """Add items of ``kind`` after the study's last position: for the given episodes, or that many new ones.
 
     New episodes share one scenario, to keep big studies cheap to build. Gold and attention items
-    get a key for the scheme's first question (its first choice, or "yes"); attention items also
+    get a key for the instrument's first question (its first choice, or "yes"); attention items also
     get an instruction telling the annotator which answer to pick.
     """
     if isinstance(episodes, int):
@@ -73,7 +111,7 @@ def add_items(
         episodes = [make_episode(scenario=scenario, turns=2) for _ in range(episodes)]
     last = study.items.order_by("-position").values_list("position", flat=True).first()
     start = 0 if last is None else last + 1
-    question = study.scheme.questions.order_by("position").first()
+    question = study.instrument.questions.order_by("position").first()
     known = _first_choice(question)
     items = []
     for offset, episode in enumerate(episodes):
@@ -96,7 +134,7 @@ def add_items(
 
 def make_study(
     *,
-    scheme: Scheme | None = None,
+    instrument: Instrument | None = None,
     items: int | Sequence[Episode] = 3,
     overlap: int = 2,
     annotators: int | Sequence[AbstractUser] = (),
@@ -107,8 +145,8 @@ def make_study(
     """A study with ``items`` regular items, then ``gold`` gold and ``attention`` attention items.
 
     ``items``, ``gold`` and ``attention`` are counts of new episodes or lists of episodes;
-    ``annotators`` is a number of new users or a list of users, all made members. Without a
-    ``scheme`` a minimal one is made (``make_scheme``). Other keywords are Study fields
+    ``annotators`` is a number of new users or a list of users, all made members. Without an
+    ``instrument`` a minimal one is made (``make_instrument``). Other keywords are Study fields
     (``lease_minutes``, ``seed``, ``is_open``, ...).
     """
     number = next(_numbers)
@@ -116,7 +154,7 @@ def make_study(
     fields.setdefault("slug", f"study-{number}")
     fields.setdefault("instructions", "Read each conversation and answer every question.")
     fields.setdefault("team", default_team())
-    study = Study.objects.create(scheme=scheme or make_scheme(), overlap=overlap, **fields)
+    study = Study.objects.create(instrument=instrument or make_instrument(), overlap=overlap, **fields)
     add_items(study, items)
     add_items(study, gold, kind=StudyItem.Kind.GOLD)
     add_items(study, attention, kind=StudyItem.Kind.ATTENTION)

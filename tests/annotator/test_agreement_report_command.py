@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command, execute_from_command_line
 
-from annotator.models import Answer
-from benchmark.models import Barrier
+from benchmark.models import Answer, Barrier
 from tests.annotator.builders import make_study
 from tests.annotator.test_exports import annotate
 from tests.annotator.test_reports import rated_study
@@ -329,9 +328,9 @@ def test_unknown_study_is_an_error(tmp_path):
 
 @pytest.fixture
 def annotated_study():
-    """Three items of the builders' scheme (question ``barrier``), each answered by the same two annotators."""
+    """Three items of the builders' instrument (question ``barrier``), each answered by the same two annotators."""
     study = make_study(items=3, overlap=2, annotators=2, slug="cli-study")
-    question = study.scheme.questions.get(key="barrier")
+    question = study.instrument.questions.get(key="barrier")
     alice, bob = study.annotators.order_by("pk")
     for item, (first, second) in zip(
         study.items.order_by("position"), [("none", "none"), ("semantic", "semantic"), ("emotional", "none")],
@@ -339,7 +338,7 @@ def annotated_study():
     ):
         annotate(item, alice, [(question, first, None, None)])
         annotate(item, bob, [(question, second, None, None)])
-    assert Answer.objects.filter(annotation__assignment__item__study=study).count() == 6
+    assert Answer.objects.filter(response__annotation__assignment__item__study=study).count() == 6
     return study
 
 

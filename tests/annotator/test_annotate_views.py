@@ -13,9 +13,10 @@ import pytest
 from django.urls import reverse
 
 from annotator import drafts
+from annotator.answer_forms import parse_form
 from annotator.assignment import claim_next
 from annotator.models import Annotation, Assignment, Membership, StudyItem
-from annotator.schemes import install_preset, parse_form
+from benchmark.instruments.presets import install_preset
 from benchmark.models import ActionType, Barrier, Evaluation, Scenario
 from tests.annotator.builders import add_annotators, add_items, make_study
 from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
@@ -76,7 +77,7 @@ def study(people):
     )
     Evaluation.objects.create(episode=planted, evaluator=PLANTED["model"], dimension="mutual_understanding",
                               score=2, reasoning=PLANTED["evaluation"])
-    study = make_study(scheme=install_preset("socialveil"), items=[planted, make_episode()], overlap=2,
+    study = make_study(instrument=install_preset("socialveil"), items=[planted, make_episode()], overlap=2,
                        annotators=[people["a"], people["b"]], instructions="Read closely; rate what you see.")
     Membership.objects.filter(study=study).update(instructions_read_at="2025-01-01T00:00:00Z")
     return study
@@ -91,7 +92,7 @@ def assignment_on(study, user, episode=None):
 
 def save(assignment, data, *, revision=0, complete=False):
     turns = list(assignment.item.episode.turns.order_by("index").values_list("content", flat=True))
-    parsed = parse_form(assignment.item.study.scheme, data, seats=[0, 1], turn_lengths=[len(t) for t in turns],
+    parsed = parse_form(assignment.item.study.instrument, data, seats=[0, 1], turn_lengths=[len(t) for t in turns],
                         complete=complete)
     if complete:
         return drafts.submit(assignment, parsed, revision=revision, seconds=0)
@@ -199,7 +200,7 @@ def test_instructions_show_the_study_text_the_questions_and_the_barrier_referenc
 
 
 def test_instructions_of_a_span_study_define_the_social_attributes(client, people):
-    study = make_study(scheme=install_preset("shrec-spans"), items=1, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("shrec-spans"), items=1, annotators=[people["a"]])
     client.force_login(people["a"])
 
     response = client.get(reverse("annotator:instructions", args=[study.slug]))
@@ -352,7 +353,7 @@ def test_a_submitted_item_shows_its_answers_read_only_with_an_edit_button(client
 
 
 def test_the_item_page_shows_the_instruction_of_an_attention_check(client, people):
-    study = make_study(scheme=install_preset("socialveil"), items=0, attention=1, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("socialveil"), items=0, attention=1, annotators=[people["a"]])
     assignment = assignment_on(study, people["a"])
     client.force_login(people["a"])
 
@@ -363,7 +364,7 @@ def test_the_item_page_shows_the_instruction_of_an_attention_check(client, peopl
 
 
 def test_a_pairwise_item_shows_both_conversations(client, people):
-    study = make_study(scheme=install_preset("promediate"), items=0, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("promediate"), items=0, annotators=[people["a"]])
     shared = make_scenario()
     item = StudyItem.objects.create(
         study=study, position=0,
@@ -382,7 +383,7 @@ def test_a_pairwise_item_shows_both_conversations(client, people):
 
 
 def test_a_pairwise_question_is_left_out_of_a_single_conversation(client, people):
-    study = make_study(scheme=install_preset("promediate"), items=1, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("promediate"), items=1, annotators=[people["a"]])
     client.force_login(people["a"])
 
     page = client.get(urls(assignment_on(study, people["a"]))["item"]).text
@@ -392,7 +393,7 @@ def test_a_pairwise_question_is_left_out_of_a_single_conversation(client, people
 
 
 def test_sotopia_questions_are_grouped_per_character_with_sliders_and_the_secret_shown(client, people):
-    study = make_study(scheme=install_preset("sotopia-eval"), items=[make_episode(scenario=scenario())],
+    study = make_study(instrument=install_preset("sotopia-eval"), items=[make_episode(scenario=scenario())],
                        annotators=[people["a"]])
     client.force_login(people["a"])
 
@@ -406,7 +407,7 @@ def test_sotopia_questions_are_grouped_per_character_with_sliders_and_the_secret
 
 def test_a_span_study_renders_turn_anchors_and_the_stored_spans(client, people):
     episode = make_episode(turns=[(ActionType.SPEAK, "Hello there."), (ActionType.SPEAK, "Keep it down.")])
-    study = make_study(scheme=install_preset("shrec-spans"), items=[episode], annotators=[people["a"]])
+    study = make_study(instrument=install_preset("shrec-spans"), items=[episode], annotators=[people["a"]])
     assignment = assignment_on(study, people["a"])
     span = {"label": "error", "start_turn": 1, "end_turn": 1, "start_char": 0, "end_char": 4,
             "attributes": ["emotions", "intention"], "rationale": "Curt <b>", "correction": "Be kind."}
@@ -427,7 +428,7 @@ def test_a_span_study_renders_turn_anchors_and_the_stored_spans(client, people):
 def test_the_item_page_takes_a_fixed_number_of_queries(client, people, django_assert_max_num_queries, preset, items):
     short = make_episode(turns=2)
     long = make_episode(turns=40)
-    study = make_study(scheme=install_preset(preset), items=[short, long], annotators=[people["a"]])
+    study = make_study(instrument=install_preset(preset), items=[short, long], annotators=[people["a"]])
     client.force_login(people["a"])
     for episode in (short, long):
         assignment = assignment_on(study, people["a"], episode=episode)
@@ -450,7 +451,7 @@ def test_autosave_stores_the_draft_and_returns_the_status_with_the_next_revision
     assert "Saved</strong> at" in response.text
     assert 'name="revision" id="revision" value="1" hx-swap-oob="true"' in response.text
     annotation = Annotation.objects.get(assignment=assignment)
-    assert annotation.answers.get().value == "none"
+    assert annotation.response.answers.get().value == "none"
     assert annotation.seconds_spent == 7
 
 
@@ -466,7 +467,7 @@ def test_autosave_with_a_stale_revision_is_a_conflict_that_overwrites_nothing(cl
     assert "Not saved" in response.text and "another tab" in response.text
     assert f'href="{urls(assignment)["item"]}"' in response.text
     assert "hx-swap-oob" not in response.text
-    assert Annotation.objects.get(assignment=assignment).answers.get().value == "semantic"
+    assert Annotation.objects.get(assignment=assignment).response.answers.get().value == "semantic"
 
 
 def test_autosave_after_submitting_in_another_tab_is_a_conflict(client, study, people):
@@ -481,7 +482,7 @@ def test_autosave_after_submitting_in_another_tab_is_a_conflict(client, study, p
 
 
 def test_autosave_reports_spans_it_cannot_store_yet(client, people):
-    study = make_study(scheme=install_preset("shrec-spans"), items=1, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("shrec-spans"), items=1, annotators=[people["a"]])
     assignment = assignment_on(study, people["a"])
     client.force_login(people["a"])
     half_written = {"label": "error", "start_turn": 0, "end_turn": 0, "attributes": [], "rationale": "",
@@ -543,7 +544,7 @@ def test_submit_with_missing_answers_shows_each_message_by_its_field_and_keeps_t
     assert 'name="revision" id="revision" value="1"' in page
     draft = Annotation.objects.get(assignment=assignment)
     assert draft.status == "draft" and draft.seconds_spent == 12
-    assert draft.answers.get().value == "sociocultural"
+    assert draft.response.answers.get().value == "sociocultural"
 
 
 def test_a_reload_after_a_failed_submit_shows_the_draft_and_no_conflict(client, study, people):
@@ -628,7 +629,7 @@ def test_researchers_can_annotate_in_a_study_they_joined(client, study, people):
 
 
 def test_the_item_page_counts_gold_items_in_the_annotators_progress(client, people):
-    study = make_study(scheme=install_preset("socialveil"), items=1, annotators=[people["a"]])
+    study = make_study(instrument=install_preset("socialveil"), items=1, annotators=[people["a"]])
     add_items(study, 1, kind=StudyItem.Kind.GOLD)
     assignment = claim_next(study, people["a"])
     client.force_login(people["a"])

@@ -9,9 +9,11 @@ import pytest
 from django.utils import timezone
 
 from annotator import drafts
+from annotator.answer_forms import parse_form
 from annotator.assignment import SlotTaken, claim_next
-from annotator.models import Annotation, Answer, Assignment, Span
-from annotator.schemes import install_preset, parse_form
+from annotator.models import Annotation, Assignment, Span
+from benchmark.instruments.presets import install_preset
+from benchmark.models import Answer, Instrument, Response
 from tests.annotator.builders import make_study
 from tests.builders import make_episode, make_user
 from tests.concurrency import at_once
@@ -31,7 +33,7 @@ COMPLETE = {
 def socialveil():
     """An annotator's claimed item in a SocialVeil study."""
     annotator = make_user()
-    study = make_study(scheme=install_preset("socialveil"), items=2, annotators=[annotator])
+    study = make_study(instrument=install_preset("socialveil"), items=2, annotators=[annotator])
     return claim_next(study, annotator)
 
 
@@ -39,19 +41,19 @@ def socialveil():
 def shrec():
     annotator = make_user()
     episode = make_episode(turns=[("speak", "Hello there, neighbour."), ("speak", "Keep it down, will you?")])
-    study = make_study(scheme=install_preset("shrec-spans"), items=[episode], annotators=[annotator])
+    study = make_study(instrument=install_preset("shrec-spans"), items=[episode], annotators=[annotator])
     return claim_next(study, annotator)
 
 
 def parse(assignment, data, *, complete=False):
     turns = list(assignment.item.episode.turns.order_by("index").values_list("content", flat=True))
     return parse_form(
-        assignment.item.study.scheme, data, seats=[0, 1], turn_lengths=[len(t) for t in turns], complete=complete
+        assignment.item.study.instrument, data, seats=[0, 1], turn_lengths=[len(t) for t in turns], complete=complete
     )
 
 
 def answers(annotation):
-    return dict(annotation.answers.values_list("question__key", "value"))
+    return dict(annotation.response.answers.values_list("question__key", "value"))
 
 
 def error_span(**fields):
@@ -66,7 +68,11 @@ def test_first_save_creates_version_one_at_revision_one(socialveil):
                                    revision=0, seconds=5)
 
     assert (annotation.version, annotation.status, annotation.revision) == (1, "draft", 1)
-    assert annotation.scheme == socialveil.item.study.scheme
+    assert annotation.response.instrument == socialveil.item.study.instrument
+    assert (annotation.response.episode, annotation.response.respondent.user) == (
+        socialveil.item.episode, socialveil.annotator,
+    )
+    assert (annotation.response.status, annotation.response.respondent.kind) == ("draft", "annotator")
     assert answers(annotation) == {"barrier_type": "emotional"}
     assert drafts.current(socialveil) == annotation
 
@@ -81,7 +87,7 @@ def test_save_replaces_the_answers_in_place_and_counts_the_revision(socialveil):
     assert annotation.revision == 2
     assert Annotation.objects.filter(assignment=socialveil).count() == 1
     assert answers(annotation) == {"unresolved_confusion": "4"}
-    assert Answer.objects.get(annotation=annotation).number == 4
+    assert Answer.objects.get(response__annotation=annotation).number == 4
 
 
 def test_stale_revision_raises_and_changes_nothing(socialveil):
@@ -116,7 +122,7 @@ def test_submit_validates_every_answer_and_changes_nothing_when_incomplete(socia
     assert answers(annotation) == {"barrier_type": "emotional"}
 
 
-def test_submit_stores_the_answers_marks_everything_submitted_and_freezes_the_scheme(socialveil):
+def test_submit_stores_the_answers_marks_everything_submitted_and_freezes_the_instrument(socialveil):
     annotation = drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=40)
 
     annotation.refresh_from_db()
@@ -124,7 +130,8 @@ def test_submit_stores_the_answers_marks_everything_submitted_and_freezes_the_sc
     assert annotation.status == "submitted" and annotation.submitted_at is not None
     assert answers(annotation)["barrier_type"] == "semantic"
     assert socialveil.status == Assignment.Status.SUBMITTED
-    assert socialveil.item.study.scheme.__class__.objects.get(pk=annotation.scheme_id).frozen
+    assert Instrument.objects.get(pk=annotation.response.instrument_id).frozen
+    assert annotation.response.status == Response.Status.SUBMITTED
 
 
 def test_stale_tab_after_submit_cannot_overwrite(socialveil):
@@ -156,6 +163,8 @@ def test_edit_makes_version_two_copying_answers_and_spans_and_leaves_version_one
     assert drafts.current(shrec).pk == draft.pk
     original = Annotation.objects.get(pk=submitted.pk)
     assert original.status == "submitted"
+    assert (original.response.status, draft.response.status) == ("submitted", "draft")
+    assert draft.response_id != original.response_id
     assert answers(original) == {"overall_comment": "Tense."}
     span = original.spans.get()
     assert (span.label, span.start_turn, span.end_char, span.correction) == ("error", 1, 12, "Ask politely.")
@@ -197,6 +206,8 @@ def test_submitting_an_edit_keeps_both_versions(socialveil):
     assert [(a.version, a.status, answers(a)["barrier_type"]) for a in versions] == [
         (1, "submitted", "semantic"), (2, "submitted", "none")
     ]
+    # Whoever reads responses sees the edit as the current answers, the first version as superseded.
+    assert [a.response.status for a in versions] == ["superseded", "submitted"]
 
 
 def test_seconds_accumulate_on_the_annotation_and_the_assignment(socialveil):
@@ -225,7 +236,7 @@ def test_a_save_renews_the_lease(socialveil):
 
 def test_a_save_after_the_slot_went_to_someone_else_stores_nothing():
     first, second = make_user(), make_user()
-    study = make_study(scheme=install_preset("socialveil"), items=1, overlap=1, annotators=[first, second])
+    study = make_study(instrument=install_preset("socialveil"), items=1, overlap=1, annotators=[first, second])
     lapsed = claim_next(study, first)
     Assignment.objects.filter(pk=lapsed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
     assert claim_next(study, second) is not None
@@ -264,7 +275,7 @@ def test_a_draft_span_without_its_rationale_waits_outside_the_table(shrec):
 def test_tabs_saving_at_once_are_serialised_and_only_one_wins():
     """Six tabs of the same item post their first autosave at the same moment: one creates the draft."""
     annotator = make_user()
-    study = make_study(scheme=install_preset("socialveil"), items=1, annotators=[annotator])
+    study = make_study(instrument=install_preset("socialveil"), items=1, annotators=[annotator])
     assignment = claim_next(study, annotator)
     parsed = [parse(assignment, {"answer-barrier_type": value}) for value in
               ("none", "semantic", "emotional", "sociocultural", "none", "semantic")]
@@ -281,7 +292,7 @@ def test_tabs_saving_at_once_are_serialised_and_only_one_wins():
     assert Counter(outcomes) == {"saved": 1, "stale": 5}
     annotation = Annotation.objects.get(assignment=assignment)
     assert (annotation.version, annotation.revision, annotation.seconds_spent) == (1, 1, 1)
-    assert annotation.answers.count() == 1
+    assert annotation.response.answers.count() == 1
 
 
 def test_cancelling_an_edit_deletes_the_draft_and_keeps_the_submitted_version(socialveil):
@@ -295,6 +306,8 @@ def test_cancelling_an_edit_deletes_the_draft_and_keeps_the_submitted_version(so
     versions = Annotation.objects.filter(assignment=socialveil)
     assert [(a.version, a.status, answers(a)["barrier_type"]) for a in versions] == [(1, "submitted", "semantic")]
     assert Assignment.objects.get(pk=socialveil.pk).status == Assignment.Status.SUBMITTED
+    assert not Response.objects.filter(pk=draft.response_id).exists()  # the cancelled version's answers went too
+    assert not Answer.objects.filter(response_id=draft.response_id).exists()
 
 
 def test_only_an_open_edit_of_a_submitted_version_can_be_cancelled(socialveil):

@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.exports import COLUMNS, records
-from annotator.models import Annotation, Answer, Assignment, Question, SocialAttribute, Span
+from annotator.models import Annotation, Assignment, Span
 from annotator.views.research import export
-from tests.annotator.builders import make_scheme, make_study
+from benchmark.models import Question, SocialAttribute
+from tests.annotator.builders import add_answer, make_annotation, make_instrument, make_question, make_study
 from tests.builders import make_episode, make_user
 
 pytestmark = pytest.mark.django_db
@@ -34,25 +35,24 @@ def annotate(item, annotator, answers=(), *, version=1, status=Annotation.Status
             "submitted_at": NOW, "seconds_spent": seconds,
         },
     )
-    annotation = Annotation.objects.create(
-        assignment=assignment, version=version, status=status, scheme=item.study.scheme,
+    annotation = make_annotation(
+        assignment, version=version, status=status,
         submitted_at=NOW if status == Annotation.Status.SUBMITTED else None,
     )
     for question, value, number, seat in answers:
-        Answer.objects.create(annotation=annotation, question=question, value=value, number=number,
-                              seat_position=seat, rationale=f"because {value}")
+        add_answer(annotation, question, value, number=number, seat_position=seat, reasoning=f"because {value}, plainly")
     return annotation
 
 
 @pytest.fixture
 def study():
-    """Two regular items and a gold item under a scheme with a categorical and a per-seat slider question."""
-    scheme = make_scheme(name="Export scheme")
-    Question.objects.create(scheme=scheme, key="goal", position=1, kind=Question.Kind.SLIDER, prompt="Goal?",
-                            per_seat=True, options={"min": 0, "max": 10, "step": 1})
-    Question.objects.create(scheme=scheme, key="errors", position=2, kind=Question.Kind.SPAN, prompt="Mark spans.",
+    """Two regular items and a gold item under an instrument with a categorical and a per-seat slider question."""
+    instrument = make_instrument(name="Export scheme")
+    make_question(instrument=instrument, key="goal", position=1, kind=Question.Kind.SLIDER, prompt="Goal?",
+                            scope="seat", options={"min": -5, "max": 10, "step": 1})
+    make_question(instrument=instrument, key="errors", position=2, kind=Question.Kind.SPAN, prompt="Mark spans.",
                             required=False, options={"labels": ["error", "competency"], "attributes": []})
-    return make_study(scheme=scheme, items=2, gold=1, overlap=2, slug="export-study")
+    return make_study(instrument=instrument, items=2, gold=1, overlap=2, slug="export-study")
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def people():
 
 
 def questions(study):
-    return {question.key: question for question in study.scheme.questions.all()}
+    return {question.key: question for question in study.instrument.questions.all()}
 
 
 def test_one_row_per_answer_with_every_column(study, people):
@@ -83,7 +83,7 @@ def test_one_row_per_answer_with_every_column(study, people):
     assert first["episode"] == item.episode.external_id
     assert first["annotator"] == f"a{alice.pk}"
     assert first["row_type"] == "answer"
-    assert first["rationale"] == "because semantic"
+    assert first["rationale"] == "because semantic, plainly"
     assert first["scheme"] == "Export scheme" and first["scheme_version"] == 1
     assert first["annotation_version"] == 1 and first["status"] == "submitted"
     to_the_second = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
@@ -157,7 +157,7 @@ def test_rows_come_in_item_then_annotator_order_whatever_the_insert_order(study,
 
 def test_other_studies_are_not_exported(study, people):
     other = make_study(items=1)
-    annotate(other.items.first(), people[0], [(other.scheme.questions.first(), "none", None, None)])
+    annotate(other.items.first(), people[0], [(other.instrument.questions.first(), "none", None, None)])
 
     assert list(records(study)) == []
 
@@ -176,7 +176,7 @@ def researcher_client(client, study):
 
 def test_csv_export_streams_the_rows_without_usernames(researcher_client, study, people):
     q = questions(study)
-    annotate(study.items.get(position=0), people[0], [(q["barrier"], "semantic, really", None, None)])
+    annotate(study.items.get(position=0), people[0], [(q["barrier"], "semantic", None, None)])
     annotate(study.items.get(position=0), people[1], [(q["goal"], "4", 4.0, 1)])
 
     response = researcher_client.get(reverse("annotator:export", args=[study.slug, "csv"]))
@@ -189,9 +189,11 @@ def test_csv_export_streams_the_rows_without_usernames(researcher_client, study,
     table = list(csv.DictReader(io.StringIO(text)))
     assert list(table[0]) == list(COLUMNS)
     assert [(row["annotator"], row["question"], row["value"], row["number"], row["seat"]) for row in table] == [
-        (f"a{people[0].pk}", "barrier", "semantic, really", "", ""),
+        (f"a{people[0].pk}", "barrier", "semantic", "", ""),
         (f"a{people[1].pk}", "goal", "4", "4.0", "1"),
     ]
+    assert '"because semantic, plainly"' in text  # a comma inside a cell is quoted
+    assert table[0]["rationale"] == "because semantic, plainly"
     assert "secret" not in text
 
 
@@ -286,11 +288,11 @@ def test_under_asgi_the_export_is_an_async_stream(study, people):
 def test_span_rows_carry_the_selected_text_and_every_row_the_condition(people):
     episode = make_episode(barrier="none", turns=[("speak", "Hello there, friend."), ("speak", "Go away now."),
                                                   ("speak", "Why so cold?")])
-    scheme = make_scheme(name="Span scheme")
-    spans = Question.objects.create(scheme=scheme, key="errors", position=2, kind=Question.Kind.SPAN,
+    instrument = make_instrument(name="Span scheme")
+    spans = make_question(instrument=instrument, key="errors", position=2, kind=Question.Kind.SPAN,
                                     prompt="Mark spans.", required=False,
                                     options={"labels": ["error", "competency"], "attributes": []})
-    study = make_study(scheme=scheme, items=[episode])
+    study = make_study(instrument=instrument, items=[episode])
     annotation = annotate(study.items.get(), people[0], [(questions(study)["barrier"], "none", None, None)])
     Span.objects.create(annotation=annotation, question=spans, label="competency", start_turn=0, end_turn=0,
                         start_char=0, end_char=5, rationale="Warm.")

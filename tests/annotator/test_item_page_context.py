@@ -10,7 +10,7 @@ from django.db import models
 from annotator import drafts
 from annotator.assignment import claim_next
 from annotator.item_page import FormValues, ItemPage
-from annotator.schemes import install_preset
+from benchmark.instruments.presets import install_preset
 from tests.annotator.builders import make_study
 from tests.builders import make_user
 
@@ -36,7 +36,7 @@ def model_objects(value: Any, path: str = "context") -> list[str]:
 @pytest.mark.parametrize("preset", ["socialveil", "sotopia-eval", "shrec-spans"])
 def test_the_item_page_context_holds_no_model_instance(preset):
     annotator = make_user()
-    study = make_study(scheme=install_preset(preset), items=1, overlap=1, annotators=[annotator])
+    study = make_study(instrument=install_preset(preset), items=1, overlap=1, annotators=[annotator])
     assignment = claim_next(study, annotator)
     drafts.save_draft(assignment, ItemPage(assignment).parse({}, complete=False), revision=0, seconds=5)
     page = ItemPage(assignment)

@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Membership
-from annotator.schemes import install_preset
+from benchmark.instruments.presets import install_preset
 from tests.annotator.builders import make_study
 from tests.builders import make_user
 
@@ -52,7 +52,7 @@ def test_a_researcher_with_nothing_to_annotate_is_pointed_to_their_studies_not_t
 @pytest.mark.parametrize("preset", ["socialveil", "shrec-spans"])
 def test_no_page_an_annotator_opens_links_to_a_page_that_refuses_them(client, preset):
     annotator = make_user(username="annotator-a")
-    study = make_study(scheme=install_preset(preset), items=2, overlap=1, annotators=[annotator])
+    study = make_study(instrument=install_preset(preset), items=2, overlap=1, annotators=[annotator])
     client.force_login(annotator)
     pages = [reverse("home"), reverse("annotator:index"), reverse("annotator:instructions", args=[study.slug])]
     Membership.objects.filter(study=study).update(instructions_read_at="2025-01-01T00:00:00Z")

@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotator.models import Annotation, Answer, Assignment, ItemKey, Question
+from annotator.models import Annotation, Assignment, ItemKey
 from annotator.quality import AnnotatorQuality, KnownAnswer, matches, study_quality
-from tests.annotator.builders import make_scheme, make_study
+from benchmark.models import Question
+from tests.annotator.builders import add_answer, make_annotation, make_instrument, make_question, make_study
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
@@ -25,32 +26,32 @@ def annotate(item, annotator, answers, *, version=1, status=Annotation.Status.SU
             "submitted_at": NOW, "seconds_spent": seconds,
         },
     )
-    annotation = Annotation.objects.create(
-        assignment=assignment, version=version, status=status, scheme=item.study.scheme,
+    annotation = make_annotation(
+        assignment, version=version, status=status,
         submitted_at=NOW if status == Annotation.Status.SUBMITTED else None,
     )
     for question, value in answers.items():
         number = float(value) if value.lstrip("-").replace(".", "", 1).isdigit() else None
-        Answer.objects.create(annotation=annotation, question=question, value=value, number=number)
+        add_answer(annotation, question, value, number=number)
     return annotation
 
 
 @pytest.fixture
 def study():
     """Gold items keyed 'none' on ``barrier`` and 3 ± 1 on ``confusion``; attention items keyed 'none'."""
-    scheme = make_scheme()
-    confusion = Question.objects.create(
-        scheme=scheme, key="confusion", position=1, kind=Question.Kind.LIKERT, prompt="How much confusion?",
+    instrument = make_instrument()
+    confusion = make_question(
+        instrument=instrument, key="confusion", position=1, kind=Question.Kind.LIKERT, prompt="How much confusion?",
         options={"anchors": [{"value": v, "label": str(v), "description": ""} for v in range(1, 6)]},
     )
-    study = make_study(scheme=scheme, items=2, gold=2, attention=2, min_seconds_per_item=30)
+    study = make_study(instrument=instrument, items=2, gold=2, attention=2, min_seconds_per_item=30)
     for item in study.items.filter(kind="gold"):
         ItemKey.objects.create(item=item, question=confusion, value="3", tolerance=1)
     return study
 
 
 def parts(study):
-    barrier, confusion = study.scheme.questions.order_by("position")
+    barrier, confusion = study.instrument.questions.order_by("position")
     gold = list(study.items.filter(kind="gold").order_by("position"))
     attention = list(study.items.filter(kind="attention").order_by("position"))
     regular = list(study.items.filter(kind="regular").order_by("position"))
@@ -131,7 +132,7 @@ def test_claims_in_progress_are_not_flagged(study):
 def test_other_studies_do_not_count(study):
     other = make_study(gold=1)
     annotator = make_user()
-    annotate(other.items.get(kind="gold"), annotator, {other.scheme.questions.first(): "semantic"}, seconds=1)
+    annotate(other.items.get(kind="gold"), annotator, {other.instrument.questions.first(): "semantic"}, seconds=1)
 
     assert study_quality(study) == {}
 

@@ -22,10 +22,10 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotator.models import Annotation, Answer, Assignment, Question, SocialAttribute, Span, StudyItem
+from annotator.models import Annotation, Assignment, Span, StudyItem
 from annotator.reports import build_report
-from benchmark.models import Evaluation
-from tests.annotator.builders import add_items, make_scheme, make_study
+from benchmark.models import Answer, Evaluation, Instrument, Question, Respondent, Response, SocialAttribute
+from tests.annotator.builders import add_answer, add_items, make_annotation, make_instrument, make_question, make_study
 from tests.builders import make_episode, make_scenario, make_user
 from tests.stats.notes import unexplained_nulls
 
@@ -43,21 +43,44 @@ CONFUSION = [[5, 4, 5], [3, 3, 2], [1, 2, 1], [4, 4, 4]]
 JUDGE = [5, 3, 1, 3]
 
 
-def make_report_scheme():
-    """The test scheme's categorical ``barrier`` (truth: the episode's barrier) plus one question of each other kind."""
-    scheme = make_scheme()
-    anchors = [{"value": v, "label": str(v), "description": f"{v} of 5"} for v in range(1, 6)]
-    Question.objects.bulk_create([
-        Question(scheme=scheme, key="confusion", position=1, kind=Question.Kind.LIKERT, prompt="Confusion left?",
-                 options={"anchors": anchors}, dimension="unresolved_confusion"),
-        Question(scheme=scheme, key="goal", position=2, kind=Question.Kind.SLIDER, prompt="Goal reached?",
-                 per_seat=True, options={"min": 0, "max": 10, "step": 1}, dimension="goal"),
-        Question(scheme=scheme, key="spans", position=3, kind=Question.Kind.SPAN, prompt="Mark errors.",
-                 required=False, options={"labels": ["error", "competency"], "attributes": ["emotions", "engagement"]}),
-        Question(scheme=scheme, key="comment", position=4, kind=Question.Kind.TEXT, prompt="Anything else?",
-                 required=False, options={}),
-    ])
-    return scheme
+ANCHORS = [{"value": v, "label": str(v), "description": f"{v} of 5"} for v in range(1, 6)]
+
+
+def make_report_instrument():
+    """The test instrument's categorical ``barrier`` (truth: the episode's barrier) plus one question of each other kind."""
+    instrument = make_instrument()
+    make_question(instrument=instrument, key="confusion", position=1, kind=Question.Kind.LIKERT,
+                  prompt="Confusion left?", options={"anchors": ANCHORS}, dimension="unresolved_confusion")
+    make_question(instrument=instrument, key="goal", position=2, kind=Question.Kind.SLIDER, prompt="Goal reached?",
+                  scope="seat", options={"min": 0, "max": 10, "step": 1}, dimension="goal")
+    make_question(instrument=instrument, key="spans", position=3, kind=Question.Kind.SPAN, prompt="Mark errors.",
+                  required=False, options={"labels": ["error", "competency"], "attributes": ["emotions", "engagement"]})
+    make_question(instrument=instrument, key="comment", position=4, kind=Question.Kind.TEXT, prompt="Anything else?",
+                  required=False, options={})
+    return instrument
+
+
+def make_judge_instrument():
+    """A judge's rubric of its own: its questions measure the study's dimensions under other keys."""
+    instrument = Instrument.objects.create(name="Judge rubric")
+    make_question(instrument=instrument, key="confusion_left", position=0, kind=Question.Kind.LIKERT,
+                  prompt="How much confusion is left?", options={"anchors": ANCHORS}, dimension="unresolved_confusion")
+    make_question(instrument=instrument, key="goal_completion", position=1, kind=Question.Kind.SLIDER,
+                  prompt="Goal completion?", scope="seat", options={"min": 0, "max": 10, "step": 1}, dimension="goal")
+    return instrument
+
+
+def respond(kind, name, instrument, episode, answers, *, status=Response.Status.SUBMITTED, **respondent):
+    """A response of respondent ``name`` of ``kind`` (a model, or a label) with ``answers`` [(key, seat, number)]."""
+    field = "model" if kind in (Respondent.Kind.JUDGE, Respondent.Kind.AGENT) else "label"
+    who, _ = Respondent.objects.get_or_create(kind=kind, **{field: name}, **respondent)
+    response = Response.objects.create(instrument=instrument, episode=episode, respondent=who, status=status)
+    questions = {question.key: question for question in instrument.questions.all()}
+    Answer.objects.bulk_create(
+        Answer(response=response, question=questions[key], seat_position=seat, value=f"{number:g}", number=number)
+        for key, seat, number in answers
+    )
+    return response
 
 
 def annotate(item, annotator, answers=(), *, spans=(), version=1, status=Annotation.Status.SUBMITTED):
@@ -68,15 +91,13 @@ def annotate(item, annotator, answers=(), *, spans=(), version=1, status=Annotat
         defaults={"claimed_at": NOW, "lease_expires_at": NOW + timedelta(hours=1), "status": "submitted",
                   "submitted_at": NOW},
     )
-    annotation = Annotation.objects.create(
-        assignment=assignment, scheme=item.study.scheme, version=version, status=status,
+    annotation = make_annotation(
+        assignment, version=version, status=status,
         submitted_at=NOW + timedelta(minutes=version) if submitted else None,
     )
-    questions = {q.key: q for q in item.study.scheme.questions.all()}
-    Answer.objects.bulk_create(
-        Answer(annotation=annotation, question=questions[key], seat_position=seat, value=value, number=number)
-        for key, seat, value, number in answers
-    )
+    questions = {q.key: q for q in item.study.instrument.questions.all()}
+    for key, seat, value, number in answers:
+        add_answer(annotation, questions[key], value, seat_position=seat, number=number)
     for label, start, end, attributes in spans:
         span = Span.objects.create(
             annotation=annotation, question=questions["spans"], label=label, start_turn=start, end_turn=end,
@@ -99,10 +120,15 @@ def full_answers(item_index, annotator_index):
 
 
 def rated_study(**fields):
-    """The study of the module docstring, with judge scores; returns (study, items, annotators)."""
+    """The study of the module docstring, with other respondents' answers; returns (study, items, annotators).
+
+    judge-x answers a rubric of its own (same dimensions, other keys); judge-y answers the study's own
+    question; "human mean" is an imported human score; agent-z is an interviewed agent, compared
+    only when asked for; a judge's draft and superseded answers never count.
+    """
     scenarios = [make_scenario(), make_scenario()]
     episodes = [make_episode(scenario=scenarios[i // 2], barrier=barrier) for i, barrier in enumerate(BARRIERS)]
-    study = make_study(scheme=make_report_scheme(), items=episodes, overlap=3, gold=1, attention=1, **fields)
+    study = make_study(instrument=make_report_instrument(), items=episodes, overlap=3, gold=1, attention=1, **fields)
     annotators = [make_user(username=f"rater-{name}") for name in "ABC"]
     items = list(study.items.filter(kind=StudyItem.Kind.REGULAR).order_by("position"))
     for i, item in enumerate(items):
@@ -126,14 +152,16 @@ def rated_study(**fields):
             annotate(item, person, [("barrier", None, "emotional", None), ("confusion", None, "1", 1.0)])
     annotate(items[0], make_user(), [("barrier", None, "semantic", None)], status=Annotation.Status.DRAFT)
 
+    rubric, judge, agent = make_judge_instrument(), Respondent.Kind.JUDGE, Respondent.Kind.AGENT
     for episode, score in zip(episodes, JUDGE, strict=True):
-        Evaluation.objects.create(episode=episode, evaluator="judge-x", dimension="unresolved_confusion", score=score)
-        Evaluation.objects.create(episode=episode, evaluator="human mean", dimension="unresolved_confusion", score=3)
-        seats = list(episode.seats.order_by("position"))
-        Evaluation.objects.create(episode=episode, seat=seats[0], evaluator="judge-x", dimension="goal", score=7)
-        Evaluation.objects.create(episode=episode, seat=seats[1], evaluator="judge-x", dimension="goal", score=2)
+        respond(judge, "judge-x", rubric, episode,
+                [("confusion_left", None, score), ("goal_completion", 0, 7), ("goal_completion", 1, 2)])
+        respond(Respondent.Kind.ANNOTATOR, "human mean", rubric, episode, [("confusion_left", None, 3)])
+        respond(agent, "agent-z", rubric, episode, [("confusion_left", None, 5)] * 1)
+        respond(judge, "judge-x", rubric, episode, [("confusion_left", None, 1)], status=Response.Status.DRAFT)
     for episode in episodes[:2]:
-        Evaluation.objects.create(episode=episode, evaluator="judge-y", dimension="unresolved_confusion", score=4)
+        respond(judge, "judge-y", study.instrument, episode, [("confusion", None, 4)])
+        respond(judge, "judge-w", rubric, episode, [("confusion_left", None, 2)], status=Response.Status.SUPERSEDED)
     return study, items, annotators
 
 
@@ -208,7 +236,10 @@ def test_numeric_question_aligns_with_the_judge_with_the_most_scores(module_repo
     assert confusion["type"] == "numeric"
     assert confusion["percent_agreement"] == pytest.approx(0.5)
     assert confusion["judge"]["evaluator"] == "judge-x"  # 4 scores; judge-y has 2, "human mean" never judges
-    assert confusion["judge"]["other_evaluators"] == [{"evaluator": "judge-y", "prompt_version": "", "scores": 2}]
+    assert confusion["judge"]["respondent_kind"] == "judge"
+    assert confusion["judge"]["other_evaluators"] == [
+        {"evaluator": "judge-y", "respondent_kind": "judge", "prompt_version": "", "scores": 2}
+    ]  # judge-w's superseded and judge-x's draft answers never count; agent-z was not asked for
     assert confusion["alignment"]["pearson_r"] == pytest.approx(20 / 472**0.5)
     assert confusion["alignment"]["n"] == 4
     assert confusion["judge_scores"]["units"] == ["1", "2", "3", "4"]
@@ -273,7 +304,7 @@ def test_interpretation_labels_come_with_the_values(module_report):
 
 
 def test_a_study_without_annotations_has_nothing_to_report():
-    study = make_study(scheme=make_report_scheme(), items=2)
+    study = make_study(instrument=make_report_instrument(), items=2)
 
     report = build_report(study, resamples=50)
 
@@ -308,7 +339,7 @@ def test_the_number_of_queries_does_not_grow_with_the_study():
 
 
 def test_undefined_statistics_are_null_with_a_reason():
-    study = make_study(scheme=make_report_scheme(), items=3, overlap=2)
+    study = make_study(instrument=make_report_instrument(), items=3, overlap=2)
     raters = [make_user(), make_user()]
     for item in study.items.all():
         for person in raters:
@@ -360,14 +391,61 @@ def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
     from types import SimpleNamespace
 
     from annotator.reports.build import _judge
+    from benchmark.instruments.answers import RespondentAnswer
 
-    rows = [(1, None, "scripted", "heuristic-1", "unresolved_confusion", 3.0)]
-    rows += [(1, None, "zz-local/judge", "judge-2025.1", "unresolved_confusion", 4.0)]
-    question = SimpleNamespace(dimension="unresolved_confusion", per_seat=False)
+    def row(name, version, number):
+        return RespondentAnswer(1, None, "judge", name, version, None, "unresolved_confusion", f"{number:g}", number)
 
-    judge = _judge(question, SimpleNamespace(evaluations=rows))
+    rows = [row("scripted", "heuristic-1", 3.0), row("zz-local/judge", "judge-2025.1", 4.0)]
+    question = SimpleNamespace(pk=None, dimension="unresolved_confusion", per_seat=False)
+
+    judge = _judge(question, SimpleNamespace(automated=rows))
 
     assert (judge["evaluator"], judge["prompt_version"]) == ("zz-local/judge", "judge-2025.1")
+
+
+def test_the_comparison_can_be_with_interviewed_agents_instead_of_judges():
+    study, _, _ = rated_study()
+
+    report = build_report(study, resamples=20, respondent_kinds=["agent"])
+
+    confusion = report["questions"]["confusion"]
+    assert report["compared_with"] == ["agent"]
+    assert (confusion["judge"]["evaluator"], confusion["judge"]["respondent_kind"]) == ("agent-z", "agent")
+    assert confusion["judge_scores"]["judge"] == [5.0, 5.0, 5.0, 5.0]
+    assert report["questions"]["goal"]["judge"] is None  # agent-z was asked nothing per seat
+    assert any("no answers by agent respondents" in note for note in report["questions"]["goal"]["notes"])
+
+
+def test_other_studies_annotators_can_be_the_comparison_but_never_the_studys_own():
+    study, items, _ = rated_study()
+    other = make_study(instrument=study.instrument, items=[item.episode for item in items])
+    outsider = make_user(username="outsider")
+    for item in other.items.all():
+        annotate(item, outsider, [("confusion", None, "2", 2.0)])
+
+    report = build_report(study, resamples=20, respondent_kinds=["annotator"])
+
+    judge = report["questions"]["confusion"]["judge"]
+    assert (judge["evaluator"], judge["respondent_kind"], judge["scores"]) == (f"a{outsider.pk}", "annotator", 4)
+    assert [other["evaluator"] for other in judge["other_evaluators"]] == ["human mean"]
+
+
+def test_judge_evaluations_are_read_as_judge_answers_until_the_judge_writes_answers():
+    """The adapter of benchmark.instruments.answers: delete this test with it."""
+    study = make_study(instrument=make_report_instrument(), items=2, overlap=2)
+    raters = [make_user(), make_user()]
+    for item in study.items.all():
+        Evaluation.objects.create(episode=item.episode, evaluator="old-judge", dimension="unresolved_confusion", score=2)
+        Evaluation.objects.create(episode=item.episode, evaluator="human mean", dimension="unresolved_confusion",
+                                  score=4)
+        for person in raters:
+            annotate(item, person, [("barrier", None, "none", None), ("confusion", None, "3", 3.0)])
+
+    confusion = build_report(study, resamples=20)["questions"]["confusion"]
+
+    assert (confusion["judge"]["evaluator"], confusion["judge"]["scores"]) == ("old-judge", 2)
+    assert confusion["judge"]["other_evaluators"] == []  # "human mean" is no judge
 
 
 def test_every_null_statistic_comes_with_a_note(module_report):

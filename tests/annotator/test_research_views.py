@@ -14,10 +14,17 @@ from django.utils import timezone
 
 from annotator import forms as study_forms
 from annotator.forms import DEFAULT_INSTRUCTIONS, create_study
-from annotator.models import Annotation, Answer, Assignment, ItemKey, Membership, Question, Scheme, Study, StudyItem
+from annotator.models import Annotation, Assignment, ItemKey, Membership, Study, StudyItem
 from annotator.permissions import ANNOTATORS
-from benchmark.models import Barrier, Episode
-from tests.annotator.builders import add_annotators, make_scheme, make_study
+from benchmark.models import Barrier, Episode, Instrument, Question
+from tests.annotator.builders import (
+    add_annotators,
+    add_answer,
+    make_annotation,
+    make_instrument,
+    make_question,
+    make_study,
+)
 from tests.builders import add_to_team, default_team, make_episode, make_researcher, make_scenario, make_team, make_user
 
 pytestmark = pytest.mark.django_db
@@ -43,10 +50,9 @@ def annotate(item, user, answers=(), *, seconds=90, status=Annotation.Status.SUB
         status=Assignment.Status.SUBMITTED if submitted else Assignment.Status.CLAIMED,
         submitted_at=NOW if submitted else None,
     )
-    annotation = Annotation.objects.create(
-        assignment=assignment, scheme=item.study.scheme, status=status, submitted_at=NOW if submitted else None
-    )
-    Answer.objects.bulk_create(Answer(annotation=annotation, question=q, value=value) for q, value in answers)
+    annotation = make_annotation(assignment, status=status, submitted_at=NOW if submitted else None)
+    for question, value in answers:
+        add_answer(annotation, question, value)
     return annotation
 
 
@@ -98,7 +104,7 @@ def test_anonymous_visitors_are_sent_to_log_in(client, study, name, args):
 @pytest.mark.parametrize(("name", "args"), PAGES, ids=PAGE_IDS)
 def test_annotators_are_refused_every_researcher_page(client, study, request, who, name, args):
     user = request.getfixturevalue(who)
-    annotate(study.items.first(), user, [(study.scheme.questions.first(), "none")])
+    annotate(study.items.first(), user, [(study.instrument.questions.first(), "none")])
     client.force_login(user)
 
     response = client.get(reverse(f"annotator:{name}", args=args))
@@ -160,7 +166,7 @@ def test_an_annotator_cannot_create_a_study(client, annotator_a):
 
 
 def test_the_list_shows_each_study_with_its_progress(client, study, researcher, annotator_a, annotator_b):
-    barrier = study.scheme.questions.first()
+    barrier = study.instrument.questions.first()
     first, second, _ = study.items.filter(kind="regular").order_by("position")
     annotate(first, annotator_a, [(barrier, "none")])
     annotate(first, annotator_b, [(barrier, "none")])
@@ -203,7 +209,7 @@ def test_the_dashboard_shows_the_invite_link_exports_and_report(client, study, r
 
 
 def test_the_dashboard_shows_each_annotators_work_and_quality(client, study, researcher, annotator_a, annotator_b):
-    barrier = study.scheme.questions.first()
+    barrier = study.instrument.questions.first()
     regular = list(study.items.filter(kind="regular").order_by("position"))
     annotate(regular[0], annotator_a, [(barrier, "none")], seconds=120)
     annotate(regular[1], annotator_a, [(barrier, "none")], seconds=5)  # too fast
@@ -225,7 +231,7 @@ def test_the_dashboard_shows_each_annotators_work_and_quality(client, study, res
 
 
 def test_the_dashboard_marks_items_short_of_k(client, study, researcher, annotator_a, annotator_b):
-    barrier = study.scheme.questions.first()
+    barrier = study.instrument.questions.first()
     first = study.items.get(position=0)
     annotate(first, annotator_a, [(barrier, "none")])
     annotate(first, annotator_b, [(barrier, "none")])
@@ -240,7 +246,7 @@ def test_the_dashboard_marks_items_short_of_k(client, study, researcher, annotat
 
 
 def test_the_dashboard_lists_someone_removed_from_the_pool(client, study, researcher, annotator_a):
-    annotate(study.items.first(), annotator_a, [(study.scheme.questions.first(), "none")])
+    annotate(study.items.first(), annotator_a, [(study.instrument.questions.first(), "none")])
     Membership.objects.filter(annotator=annotator_a).delete()
     client.force_login(researcher)
 
@@ -253,7 +259,7 @@ def test_the_dashboard_lists_someone_removed_from_the_pool(client, study, resear
 
 def test_the_dashboard_query_count_does_not_grow_with_annotations(client, researcher, django_assert_max_num_queries):
     study = make_study(items=6, gold=1, attention=1, overlap=3, created_by=researcher)
-    barrier = study.scheme.questions.first()
+    barrier = study.instrument.questions.first()
     client.force_login(researcher)
     url = reverse("annotator:dashboard", args=[study.slug])
 
@@ -281,7 +287,7 @@ def test_the_dashboard_query_count_does_not_grow_with_annotations(client, resear
 
 def valid_form_data(**overrides):
     data = {
-        "title": "New study", "slug": "new-study", "preset": "socialveil", "scheme": "",
+        "title": "New study", "slug": "new-study", "preset": "socialveil", "instrument": "",
         "source": "", "scenario": "", "barrier": "", "status": "finished", "tag": "pilot",
         "limit": "", "seed": "7", "overlap": "2", "lease_minutes": "60", "min_seconds_per_item": "30",
         "gold_items": "0", "attention_items": "0", "instructions": "",
@@ -363,13 +369,13 @@ def test_creating_a_study_makes_items_keys_and_pool(researcher_client, researche
     assert response.status_code == 302
     assert response.url == reverse("annotator:dashboard", args=["new-study"])
     assert study.created_by == researcher
-    assert (study.overlap, study.seed, study.scheme.preset) == (2, 7, "socialveil")
+    assert (study.overlap, study.seed, study.instrument.preset) == (2, 7, "socialveil")
     assert study.instructions == DEFAULT_INSTRUCTIONS["socialveil"]
     assert set(study.annotators.all()) == {annotator_a, annotator_b}
     assert sorted(study.items.values_list("episode_id", flat=True)) == sorted(e.pk for e in episodes)
     assert list(study.items.values_list("position", flat=True)) == list(range(6))
 
-    barrier_question = study.scheme.questions.get(truth="episode.barrier")
+    barrier_question = study.instrument.questions.get(truth="episode.barrier")
     gold = study.items.filter(kind=StudyItem.Kind.GOLD).select_related("episode__barrier")
     assert gold.count() == 2
     for item in gold:
@@ -396,21 +402,21 @@ def test_an_empty_seed_gets_a_random_one_that_is_kept(researcher_client, episode
     assert Study.objects.get(slug="new-study").seed is not None
 
 
-def test_an_existing_scheme_can_be_used(researcher_client, episodes):
-    scheme = make_scheme()
+def test_an_existing_instrument_can_be_used(researcher_client, episodes):
+    instrument = make_instrument()
 
-    create(researcher_client, preset="", scheme=str(scheme.pk), instructions="Read carefully.")
+    create(researcher_client, preset="", instrument=str(instrument.pk), instructions="Read carefully.")
 
     study = Study.objects.get(slug="new-study")
-    assert (study.scheme, study.instructions) == (scheme, "Read carefully.")
+    assert (study.instrument, study.instructions) == (instrument, "Read carefully.")
 
 
 def test_pairs_put_each_barrier_episode_beside_its_baseline(researcher_client, episodes):
-    scheme = make_scheme()
-    Question.objects.create(scheme=scheme, key="better", position=1, kind=Question.Kind.PAIRWISE, prompt="Better?",
+    instrument = make_instrument()
+    make_question(instrument=instrument, key="better", position=1, kind=Question.Kind.PAIRWISE, prompt="Better?",
                             options={"choices": [{"value": "A", "label": "A"}, {"value": "B", "label": "B"}]})
 
-    create(researcher_client, preset="", scheme=str(scheme.pk), pair_with_baseline="on")
+    create(researcher_client, preset="", instrument=str(instrument.pk), pair_with_baseline="on")
 
     items = Study.objects.get(slug="new-study").items.select_related("episode__barrier", "compared_episode__barrier")
     assert items.count() == 4
@@ -425,7 +431,7 @@ def test_pairs_put_each_barrier_episode_beside_its_baseline(researcher_client, e
     [
         ({"title": ""}, "title", "This field is required."),
         ({"slug": "not a slug!"}, "slug", "Enter a valid “slug”"),
-        ({"preset": ""}, "preset", "Choose a scheme preset or an existing scheme."),
+        ({"preset": ""}, "preset", "Choose an instrument preset or an existing instrument."),
         ({"overlap": "0"}, "overlap", "greater than or equal to 1"),
         ({"lease_minutes": "0"}, "lease_minutes", "greater than or equal to 1"),
         ({"limit": "0"}, "limit", "greater than or equal to 1"),
@@ -458,10 +464,10 @@ def test_a_taken_slug_is_refused(researcher_client, episodes, study):
     assert Study.objects.count() == 1
 
 
-def test_both_a_preset_and_a_scheme_is_refused(researcher_client, episodes):
-    response = create(researcher_client, scheme=str(make_scheme().pk))
+def test_both_a_preset_and_an_instrument_is_refused(researcher_client, episodes):
+    response = create(researcher_client, instrument=str(make_instrument().pk))
 
-    assert "not both" in response.context["form"].errors["scheme"][0]
+    assert "not both" in response.context["form"].errors["instrument"][0]
 
 
 def test_k_above_the_pool_size_is_refused(researcher_client, episodes, annotator_a, annotator_b):
@@ -506,7 +512,7 @@ def test_no_matching_episode_is_refused(researcher_client, episodes):
 
 
 def test_creation_is_all_or_nothing(episodes, monkeypatch):
-    schemes_before = Scheme.objects.count()
+    instruments_before = Instrument.objects.count()
 
     def fail(*args, **kwargs):
         raise RuntimeError("the database went away")
@@ -520,7 +526,7 @@ def test_creation_is_all_or_nothing(episodes, monkeypatch):
     assert not Study.objects.exists()
     assert not StudyItem.objects.exists()
     assert not ItemKey.objects.exists()
-    assert Scheme.objects.count() == schemes_before
+    assert Instrument.objects.count() == instruments_before
 
 
 # The demo studies
@@ -551,7 +557,7 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
     assert sorted(veil.annotators.values_list("username", flat=True)) == ["annotator1", "annotator2", "annotator3"]
     assert studies["demo-sotopia-eval"].items.count() == 12
-    assert studies["demo-shrec-spans"].scheme.preset == "shrec-spans"
+    assert studies["demo-shrec-spans"].instrument.preset == "shrec-spans"
     assert "http://parley.test/annotate/studies/demo-socialveil/" in output
     assert f"http://parley.test/annotate/join/{veil.invite_token}/" in output
     assert "(3 new)" in output and "(0 new)" in again

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import Annotation, Assignment, Span
-from annotator.schemes import install_preset
+from benchmark.instruments.presets import install_preset
 from benchmark.models import ActionType
 from tests.annotator.builders import make_study
 from tests.builders import PASSWORD, make_character, make_episode, make_scenario, make_user
@@ -61,14 +61,14 @@ def studies():
                      ("Lena", "Get your neighbour's blessing for the party."),
                      ("Omar", "Make sure you can sleep before your early shift."))
     socialveil = make_study(
-        scheme=install_preset("socialveil"), title="Barriers in rent talks", slug="barriers-pilot",
+        instrument=install_preset("socialveil"), title="Barriers in rent talks", slug="barriers-pilot",
         items=[make_episode(scenario=rent, barrier="semantic", turns=RENT_TURNS),
                make_episode(scenario=rent, barrier="none", turns=RENT_TURNS[:2] + RENT_TURNS[5:])],
         overlap=2, annotators=[annotator], created_by=researcher,
         instructions="Read each conversation to the end.\nThen say which barrier, if any, shaped it.",
     )
     shrec = make_study(
-        scheme=install_preset("shrec-spans"), title="Social errors at the door", slug="spans-pilot",
+        instrument=install_preset("shrec-spans"), title="Social errors at the door", slug="spans-pilot",
         items=[make_episode(scenario=party, turns=PARTY_TURNS)], overlap=1, annotators=[annotator],
         created_by=researcher, instructions="Mark the moments that show a social slip or a social skill.",
     )
@@ -183,7 +183,7 @@ def rate_two_socialveil_items(page, screenshot, studies):
     screenshot(page, "annotation/05-done")
     submitted = Annotation.objects.filter(assignment__item__study=study, status="submitted")
     assert submitted.count() == 2
-    rationale = submitted.get(answers__value="none").answers.get(question__key="barrier_type").rationale
+    rationale = submitted.get(response__answers__value="none").response.answers.get(question__key="barrier_type").reasoning
     assert rationale == "Both say plainly what they want."
 
 
@@ -269,7 +269,9 @@ def edit_a_submitted_item(page, screenshot, studies):
     assignment = Assignment.objects.get(item__study=study, annotations__version=2)
     versions = assignment.annotations.order_by("version")
     assert [(a.version, a.status) for a in versions] == [(1, "submitted"), (2, "submitted")]
-    assert [a.answers.get(question__key="barrier_type").value for a in versions] == ["semantic", "sociocultural"]
+    assert [a.response.answers.get(question__key="barrier_type").value for a in versions] == [
+        "semantic", "sociocultural"
+    ]
 
 
 def test_sotopia_sliders_start_unset_and_are_saved_once_moved(browser_page):
@@ -278,7 +280,7 @@ def test_sotopia_sliders_start_unset_and_are_saved_once_moved(browser_page):
     rent = scenario("Two flatmates meet in the kitchen to settle this month's rent.",
                     ("Maya", "Pay your half a week late without upsetting your flatmate."),
                     ("Tomás", "Get the whole rent paid by Friday."))
-    study = make_study(scheme=install_preset("sotopia-eval"), items=[make_episode(scenario=rent, turns=RENT_TURNS)],
+    study = make_study(instrument=install_preset("sotopia-eval"), items=[make_episode(scenario=rent, turns=RENT_TURNS)],
                        annotators=[annotator])
     study.memberships.update(instructions_read_at="2025-01-01T00:00:00Z")
     log_in(page, annotator)
@@ -296,7 +298,7 @@ def test_sotopia_sliders_start_unset_and_are_saved_once_moved(browser_page):
     window_shot(page, "11-sotopia-sliders", at=page.locator("#rationale-goal-0"))
 
     annotation = Annotation.objects.get(assignment__item__study=study)
-    answers = {(a.question.key, a.seat_position): (a.number, a.rationale) for a in annotation.answers.all()}
+    answers = {(a.question.key, a.seat_position): (a.number, a.reasoning) for a in annotation.response.answers.all()}
     assert answers == {("goal", 0): (7, "She gets the week she asked for.")}
 
     page.reload()
@@ -308,10 +310,12 @@ def test_sotopia_sliders_start_unset_and_are_saved_once_moved(browser_page):
     page.goto("/annotate/")
     expect(page.get_by_role("heading", name="Annotate", level=1)).to_be_visible()
     for _ in range(50):
-        if annotation.answers.filter(question__key="goal", seat_position=1).exists():
+        if annotation.response.answers.filter(question__key="goal", seat_position=1).exists():
             break
         time.sleep(0.1)
-    assert annotation.answers.get(question__key="goal", seat_position=1).rationale == "He is paid on time after all."
+    assert annotation.response.answers.get(question__key="goal", seat_position=1).reasoning == (
+        "He is paid on time after all."
+    )
 
 
 def test_a_slider_can_be_set_at_its_starting_value(browser_page):
@@ -320,7 +324,7 @@ def test_a_slider_can_be_set_at_its_starting_value(browser_page):
     rent = scenario("Two flatmates meet in the kitchen to settle this month's rent.",
                     ("Maya", "Pay your half a week late without upsetting your flatmate."),
                     ("Tomás", "Get the whole rent paid by Friday."))
-    study = make_study(scheme=install_preset("sotopia-eval"), items=[make_episode(scenario=rent, turns=RENT_TURNS)],
+    study = make_study(instrument=install_preset("sotopia-eval"), items=[make_episode(scenario=rent, turns=RENT_TURNS)],
                        annotators=[annotator])
     study.memberships.update(instructions_read_at="2025-01-01T00:00:00Z")
     log_in(page, annotator)
@@ -337,6 +341,6 @@ def test_a_slider_can_be_set_at_its_starting_value(browser_page):
     wait_until_saved(page)
 
     annotation = Annotation.objects.get(assignment__item__study=study)
-    assert [(a.question.key, a.seat_position, a.number) for a in annotation.answers.all()] == [("relationship", 0, 0)]
+    assert [(a.question.key, a.seat_position, a.number) for a in annotation.response.answers.all()] == [("relationship", 0, 0)]
     page.reload()
     expect(page.locator("#answer-relationship-0-value")).to_have_text("0")

@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from annotator.schemes import install_preset
+from benchmark.instruments.presets import install_preset
 from benchmark.models import ActionType, SimulationRun
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import rated_study
@@ -107,7 +107,7 @@ def test_the_annotation_item_page_keeps_to_the_policy_while_it_saves(browser_pag
                                     {"character": make_character(first_name="Omar")}])
     turns = [(ActionType.SPEAK, "Hi! I'm throwing a party on Saturday."),
              (ActionType.SPEAK, "Whatever. Just keep it down, I work early.")]
-    study = make_study(scheme=install_preset("shrec-spans"), items=[make_episode(scenario=scenario, turns=turns)],
+    study = make_study(instrument=install_preset("shrec-spans"), items=[make_episode(scenario=scenario, turns=turns)],
                        annotators=[annotator])
     study.memberships.update(instructions_read_at=timezone.now())
     watch = PolicyWatch(page)

@@ -51,6 +51,19 @@ def _option(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
+def _respondent_kinds(text: str) -> list[str]:
+    """``judge,agent`` → the respondent kinds to compare human answers with (each one known)."""
+    from benchmark.models import Respondent
+
+    kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
+    unknown = [kind for kind in kinds if kind not in Respondent.Kind.values]
+    if not kinds or unknown:
+        raise argparse.ArgumentTypeError(
+            f"expected respondent kinds from {', '.join(Respondent.Kind.values)}, separated by commas; got {text!r}"
+        )
+    return list(dict.fromkeys(kinds))
+
+
 def _count(text: str) -> int:
     if not (text.strip().isascii() and text.strip().isdigit()):
         raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
@@ -100,6 +113,11 @@ class Command(BaseCommand):
             "values outside are an error). Makes Q numeric. Repeatable.",
         )
         parser.add_argument(
+            "--compare-with", type=_respondent_kinds, default=None, metavar="KIND[,KIND...]",
+            help="--study: whose answers the annotators' are compared with, by respondent kind: judge (the "
+            "default), agent, participant or annotator (other studies' annotators).",
+        )
+        parser.add_argument(
             "--resamples", type=_count, default=DEFAULT_RESAMPLES, metavar="B",
             help="Bootstrap resamples for the confidence intervals (default: %(default)s; 0 skips them).",
         )
@@ -133,6 +151,10 @@ class Command(BaseCommand):
 
     def _from_csv(self, options: dict[str, Any]) -> tuple[str | bytes, str, str]:
         format = options["format"]
+        if options["compare_with"]:
+            raise CommandError(
+                "--compare-with needs --study: a CSV's judge column already says what its ratings are compared with"
+            )
         if format not in CSV_SOURCE_FORMATS:
             raise CommandError(
                 f"--format {format} needs --study: the page and the bundle show the study's items; "
@@ -171,12 +193,15 @@ class Command(BaseCommand):
         given = [f"--{name}" for name in CSV_ONLY_OPTIONS if options[name]]
         if given:
             raise CommandError(
-                f"{', '.join(given)} apply to --from-csv only; a study's scheme sets its questions' kinds and options"
+                f"{', '.join(given)} apply to --from-csv only; a study's instrument sets its questions' kinds and "
+                "options"
             )
         study = _find_study(options["study"], team_from_options(options))
         from annotator.reports import build_report, render_bundle, render_html, render_tables_zip, report_json
+        from annotator.reports.build import DEFAULT_RESPONDENTS
 
-        report = build_report(study, resamples=options["resamples"], seed=options["seed"])
+        kinds = options["compare_with"] or DEFAULT_RESPONDENTS
+        report = build_report(study, resamples=options["resamples"], seed=options["seed"], respondent_kinds=kinds)
         renderers: dict[str, Callable[[], str | bytes]] = {
             "json": lambda: report_json(report),
             "html": lambda: render_html(study, report),

@@ -18,11 +18,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from benchmark.demo.content import CONDITIONS, SCENARIOS
+from benchmark.instruments import presets
 from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, RESEARCHER
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 
-from ... import demo_ratings, schemes
+from ... import demo_ratings
 from ...forms import create_study
 from ...models import Study
 from ...permissions import ANNOTATORS
@@ -47,7 +48,7 @@ DEMO_STUDIES = (
 )
 # The demo episodes are two-person conversations: presets that need more seats are left out, for
 # the reason the study form would give.
-SKIPPED = {key: reason for key in schemes.PRESETS if (reason := schemes.preset_misfit(key, 2))}
+SKIPPED = {key: reason for key in presets.PRESETS if (reason := presets.preset_misfit(key, 2))}
 
 
 class Command(BaseCommand):

@@ -1,0 +1,112 @@
+"""Every respondent's answers about a set of episodes, read through one path whatever their kind.
+
+A human study's question is compared with other respondents' answers to the same construct: the
+same question, or any question that measures the same ``dimension`` (Sotopia's ``goal``, the
+``mutual_understanding`` of SocialVeil, ...), whichever instrument asked it. ``respondent_answers``
+reads them, filtered by respondent kind (judges, interviewed agents, participants, annotators),
+from submitted responses only (drafts and superseded versions never count), as plain rows.
+
+Until the judge writes its verdicts as answers of a ``judge`` respondent, its ``Evaluation`` rows
+are read here too, as if they were such answers (``_evaluation_rows``, marked as an adapter): the
+same row shape, so callers never know the difference. Imported ``human mean`` scores come through
+as an annotator respondent labelled so, never as a judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from benchmark.models import Answer, Episode, Evaluation, Question, Respondent, Response
+
+HUMAN_MEAN = "human mean"  # how imported human scores name their evaluator
+
+
+@dataclass(frozen=True)
+class RespondentAnswer:
+    """One answer about one episode (and seat), with who gave it and what it measures."""
+
+    episode_id: int
+    seat: int | None  # the seat position the answer is about; None for a per-episode question
+    respondent_kind: str
+    respondent: str  # a model's name, a label, or ``user:<pk>`` for a person (callers choose how to show people)
+    prompt_version: str
+    question_id: int | None  # None for a row read from an Evaluation (adapter)
+    dimension: str
+    value: str
+    number: float | None
+
+    @property
+    def respondent_key(self) -> tuple[str, str, str]:
+        """Who answered, as a key: (kind, name, prompt version)."""
+        return self.respondent_kind, self.respondent, self.prompt_version
+
+
+def respondent_answers(
+    episodes: QuerySet[Episode] | Iterable[int],
+    questions: Collection[Question],
+    *,
+    kinds: Collection[str] = (Respondent.Kind.JUDGE,),
+    exclude_responses: QuerySet[Response] | None = None,
+) -> list[RespondentAnswer]:
+    """Submitted answers about ``episodes`` to ``questions`` or to any question measuring one of their dimensions.
+
+    ``kinds`` are the respondent kinds to read (``Respondent.Kind`` values); ``exclude_responses``
+    leaves some responses out (a study's own annotations, when comparing it with other annotators).
+    """
+    kinds = [str(kind) for kind in kinds]
+    unknown = sorted(set(kinds) - set(Respondent.Kind.values))
+    if unknown:
+        raise ValueError(f"unknown respondent kind {', '.join(unknown)}; use {', '.join(Respondent.Kind.values)}")
+    dimensions = {question.dimension for question in questions if question.dimension}
+    question_ids = {question.pk for question in questions if question.pk is not None}
+    if not (dimensions or question_ids) or not kinds:
+        return []
+    episode_ids = episodes.values("pk") if isinstance(episodes, QuerySet) else list(episodes)
+    matches = Q(question_id__in=question_ids) | Q(question__dimension__in=dimensions)
+    answers = Answer.objects.filter(
+        matches,
+        response__episode_id__in=episode_ids,
+        response__status=Response.Status.SUBMITTED,
+        response__respondent__kind__in=kinds,
+    )
+    if exclude_responses is not None:
+        answers = answers.exclude(response__in=exclude_responses.values("pk"))
+    rows = [
+        RespondentAnswer(
+            episode_id=episode_id, seat=seat,
+            respondent_kind=kind, respondent=model or label or f"user:{user_id}", prompt_version=prompt_version,
+            question_id=question_id, dimension=dimension, value=value, number=number,
+        )
+        for (episode_id, seat, kind, model, label, user_id, prompt_version, question_id, dimension, value,
+             number) in answers.values_list(
+            "response__episode_id", "seat_position", "response__respondent__kind",
+            "response__respondent__model", "response__respondent__label", "response__respondent__user_id",
+            "response__respondent__prompt_version", "question_id", "question__dimension", "value", "number",
+        ).order_by("pk")
+    ]
+    return rows + _evaluation_rows(episode_ids, dimensions, kinds)
+
+
+def _evaluation_rows(episode_ids: object, dimensions: set[str], kinds: list[str]) -> list[RespondentAnswer]:
+    """ADAPTER, until the judge writes ``Answer`` rows: its ``Evaluation`` rows as judge answers.
+
+    Imported human scores (evaluator ``human mean``) read as an annotator labelled ``human mean``.
+    Delete this once ``Evaluation`` is gone; nothing else changes for callers.
+    """
+    if not dimensions:
+        return []
+    rows = []
+    for episode_id, seat, evaluator, prompt_version, dimension, score in Evaluation.objects.filter(
+        episode_id__in=episode_ids, dimension__in=dimensions
+    ).values_list("episode_id", "seat__position", "evaluator", "prompt_version", "dimension", "score").order_by("pk"):
+        kind = Respondent.Kind.ANNOTATOR if evaluator.lower() == HUMAN_MEAN else Respondent.Kind.JUDGE
+        if kind in kinds:
+            rows.append(RespondentAnswer(
+                episode_id=episode_id, seat=seat, respondent_kind=str(kind), respondent=evaluator,
+                prompt_version=prompt_version, question_id=None, dimension=dimension, value=f"{score:g}",
+                number=score,
+            ))
+    return rows

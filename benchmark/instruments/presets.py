@@ -1,0 +1,380 @@
+"""The instruments Parley ships: SocialVeil's human evaluation, Sotopia-EVAL, SHREC spans, ProMediate.
+
+Each preset is a ``PresetSpec`` of ``QuestionSpec`` rows; ``install_preset`` makes the shared
+instrument (no team: every team may use it, none may change it) the first time a study asks for it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from benchmark.dimensions import DIMENSIONS
+from benchmark.models import Instrument, Question
+
+from .checks import DEFAULT_TEXT_MAX_LENGTH, SPAN_LABELS, set_bounds
+from .versions import next_version
+
+Kind = Question.Kind
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    """A question of a preset, as it becomes a ``Question`` row (position from its place in the list)."""
+
+    key: str
+    kind: str
+    prompt: str
+    help_text: str = ""
+    required: bool = True
+    scope: str = Question.Scope.EPISODE
+    rationale: str = "none"
+    options: dict[str, Any] = field(default_factory=dict)
+    dimension: str = ""
+    truth: str = ""
+
+    @property
+    def per_seat(self) -> bool:
+        return self.scope == Question.Scope.SEAT
+
+    def build(self, instrument: Instrument, position: int) -> Question:
+        """The question row (unsaved), its numeric bounds set from its options."""
+        question = Question(
+            instrument=instrument, key=self.key, position=position, kind=self.kind, prompt=self.prompt,
+            help_text=self.help_text, required=self.required, scope=self.scope, rationale=self.rationale,
+            options=copy.deepcopy(self.options), dimension=self.dimension, truth=self.truth,
+        )
+        set_bounds(question)
+        return question
+
+
+@dataclass(frozen=True)
+class PresetSpec:
+    """An instrument Parley ships, installed with ``install_preset``.
+
+    ``seats_needed`` is the fewest seats an episode must have for the questions to make sense (a
+    mediator rating needs two parties and the mediator); ``seats_reason`` says why, for messages.
+    """
+
+    name: str
+    description: str
+    questions: tuple[QuestionSpec, ...]
+    seats_needed: int = 2
+    seats_reason: str = ""
+
+
+def _anchors(*anchors: tuple[int, str, str]) -> dict[str, Any]:
+    return {"anchors": [{"value": value, "label": label, "description": text} for value, label, text in anchors]}
+
+
+def _slider(low: int, high: int, low_means: str, high_means: str) -> dict[str, Any]:
+    return {"min": low, "max": high, "step": 1, "labels": {"min": low_means, "max": high_means}}
+
+
+def _sotopia_question(key: str, prompt: str, help_text: str, low_means: str, high_means: str) -> QuestionSpec:
+    dimension = DIMENSIONS[key]
+    return QuestionSpec(
+        key=key, kind=Kind.SLIDER, prompt=prompt, help_text=help_text, scope=Question.Scope.SEAT, rationale="required",
+        options=_slider(dimension.low, dimension.high, low_means, high_means), dimension=key,
+    )
+
+
+SOCIALVEIL = PresetSpec(
+    name="SocialVeil human evaluation",
+    description=(
+        "Name the communication barrier one side spoke under, then rate how much confusion was left "
+        "and how well the two sides came to understand each other (after SocialVeil's human study)."
+    ),
+    questions=(
+        QuestionSpec(
+            key="barrier_type", kind=Kind.CATEGORICAL, rationale="optional", truth="episode.barrier",
+            prompt="Which communication barrier, if any, shaped the way one side spoke?",
+            help_text=(
+                "Go by the dialogue alone. Pick the barrier whose signs are clearest; pick 'No barrier' "
+                "when both sides speak plainly and any misunderstanding looks like an ordinary slip."
+            ),
+            options={"choices": [
+                {"value": "semantic", "label": "Semantic vagueness", "description": (
+                    "One side leaves things unnamed: 'it', 'that thing' or 'the stuff' stand in for people, "
+                    "amounts and times, so the other side has to guess or keep asking what is meant."
+                )},
+                {"value": "sociocultural", "label": "Sociocultural mismatch", "description": (
+                    "The two follow different habits of directness and politeness: hints, face-saving and "
+                    "soft refusals get taken literally, so a 'no' passes for 'later' or polite assent for a yes."
+                )},
+                {"value": "emotional", "label": "Emotional interference", "description": (
+                    "Strong feeling such as worry, anger or hurt takes over one side's turns; the facts the "
+                    "task needs come late, in fragments or not at all."
+                )},
+                {"value": "none", "label": "No barrier", "description": (
+                    "Both sides say what they mean clearly and directly; nothing systematic gets in the way."
+                )},
+            ]},
+        ),
+        QuestionSpec(
+            key="unresolved_confusion", kind=Kind.LIKERT, rationale="optional", dimension="unresolved_confusion",
+            prompt=(
+                "When the conversation ended, how much confusion about the situation and each side's goals "
+                "was left?"
+            ),
+            help_text="Higher means less confusion: 5 when everything was cleared up, 1 when the talk fell apart.",
+            options=_anchors(
+                (1, "Incoherent", "The talk does not hang together: the situation and goals are ignored or "
+                                  "twisted, key questions go unanswered and the two talk past each other."),
+                (2, "Much confusion", "Serious misunderstandings about the situation or the goals remain; even "
+                                      "if the exchange sounds smooth, what at least one side wants is still unclear."),
+                (3, "Some confusion", "Parts of the situation and goals are understood, but at least one key "
+                                      "point stays vague, misread or never taken up."),
+                (4, "Little confusion", "The situation and the main goals are clear; only side details such as "
+                                        "timing, exact limits or small preferences are left open."),
+                (5, "No confusion left", "The situation and what each side wants are fully cleared up; "
+                                         "nothing remains ambiguous."),
+            ),
+        ),
+        QuestionSpec(
+            key="mutual_understanding", kind=Kind.LIKERT, rationale="optional", dimension="mutual_understanding",
+            prompt=(
+                "When the conversation ended, how well did the two sides understand each other's views, "
+                "intentions and goals in this situation?"
+            ),
+            help_text="Judge understanding of the situation at hand, not general friendliness.",
+            options=_anchors(
+                (1, "Talking past each other", "They drift off topic or at cross purposes; neither takes up "
+                                               "the other's aims and nothing is shared."),
+                (2, "Little understanding", "One or both keep misreading the other's aims; they may agree on "
+                                            "pleasantries but miss what the situation is about."),
+                (3, "Partial understanding", "Each grasps part of the other's aims, but key intentions are "
+                                             "still misread or pushed aside."),
+                (4, "Good understanding", "Both show they understand each other's aims here, though finer "
+                                          "points such as emotional tone or secondary motives slip by."),
+                (5, "Full alignment", "Both clearly understand each other's goals, intentions and strategies "
+                                      "in this situation, and the talk stays on it."),
+            ),
+        ),
+    ),
+)
+
+SOTOPIA_EVAL = PresetSpec(
+    name="Sotopia-EVAL",
+    description=(
+        "Rate each character on Sotopia's seven dimensions, each on its own range, and give the reason "
+        "for every score. The annotator sees both characters' goals and backgrounds, although the "
+        "characters themselves only knew part of each other's."
+    ),
+    questions=(
+        _sotopia_question(
+            "goal", "How far did this character get toward their own social goal?",
+            "Reread the character's goal first. 0 means no progress at all; give points for real effort or "
+            "partial success, at least 5 once the main goal is met even if a stretch target was missed, "
+            "and 10 when the goal is fully achieved.",
+            "No progress", "Goal fully achieved",
+        ),
+        _sotopia_question(
+            "believability", "How natural, and how true to their profile, was this character's behaviour?",
+            "Watch for slips such as confusing who is who, echoing the other side for no reason or "
+            "politeness that does not fit the moment, and check that choices suit the character's "
+            "personality and values. One small slip should cost a little, not everything. "
+            "0 = not believable at all, 10 = entirely believable.",
+            "Not believable", "Entirely believable",
+        ),
+        _sotopia_question(
+            "relationship", "How did the conversation change this character's relationship with the other side?",
+            "Compare the relationship before and after, including the character's standing or reputation. "
+            "0 means no real change; above 0 it improved, below 0 it got worse. Keep the ends for extremes: "
+            "+5 is strangers becoming close friends, -5 a bond broken for good. Merely reaching an "
+            "agreement is worth about 0 or 1.",
+            "Broken for good", "Greatly improved",
+        ),
+        _sotopia_question(
+            "knowledge", "How much new and important information did this character gain?",
+            "Ask what the character learned, whether it was new to them and whether it matters to them. "
+            "0 = nothing new; 10 = new knowledge that is important in general, not just handy in this one "
+            "exchange.",
+            "Nothing new", "Important new knowledge",
+        ),
+        _sotopia_question(
+            "secret", "Did this character keep what they wanted to keep hidden?",
+            "First name the secret or hidden intention, then judge how much of it came out and how much it "
+            "mattered. 0 = nothing revealed; -10 = a critical secret given away. Weigh its importance: "
+            "letting slip a planned surprise is not -10, confessing a grave secret is.",
+            "Critical secret revealed", "Nothing revealed",
+        ),
+        _sotopia_question(
+            "social_rules", "Did this character break social norms or laws in this conversation?",
+            "Count only what happens in the conversation. 0 = no rule broken; a lapse of manners costs a "
+            "point or two; -10 is kept for serious crimes.",
+            "Serious crime", "No rule broken",
+        ),
+        _sotopia_question(
+            "financial", "Did this character gain or lose money or material goods?",
+            "Include short-term gains such as cash or food and long-term ones such as a job or shares. Judge "
+            "by the real value and by what it means to the character: a meal is worth about +1. Leave out "
+            "health, feelings and other non-material effects. 0 = no change, +5 = a large gain, "
+            "-5 = a large loss.",
+            "Large loss", "Large gain",
+        ),
+    ),
+)
+
+SHREC_SPANS = PresetSpec(
+    name="SHREC error and competency spans",
+    description=(
+        "Mark stretches of the conversation where an agent made a social error or showed social "
+        "competence, tag the social attributes involved, explain each mark and, for errors, say what "
+        "the agent should have done instead (after the SHREC annotation guidelines)."
+    ),
+    questions=(
+        QuestionSpec(
+            key="spans", kind=Kind.SPAN, required=False,
+            prompt="Mark the moments where an agent made a social error or showed social competence.",
+            help_text=(
+                "Select the words or turns, then label the span. An error is behaviour that goes against "
+                "what the other person could reasonably expect and makes the agent seem less socially "
+                "capable; a competency is noticing social cues and answering them the way the other person "
+                "would hope. Tag every social attribute involved, say why you marked it and, for an error, "
+                "write what the agent should have done. Spans may overlap; leave none if nothing stands out."
+            ),
+            options={
+                "labels": list(SPAN_LABELS),
+                "attributes": [
+                    "emotions", "engagement", "conversational-mechanics", "knowledge-state",
+                    "intention", "social-context", "social-norms",
+                ],
+            },
+        ),
+        QuestionSpec(
+            key="overall_comment", kind=Kind.TEXT, required=False,
+            prompt="Anything else about the agents' social behaviour worth noting?",
+            help_text="Optional. Patterns across the whole conversation that no single span captures.",
+            options={"max_length": DEFAULT_TEXT_MAX_LENGTH},
+        ),
+    ),
+)
+
+
+def _mediator_question(key: str, prompt: str, help_text: str, *anchors: tuple[int, str, str]) -> QuestionSpec:
+    return QuestionSpec(
+        key=key, kind=Kind.LIKERT, prompt=prompt, help_text=help_text, rationale="optional", options=_anchors(*anchors)
+    )
+
+
+PROMEDIATE = PresetSpec(
+    name="ProMediate mediator rating",
+    description=(
+        "Rate an AI mediator's message in a multi-party negotiation on four kinds of obstacle it may "
+        "address, each on its own, and judge which of two conversation excerpts is closer to agreement "
+        "(after ProMediate's human evaluation)."
+    ),
+    questions=(
+        _mediator_question(
+            "perception_alignment", "Did the mediator help the parties see the issues the same way?",
+            "Read the conversation so far, then the mediator's message. Look for misunderstandings cleared "
+            "up and shared goals brought to light.",
+            (1, "Missed", "Left diverging views alone, even when a party stated them plainly."),
+            (2, "Slight", "Touched a divergence only in passing, or too late to make a difference."),
+            (3, "Obvious ones only", "Took up plain divergences but missed subtle or unspoken ones."),
+            (4, "Most", "Took up most divergences, including some that were only implied."),
+            (5, "Ahead of it", "Kept watch on the group and surfaced subtle divergences before they grew."),
+        ),
+        _mediator_question(
+            "emotional_dynamics", "Did the mediator deal with the feelings in the conversation?",
+            "Think of negative emotions such as anger, distrust or grief: did the message ease tension or "
+            "build empathy?",
+            (1, "Ignored", "Passed over emotional cues and left the tension as it was."),
+            (2, "Token", "Noticed the emotion but answered it in a perfunctory way."),
+            (3, "Surface only", "Acknowledged open displays of feeling but missed what lay beneath them."),
+            (4, "Attentive", "Answered most emotional signals and eased some of the tension."),
+            (5, "Skilful", "Handled the emotions well and made it feel safe to speak."),
+        ),
+        _mediator_question(
+            "cognitive_challenges", "Did the mediator help the parties reason more clearly?",
+            "Think of faulty reasoning, biases such as anchoring on a first number, or too few options on "
+            "the table.",
+            (1, "Missed", "Let flawed reasoning and thinking traps pass."),
+            (2, "Slight", "Hinted at a reasoning problem without helping to fix it."),
+            (3, "Basic fixes", "Corrected plain reasoning errors but not the deeper ones."),
+            (4, "Helpful", "Fixed most reasoning problems, including some less obvious ones."),
+            (5, "Proactive", "Spotted and resolved complex reasoning problems on its own initiative."),
+        ),
+        _mediator_question(
+            "communication_breakdowns", "Did the mediator get the conversation working again?",
+            "Think of restoring dialogue, reframing what was said, summing up key points and helping the "
+            "parties reconnect.",
+            (1, "No repair", "Did not respond to breakdowns or confusion."),
+            (2, "Slight", "Acknowledged a breakdown without really repairing it."),
+            (3, "Surface repair", "Repaired the visible breakdowns but left gaps in how the issues were framed."),
+            (4, "Good repair", "Repaired most breakdowns and reconnected the parties."),
+            (5, "Restored", "Got the dialogue going again and reframed it constructively."),
+        ),
+        QuestionSpec(
+            key="closer_to_agreement", kind=Kind.PAIRWISE, required=False, rationale="optional",
+            prompt="Which conversation handled the conflict better: in which are the parties closer to agreement?",
+            help_text=(
+                "Only for items that pair two excerpts of the same negotiation. Judge how far the parties "
+                "agree on the issues, not how polite they are; choose 'About the same' only when you "
+                "really cannot tell."
+            ),
+            options={"choices": [
+                {"value": "A", "label": "Conversation A"},
+                {"value": "B", "label": "Conversation B"},
+                {"value": "tie", "label": "About the same"},
+            ]},
+        ),
+    ),
+    seats_needed=3,
+    seats_reason=(
+        "its questions rate a mediator's turns in a multi-party negotiation, so every episode needs at "
+        "least three seats (two parties and the mediator); a two-person conversation has no mediator"
+    ),
+)
+
+
+def preset_misfit(key: str, seats: int) -> str:
+    """Why episodes with ``seats`` seats cannot be rated with preset ``key``; empty when they can.
+
+    The one check behind the study form and the demo loader, so that no annotator is asked to rate
+    someone (a mediator) who is not in the conversation.
+    """
+    spec = PRESETS.get(key)
+    if spec is None or seats >= spec.seats_needed:
+        return ""
+    return spec.seats_reason
+
+
+PRESETS: dict[str, PresetSpec] = {
+    "socialveil": SOCIALVEIL,
+    "sotopia-eval": SOTOPIA_EVAL,
+    "shrec-spans": SHREC_SPANS,
+    "promediate": PROMEDIATE,
+}
+
+
+def install_preset(key: str) -> Instrument:
+    """The newest shared instrument made from preset ``key``, created (version 1, with its questions) if there is none.
+
+    Presets have no team: every team may use them, none may change them. Safe to call twice, or
+    from two processes at once. Should an instrument of another origin already use the preset's
+    name, the preset takes the next free version of that name.
+    """
+    try:
+        spec = PRESETS[key]
+    except KeyError:
+        raise ValueError(f"unknown preset {key!r}; known presets: {', '.join(PRESETS)}") from None
+    for attempt in range(3):
+        existing = Instrument.objects.filter(preset=key, team__isnull=True).order_by("-version", "-pk").first()
+        if existing is not None:
+            return existing
+        try:
+            with transaction.atomic():
+                instrument = Instrument.objects.create(
+                    name=spec.name, version=next_version(spec.name), preset=key, description=spec.description
+                )
+                Question.objects.bulk_create(q.build(instrument, position) for position, q in enumerate(spec.questions))
+                return instrument
+        except IntegrityError:  # someone else created it (or took the version) meanwhile: look again
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")

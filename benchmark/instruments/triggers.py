@@ -1,0 +1,258 @@
+"""Database triggers that refuse an answer its question does not allow, on SQLite and PostgreSQL.
+
+What the database refuses, as an ``IntegrityError``, whoever writes the row (a form, a judge, an
+import, a shell):
+
+- a second answer to a single-valued question: same response, question, seat and goal (every
+  kind but multi-label, whose answer is one row per label; a unique index cannot say this,
+  because the kind lives on the question);
+- in a response that is not a draft:
+  - a numeric question (Likert, bounded numeric) answered without a number;
+  - a number outside the question's ``[low, high]``;
+  - a categorical, pairwise, multiple-choice or multi-label value that is not one of the
+    question's ``options.choices`` values, and a yes/no value other than ``yes`` or ``no``.
+
+Drafts are exempt from the value checks because an autosaved draft keeps what was typed; when a
+response leaves draft (``status`` changes), every one of its answers is checked at once.
+
+The SQL differs by vendor (SQLite's ``json_each`` and ``RAISE(ABORT)``; PostgreSQL's plpgsql,
+``jsonb`` and SQLSTATE 23505/23514), so ``install`` picks it by ``connection.vendor``; any other
+database gets no triggers and says so. On PostgreSQL the answer trigger locks the response row
+(``FOR NO KEY UPDATE``), so two transactions adding answers to one response cannot both pass the
+uniqueness check.
+
+Why migrations do not trip over them: SQLite changes a table by copying it to a new one, dropping
+the old and renaming the copy; a trigger that names a dropped table makes that rename fail, and a
+trigger on a dropped table is dropped with it. So on SQLite the triggers are dropped before every
+``migrate`` (``pre_migrate``) and installed again after it (``post_migrate``), once the migration
+that introduced them has run (``benchmark.apps``). A migration in the same run that changes
+``benchmark_answer``, ``benchmark_question`` or ``benchmark_response`` on SQLite must call
+``uninstall`` before its change (``migrations.RunPython(triggers.uninstall_for_migration,
+triggers.install_for_migration)``) — the test suite checks the triggers are in place after all
+migrations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+CHOICE_KINDS_SQL = "('categorical', 'pairwise', 'multiple_choice', 'multi_label')"
+NUMERIC_KINDS_SQL = "('likert', 'slider')"
+
+SQLITE_TRIGGERS = (
+    "benchmark_answer_single_insert",
+    "benchmark_answer_single_update",
+    "benchmark_answer_allowed_insert",
+    "benchmark_answer_allowed_update",
+    "benchmark_response_leaves_draft",
+)
+POSTGRESQL_TRIGGERS = ("benchmark_answer_checked", "benchmark_response_leaves_draft")
+POSTGRESQL_FUNCTIONS = (
+    "benchmark_answer_check()",
+    "benchmark_response_check()",
+    "benchmark_answer_problem(text, double precision, double precision, jsonb, text, double precision)",
+)
+
+# SQLite: (message, condition on the answer ``{a}`` and its question ``q``). RAISE takes a literal only.
+_SQLITE_CHECKS = (
+    ("a numeric question's answer needs a number (benchmark_answer.number)",
+     "q.kind IN " + NUMERIC_KINDS_SQL + " AND {a}.number IS NULL"),
+    ("the answer's number lies outside the question's range [low, high]",
+     "{a}.number IS NOT NULL AND ((q.low IS NOT NULL AND {a}.number < q.low) "
+     "OR (q.high IS NOT NULL AND {a}.number > q.high))"),
+    ("the answer is not one of the question's choices (options.choices values)",
+     "q.kind IN " + CHOICE_KINDS_SQL + " AND NOT EXISTS (SELECT 1 FROM json_each(q.options, '$.choices') AS c "
+     "WHERE json_extract(c.value, '$.value') = {a}.value)"),
+    ("a yes/no answer must be 'yes' or 'no'", "q.kind = 'yes_no' AND {a}.value NOT IN ('yes', 'no')"),
+)
+
+
+def _literal(text: str) -> str:
+    """``text`` inside an SQL string literal (quotes doubled)."""
+    return text.replace("'", "''")
+
+
+def _sqlite_sql() -> list[str]:
+    duplicate = (
+        "SELECT RAISE(ABORT, 'benchmark_answer: this question already has an answer in the response for that seat "
+        "and goal (one answer per single-valued question)') FROM benchmark_question AS q "
+        "WHERE q.id = NEW.question_id AND q.kind <> 'multi_label' AND EXISTS (SELECT 1 FROM benchmark_answer AS o "
+        "WHERE o.response_id = NEW.response_id AND o.question_id = NEW.question_id "
+        "AND o.seat_position IS NEW.seat_position AND o.goal_id IS NEW.goal_id{other});"
+    )
+    allowed = " ".join(
+        f"SELECT RAISE(ABORT, 'benchmark_answer: {_literal(message)}') FROM benchmark_question AS q "
+        f"WHERE q.id = NEW.question_id AND ({condition.format(a='NEW')});"
+        for message, condition in _SQLITE_CHECKS
+    )
+    not_draft = "WHEN (SELECT status FROM benchmark_response WHERE id = NEW.response_id) IS NOT 'draft'"
+    leaves_draft = " ".join(
+        f"SELECT RAISE(ABORT, 'benchmark_response leaves draft with an answer it does not allow: {_literal(message)}') "
+        f"WHERE EXISTS (SELECT 1 FROM benchmark_answer AS a JOIN benchmark_question AS q ON q.id = a.question_id "
+        f"WHERE a.response_id = NEW.id AND ({condition.format(a='a')}));"
+        for message, condition in _SQLITE_CHECKS
+    )
+    return [
+        "CREATE TRIGGER benchmark_answer_single_insert BEFORE INSERT ON benchmark_answer "
+        f"BEGIN {duplicate.format(other='')} END",
+        "CREATE TRIGGER benchmark_answer_single_update BEFORE UPDATE ON benchmark_answer "
+        f"BEGIN {duplicate.format(other=' AND o.id <> OLD.id')} END",
+        f"CREATE TRIGGER benchmark_answer_allowed_insert BEFORE INSERT ON benchmark_answer {not_draft} "
+        f"BEGIN {allowed} END",
+        f"CREATE TRIGGER benchmark_answer_allowed_update BEFORE UPDATE ON benchmark_answer {not_draft} "
+        f"BEGIN {allowed} END",
+        "CREATE TRIGGER benchmark_response_leaves_draft BEFORE UPDATE OF status ON benchmark_response "
+        f"WHEN OLD.status = 'draft' AND NEW.status <> 'draft' BEGIN {leaves_draft} END",
+    ]
+
+
+_POSTGRESQL_SQL = [
+    f"""
+CREATE OR REPLACE FUNCTION benchmark_answer_problem(
+    p_kind text, p_low double precision, p_high double precision, p_options jsonb, p_value text,
+    p_number double precision
+) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN p_kind IN {NUMERIC_KINDS_SQL} AND p_number IS NULL
+            THEN 'a ' || p_kind || ' question''s answer needs a number'
+        WHEN p_number IS NOT NULL AND ((p_low IS NOT NULL AND p_number < p_low)
+                                       OR (p_high IS NOT NULL AND p_number > p_high))
+            THEN format('the number %s lies outside the question''s range [%s, %s]', p_number, p_low, p_high)
+        WHEN p_kind IN {CHOICE_KINDS_SQL} AND NOT EXISTS (
+            SELECT 1 FROM jsonb_array_elements(
+                CASE WHEN jsonb_typeof(p_options -> 'choices') = 'array' THEN p_options -> 'choices'
+                     ELSE '[]'::jsonb END
+            ) AS choice WHERE choice ->> 'value' = p_value)
+            THEN format('%L is not one of the question''s choices', p_value)
+        WHEN p_kind = 'yes_no' AND p_value NOT IN ('yes', 'no')
+            THEN format('%L is not yes or no', p_value)
+    END
+$$""",
+    """
+CREATE OR REPLACE FUNCTION benchmark_answer_check() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    response_status text;
+    question record;
+    problem text;
+BEGIN
+    -- Serialise the answers of one response, so two writers cannot both pass the duplicate check.
+    SELECT status INTO response_status FROM benchmark_response WHERE id = NEW.response_id FOR NO KEY UPDATE;
+    SELECT id, key, kind, low, high, options INTO question FROM benchmark_question WHERE id = NEW.question_id;
+    IF NOT FOUND THEN
+        RETURN NEW;  -- the foreign key refuses it
+    END IF;
+    IF question.kind <> 'multi_label' AND EXISTS (
+        SELECT 1 FROM benchmark_answer AS other
+        WHERE other.response_id = NEW.response_id AND other.question_id = NEW.question_id
+          AND other.seat_position IS NOT DISTINCT FROM NEW.seat_position
+          AND other.goal_id IS NOT DISTINCT FROM NEW.goal_id AND other.id <> NEW.id
+    ) THEN
+        RAISE EXCEPTION 'benchmark_answer: question "%" already has an answer in response % (seat %, goal %)',
+            question.key, NEW.response_id, NEW.seat_position, NEW.goal_id USING ERRCODE = 'unique_violation';
+    END IF;
+    IF response_status IS DISTINCT FROM 'draft' THEN
+        problem := benchmark_answer_problem(question.kind, question.low, question.high, question.options,
+                                            NEW.value, NEW.number);
+        IF problem IS NOT NULL THEN
+            RAISE EXCEPTION 'benchmark_answer to question "%" (id %): %', question.key, question.id, problem
+                USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$""",
+    """
+CREATE OR REPLACE FUNCTION benchmark_response_check() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    found_row record;
+BEGIN
+    IF OLD.status = 'draft' AND NEW.status <> 'draft' THEN
+        SELECT q.key, answer.id AS answer_id,
+               benchmark_answer_problem(q.kind, q.low, q.high, q.options, answer.value, answer.number) AS problem
+        INTO found_row
+        FROM benchmark_answer AS answer JOIN benchmark_question AS q ON q.id = answer.question_id
+        WHERE answer.response_id = NEW.id
+          AND benchmark_answer_problem(q.kind, q.low, q.high, q.options, answer.value, answer.number) IS NOT NULL
+        ORDER BY answer.id LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'benchmark_response % leaves draft with answer % to question "%": %',
+                NEW.id, found_row.answer_id, found_row.key, found_row.problem USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$""",
+    "DROP TRIGGER IF EXISTS benchmark_answer_checked ON benchmark_answer",
+    "CREATE TRIGGER benchmark_answer_checked BEFORE INSERT OR UPDATE ON benchmark_answer "
+    "FOR EACH ROW EXECUTE FUNCTION benchmark_answer_check()",
+    "DROP TRIGGER IF EXISTS benchmark_response_leaves_draft ON benchmark_response",
+    "CREATE TRIGGER benchmark_response_leaves_draft BEFORE UPDATE OF status ON benchmark_response "
+    "FOR EACH ROW EXECUTE FUNCTION benchmark_response_check()",
+]
+
+
+def install(connection: BaseDatabaseWrapper) -> bool:
+    """Create (or replace) the triggers; False on a database Parley has no triggers for."""
+    if connection.vendor == "sqlite":
+        statements = [f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGERS] + _sqlite_sql()
+    elif connection.vendor == "postgresql":
+        statements = _POSTGRESQL_SQL
+    else:
+        return False
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+    return True
+
+
+def uninstall(connection: BaseDatabaseWrapper) -> None:
+    """Drop the triggers (and, on PostgreSQL, their functions) if they are there."""
+    if connection.vendor == "sqlite":
+        statements = [f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGERS]
+    elif connection.vendor == "postgresql":
+        statements = [
+            "DROP TRIGGER IF EXISTS benchmark_answer_checked ON benchmark_answer",
+            "DROP TRIGGER IF EXISTS benchmark_response_leaves_draft ON benchmark_response",
+        ] + [f"DROP FUNCTION IF EXISTS {function}" for function in POSTGRESQL_FUNCTIONS]
+    else:
+        return
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
+
+def installed(connection: BaseDatabaseWrapper) -> set[str]:
+    """The names of this module's triggers that exist in the database."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            names = SQLITE_TRIGGERS
+        elif connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+            names = POSTGRESQL_TRIGGERS
+        else:
+            return set()
+        return {row[0] for row in cursor.fetchall()} & set(names)
+
+
+def install_for_migration(apps: Any, schema_editor: Any) -> None:
+    """``RunPython`` forward step: install the triggers."""
+    install(schema_editor.connection)
+
+
+def uninstall_for_migration(apps: Any, schema_editor: Any) -> None:
+    """``RunPython`` step that drops the triggers (before a change SQLite makes by copying a table)."""
+    uninstall(schema_editor.connection)
+
+
+def tables_ready(connection: BaseDatabaseWrapper) -> bool:
+    """Whether the tables and columns the triggers read exist (the migration that added them has run)."""
+    with connection.cursor() as cursor:
+        tables = set(connection.introspection.table_names(cursor))
+        if not {"benchmark_answer", "benchmark_question", "benchmark_response"} <= tables:
+            return False
+        description = connection.introspection.get_table_description(cursor, "benchmark_response")
+        columns = {column.name for column in description}
+    return "status" in columns

@@ -1,0 +1,52 @@
+"""Answers checked by the database; responses with a status; the social attributes join the core.
+
+- ``Response.status`` (draft / submitted / superseded): existing responses are submitted.
+- A numeric question (Likert, bounded numeric) must have its ``low`` and ``high``.
+- ``SocialAttribute`` moves here from the annotator app (state only: the annotator's migration
+  renames its table, so the seeded rows and every span's links stay as they are).
+- The triggers of ``benchmark.instruments.triggers`` refuse answers their question does not allow
+  (SQLite and PostgreSQL; reversed by dropping them).
+"""
+
+from django.db import migrations, models
+
+from benchmark.instruments import triggers
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('benchmark', '0010_instruments_goals_probes'),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.CreateModel(
+                    name='SocialAttribute',
+                    fields=[
+                        ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                        ('key', models.SlugField(unique=True)),
+                        ('name', models.CharField(max_length=100)),
+                        ('definition', models.TextField()),
+                        ('example', models.TextField(blank=True)),
+                        ('position', models.PositiveSmallIntegerField(default=0)),
+                    ],
+                    options={
+                        'ordering': ['position'],
+                    },
+                ),
+            ],
+            database_operations=[],
+        ),
+        migrations.AddField(
+            model_name='response',
+            name='status',
+            field=models.CharField(choices=[('draft', 'draft'), ('submitted', 'submitted'), ('superseded', 'superseded by a later version')], default='submitted', max_length=20),
+        ),
+        migrations.AddConstraint(
+            model_name='question',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind__in', ('likert', 'slider')), _negated=True), models.Q(('high__isnull', False), ('low__isnull', False)), _connector='OR'), name='question_numeric_has_bounds'),
+        ),
+        migrations.RunPython(triggers.install_for_migration, triggers.uninstall_for_migration),
+    ]
