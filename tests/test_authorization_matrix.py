@@ -362,7 +362,8 @@ def annotations(assignment: str) -> Callable[[World], list]:
     """The versions and answers of the owning annotator's ``assignment`` ("claimed" or "submitted")."""
 
     def state(world: World) -> list:
-        rows = Annotation.objects.filter(assignment=getattr(world.own, assignment)).order_by("version", "response__answers")
+        rows = Annotation.objects.filter(assignment=getattr(world.own, assignment))
+        rows = rows.order_by("version", "response__answers")
         return list(rows.values_list("version", "status", "revision", "response__answers__value"))
 
     return state

@@ -458,9 +458,9 @@ def _judge(question: Question, data: StudyData) -> dict[str, Any] | None:
 
     An answer matches when it answers the question itself or a question measuring the same
     dimension. Imported ``human mean`` scores are never the judge (they are listed among the
-    others when annotators are compared with). The offline ``scripted`` heuristics lose a tie: the demo scores every episode with
-    them, so a real judge run over the same episodes would otherwise lose to them on alphabetical
-    order. People are named by their pseudonym, as everywhere in reports.
+    others when annotators are compared with). The offline ``scripted`` heuristics lose a tie:
+    the demo scores every episode with them, so a real judge run over the same episodes would
+    otherwise lose to them on alphabetical order. People are named by their pseudonym, as everywhere in reports.
     """
     rows = [
         row for row in data.automated

@@ -91,7 +91,8 @@ def test_optional_question_may_be_left_empty_on_submit():
 
 
 def test_pairwise_choice_is_read_as_its_value():
-    parsed = parse(instrument_with({"key": "better", "kind": "pairwise", "options": PAIRWISE}), {"answer-better": "tie"})
+    instrument = instrument_with({"key": "better", "kind": "pairwise", "options": PAIRWISE})
+    parsed = parse(instrument, {"answer-better": "tie"})
     assert parsed.ok and parsed.answer("better").value == "tie"
 
 
@@ -321,7 +322,8 @@ def test_attribute_the_question_does_not_offer_is_refused():
 
 
 def test_draft_drops_an_unknown_attribute_and_says_so():
-    parsed = parse(span_instrument(), {"spans-marks": spans(span(attributes=["emotions", "telepathy"]))}, complete=False)
+    data = {"spans-marks": spans(span(attributes=["emotions", "telepathy"]))}
+    parsed = parse(span_instrument(), data, complete=False)
     assert parsed.spans[0].attributes == ["emotions"] and "telepathy" in parsed.errors["spans-marks"]
 
 

@@ -40,7 +40,9 @@ def annotate(item, annotator, answers=(), *, version=1, status=Annotation.Status
         submitted_at=NOW if status == Annotation.Status.SUBMITTED else None,
     )
     for question, value, number, seat in answers:
-        add_answer(annotation, question, value, number=number, seat_position=seat, reasoning=f"because {value}, plainly")
+        add_answer(
+            annotation, question, value, number=number, seat_position=seat, reasoning=f"because {value}, plainly"
+        )
     return annotation
 
 

@@ -47,7 +47,7 @@ ANCHORS = [{"value": v, "label": str(v), "description": f"{v} of 5"} for v in ra
 
 
 def make_report_instrument():
-    """The test instrument's categorical ``barrier`` (truth: the episode's barrier) plus one question of each other kind."""
+    """The test instrument's categorical ``barrier`` (truth: the episode's barrier) and one question of each kind."""
     instrument = make_instrument()
     make_question(instrument=instrument, key="confusion", position=1, kind=Question.Kind.LIKERT,
                   prompt="Confusion left?", options={"anchors": ANCHORS}, dimension="unresolved_confusion")
@@ -436,7 +436,8 @@ def test_judge_evaluations_are_read_as_judge_answers_until_the_judge_writes_answ
     study = make_study(instrument=make_report_instrument(), items=2, overlap=2)
     raters = [make_user(), make_user()]
     for item in study.items.all():
-        Evaluation.objects.create(episode=item.episode, evaluator="old-judge", dimension="unresolved_confusion", score=2)
+        Evaluation.objects.create(episode=item.episode, evaluator="old-judge", dimension="unresolved_confusion",
+                                  score=2)
         Evaluation.objects.create(episode=item.episode, evaluator="human mean", dimension="unresolved_confusion",
                                   score=4)
         for person in raters:

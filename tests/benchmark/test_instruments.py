@@ -168,7 +168,9 @@ def test_unknown_dimension_is_refused():
 
 
 def test_truth_from_the_episode_barrier_needs_barrier_keys_as_choices():
-    instrument = instrument_with({"key": "barrier", "kind": "categorical", "options": CHOICES, "truth": "episode.barrier"})
+    instrument = instrument_with(
+        {"key": "barrier", "kind": "categorical", "options": CHOICES, "truth": "episode.barrier"}
+    )
     with pytest.raises(ValidationError, match="no barrier has the key"):
         check_questions(instrument.questions.all())
 
@@ -207,8 +209,8 @@ def test_freezing_twice_keeps_the_first_time():
 def test_new_version_copies_questions():
     instrument = install_preset("sotopia-eval")
     copy = new_version(instrument)
-    fields = ("key", "position", "kind", "prompt", "help_text", "required", "scope", "rationale", "options", "low", "high",
-              "dimension", "truth")
+    fields = ("key", "position", "kind", "prompt", "help_text", "required", "scope", "rationale", "options", "low",
+              "high", "dimension", "truth")
     assert list(copy.questions.values_list(*fields)) == list(instrument.questions.values_list(*fields))
 
 

@@ -15,7 +15,8 @@ from tests.builders import default_team, make_user
 pytestmark = pytest.mark.django_db
 
 INSTRUMENT_MODELS = [
-    model for model, model_admin in admin.site._registry.items() if type(model_admin).__module__ == instruments_admin.__name__
+    model for model, model_admin in admin.site._registry.items()
+    if type(model_admin).__module__ == instruments_admin.__name__
 ]
 READ_ONLY = (Respondent, Response, Answer)
 

@@ -183,7 +183,8 @@ def rate_two_socialveil_items(page, screenshot, studies):
     screenshot(page, "annotation/05-done")
     submitted = Annotation.objects.filter(assignment__item__study=study, status="submitted")
     assert submitted.count() == 2
-    rationale = submitted.get(response__answers__value="none").response.answers.get(question__key="barrier_type").reasoning
+    answers = submitted.get(response__answers__value="none").response.answers
+    rationale = answers.get(question__key="barrier_type").reasoning
     assert rationale == "Both say plainly what they want."
 
 
@@ -341,6 +342,7 @@ def test_a_slider_can_be_set_at_its_starting_value(browser_page):
     wait_until_saved(page)
 
     annotation = Annotation.objects.get(assignment__item__study=study)
-    assert [(a.question.key, a.seat_position, a.number) for a in annotation.response.answers.all()] == [("relationship", 0, 0)]
+    answers = annotation.response.answers.all()
+    assert [(a.question.key, a.seat_position, a.number) for a in answers] == [("relationship", 0, 0)]
     page.reload()
     expect(page.locator("#answer-relationship-0-value")).to_have_text("0")
