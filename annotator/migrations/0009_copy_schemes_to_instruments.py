@@ -14,8 +14,10 @@
 Primary keys are kept when the new table is still empty (normally: the benchmark tables are new);
 otherwise the database numbers the copies (never a mix, which would collide with its sequence). Submitted answers must already satisfy their question (the
 database checks them from now on); a row that does not stops the migration with a message naming
-it, before anything is written. Reversible: the reverse copies the rows back and deletes the
-benchmark rows that came from annotations (an instrument only once nothing else uses it).
+it, before anything is written. Reversible: the reverse copies back every instrument that studies,
+annotations, spans or keys use, and every other one a scheme can hold that no one but annotators
+answered (teams and the new kinds do not go back), then deletes the benchmark rows that came from
+annotations (an instrument only once nothing else uses it).
 """
 
 from collections import defaultdict
@@ -24,6 +26,7 @@ from django.core.management.color import no_style
 from django.db import migrations
 
 BATCH = 1000
+OLD_KINDS = ("categorical", "likert", "slider", "span", "text", "pairwise")  # what a scheme's question could be
 NUMERIC = ("likert", "slider")
 CHOICES = ("categorical", "pairwise")
 
@@ -215,13 +218,19 @@ def backward(apps, schema_editor):
         | set(Question.objects.filter(item_keys__isnull=False).values_list("instrument_id", flat=True))
     )
     used.discard(None)
-    questions = Question.objects.filter(instrument_id__in=used)
-    goal_scoped = list(questions.filter(scope="goal").values_list("key", flat=True))
+    goal_scoped = list(Question.objects.filter(instrument_id__in=used, scope="goal").values_list("key", flat=True))
     if goal_scoped or Answer.objects.filter(response__in=responses, goal__isnull=False).exists():
         raise RuntimeError(
             "Cannot move back: annotation studies use questions asked per goal "
             f"({', '.join(goal_scoped) or 'answers with a goal'}), which annotator schemes cannot hold."
         )
+    # Instruments no study uses go back too when a scheme can hold them and no one else answered them
+    # (a scheme made in the admin and not used yet); a judge's instruments stay.
+    unfit = set(Question.objects.exclude(kind__in=OLD_KINDS).values_list("instrument_id", flat=True))
+    unfit |= set(Question.objects.filter(scope="goal").values_list("instrument_id", flat=True))
+    unfit |= set(Response.objects.filter(annotation__isnull=True).values_list("instrument_id", flat=True))
+    used |= set(Instrument.objects.exclude(pk__in=unfit).values_list("pk", flat=True))
+    questions = Question.objects.filter(instrument_id__in=used)
     for instrument in Instrument.objects.filter(pk__in=used).order_by("pk"):
         Scheme.objects.create(
             pk=instrument.pk, name=instrument.name, preset=instrument.preset, version=instrument.version,

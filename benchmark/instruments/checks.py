@@ -292,11 +292,10 @@ def _multi_label_problems(options: dict[str, Any]) -> list[str]:
     for name, value in (("min", low), ("max", high)):
         if value is not None and not (is_whole(value) and 0 <= value <= count):
             problems.append(f"options.{name}: must be a whole number from 0 to the number of choices ({count})")
-    if is_whole(low) and is_whole(high):
-        if high < 1:
-            problems.append("options.max: must allow at least one pick")
-        elif low > high:
-            problems.append(f"options.max: must not be less than min ({low})")
+    if is_whole(high) and high < 1:
+        problems.append("options.max: must allow at least one pick")
+    elif is_whole(low) and is_whole(high) and low > high:
+        problems.append(f"options.max: must not be less than min ({low})")
     return problems
 
 

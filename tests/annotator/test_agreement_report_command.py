@@ -260,6 +260,8 @@ BAD_OPTIONS = {
     "categorical": (("--categorical", "a,,b"), "argument --categorical: expected QUESTION[,QUESTION...]"),
     "resamples": (("--resamples", "-5"), "argument --resamples: expected a whole number of 0 or more, got '-5'"),
     "seed": (("--seed", "x"), "argument --seed: expected a whole number of 0 or more, got 'x'"),
+    "compare-with": (("--compare-with", "judge,oracle"), "argument --compare-with: expected respondent kinds from "
+                     "annotator, participant, judge, agent, separated by commas; got 'judge,oracle'"),
 }
 
 
@@ -287,6 +289,7 @@ def test_bad_option_format_exits_with_2_and_says_what_is_expected(case, tmp_path
         (("--format", "html"), "--format html needs --study"),
         (("--format", "zip"), "--format zip needs --study"),
         (("--format", "csv", "--out", "-"), "--format csv writes a ZIP file; give --out a file path, not '-'"),
+        (("--compare-with", "agent"), "--compare-with needs --study"),
     ],
 )
 def test_contradictory_options(options, message, tmp_path):
@@ -415,3 +418,17 @@ def test_study_bundle_draws_a_barrier_named_like_maths_as_text(tmp_path):
     with zipfile.ZipFile(target) as archive:
         figure = archive.read("figures/confusion-conditions.svg").decode()
     assert r"$\foo$ &amp; &lt;i&gt;" in figure
+
+
+@pytest.mark.django_db
+def test_a_studys_report_compares_with_the_respondent_kinds_asked_for(tmp_path):
+    study, _, _ = rated_study(slug="compared")
+    target = tmp_path / "report.json"
+
+    run("--study", "compared", "--out", str(target), "--resamples", "0", "--compare-with", "agent,judge")
+
+    report = json.loads(target.read_text(encoding="utf-8"))
+    assert report["compared_with"] == ["agent", "judge"]
+    judge = report["questions"]["confusion"]["judge"]
+    assert (judge["evaluator"], judge["respondent_kind"]) == ("agent-z", "agent")  # ties judge-x at 4 answers; kinds sort first
+    assert {other["evaluator"] for other in judge["other_evaluators"]} == {"judge-x", "judge-y"}

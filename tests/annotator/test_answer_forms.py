@@ -346,3 +346,49 @@ def test_untouched_required_slider_is_refused_on_submit():
     instrument = instrument_with({"key": "goal", "kind": "slider", "options": SLIDER})
     parsed = parse(instrument, {"answer-goal": ""})
     assert "answer-goal" in parsed.errors
+
+
+# parse_form: yes/no, multiple choice and multi-label
+
+LABELS = {"choices": [{"value": v, "label": v.title()} for v in ("warm", "curt", "vague")]}
+
+
+def test_yes_no_is_read_as_yes_or_no():
+    instrument = instrument_with({"key": "reached", "kind": "yes_no"})
+
+    assert parse(instrument, {"answer-reached": "no"}).answer("reached").value == "no"
+    assert "choose one of: Yes, No" in parse(instrument, {"answer-reached": "nope"}).errors["answer-reached"]
+
+
+def test_multiple_choice_is_read_like_a_categorical_choice():
+    instrument = instrument_with({"key": "guess", "kind": "multiple_choice", "options": {**CHOICES, "correct": "no"}})
+
+    assert parse(instrument, {"answer-guess": "yes"}).answer("guess").value == "yes"
+
+
+def test_multi_label_reads_every_ticked_box_once_in_the_order_of_the_choices():
+    instrument = instrument_with({"key": "tone", "kind": "multi_label", "options": LABELS, "rationale": "optional"})
+    data = QueryDict(mutable=True)
+    data.setlist("answer-tone", ["vague", "warm", "vague"])
+    data["rationale-tone"] = "Both, at times."
+
+    parsed = parse(instrument, data)
+
+    assert parsed.ok and parsed.labels("tone") == ["warm", "vague"]
+    assert {answer.rationale for answer in parsed.answers} == {"Both, at times."}
+
+
+def test_multi_label_refuses_a_label_it_does_not_offer_and_too_few_picks():
+    instrument = instrument_with({"key": "tone", "kind": "multi_label", "options": {**LABELS, "min": 2}})
+
+    assert "'rude' is not one of the choices" in parse(instrument, {"answer-tone": ["rude"]}).errors["answer-tone"]
+    assert "pick at least 2" in parse(instrument, {"answer-tone": ["warm"]}).errors["answer-tone"]
+    assert "pick any of: Warm, Curt, Vague" in parse(instrument, {}).errors["answer-tone"]
+
+
+def test_multi_label_is_read_for_every_seat_and_kept_as_posted_in_a_draft():
+    instrument = instrument_with({"key": "tone", "kind": "multi_label", "options": LABELS, "scope": "seat"})
+
+    parsed = parse(instrument, {"answer-tone-0": ["curt"], "answer-tone-1": ["rude", "warm"]}, complete=False)
+
+    assert parsed.labels("tone", 0) == ["curt"] and parsed.labels("tone", 1) == ["rude", "warm"]

@@ -323,3 +323,13 @@ def test_only_an_open_edit_of_a_submitted_version_can_be_cancelled(socialveil):
     with pytest.raises(drafts.StaleVersion):  # a second click, or an old page
         drafts.cancel_edit(socialveil, version=2)
     assert Annotation.objects.filter(assignment=socialveil).count() == 1
+
+
+def test_deleting_a_study_takes_its_annotations_answers_with_it(socialveil):
+    drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=0, seconds=0)
+    drafts.start_edit(socialveil, version=1)
+
+    socialveil.item.study.delete()
+
+    assert not Annotation.objects.exists()
+    assert not Response.objects.exists() and not Answer.objects.exists()  # no orphaned answers for reports to find

@@ -562,3 +562,29 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     assert f"http://parley.test/annotate/join/{veil.invite_token}/" in output
     assert "(3 new)" in output and "(0 new)" in again
     assert Study.objects.count() == 3
+
+
+# Which instruments a study may use
+
+
+def test_a_teams_own_instruments_and_the_shared_ones_are_offered_and_no_other_teams(researcher_client, episodes):
+    ours = make_instrument(name="Ours", team=default_team())
+    theirs = make_instrument(name="Theirs", team=make_team(name="Elsewhere", slug="elsewhere"))
+    shared = make_instrument(name="Shared")
+
+    offered = set(researcher_client.get(reverse("annotator:study-create")).context["form"].fields["instrument"].queryset)
+    response = create(researcher_client, preset="", instrument=str(theirs.pk))
+
+    assert {ours, shared} <= offered and theirs not in offered
+    assert "instrument" in response.context["form"].errors
+    assert not Study.objects.filter(slug="new-study").exists()
+
+
+def test_an_instrument_that_asks_per_goal_is_refused_for_a_study(researcher_client, episodes):
+    instrument = make_instrument(name="Per goal")
+    make_question(instrument=instrument, key="reached", position=1, kind=Question.Kind.YES_NO, prompt="Reached?",
+                  scope="goal")
+
+    response = create(researcher_client, preset="", instrument=str(instrument.pk))
+
+    assert "asks reached once per goal" in response.context["form"].errors["instrument"][0]

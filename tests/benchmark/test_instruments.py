@@ -226,3 +226,107 @@ def test_new_version_of_an_older_version_does_not_collide():
     first = install_preset("socialveil")
     new_version(first)
     assert new_version(first).version == 3
+
+
+# The kinds beyond the annotation presets'
+
+
+MULTIPLE = {**CHOICES, "correct": "yes"}
+LABELS = {"choices": [{"value": v, "label": v.title()} for v in ("warm", "curt", "vague")]}
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "named"),
+    [
+        ("yes_no", {"choices": CHOICES["choices"]}, "options.choices: yes_no questions take no such option"),
+        ("multiple_choice", CHOICES, "options.correct: give the value"),
+        ("multiple_choice", {**CHOICES, "correct": "maybe"}, "options.correct: 'maybe' is not the value"),
+        ("multiple_choice", {"choices": CHOICES["choices"][:1], "correct": "yes"}, "options.choices:"),
+        ("multi_label", {**LABELS, "min": 4}, "options.min: must be a whole number from 0 to the number of choices"),
+        ("multi_label", {**LABELS, "min": 2, "max": 1}, "options.max: must not be less than min"),
+        ("multi_label", {**LABELS, "max": 0}, "options.max: must allow at least one pick"),
+        ("multi_label", {**LABELS, "max": 1.5}, "options.max: must be a whole number"),
+        ("multi_label", {**LABELS, "correct": "warm"}, "options.correct: multi_label questions take no such option"),
+    ],
+)
+def test_the_new_kinds_name_their_bad_options(kind, options, named):
+    with pytest.raises(ValidationError) as refused:
+        check_options(kind, options)
+    assert any(named in message for message in refused.value.messages), refused.value.messages
+
+
+@pytest.mark.parametrize(
+    ("kind", "options"),
+    [("yes_no", {}), ("multiple_choice", MULTIPLE), ("multi_label", LABELS),
+     ("multi_label", {**LABELS, "min": 1, "max": 2}), ("multi_label", {**LABELS, "min": 0})],
+)
+def test_the_new_kinds_accept_good_options(kind, options):
+    check_options(kind, options)
+
+
+def test_check_questions_sets_the_bounds_of_numeric_questions_from_their_options():
+    questions = [
+        Question(key="likert", position=0, kind="likert", prompt="?", options=LIKERT),
+        Question(key="slider", position=1, kind="slider", prompt="?", options={"min": -5, "max": 5, "step": 0.5}),
+        Question(key="choice", position=2, kind="categorical", prompt="?", options=CHOICES, low=0, high=1),
+    ]
+
+    check_questions(questions)
+
+    assert [(q.low, q.high) for q in questions] == [(1, 5), (-5, 5), (None, None)]
+
+
+def test_check_questions_leaves_the_bounds_alone_when_it_refuses():
+    question = Question(key="likert", position=0, kind="likert", prompt="?", options={"anchors": []})
+
+    with pytest.raises(ValidationError):
+        check_questions([question])
+    assert (question.low, question.high) == (None, None)
+
+
+@pytest.mark.parametrize(("fields", "named"), [
+    ({"kind": "span", "options": SPAN, "scope": "goal"}, "span questions cover the whole transcript"),
+    ({"kind": "slider", "options": SLIDER, "scope": "goal", "dimension": "goal"}, "goal is scored per seat"),
+    ({"kind": "text", "scope": "turn"}, "'turn' is not a scope"),
+])
+def test_scopes_are_checked(fields, named):
+    question = Question(key="q", position=0, prompt="?", **{"options": {}, **fields})
+
+    with pytest.raises(ValidationError) as refused:
+        check_questions([question])
+    assert any(named in message for message in refused.value.messages), refused.value.messages
+
+
+def test_a_question_asked_per_goal_is_a_valid_question():
+    check_questions([Question(key="reached", position=0, kind="yes_no", prompt="Reached?", scope="goal")])
+
+
+def test_presets_are_shared_and_a_teams_own_copy_is_not_taken_for_the_preset():
+    from tests.builders import default_team
+
+    mine = Instrument.objects.create(name="Our SocialVeil", preset="socialveil", team=default_team())
+
+    preset = install_preset("socialveil")
+
+    assert preset.team is None and preset != mine
+
+
+def test_a_new_version_stays_with_its_team():
+    from tests.builders import default_team
+
+    own = instrument_with({"key": "note", "kind": "text"})
+    own.team = default_team()
+    own.save()
+
+    assert new_version(own).team == default_team()
+
+
+def test_every_preset_question_has_its_bounds():
+    for key in PRESETS:
+        for question in install_preset(key).questions.all():
+            expected = (None, None)
+            if question.kind == "likert":
+                expected = (1, 5)
+            elif question.kind == "slider":
+                expected = (question.options["min"], question.options["max"])
+            assert (question.low, question.high) == expected, question
