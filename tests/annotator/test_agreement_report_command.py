@@ -430,5 +430,6 @@ def test_a_studys_report_compares_with_the_respondent_kinds_asked_for(tmp_path):
     report = json.loads(target.read_text(encoding="utf-8"))
     assert report["compared_with"] == ["agent", "judge"]
     judge = report["questions"]["confusion"]["judge"]
-    assert (judge["evaluator"], judge["respondent_kind"]) == ("agent-z", "agent")  # ties judge-x at 4 answers; kinds sort first
+    # agent-z ties judge-x at 4 answers; the kind decides the tie.
+    assert (judge["evaluator"], judge["respondent_kind"]) == ("agent-z", "agent")
     assert {other["evaluator"] for other in judge["other_evaluators"]} == {"judge-x", "judge-y"}

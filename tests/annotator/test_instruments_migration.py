@@ -183,7 +183,8 @@ def test_every_scheme_question_annotation_and_answer_moves_and_moves_back(old_ap
 
     span = get("annotator", "Span").objects.get()
     assert span.question_id == made["questions"]["spans"].pk
-    assert list(span.attributes.values_list("key", flat=True)) == ["emotions"]  # social attributes moved with their links
+    # The social attributes moved with their links.
+    assert list(span.attributes.values_list("key", flat=True)) == ["emotions"]
     assert get("benchmark", "SocialAttribute").objects.count() == 7
     assert get("annotator", "ItemKey").objects.get().question_id == made["questions"]["barrier"].pk
     assert dict(get("annotator", "Study").objects.values_list("slug", "instrument_id")) == {

@@ -572,7 +572,8 @@ def test_a_teams_own_instruments_and_the_shared_ones_are_offered_and_no_other_te
     theirs = make_instrument(name="Theirs", team=make_team(name="Elsewhere", slug="elsewhere"))
     shared = make_instrument(name="Shared")
 
-    offered = set(researcher_client.get(reverse("annotator:study-create")).context["form"].fields["instrument"].queryset)
+    form = researcher_client.get(reverse("annotator:study-create")).context["form"]
+    offered = set(form.fields["instrument"].queryset)
     response = create(researcher_client, preset="", instrument=str(theirs.pk))
 
     assert {ours, shared} <= offered and theirs not in offered
