@@ -136,7 +136,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         (annotation_of[response_id], key, seat, value, number)
         for response_id, key, seat, value, number in Answer.objects.filter(
             response__in=regular.values("response_id"), question__key__in=keys
-        ).order_by("response_id", "question__position", "seat_position", "pk")
+        ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
         .values_list("response_id", "question__key", "seat_position", "value", "number")
     ]
     spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)

@@ -36,10 +36,6 @@ class QuestionSpec:
     dimension: str = ""
     truth: str = ""
 
-    @property
-    def per_seat(self) -> bool:
-        return self.scope == Question.Scope.SEAT
-
     def build(self, instrument: Instrument, position: int) -> Question:
         """The question row (unsaved), its numeric bounds set from its options."""
         question = Question(
