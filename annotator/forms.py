@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
@@ -230,13 +231,10 @@ class StudyForm(forms.ModelForm):
         elif not preset and not instrument and "instrument" not in self.errors:
             self.add_error("preset", "Choose an instrument preset or an existing instrument.")
         elif instrument and "instrument" not in self.errors:
-            per_goal = [q.key for q in instrument.questions.all() if q.scope == Question.Scope.GOAL]
-            if per_goal:
-                self.add_error(
-                    "instrument",
-                    f"{instrument} asks {', '.join(per_goal)} once per goal, and annotation studies ask questions "
-                    "per episode or per character only: choose another instrument.",
-                )
+            try:
+                Study(instrument=instrument).clean()
+            except ValidationError as problem:
+                self.add_error(None, problem)
 
         overlap, pool = data.get("overlap"), data.get("pool")
         if overlap and pool and overlap > len(pool):

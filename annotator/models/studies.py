@@ -1,6 +1,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -51,6 +52,17 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def clean(self) -> None:
+        """An annotation study asks per episode or per character; an instrument that asks per goal does not fit."""
+        if self.instrument_id is None:
+            return
+        per_goal = list(self.instrument.questions.filter(scope="goal").values_list("key", flat=True))
+        if per_goal:
+            raise ValidationError({"instrument": (
+                f"{self.instrument} asks {', '.join(per_goal)} once per goal, and annotation studies ask questions "
+                "per episode or per character only: choose another instrument."
+            )})
 
 
 class Membership(models.Model):
