@@ -1,24 +1,33 @@
-"""The automated judge: a language model scores a finished episode, as in Sotopia and SocialVeil.
+"""The automated judge: a respondent that answers instruments about a finished episode.
 
-One call per episode asks the judge for every dimension in ``benchmark.dimensions``: the seven
-goal-oriented ones (Sotopia-EVAL) for each seat, and the two barrier-aware ones (SocialVeil
-appendix G) for the episode, each as reasoning followed by a score. The judge sees everything the
-characters could not see of each other (both goals, private knowledge, secrets) but not the
-barrier condition nor which models played, so its scores stay blind to the experiment's design.
+The judge answers instruments like any respondent, and its answers are ``Response`` and
+``Answer`` rows like an annotator's. By default it answers the two presets of
+``benchmark.evaluation.rubrics``: Sotopia-EVAL's seven goal-oriented questions for each seat and
+SocialVeil's two barrier-aware questions (appendix G) for the episode. One call per episode asks
+for every question of every instrument, each as reasoning followed by a score; the prompt, the
+reply's shape and its validation are all read from the questions (their rubric, scope and range
+``low``..``high``), so an instrument of bounded numeric questions asked per seat or per episode
+can be judged without code. The judge sees everything the characters could not see of each other
+(their goals, private knowledge, secrets) but not the barrier condition nor which models played,
+so its answers stay blind to the experiment's design.
 
 Why it is built this way:
 
 - Temperature 0, as SocialVeil runs its evaluator, so a re-run gives the same verdict as far as
   the provider allows.
-- A verdict is stored whole or not at all. :func:`validate_verdict` names the seat and dimension
+- A verdict is stored whole or not at all. :func:`validate_verdict` names the seat and question
   of every problem, so the gateway's one repair request tells the model exactly what to fix; if
   the repaired reply is still unusable the whole evaluation is asked again, up to ``retries``
   more times, and then the episode is reported as failed with nothing written.
-- Results are cached per (episode, judge model, prompt version): an episode that already has the
-  complete set of scores is not sent again unless ``force`` is given, and a forced re-score
-  replaces the old set in the same transaction that writes the new one.
-- The offline ``scripted`` model is not a judge: it stores the transparent heuristics of
-  ``benchmark.scripted`` under evaluator ``scripted``, prompt version ``heuristic-1``.
+- The judge is a respondent of kind ``judge`` named by its model and prompt version. It answers
+  an instrument about an episode once (a database trigger refuses a second response): an episode
+  whose instruments it has answered completely is not sent again unless ``force`` is given, and a
+  forced re-score replaces the old responses in the same transaction that writes the new ones.
+- Several judges: :func:`evaluate_episodes` takes one model or several, and each is its own
+  respondent. Their majority is computed when read (``benchmark.evaluation.majority``), never stored.
+- The offline ``scripted`` model is not a language model: it answers with the transparent
+  heuristics of ``benchmark.evaluation.scripted_judge`` as respondent ``scripted``, prompt
+  version ``heuristic-1``, through the same validation and storage.
 """
 
 from __future__ import annotations
@@ -26,132 +35,146 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Count
+from django.utils import timezone
 
-from . import llm, scripted
+from . import llm
 from .agents import HistoryEntry, describe_turn
 from .batches import map_bounded
-from .dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS, Dimension
-from .models import ActionType, Episode, Evaluation, Relationship, Seat
+from .evaluation import rubrics, scripted_judge
+from .evaluation.respondents import judge_respondent
+from .models import ActionType, Answer, Episode, Instrument, Question, Relationship, Respondent, Response, Seat
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"
 DEFAULT_RETRIES = 2
 EPISODE_KEY = "episode"
 SEATS_KEY = "seats"
+NUMERIC_KINDS = (Question.Kind.SLIDER, Question.Kind.LIKERT)
 
 SCORED = "scored"
 CACHED = "cached"
 FAILED = "failed"
 
 
-# --- the rubric -----------------------------------------------------------------------------------
-
-# What each score means, written for this judge from Sotopia-EVAL (§3, appendix D) and SocialVeil's
-# barrier-aware rubric (appendix G). The ranges are those of benchmark.dimensions.
-RUBRIC: dict[str, str] = {
-    "goal": (
-        "First restate the character's social goal in your own words. Then judge how far the character "
-        "got toward it by the end of the conversation. 0 means almost nothing of the goal was achieved, "
-        "10 means it was achieved completely; partial progress earns a score in between."
-    ),
-    "believability": (
-        "Judge whether the character behaves like a plausible person. Naturalness: do they confuse their "
-        "own identity, echo the other side's words or actions for no reason, or stay more polite than "
-        "the situation calls for? Consistency: do their words and actions fit their profile "
-        "(personality, values, way of deciding)? Higher means more believable; a single slip should "
-        "lower the score a little, not sink it."
-    ),
-    "relationship": (
-        "Describe the relationship between the characters before the conversation and how it stands "
-        "after it. Did the exchange keep or strengthen the tie (family, friendship, romance, "
-        "acquaintance), and did it help or hurt the character's standing or reputation? Positive "
-        "means the relationship improved, negative that it was damaged, 0 that it is unchanged."
-    ),
-    "knowledge": (
-        "List what the character learned during the conversation, then judge whether it was new to "
-        "them and whether it matters to them. 0 means nothing new or nothing of use, 10 means a lot "
-        "of new and important information."
-    ),
-    "secret": (
-        "Name the secret, private information or hidden intention the character wanted to keep, and "
-        "judge whether they kept it. 0 means nothing was given away (also when there was nothing to "
-        "hide); -10 means a critical secret or intention came out. Weigh how much leaked and how much "
-        "it mattered to the character."
-    ),
-    "social_rules": (
-        "Judge whether the character broke social norms (rudeness, insults, manipulation, deceit "
-        "that harms) or laws (threats, fraud, theft). 0 means no rule was broken; scores toward -10 "
-        "mean ever more serious violations."
-    ),
-    "financial": (
-        "Judge what the character gained or lost in money or material goods, counting both the "
-        "short term (payments, refunds, food, objects) and the long term (a job, a contract, an "
-        "investment). Positive means a gain, negative a loss, 0 neither."
-    ),
-    "unresolved_confusion": (
-        "How much about the situation and the characters' goals is still unclear when the "
-        "conversation ends? Higher is better:\n"
-        "  1 = the talk is incoherent: the situation or the goals are ignored or distorted, key "
-        "questions go unanswered, the two talk past each other;\n"
-        "  2 = serious misunderstandings remain: however smoothly it went, what at least one side "
-        "wanted is still not settled;\n"
-        "  3 = part of the situation and goals is understood, but at least one key point stays "
-        "ambiguous, mismatched or untouched;\n"
-        "  4 = the situation and the main goals are understood; only secondary details (timing, "
-        "particular constraints, small preferences) are left open;\n"
-        "  5 = nothing is left unclear: the situation and each side's goal are fully resolved."
-    ),
-    "mutual_understanding": (
-        "When the conversation ends, does each side clearly grasp the other's point of view, "
-        "intentions and goals in this situation?\n"
-        "  1 = no shared understanding: they talk past each other or drift off topic and never engage "
-        "with what the situation is about;\n"
-        "  2 = one or both consistently misread what the other wants here, even if they trade "
-        "pleasantries;\n"
-        "  3 = each partly grasps the other's goals, but key intentions are still misread or left "
-        "aside;\n"
-        "  4 = both show they understand each other's goals here, though nuances (emotional tone, "
-        "secondary motives) may be missed;\n"
-        "  5 = full alignment: both clearly understand each other's goals, intentions and approach in "
-        "this situation and stay on it."
-    ),
-}
+# --- the instruments it answers --------------------------------------------------------------------
 
 
-def _range_text(dimension: Dimension) -> str:
-    return f"{dimension.low} to {dimension.high}"
+@dataclass(frozen=True)
+class JudgedQuestion:
+    """A question as the judge asks it: a plain snapshot, so no query runs mid-call."""
+
+    question_id: int
+    instrument_id: int
+    key: str
+    scope: str
+    low: float
+    high: float
+    rubric: str
+    dimension: str
+
+    def contains(self, score: float) -> bool:
+        return self.low <= score <= self.high
+
+    @property
+    def range_text(self) -> str:
+        return f"{self.low:g} to {self.high:g}"
 
 
-def _system_prompt() -> str:
-    seat_lines = "\n".join(
-        f"- {d.key} ({_range_text(d)}): {RUBRIC[d.key]}" for d in SEAT_DIMENSIONS
-    )
-    episode_lines = "\n".join(
-        f"- {d.key} ({_range_text(d)}): {RUBRIC[d.key]}" for d in EPISODE_DIMENSIONS
-    )
-    return (
+@dataclass(frozen=True)
+class Questionnaire:
+    """The questions of the instruments one judge call answers, split by scope."""
+
+    instrument_ids: tuple[int, ...]
+    seat: tuple[JudgedQuestion, ...]
+    episode: tuple[JudgedQuestion, ...]
+
+    def expected_answers(self, seats: int) -> int:
+        return seats * len(self.seat) + len(self.episode)
+
+
+def judge_instruments() -> list[Instrument]:
+    """The presets the judge answers by default (Sotopia-EVAL judge, SocialVeil judge), installed
+    if a database lost them."""
+    return rubrics.install(Instrument, Question)
+
+
+def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionnaire:
+    """The judge's questions of ``instruments`` (default: :func:`judge_instruments`).
+
+    Raises ``ValueError`` naming the instrument and question the judge cannot answer: only bounded
+    numeric questions (Likert, slider, with ``low`` and ``high``) asked per seat or per episode,
+    and one key per scope across the instruments, since keys name the answers in the reply.
+    """
+    instruments = list(instruments) if instruments is not None else judge_instruments()
+    if not instruments:
+        raise ValueError("the judge needs at least one instrument to answer")
+    seat: list[JudgedQuestion] = []
+    episode: list[JudgedQuestion] = []
+    rows = Question.objects.filter(instrument__in=[i.pk for i in instruments]).select_related("instrument")
+    by_instrument: dict[int, list[Question]] = {}
+    for question in rows.order_by("position"):
+        by_instrument.setdefault(question.instrument_id, []).append(question)
+    for instrument in instruments:
+        for question in by_instrument.get(instrument.pk, []):
+            where = f"{instrument}, question {question.key!r}"
+            if question.kind not in NUMERIC_KINDS or question.low is None or question.high is None:
+                raise ValueError(f"{where}: the judge answers only bounded numeric (Likert or slider) questions")
+            if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE):
+                raise ValueError(f"{where}: the judge answers questions asked per seat or per episode")
+            target = seat if question.scope == Question.Scope.SEAT else episode
+            if any(other.key == question.key for other in target):
+                raise ValueError(f"{where}: another instrument asks a question with the same key at the same scope")
+            target.append(JudgedQuestion(
+                question.pk, instrument.pk, question.key, question.scope, question.low, question.high,
+                (question.help_text or question.prompt).strip(), question.dimension or question.key,
+            ))
+    return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
+
+
+# --- the rubric ------------------------------------------------------------------------------------
+
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                 "twelve")
+
+
+def _count_text(n: int, noun: str) -> str:
+    number = _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
+    return f"{number} {noun}{'' if n == 1 else 's'}"
+
+
+def system_prompt(questions: Questionnaire) -> str:
+    """The rubric: what the judge sees, then every question with its range and what a score means."""
+
+    def lines(items: Sequence[JudgedQuestion]) -> str:
+        return "\n".join(f"- {q.key} ({q.range_text}): {q.rubric}" for q in items)
+
+    parts = [
         "You are an impartial judge of role-play conversations between characters who each pursue a "
         "private social goal. You are shown everything: the situation as originally written, every "
         "character's full profile including their secret, each side's goal, reasons and private "
         "knowledge, and the transcript. The characters themselves did not see each other's goals or "
-        "secrets. Base every judgement on what actually happens in the transcript.\n\n"
-        "For EACH character, score these seven dimensions:\n"
-        f"{seat_lines}\n\n"
-        "For the conversation AS A WHOLE, score these two dimensions:\n"
-        f"{episode_lines}\n\n"
+        "secrets. Base every judgement on what actually happens in the transcript."
+    ]
+    if questions.seat:
+        parts.append(
+            f"For EACH character, score these {_count_text(len(questions.seat), 'dimension')}:\n{lines(questions.seat)}"
+        )
+    if questions.episode:
+        parts.append(
+            f"For the conversation AS A WHOLE, score these {_count_text(len(questions.episode), 'dimension')}:\n"
+            f"{lines(questions.episode)}"
+        )
+    parts.append(
         "For every dimension write the reasoning first and then the score. A score is a number "
         "(an integer is best) inside the dimension's range, ends included. Answer with the JSON "
         "object asked for and nothing else."
     )
-
-
-SYSTEM_PROMPT = _system_prompt()
+    return "\n\n".join(parts)
 
 
 # --- the episode as the judge sees it ---------------------------------------------------------------
@@ -163,6 +186,7 @@ class JudgedSeat:
 
     key: str
     seat_id: int
+    position: int
     name: str
     profile: dict[str, str]
     goal: str
@@ -220,6 +244,7 @@ def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
     return JudgedSeat(
         key=seat_key(number),
         seat_id=seat.pk,
+        position=seat.position,
         name=seat.character.name,
         profile={k: v for k, v in seat.character.profile().items() if v and k != "name"},
         goal=seat.role.goal.strip(),
@@ -228,15 +253,15 @@ def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
     )
 
 
-def build_judge_messages(facts: EpisodeForJudge) -> list[dict[str, str]]:
+def build_judge_messages(facts: EpisodeForJudge, questions: Questionnaire) -> list[dict[str, str]]:
     """The system rubric and one user message with the situation, the characters and the transcript."""
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": _episode_prompt(facts)},
+        {"role": "system", "content": system_prompt(questions)},
+        {"role": "user", "content": _episode_prompt(facts, questions)},
     ]
 
 
-def _episode_prompt(facts: EpisodeForJudge) -> str:
+def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
     sections = []
     if facts.original_context:
         sections.append(f"SITUATION (as originally written):\n{facts.original_context}")
@@ -258,25 +283,29 @@ def _episode_prompt(facts: EpisodeForJudge) -> str:
     if facts.cut_at_cap:
         transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
     sections.append(f"TRANSCRIPT:\n{transcript}")
-    sections.append(_reply_format(facts))
+    sections.append(_reply_format(facts, questions))
     return "\n\n".join(sections)
 
 
-def _reply_format(facts: EpisodeForJudge) -> str:
-    def entries(dimensions: Sequence[Dimension], indent: str) -> str:
+def _reply_format(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+    def entries(items: Sequence[JudgedQuestion], indent: str) -> str:
         return ",\n".join(
-            f'{indent}"{d.key}": {{"reasoning": "<why>", "score": <{_range_text(d)}>}}' for d in dimensions
+            f'{indent}"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}' for q in items
         )
 
-    seats = ",\n".join(f'    "{seat.key}": {{\n{entries(SEAT_DIMENSIONS, "      ")}\n    }}' for seat in facts.seats)
+    blocks = []
+    if questions.seat:
+        seats = ",\n".join(
+            f'    "{seat.key}": {{\n{entries(questions.seat, "      ")}\n    }}' for seat in facts.seats
+        )
+        blocks.append(f'  "{SEATS_KEY}": {{\n{seats}\n  }}')
+    if questions.episode:
+        blocks.append(f'  "{EPISODE_KEY}": {{\n{entries(questions.episode, "    ")}\n  }}')
     names = "; ".join(f"{seat.key} is {seat.name}" for seat in facts.seats)
     return (
         f"Judge this conversation and score every dimension ({names}). Reply with exactly this JSON "
         "shape, every key present:\n"
-        "{\n"
-        f'  "{SEATS_KEY}": {{\n{seats}\n  }},\n'
-        f'  "{EPISODE_KEY}": {{\n{entries(EPISODE_DIMENSIONS, "    ")}\n  }}\n'
-        "}"
+        "{\n" + ",\n".join(blocks) + "\n}"
     )
 
 
@@ -285,19 +314,19 @@ def _reply_format(facts: EpisodeForJudge) -> str:
 
 @dataclass(frozen=True)
 class Score:
-    seat_key: str | None  # None for an episode-level dimension
-    dimension: str
+    seat_key: str | None  # None for a question asked once per episode
+    key: str
     score: float
     reasoning: str
 
 
 def validate_verdict(
-    data: dict[str, Any], seat_keys: Sequence[str], names: dict[str, str] | None = None
+    data: dict[str, Any], seat_keys: Sequence[str], questions: Questionnaire, names: dict[str, str] | None = None
 ) -> list[Score]:
     """Check a judge's reply and return its scores; raise ``ValueError`` naming every problem.
 
     The message is written for the model (it is shown to it in the repair request): each problem
-    names the seat (with the character's name) or the episode, and the dimension.
+    names the seat (with the character's name) or the episode, and the question's key.
     """
     names = names or {}
     problems: list[str] = []
@@ -312,67 +341,68 @@ def validate_verdict(
             return None
         return value
 
-    def check(block: dict[str, Any], dimension: Dimension, where: str, key: str | None) -> None:
-        entry = block.get(dimension.key)
+    def check(block: dict[str, Any], question: JudgedQuestion, where: str, key: str | None) -> None:
+        entry = block.get(question.key)
         if entry is None:
-            problems.append(f"{where}: '{dimension.key}' is missing")
+            problems.append(f"{where}: '{question.key}' is missing")
             return
         if not isinstance(entry, dict):
-            problems.append(f"{where}: '{dimension.key}' must be an object with 'reasoning' and 'score'")
+            problems.append(f"{where}: '{question.key}' must be an object with 'reasoning' and 'score'")
             return
         reasoning = entry.get("reasoning")
         if not isinstance(reasoning, str) or not reasoning.strip():
-            problems.append(f"{where}: '{dimension.key}' needs a non-empty 'reasoning' text")
+            problems.append(f"{where}: '{question.key}' needs a non-empty 'reasoning' text")
         score = entry.get("score")
+        bounds = f"between {question.low:g} and {question.high:g}"
         if score is None:
-            problems.append(f"{where}: '{dimension.key}' has no 'score'")
+            problems.append(f"{where}: '{question.key}' has no 'score'")
         elif isinstance(score, bool) or not isinstance(score, (int, float)):
-            problems.append(f"{where}: '{dimension.key}' score must be a number, got {score!r}")
+            problems.append(f"{where}: '{question.key}' score must be a number, got {score!r}")
         elif not math.isfinite(score):
             # Python's JSON reader takes 1e999 for infinity, and NaN and Infinity for numbers.
             problems.append(
-                f"{where}: '{dimension.key}' score is not a finite number (it reads as {score!r}); it must be "
-                f"between {dimension.low} and {dimension.high}"
+                f"{where}: '{question.key}' score is not a finite number (it reads as {score!r}); it must be {bounds}"
             )
-        elif not dimension.contains(score):
-            problems.append(
-                f"{where}: '{dimension.key}' score {score:g} is out of range; it must be between "
-                f"{dimension.low} and {dimension.high}"
-            )
+        elif not question.contains(score):
+            problems.append(f"{where}: '{question.key}' score {score:g} is out of range; it must be {bounds}")
         elif isinstance(reasoning, str) and reasoning.strip():
-            scores.append(Score(key, dimension.key, float(score), reasoning.strip()))
+            scores.append(Score(key, question.key, float(score), reasoning.strip()))
 
     if not isinstance(data, dict):
-        raise ValueError("expected a JSON object with 'seats' and 'episode'")
-    seats = section(data.get(SEATS_KEY), f"'{SEATS_KEY}'")
-    if seats is not None:
-        for key in seat_keys:
-            where = f"{key} ({names[key]})" if key in names else key
-            block = section(seats.get(key), f"'{SEATS_KEY}' → {where}")
-            if block is not None:
-                for dimension in SEAT_DIMENSIONS:
-                    check(block, dimension, where, key)
-    episode = section(data.get(EPISODE_KEY), f"'{EPISODE_KEY}'")
-    if episode is not None:
-        for dimension in EPISODE_DIMENSIONS:
-            check(episode, dimension, EPISODE_KEY, None)
+        wanted = " and ".join(f"'{k}'" for k, asked in ((SEATS_KEY, questions.seat), (EPISODE_KEY, questions.episode))
+                              if asked)
+        raise ValueError(f"expected a JSON object with {wanted}")
+    if questions.seat:
+        seats = section(data.get(SEATS_KEY), f"'{SEATS_KEY}'")
+        if seats is not None:
+            for key in seat_keys:
+                where = f"{key} ({names[key]})" if key in names else key
+                block = section(seats.get(key), f"'{SEATS_KEY}' → {where}")
+                if block is not None:
+                    for question in questions.seat:
+                        check(block, question, where, key)
+    if questions.episode:
+        episode = section(data.get(EPISODE_KEY), f"'{EPISODE_KEY}'")
+        if episode is not None:
+            for question in questions.episode:
+                check(episode, question, EPISODE_KEY, None)
     if problems:
         raise ValueError("; ".join(problems))
     return scores
 
 
-# --- running it -------------------------------------------------------------------------------------
+# --- storing it ------------------------------------------------------------------------------------
 
 
 @dataclass
-class EvaluationResult:
-    """What happened to one episode: scored, taken from the cache, or failed (nothing stored)."""
+class JudgeResult:
+    """What happened to one episode with one judge: scored, taken from the cache, or failed (nothing stored)."""
 
     episode_id: int
     outcome: str
-    evaluator: str
+    model: str
     prompt_version: str
-    evaluations: list[Evaluation] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
     error: str = ""
     attempts: int = 0
     usage: llm.Usage | None = None
@@ -387,107 +417,152 @@ def default_retries() -> int:
     return int(getattr(settings, "PARLEY_JUDGE_RETRIES", DEFAULT_RETRIES))
 
 
-def evaluator_and_version(model: str) -> tuple[str, str]:
-    """The (evaluator, prompt_version) under which ``model``'s scores are stored."""
+def respondent_name(model: str) -> tuple[str, str]:
+    """The (model, prompt version) of the judge respondent that ``model`` answers as."""
     if llm.is_scripted(model):
-        return scripted.EVALUATOR, scripted.JUDGE_VERSION
+        return scripted_judge.RESPONDENT, scripted_judge.PROMPT_VERSION
     return model, JUDGE_PROMPT_VERSION
 
 
-def complete_episode_ids(episode_ids: Iterable[int], *, evaluator: str, prompt_version: str) -> set[int]:
-    """The episodes that already hold every score of (evaluator, prompt version): the cache hits.
+def judge_models(value: str | Sequence[str]) -> list[str]:
+    """One judge model or several: a list, or one text with names separated by commas.
 
-    Rows are unique per (episode, seat, evaluator, version, dimension), so a full set is exactly
-    seven per seat plus the episode-level ones.
+    Names are stripped and kept once each, in order. Raises ``ValueError`` when none is left.
+    """
+    items = value.split(",") if isinstance(value, str) else list(value)
+    models = list(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+    if not models:
+        raise ValueError("name at least one judge model (a litellm model name, or 'scripted')")
+    return models
+
+
+def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, questions: Questionnaire) -> set[int]:
+    """The episodes for which ``respondent`` has answered every question: the cache hits.
+
+    A respondent answers each question once per seat (or once per episode), so a complete set is
+    exactly the seat questions times the seats plus the episode questions.
     """
     ids = list(episode_ids)
-    seats = dict(
-        Episode.objects.filter(pk__in=ids).annotate(n=Count("seats")).values_list("pk", "n")
-    )
+    seats = dict(Episode.objects.filter(pk__in=ids).annotate(n=Count("seats")).values_list("pk", "n"))
     stored = dict(
-        Evaluation.objects.filter(episode_id__in=ids, evaluator=evaluator, prompt_version=prompt_version)
-        .values("episode_id")
+        Answer.objects.filter(
+            response__episode_id__in=ids, response__respondent=respondent,
+            response__instrument_id__in=questions.instrument_ids,
+        )
+        .values("response__episode_id")
         .annotate(n=Count("pk"))
-        .values_list("episode_id", "n")
+        .values_list("response__episode_id", "n")
     )
-    expected = {pk: len(SEAT_DIMENSIONS) * n + len(EPISODE_DIMENSIONS) for pk, n in seats.items() if n}
+    expected = {pk: questions.expected_answers(n) for pk, n in seats.items() if n}
     return {pk for pk, n in expected.items() if stored.get(pk) == n}
 
 
-def store_verdict(
-    facts: EpisodeForJudge, scores: Sequence[Score], *, evaluator: str, usage: llm.Usage | None
-) -> list[Evaluation]:
-    """Replace the episode's scores by this evaluator and version with ``scores``, all or nothing.
+def _number_text(number: float) -> str:
+    """The answer's text: ``7`` rather than ``7.0``, otherwise the shortest exact form."""
+    return str(int(number)) if float(number).is_integer() else repr(float(number))
 
-    Every row carries the usage of the one call that produced the whole set.
+
+def store_verdict(
+    facts: EpisodeForJudge,
+    scores: Sequence[Score],
+    *,
+    respondent: Respondent,
+    questions: Questionnaire,
+    usage: llm.Usage | None,
+) -> list[Answer]:
+    """Replace ``respondent``'s responses to the instruments about the episode with ``scores``, all or nothing.
+
+    One response per instrument; each carries the usage of the one call that produced the set.
+    Returns the answers written, each with its ``response``.
     """
-    seat_ids = {seat.key: seat.seat_id for seat in facts.seats}
-    expected = len(facts.seats) * len(SEAT_DIMENSIONS) + len(EPISODE_DIMENSIONS)
+    expected = questions.expected_answers(len(facts.seats))
     if len(scores) != expected:
         raise ValueError(f"a verdict for episode {facts.episode_id} needs {expected} scores, got {len(scores)}")
-    rows = [
-        Evaluation(
-            episode_id=facts.episode_id,
-            seat_id=seat_ids[score.seat_key] if score.seat_key else None,
-            evaluator=evaluator,
-            prompt_version=JUDGE_PROMPT_VERSION,
-            dimension=score.dimension,
-            score=score.score,
-            reasoning=score.reasoning,
-            latency_ms=usage.latency_ms if usage else None,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-        )
-        for score in scores
-    ]
-    for row in rows:
-        if not DIMENSIONS[row.dimension].contains(row.score):
-            raise ValueError(f"{row.dimension} score {row.score} is out of range")  # validate_verdict let it by
+    positions = {seat.key: seat.position for seat in facts.seats}
+    asked = {(q.scope == Question.Scope.SEAT, q.key): q for q in (*questions.seat, *questions.episode)}
+    for score in scores:
+        question = asked[(score.seat_key is not None, score.key)]
+        if not question.contains(score.score):  # validate_verdict let it by
+            raise ValueError(f"{score.key} score {score.score} is out of range {question.range_text}")
+    created = timezone.now()
     with transaction.atomic():
-        Evaluation.objects.filter(
-            episode_id=facts.episode_id, evaluator=evaluator, prompt_version=JUDGE_PROMPT_VERSION
+        Response.objects.filter(
+            episode_id=facts.episode_id, respondent=respondent, instrument_id__in=questions.instrument_ids
         ).delete()
-        return Evaluation.objects.bulk_create(rows)
+        responses = {
+            instrument_id: Response.objects.create(
+                instrument_id=instrument_id, episode_id=facts.episode_id, respondent=respondent, created_at=created,
+                latency_ms=usage.latency_ms if usage else None,
+                prompt_tokens=usage.prompt_tokens if usage else None,
+                completion_tokens=usage.completion_tokens if usage else None,
+            )
+            for instrument_id in questions.instrument_ids
+        }
+        answers = []
+        for score in scores:
+            question = asked[(score.seat_key is not None, score.key)]
+            answers.append(Answer(
+                response=responses[question.instrument_id], question_id=question.question_id,
+                seat_position=None if score.seat_key is None else positions[score.seat_key],
+                value=_number_text(score.score), number=score.score, reasoning=score.reasoning,
+            ))
+        return Answer.objects.bulk_create(answers)
 
 
-def _store_scripted(episode_id: int) -> list[Evaluation]:
-    episode = Episode.objects.get(pk=episode_id)
-    if not episode.turns.exists():
+def _store_scripted(episode_id: int, questions: Questionnaire, respondent: Respondent) -> list[Answer]:
+    try:
+        facts = load_episode_for_judge(episode_id)
+    except Episode.DoesNotExist:
+        raise ValueError(f"episode {episode_id} does not exist") from None
+    if not facts.transcript:
         raise ValueError(f"episode {episode_id} has no turns to judge")
-    with transaction.atomic():
-        return scripted.save_scripted_evaluation(episode)
+    episode = Episode.objects.get(pk=episode_id)
+    keys = {seat.position: seat.key for seat in facts.seats}
+    scores = [
+        Score(None if position is None else keys[position], key, value, reasoning)
+        for position, key, value, reasoning in scripted_judge.answer(episode, questions)
+    ]
+    return store_verdict(facts, scores, respondent=respondent, questions=questions, usage=None)
 
 
-def _is_cached(episode_id: int, evaluator: str, prompt_version: str) -> bool:
-    return episode_id in complete_episode_ids([episode_id], evaluator=evaluator, prompt_version=prompt_version)
+def _respondent_and_cache(episode_id: int, model: str, questions: Questionnaire) -> tuple[Respondent, bool]:
+    respondent = judge_respondent(*respondent_name(model))
+    return respondent, episode_id in complete_episode_ids([episode_id], respondent=respondent, questions=questions)
+
+
+# --- running it -------------------------------------------------------------------------------------
 
 
 async def evaluate_episode(
     episode: Episode | int,
     *,
     model: str,
+    questions: Questionnaire | None = None,
     force: bool = False,
     retries: int | None = None,
-) -> EvaluationResult:
-    """Score one episode with ``model`` at temperature 0 and store the complete set of scores.
+) -> JudgeResult:
+    """Answer the judge's instruments about one episode with ``model`` at temperature 0, all or nothing.
 
-    A cache hit (the full set already stored for this model and prompt version) makes no call
+    A cache hit (every question already answered by this model and prompt version) makes no call
     unless ``force``. A reply that stays unusable after its repair is asked for again, up to
     ``retries`` more times (``PARLEY_JUDGE_RETRIES``, default 2); after that, or when the model
     cannot be reached, the result is ``failed`` with the reason and nothing is written.
     """
     episode_id = episode if isinstance(episode, int) else episode.pk
-    evaluator, version = evaluator_and_version(model)
-    result = EvaluationResult(episode_id, FAILED, evaluator, version)
+    name, version = respondent_name(model)
+    result = JudgeResult(episode_id, FAILED, name, version)
     retries = default_retries() if retries is None else retries
-    if not force and await sync_to_async(_is_cached)(episode_id, evaluator, version):
+    if questions is None:
+        questions = await sync_to_async(questionnaire)()
+    respondent, cached = await sync_to_async(_respondent_and_cache)(episode_id, model, questions)
+    if cached and not force:
         result.outcome = CACHED
         return result
 
     if llm.is_scripted(model):
         try:
-            result.evaluations = await sync_to_async(_store_scripted)(episode_id)
-        except (ValueError, Episode.DoesNotExist) as error:
+            result.answers = await sync_to_async(_store_scripted)(episode_id, questions, respondent)
+        except (DatabaseError, ValueError) as error:
             result.error = str(error)
             return result
         result.outcome, result.attempts = SCORED, 1
@@ -509,9 +584,9 @@ async def evaluate_episode(
     names = {seat.key: seat.name for seat in facts.seats}
 
     def validate(data: dict[str, Any]) -> list[Score]:
-        return validate_verdict(data, keys, names)
+        return validate_verdict(data, keys, questions, names)
 
-    messages = build_judge_messages(facts)
+    messages = build_judge_messages(facts, questions)
     for attempt in range(1, retries + 2):
         result.attempts = attempt
         try:
@@ -524,8 +599,8 @@ async def evaluate_episode(
             return result
         result.usage = usage if result.usage is None else result.usage + usage
         try:
-            result.evaluations = await sync_to_async(store_verdict)(
-                facts, validate(data), evaluator=evaluator, usage=usage
+            result.answers = await sync_to_async(store_verdict)(
+                facts, validate(data), respondent=respondent, questions=questions, usage=usage
             )
         except (DatabaseError, ValueError) as error:
             result.error = f"could not store the scores of episode {episode_id}: {error}"
@@ -538,20 +613,26 @@ async def evaluate_episode(
 async def evaluate_episodes(
     episodes: Iterable[Episode | int],
     *,
-    model: str,
+    models: str | Sequence[str],
+    instruments: Sequence[Instrument] | None = None,
     concurrency: int = 4,
     force: bool = False,
     retries: int | None = None,
-    on_result: Callable[[EvaluationResult], None] | None = None,
-) -> list[EvaluationResult]:
-    """Score many episodes, at most ``concurrency`` judge calls at a time, in the given order.
+    on_result: Callable[[JudgeResult], None] | None = None,
+) -> list[JudgeResult]:
+    """Have each of ``models`` judge every episode, at most ``concurrency`` calls at a time.
 
-    ``on_result`` is called as each episode finishes (for a progress bar). One episode's failure
+    Results come in order: the first model's episodes in the given order, then the next model's.
+    ``on_result`` is called as each (model, episode) finishes (for a progress bar). One failure
     never stops the others; read it from its result.
     """
-    return await map_bounded(
-        episodes,
-        partial(evaluate_episode, model=model, force=force, retries=retries),
-        concurrency=concurrency,
-        on_result=on_result,
-    )
+    names = judge_models(models)
+    questions = await sync_to_async(questionnaire)(instruments)
+    episodes = list(episodes)
+    pairs = [(model, episode) for model in names for episode in episodes]
+
+    async def one(pair: tuple[str, Episode | int]) -> JudgeResult:
+        model, episode = pair
+        return await evaluate_episode(episode, model=model, questions=questions, force=force, retries=retries)
+
+    return await map_bounded(pairs, one, concurrency=concurrency, on_result=on_result)

@@ -110,8 +110,9 @@ class RunOptions:
     one (``PARLEY_AGENT_MODEL`` / ``PARLEY_PARTNER_MODEL``, else the scripted model).
     ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
     ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
-    judge, else the offline scripted heuristics; ``"none"``: leave them unscored); the judge does
-    not shape the episodes, so it is not part of the derived run name.
+    judge, else the offline scripted heuristics; several names separated by commas: each of them;
+    ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
+    the derived run name.
     """
 
     scenarios: tuple[str, ...] = ()
@@ -909,28 +910,29 @@ def _execute(
 
 
 def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
-    """Have the run's judge score its finished episodes (cached ones are skipped); a one-line outcome.
+    """Have the run's judges score its finished episodes (cached ones are skipped); a one-line outcome.
 
     The run stays ``running`` meanwhile and its message says so, so the page keeps polling.
     """
-    model = options.judge_model or llm.model_for("judge")
+    models = judge.judge_models(options.judge_model or llm.model_for("judge"))
+    judges = f"judge {models[0]} is" if len(models) == 1 else f"judges {', '.join(models)} are"
     finished = [
         pk for chunk in _chunks(episode_ids)
         for pk in Episode.objects.filter(pk__in=chunk, status=Episode.Status.FINISHED).values_list("pk", flat=True)
     ]
     SimulationRun.objects.filter(pk=run_id).update(
-        message=f"Episodes played; the judge {model} is scoring {len(finished)} of them.", heartbeat_at=timezone.now()
+        message=f"Episodes played; the {judges} scoring {len(finished)} of them.", heartbeat_at=timezone.now()
     )
-    results: list[judge.EvaluationResult] = []
+    results: list[judge.JudgeResult] = []
     batch = max(1, options.concurrency) * 2  # a heartbeat between batches keeps the run from looking lost
     for start in range(0, len(finished), batch):
         chunk = finished[start : start + batch]
-        results += async_to_sync(judge.evaluate_episodes)(chunk, model=model, concurrency=options.concurrency)
+        results += async_to_sync(judge.evaluate_episodes)(chunk, models=models, concurrency=options.concurrency)
         _heartbeat(run_id)
     outcomes = Counter(result.outcome for result in results)
     line = (
-        f"Judge {model}: {outcomes[judge.SCORED]} scored, {outcomes[judge.CACHED]} already scored, "
-        f"{outcomes[judge.FAILED]} failed."
+        f"{'Judge' if len(models) == 1 else 'Judges'} {', '.join(models)}: {outcomes[judge.SCORED]} scored, "
+        f"{outcomes[judge.CACHED]} already scored, {outcomes[judge.FAILED]} failed."
     )
     failures = [result for result in results if not result.ok]
     if failures:

@@ -18,11 +18,11 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from ... import judge
 from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
 from ...llm import SCRIPTED
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
-from ...scripted import EVALUATOR, save_scripted_evaluation
 from ...simulation import create_episode, run_episode
 from ..team_option import add_team_argument, team_from_options
 
@@ -94,8 +94,10 @@ class Command(BaseCommand):
             )
         if episode.status != Episode.Status.FINISHED:
             episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
-        if new or not episode.evaluations.filter(evaluator=EVALUATOR).exists():
-            save_scripted_evaluation(episode)
+        # The scripted judge answers unless it already has (a replayed episode is judged afresh).
+        result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
+        if not result.ok:
+            raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
         return episode, new
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:

@@ -1,0 +1,1 @@
+"""Evaluation: the automated judge and the rubrics it answers, as instruments."""
