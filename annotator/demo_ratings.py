@@ -9,8 +9,8 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   interference with each other most often, as readers do, and otherwise picks a neighbour.
   Attention checks are mostly answered as instructed.
 - **Likert and slider** answers scatter around the scripted judge's score for the same question
-  (its answers about the episode, ``benchmark.evaluation.scripted_judge``): each rater has a bias of their own plus noise,
-  both in proportion to the scale, rounded to its step and kept within it.
+  (its answers about the episode, ``benchmark.evaluation.scripted_judge``): each rater has a bias
+  of their own plus noise, both in proportion to the scale, rounded to its step and kept within it.
 - **SHREC spans** start from the scripted model's heuristics on each turn (barrier traces mark an
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
   sometimes stretches one over the next turn, now and then reads the label the other way, and
@@ -35,7 +35,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 
-from benchmark import scripted
+from benchmark.agents import scripted
 from benchmark.evaluation import scripted_judge
 from benchmark.models import Answer as CoreAnswer
 

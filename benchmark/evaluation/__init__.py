@@ -1,1 +1,2 @@
-"""Evaluation: the automated judge and the rubrics it answers, as instruments."""
+"""Automated evaluation of finished episodes: the judge (an LLM, or the offline scripted heuristics), the
+rubrics it answers as instruments, and the majority of several respondents."""

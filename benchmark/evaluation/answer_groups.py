@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from ..llm import is_scripted
+from ..agents.llm import is_scripted
 from ..models import Answer, Episode, Question, Respondent, Response
 from .majority import MajorityAnswer, majority_answers
 

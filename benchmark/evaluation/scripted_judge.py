@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..models import ActionType
-from ..scripted import (
+from ..agents.scripted import (
     AGREEMENT,
     MONEY_PATTERN,
     RUDENESS,
@@ -33,7 +33,7 @@ from ..scripted import (
 )
 
 if TYPE_CHECKING:
-    from ..judge import Questionnaire
+    from .judge import Questionnaire
     from ..models import Episode, Seat
 
 RESPONDENT = "scripted"

@@ -5,8 +5,8 @@ column per evaluation dimension (the seat's own score for per-seat dimensions, t
 repeated on every seat for episode-level ones, NaN when missing) and the linguistic features of
 the episode (``barrier_speech.<feature>`` and ``transcript.<feature>``), and the ``Scale`` of each
 dimension (its range and whether it is scored per seat; in Parley the judge's instrument
-questions say so). ``benchmark.results`` builds both from the database; a test or a script can
-build them by hand.
+questions say so). ``benchmark.results.build`` builds both from the database; a test or a
+script can build them by hand.
 
 What comes out (docs/results-schema.md lists every key):
 

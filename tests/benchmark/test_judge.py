@@ -8,8 +8,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 
-from benchmark import judge
-from benchmark.evaluation import scripted_judge
+from benchmark.evaluation import judge, scripted_judge
 from benchmark.evaluation.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
 from benchmark.models import ActionType, Answer, Episode, Instrument, Question, Respondent, Response
 from tests.builders import make_character, make_episode, make_scenario, make_team

@@ -30,8 +30,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .agents import Action, AgentContext, BarrierBrief, HistoryEntry
-from .models import ActionType
+from ..models import ActionType
+from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
 if TYPE_CHECKING:
     from .llm import Usage
@@ -800,7 +800,7 @@ def compose_beats(context: AgentContext, *, seed: int = 0) -> list[str]:
 
 
 def _goal_phrase(context: AgentContext) -> str:
-    from .agents import goal_phrase
+    from .prompt import goal_phrase
 
     phrase = goal_phrase(context.goal)
     return re.sub(r"^(to|i want to|my goal is to)\s+", "", phrase, flags=re.IGNORECASE)

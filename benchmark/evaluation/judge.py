@@ -43,12 +43,12 @@ from django.db import DatabaseError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from . import llm
-from .agents import HistoryEntry, describe_turn
-from .batches import map_bounded
-from .evaluation import rubrics, scripted_judge
-from .evaluation.respondents import judge_respondent
-from .models import ActionType, Answer, Episode, Instrument, Question, Relationship, Respondent, Response, Seat
+from ..agents import llm
+from ..agents.batches import map_bounded
+from ..agents.prompt import HistoryEntry, describe_turn
+from ..models import ActionType, Answer, Episode, Instrument, Question, Relationship, Respondent, Response, Seat
+from . import rubrics, scripted_judge
+from .respondents import judge_respondent
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"
 DEFAULT_RETRIES = 2

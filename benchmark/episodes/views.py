@@ -10,11 +10,11 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from .evaluation.answer_groups import answer_groups
+from ..agents.llm import is_scripted
+from ..evaluation.answer_groups import answer_groups
+from ..models import Episode, Seat
+from ..permissions import researcher_required
 from .forms import EpisodeFilterForm
-from .llm import is_scripted
-from .models import Episode, Seat
-from .permissions import researcher_required
 
 EPISODES_PER_PAGE = 50
 SCRIPTED_LABEL = "scripted (offline)"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from .models import Episode, Respondent, Seat
-from .results import MAJORITY, ResultFilters
-from .stats.results import PARTNER, SEAT_ROLES
+from ..models import Episode, Respondent, Seat
+from ..stats.results import PARTNER, SEAT_ROLES
+from .build import MAJORITY, ResultFilters
 
 
 class ResultFilterForm(forms.Form):
