@@ -572,9 +572,8 @@ def _copy_question(question: Question, scheme: Scheme) -> Question:
 def _dimension_problems(question: Question) -> list[str]:
     found = JUDGE_DIMENSIONS.get(question.dimension)
     if found is None:
-        return [
-            f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {', '.join(JUDGE_DIMENSIONS)}"
-        ]
+        known = ", ".join(JUDGE_DIMENSIONS)
+        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {known}"]
     dimension = found[1]
     problems = []
     if question.kind not in NUMERIC_KINDS:

@@ -20,7 +20,6 @@ OTHER_APPS = ("annotator", "chat", "config")
 
 LONG_MODULES = {
     "benchmark/agents/scripted.py": "the scripted agent, barrier stylers and heuristic judge; to be split by concept",
-    "benchmark/evaluation/judge.py": "the judge is being rebuilt on instruments (issue 13), which splits it",
     "benchmark/importing/sotopia.py": "the Sotopia importer; its evaluation part moves onto instruments (issue 13)",
     "benchmark/demo/content.py": "demo content (12 scenarios with their lines): data written as code",
     "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",

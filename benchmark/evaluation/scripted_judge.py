@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..models import ActionType
 from ..agents.scripted import (
     AGREEMENT,
     MONEY_PATTERN,
@@ -31,10 +30,11 @@ from ..agents.scripted import (
     is_clarification_request,
     placeholder_count,
 )
+from ..models import ActionType
 
 if TYPE_CHECKING:
-    from .judge import Questionnaire
     from ..models import Episode, Seat
+    from .questionnaire import Questionnaire
 
 RESPONDENT = "scripted"
 PROMPT_VERSION = "heuristic-1"

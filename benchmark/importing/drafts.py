@@ -13,15 +13,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..evaluation import rubrics
-from ..evaluation.respondents import respondent_fields
-from ..models import ActionType, Character, Episode, Relationship, Respondent, Scenario, Seat, Turn
+from ..models import ActionType, Character, Episode, Relationship, Scenario, Seat, Turn
 from ..models.scenarios import Difficulty
 from . import ImportProblem
+
+if TYPE_CHECKING:
+    from .responses import ResponseDraft
 
 SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
 MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
@@ -322,56 +323,6 @@ class TurnDraft:
 
 
 @dataclass
-class ScoreDraft:
-    """One score by a named evaluator on one of the judge presets' dimensions.
-
-    The shape of Sotopia's rewards and of the ``evaluations`` of Parley files written before
-    instruments: :func:`responses_from_scores` makes them responses to the judge presets.
-    """
-
-    evaluator: str
-    dimension: str
-    score: float
-    origin: Origin
-    seat_position: int | None = None
-    prompt_version: str = ""
-    reasoning: str = ""
-    latency_ms: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    created_at: datetime | None = None
-
-
-@dataclass
-class AnswerDraft:
-    """One answer of a response: to the question with key ``question``, for a seat or goal if asked so."""
-
-    question: str
-    origin: Origin
-    seat_position: int | None = None
-    goal: tuple[int, int] | None = None  # (role position, goal position)
-    value: str = ""
-    number: float | None = None
-    reasoning: str = ""
-
-
-@dataclass
-class ResponseDraft:
-    """One respondent's answers to one instrument (named by name and version) about the episode."""
-
-    instrument: str
-    version: int
-    respondent: dict[str, Any]  # Respondent fields: kind, model, prompt_version, label (never a user)
-    origin: Origin
-    seat_position: int | None = None
-    created_at: datetime | None = None
-    latency_ms: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    answers: list[AnswerDraft] = field(default_factory=list)
-
-
-@dataclass
 class EpisodeDraft:
     external_id: str
     scenario: ScenarioRef
@@ -388,13 +339,8 @@ class EpisodeDraft:
     finished_at: datetime | None = None
     seats: list[SeatDraft] = field(default_factory=list)
     turns: list[TurnDraft] = field(default_factory=list)
-    scores: list[ScoreDraft] = field(default_factory=list)
-    responses: list[ResponseDraft] = field(default_factory=list)
+    responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
-
-    def all_responses(self) -> list[ResponseDraft]:
-        """The responses given as such, then those made of scores in the older shape."""
-        return [*self.responses, *responses_from_scores(self.scores)]
 
 
 @dataclass
@@ -469,7 +415,8 @@ def check_unique_records(drafts: Sequence[Draft]) -> None:
 
 
 def check_episode(draft: EpisodeDraft) -> None:
-    """Everything about one episode that does not need the database: seats, turns, scores and responses."""
+    """Everything about one episode that does not need the database: seats and turns (its responses:
+    ``responses.check_responses``)."""
     origin = draft.origin
     if len(draft.turns) > MAX_TURNS:
         raise origin.problem(f"episode {draft.external_id!r} has {len(draft.turns)} turns; at most {MAX_TURNS} fit")
@@ -503,116 +450,6 @@ def check_episode(draft: EpisodeDraft) -> None:
             check_text(turn.client_id, turn.origin.at("client_id"), max_length=max_length(Turn, "client_id"))
         check_text(turn.model, turn.origin.at("model"), max_length=max_length(Turn, "model"))
 
-    check_scores(draft.scores, seats, positions)
-    check_responses(draft.responses, seats, positions)
-
-
-# The judge presets' questions by dimension, for scores in the older shape (plain data, no query).
-JUDGE_QUESTIONS = rubrics.JUDGE_DIMENSIONS
-
-
-def check_scores(scores: Sequence[ScoreDraft], seats: Mapping[int, Any], positions: str) -> None:
-    """Each score names a dimension of the judge presets, lies in its range, is given for a seat exactly
-    when the dimension is scored per seat, and comes once per evaluator, prompt version, seat and dimension."""
-    scored: set[tuple[str, str, int | None, str]] = set()
-    for score in scores:
-        found = JUDGE_QUESTIONS.get(score.dimension)
-        if found is None:
-            raise score.origin.at("dimension").problem(
-                f"{score.dimension!r} is not one of {', '.join(JUDGE_QUESTIONS)}"
-            )
-        question = found[1]
-        if not question.low <= score.score <= question.high:
-            raise score.origin.at("score").problem(
-                f"{score.score:g} is outside [{question.low}, {question.high}] for {question.key}"
-            )
-        per_seat = question.scope == rubrics.SEAT
-        if per_seat and score.seat_position is None:
-            raise score.origin.at("seat").problem(f"{question.key} is scored per seat; give the seat position")
-        if not per_seat and score.seat_position is not None:
-            raise score.origin.at("seat").problem(f"{question.key} is scored per episode; the seat must be null")
-        if score.seat_position is not None and score.seat_position not in seats:
-            raise score.origin.at("seat").problem(f"no seat at position {score.seat_position} (seats: {positions})")
-        key = (score.evaluator, score.prompt_version, score.seat_position, score.dimension)
-        if key in scored:
-            raise score.origin.at("dimension").problem(
-                f"{score.evaluator} scored {score.dimension} twice for the same seat"
-            )
-        scored.add(key)
-        name = respondent_fields(score.evaluator)
-        field_name = "model" if name["model"] else "label"
-        check_text(score.evaluator, score.origin.at("evaluator"), blank=False,
-                   max_length=max_length(Respondent, field_name))
-        check_text(score.prompt_version, score.origin.at("prompt_version"),
-                   max_length=max_length(Respondent, "prompt_version"))
-
-
-def check_responses(responses: Sequence[ResponseDraft], seats: Mapping[int, Any], positions: str) -> None:
-    """What a response needs without the database: known seats, one answer per question, seat, goal and
-    value, and a respondent named as its kind requires. The questions themselves are checked on saving."""
-    for response in responses:
-        respondent = response.respondent
-        if respondent["kind"] in (Respondent.Kind.JUDGE, Respondent.Kind.AGENT) and not respondent["model"]:
-            raise response.origin.at("respondent").at("model").problem(
-                f"a respondent of kind {respondent['kind']!r} needs its model's name"
-            )
-        if not respondent["model"] and not respondent["label"]:
-            raise response.origin.at("respondent").problem("a respondent needs a model or a label")
-        for name in ("model", "prompt_version", "label"):
-            check_text(respondent[name], response.origin.at("respondent").at(name),
-                       max_length=max_length(Respondent, name))
-        if response.seat_position is not None and response.seat_position not in seats:
-            raise response.origin.at("seat").problem(
-                f"no seat at position {response.seat_position} (seats: {positions})"
-            )
-        given: set[tuple[str, int | None, tuple[int, int] | None, str]] = set()
-        for answer in response.answers:
-            if answer.seat_position is not None and answer.seat_position not in seats:
-                raise answer.origin.at("seat").problem(
-                    f"no seat at position {answer.seat_position} (seats: {positions})"
-                )
-            key = (answer.question, answer.seat_position, answer.goal, answer.value)
-            if key in given:
-                raise answer.origin.at("question").problem(
-                    f"{answer.question!r} is answered twice with the same value for the same seat and goal"
-                )
-            given.add(key)
-
-
-def _number_text(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else repr(float(number))
-
-
-def responses_from_scores(scores: Sequence[ScoreDraft]) -> list[ResponseDraft]:
-    """Scores grouped into responses: one per (evaluator, prompt version, judge preset), in first-seen order.
-
-    The evaluator becomes the respondent (``benchmark.evaluation.respondents``); the response takes the
-    earliest time of its scores and the usage of its first score that has one (a judge call writes the
-    same usage on every score).
-    """
-    grouped: dict[tuple[str, str, str], list[ScoreDraft]] = {}
-    for score in scores:
-        rubric, _ = JUDGE_QUESTIONS[score.dimension]
-        grouped.setdefault((score.evaluator, score.prompt_version, rubric.preset), []).append(score)
-    responses = []
-    for (evaluator, prompt_version, preset), members in grouped.items():
-        rubric = next(r for r in rubrics.JUDGE_RUBRICS if r.preset == preset)
-        fields = respondent_fields(evaluator, prompt_version)
-        fields.pop("user")
-        times = [score.created_at for score in members if score.created_at is not None]
-        usage = next((s for s in members if (s.latency_ms, s.prompt_tokens, s.completion_tokens) != (None,) * 3),
-                     members[0])
-        responses.append(ResponseDraft(
-            instrument=rubric.name, version=rubric.version, respondent=fields, origin=members[0].origin,
-            created_at=min(times) if times else None, latency_ms=usage.latency_ms,
-            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-            answers=[
-                AnswerDraft(score.dimension, score.origin, seat_position=score.seat_position,
-                            value=_number_text(score.score), number=score.score, reasoning=score.reasoning)
-                for score in members
-            ],
-        ))
-    return responses
 
 
 def unique(values: Iterable[str]) -> list[str]:

@@ -19,18 +19,15 @@ from .drafts import (
     MAX_INTEGER,
     MAX_SMALL_INTEGER,
     MAX_TURN_CHARS,
-    AnswerDraft,
     CharacterDraft,
     CharacterRef,
     Draft,
     EpisodeDraft,
     Fields,
     Origin,
-    ResponseDraft,
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
-    ScoreDraft,
     SeatDraft,
     TurnDraft,
     check_character_values,
@@ -41,6 +38,7 @@ from .drafts import (
     values_of,
 )
 from .reading import check_line_size, load_json
+from .responses import AnswerDraft, ResponseDraft, ScoreDraft, check_responses, scores_to_responses
 
 FORMAT_VERSION = 1
 
@@ -95,10 +93,14 @@ def episode(fields: Fields) -> EpisodeDraft:
         finished_at=fields.timestamp("finished_at"),
         seats=[seat(item) for item in fields.objects("seats", required=True)],
         turns=[turn(item) for item in fields.objects("turns")],
-        scores=[score(item) for item in fields.objects("evaluations")],
-        responses=[response(item) for item in fields.objects("responses")],
     )
     check_episode(draft)
+    scores = [score(item) for item in fields.objects("evaluations")]
+    draft.responses = [
+        *(response(item) for item in fields.objects("responses")),
+        *scores_to_responses(scores, [seat.position for seat in draft.seats]),
+    ]
+    check_responses(draft)
     return draft
 
 

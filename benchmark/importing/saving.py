@@ -34,16 +34,15 @@ from ..models import (
 )
 from . import ImportResult
 from .drafts import (
-    AnswerDraft,
     CharacterDraft,
     CharacterRef,
     CheckedRecord,
     Draft,
     EpisodeDraft,
-    ResponseDraft,
     ScenarioDraft,
     ScenarioRef,
 )
+from .responses import AnswerDraft, ResponseDraft
 
 M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
@@ -262,7 +261,7 @@ class Saver:
             if turn.created_at:
                 row.created_at = turn.created_at
         answered: set[tuple[int, int, int | None]] = set()
-        for response in draft.all_responses():
+        for response in draft.responses:
             self.response(response, episode, roles, answered)
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)

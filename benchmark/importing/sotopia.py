@@ -27,7 +27,6 @@ from typing import Any
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from . import ImportProblem
 from .drafts import (
-    JUDGE_QUESTIONS,
     MAX_INTEGER,
     MAX_TURN_CHARS,
     CharacterDraft,
@@ -40,7 +39,6 @@ from .drafts import (
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
-    ScoreDraft,
     SeatDraft,
     TurnDraft,
     check_character_values,
@@ -56,6 +54,7 @@ from .drafts import (
 )
 from .parley import json_lines
 from .reading import check_json, decode_json, load_json
+from .responses import JUDGE_QUESTIONS, ScoreDraft, scores_to_responses
 
 # Sotopia's evaluation dimensions and ours; overall_score is their mean, so it is not stored.
 DIMENSION_NAMES = {
@@ -690,7 +689,7 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
             for position, character in enumerate(characters)
         ],
         turns=log.turns,
-        scores=scores(fields, log, reasoning),
+        responses=scores_to_responses(scores(fields, log, reasoning), range(len(characters))),
         id_field=log.pk_field,
     )
     check_episode(draft)

@@ -9,7 +9,10 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 
 from benchmark.evaluation import judge, scripted_judge
+from benchmark.evaluation.briefing import load_episode_for_judge, seat_key
+from benchmark.evaluation.questionnaire import Questionnaire, judge_instruments, questionnaire
 from benchmark.evaluation.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
+from benchmark.evaluation.verdicts import store_verdict, validate_verdict
 from benchmark.models import ActionType, Answer, Episode, Instrument, Question, Respondent, Response
 from tests.builders import make_character, make_episode, make_scenario, make_team
 from tests.fake_llm import FAKE_MODEL
@@ -23,7 +26,7 @@ def verdict(seats: int = 2, *, seat_score: float = 3, episode_score: float = 4, 
     """A complete, valid verdict; ``overrides`` maps 'seat_1.goal' or 'episode.mutual_understanding' to an entry."""
     data = {
         "seats": {
-            judge.seat_key(n): {
+            seat_key(n): {
                 d.key: {"reasoning": f"Why {d.key} for seat {n + 1}.", "score": max(d.low, min(d.high, seat_score))}
                 for d in SOTOPIA_EVAL.questions
             }
@@ -85,8 +88,8 @@ def stored(episode: Episode, model: str = FAKE_MODEL) -> list[Answer]:
     )
 
 
-def questions() -> judge.Questionnaire:
-    return judge.questionnaire()
+def questions() -> Questionnaire:
+    return questionnaire()
 
 
 def test_a_valid_verdict_stores_seven_scores_per_seat_and_two_per_episode(fake_llm, episode):
@@ -371,7 +374,7 @@ def test_a_batch_scores_each_episode_once_and_reports_in_order(fake_llm, episode
 
 
 def test_validate_verdict_returns_every_score():
-    scores = judge.validate_verdict(verdict(seats=3), ["seat_1", "seat_2", "seat_3"], questions())
+    scores = validate_verdict(verdict(seats=3), ["seat_1", "seat_2", "seat_3"], questions())
 
     assert len(scores) == 7 * 3 + 2
     assert {s.seat_key for s in scores} == {"seat_1", "seat_2", "seat_3", None}
@@ -389,7 +392,7 @@ def test_validate_verdict_returns_every_score():
 )
 def test_validate_verdict_names_the_seat_and_dimension(entry, problem):
     with pytest.raises(ValueError) as error:
-        judge.validate_verdict(
+        validate_verdict(
             verdict(**{"seat_2.goal": entry}), ["seat_1", "seat_2"], questions(), {"seat_2": "Aisha"}
         )
 
@@ -400,19 +403,19 @@ def test_validate_verdict_lists_every_problem_at_once():
     data = verdict(**{"seat_1.goal": None, "episode.unresolved_confusion": {"reasoning": "x", "score": 6}})
 
     with pytest.raises(ValueError) as error:
-        judge.validate_verdict(data, ["seat_1", "seat_2"], questions())
+        validate_verdict(data, ["seat_1", "seat_2"], questions())
 
     assert "seat_1: 'goal' is missing" in str(error.value)
     assert "episode: 'unresolved_confusion' score 6 is out of range" in str(error.value)
 
 
 def test_store_verdict_refuses_an_incomplete_set(episode):
-    facts = judge.load_episode_for_judge(episode.pk)
-    scores = judge.validate_verdict(verdict(), ["seat_1", "seat_2"], questions())[:-1]
+    facts = load_episode_for_judge(episode.pk)
+    scores = validate_verdict(verdict(), ["seat_1", "seat_2"], questions())[:-1]
     respondent = Respondent.objects.create(kind="judge", model=FAKE_MODEL)
 
     with pytest.raises(ValueError, match="needs 16 scores, got 15"):
-        judge.store_verdict(facts, scores, respondent=respondent, questions=questions(), usage=None)
+        store_verdict(facts, scores, respondent=respondent, questions=questions(), usage=None)
     assert Answer.objects.count() == 0
 
 
@@ -499,7 +502,7 @@ def test_a_question_the_judge_cannot_answer_is_refused_by_name(fields, problem):
     Question.objects.create(instrument=instrument, key="odd", position=0, prompt="?", **fields)
 
     with pytest.raises(ValueError, match=rf"Odd one v1, question 'odd': {problem}"):
-        judge.questionnaire([instrument])
+        questionnaire([instrument])
 
 
 def test_several_judges_each_answer_as_their_own_respondent(fake_llm, episode):
@@ -535,7 +538,7 @@ def test_the_database_refuses_a_second_response_of_the_same_judge(fake_llm, epis
 
 
 def test_a_person_may_answer_the_same_instrument_about_an_episode_again(episode):
-    instrument = judge.judge_instruments()[0]
+    instrument = judge_instruments()[0]
     rater = Respondent.objects.create(kind="annotator", label="human mean")
     for _ in range(2):
         Response.objects.create(episode=episode, respondent=rater, instrument=instrument)

@@ -21,9 +21,9 @@ from django.db import transaction
 from ...agents.llm import SCRIPTED
 from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
+from ...evaluation import judge
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
-from ...evaluation import judge
 from ...permissions import RESEARCHERS
 from ...runs.simulation import create_episode, run_episode
 from ..team_option import add_team_argument, team_from_options
