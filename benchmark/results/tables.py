@@ -181,7 +181,7 @@ def _legend(report: Mapping[str, Any]) -> str:
 
 
 def _evaluator_text(entry: Mapping[str, Any]) -> str:
-    if entry["members"]:
+    if entry.get("members"):
         names = ", ".join(m["evaluator"] + (f" ({m['prompt_version']})" if m["prompt_version"] else "")
                           for m in entry["members"])
         return f"majority (median) of {names}, {entry['scores']} scores"
@@ -191,6 +191,7 @@ def _evaluator_text(entry: Mapping[str, Any]) -> str:
 def text_report(report: Mapping[str, Any]) -> str:
     """A readable plain-text rendering: the header, Table 2 per split, barrier signatures, correlations."""
     judge = report["evaluator"]
+    kind = report["filters"].get("respondent_kind", "judge")
     filters = ", ".join(
         f"{key.replace('_', ' ')} {value}" for key, value in report["filters"].items()
         if key != "seat_role" and value not in ("", None)
@@ -198,8 +199,7 @@ def text_report(report: Mapping[str, Any]) -> str:
     counts = report["counts"]
     lines = [
         "Benchmark results",
-        f"{report['filters']['respondent_kind']}: {_evaluator_text(judge)}" if judge
-        else f"{report['filters']['respondent_kind']}: none",
+        f"{kind}: {_evaluator_text(judge)}" if judge else f"{kind}: none",
         f"filters: {filters or 'none'}; analysed seat: {report['seat_role']}",
         f"{counts['episodes']} episodes, {counts['scenarios']} scenarios; bootstrap {report['resamples']} "
         f"resamples, seed {report['seed']}",
@@ -231,12 +231,12 @@ def text_report(report: Mapping[str, Any]) -> str:
     if undefined:
         lines += [f"{undefined} feature-score pairs have no correlation (a value does not vary, or fewer than "
                   "three episodes have both); the JSON says which and why.", ""]
-    if len(report["evaluators"]) > 1:
+    if len(report.get("evaluators", [])) > 1:
         compared = evaluators_display(report)
         header = ["evaluator", "condition", *(column["short"] for column in compared["header"])]
         rows = [[row["evaluator"] + (" *" if row["chosen"] and row["first"] else ""), row["condition"], *row["cells"]]
                 for row in compared["rows"]]
-        lines += [f"Every {report['filters']['respondent_kind']} and their majority (median): mean ± SE over all "
+        lines += [f"Every {kind} and their majority (median): mean ± SE over all "
                   "models (* the one reported above)", "", *_grid(header, rows), ""]
     if report["notes"]:
         lines += ["Notes", *(f"- {note}" for note in report["notes"]), ""]
@@ -289,7 +289,7 @@ def evaluators_display(report: Mapping[str, Any]) -> dict[str, Any]:
     dimensions = report["dimensions"]
     chosen = report["evaluator"]
     rows = []
-    for entry in report["evaluators"]:
+    for entry in report.get("evaluators", []):
         name = entry["evaluator"]
         if entry["members"]:
             name = f"majority of {len(entry['members'])}"
@@ -307,7 +307,7 @@ def evaluators_display(report: Mapping[str, Any]) -> dict[str, Any]:
         "header": [{"short": SHORT_LABELS.get(key, key), "label": info.get(key, {}).get("label", key)}
                    for key in dimensions],
         "rows": rows,
-        "several": len(report["evaluators"]) > 1,
+        "several": len(report.get("evaluators", [])) > 1,
     }
 
 

@@ -5,6 +5,7 @@ from itertools import count
 from typing import Any
 
 import pytest
+from benchmark.dimensions import DIMENSIONS
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
@@ -20,7 +21,6 @@ from annotator.schemes import (
     new_version,
     parse_form,
 )
-from benchmark.dimensions import DIMENSIONS
 
 pytestmark = pytest.mark.django_db
 

@@ -4,13 +4,13 @@ import re
 from io import StringIO
 
 import pytest
+from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import resolve
 
 from benchmark.agents import scripted
 from benchmark.demo.content import CONDITIONS, SCENARIOS
-from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from benchmark.models import Character, Episode, Evaluation, Relationship, Role, Scenario, Turn
 
 pytestmark = pytest.mark.django_db
