@@ -447,7 +447,8 @@ def test_a_team_instrument_is_found_by_name_and_version(tmp_path):
     ("change", "problem"),
     [
         ({"instrument": {"name": "Nothing like it", "version": 1}},
-         "field responses[0].instrument: instrument 'Nothing like it' version 1 is neither a preset nor one of this team's"),
+         "field responses[0].instrument: instrument 'Nothing like it' version 1 is neither a preset nor one of "
+         "this team's"),
         ({"answers": [{"question": "warmth", "number": 2}]},
          "field responses[0].answers[0].question: SocialVeil judge v1 has no question 'warmth' (its questions: "
          "unresolved_confusion, mutual_understanding)"),
@@ -461,7 +462,8 @@ def test_a_team_instrument_is_found_by_name_and_version(tmp_path):
          "field responses[0].answers[0].seat: no seat at position 5 (seats: 0, 1)"),
         ({"respondent": {"kind": "judge", "model": "", "prompt_version": "", "label": "x"}},
          "field responses[0].respondent.model: a respondent of kind 'judge' needs its model's name"),
-        ({"respondent": {"kind": "oracle", "model": "m"}}, "field responses[0].respondent.kind: 'oracle' is not one of"),
+        ({"respondent": {"kind": "oracle", "model": "m"}},
+         "field responses[0].respondent.kind: 'oracle' is not one of"),
     ],
 )
 def test_a_response_that_does_not_fit_is_refused_naming_the_field(tmp_path, change, problem):

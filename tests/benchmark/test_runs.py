@@ -8,7 +8,7 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
 from benchmark.agents.prompt import REPAIR_INSTRUCTION
-from benchmark.models import Barrier, Episode, Evaluation, Seat, SimulationRun, Turn
+from benchmark.models import Barrier, Episode, Response, Seat, SimulationRun, Turn
 from benchmark.runs import launching, supervisor, workers
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run
@@ -233,7 +233,7 @@ def test_a_run_ends_by_having_its_judge_score_the_finished_episodes(fake_llm):
 
     summary = execute(llm_options(conditions=("none", "semantic")))
 
-    scored = Evaluation.objects.filter(episode__tag="test-run", evaluator="scripted")
+    scored = Response.objects.filter(episode__tag="test-run", respondent__model="scripted")
     assert scored.values("episode").distinct().count() == 2
     assert "Judge scripted: 2 scored, 0 already scored, 0 failed." in summary.line()
     assert SimulationRun.objects.get(tag="test-run").message == summary.line()
@@ -245,7 +245,7 @@ def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
 
     summary = execute(llm_options(judge_model="none"))
 
-    assert not Evaluation.objects.filter(episode__tag="test-run").exists()
+    assert not Response.objects.filter(episode__tag="test-run").exists()
     assert "Judge" not in summary.line()
 
 
