@@ -106,16 +106,17 @@ def load_fixture(apps: Apps) -> None:
     The migrations seeded some of these tables (built-in barriers, social attributes, the default
     team); the fixture holds those rows as the old code left them, so they are deleted first.
     """
-    labels = _by_dependency([apps.get_model(label) for label in fixture_labels()])
+    in_order = _by_dependency([apps.get_model(label) for label in fixture_labels()])
     with transaction.atomic():
-        for model in reversed(labels):
+        for model in reversed(in_order):
             model._base_manager.all().delete()
-        for model in labels:
+        for model in in_order:
             rows = fixture_rows(model._meta.label_lower)
             with _stored_times_kept(model):
                 model._base_manager.bulk_create([_instance(model, row) for row in rows])
             _link_many_to_many(model, rows)
-        statements = connection.ops.sequence_reset_sql(no_style(), labels)
+        # On PostgreSQL new rows' ids would start at 1 again; they go on after the fixture's.
+        statements = connection.ops.sequence_reset_sql(no_style(), in_order)
         with connection.cursor() as cursor:
             for statement in statements:
                 cursor.execute(statement)
@@ -129,7 +130,7 @@ def _by_dependency(models_: list[type[models.Model]]) -> list[type[models.Model]
         ready = [
             model for model in pending
             if all(
-                field.related_model in ordered or field.related_model is model or field.related_model not in pending
+                field.related_model is model or field.related_model not in pending
                 for field in model._meta.concrete_fields if field.is_relation
             )
         ]

@@ -210,7 +210,8 @@ def check_studies(new: Apps) -> None:
 def check_chat(new: Apps) -> None:
     studies = fixture_by_pk("chat.chatstudy")
     stored = {
-        (studies[row["study"]]["slug"], row["participant_id"]): row["answers"] for row in fixture_rows("chat.participant")
+        (studies[row["study"]]["slug"], row["participant_id"]): row["answers"]
+        for row in fixture_rows("chat.participant")
     }
     Participant = new.get_model("chat", "Participant")
     found = (
