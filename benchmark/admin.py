@@ -27,7 +27,7 @@ from .models import (
     TeamMember,
     Turn,
 )
-from .neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
+from .scenarios.neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
 class TeamMemberInline(admin.TabularInline):

@@ -99,6 +99,7 @@ def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
         "context": "A scenario under test.",
         "difficulty": "standard",
         "relationship": "0",
+        "turn_taking": "round_robin",
         "roles-TOTAL_FORMS": str(roles),
         "roles-INITIAL_FORMS": "0",
         "roles-MIN_NUM_FORMS": "2",

@@ -1,0 +1,1 @@
+"""Automated evaluation of finished episodes: the judge (an LLM, or the offline scripted heuristics)."""
