@@ -1,10 +1,10 @@
-"""Who answered: finding (or creating) the respondent rows of judges and of imported ratings.
+"""Who answered: the respondent rows of judges and of scores named by one string.
 
-Scores stored before instruments existed named their evaluator with one string: a judge model's
-name, or ``human mean`` for the mean of human ratings imported with an episode. Such a string
-becomes a ``Respondent``: ``human mean`` (any case) an annotator-kind respondent with that label
-and no user, anything else a judge with that model name. The data migration, the Parley JSONL
-importer (for the ``evaluations`` of older files) and the Sotopia importer all map it this way.
+Scores stored before instruments named their evaluator with one string: a judge model's name, or
+``human mean`` for the mean of human ratings imported with an episode. Such a string becomes a
+``Respondent``: ``human mean`` (any case) an annotator-kind respondent with that label and no
+user, anything else a judge with that model name. The data migration, the Parley JSONL importer
+(for the ``evaluations`` of older files) and the Sotopia importer all map it this way.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def respondent_fields(evaluator: str, prompt_version: str = "") -> dict[str, Any
 
 def find_respondent(respondent_model: Any, fields: dict[str, Any]) -> Any:
     """The respondent with these fields (no user), created when missing; takes a model class so a
-    migration can pass its historical one."""
+    migration can pass its historical one. Two writers creating it at once get the same row."""
     respondent, _ = respondent_model.objects.get_or_create(**fields)
     return respondent
 
@@ -34,8 +34,5 @@ def judge_respondent(model: str, prompt_version: str) -> Any:
     """The judge-kind respondent of ``model`` under ``prompt_version``."""
     from ..models import Respondent
 
-    return find_respondent(Respondent, respondent_fields_of_judge(model, prompt_version))
-
-
-def respondent_fields_of_judge(model: str, prompt_version: str) -> dict[str, Any]:
-    return {"kind": JUDGE, "user": None, "model": model, "label": "", "prompt_version": prompt_version}
+    return find_respondent(Respondent, {"kind": JUDGE, "user": None, "model": model, "label": "",
+                                        "prompt_version": prompt_version})
