@@ -33,8 +33,11 @@ After the dump it fetches, from the same old code and data, everything researche
 study's agreement report and its CSV tables, the annotation exports, the benchmark results and
 their tables, the chat studies' participants, the episode exports: ``downloads.py`` lists them and
 says what is normalised) and writes them to ``downloads_before_issue_13.json.gz`` beside the
-fixture (``--downloads`` elsewhere). The migration test fetches them again from the current code on
-the migrated rows and compares. Fixture and downloads are made together, so always rebuild both.
+fixture (``--downloads`` elsewhere). First it loads the dump back over the rows (``loaddata``):
+``dumpdata`` keeps times to the millisecond and the episode export shows microseconds, so the
+downloads are made from exactly the rows the test loads. The migration test fetches them again
+from the current code on the migrated rows and compares. Fixture and downloads are made together
+from one run, so rebuild both or neither.
 
 The demo accounts' passwords are made unusable before the dump (no hash of a password that once
 worked goes into the repository). Invite tokens, resume codes and timestamps are random or the
