@@ -29,6 +29,16 @@ rows the demo lacks but the migration must keep:
   a first draft never submitted;
 - a numeric key with a tolerance on a gold item, and an unused new version of a frozen scheme.
 
+After the dump it fetches, from the same old code and data, everything researchers download (every
+study's agreement report and its CSV tables, the annotation exports, the benchmark results and
+their tables, the chat studies' participants, the episode exports: ``downloads.py`` lists them and
+says what is normalised) and writes them to ``downloads_before_issue_13.json.gz`` beside the
+fixture (``--downloads`` elsewhere). First it loads the dump back over the rows (``loaddata``):
+``dumpdata`` keeps times to the millisecond and the episode export shows microseconds, so the
+downloads are made from exactly the rows the test loads. The migration test fetches them again
+from the current code on the migrated rows and compares. Fixture and downloads are made together
+from one run, so rebuild both or neither.
+
 The demo accounts' passwords are made unusable before the dump (no hash of a password that once
 worked goes into the repository). Invite tokens, resume codes and timestamps are random or the
 time of the run, so two runs give different files with the same shape. The output is gzip-compressed ``dumpdata`` JSON
@@ -44,6 +54,7 @@ import io
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -58,6 +69,9 @@ DUMPED = ["auth.user", "auth.group", "benchmark", "annotator", "chat"]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path, help="Where to write the .json.gz fixture.")
+    parser.add_argument("--downloads", type=Path, default=None,
+                        help="Where to write what researchers download from that data (default: "
+                        "downloads_before_issue_13.json.gz beside --out).")
     args = parser.parse_args()
     setup_django()
     from django.core.management import call_command
@@ -75,6 +89,9 @@ def main() -> None:
     add_gold_key_and_scheme_version()
     make_passwords_unusable()
     dump(args.out)
+    # dumpdata keeps times to the millisecond: store the rows as the fixture holds them, as the test will.
+    call_command("loaddata", str(args.out), verbosity=0)
+    save_downloads(args.downloads or args.out.with_name("downloads_before_issue_13.json.gz"))
 
 
 def setup_django() -> None:
@@ -361,6 +378,35 @@ def make_passwords_unusable() -> None:
     for user in get_user_model().objects.all():
         user.set_unusable_password()
         user.save(update_fields=["password"])
+
+
+# --- what researchers download from it ----------------------------------------------------------
+
+
+def save_downloads(out: Path) -> None:
+    """Fetch every download of ``downloads.download_requests`` from the old code and save them (see downloads.py)."""
+    from django.test.utils import setup_test_environment
+
+    # downloads.py sits beside this script, whose folder Python put on sys.path when it started.
+    from downloads import download_requests, fetch_all, save
+
+    from annotator.models import Study
+    from chat.models import ChatStudy
+
+    setup_test_environment()  # lets the test client's host in, as under pytest
+    team = the_team()
+    requests = download_requests(
+        Study.objects.of_team(team).order_by("slug").values_list("slug", flat=True),
+        ChatStudy.objects.of_team(team).order_by("slug").values_list("slug", flat=True),
+    )
+    fetched = fetch_all(requests)
+    failed = [request for request, download in fetched.items() if download["status"] not in (0, 200)]
+    if failed:
+        sys.exit(f"These downloads failed on the old code: {failed}")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(out, fetched, made_with=commit or "unknown")
+    print(f"{out}: {len(fetched)} downloads, {out.stat().st_size:,} bytes")
 
 
 # --- the dump -----------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ migrates the test database back to the nodes of that commit, inserts the rows wi
 models of that state, migrates forward to the latest nodes and runs every check below. Each check
 reads the fixture as plain data (``fixture_rows``, ``fixture_by_pk``) and the migrated database
 with the latest *historical* models (``new.get_model``), and all of them run even when one
-fails, so a failure lists everything that went wrong.
+fails, so a failure lists everything that went wrong. Then the current code serves every download
+researchers had from that data (``downloads.py``), which must match what the old code served.
 
 Who replaces which check
 ------------------------
@@ -39,6 +40,7 @@ from django.utils.dateparse import parse_datetime
 
 from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 
+from .downloads import assert_downloads_unchanged, fetch_all, stored_downloads
 from .harness import (
     BEFORE_ISSUE_13,
     assert_rows_unchanged,
@@ -66,7 +68,9 @@ def covers(*labels: str) -> Callable[[Check], Check]:
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_every_stored_row_survives_the_migrations():
+def test_every_stored_row_and_download_survives_the_migrations():
+    """The stored rows (``CHECKS``), then what researchers download from them (``downloads.py``): one
+    backward and forward migration serves both, since it is the slow part."""
     try:
         load_fixture(migrate(nodes_with_other_apps(BEFORE_ISSUE_13)))
         new = migrate_to_latest()
@@ -76,6 +80,11 @@ def test_every_stored_row_survives_the_migrations():
                 check(new)
             except AssertionError as error:
                 failures.append(f"{check.__name__}: {error}")
+        stored = stored_downloads()
+        try:
+            assert_downloads_unchanged(stored, fetch_all(stored))
+        except AssertionError as error:
+            failures.append(f"downloads: {error}")
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
     finally:
