@@ -55,13 +55,18 @@ UNKNOWN_MODEL = "unknown model"  # a seat imported without a model name
 NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
 SOURCE_LABELS = {"barrier_speech": "barrier seat's speech", "transcript": "whole transcript"}
 SELECTION_METHOD = (
-    "Episodes matching the filters that the evaluator scored. Scores are numeric answers to questions that "
-    "measure a dimension, by respondents of the chosen kind (judges by default). The evaluator is the "
-    "respondent named, 'majority' (the median of every respondent of the kind per episode, seat and "
-    "dimension), or else the respondent (name and prompt version) with the most scores on those episodes; "
-    "on a tie a model judge is preferred to the offline scripted heuristic. The barrier seat is the seat "
-    "that carries the barrier (marked under 'none' too); the others are partners. Linguistic features use "
-    "spoken turns only."
+    "Episodes matching the filters that the evaluator scored. The evaluator is the one named, or else the "
+    "(evaluator, prompt version) with the most scores on those episodes, leaving out imported 'human mean' "
+    "scores; on a tie a model judge is preferred to the offline scripted heuristic. The barrier seat is the "
+    "seat that carries the barrier (marked under 'none' too); the others are partners. Linguistic features "
+    "use spoken turns only."
+)
+RESPONDENTS_METHOD = (
+    "A score is a respondent's numeric answer to a question that measures a dimension. The report reads one "
+    "kind of respondent: automated judges unless another kind is asked for, or unless the evaluator named "
+    "is of another kind (the imported 'human mean' is an annotator). 'majority' takes, for each episode, "
+    "seat and dimension, the median of every respondent of that kind (of the prompt version asked for, if "
+    "any)."
 )
 
 
@@ -76,7 +81,7 @@ class ResultFilters:
     tag: str = ""
     source: str = ""
     strategy: str = ""
-    respondent_kind: str = Respondent.Kind.JUDGE.value
+    respondent_kind: str = ""  # empty: judges, or the kind of the evaluator named
     evaluator: str = ""
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
@@ -108,12 +113,17 @@ class EvaluatorChoice:
 
 @dataclass
 class Scores:
-    """The numeric answers of one kind of respondent on the filtered episodes, and their dimensions."""
+    """The numeric answers of one kind of respondent on the filtered episodes, and their dimensions.
+
+    ``named`` counts the scores of every respondent named by a model or a label, of any kind: the
+    evaluators a report can be asked for by name.
+    """
 
     kind: str
     rows: list[tuple[str, str, int, int | None, str, float]] = field(default_factory=list)
     scales: dict[str, stats.Scale] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    named: list[EvaluatorChoice] = field(default_factory=list)
 
     @property
     def dimensions(self) -> list[str]:
@@ -136,30 +146,49 @@ def _respondent_name(kind: str, pk: int, model: str, label: str) -> str:
     return model or label or f"{kind} {pk}"
 
 
+def _kind_of_named(filters: ResultFilters, named: list[EvaluatorChoice]) -> str:
+    """The kind a report reads: the one asked for; else that of the evaluator named (a judge first); else judge."""
+    if filters.respondent_kind:
+        return filters.respondent_kind
+    if filters.evaluator and filters.evaluator != MAJORITY:
+        kinds = {c.kind for c in named if c.evaluator == filters.evaluator
+                 and (filters.prompt_version is None or c.prompt_version == filters.prompt_version)}
+        if kinds and Respondent.Kind.JUDGE not in kinds:
+            return min(kinds, key=RESPONDENT_KINDS.index)
+    return Respondent.Kind.JUDGE.value
+
+
 def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
-    """Every numeric answer to a dimension by respondents of ``filters.respondent_kind`` on the filtered
-    episodes: (name, prompt version, episode, seat, dimension, number) rows, and the dimensions' scales."""
-    if filters.respondent_kind not in RESPONDENT_KINDS:
+    """Every numeric answer to a dimension by respondents of the kind the report reads (``_kind_of_named``)
+    on the filtered episodes: (name, prompt version, episode, seat, dimension, number) rows, the
+    dimensions' scales, and the evaluators with scores that may be named."""
+    if filters.respondent_kind not in ("", *RESPONDENT_KINDS):
         raise ResultsProblem(
             f"respondent kind must be one of {', '.join(RESPONDENT_KINDS)}, not {filters.respondent_kind!r}"
         )
     answers = Answer.objects.filter(
         response__episode__in=filtered_episodes(filters, episodes).values("pk"),
-        response__respondent__kind=filters.respondent_kind,
         question__kind__in=NUMERIC_KINDS,
         question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
         number__isnull=False,
     ).exclude(question__dimension="")
     found = list(answers.values_list(
-        "response__respondent_id", "response__respondent__model", "response__respondent__label",
-        "response__respondent__prompt_version", "response__episode_id", "seat_position", "question_id",
-        "number",
+        "response__respondent_id", "response__respondent__kind", "response__respondent__user_id",
+        "response__respondent__model", "response__respondent__label", "response__respondent__prompt_version",
+        "response__episode_id", "seat_position", "question_id", "number",
     ))
+    counts: dict[tuple[str, str, str], int] = defaultdict(int)
+    for _, kind, user, model, label, version, *_ in found:
+        if user is None:
+            counts[(model or label, version, kind)] += 1
+    named = [EvaluatorChoice(name, version, n, kind)
+             for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    analysed = _kind_of_named(filters, named)
     presets = Q(instrument__team__isnull=True, instrument__preset__in=[r.preset for r in rubrics.JUDGE_RUBRICS])
     questions = Question.objects.filter(presets | Q(pk__in={row[6] for row in found})).order_by(
         "instrument_id", "position"
     ).values_list("pk", "dimension", "scope", "low", "high", "label", "key")
-    scores = Scores(filters.respondent_kind)
+    scores = Scores(analysed, named=named)
     dimension_of = {}
     for pk, dimension, scope, low, high, label, key in questions:
         dimension = dimension or key
@@ -167,10 +196,10 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
         if dimension not in scores.scales and low is not None and high is not None:
             scores.scales[dimension] = stats.Scale(low, high, scope == Question.Scope.SEAT)
             scores.labels[dimension] = label or dimension
-    for respondent_id, model, label, version, episode_id, seat, question_id, number in found:
+    for respondent_id, kind, _, model, label, version, episode_id, seat, question_id, number in found:
         dimension = dimension_of[question_id]
-        if dimension in scores.scales:
-            name = _respondent_name(filters.respondent_kind, respondent_id, model, label)
+        if kind == analysed and dimension in scores.scales:
+            name = _respondent_name(kind, respondent_id, model, label)
             per_seat = scores.scales[dimension].per_seat
             scores.rows.append((name, version, episode_id, seat if per_seat else None, dimension, number))
     return scores
@@ -193,12 +222,16 @@ def evaluator_choices(filters: ResultFilters, scores: Scores) -> list[EvaluatorC
     return choices
 
 
-def choose_evaluator(filters: ResultFilters, choices: list[EvaluatorChoice]) -> EvaluatorChoice | None:
+def choose_evaluator(
+    filters: ResultFilters, choices: list[EvaluatorChoice], named: list[EvaluatorChoice] | None = None
+) -> EvaluatorChoice | None:
     """The evaluator of the report: the one asked for (or their majority), else the one with the most scores.
 
-    On a tie a model judge wins over the offline scripted heuristic, then names decide (alphabetically).
+    ``choices`` are those of the kind the report reads; ``named`` every evaluator with scores that may be
+    named (for the message when the one asked for has none). On a tie a model judge wins over the offline
+    scripted heuristic, then names decide (alphabetically).
     """
-    kind = filters.respondent_kind
+    kind = filters.respondent_kind or (choices[0].kind if choices else Respondent.Kind.JUDGE.value)
     if filters.evaluator == MAJORITY:
         found = next((c for c in choices if c.is_majority), None)
         if found is None:
@@ -216,10 +249,10 @@ def choose_evaluator(filters: ResultFilters, choices: list[EvaluatorChoice]) -> 
             matching = [c for c in matching if c.prompt_version == filters.prompt_version]
         if not matching:
             version = "" if filters.prompt_version is None else f" with prompt version {filters.prompt_version!r}"
-            known = ", ".join(sorted({c.evaluator for c in singles})) or "none"
+            known = ", ".join(sorted({c.evaluator for c in (named if named is not None else singles)})) or "none"
             raise ResultsProblem(
-                f"{kind} {filters.evaluator!r}{version} has no scores on the selected episodes "
-                f"({kind}s with scores: {known})"
+                f"evaluator {filters.evaluator!r}{version} has no scores on the selected episodes "
+                f"(evaluators with scores: {known})"
             )
         return matching[0]
     if filters.prompt_version is not None:
@@ -382,7 +415,7 @@ def build_results(
         raise ResultsProblem(f"seat must be partner or barrier, not {filters.seat_role!r}")
     scores = read_scores(filters, episodes)
     choices = evaluator_choices(filters, scores)
-    judge = choose_evaluator(filters, choices)
+    judge = choose_evaluator(filters, choices, scores.named)
     records = seat_records(sorted({row[2] for row in scores.rows}))
     table = results_table(scores, judge, records)
     order, names = condition_order(episodes)
@@ -392,8 +425,8 @@ def build_results(
     )
     notes = list(analysis.pop("notes"))
     if judge is None:
-        hint = ": run `manage.py evaluate` on them first" if filters.respondent_kind == Respondent.Kind.JUDGE else ""
-        notes.insert(0, f"no {filters.respondent_kind} scores on the selected episodes{hint}")
+        hint = ": run `manage.py evaluate` on them first" if scores.kind == Respondent.Kind.JUDGE else ""
+        notes.insert(0, f"no {scores.kind} scores on the selected episodes{hint}")
     evaluators = [
         {**choice.to_dict(), "means": stats.pooled_means(
             table if choice == judge else results_table(scores, choice, records), scales=scores.scales,
@@ -405,8 +438,9 @@ def build_results(
         "schema_version": SCHEMA_VERSION,
         "generated_at": timestamp(timezone.now(), "seconds"),
         "filters": filters.to_dict(),
+        "respondent_kind": scores.kind,
         "evaluator": judge.to_dict() if judge else None,
-        "other_evaluators": [c.to_dict() for c in choices if c != judge],
+        "other_evaluators": [c.to_dict() for c in scores.named if c != judge],
         "evaluators": evaluators,
         "condition_labels": {key: names.get(key, key) for key in analysis["conditions"]},
         "dimension_info": {
@@ -422,7 +456,7 @@ def build_results(
     }
     report["methods"] = {
         **report["methods"], "linguistic": LINGUISTIC_METHOD, "selection": SELECTION_METHOD,
-        "majority": majority.METHOD,
+        "respondents": RESPONDENTS_METHOD, "majority": majority.METHOD,
     }
     return plain_report(report, notes), table
 

@@ -21,8 +21,8 @@ class ResultFilterForm(forms.Form):
         choices=[("", "any partner strategy"), *Seat.Strategy.choices], required=False, label="Partner strategy"
     )
     respondent_kind = forms.ChoiceField(
-        choices=Respondent.Kind.choices, required=False, label="Scores by",
-        help_text="Whose answers to the rated dimensions to report: automated judges by default.",
+        choices=[("", "judges (or the kind of the one named)"), *Respondent.Kind.choices], required=False,
+        label="Scores by", help_text="Whose answers to the rated dimensions to report: automated judges by default.",
     )
     evaluator = forms.ChoiceField(
         required=False, label="Judge",
@@ -57,6 +57,6 @@ class ResultFilterForm(forms.Form):
         data = self.cleaned_data
         return ResultFilters(
             tag=data["tag"], source=data["source"], strategy=data["strategy"],
-            respondent_kind=data["respondent_kind"] or Respondent.Kind.JUDGE, evaluator=data["evaluator"],
+            respondent_kind=data["respondent_kind"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
         )

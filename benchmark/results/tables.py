@@ -191,7 +191,7 @@ def _evaluator_text(entry: Mapping[str, Any]) -> str:
 def text_report(report: Mapping[str, Any]) -> str:
     """A readable plain-text rendering: the header, Table 2 per split, barrier signatures, correlations."""
     judge = report["evaluator"]
-    kind = report["filters"].get("respondent_kind", "judge")
+    kind = report.get("respondent_kind", "judge")
     filters = ", ".join(
         f"{key.replace('_', ' ')} {value}" for key, value in report["filters"].items()
         if key != "seat_role" and value not in ("", None)

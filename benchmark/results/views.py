@@ -63,7 +63,7 @@ def page_context(report: dict[str, Any]) -> dict[str, Any]:
         block["figure"] = figures["means"] if block["split"] == "all" else None
     return {
         "report": report,
-        "respondent_kind": report["filters"]["respondent_kind"],
+        "respondent_kind": report["respondent_kind"],
         "evaluators": evaluators_display(report),
         "means_blocks": blocks,
         "deviation_rows": deviations_display(report),

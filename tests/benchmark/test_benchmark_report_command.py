@@ -101,7 +101,7 @@ def test_the_seat_option_reports_the_barrier_seat(experiment):
 
 
 def test_an_unknown_evaluator_is_a_clear_error(experiment):
-    with pytest.raises(CommandError, match="judge 'gpt-judge' has no scores on the selected episodes"):
+    with pytest.raises(CommandError, match="evaluator 'gpt-judge' has no scores on the selected episodes"):
         run("--evaluator", "gpt-judge")
 
 

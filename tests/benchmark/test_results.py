@@ -23,7 +23,8 @@ pytestmark = pytest.mark.django_db
 
 def _judge(filters: ResultFilters | None = None):
     filters = filters or ResultFilters()
-    return choose_evaluator(filters, evaluator_choices(filters, read_scores(filters, Episode.objects.all())))
+    scores = read_scores(filters, Episode.objects.all())
+    return choose_evaluator(filters, evaluator_choices(filters, scores), scores.named)
 
 
 def _table(filters: ResultFilters | None = None):
@@ -58,7 +59,7 @@ def test_a_named_evaluator_is_used_even_with_fewer_scores():
 def test_an_evaluator_without_scores_is_refused_naming_the_ones_that_have_some():
     judged_experiment()
 
-    with pytest.raises(ResultsProblem, match=r"judge 'gpt-judge' has no scores .*with scores: judge-a, scripted"):
+    with pytest.raises(ResultsProblem, match=r"'gpt-judge' has no scores .*human mean, judge-a, scripted"):
         _judge(ResultFilters(evaluator="gpt-judge"))
 
 
@@ -156,7 +157,8 @@ def test_build_results_reports_the_judges_numbers_as_strict_json():
     json.dumps(report, allow_nan=False)
     assert report["evaluator"] == {"evaluator": "judge-a", "prompt_version": "v1", "scores": 96, "kind": "judge",
                                    "members": []}
-    assert [o["evaluator"] for o in report["other_evaluators"]] == ["scripted", "majority"]
+    assert [o["evaluator"] for o in report["other_evaluators"]] == ["human mean", "scripted"]
+    assert [o["kind"] for o in report["other_evaluators"]] == ["annotator", "judge"]
     goal = report["means"]["partner-model"]
     assert goal["none"]["goal"]["mean"] == 7
     assert goal["semantic"]["goal"]["percent_change"] == pytest.approx(-250 / 7)
@@ -248,6 +250,16 @@ def test_the_report_sets_every_judge_and_their_majority_side_by_side():
     assert scripted["means"]["none"]["goal"]["mean"] == 1
     assert majority["means"]["none"]["goal"]["mean"] == 4  # the median of 7 and 1 on each partner seat
     assert majority["means"]["none"]["knowledge"]["mean"] == 0  # scripted did not score it: judge-a alone
+
+
+def test_naming_the_human_mean_reads_the_annotators_it_belongs_to():
+    judged_experiment()
+
+    report, table = build_results(ResultFilters(evaluator="human mean"), Episode.objects.all(), resamples=0)
+
+    assert (report["respondent_kind"], report["evaluator"]["evaluator"]) == ("annotator", "human mean")
+    assert set(table["goal"]) == {10}
+    assert [o["evaluator"] for o in report["other_evaluators"]] == ["judge-a", "scripted"]
 
 
 def test_a_majority_needs_two_judges():

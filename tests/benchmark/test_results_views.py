@@ -101,7 +101,7 @@ def test_a_judge_without_scores_for_the_selection_is_explained(researcher_client
     response = researcher_client.get(PAGE, {"evaluator": "scripted", "prompt_version": "v1"})
 
     assert response.status_code == 400
-    assert "judge &#x27;scripted&#x27; with prompt version &#x27;v1&#x27; has no scores" in response.text
+    assert "evaluator &#x27;scripted&#x27; with prompt version &#x27;v1&#x27; has no scores" in response.text
 
 
 def test_the_page_says_when_nothing_was_scored(researcher_client):

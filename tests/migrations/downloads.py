@@ -66,8 +66,25 @@ NORMALISED = {"generated_at": "(the time of the request)"}
 # such as ``feature_labels.barrier_speech.hedges``, spans as many segments as it has parts).
 # RENAMED: old name -> (new key, why); ADDED: a new name -> why; DROPPED: an old name -> why.
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {}
-ADDED: dict[tuple[str, str], str] = {}
-DROPPED: dict[tuple[str, str], str] = {}
+_RESULTS = "GET /benchmark/results/results.json*"
+_JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
+ADDED: dict[tuple[str, str], str] = {
+    (_RESULTS, "filters.respondent_kind"): f"{_JUDGES}, asked for by this filter (empty: judges, or the named one's)",
+    (_RESULTS, "respondent_kind"): f"{_JUDGES}: the kind the report read",
+    (_RESULTS, "evaluator.kind"): f"{_JUDGES}: the evaluator's kind",
+    (_RESULTS, "evaluator.members"): "several judges have a majority: the respondents a majority takes the median of",
+    (_RESULTS, "other_evaluators.*.kind"): f"{_JUDGES}: each evaluator's kind",
+    (_RESULTS, "other_evaluators.*.members"): "the same shape as the evaluator's (empty: one respondent)",
+    (_RESULTS, "evaluators"): "several judges: each judge of the kind and their majority, side by side",
+    (_RESULTS, "methods.respondents"): f"{_JUDGES}: how the kind and the evaluator are chosen",
+    (_RESULTS, "methods.majority"): "several judges: how their majority is taken",
+    ("manage.py export_episodes --format parley", "*.responses"):
+        "every respondent's answers about the episode (judges, imported ratings), which replace evaluations",
+}
+DROPPED: dict[tuple[str, str], str] = {
+    ("manage.py export_episodes --format parley", "*.evaluations"):
+        "scores are answers now, exported as responses; files with evaluations are still read",
+}
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 

@@ -46,9 +46,9 @@ class Command(BaseCommand):
         parser.add_argument("--strategy", default="", choices=["", *Seat.Strategy.values],
                             help="Only episodes whose partner used this strategy (default or repair).")
         parser.add_argument(
-            "--respondent-kind", default=Respondent.Kind.JUDGE.value, choices=Respondent.Kind.values,
-            help="Whose scores to report: automated judges (default), annotators (e.g. imported 'human mean' "
-            "ratings), participants or interviewed agents.",
+            "--respondent-kind", default="", choices=["", *Respondent.Kind.values],
+            help="Whose scores to report: automated judges (the default, unless --evaluator names one of "
+            "another kind, such as the imported 'human mean'), annotators, participants or interviewed agents.",
         )
         parser.add_argument(
             "--evaluator", default="",
@@ -110,7 +110,7 @@ class Command(BaseCommand):
         judge = report["evaluator"]
         log.write(
             f"Wrote the {format} results to {written}: {report['counts']['episodes']} episode(s) scored by "
-            f"{judge['evaluator'] if judge else 'no ' + filters.respondent_kind}, {len(report['models'])} model(s), "
+            f"{judge['evaluator'] if judge else 'no ' + report['respondent_kind']}, {len(report['models'])} model(s), "
             f"{len(report['conditions'])} condition(s) in {time.perf_counter() - started:.2f} s.",
             style_func=lambda text: text,
         )
