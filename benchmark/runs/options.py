@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..agents import llm
+from ..evaluation.judge import judge_models
 from ..models import Seat
 from ..models.scenarios import Difficulty
 
@@ -117,6 +118,17 @@ class RunOptions:
                 "difficulties",
                 f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
             )
+        if self.judge_model and self.judge_model != NO_JUDGE:
+            try:
+                names = judge_models(self.judge_model)
+            except ValueError:
+                names = []
+            if not names or NO_JUDGE in names:
+                raise RunOptionsError(
+                    "judge_model",
+                    f"Judge: name a model, or several separated by commas, or '{NO_JUDGE}' alone to leave the "
+                    f"episodes unscored; got {self.judge_model!r}.",
+                )
 
     def resolved(self) -> RunOptions:
         """The same options with the configured model names filled in for empty ones."""
