@@ -9,9 +9,9 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   interference with each other most often, as readers do, and otherwise picks a neighbour.
   Attention checks are mostly answered as instructed.
 - **Likert and slider** answers scatter around the scripted judge's score for the same question
-  (the answers of ``benchmark.scripted``'s judge, read like every respondent's by
-  ``benchmark.instruments.answers``): each rater has a bias of their own plus noise,
-  both in proportion to the scale, rounded to its step and kept within it.
+  (its answers about the episode, ``benchmark.evaluation.scripted_judge``, read like every
+  respondent's by ``benchmark.instruments.answers``): each rater has a bias of their own plus
+  noise, both in proportion to the scale, rounded to its step and kept within it.
 - **SHREC spans** start from the scripted model's heuristics on each turn (barrier traces mark an
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
   sometimes stretches one over the next turn, now and then reads the label the other way, and
@@ -36,7 +36,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 
-from benchmark import scripted
+from benchmark.agents import scripted
+from benchmark.evaluation import scripted_judge
 from benchmark.instruments.answers import respondent_answers
 from benchmark.models import Question
 
@@ -134,7 +135,7 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     judge = {
         (row.dimension, row.seat): row.number
         for row in respondent_answers([episode.pk], page.questions)
-        if row.respondent == scripted.EVALUATOR and row.number is not None
+        if row.respondent == scripted_judge.RESPONDENT and row.number is not None
     }
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)

@@ -29,7 +29,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
-from benchmark.forms import EpisodeFilterForm, team_field
+from benchmark.episodes.forms import EpisodeFilterForm
+from benchmark.forms import team_field
 from benchmark.instruments import presets
 from benchmark.models import Barrier, Episode, Instrument, Question, Scenario, Team, TeamMember
 from benchmark.models.teams import research_teams

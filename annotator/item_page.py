@@ -478,10 +478,7 @@ def summarise(question: Question) -> dict[str, Any]:
         choices = choices_of(question)
         answer = "any of: " if question.kind == Kind.MULTI_LABEL else "one of: "
         answer += ", ".join(str(choice.get("label") or choice.get("value")) for choice in choices)
-        details = [
-            {key: value for key, value in choice.items() if key in ("value", "label", "description")}
-            for choice in choices if choice.get("description")
-        ]
+        details = [choice for choice in choices if choice.get("description")]
     elif question.kind == Kind.SPAN:
         answer = "stretches of the transcript you mark as a social error or a social competency"
     else:

@@ -20,7 +20,7 @@ def _drop_answer_triggers(sender: AppConfig, using: str = "default", **kwargs: A
     from .instruments import triggers
 
     connection = connections[using]
-    if connection.vendor == "sqlite":
+    if connection.vendor == "sqlite" and triggers.tables_ready(connection):  # before that, migrations manage them
         triggers.uninstall(connection)
 
 

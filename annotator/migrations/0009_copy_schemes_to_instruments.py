@@ -283,7 +283,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotator', '0008_instruments_schema'),
-        ('benchmark', '0011_answer_checks'),
+        ('benchmark', '0014_answer_checks'),
     ]
 
     operations = [

@@ -19,11 +19,9 @@ module decides what goes into those tables:
 - **Judge**: a Likert or slider question is compared with other respondents' answers about the
   item's episode (and seat) to the same question or to any question measuring its ``dimension``,
   read by ``benchmark.instruments.answers.respondent_answers`` for the respondent kinds asked for
-  (``judge`` by default; interviewed agents, participants or other studies' annotators too). The
-  respondent (and prompt version) with the most such answers is "the judge" of the report, and is
-  named with its kind. Imported ``human mean`` scores are never a judge; this study's own
-  annotations are never compared with themselves. The condition for the means per condition is the
-  episode's barrier.
+  (``judge`` by default; interviewed agents, participants or other studies' annotators too), this
+  study's own annotations left out; ``annotator.reports.comparison`` picks "the judge" among them.
+  The condition for the means per condition is the episode's barrier.
 - **Spans**: spans of the same item are paired across the annotators who submitted it, by
   intersection over union of their positions in turns (see ``span_position``).
 
@@ -44,7 +42,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
-from benchmark.instruments.answers import HUMAN_MEAN, RespondentAnswer, respondent_answers
+from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -53,6 +51,8 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
 from ..models import Annotation, Span, Study, StudyItem
+from .comparison import judge_of, judge_scores
+from .methods import study_methods
 
 Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
@@ -95,7 +95,7 @@ class StudyData:
     generated: Counter[str]  # regular items' annotations no person gave, by what generated them
     answers: list[tuple[int, str, int | None, str, float | None]]
     spans: list[dict[str, Any]]
-    automated: list[RespondentAnswer]  # other respondents' answers to compare with (see ``_judge``)
+    automated: list[RespondentAnswer]  # other respondents' answers to compare with (``comparison.judge_of``)
     conditions: dict[str, str] = field(default_factory=dict)
     respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
 
@@ -270,7 +270,7 @@ def build_report(
         "conditions": dict(sorted(data.conditions.items())),
         "questions": {},
         "skipped_questions": {},
-        "methods": _methods(resamples, seed),
+        "methods": study_methods(resamples, seed),
         "notes": _study_notes(data),
     }
     if not data.annotations:
@@ -414,7 +414,7 @@ def _numeric(
     table, blank = _rows(question, answers, data, numeric=True)
     scale = _scale(question)
     outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
-    judge = _judge(question, data)
+    judge = judge_of(question, data.automated)
     columns = ["item", "annotator", "question", "value", "condition", CLUSTER]
     if judge is not None:
         scores = judge.pop("_scores")
@@ -433,7 +433,7 @@ def _numeric(
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge
     if judge is not None:
-        entry["judge_scores"] = _judge_scores(table)
+        entry["judge_scores"] = judge_scores(table)
     else:
         measured = f"the dimension {question.dimension} or " if question.dimension else ""
         entry["notes"].append(
@@ -453,72 +453,6 @@ def _scale(question: Question) -> tuple[float, float] | None:
     return None
 
 
-def _judge(question: Question, data: StudyData) -> dict[str, Any] | None:
-    """The respondent (and prompt version) with the most numeric answers matching the question, and its scores.
-
-    An answer matches when it answers the question itself or a question measuring the same
-    dimension. Imported ``human mean`` scores are never the judge (they are listed among the
-    others when annotators are compared with). The offline ``scripted`` heuristics lose a tie:
-    the demo scores every episode with them, so a real judge run over the same episodes would
-    otherwise lose to them on alphabetical order. People are named by their pseudonym, as everywhere in reports.
-    """
-    rows = [
-        row for row in data.automated
-        if row.number is not None
-        and (row.question_id == question.pk or (question.dimension and row.dimension == question.dimension))
-        and (row.seat is not None) == question.per_seat
-    ]
-    counts = Counter(row.respondent_key for row in rows)
-    candidates = [(key, n) for key, n in counts.items() if key[1].lower() != HUMAN_MEAN]
-    if not candidates:
-        return None
-    # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
-    (kind, respondent, prompt), n = min(candidates, key=lambda pair: (-pair[1], pair[0][1] == "scripted", pair[0]))
-    scores = {
-        (row.episode_id, row.seat if question.per_seat else None): row.number
-        for row in rows
-        if row.respondent_key == (kind, respondent, prompt)
-    }
-    others = [
-        {
-            "evaluator": _respondent_name(name), "respondent_kind": other_kind, "prompt_version": version,
-            "scores": count,
-        }
-        for (other_kind, name, version), count in sorted(counts.items())
-        if (other_kind, name, version) != (kind, respondent, prompt)
-    ]
-    return {
-        "evaluator": _respondent_name(respondent),
-        "respondent_kind": kind,
-        "prompt_version": prompt,
-        "dimension": question.dimension or None,
-        "scores": n,
-        "other_evaluators": others,
-        "_scores": scores,
-    }
-
-
-def _respondent_name(name: str) -> str:
-    """A model's name or a label as it is; a person (``user:<pk>``) by their pseudonym."""
-    kind, _, pk = name.partition(":")
-    return pseudonym(int(pk)) if kind == "user" and pk.isdigit() else name
-
-
-def _judge_scores(table: pd.DataFrame) -> dict[str, list[Any]]:
-    """Per rated unit with a judge score: the human mean, the number of ratings and the judge's score."""
-    rated = table.dropna(subset=["value", "judge"])
-    grouped = rated.groupby("item", sort=False)
-    frame = pd.DataFrame({
-        "human_mean": grouped["value"].mean(), "ratings": grouped["value"].size(), "judge": grouped["judge"].first()
-    })
-    return {
-        "units": [str(unit) for unit in frame.index],
-        "human_mean": [float(value) for value in frame["human_mean"]],
-        "ratings": [int(value) for value in frame["ratings"]],
-        "judge": [float(value) for value in frame["judge"]],
-    }
-
-
 def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[str, Any]:
     columns = ["item", "annotator", "question", "label", "start", "end", "attributes"]
     rows = pd.DataFrame.from_records([s for s in data.spans if s["question"] == question.key], columns=columns)
@@ -526,54 +460,3 @@ def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[st
     entry["question"] = _question_info(question, "item")
     entry["judge"] = None
     return entry
-
-
-def _methods(resamples: int, seed: int) -> dict[str, str]:
-    return {
-        "selection": (
-            "Each assignment's latest submitted annotation version on a regular item. Drafts and earlier "
-            "versions are left out, and so are gold items and attention checks: they check annotators, and "
-            "their answers are steered by a known key or an instruction."
-        ),
-        "units": (
-            "A rated unit is one item (an episode of the study, numbered as in the exports); for questions "
-            "asked per seat each (item, seat) is its own unit, named '<item>:<seat>', since each character "
-            "is a separate target of rating. Units with fewer than two ratings are excluded from agreement "
-            "statistics and counted; means and correlations use every rated unit. Units of one scenario are "
-            "not independent: the bootstraps of accuracy and Fleiss' kappa resample scenarios, while the "
-            "intervals of the ICC, the means per condition and the alignment with the judge treat units as "
-            "independent and say so in their notes."
-        ),
-        "types": (
-            "Categorical and pairwise questions are categorical over their choices (q = number of choices for "
-            "Randolph's kappa); Likert and slider questions are numeric, binned over their full scale for the "
-            "binned kappas; span questions get span agreement; free-text questions get no statistic."
-        ),
-        "accuracy": (
-            f"For questions whose truth is the episode's barrier: share of answers equal to the barrier of the "
-            f"item's episode, overall and per true barrier, with percentile 95% CIs from a cluster bootstrap "
-            f"that resamples scenarios with replacement (B = {resamples}, seed {seed}); chance = 1 / number "
-            "of choices; the confusion matrix counts answers (columns) per true barrier (rows)."
-        ),
-        "alignment": (
-            "For Likert and slider questions: the judge is the respondent of the kinds compared with (by default "
-            "automated judges; see compared_with), and prompt version, with the most answers about the study's "
-            "episodes to the same question or to a question measuring the same dimension, from any instrument; "
-            "drafts, superseded versions and this study's own annotations are left out, and imported 'human "
-            "mean' scores are never the judge. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean "
-            "human rating per unit and the judge's score for it; means per condition (the episode's barrier) "
-            "with 95% t intervals over units, for humans and the judge side by side."
-        ),
-        "spans": (
-            f"Spans of the same item from different annotators are paired by intersection over union "
-            f"(IoU >= {DEFAULT_MIN_IOU}) of their positions in turns: turns s..e are [s, e + 1), and character "
-            "offsets cut each end by the share of the turn's text they leave out. Every annotator who "
-            "submitted the item counts, whether or not they marked a span."
-        ),
-        "interpretation": (
-            "Kappa and alpha labelled after Landis & Koch (1977), ICC after Cicchetti (1994). Numbers are "
-            "unrounded in the JSON and CSV downloads and rounded to three decimals on the page."
-        ),
-    }
-
-

@@ -13,14 +13,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..dimensions import DIMENSIONS
-from ..models import ActionType, Character, Episode, Evaluation, Relationship, Scenario, Seat, Turn
+from ..models import ActionType, Character, Episode, Relationship, Scenario, Seat, Turn
 from ..models.scenarios import Difficulty
 from . import ImportProblem
+
+if TYPE_CHECKING:
+    from .responses import ResponseDraft
 
 SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
 MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
@@ -321,21 +323,6 @@ class TurnDraft:
 
 
 @dataclass
-class EvaluationDraft:
-    evaluator: str
-    dimension: str
-    score: float
-    origin: Origin
-    seat_position: int | None = None
-    prompt_version: str = ""
-    reasoning: str = ""
-    latency_ms: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    created_at: datetime | None = None
-
-
-@dataclass
 class EpisodeDraft:
     external_id: str
     scenario: ScenarioRef
@@ -352,7 +339,7 @@ class EpisodeDraft:
     finished_at: datetime | None = None
     seats: list[SeatDraft] = field(default_factory=list)
     turns: list[TurnDraft] = field(default_factory=list)
-    evaluations: list[EvaluationDraft] = field(default_factory=list)
+    responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
 
 
@@ -428,7 +415,8 @@ def check_unique_records(drafts: Sequence[Draft]) -> None:
 
 
 def check_episode(draft: EpisodeDraft) -> None:
-    """Everything about one episode that does not need the database: seats, turns, evaluations."""
+    """Everything about one episode that does not need the database: seats and turns (its responses:
+    ``responses.check_responses``)."""
     origin = draft.origin
     if len(draft.turns) > MAX_TURNS:
         raise origin.problem(f"episode {draft.external_id!r} has {len(draft.turns)} turns; at most {MAX_TURNS} fit")
@@ -462,35 +450,6 @@ def check_episode(draft: EpisodeDraft) -> None:
             check_text(turn.client_id, turn.origin.at("client_id"), max_length=max_length(Turn, "client_id"))
         check_text(turn.model, turn.origin.at("model"), max_length=max_length(Turn, "model"))
 
-    scored: set[tuple[str, str, int | None, str]] = set()
-    for evaluation in draft.evaluations:
-        dimension = DIMENSIONS.get(evaluation.dimension)
-        if dimension is None:
-            raise evaluation.origin.at("dimension").problem(
-                f"{evaluation.dimension!r} is not one of {', '.join(DIMENSIONS)}"
-            )
-        if not dimension.contains(evaluation.score):
-            raise evaluation.origin.at("score").problem(
-                f"{evaluation.score:g} is outside [{dimension.low}, {dimension.high}] for {dimension.key}"
-            )
-        if dimension.per_seat and evaluation.seat_position is None:
-            raise evaluation.origin.at("seat").problem(f"{dimension.key} is scored per seat; give the seat position")
-        if not dimension.per_seat and evaluation.seat_position is not None:
-            raise evaluation.origin.at("seat").problem(f"{dimension.key} is scored per episode; the seat must be null")
-        if evaluation.seat_position is not None and evaluation.seat_position not in seats:
-            raise evaluation.origin.at("seat").problem(
-                f"no seat at position {evaluation.seat_position} (seats: {positions})"
-            )
-        key = (evaluation.evaluator, evaluation.prompt_version, evaluation.seat_position, evaluation.dimension)
-        if key in scored:
-            raise evaluation.origin.at("dimension").problem(
-                f"{evaluation.evaluator} scored {evaluation.dimension} twice for the same seat"
-            )
-        scored.add(key)
-        check_text(evaluation.evaluator, evaluation.origin.at("evaluator"), blank=False,
-                   max_length=max_length(Evaluation, "evaluator"))
-        check_text(evaluation.prompt_version, evaluation.origin.at("prompt_version"),
-                   max_length=max_length(Evaluation, "prompt_version"))
 
 
 def unique(values: Iterable[str]) -> list[str]:

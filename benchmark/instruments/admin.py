@@ -4,8 +4,9 @@ Instruments are edited with their questions inline until the first final respons
 after that every question is read-only and the "copy as new version" action makes an editable
 copy. Saving questions goes through ``checks.check_questions``, which also sets a numeric
 question's bounds from its options. An instrument with no team is shared by every team (the
-presets are); one with a team is that team's own. Responses and answers are what respondents
-gave: shown here, never changed. Every list joins what its columns show.
+presets are); one with a team is that team's own. Answers are what respondents gave: listed here,
+never changed (respondents and responses have their admin in ``benchmark.admin``). Every list
+joins what its columns show.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from benchmark.models import Answer, Instrument, Question, Respondent, Response, SocialAttribute
+from benchmark.models import Answer, Instrument, Question, SocialAttribute
 
 from . import checks, versions
 
@@ -172,33 +173,6 @@ class SocialAttributeAdmin(admin.ModelAdmin):
 
 
 # What respondents answered: shown, never changed here
-
-
-@admin.register(Respondent)
-class RespondentAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "kind", "user", "model", "prompt_version", "label"]
-    list_filter = ["kind"]
-    search_fields = ["user__username", "model", "label"]
-    list_select_related = ["user"]
-
-
-class AnswerInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = Answer
-    fields = ["question", "seat_position", "goal", "value", "number", "reasoning"]
-    readonly_fields = fields
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Answer]:
-        return super().get_queryset(request).select_related("question__instrument", "goal")
-
-
-@admin.register(Response)
-class ResponseAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "respondent", "instrument", "status", "seat_position", "created_at"]
-    list_filter = ["status", "respondent__kind", "instrument"]
-    search_fields = ["respondent__user__username", "respondent__model", "episode__external_id"]
-    list_select_related = ["respondent__user", "instrument", "episode"]
-    inlines = [AnswerInline]
-    date_hierarchy = "created_at"
 
 
 @admin.register(Answer)

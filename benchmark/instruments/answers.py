@@ -5,11 +5,8 @@ same question, or any question that measures the same ``dimension`` (Sotopia's `
 ``mutual_understanding`` of SocialVeil, ...), whichever instrument asked it. ``respondent_answers``
 reads them, filtered by respondent kind (judges, interviewed agents, participants, annotators),
 from submitted responses only (drafts and superseded versions never count), as plain rows.
-
-Until the judge writes its verdicts as answers of a ``judge`` respondent, its ``Evaluation`` rows
-are read here too, as if they were such answers (``_evaluation_rows``, marked as an adapter): the
-same row shape, so callers never know the difference. Imported ``human mean`` scores come through
-as an annotator respondent labelled so, never as a judge.
+Imported ``human mean`` scores are an annotator respondent labelled so
+(``benchmark.evaluation.respondents``), never a judge.
 """
 
 from __future__ import annotations
@@ -19,9 +16,10 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
-from benchmark.models import Answer, Episode, Evaluation, Question, Respondent, Response
+from benchmark.evaluation.respondents import HUMAN_MEAN
+from benchmark.models import Answer, Episode, Question, Respondent, Response
 
-HUMAN_MEAN = "human mean"  # how imported human scores name their evaluator
+__all__ = ["HUMAN_MEAN", "RespondentAnswer", "respondent_answers"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ class RespondentAnswer:
     respondent_kind: str
     respondent: str  # a model's name, a label, or ``user:<pk>`` for a person (callers choose how to show people)
     prompt_version: str
-    question_id: int | None  # None for a row read from an Evaluation (adapter)
+    question_id: int
     dimension: str
     value: str
     number: float | None
@@ -87,26 +85,4 @@ def respondent_answers(
             "response__respondent__prompt_version", "question_id", "question__dimension", "value", "number",
         ).order_by("pk")
     ]
-    return rows + _evaluation_rows(episode_ids, dimensions, kinds)
-
-
-def _evaluation_rows(episode_ids: object, dimensions: set[str], kinds: list[str]) -> list[RespondentAnswer]:
-    """ADAPTER, until the judge writes ``Answer`` rows: its ``Evaluation`` rows as judge answers.
-
-    Imported human scores (evaluator ``human mean``) read as an annotator labelled ``human mean``.
-    Delete this once ``Evaluation`` is gone; nothing else changes for callers.
-    """
-    if not dimensions:
-        return []
-    rows = []
-    for episode_id, seat, evaluator, prompt_version, dimension, score in Evaluation.objects.filter(
-        episode_id__in=episode_ids, dimension__in=dimensions
-    ).values_list("episode_id", "seat__position", "evaluator", "prompt_version", "dimension", "score").order_by("pk"):
-        kind = Respondent.Kind.ANNOTATOR if evaluator.lower() == HUMAN_MEAN else Respondent.Kind.JUDGE
-        if kind in kinds:
-            rows.append(RespondentAnswer(
-                episode_id=episode_id, seat=seat, respondent_kind=str(kind), respondent=evaluator,
-                prompt_version=prompt_version, question_id=None, dimension=dimension, value=f"{score:g}",
-                number=score,
-            ))
     return rows

@@ -36,7 +36,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import Barrier, Question, SocialAttribute
 
 Kind = Question.Kind
@@ -184,9 +184,11 @@ def choices_of(question: Question) -> list[dict[str, Any]]:
 
 
 def _dimension_problems(question: Question) -> list[str]:
-    dimension = DIMENSIONS.get(question.dimension)
-    if dimension is None:
-        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {', '.join(DIMENSIONS)}"]
+    found = JUDGE_DIMENSIONS.get(question.dimension)
+    if found is None:
+        known = ", ".join(JUDGE_DIMENSIONS)
+        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {known}"]
+    dimension = found[1]
     problems = []
     if question.kind not in NUMERIC_KINDS:
         problems.append("dimension: only Likert and slider questions can measure a dimension")

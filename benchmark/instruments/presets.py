@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import Instrument, Question
 
 from .checks import DEFAULT_TEXT_MAX_LENGTH, SPAN_LABELS, set_bounds
@@ -71,7 +71,7 @@ def _slider(low: int, high: int, low_means: str, high_means: str) -> dict[str, A
 
 
 def _sotopia_question(key: str, prompt: str, help_text: str, low_means: str, high_means: str) -> QuestionSpec:
-    dimension = DIMENSIONS[key]
+    _, dimension = JUDGE_DIMENSIONS[key]
     return QuestionSpec(
         key=key, kind=Kind.SLIDER, prompt=prompt, help_text=help_text, scope=Question.Scope.SEAT, rationale="required",
         options=_slider(dimension.low, dimension.high, low_means, high_means), dimension=key,

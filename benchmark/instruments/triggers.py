@@ -15,6 +15,11 @@ import, a shell):
 Drafts are exempt from the value checks because an autosaved draft keeps what was typed; when a
 response leaves draft (``status`` changes), every one of its answers is checked at once.
 
+The module also holds the two triggers the judge's migration (``0013_judge_answer_triggers``)
+introduced, with the same SQL, so that one place installs and drops every trigger on these
+tables: an answer's seat and goal must match its question's scope, and a judge answers an
+instrument about an episode (and seat) once.
+
 The SQL differs by vendor (SQLite's ``json_each`` and ``RAISE(ABORT)``; PostgreSQL's plpgsql,
 ``jsonb`` and SQLSTATE 23505/23514), so ``install`` picks it by ``connection.vendor``; any other
 database gets no triggers and says so. On PostgreSQL the answer trigger locks the response row
@@ -25,7 +30,8 @@ Why migrations do not trip over them: SQLite changes a table by copying it to a 
 the old and renaming the copy; a trigger that names a dropped table makes that rename fail, and a
 trigger on a dropped table is dropped with it. So on SQLite the triggers are dropped before every
 ``migrate`` (``pre_migrate``) and installed again after it (``post_migrate``), once the migration
-that introduced them has run (``benchmark.apps``). A migration in the same run that changes
+that introduced them (``0014_answer_checks``) has run (``benchmark.apps``); before it, the
+migrations themselves create and drop them. A migration in the same run that changes
 ``benchmark_answer``, ``benchmark_question`` or ``benchmark_response`` on SQLite must call
 ``uninstall`` before its change (``migrations.RunPython(triggers.uninstall_for_migration,
 triggers.install_for_migration)``) — the test suite checks the triggers are in place after all
@@ -47,12 +53,23 @@ SQLITE_TRIGGERS = (
     "benchmark_answer_allowed_insert",
     "benchmark_answer_allowed_update",
     "benchmark_response_leaves_draft",
+    "benchmark_answer_scope_insert",
+    "benchmark_answer_scope_update",
+    "benchmark_response_judge_once_insert",
+    "benchmark_response_judge_once_update",
 )
-POSTGRESQL_TRIGGERS = ("benchmark_answer_checked", "benchmark_response_leaves_draft")
+POSTGRESQL_TRIGGERS = {  # trigger → its table
+    "benchmark_answer_checked": "benchmark_answer",
+    "benchmark_response_leaves_draft": "benchmark_response",
+    "benchmark_answer_scope": "benchmark_answer",
+    "benchmark_response_judge_once": "benchmark_response",
+}
 POSTGRESQL_FUNCTIONS = (
     "benchmark_answer_check()",
     "benchmark_response_check()",
     "benchmark_answer_problem(text, double precision, double precision, jsonb, text, double precision)",
+    "benchmark_answer_scope()",
+    "benchmark_response_judge_once()",
 )
 
 # SQLite: (message, condition on the answer ``{a}`` and its question ``q``). RAISE takes a literal only.
@@ -105,7 +122,33 @@ def _sqlite_sql() -> list[str]:
         f"BEGIN {allowed} END",
         "CREATE TRIGGER benchmark_response_leaves_draft BEFORE UPDATE OF status ON benchmark_response "
         f"WHEN OLD.status = 'draft' AND NEW.status <> 'draft' BEGIN {leaves_draft} END",
+        *_SQLITE_JUDGE_TRIGGERS,
     ]
+
+
+# The judge's two triggers, as 0013_judge_answer_triggers created them.
+_SCOPE_MISMATCH = """(SELECT CASE q.scope
+                   WHEN 'seat' THEN NEW.seat_position IS NULL OR NEW.goal_id IS NOT NULL
+                   WHEN 'goal' THEN NEW.goal_id IS NULL
+                   ELSE NEW.seat_position IS NOT NULL OR NEW.goal_id IS NOT NULL END
+          FROM benchmark_question q WHERE q.id = NEW.question_id)"""
+_SCOPE_RAISE = "SELECT RAISE(ABORT, 'benchmark_answer: the seat and goal must match the question''s scope');"
+_JUDGE_AGAIN = """(SELECT kind FROM benchmark_respondent WHERE id = NEW.respondent_id) = 'judge'
+     AND EXISTS (SELECT 1 FROM benchmark_response r
+                 WHERE r.episode_id = NEW.episode_id AND r.instrument_id = NEW.instrument_id
+                   AND r.respondent_id = NEW.respondent_id AND r.seat_position IS NEW.seat_position{other})"""
+_JUDGE_RAISE = "SELECT RAISE(ABORT, 'benchmark_response: a judge answers an instrument about an episode once');"
+_SQLITE_JUDGE_TRIGGERS = (
+    f"CREATE TRIGGER benchmark_answer_scope_insert BEFORE INSERT ON benchmark_answer WHEN {_SCOPE_MISMATCH} "
+    f"BEGIN {_SCOPE_RAISE} END",
+    "CREATE TRIGGER benchmark_answer_scope_update BEFORE UPDATE OF question_id, seat_position, goal_id "
+    f"ON benchmark_answer WHEN {_SCOPE_MISMATCH} BEGIN {_SCOPE_RAISE} END",
+    f"CREATE TRIGGER benchmark_response_judge_once_insert BEFORE INSERT ON benchmark_response "
+    f"WHEN {_JUDGE_AGAIN.format(other='')} BEGIN {_JUDGE_RAISE} END",
+    "CREATE TRIGGER benchmark_response_judge_once_update "
+    "BEFORE UPDATE OF episode_id, instrument_id, respondent_id, seat_position ON benchmark_response "
+    f"WHEN {_JUDGE_AGAIN.format(other=' AND r.id != NEW.id')} BEGIN {_JUDGE_RAISE} END",
+)
 
 
 _POSTGRESQL_SQL = [
@@ -190,6 +233,48 @@ $$""",
     "DROP TRIGGER IF EXISTS benchmark_response_leaves_draft ON benchmark_response",
     "CREATE TRIGGER benchmark_response_leaves_draft BEFORE UPDATE OF status ON benchmark_response "
     "FOR EACH ROW EXECUTE FUNCTION benchmark_response_check()",
+    # The judge's two, as 0013_judge_answer_triggers created them. A trigger's check does not see a
+    # row another transaction has not committed yet, so the judge trigger first takes a transaction
+    # lock on (episode, respondent): a second writer waits for the first to commit and then sees it.
+    """
+CREATE OR REPLACE FUNCTION benchmark_answer_scope() RETURNS trigger AS $$
+DECLARE question_scope text;
+BEGIN
+  SELECT scope INTO question_scope FROM benchmark_question WHERE id = NEW.question_id;
+  IF (question_scope = 'seat' AND (NEW.seat_position IS NULL OR NEW.goal_id IS NOT NULL))
+     OR (question_scope = 'goal' AND NEW.goal_id IS NULL)
+     OR (question_scope = 'episode' AND (NEW.seat_position IS NOT NULL OR NEW.goal_id IS NOT NULL)) THEN
+    RAISE EXCEPTION 'benchmark_answer: the seat and goal must match the question''s scope'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END;
+$$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS benchmark_answer_scope ON benchmark_answer",
+    "CREATE TRIGGER benchmark_answer_scope BEFORE INSERT OR UPDATE OF question_id, seat_position, goal_id "
+    "ON benchmark_answer FOR EACH ROW EXECUTE FUNCTION benchmark_answer_scope()",
+    """
+CREATE OR REPLACE FUNCTION benchmark_response_judge_once() RETURNS trigger AS $$
+BEGIN
+  IF (SELECT kind FROM benchmark_respondent WHERE id = NEW.respondent_id) = 'judge' THEN
+    PERFORM pg_advisory_xact_lock(
+      hashtextextended('benchmark_response:' || NEW.episode_id || ':' || NEW.respondent_id, 0)
+    );
+    IF EXISTS (SELECT 1 FROM benchmark_response r
+               WHERE r.episode_id = NEW.episode_id AND r.instrument_id = NEW.instrument_id
+                 AND r.respondent_id = NEW.respondent_id
+                 AND r.seat_position IS NOT DISTINCT FROM NEW.seat_position AND r.id != NEW.id) THEN
+      RAISE EXCEPTION 'benchmark_response: a judge answers an instrument about an episode once'
+        USING ERRCODE = 'unique_violation';
+    END IF;
+  END IF;
+  RETURN NEW;
+END;
+$$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS benchmark_response_judge_once ON benchmark_response",
+    "CREATE TRIGGER benchmark_response_judge_once "
+    "BEFORE INSERT OR UPDATE OF episode_id, instrument_id, respondent_id, seat_position "
+    "ON benchmark_response FOR EACH ROW EXECUTE FUNCTION benchmark_response_judge_once()",
 ]
 
 
@@ -212,10 +297,8 @@ def uninstall(connection: BaseDatabaseWrapper) -> None:
     if connection.vendor == "sqlite":
         statements = [f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGERS]
     elif connection.vendor == "postgresql":
-        statements = [
-            "DROP TRIGGER IF EXISTS benchmark_answer_checked ON benchmark_answer",
-            "DROP TRIGGER IF EXISTS benchmark_response_leaves_draft ON benchmark_response",
-        ] + [f"DROP FUNCTION IF EXISTS {function}" for function in POSTGRESQL_FUNCTIONS]
+        statements = [f"DROP TRIGGER IF EXISTS {name} ON {table}" for name, table in POSTGRESQL_TRIGGERS.items()]
+        statements += [f"DROP FUNCTION IF EXISTS {function}" for function in POSTGRESQL_FUNCTIONS]
     else:
         return
     with connection.cursor() as cursor:
@@ -231,7 +314,7 @@ def installed(connection: BaseDatabaseWrapper) -> set[str]:
             names = SQLITE_TRIGGERS
         elif connection.vendor == "postgresql":
             cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
-            names = POSTGRESQL_TRIGGERS
+            names = tuple(POSTGRESQL_TRIGGERS)
         else:
             return set()
         return {row[0] for row in cursor.fetchall()} & set(names)
@@ -251,7 +334,7 @@ def tables_ready(connection: BaseDatabaseWrapper) -> bool:
     """Whether the tables and columns the triggers read exist (the migration that added them has run)."""
     with connection.cursor() as cursor:
         tables = set(connection.introspection.table_names(cursor))
-        if not {"benchmark_answer", "benchmark_question", "benchmark_response"} <= tables:
+        if not {"benchmark_answer", "benchmark_question", "benchmark_response", "benchmark_respondent"} <= tables:
             return False
         description = connection.introspection.get_table_description(cursor, "benchmark_response")
         columns = {column.name for column in description}

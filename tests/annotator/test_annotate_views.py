@@ -17,9 +17,9 @@ from annotator.answer_forms import parse_form
 from annotator.assignment import claim_next
 from annotator.models import Annotation, Assignment, Membership, StudyItem
 from benchmark.instruments.presets import install_preset
-from benchmark.models import ActionType, Barrier, Evaluation, Scenario
+from benchmark.models import ActionType, Barrier, Scenario
 from tests.annotator.builders import add_annotators, add_items, make_study
-from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
+from tests.builders import default_team, make_character, make_episode, make_scenario, make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -75,8 +75,8 @@ def study(people):
                (ActionType.NON_VERBAL, "shrugs"), (ActionType.ACTION, "slides an envelope across"),
                (ActionType.SPEAK, "<script>alert('x')</script> & more"), (ActionType.LEAVE, "")],
     )
-    Evaluation.objects.create(episode=planted, evaluator=PLANTED["model"], dimension="mutual_understanding",
-                              score=2, reasoning=PLANTED["evaluation"])
+    make_scores(planted, [("mutual_understanding", None, 2)], evaluator=PLANTED["model"],
+                reasoning=PLANTED["evaluation"])
     study = make_study(instrument=install_preset("socialveil"), items=[planted, make_episode()], overlap=2,
                        annotators=[people["a"], people["b"]], instructions="Read closely; rate what you see.")
     Membership.objects.filter(study=study).update(instructions_read_at="2025-01-01T00:00:00Z")

@@ -155,8 +155,7 @@ def test_a_study_without_annotations_says_there_is_nothing_to_report(client, res
 
 
 def test_the_page_takes_a_fixed_number_of_queries(owner, study, django_assert_max_num_queries):
-    # 13 while judge verdicts are still read from Evaluation too (benchmark.instruments.answers' adapter); 12 after.
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(12):
         assert owner.get(url("report")).status_code == 200
 
 

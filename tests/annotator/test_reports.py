@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Span, StudyItem
 from annotator.reports import build_report
-from benchmark.models import Answer, Evaluation, Instrument, Question, Respondent, Response, SocialAttribute
+from benchmark.models import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from tests.annotator.builders import add_answer, add_items, make_annotation, make_instrument, make_question, make_study
-from tests.builders import make_episode, make_scenario, make_user
+from tests.builders import make_episode, make_scenario, make_scores, make_user
 from tests.stats.notes import unexplained_nulls
 
 pytestmark = pytest.mark.django_db
@@ -157,8 +157,9 @@ def rated_study(**fields):
         respond(judge, "judge-x", rubric, episode,
                 [("confusion_left", None, score), ("goal_completion", 0, 7), ("goal_completion", 1, 2)])
         respond(Respondent.Kind.ANNOTATOR, "human mean", rubric, episode, [("confusion_left", None, 3)])
-        respond(agent, "agent-z", rubric, episode, [("confusion_left", None, 5)] * 1)
-        respond(judge, "judge-x", rubric, episode, [("confusion_left", None, 1)], status=Response.Status.DRAFT)
+        respond(agent, "agent-z", rubric, episode, [("confusion_left", None, 5)])
+        respond(judge, "judge-x", rubric, episode, [("confusion_left", None, 1)], status=Response.Status.DRAFT,
+                prompt_version="next")
     for episode in episodes[:2]:
         respond(judge, "judge-y", study.instrument, episode, [("confusion", None, 4)])
         respond(judge, "judge-w", rubric, episode, [("confusion_left", None, 2)], status=Response.Status.SUPERSEDED)
@@ -390,7 +391,7 @@ def test_figures_are_the_same_twice_and_ids_never_clash(module_report):
 def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
     from types import SimpleNamespace
 
-    from annotator.reports.build import _judge
+    from annotator.reports.comparison import judge_of
     from benchmark.instruments.answers import RespondentAnswer
 
     def row(name, version, number):
@@ -399,7 +400,7 @@ def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
     rows = [row("scripted", "heuristic-1", 3.0), row("zz-local/judge", "judge-2025.1", 4.0)]
     question = SimpleNamespace(pk=None, dimension="unresolved_confusion", per_seat=False)
 
-    judge = _judge(question, SimpleNamespace(automated=rows))
+    judge = judge_of(question, rows)
 
     assert (judge["evaluator"], judge["prompt_version"]) == ("zz-local/judge", "judge-2025.1")
 
@@ -431,22 +432,19 @@ def test_other_studies_annotators_can_be_the_comparison_but_never_the_studys_own
     assert [other["evaluator"] for other in judge["other_evaluators"]] == ["human mean"]
 
 
-def test_judge_evaluations_are_read_as_judge_answers_until_the_judge_writes_answers():
-    """The adapter of benchmark.instruments.answers: delete this test with it."""
+def test_the_judges_own_preset_answers_are_compared_by_dimension():
     study = make_study(instrument=make_report_instrument(), items=2, overlap=2)
     raters = [make_user(), make_user()]
     for item in study.items.all():
-        Evaluation.objects.create(episode=item.episode, evaluator="old-judge", dimension="unresolved_confusion",
-                                  score=2)
-        Evaluation.objects.create(episode=item.episode, evaluator="human mean", dimension="unresolved_confusion",
-                                  score=4)
+        make_scores(item.episode, [("unresolved_confusion", None, 2)], evaluator="preset-judge")
+        make_scores(item.episode, [("unresolved_confusion", None, 4)], evaluator="human mean")
         for person in raters:
             annotate(item, person, [("barrier", None, "none", None), ("confusion", None, "3", 3.0)])
 
     confusion = build_report(study, resamples=20)["questions"]["confusion"]
 
-    assert (confusion["judge"]["evaluator"], confusion["judge"]["scores"]) == ("old-judge", 2)
-    assert confusion["judge"]["other_evaluators"] == []  # "human mean" is no judge
+    assert (confusion["judge"]["evaluator"], confusion["judge"]["scores"]) == ("preset-judge", 2)
+    assert confusion["judge"]["other_evaluators"] == []  # "human mean" is an annotator, not asked for
 
 
 def test_every_null_statistic_comes_with_a_note(module_report):

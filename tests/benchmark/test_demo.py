@@ -8,10 +8,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import resolve
 
-from benchmark import scripted
+from benchmark.agents import scripted
 from benchmark.demo.content import CONDITIONS, SCENARIOS
-from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
-from benchmark.models import Character, Episode, Evaluation, Relationship, Role, Scenario, Turn
+from benchmark.models import Answer, Character, Episode, Relationship, Role, Scenario, Turn
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +23,7 @@ def load(*args: str) -> str:
 
 def counts() -> dict[str, int]:
     return {
-        model.__name__: model.objects.count() for model in (Character, Scenario, Role, Episode, Turn, Evaluation, User)
+        model.__name__: model.objects.count() for model in (Character, Scenario, Role, Episode, Turn, Answer, User)
     }
 
 
@@ -63,9 +62,8 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         assert episode.source == Episode.Source.SIMULATED
         assert episode.end_reason in {Episode.EndReason.LEAVE, Episode.EndReason.TURN_CAP}
         assert {t.model for t in episode.turns.all()} == {"scripted"}
-        assert episode.evaluations.filter(evaluator="scripted").count() == 2 * len(SEAT_DIMENSIONS) + len(
-            EPISODE_DIMENSIONS
-        )
+        scripted_answers = Answer.objects.filter(response__episode=episode, response__respondent__model="scripted")
+        assert scripted_answers.count() == 2 * 7 + 2  # seven questions per seat, two per episode
     baseline_turns = Turn.objects.filter(episode__tag="demo", episode__barrier__key="none")
     assert not any(scripted.is_clarification_request(t.content) for t in baseline_turns)
 

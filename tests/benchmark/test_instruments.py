@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.instruments.checks import check_options, check_questions
 from benchmark.instruments.presets import PRESETS, install_preset
 from benchmark.instruments.versions import check_editable, freeze, new_version
@@ -67,7 +67,7 @@ def test_preset_takes_the_next_version_when_its_name_is_taken():
 def test_sotopia_sliders_use_the_dimension_ranges_per_seat_with_required_rationale():
     instrument = install_preset("sotopia-eval")
     for question in instrument.questions.all():
-        dimension = DIMENSIONS[question.key]
+        _, dimension = JUDGE_DIMENSIONS[question.key]
         assert question.dimension == dimension.key and question.per_seat and question.rationale == "required"
         assert (question.options["min"], question.options["max"], question.options["step"]) == (
             dimension.low, dimension.high, 1,

@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from benchmark.instruments import admin as instruments_admin
-from benchmark.models import Answer, Instrument, Question, Respondent, Response
+from benchmark.models import Answer, Instrument, Question, Response
 from tests.annotator.builders import make_instrument
 from tests.annotator.test_admin import annotated_study
 from tests.builders import default_team, make_user
@@ -18,7 +18,7 @@ INSTRUMENT_MODELS = [
     model for model, model_admin in admin.site._registry.items()
     if type(model_admin).__module__ == instruments_admin.__name__
 ]
-READ_ONLY = (Respondent, Response, Answer)
+READ_ONLY = (Answer,)
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def admin_url(model, action: str, *args) -> str:
 
 def test_instruments_questions_and_answers_have_an_admin():
     assert {model.__name__ for model in INSTRUMENT_MODELS} == {
-        "Instrument", "Question", "SocialAttribute", "Respondent", "Response", "Answer",
+        "Instrument", "Question", "SocialAttribute", "Answer",
     }
 
 
@@ -68,12 +68,12 @@ def test_changelists_take_a_fixed_number_of_queries(admin_client, data, model, d
         assert admin_client.get(admin_url(model, "changelist")).status_code == 200
 
 
-def test_answers_are_shown_but_not_editable(admin_client, data):
-    response = admin_client.get(admin_url(Response, "change", Response.objects.get().pk))
+def test_answers_are_listed_but_not_changed_here(admin_client, data):
+    answer = Answer.objects.get()
 
-    assert "Vague words throughout." in response.text
-    assert 'name="_save"' not in response.text
-    assert admin_client.post(admin_url(Answer, "delete", Answer.objects.get().pk), {"post": "yes"}).status_code == 403
+    assert "Vague words throughout." in admin_client.get(admin_url(Response, "change", answer.response_id)).text
+    assert 'name="_save"' not in admin_client.get(admin_url(Answer, "change", answer.pk)).text
+    assert admin_client.post(admin_url(Answer, "delete", answer.pk), {"post": "yes"}).status_code == 403
 
 
 def test_a_frozen_instruments_questions_are_read_only(admin_client, data):

@@ -18,15 +18,16 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from ...agents.llm import SCRIPTED
 from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
-from ...llm import SCRIPTED
+from ...evaluation import judge
+from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
-from ...scripted import EVALUATOR, save_scripted_evaluation
-from ...simulation import create_episode, run_episode
+from ...permissions import RESEARCHERS
+from ...runs.simulation import create_episode, run_episode
 from ..team_option import add_team_argument, team_from_options
 
-RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
 RESEARCHER = "researcher"
 ANNOTATOR_NAMES = ("annotator1", "annotator2", "annotator3")
@@ -94,8 +95,10 @@ class Command(BaseCommand):
             )
         if episode.status != Episode.Status.FINISHED:
             episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
-        if new or not episode.evaluations.filter(evaluator=EVALUATOR).exists():
-            save_scripted_evaluation(episode)
+        # The scripted judge answers unless it already has (a replayed episode is judged afresh).
+        result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
+        if not result.ok:
+            raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
         return episode, new
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
@@ -104,8 +107,6 @@ class Command(BaseCommand):
         The researcher is neither staff nor superuser and holds no model permissions: the admin is
         for superusers, and everything a researcher does goes through Parley's team-scoped pages.
         """
-        from config.login_links import login_link_path  # the project package; kept out of import time
-
         researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
         researchers.permissions.clear()  # earlier demos granted every benchmark permission
         annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)

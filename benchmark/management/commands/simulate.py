@@ -7,16 +7,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...models import Seat, SimulationRun
-from ...runs import (
-    DEFAULT_CONDITIONS,
-    RunBusy,
-    RunCancelled,
-    RunOptions,
-    RunOptionsError,
-    execute_run,
-    plan_run,
-    run_for_command,
-)
+from ...runs.options import DEFAULT_CONDITIONS, RunOptions, RunOptionsError
+from ...runs.planning import plan_run
+from ...runs.status import RunBusy, RunCancelled, run_for_command
+from ...runs.supervisor import execute_run
 from ..team_option import add_team_argument, team_from_options
 
 
@@ -51,9 +45,10 @@ class Command(BaseCommand):
             help="Model for the partner seat(s) (default: PARLEY_PARTNER_MODEL, else scripted).",
         )
         parser.add_argument(
-            "--judge-model", default="", metavar="MODEL",
-            help="Judge that scores the finished episodes at the end (default: PARLEY_JUDGE_MODEL, else the "
-            "scripted heuristics); 'none' leaves them unscored for a later `evaluate`.",
+            "--judge-model", "--judge-models", dest="judge_model", default="", metavar="MODEL",
+            help="Judge that scores the finished episodes at the end, or several separated by commas, each "
+            "scoring every episode (default: PARLEY_JUDGE_MODEL, else the scripted heuristics); 'none' leaves "
+            "them unscored for a later `evaluate`.",
         )
         parser.add_argument(
             "--strategy", default=Seat.Strategy.DEFAULT, choices=Seat.Strategy.values,

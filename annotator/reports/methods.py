@@ -1,0 +1,56 @@
+"""How a study's agreement report was computed, in words, for its ``methods`` section."""
+
+from __future__ import annotations
+
+from benchmark.stats.spans import DEFAULT_MIN_IOU
+
+
+def study_methods(resamples: int, seed: int) -> dict[str, str]:
+    return {
+        "selection": (
+            "Each assignment's latest submitted annotation version on a regular item. Drafts and earlier "
+            "versions are left out, and so are gold items and attention checks: they check annotators, and "
+            "their answers are steered by a known key or an instruction."
+        ),
+        "units": (
+            "A rated unit is one item (an episode of the study, numbered as in the exports); for questions "
+            "asked per seat each (item, seat) is its own unit, named '<item>:<seat>', since each character "
+            "is a separate target of rating. Units with fewer than two ratings are excluded from agreement "
+            "statistics and counted; means and correlations use every rated unit. Units of one scenario are "
+            "not independent: the bootstraps of accuracy and Fleiss' kappa resample scenarios, while the "
+            "intervals of the ICC, the means per condition and the alignment with the judge treat units as "
+            "independent and say so in their notes."
+        ),
+        "types": (
+            "Categorical and pairwise questions are categorical over their choices (q = number of choices for "
+            "Randolph's kappa); Likert and slider questions are numeric, binned over their full scale for the "
+            "binned kappas; span questions get span agreement; free-text questions get no statistic."
+        ),
+        "accuracy": (
+            f"For questions whose truth is the episode's barrier: share of answers equal to the barrier of the "
+            f"item's episode, overall and per true barrier, with percentile 95% CIs from a cluster bootstrap "
+            f"that resamples scenarios with replacement (B = {resamples}, seed {seed}); chance = 1 / number "
+            "of choices; the confusion matrix counts answers (columns) per true barrier (rows)."
+        ),
+        "alignment": (
+            "For Likert and slider questions: the judge is the respondent of the kinds compared with (by default "
+            "automated judges; see compared_with), and prompt version, with the most answers about the study's "
+            "episodes to the same question or to a question measuring the same dimension, from any instrument; "
+            "drafts, superseded versions and this study's own annotations are left out, and imported 'human "
+            "mean' scores are never the judge. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean "
+            "human rating per unit and the judge's score for it; means per condition (the episode's barrier) "
+            "with 95% t intervals over units, for humans and the judge side by side."
+        ),
+        "spans": (
+            f"Spans of the same item from different annotators are paired by intersection over union "
+            f"(IoU >= {DEFAULT_MIN_IOU}) of their positions in turns: turns s..e are [s, e + 1), and character "
+            "offsets cut each end by the share of the turn's text they leave out. Every annotator who "
+            "submitted the item counts, whether or not they marked a span."
+        ),
+        "interpretation": (
+            "Kappa and alpha labelled after Landis & Koch (1977), ICC after Cicchetti (1994). Numbers are "
+            "unrounded in the JSON and CSV downloads and rounded to three decimals on the page."
+        ),
+    }
+
+

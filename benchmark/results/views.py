@@ -1,0 +1,116 @@
+"""The results page and its downloads: researchers only, filtered by GET, the same numbers as the command.
+
+The page shows SocialVeil's Table 2 (all scenarios and per difficulty), the barrier signatures and
+the linguistic correlations, each with an inline SVG figure; the downloads are ``results.json``
+and CSV tables, for the same filters (the page's query string).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from ..models import Episode
+from ..permissions import researcher_required
+from .build import ResultFilters, ResultsProblem, build_results
+from .figures import results_figures
+from .forms import ResultFilterForm
+from .tables import (
+    CSV_TABLES,
+    correlations_display,
+    csv_table,
+    deviations_display,
+    evaluators_display,
+    means_display,
+    report_json,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+JSON_TYPE = "application/json; charset=utf-8"
+CSV_TYPE = "text/csv; charset=utf-8"
+
+
+@require_GET
+@researcher_required
+def results(request: HttpRequest) -> HttpResponse:
+    """The results of the filtered episodes under one judge; bad filters are shown on the form."""
+    episodes = Episode.objects.owned_by(request.user)
+    form = ResultFilterForm(request.GET, episodes=episodes)
+    filters = form.filters()
+    context = {"form": form, "report": None, "problem": None, "query": request.GET.urlencode(),
+               "csv_tables": CSV_TABLES}
+    if filters is not None:
+        try:
+            report, _ = build_results(filters, episodes)
+        except ResultsProblem as problem:
+            context["problem"] = str(problem)
+        else:
+            context.update(page_context(report))
+    status = 400 if filters is None or context["problem"] else 200
+    return render(request, "benchmark/results/page.html", context, status=status)
+
+
+def page_context(report: dict[str, Any]) -> dict[str, Any]:
+    """What the template shows: the report, its rows rounded for reading, and its figures."""
+    figures = results_figures(report)
+    blocks = means_display(report)
+    for block in blocks:
+        block["figure"] = figures["means"] if block["split"] == "all" else None
+    return {
+        "report": report,
+        "respondent_kind": report["respondent_kind"],
+        "evaluators": evaluators_display(report),
+        "means_blocks": blocks,
+        "deviation_rows": deviations_display(report),
+        "deviation_figures": list(figures["deviations"].values()),
+        "correlation_rows": correlations_display(report),
+        "correlation_figure": figures["correlations"],
+        "methods": [(name.replace("_", " ").capitalize(), text) for name, text in report["methods"].items()],
+    }
+
+
+def _report_or_error(request: HttpRequest) -> tuple[dict[str, Any], pd.DataFrame] | HttpResponse:
+    episodes = Episode.objects.owned_by(request.user)
+    form = ResultFilterForm(request.GET, episodes=episodes)
+    filters: ResultFilters | None = form.filters()
+    if filters is None:
+        problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        return HttpResponseBadRequest(f"Bad filters: {problems}", content_type="text/plain; charset=utf-8")
+    try:
+        return build_results(filters, episodes)
+    except ResultsProblem as problem:
+        return HttpResponseBadRequest(str(problem), content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+@researcher_required
+def results_json(request: HttpRequest) -> HttpResponse:
+    """Every number of the report, unrounded (docs/results-schema.md)."""
+    built = _report_or_error(request)
+    if isinstance(built, HttpResponse):
+        return built
+    response = HttpResponse(report_json(built[0]), content_type=JSON_TYPE)
+    response["Content-Disposition"] = 'attachment; filename="results.json"'
+    return response
+
+
+@require_GET
+@researcher_required
+def results_csv(request: HttpRequest, table: str) -> HttpResponse:
+    """One table of the report as CSV: means, deviations, correlations, or the episodes behind them."""
+    if table not in CSV_TABLES:
+        return HttpResponseBadRequest(
+            f"Unknown table {table!r}; choose one of {', '.join(CSV_TABLES)}.", content_type="text/plain; charset=utf-8"
+        )
+    built = _report_or_error(request)
+    if isinstance(built, HttpResponse):
+        return built
+    report, frame = built
+    response = HttpResponse(csv_table(table, report, frame), content_type=CSV_TYPE)
+    response["Content-Disposition"] = f'attachment; filename="results-{table}.csv"'
+    return response

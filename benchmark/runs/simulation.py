@@ -1,0 +1,165 @@
+"""Agent–agent episodes: set one up from a scenario, then run it turn by turn.
+
+Seats act round-robin (seat 0, seat 1, seat 0, ...), as in Sotopia. Each turn is stored the
+moment it is produced, so a crash loses at most the turn in flight and :func:`run_episode`
+resumes from the next index. An episode ends when a seat leaves or at its turn cap (20 by
+default, as in Sotopia and SocialVeil).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..agents import acting, llm, prompt
+from ..models import ActionType, Barrier, Character, Episode, Scenario, Seat, Turn
+
+
+def create_episode(
+    scenario: Scenario,
+    barrier: Barrier,
+    *,
+    barrier_seat: int | None = 0,
+    models: Mapping[int, str] | None = None,
+    strategy: str = Seat.Strategy.DEFAULT,
+    turn_cap: int = 20,
+    source: str = Episode.Source.SIMULATED,
+    tag: str = "",
+    settings: dict[str, Any] | None = None,
+    characters: Mapping[int, Character] | None = None,
+    external_id: str | None = None,
+) -> Episode:
+    """Create a pending episode with one agent seat per scenario role.
+
+    Seat ``n`` plays role ``n`` with the role's default character (``characters`` overrides it
+    by position). ``barrier_seat`` marks the seat that speaks under the barrier (it is marked
+    for the ``none`` baseline too, so conditions stay comparable); ``strategy`` applies to the
+    other seats. A seat without an entry in ``models`` gets the configured model for its part:
+    ``agent`` for the barrier seat, ``partner`` for the others (the scripted model if unset).
+    """
+    roles = list(scenario.roles.select_related("character").order_by("position"))
+    if len(roles) < 2:
+        raise ValueError(f"Scenario {scenario} has {len(roles)} role(s); an episode needs at least two.")
+    positions = [role.position for role in roles]
+    if barrier_seat is not None and barrier_seat not in positions:
+        raise ValueError(f"barrier_seat {barrier_seat} is not a role position of {scenario} ({positions}).")
+    if strategy not in Seat.Strategy.values:
+        raise ValueError(f"Unknown strategy {strategy!r}; use one of {', '.join(Seat.Strategy.values)}.")
+    if turn_cap < 1:
+        raise ValueError("turn_cap must be at least 1.")
+    models = dict(models or {})
+    characters = dict(characters or {})
+    for role in roles:
+        if role.position not in characters and role.character is None:
+            raise ValueError(f"Role {role.position} of {scenario} has no default character; cast one.")
+
+    with transaction.atomic():
+        episode = Episode.objects.create(
+            team_id=scenario.team_id,  # an episode belongs to its scenario's team
+            external_id=external_id,
+            scenario=scenario,
+            barrier=barrier,
+            source=source,
+            turn_cap=turn_cap,
+            tag=tag,
+            settings=dict(settings or {}),
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                episode=episode,
+                position=role.position,
+                role=role,
+                character=characters.get(role.position, role.character),
+                player=Seat.Player.AGENT,
+                model=models.get(role.position)
+                or llm.model_for("agent" if role.position == barrier_seat else "partner"),
+                strategy=Seat.Strategy.DEFAULT if role.position == barrier_seat else strategy,
+                carries_barrier=role.position == barrier_seat,
+            )
+            for role in roles
+        )
+    return episode
+
+
+async def run_episode(
+    episode: Episode,
+    *,
+    seed: int = 0,
+    beats: Mapping[int, Sequence[str]] | None = None,
+    save_turn: Callable[[Turn], Awaitable[Turn]] | None = None,
+) -> Episode:
+    """Play an episode to its end and return it refreshed; continue from the next turn if resumed.
+
+    ``beats`` maps a role position to the lines its character would say in order; only the
+    scripted model uses them. The sampling temperature comes from ``episode.settings``.
+    ``save_turn`` stores each new turn and returns once it is stored (default: one INSERT); a
+    runner with many episodes in flight passes a group-commit writer (``benchmark.runs.writer.TurnWriter``).
+    A model failure (``llm.LLMError``) marks the episode failed, end reason ``model_error``, and
+    is re-raised for the caller to report.
+    """
+    episode = await Episode.objects.select_related("scenario", "barrier").aget(pk=episode.pk)
+    seats = [s async for s in episode.seats.select_related("role", "character").order_by("position")]
+    if not seats:
+        raise ValueError(f"{episode} has no seats.")
+    cues = [c async for c in episode.barrier.cues.all()]
+    turns = [t async for t in episode.turns.order_by("index")]
+    beats = beats or {}
+    temperature = float(episode.settings.get("temperature", 0.7))
+
+    now = timezone.now()
+    episode.status = Episode.Status.RUNNING
+    episode.started_at = episode.started_at or now
+    episode.settings = {**episode.settings, "seed": seed}
+    await episode.asave(update_fields=["status", "started_at", "settings"])
+
+    end_reason = _end_reason(episode, turns)
+    while end_reason is None:
+        seat = seats[len(turns) % len(seats)]
+        context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+        try:
+            action, usage = await acting.act(
+                context, model=seat.model, temperature=temperature, seed=seed, beats=beats.get(seat.role.position)
+            )
+        except llm.LLMError:
+            await _finish(episode, Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
+            raise
+        turn = Turn(
+            episode=episode,
+            index=len(turns),
+            seat=seat,
+            action_type=action.action_type,
+            content=action.content,
+            model=usage.model,
+            latency_ms=usage.latency_ms,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+        )
+        await (save_turn or _insert_turn)(turn)
+        turns.append(turn)
+        end_reason = _end_reason(episode, turns)
+
+    await _finish(episode, Episode.Status.FINISHED, end_reason)
+    return episode
+
+
+async def _insert_turn(turn: Turn) -> Turn:
+    await turn.asave(force_insert=True)
+    return turn
+
+
+def _end_reason(episode: Episode, turns: Sequence[Turn]) -> str | None:
+    if turns and turns[-1].action_type == ActionType.LEAVE:
+        return Episode.EndReason.LEAVE
+    if len(turns) >= episode.turn_cap:
+        return Episode.EndReason.TURN_CAP
+    return None
+
+
+async def _finish(episode: Episode, status: str, end_reason: str) -> None:
+    episode.status = status
+    episode.end_reason = end_reason
+    episode.finished_at = timezone.now()
+    await episode.asave(update_fields=["status", "end_reason", "finished_at"])

@@ -1,0 +1,1 @@
+"""Work on scenarios beyond their rows in ``benchmark.models``: the neutral public context (:mod:`.neutralise`)."""
