@@ -11,13 +11,17 @@
 - Each ``Answer`` becomes a benchmark ``Answer`` of that response (``rationale`` → ``reasoning``).
 - Studies, spans and item keys point at the new rows.
 
-Primary keys are kept when the new table is still empty (normally: the benchmark tables are new);
-otherwise the database numbers the copies (never a mix, which would collide with its sequence). Submitted answers must already satisfy their question (the
-database checks them from now on); a row that does not stops the migration with a message naming
-it, before anything is written. Reversible: the reverse copies back every instrument that studies,
-annotations, spans or keys use, and every other one a scheme can hold that no one but annotators
-answered (teams and the new kinds do not go back), then deletes the benchmark rows that came from
-annotations (an instrument only once nothing else uses it).
+Primary keys are kept when the new table is still empty; otherwise the database numbers the
+copies (never a mix, which would collide with its sequence). The judge's preset instruments exist
+before this step, so instruments, and answers when the judge has scored, usually get new keys;
+every link is made through a map of old key to new. Submitted answers must already satisfy their
+question, and every answer's seat its question's scope (the database checks both from now on); a
+row that does not stops the migration with a message naming it, before anything is written.
+
+Reversible: the reverse copies back every instrument that studies, annotations, spans or keys use,
+and every other one a scheme can hold that no one but annotators answered and that is not the
+judge's preset (teams and the new kinds do not go back), then deletes the benchmark rows that came
+from annotations (an instrument only once nothing else uses it).
 """
 
 from collections import defaultdict
@@ -27,6 +31,7 @@ from django.db import migrations
 
 BATCH = 1000
 OLD_KINDS = ("categorical", "likert", "slider", "span", "text", "pairwise")  # what a scheme's question could be
+SCHEME_PRESETS = ("", "socialveil", "sotopia-eval", "shrec-spans", "promediate")  # not the judge's presets
 NUMERIC = ("likert", "slider")
 CHOICES = ("categorical", "pairwise")
 
@@ -89,13 +94,17 @@ def forward(apps, schema_editor):
 
     old_questions = {question.pk: question for question in OldQuestion.objects.order_by("pk")}
     bounds = {pk: _bounds(question) for pk, question in old_questions.items()}
-    submitted = Annotation.objects.filter(status="submitted").values("pk")
+    submitted = set(Annotation.objects.filter(status="submitted").values_list("pk", flat=True))
     problems = []
-    for pk, annotation_id, question_id, value, number in OldAnswer.objects.filter(
-        annotation__in=submitted
-    ).values_list("pk", "annotation_id", "question_id", "value", "number"):
+    for pk, annotation_id, question_id, seat, value, number in OldAnswer.objects.order_by("pk").values_list(
+        "pk", "annotation_id", "question_id", "seat_position", "value", "number"
+    ):
         question = old_questions[question_id]
-        problem = _problem(question, *bounds[question_id], value, number)
+        problem = ""
+        if question.per_seat != (seat is not None):
+            problem = "a per-seat answer without a seat" if question.per_seat else "a seat on a per-episode answer"
+        elif annotation_id in submitted:
+            problem = _problem(question, *bounds[question_id], value, number)
         if problem:
             problems.append(f"answer {pk} (annotation {annotation_id}, question {question.key!r}): {problem}")
     if problems:
@@ -229,7 +238,8 @@ def backward(apps, schema_editor):
     unfit = set(Question.objects.exclude(kind__in=OLD_KINDS).values_list("instrument_id", flat=True))
     unfit |= set(Question.objects.filter(scope="goal").values_list("instrument_id", flat=True))
     unfit |= set(Response.objects.filter(annotation__isnull=True).values_list("instrument_id", flat=True))
-    used |= set(Instrument.objects.exclude(pk__in=unfit).values_list("pk", flat=True))
+    unused = Instrument.objects.exclude(pk__in=unfit).filter(preset__in=SCHEME_PRESETS)
+    used |= set(unused.values_list("pk", flat=True))
     questions = Question.objects.filter(instrument_id__in=used)
     for instrument in Instrument.objects.filter(pk__in=used).order_by("pk"):
         Scheme.objects.create(

@@ -33,13 +33,20 @@ def study_methods(resamples: int, seed: int) -> dict[str, str]:
             "of choices; the confusion matrix counts answers (columns) per true barrier (rows)."
         ),
         "alignment": (
-            "For Likert and slider questions: the judge is the respondent of the kinds compared with (by default "
-            "automated judges; see compared_with), and prompt version, with the most answers about the study's "
-            "episodes to the same question or to a question measuring the same dimension, from any instrument; "
-            "drafts, superseded versions and this study's own annotations are left out, and imported 'human "
-            "mean' scores are never the judge. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean "
-            "human rating per unit and the judge's score for it; means per condition (the episode's barrier) "
-            "with 95% t intervals over units, for humans and the judge side by side."
+            "For questions that measure an evaluation dimension: the judge is the evaluator (and prompt "
+            "version) with the most scores of that dimension for the study's episodes, excluding imported "
+            "'human mean' scores. Pearson r (Fisher-z 95% CI) and Spearman rho between the mean human rating "
+            "per unit and the judge's score for it; means per condition (the episode's barrier) with 95% t "
+            "intervals over units, for humans and the judge side by side."
+        ),
+        "respondents": (
+            "Whose answers the annotators' are compared with: respondents of the kinds in compared_with "
+            "(automated judges unless asked otherwise; interviewed agents, participants or other studies' "
+            "annotators on request). An answer counts when its response is submitted (not a draft, not a "
+            "version superseded by an edit), it is about one of the study's episodes, and it answers the same "
+            "question or a question of any instrument that measures the same dimension; this study's own "
+            "annotations never count. The judge is the respondent among them with the most numeric answers to "
+            "the question."
         ),
         "spans": (
             f"Spans of the same item from different annotators are paired by intersection over union "

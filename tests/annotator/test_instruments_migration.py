@@ -1,9 +1,11 @@
 """Moving onto instruments keeps every scheme, question, annotation and answer, and can be undone.
 
 The annotator's own question system (Scheme, Question, Answer) is filled in the old schema, the
-database is migrated forward (annotator 0008-0010, benchmark 0011) and every row is looked up in
-its new home with the same key and values; then it is migrated back and the old rows are checked
-again, so the move is reversible.
+database is migrated forward (annotator 0008-0010, benchmark 0014) and every row is looked up in
+its new home by its natural key (a scheme by name and version, a question by key, an answer by
+its annotation and question) with the same values; then it is migrated back and the old rows are
+checked again, so the move is reversible. The judge's preset instruments, made by its own
+migration, are left where they are.
 """
 
 from datetime import UTC, datetime
@@ -13,7 +15,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("annotator", "0007_annotation_generated_by"), ("benchmark", "0010_instruments_goals_probes")]
-AFTER = [("annotator", "0010_drop_schemes"), ("benchmark", "0011_answer_checks")]
+AFTER = [("annotator", "0010_drop_schemes"), ("benchmark", "0014_answer_checks")]
 FROZEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 ANCHORS = [{"value": v, "label": str(v), "description": f"{v} of 5"} for v in range(1, 6)]
 CHOICES = [{"value": "semantic", "label": "Semantic"}, {"value": "none", "label": "None"}]
@@ -124,41 +126,56 @@ def fill(old) -> dict:
             "span": span, "key": key, "study": study, "users": (ann, bea), "teams": (team, other)}
 
 
-SCHEME_FIELDS = ("pk", "name", "preset", "version", "description", "frozen_at")
-QUESTION_FIELDS = ("pk", "key", "position", "kind", "prompt", "help_text", "required", "rationale", "options",
-                   "dimension", "truth")
+SCHEME_FIELDS = ("name", "preset", "version", "description", "frozen_at")  # (name, version) is unique
+QUESTION_FIELDS = ("key", "position", "kind", "prompt", "help_text", "required", "rationale", "options", "dimension",
+                   "truth")
+ANSWER_FIELDS = ("seat_position", "value", "number")
+
+
+def schemes(apps, model):
+    """Instruments or schemes by (name, version): their fields, and their questions by key."""
+    rows = {}
+    for row in apps.get_model(*model).objects.all():
+        questions = {
+            q.key: [*(getattr(q, f) for f in QUESTION_FIELDS), q.scope == "seat" if hasattr(q, "scope") else q.per_seat]
+            for q in row.questions.all()
+        }
+        rows[row.name, row.version] = ([getattr(row, f) for f in SCHEME_FIELDS], questions)
+    return rows
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_every_scheme_question_annotation_and_answer_moves_and_moves_back(old_apps):
     made = fill(old_apps)
-    schemes_before = list(old_apps.get_model("annotator", "Scheme").objects.order_by("pk").values_list(*SCHEME_FIELDS))
-    questions_before = list(
-        old_apps.get_model("annotator", "Question").objects.order_by("pk").values_list(*QUESTION_FIELDS, "per_seat")
-    )
-    answers_before = list(old_apps.get_model("annotator", "Answer").objects.order_by("pk").values_list(
-        "pk", "annotation_id", "question_id", "seat_position", "value", "number", "rationale"
+    schemes_before = schemes(old_apps, ("annotator", "Scheme"))
+    answers_before = sorted(old_apps.get_model("annotator", "Answer").objects.values_list(
+        "annotation_id", "question__key", *ANSWER_FIELDS, "rationale"
     ))
+    names = {name for name, _ in schemes_before}
 
     new = migrate(AFTER)
 
     get = new.get_model
     Instrument, Question = get("benchmark", "Instrument"), get("benchmark", "Question")
-    assert list(Instrument.objects.order_by("pk").values_list(*SCHEME_FIELDS)) == schemes_before
+    instruments = schemes(new, ("benchmark", "Instrument"))
+    moved = {key: value for key, value in instruments.items() if key[0] in names}
+    assert moved == schemes_before  # fields, questions, and per_seat as scope "seat"
+    others = Instrument.objects.exclude(name__in=names).values_list("preset", flat=True)
+    assert all(preset.endswith("-judge") for preset in others)  # only the judge's presets, made by its migration
     team, _ = made["teams"]
-    assert dict(Instrument.objects.values_list("name", "team_id")) == {
+    owners = dict(Instrument.objects.filter(name__in=[name for name, _ in moved]).values_list("name", "team_id"))
+    assert owners == {
         "SocialVeil human evaluation": None,  # a preset: shared, as before
         "Our scheme": team.pk,  # only this team's studies use it
         "Draft scheme": None,  # no study uses it: shared, as every scheme was
     }
-    moved = list(Question.objects.order_by("pk").values_list(*QUESTION_FIELDS, "scope"))
-    assert [row[:-1] for row in moved] == [row[:-1] for row in questions_before]
-    assert [row[-1] for row in moved] == ["seat" if per_seat else "episode" for *_, per_seat in questions_before]
-    bounds = {key: (low, high) for key, low, high in Question.objects.values_list("key", "low", "high")}
+    bounds = {key: (low, high) for key, low, high in Question.objects.filter(
+        instrument__name__in=owners).values_list("key", "low", "high")}
     assert bounds == {"barrier": (None, None), "confusion": (1, 5), "goal": (0, 10), "spans": (None, None),
                       "note": (None, None)}
 
     Annotation, Response = get("annotator", "Annotation"), get("benchmark", "Response")
+    preset = Instrument.objects.get(name="SocialVeil human evaluation")
     ann, bea = made["users"]
     statuses = {
         annotation.pk: (annotation.response.status, annotation.response.respondent.user_id,
@@ -167,48 +184,44 @@ def test_every_scheme_question_annotation_and_answer_moves_and_moves_back(old_ap
         for annotation in Annotation.objects.select_related("response__respondent")
     }
     first, edit, draft, other = made["versions"]
-    episode, preset = made["study"].items.get().episode_id, made["schemes"][0].pk
+    episode = made["study"].items.get().episode_id
     assert statuses == {
-        first.pk: ("superseded", ann.pk, "annotator", preset, episode),
-        edit.pk: ("submitted", ann.pk, "annotator", preset, episode),
-        draft.pk: ("draft", ann.pk, "annotator", preset, episode),
-        other.pk: ("submitted", bea.pk, "annotator", preset, episode),
+        first.pk: ("superseded", ann.pk, "annotator", preset.pk, episode),
+        edit.pk: ("submitted", ann.pk, "annotator", preset.pk, episode),
+        draft.pk: ("draft", ann.pk, "annotator", preset.pk, episode),
+        other.pk: ("submitted", bea.pk, "annotator", preset.pk, episode),
     }
-    assert Response.objects.count() == 4 and get("benchmark", "Respondent").objects.count() == 2
-    answers_after = list(get("benchmark", "Answer").objects.order_by("pk").values_list(
-        "pk", "response__annotation__id", "question_id", "seat_position", "value", "number", "reasoning"
+    assert Response.objects.filter(respondent__kind="annotator").count() == 4
+    answers_after = sorted(get("benchmark", "Answer").objects.filter(response__annotation__isnull=False).values_list(
+        "response__annotation__id", "question__key", *ANSWER_FIELDS, "reasoning"
     ))
     assert answers_after == answers_before
     assert get("annotator", "Annotation").objects.get(pk=edit.pk).generated_by == "a script"
 
     span = get("annotator", "Span").objects.get()
-    assert span.question_id == made["questions"]["spans"].pk
+    assert (span.question.instrument_id, span.question.key) == (preset.pk, "spans")
     # The social attributes moved with their links.
     assert list(span.attributes.values_list("key", flat=True)) == ["emotions"]
     assert get("benchmark", "SocialAttribute").objects.count() == 7
-    assert get("annotator", "ItemKey").objects.get().question_id == made["questions"]["barrier"].pk
-    assert dict(get("annotator", "Study").objects.values_list("slug", "instrument_id")) == {
-        "t": preset, "o": preset, "own": made["schemes"][1].pk,
+    key = get("annotator", "ItemKey").objects.get()
+    assert (key.question.instrument_id, key.question.key, key.value) == (preset.pk, "barrier", "none")
+    assert dict(get("annotator", "Study").objects.values_list("slug", "instrument__name")) == {
+        "t": preset.name, "o": preset.name, "own": "Our scheme",
     }
 
     old = migrate(BEFORE)
 
     get = old.get_model
-    assert list(get("annotator", "Scheme").objects.order_by("pk").values_list(*SCHEME_FIELDS)) == schemes_before
-    assert list(get("annotator", "Question").objects.order_by("pk").values_list(*QUESTION_FIELDS, "per_seat")) == (
-        questions_before
-    )
-    assert list(get("annotator", "Answer").objects.order_by("pk").values_list(
-        "pk", "annotation_id", "question_id", "seat_position", "value", "number", "rationale"
+    assert schemes(old, ("annotator", "Scheme")) == schemes_before
+    assert sorted(get("annotator", "Answer").objects.values_list(
+        "annotation_id", "question__key", *ANSWER_FIELDS, "rationale"
     )) == answers_before
-    assert dict(get("annotator", "Annotation").objects.values_list("pk", "scheme_id")) == {
-        version.pk: preset for version in made["versions"]
-    }
-    assert get("annotator", "Span").objects.get().question_id == made["questions"]["spans"].pk
-    assert get("annotator", "ItemKey").objects.get().question_id == made["questions"]["barrier"].pk
+    assert set(get("annotator", "Annotation").objects.values_list("scheme__name", flat=True)) == {preset.name}
+    assert get("annotator", "Span").objects.get().question.key == "spans"
+    assert get("annotator", "ItemKey").objects.get().question.key == "barrier"
     assert get("annotator", "SocialAttribute").objects.count() == 7
-    assert not get("benchmark", "Instrument").objects.exists()
-    assert not get("benchmark", "Response").objects.exists() and not get("benchmark", "Answer").objects.exists()
+    assert not get("benchmark", "Instrument").objects.filter(name__in=names).exists()
+    assert not get("benchmark", "Response").objects.exists()
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

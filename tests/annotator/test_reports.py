@@ -70,10 +70,10 @@ def make_judge_instrument():
     return instrument
 
 
-def respond(kind, name, instrument, episode, answers, *, status=Response.Status.SUBMITTED, **respondent):
+def respond(kind, name, instrument, episode, answers, *, status=Response.Status.SUBMITTED, prompt_version=""):
     """A response of respondent ``name`` of ``kind`` (a model, or a label) with ``answers`` [(key, seat, number)]."""
     field = "model" if kind in (Respondent.Kind.JUDGE, Respondent.Kind.AGENT) else "label"
-    who, _ = Respondent.objects.get_or_create(kind=kind, **{field: name}, **respondent)
+    who, _ = Respondent.objects.get_or_create(kind=kind, prompt_version=prompt_version, user=None, **{field: name})
     response = Response.objects.create(instrument=instrument, episode=episode, respondent=who, status=status)
     questions = {question.key: question for question in instrument.questions.all()}
     Answer.objects.bulk_create(

@@ -68,6 +68,8 @@ NORMALISED = {"generated_at": "(the time of the request)"}
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {}
 _RESULTS = "GET /benchmark/results/results.json*"
 _JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
+_REPORTS = "GET /annotate/studies/*/report.json"
+_COMPARED = "human answers are compared with any respondent kind's through one reader (issue 13)"
 ADDED: dict[tuple[str, str], str] = {
     (_RESULTS, "filters.respondent_kind"): f"{_JUDGES}, asked for by this filter (empty: judges, or the named one's)",
     (_RESULTS, "respondent_kind"): f"{_JUDGES}: the kind the report read",
@@ -78,6 +80,9 @@ ADDED: dict[tuple[str, str], str] = {
     (_RESULTS, "evaluators"): "several judges: each judge of the kind and their majority, side by side",
     (_RESULTS, "methods.respondents"): f"{_JUDGES}: how the kind and the evaluator are chosen",
     (_RESULTS, "methods.majority"): "several judges: how their majority is taken",
+    (_REPORTS, "compared_with"): f"{_COMPARED}: the respondent kinds the annotators are compared with",
+    (_REPORTS, "questions.*.judge.respondent_kind"): f"{_COMPARED}: the kind of the respondent compared with",
+    (_REPORTS, "methods.respondents"): f"{_COMPARED}: whose answers count and how the judge is chosen",
     ("manage.py export_episodes --format parley", "*.responses"):
         "every respondent's answers about the episode (judges, imported ratings), which replace evaluations",
 }

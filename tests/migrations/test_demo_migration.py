@@ -22,8 +22,10 @@ accounts for); ``test_every_stored_model_is_checked`` fails when a stored model 
 - ``check_evaluations`` → ``judge``: every old evaluation is a judge's (or the human mean's)
   answer to the Sotopia-EVAL or SocialVeil instrument, with the same score, reasoning and usage.
 - ``check_schemes_and_questions``, ``check_annotations``, ``check_annotation_answers``,
-  ``check_spans``, ``check_studies`` → ``instruments``: schemes become instruments, annotations
-  responses (versions and drafts kept), answers typed answers, keys and spans still attached.
+  ``check_spans``, ``check_studies``, ``check_social_attributes`` → ``instruments`` (done):
+  schemes are instruments, each annotation version a response (versions and drafts kept, with
+  their status), answers typed answers, keys and spans still attached, the social attributes
+  benchmark's.
 - ``check_scenarios_and_roles`` → ``parties``: each role's goal lines are its goals, in order.
 - ``check_chat`` → ``questionnaire``: each participant's answers are a participant's response.
 - ``check_people_and_shared_data``, ``check_episodes_seats_turns``, ``check_runs``: not moved by
@@ -116,7 +118,7 @@ def test_the_fixture_holds_what_the_demo_lacks():
 
 
 @covers("auth.user", "auth.group", "benchmark.team", "benchmark.teammember", "benchmark.barrier",
-        "benchmark.barriercue", "benchmark.character", "annotator.socialattribute")
+        "benchmark.barriercue", "benchmark.character")
 def check_people_and_shared_data(new: Apps) -> None:
     for label in check_people_and_shared_data.covers:
         assert_rows_unchanged(new, label)
@@ -181,57 +183,158 @@ def check_evaluations(new: Apps) -> None:
     assert_same(earliest, times, "each response's time: the earliest of its evaluations")
 
 
+# --- checks: the annotator's question system, moved onto benchmark's instruments (``instruments``) ---------
+
+
+SCHEME_FIELDS = ("preset", "description", "frozen_at")
+QUESTION_FIELDS = ("position", "kind", "prompt", "help_text", "required", "rationale", "options", "dimension", "truth")
+
+
+def _stored_time(text: str | None):
+    return parse_datetime(text) if text else None
+
+
+def _scheme_of_question() -> dict[int, tuple[str, int]]:
+    schemes = fixture_by_pk("annotator.scheme")
+    return {pk: (schemes[row["scheme"]]["name"], schemes[row["scheme"]]["version"])
+            for pk, row in fixture_by_pk("annotator.question").items()}
+
+
+@covers("annotator.socialattribute")
+def check_social_attributes(new: Apps) -> None:
+    """The social attributes are benchmark's now, every row under its pk with its values (spans keep their links)."""
+    fields = ("key", "name", "definition", "example", "position")
+    stored = {row["pk"]: tuple(row[field] for field in fields) for row in fixture_rows("annotator.socialattribute")}
+    found = ((row[0], tuple(row[1:])) for row in new.get_model("benchmark", "SocialAttribute").objects.values_list(
+        "pk", *fields))
+    assert_same(stored, found, "each social attribute")
+
+
 @covers("annotator.scheme", "annotator.question")
 def check_schemes_and_questions(new: Apps) -> None:
-    assert_rows_unchanged(new, "annotator.scheme")
-    assert_rows_unchanged(new, "annotator.question")
+    """Each scheme is an instrument of the same name and version, with the same fields, shared (no team) as every
+    scheme was or its one team's; each question one of its questions under the same key, ``per_seat`` its scope
+    and a numeric question's bounds its options' ends."""
+    stored_schemes = {
+        (row["name"], row["version"]): (row["preset"], row["description"], _stored_time(row["frozen_at"]))
+        for row in fixture_rows("annotator.scheme")
+    }
+    Instrument = new.get_model("benchmark", "Instrument")
+    instruments = Instrument.objects.filter(preset__in=[preset for preset, *_ in stored_schemes.values()] + [""])
+    found = (((name, version), (preset, description, frozen_at))
+             for name, version, preset, description, frozen_at in instruments.exclude(preset__endswith="-judge")
+             .values_list("name", "version", *SCHEME_FIELDS))
+    assert_same(stored_schemes, found, "each scheme as an instrument: preset, description, freeze time")
+    shared = Instrument.objects.filter(name__in=[name for name, _ in stored_schemes], preset__gt="", team__isnull=False)
+    assert not shared.exists(), "a preset's instrument must stay shared (no team)"
+
+    scheme_of = _scheme_of_question()
+    stored = {}
+    for row in fixture_rows("annotator.question"):
+        values = [row[field] for field in QUESTION_FIELDS]
+        options = row["options"] or {}
+        if row["kind"] == "likert":
+            ends = [anchor["value"] for anchor in options["anchors"]]
+            low, high = float(min(ends)), float(max(ends))
+        elif row["kind"] == "slider":
+            low, high = float(options["min"]), float(options["max"])
+        else:
+            low = high = None
+        stored[(*scheme_of[row["pk"]], row["key"])] = (*values, "seat" if row["per_seat"] else "episode", low, high)
+    Question = new.get_model("benchmark", "Question")
+    found = (
+        ((name, version, key), tuple(rest))
+        for name, version, key, *rest in Question.objects.filter(instrument__name__in=[n for n, _ in stored_schemes])
+        .values_list("instrument__name", "instrument__version", "key", *QUESTION_FIELDS, "scope", "low", "high")
+    )
+    assert_same(stored, found, "each question of each scheme: its fields, scope and bounds")
 
 
 @covers("annotator.annotation")
 def check_annotations(new: Apps) -> None:
-    stored = {
-        (row["assignment"], row["version"]): (row["status"], row["generated_by"], row["revision"])
-        for row in fixture_rows("annotator.annotation")
-    }
+    """Each annotation version is still there (same pk, status, author, revision, times), and its answers are a
+    response of the annotator (kind ``annotator``) about the item's episode under the scheme's instrument, whose
+    status follows the version: draft, submitted for the assignment's latest submitted version, else superseded."""
+    schemes, assignments = fixture_by_pk("annotator.scheme"), fixture_by_pk("annotator.assignment")
+    items, episodes = fixture_by_pk("annotator.studyitem"), fixture_by_pk("benchmark.episode")
+    rows = fixture_rows("annotator.annotation")
+    latest: dict[int, int] = {}
+    for row in rows:
+        if row["status"] == "submitted":
+            latest[row["assignment"]] = max(latest.get(row["assignment"], 0), row["version"])
+    stored = {}
+    for row in rows:
+        assignment = assignments[row["assignment"]]
+        status = "draft" if row["status"] == "draft" else (
+            "submitted" if latest[row["assignment"]] == row["version"] else "superseded")
+        scheme = schemes[row["scheme"]]
+        episode = episodes[items[assignment["item"]]["episode"]]["external_id"]
+        stored[row["pk"]] = (status, "annotator", assignment["annotator"], episode, scheme["name"], scheme["version"])
     Annotation = new.get_model("annotator", "Annotation")
-    found = (
-        ((assignment, version), (status, generated_by, revision))
-        for assignment, version, status, generated_by, revision in Annotation.objects.values_list(
-            "assignment", "version", "status", "generated_by", "revision"
-        )
-    )
-    assert_same(stored, found, "status, author and revision of each annotation version")
-    assert_rows_unchanged(new, "annotator.annotation")
+    found = ((pk, tuple(rest)) for pk, *rest in Annotation.objects.values_list(
+        "pk", "response__status", "response__respondent__kind", "response__respondent__user",
+        "response__episode__external_id", "response__instrument__name", "response__instrument__version"))
+    assert_same(stored, found, "each annotation version's response: status, respondent, episode, instrument")
+    assert_rows_unchanged(new, "annotator.annotation", ignore=["scheme"])
 
 
 @covers("annotator.answer")
 def check_annotation_answers(new: Apps) -> None:
+    """Each answer is an answer of its annotation version's response, to the same question, with the same seat,
+    value, number and rationale (now ``reasoning``); no answer of an annotation is new."""
     questions = fixture_by_pk("annotator.question")
     stored = {
         (row["annotation"], questions[row["question"]]["key"], row["seat_position"]):
             (row["value"], row["number"], row["rationale"])
         for row in fixture_rows("annotator.answer")
     }
-    Answer = new.get_model("annotator", "Answer")
+    Answer = new.get_model("benchmark", "Answer")
     found = (
-        ((annotation, key, seat), (value, number, rationale))
-        for annotation, key, seat, value, number, rationale in Answer.objects.values_list(
-            "annotation", "question__key", "seat_position", "value", "number", "rationale"
-        )
+        ((annotation, key, seat), (value, number, reasoning))
+        for annotation, key, seat, value, number, reasoning in Answer.objects.filter(
+            response__annotation__isnull=False
+        ).values_list("response__annotation", "question__key", "seat_position", "value", "number", "reasoning")
     )
     assert_same(stored, found, "value, number and rationale of each annotation answer")
-    assert_rows_unchanged(new, "annotator.answer")
 
 
 @covers("annotator.span")
 def check_spans(new: Apps) -> None:
-    assert_rows_unchanged(new, "annotator.span")  # anchors, label, rationale, correction and attributes
+    """Spans keep their anchors, label, rationale, correction and attributes; their question is the same question
+    of the instrument their scheme became."""
+    scheme_of = _scheme_of_question()
+    questions = fixture_by_pk("annotator.question")
+    stored = {row["pk"]: (*scheme_of[row["question"]], questions[row["question"]]["key"])
+              for row in fixture_rows("annotator.span")}
+    Span = new.get_model("annotator", "Span")
+    found = ((pk, tuple(rest)) for pk, *rest in Span.objects.values_list(
+        "pk", "question__instrument__name", "question__instrument__version", "question__key"))
+    assert_same(stored, found, "each span's question")
+    assert_rows_unchanged(new, "annotator.span", ignore=["question"])
 
 
 @covers("annotator.study", "annotator.membership", "annotator.studyitem", "annotator.itemkey",
         "annotator.assignment")
 def check_studies(new: Apps) -> None:
-    for label in check_studies.covers:
+    """Studies rate with the instrument their scheme became, item keys answer the same question of it; everything
+    else about studies, items, keys, members and assignments is as stored."""
+    schemes = fixture_by_pk("annotator.scheme")
+    stored = {row["pk"]: (schemes[row["scheme"]]["name"], schemes[row["scheme"]]["version"])
+              for row in fixture_rows("annotator.study")}
+    Study = new.get_model("annotator", "Study")
+    found = ((pk, (name, version)) for pk, name, version in Study.objects.values_list(
+        "pk", "instrument__name", "instrument__version"))
+    assert_same(stored, found, "each study's instrument")
+    scheme_of, questions = _scheme_of_question(), fixture_by_pk("annotator.question")
+    stored = {row["pk"]: (*scheme_of[row["question"]], questions[row["question"]]["key"])
+              for row in fixture_rows("annotator.itemkey")}
+    ItemKey = new.get_model("annotator", "ItemKey")
+    found = ((pk, tuple(rest)) for pk, *rest in ItemKey.objects.values_list(
+        "pk", "question__instrument__name", "question__instrument__version", "question__key"))
+    assert_same(stored, found, "each item key's question")
+    assert_rows_unchanged(new, "annotator.study", ignore=["scheme"])
+    assert_rows_unchanged(new, "annotator.itemkey", ignore=["question"])
+    for label in ("annotator.membership", "annotator.studyitem", "annotator.assignment"):
         assert_rows_unchanged(new, label)
 
 
