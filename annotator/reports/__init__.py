@@ -1,7 +1,7 @@
 """A study's agreement report: built from its annotations, shown on a page, downloaded as files.
 
 - ``build_report(study)`` reads the submitted annotations and returns the report as a JSON-ready
-  dict (``build``);
+  dict (``build``), comparing them with the respondent kinds ``compared_kinds`` reads from a request;
 - ``report_tables(report)`` turns it into CSV tables by file name (``tables``);
 - ``render_html(study, report)`` and ``render_bundle(study, report)`` make the standalone HTML
   page and the ZIP bundle (``documents``); ``report_view`` formats it for a page (``display``);
@@ -10,16 +10,18 @@
 """
 
 from .background import BundleState, bundle_path, bundle_state, start_bundle
-from .build import build_report, latest_submitted
+from .build import COMPARABLE, build_report, compared_kinds, latest_submitted
 from .display import report_view
 from .documents import render_bundle, render_html, render_tables_zip, report_json, write_bundle
 from .tables import report_tables
 
 __all__ = [
     "BundleState",
+    "COMPARABLE",
     "build_report",
     "bundle_path",
     "bundle_state",
+    "compared_kinds",
     "latest_submitted",
     "render_bundle",
     "render_html",

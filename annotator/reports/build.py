@@ -58,6 +58,13 @@ Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
 CLUSTER = "scenario"
 DEFAULT_RESPONDENTS = (Respondent.Kind.JUDGE,)
+# Whom a report can compare the annotators with, in the order pages offer them.
+COMPARABLE = {
+    Respondent.Kind.JUDGE: "automated judges",
+    Respondent.Kind.AGENT: "interviewed agents",
+    Respondent.Kind.PARTICIPANT: "participants",
+    Respondent.Kind.ANNOTATOR: "annotators of other studies",
+}
 SCHEMA_VERSION = 1
 
 CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE)
@@ -98,6 +105,13 @@ class StudyData:
     automated: list[RespondentAnswer]  # other respondents' answers to compare with (``comparison.judge_of``)
     conditions: dict[str, str] = field(default_factory=dict)
     respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
+
+
+def compared_kinds(asked: Iterable[str]) -> list[str]:
+    """The respondent kinds of ``asked`` (say, a query string's ``compare`` values) in their usual order;
+    automated judges when none is a kind."""
+    kinds = [str(kind) for kind in COMPARABLE if kind in set(asked)]
+    return kinds or [str(kind) for kind in DEFAULT_RESPONDENTS]
 
 
 def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[str]) -> StudyData:

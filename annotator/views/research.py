@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -31,9 +32,11 @@ from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
 from ..reports import (
+    COMPARABLE,
     build_report,
     bundle_path,
     bundle_state,
+    compared_kinds,
     latest_submitted,
     render_bundle,
     render_html,
@@ -275,11 +278,18 @@ def _attachment(content: str | bytes, content_type: str, filename: str) -> HttpR
 @require_GET
 @researcher_required
 def report(request: HttpRequest, slug: str) -> HttpResponse:
-    """The agreement report with its figures, how it was computed, and its downloads."""
+    """The agreement report with its figures, how it was computed, and its downloads.
+
+    ``?compare=agent`` (repeatable) compares the annotators with other respondent kinds than the
+    automated judges; the downloads linked from the page follow the same choice.
+    """
     study = _report_study(request, slug)
-    built = build_report(study)
+    kinds = compared_kinds(request.GET.getlist("compare"))
+    built = build_report(study, respondent_kinds=kinds)
     context = {
         "study": study,
+        "compare": [(str(kind), label, str(kind) in kinds) for kind, label in COMPARABLE.items()],
+        "compare_query": "" if built["compared_with"] == ["judge"] else urlencode({"compare": kinds}, doseq=True),
         "report": built,
         "view": report_view(built),
         "tables": list(report_tables(built)),
@@ -302,7 +312,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
                 return _bundle_file(study, state.bundle)
             messages.info(request, "This study is large, so its ZIP bundle is prepared in the background: see below.")
             return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
-    built = build_report(study)
+    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
     if fmt == "json":
         content: str | bytes = report_json(built)
     elif fmt == "html":
@@ -317,7 +327,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 def report_tables_download(request: HttpRequest, slug: str, name: str | None = None) -> HttpResponse:
     """One CSV table of the report by file name, or all of them zipped."""
     study = _report_study(request, slug)
-    built = build_report(study)
+    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
     if name is None:
         return _attachment(render_tables_zip(built), "application/zip", f"{study.slug}-report-tables.zip")
     tables = report_tables(built)

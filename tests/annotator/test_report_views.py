@@ -393,3 +393,28 @@ def test_a_small_studys_bundle_panel_links_the_direct_download(owner, study):
     response = owner.get(url("report-bundle"))
 
     assert f'href="{url("report-download", "zip")}"' in response.text
+
+
+# Whom the annotators are compared with
+
+
+def test_the_page_offers_every_respondent_kind_and_compares_with_judges_by_default(owner, study):
+    response = owner.get(url("report"))
+
+    assert response.context["compare"] == [
+        ("judge", "automated judges", True), ("agent", "interviewed agents", False),
+        ("participant", "participants", False), ("annotator", "annotators of other studies", False),
+    ]
+    assert response.context["report"]["questions"]["confusion"]["judge"]["evaluator"] == "judge-x"
+    assert "?compare=" not in response.text
+
+
+def test_the_page_and_its_downloads_compare_with_the_kinds_asked_for(owner, study):
+    response = owner.get(url("report"), {"compare": ["agent", "oracle"]})
+
+    assert response.context["report"]["compared_with"] == ["agent"]  # a kind that does not exist is ignored
+    assert response.context["report"]["questions"]["confusion"]["judge"]["evaluator"] == "agent-z"
+    assert f'{url("report-download", "json")}?compare=agent"' in response.text
+    assert "it compares the annotators with automated judges" in response.text  # the ZIP bundle does not follow
+    downloaded = json.loads(owner.get(url("report-download", "json"), {"compare": "agent"}).content)
+    assert downloaded["questions"]["confusion"]["judge"]["respondent_kind"] == "agent"
