@@ -15,6 +15,7 @@ Leaving draft is when the database checks every answer against its question.
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
+from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
 from benchmark.instruments import versions
@@ -84,10 +85,13 @@ def submit(
         annotation.submitted_at = now
         annotation.generated_by = generated_by
         annotation.save(update_fields=["status", "submitted_at", "generated_by", "updated_at"])
+        # This version's answers become the current ones; the version it edits, if any, is superseded.
         Response.objects.filter(
-            annotation__assignment=locked, status=Response.Status.SUBMITTED
-        ).update(status=Response.Status.SUPERSEDED)
-        Response.objects.filter(pk=annotation.response_id).update(status=Response.Status.SUBMITTED)
+            Q(pk=annotation.response_id) | Q(annotation__assignment=locked, status=Response.Status.SUBMITTED)
+        ).update(status=Case(
+            When(pk=annotation.response_id, then=Value(Response.Status.SUBMITTED)),
+            default=Value(Response.Status.SUPERSEDED),
+        ))
         versions.freeze(annotation.response.instrument)
         assignments.mark_submitted(locked, now=now)
     return annotation
@@ -155,7 +159,10 @@ def _lock(assignment: Assignment) -> Assignment:
 
 def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
     """The draft a save at ``revision`` may write to (created at revision 0), or ``StaleVersion``."""
-    latest = Annotation.objects.select_for_update().filter(assignment=assignment).order_by("-version").first()
+    latest = (
+        Annotation.objects.select_for_update(of=("self",)).select_related("response__instrument")
+        .filter(assignment=assignment).order_by("-version").first()
+    )
     if latest is None:
         if revision != 0:
             raise StaleVersion("This page is older than the stored annotation.")

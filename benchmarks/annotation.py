@@ -46,7 +46,7 @@ def main() -> None:
 
     from annotator.models import Membership, Study, StudyItem
     from benchmark.instruments.presets import install_preset
-    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, Team
+    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Respondent, Scenario, Team
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["testserver"]
@@ -57,6 +57,8 @@ def main() -> None:
         Episode.objects.all().delete()
         Scenario.objects.all().delete()
         Character.objects.all().delete()
+        # A person's respondent row outlives their answers (it is protected, like the research data it names).
+        Respondent.objects.filter(user__username__startswith="bench-").delete()
         get_user_model().objects.filter(username__startswith="bench-").delete()
 
     call_command("migrate", verbosity=0)

@@ -22,9 +22,9 @@ instrument about an episode (and seat) once.
 
 The SQL differs by vendor (SQLite's ``json_each`` and ``RAISE(ABORT)``; PostgreSQL's plpgsql,
 ``jsonb`` and SQLSTATE 23505/23514), so ``install`` picks it by ``connection.vendor``; any other
-database gets no triggers and says so. On PostgreSQL the answer trigger locks the response row
-(``FOR NO KEY UPDATE``), so two transactions adding answers to one response cannot both pass the
-uniqueness check.
+database gets no triggers and says so. On PostgreSQL the answer trigger first takes a
+transaction lock on the response (an advisory lock, as the judge's trigger does), so two
+transactions adding answers to one response cannot both pass the uniqueness check.
 
 Why migrations do not trip over them: SQLite changes a table by copying it to a new one, dropping
 the old and renaming the copy; a trigger that names a dropped table makes that rename fail, and a
@@ -176,30 +176,32 @@ $$""",
     """
 CREATE OR REPLACE FUNCTION benchmark_answer_check() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    response_status text;
-    question record;
+    found_row record;
     problem text;
 BEGIN
     -- Serialise the answers of one response, so two writers cannot both pass the duplicate check.
-    SELECT status INTO response_status FROM benchmark_response WHERE id = NEW.response_id FOR NO KEY UPDATE;
-    SELECT id, key, kind, low, high, options INTO question FROM benchmark_question WHERE id = NEW.question_id;
+    PERFORM pg_advisory_xact_lock(hashtextextended('benchmark_answer:' || NEW.response_id, 0));
+    SELECT response.status, question.id, question.key, question.kind, question.low, question.high, question.options
+    INTO found_row
+    FROM benchmark_question AS question JOIN benchmark_response AS response ON response.id = NEW.response_id
+    WHERE question.id = NEW.question_id;
     IF NOT FOUND THEN
-        RETURN NEW;  -- the foreign key refuses it
+        RETURN NEW;  -- the foreign keys refuse it
     END IF;
-    IF question.kind <> 'multi_label' AND EXISTS (
+    IF found_row.kind <> 'multi_label' AND EXISTS (
         SELECT 1 FROM benchmark_answer AS other
         WHERE other.response_id = NEW.response_id AND other.question_id = NEW.question_id
           AND other.seat_position IS NOT DISTINCT FROM NEW.seat_position
           AND other.goal_id IS NOT DISTINCT FROM NEW.goal_id AND other.id <> NEW.id
     ) THEN
         RAISE EXCEPTION 'benchmark_answer: question "%" already has an answer in response % (seat %, goal %)',
-            question.key, NEW.response_id, NEW.seat_position, NEW.goal_id USING ERRCODE = 'unique_violation';
+            found_row.key, NEW.response_id, NEW.seat_position, NEW.goal_id USING ERRCODE = 'unique_violation';
     END IF;
-    IF response_status IS DISTINCT FROM 'draft' THEN
-        problem := benchmark_answer_problem(question.kind, question.low, question.high, question.options,
+    IF found_row.status IS DISTINCT FROM 'draft' THEN
+        problem := benchmark_answer_problem(found_row.kind, found_row.low, found_row.high, found_row.options,
                                             NEW.value, NEW.number);
         IF problem IS NOT NULL THEN
-            RAISE EXCEPTION 'benchmark_answer to question "%" (id %): %', question.key, question.id, problem
+            RAISE EXCEPTION 'benchmark_answer to question "%" (id %): %', found_row.key, found_row.id, problem
                 USING ERRCODE = 'check_violation';
         END IF;
     END IF;
@@ -212,17 +214,18 @@ DECLARE
     found_row record;
 BEGIN
     IF OLD.status = 'draft' AND NEW.status <> 'draft' THEN
-        SELECT q.key, answer.id AS answer_id,
-               benchmark_answer_problem(q.kind, q.low, q.high, q.options, answer.value, answer.number) AS problem
-        INTO found_row
-        FROM benchmark_answer AS answer JOIN benchmark_question AS q ON q.id = answer.question_id
-        WHERE answer.response_id = NEW.id
-          AND benchmark_answer_problem(q.kind, q.low, q.high, q.options, answer.value, answer.number) IS NOT NULL
-        ORDER BY answer.id LIMIT 1;
-        IF FOUND THEN
-            RAISE EXCEPTION 'benchmark_response % leaves draft with answer % to question "%": %',
-                NEW.id, found_row.answer_id, found_row.key, found_row.problem USING ERRCODE = 'check_violation';
-        END IF;
+        FOR found_row IN
+            SELECT q.key, answer.id AS answer_id,
+                   benchmark_answer_problem(q.kind, q.low, q.high, q.options, answer.value, answer.number) AS problem
+            FROM benchmark_answer AS answer JOIN benchmark_question AS q ON q.id = answer.question_id
+            WHERE answer.response_id = NEW.id
+            ORDER BY answer.id
+        LOOP
+            IF found_row.problem IS NOT NULL THEN
+                RAISE EXCEPTION 'benchmark_response % leaves draft with answer % to question "%": %',
+                    NEW.id, found_row.answer_id, found_row.key, found_row.problem USING ERRCODE = 'check_violation';
+            END IF;
+        END LOOP;
     END IF;
     RETURN NEW;
 END

@@ -39,8 +39,11 @@ def freeze(instrument: Instrument) -> None:
     """Mark the instrument frozen, once: the first call sets ``frozen_at``, later calls keep it."""
     if instrument.pk is None:
         raise ValueError("save the instrument before freezing it")
-    Instrument.objects.filter(pk=instrument.pk, frozen_at__isnull=True).update(frozen_at=timezone.now())
-    instrument.frozen_at = Instrument.objects.values_list("frozen_at", flat=True).get(pk=instrument.pk)
+    now = timezone.now()
+    if Instrument.objects.filter(pk=instrument.pk, frozen_at__isnull=True).update(frozen_at=now):
+        instrument.frozen_at = now
+    elif instrument.frozen_at is None:  # frozen meanwhile by someone else: read when
+        instrument.frozen_at = Instrument.objects.values_list("frozen_at", flat=True).get(pk=instrument.pk)
 
 
 def new_version(instrument: Instrument) -> Instrument:

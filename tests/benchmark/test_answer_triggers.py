@@ -3,6 +3,8 @@
 Run this file with ``DATABASE_URL=postgres://...`` too: the triggers are written once per vendor.
 """
 
+import time
+
 import pytest
 from django.db import IntegrityError, connection, transaction
 
@@ -10,6 +12,7 @@ from benchmark.instruments import triggers
 from benchmark.models import Answer, Instrument, Question, Respondent, Response
 from tests.annotator.builders import make_question
 from tests.builders import make_episode
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +157,20 @@ def test_a_numeric_question_must_have_its_bounds():
     with pytest.raises(IntegrityError), transaction.atomic():
         Question.objects.create(instrument=instrument, key="q", position=0, kind="likert", prompt="?",
                                 options=ANCHORS)
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_writers_of_the_same_single_valued_answer_at_once_store_one(questions):
+    answers = response(questions)
+
+    def store(value: str) -> Answer:
+        with transaction.atomic():
+            answer = Answer.objects.create(response=answers, question=questions["categorical"], value=value)
+            time.sleep(0.2)  # still uncommitted while the other writer tries
+            return answer
+
+    outcomes = at_once(lambda: store("semantic"), lambda: store("none"))
+
+    assert sorted(type(outcome).__name__ for outcome in outcomes) == ["Answer", "IntegrityError"]
+    assert Answer.objects.filter(response=answers, question=questions["categorical"]).count() == 1
