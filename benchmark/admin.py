@@ -18,7 +18,9 @@ from .models import (
     Character,
     Episode,
     Evaluation,
+    Goal,
     NeutralContext,
+    Probe,
     Role,
     Scenario,
     Seat,
@@ -68,27 +70,44 @@ class CharacterAdmin(admin.ModelAdmin):
     search_fields = ["first_name", "last_name", "occupation", "external_id"]
 
 
-class RoleInline(admin.StackedInline):
-    """A scenario needs at least two roles; the form refuses to save one with fewer."""
+class MinimumInline(admin.options.InlineModelAdmin):
+    """An inline whose ``min_num`` is enforced: the form refuses to save fewer rows."""
 
-    model = Role
-    extra = 0
-    min_num = 2
     validate_min = True
-    autocomplete_fields = ["character"]
 
-    def get_formset(self, request: HttpRequest, obj: Scenario | None = None, **kwargs):
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs):
         # InlineModelAdmin passes min_num to the formset but not validate_min, so without this
         # the minimum only sets how many blank forms are shown.
         return super().get_formset(request, obj, validate_min=self.validate_min, **kwargs)
 
 
+class RoleInline(MinimumInline, admin.StackedInline):
+    """A scenario needs at least two roles."""
+
+    model = Role
+    extra = 0
+    min_num = 2
+    autocomplete_fields = ["character"]
+
+
+class ProbeInline(admin.StackedInline):
+    """Multiple-choice questions about a role's private information, goal or reason."""
+
+    model = Probe
+    extra = 0
+    autocomplete_fields = ["about"]
+
+
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "source", "difficulty", "relationship", "role_count", "external_id", "created_at"]
-    list_filter = ["team", "source", "difficulty", "relationship"]
+    list_display = [
+        "__str__", "source", "difficulty", "relationship", "turn_taking", "is_template", "role_count", "external_id",
+        "created_at",
+    ]
+    list_filter = ["team", "source", "difficulty", "relationship", "turn_taking", "is_template"]
     search_fields = ["codename", "context", "external_id"]
-    inlines = [RoleInline]
+    autocomplete_fields = ["template"]
+    inlines = [RoleInline, ProbeInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
         return super().get_queryset(request).annotate(role_count=Count("roles"))
@@ -98,11 +117,20 @@ class ScenarioAdmin(admin.ModelAdmin):
         return scenario.role_count
 
 
+class GoalInline(MinimumInline, admin.TabularInline):
+    """A role needs a goal; each has optional tags (a JSON list such as ["relatedness"])."""
+
+    model = Goal
+    extra = 0
+    min_num = 1
+
+
 @admin.register(Role)
 class RoleAdmin(admin.ModelAdmin):
     list_display = ["__str__", "scenario", "position", "character"]
-    search_fields = ["scenario__codename", "scenario__external_id", "goal"]
+    search_fields = ["scenario__codename", "scenario__external_id", "goals__text"]
     autocomplete_fields = ["scenario", "character"]
+    inlines = [GoalInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Role]:
         # Not list_select_related: Role.__str__ names the scenario, and autocomplete results use

@@ -71,9 +71,14 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
         batch = pks[start : start + _BATCH]
         fetched = (
             Episode.objects.filter(pk__in=batch)
-            .select_related("scenario", "barrier")
+            .select_related("scenario__template", "barrier")
             .prefetch_related(
                 "scenario__roles__character",
+                "scenario__roles__goals",
+                "scenario__probes",
+                "scenario__template__roles__character",
+                "scenario__template__roles__goals",
+                "scenario__template__probes",
                 "seats__character",
                 "turns",
                 "evaluations",
@@ -105,7 +110,13 @@ def character_record(character: Character) -> dict[str, Any]:
 
 
 def scenario_record(scenario: Scenario) -> dict[str, Any]:
+    """A scenario with its roles and goals, probes, turn-taking and (for an instance) its template in full.
+
+    Expects ``roles__character``, ``roles__goals`` and ``probes`` prefetched (and the same under
+    ``template``), as :func:`in_export_order` does.
+    """
     roles = sorted(scenario.roles.all(), key=lambda role: role.position)
+    positions = {role.pk: role.position for role in roles}
     return {
         "external_id": stable_id(scenario),
         "codename": scenario.codename,
@@ -114,15 +125,38 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
         "original_context": scenario.original_context,
         "difficulty": scenario.difficulty,
         "relationship": scenario.relationship,
+        "turn_taking": scenario.turn_taking,
+        "greeter": scenario.greeter_position,
+        "turn_cap": scenario.turn_cap,
+        "is_template": scenario.is_template,
+        "template": scenario_record(scenario.template) if scenario.template_id else None,
         "roles": [
             {
                 "position": role.position,
-                "goal": role.goal,
+                "goals": [
+                    {"text": goal.text, "tags": list(goal.tags)}
+                    for goal in sorted(role.goals.all(), key=lambda goal: goal.position)
+                ],
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,
                 "character": character_record(role.character) if role.character else None,
+                "slot": {
+                    "min_age": role.min_age, "max_age": role.max_age, "gender": role.gender,
+                    "occupation": role.occupation,
+                },
             }
             for role in roles
+        ],
+        "probes": [
+            {
+                "about": positions[probe.about_id],
+                "topic": probe.topic,
+                "text": probe.text,
+                "options": list(probe.options),
+                "correct": probe.correct,
+                "asked_of": probe.asked_of,
+            }
+            for probe in sorted(scenario.probes.all(), key=lambda probe: probe.position)
         ],
     }
 

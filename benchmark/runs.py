@@ -60,6 +60,7 @@ from . import judge, llm
 from .models import Barrier, Episode, Role, Scenario, Seat, SimulationRun, Team, Turn
 from .models.scenarios import Difficulty
 from .simulation import create_episode, run_episode
+from .turn_taking import check_greeter, turn_cap_for
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +78,9 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "concurrency": (1, 4096),
     "seed": (0, 2**31 - 1),
-    "barrier_seat": (0, 100),
     "workers": (1, 64),
 }
+MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
 
 
 class RunOptionsError(ValueError):
@@ -111,7 +112,10 @@ class RunOptions:
     ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
     ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
     judge, else the offline scripted heuristics; ``"none"``: leave them unscored); the judge does
-    not shape the episodes, so it is not part of the derived run name.
+    not shape the episodes, so it is not part of the derived run name. Nor does ``interview``,
+    which asks each agent seat of a finished episode about the goals and probes
+    (``benchmark.interviews``). ``barrier_seats`` are the role positions that speak under the
+    condition (the first role by default; ``barrier_seat``, one position, is the older spelling).
     """
 
     scenarios: tuple[str, ...] = ()
@@ -125,14 +129,18 @@ class RunOptions:
     temperature: float = 0.7
     concurrency: int = 8
     seed: int = 0
-    barrier_seat: int = 0
+    barrier_seats: tuple[str, ...] = ("0",)
     workers: int = 1
     judge_model: str = ""
+    interview: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
         """Options from stored JSON (or a form); unknown keys and wrong types are refused."""
         known = {f.name: f for f in fields(cls)}
+        if "barrier_seat" in data and "barrier_seats" not in data:  # stored before a run could name several
+            data = {**data, "barrier_seats": [data["barrier_seat"]]}
+            del data["barrier_seat"]
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise RunOptionsError(unknown[0], f"Unknown run option(s): {', '.join(unknown)}.")
@@ -143,6 +151,10 @@ class RunOptions:
                 if isinstance(default, tuple):
                     items = value.split(",") if isinstance(value, str) else list(value)
                     values[name] = tuple(str(item).strip() for item in items if str(item).strip())
+                elif isinstance(default, bool):
+                    if value not in (True, False, 0, 1, "true", "false", "on", ""):
+                        raise ValueError(value)
+                    values[name] = value in (True, 1, "true", "on")
                 elif isinstance(default, int):
                     if isinstance(value, float) and not value.is_integer():
                         raise ValueError(value)
@@ -174,12 +186,26 @@ class RunOptions:
             )
         if not self.conditions:
             raise RunOptionsError("conditions", "Choose at least one condition.")
+        if not self.barrier_seats:
+            raise RunOptionsError("barrier_seats", "Name at least one barrier seat (a role position such as 0).")
+        wrong = [s for s in self.barrier_seats if not s.isdigit() or int(s) > MAX_POSITION]
+        if wrong:
+            raise RunOptionsError(
+                "barrier_seats",
+                f"barrier seats are role positions from 0 to {MAX_POSITION}; got {', '.join(map(repr, wrong))}.",
+            )
+        if len(set(self.barrier_positions)) != len(self.barrier_seats):
+            raise RunOptionsError("barrier_seats", "A barrier seat is listed twice.")
         unknown = [d for d in self.difficulties if d not in Difficulty.values]
         if unknown:
             raise RunOptionsError(
                 "difficulties",
                 f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
             )
+
+    @property
+    def barrier_positions(self) -> tuple[int, ...]:
+        return tuple(int(seat) for seat in self.barrier_seats)
 
     def resolved(self) -> RunOptions:
         """The same options with the configured model names filled in for empty ones."""
@@ -194,8 +220,11 @@ class RunOptions:
 
     def default_tag(self) -> str:
         """A run name derived from everything that shapes the episodes, so the same command resumes."""
-        speed_and_scoring = {"concurrency", "workers", "judge_model"}
+        speed_and_scoring = {"concurrency", "workers", "judge_model", "interview"}
         shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
+        if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
+            shaping["barrier_seat"] = self.barrier_positions[0]
+            del shaping["barrier_seats"]
         digest = hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:10]
         return f"sim-{digest}"
 
@@ -224,9 +253,9 @@ class RunPlan:
     positions: dict[int, list[int]]  # scenario id -> its role positions
 
     def models_for(self, scenario: Scenario) -> dict[int, str]:
-        """The agent model for the barrier seat, the partner model for every other seat."""
-        agent, partner, seat = self.options.agent_model, self.options.partner_model, self.options.barrier_seat
-        return {position: agent if position == seat else partner for position in self.positions[scenario.pk]}
+        """The agent model for the barrier seats, the partner model for every other seat."""
+        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
+        return {position: agent if position in seats else partner for position in self.positions[scenario.pk]}
 
     @property
     def total(self) -> int:
@@ -261,9 +290,11 @@ def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: 
 
 
 def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
-    """The team's scenarios by id or codename (all when none is given), narrowed to the difficulty tags.
+    """The team's scenarios by id or codename (all but templates when none is given), narrowed to the
+    difficulty tags.
 
-    Another team's scenario is unknown here, exactly like an id that does not exist.
+    Another team's scenario is unknown here, exactly like an id that does not exist. A template
+    cannot be played; naming one is refused.
     """
     scenarios = Scenario.objects.of_team(team).order_by("pk")
     if selectors:
@@ -279,6 +310,14 @@ def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequen
             raise RunOptionsError(
                 "scenarios", f"No scenario has the id or codename {', '.join(map(repr, unknown))}."
             )
+        templates = [str(x) for x in found if x.is_template]
+        if templates:
+            raise RunOptionsError(
+                "scenarios", f"{', '.join(templates)}: a template cannot be played; choose scenarios instantiated "
+                "from it (manage.py instantiate_template)."
+            )
+    else:
+        scenarios = scenarios.filter(is_template=False)
     if difficulties:
         scenarios = scenarios.filter(difficulty__in=difficulties)
     chosen = list(scenarios)
@@ -330,10 +369,15 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
             )
         if scenario.pk in uncast:
             raise RunOptionsError("scenarios", f"Scenario {scenario} has a role without a default character.")
-        if options.barrier_seat not in positions[scenario.pk]:
+        missing = [seat for seat in options.barrier_positions if seat not in positions[scenario.pk]]
+        if missing:
             raise RunOptionsError(
-                "barrier_seat", f"Scenario {scenario} has no role at position {options.barrier_seat} for the barrier."
+                "barrier_seats",
+                f"Scenario {scenario} has no role at position {', '.join(map(str, missing))} for the barrier.",
             )
+        greeter_problem = check_greeter(scenario, positions[scenario.pk])
+        if greeter_problem:
+            raise RunOptionsError("scenarios", greeter_problem)
     return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
 
 
@@ -382,10 +426,10 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
                 existing[item.external_id] = create_episode(
                     item.scenario,
                     item.barrier,
-                    barrier_seat=options.barrier_seat,
+                    barrier_seats=options.barrier_positions,
                     models=plan.models_for(item.scenario),
                     strategy=options.strategy,
-                    turn_cap=options.turn_cap,
+                    turn_cap=turn_cap_for(item.scenario, options.turn_cap),
                     tag=plan.tag,
                     settings={"temperature": options.temperature, "seed": item.seed, "run": plan.tag},
                     external_id=item.external_id,
@@ -1112,7 +1156,9 @@ _OPTION_LABELS = {
     "concurrency": ("Concurrency", ""),
     "workers": ("Worker processes", ""),
     "seed": ("Seed", ""),
+    "barrier_seats": ("Barrier seats (role positions)", ""),
     "barrier_seat": ("Barrier seat (role position)", ""),
+    "interview": ("Interview the agents", ""),
 }
 
 

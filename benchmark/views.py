@@ -48,8 +48,10 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 @researcher_required
 def episode(request: HttpRequest, pk: int) -> HttpResponse:
-    """One episode: its scenario, who sat where, the transcript, and every evaluator's scores."""
-    episode = get_object_or_404(Episode.objects.owned_by(request.user).select_related("scenario", "barrier"), pk=pk)
+    """One episode: its scenario (roles, goals, probes), who sat where, the transcript, and every evaluator's scores."""
+    episode = get_object_or_404(
+        Episode.objects.owned_by(request.user).select_related("scenario__template", "barrier"), pk=pk
+    )
     seats = list(episode.seats.select_related("role", "character"))
     for seat in seats:
         seat.is_scripted = is_scripted(seat.model)
@@ -59,7 +61,8 @@ def episode(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "episode": episode,
         "scenario": episode.scenario,
-        "roles": episode.scenario.roles.select_related("character"),
+        "roles": episode.scenario.roles.select_related("character").prefetch_related("goals"),
+        "probes": episode.scenario.probes.select_related("about__character"),
         "seats": seats,
         "turns": turns,
         "evaluator_groups": group_by_evaluator(

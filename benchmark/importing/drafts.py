@@ -18,8 +18,8 @@ from typing import Any
 from django.db import models
 
 from ..dimensions import DIMENSIONS
-from ..models import ActionType, Character, Episode, Evaluation, Relationship, Scenario, Seat, Turn
-from ..models.scenarios import Difficulty
+from ..models import ActionType, Character, Episode, Evaluation, Probe, Relationship, Role, Scenario, Seat, Turn
+from ..models.scenarios import Difficulty, TurnTaking, goal_lines
 from . import ImportProblem
 
 SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
@@ -178,6 +178,14 @@ class Fields:
             raise self.origin.at(name).problem(f"expected a list, got {describe(value)}")
         return value
 
+    def texts(self, name: str, *, required: bool = False, max_length: int | None = None) -> list[str]:
+        """A list of non-empty strings (absent and not required: an empty list)."""
+        origin = self.origin.at(name)
+        return [
+            check_text(item, origin.at(index), blank=False, max_length=max_length)
+            for index, item in enumerate(self.sequence(name, required=required))
+        ]
+
     def objects(self, name: str, *, required: bool = False) -> list[Fields]:
         origin = self.origin.at(name)
         return [Fields(item, origin.at(index)) for index, item in enumerate(self.sequence(name, required=required))]
@@ -235,6 +243,8 @@ CHARACTER_FIELDS = (
     "moral_values", "personal_values", "personality", "decision_style", "public_info", "secret",
 )
 SCENARIO_FIELDS = ("codename", "source", "context", "original_context", "difficulty", "relationship")
+SLOT_FIELDS = ("min_age", "max_age", "gender", "occupation")  # a template role's constraints on who fills it
+MAX_TAG_LENGTH = 50
 
 
 @dataclass
@@ -262,12 +272,36 @@ class CharacterRef:
 
 
 @dataclass
+class GoalDraft:
+    text: str
+    tags: list[str] = field(default_factory=list)
+
+
+def goals_from_text(text: str) -> list[GoalDraft]:
+    """Goals written as one text (a Sotopia goal with its hints, an older Parley ``goal``): one a line."""
+    return [GoalDraft(line) for line in goal_lines(text)]
+
+
+@dataclass
 class RoleDraft:
     position: int
-    goal: str
+    goals: list[GoalDraft]
     reason: str = ""
     private_knowledge: str = ""
     character: CharacterRef | None = None
+    slot: dict[str, Any] = field(default_factory=dict)  # SLOT_FIELDS that are set
+    goals_field: str = "goal"  # how the file names the goals, for messages
+
+
+@dataclass
+class ProbeDraft:
+    about: int  # a role position
+    topic: str
+    text: str
+    options: list[str]
+    correct: int
+    origin: Origin
+    asked_of: str = Probe.AskedOf.OTHERS
 
 
 @dataclass
@@ -277,6 +311,8 @@ class ScenarioDraft:
     roles: list[RoleDraft]
     origin: Origin
     id_field: str = "external_id"
+    probes: list[ProbeDraft] = field(default_factory=list)
+    template: ScenarioDraft | None = None  # the template an instance was made from
 
 
 @dataclass
@@ -403,8 +439,52 @@ def check_roles(roles: Sequence[RoleDraft], origin: Origin) -> None:
         if role.position in seen:
             raise origin.at(index).at("position").problem(f"role position {role.position} appears twice")
         seen.add(role.position)
-        if not role.goal.strip():
-            raise origin.at(index).at("goal").problem("a role needs a goal")
+        if not role.goals:
+            raise origin.at(index).at(role.goals_field).problem("a role needs a goal")
+        for number, goal in enumerate(role.goals):
+            where = origin.at(index).at(role.goals_field)
+            where = where.at(number) if role.goals_field == "goals" else where
+            if not goal.text.strip():
+                raise where.at("text").problem("a goal needs a text")
+            for place, tag in enumerate(goal.tags):
+                check_text(tag, where.at("tags").at(place), blank=False, max_length=MAX_TAG_LENGTH)
+        low, high = role.slot.get("min_age"), role.slot.get("max_age")
+        if low is not None and high is not None and low > high:
+            raise origin.at(index).at("slot").at("max_age").problem(f"{high} is below min_age {low}")
+        for name in ("gender", "occupation"):
+            if name in role.slot:
+                check_text(role.slot[name], origin.at(index).at("slot").at(name), max_length=max_length(Role, name))
+
+
+def check_scenario_shape(draft: ScenarioDraft) -> None:
+    """Turn-taking, probes and the template link, which need the roles (checked before)."""
+    origin = draft.origin
+    positions = sorted(role.position for role in draft.roles)
+    shown = ", ".join(map(str, positions))
+    values = draft.values
+    greeter = values.get("greeter_position")
+    if greeter is not None:
+        if values.get("turn_taking") != TurnTaking.RANDOM_AFTER_GREETING:
+            raise origin.at("greeter").problem(
+                f"only {TurnTaking.RANDOM_AFTER_GREETING!r} turn-taking has a greeter; set it to null"
+            )
+        if greeter not in positions:
+            raise origin.at("greeter").problem(f"no role at position {greeter} (roles: {shown})")
+    if values.get("is_template") and draft.template is not None:
+        raise origin.at("template").problem("a template cannot itself be made from a template")
+    if draft.template is not None and not draft.template.values.get("is_template"):
+        raise origin.at("template").at("is_template").problem("the scenario named as template is not a template")
+    for probe in draft.probes:
+        if probe.about not in positions:
+            raise probe.origin.at("about").problem(f"no role at position {probe.about} (roles: {shown})")
+        if len(probe.options) < 2:
+            raise probe.origin.at("options").problem(f"a probe needs at least two options, got {len(probe.options)}")
+        for place, option in enumerate(probe.options):
+            check_text(option, probe.origin.at("options").at(place), blank=False)
+        if probe.correct >= len(probe.options):
+            raise probe.origin.at("correct").problem(
+                f"{probe.correct} is not an option's index (0 to {len(probe.options) - 1})"
+            )
 
 
 def check_unique_records(drafts: Sequence[Draft]) -> None:
@@ -440,9 +520,6 @@ def check_episode(draft: EpisodeDraft) -> None:
             raise seat.origin.at("position").problem(f"seat position {seat.position} appears twice")
         seats[seat.position] = seat
         check_text(seat.model, seat.origin.at("model"), max_length=max_length(Seat, "model"))
-    barrier_seats = [seat for seat in draft.seats if seat.carries_barrier]
-    if len(barrier_seats) > 1:
-        raise barrier_seats[1].origin.at("carries_barrier").problem("only one seat can carry the barrier")
     positions = ", ".join(str(position) for position in sorted(seats)) or "none"
 
     indexes: set[int] = set()

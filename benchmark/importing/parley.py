@@ -1,16 +1,18 @@
 """Parley's own format: JSON Lines, one whole episode per line (see ``docs/formats.md``).
 
 A line carries everything needed to rebuild the episode in an empty database: the scenario with its
-roles, each seat's character in full, the turns and the evaluations. ``benchmark.exporting`` writes
-the same shape, so export, import and export again gives the same bytes.
+roles and their goals, its probes, turn-taking and the template it was made from, each seat's
+character in full, the turns and the evaluations. ``benchmark.exporting`` writes the same shape, so
+export, import and export again gives the same bytes. Files written before goals were a list (a
+role's ``goal`` as one text, one goal a line) still read.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..models import ActionType, Character, Episode, Scenario, Seat
-from ..models.scenarios import Difficulty
+from ..models import ActionType, Character, Episode, Probe, Role, Scenario, Seat
+from ..models.scenarios import Difficulty, TurnTaking
 from .drafts import (
     CHARACTER_FIELDS,
     MAX_INTEGER,
@@ -22,7 +24,9 @@ from .drafts import (
     EpisodeDraft,
     EvaluationDraft,
     Fields,
+    GoalDraft,
     Origin,
+    ProbeDraft,
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
@@ -31,7 +35,9 @@ from .drafts import (
     check_character_values,
     check_episode,
     check_roles,
+    check_scenario_shape,
     check_scenario_values,
+    goals_from_text,
     max_length,
     values_of,
 )
@@ -67,6 +73,10 @@ def episode(fields: Fields) -> EpisodeDraft:
         )
     scenario_fields = fields.nested("scenario")
     scenario_draft = scenario(scenario_fields)
+    if scenario_draft.values["is_template"]:
+        raise scenario_fields.origin.at("is_template").problem(
+            "an episode cannot be played in a template; give the scenario instantiated from it"
+        )
     end_reason = fields.text("end_reason")
     if end_reason and end_reason not in Episode.EndReason.values:
         raise fields.origin.at("end_reason").problem(
@@ -109,7 +119,7 @@ def character(fields: Fields) -> CharacterRef:
 
 
 def scenario(fields: Fields) -> ScenarioDraft:
-    values = {
+    values: dict[str, Any] = {
         "codename": fields.text("codename"),
         "source": fields.text("source"),
         "context": fields.text("context", required=True, blank=False),
@@ -118,19 +128,65 @@ def scenario(fields: Fields) -> ScenarioDraft:
         "relationship": fields.integer("relationship", default=0),
     }
     check_scenario_values(values, fields.origin)
-    roles = [
-        RoleDraft(
-            position=item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
-            goal=item.text("goal", required=True, blank=False),
-            reason=item.text("reason"),
-            private_knowledge=item.text("private_knowledge"),
-            character=character(item.nested("character")) if item.has("character") else None,
-        )
-        for item in fields.objects("roles", required=True)
-    ]
+    values.update(
+        turn_taking=fields.choice("turn_taking", values_of(TurnTaking), default=TurnTaking.ROUND_ROBIN),
+        greeter_position=fields.integer("greeter", low=0, high=MAX_SMALL_INTEGER),
+        turn_cap=fields.integer("turn_cap", low=1, high=MAX_SMALL_INTEGER),
+        is_template=fields.boolean("is_template"),
+    )
+    roles = [role(item) for item in fields.objects("roles", required=True)]
     check_roles(roles, fields.origin.at("roles"))
     external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Scenario, "external_id"))
-    return ScenarioDraft(external_id, values, roles, fields.origin)
+    draft = ScenarioDraft(
+        external_id, values, roles, fields.origin,
+        probes=[probe(item) for item in fields.objects("probes")],
+        template=scenario(fields.nested("template")) if fields.has("template") else None,
+    )
+    check_scenario_shape(draft)
+    return draft
+
+
+def role(fields: Fields) -> RoleDraft:
+    """A role; its goals are a list of ``{"text", "tags"}``, or (older files) one ``goal`` text."""
+    if fields.has("goals") or not fields.has("goal"):
+        goals = [
+            GoalDraft(item.text("text", required=True, blank=False), item.texts("tags"))
+            for item in fields.objects("goals", required=True)
+        ]
+        goals_field = "goals"
+    else:
+        goals, goals_field = goals_from_text(fields.text("goal", required=True, blank=False)), "goal"
+    slot: dict[str, Any] = {}
+    if fields.has("slot"):
+        constraints = fields.nested("slot")
+        slot = {
+            "min_age": constraints.integer("min_age", low=0, high=130),
+            "max_age": constraints.integer("max_age", low=0, high=130),
+            "gender": constraints.text("gender", max_length=max_length(Role, "gender")),
+            "occupation": constraints.text("occupation", max_length=max_length(Role, "occupation")),
+        }
+        slot = {name: value for name, value in slot.items() if value not in (None, "")}
+    return RoleDraft(
+        position=fields.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+        goals=goals,
+        reason=fields.text("reason"),
+        private_knowledge=fields.text("private_knowledge"),
+        character=character(fields.nested("character")) if fields.has("character") else None,
+        slot=slot,
+        goals_field=goals_field,
+    )
+
+
+def probe(fields: Fields) -> ProbeDraft:
+    return ProbeDraft(
+        about=fields.integer("about", required=True, low=0, high=MAX_SMALL_INTEGER),
+        topic=fields.choice("topic", values_of(Probe.Topic), required=True),
+        text=fields.text("text", required=True, blank=False),
+        options=fields.texts("options", required=True),
+        correct=fields.integer("correct", required=True, low=0, high=MAX_SMALL_INTEGER),
+        origin=fields.origin,
+        asked_of=fields.choice("asked_of", values_of(Probe.AskedOf), default=Probe.AskedOf.OTHERS),
+    )
 
 
 def seat(fields: Fields) -> SeatDraft:

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from django.db import models
 
-from ..models import Barrier, Character, Episode, Evaluation, Role, Scenario, Seat, Team, Turn
+from ..models import Barrier, Character, Episode, Evaluation, Goal, Probe, Role, Scenario, Seat, Team, Turn
 from . import ImportResult
 from .drafts import (
     CharacterDraft,
@@ -56,7 +56,7 @@ class Saver:
         self.existing: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
-            model: [] for model in (Character, Scenario, Role, Episode, Seat, Turn, Evaluation)
+            model: [] for model in (Character, Scenario, Role, Goal, Probe, Episode, Seat, Turn, Evaluation)
         }
 
     # --- lookups --------------------------------------------------------------------------------
@@ -75,6 +75,8 @@ class Saver:
             scenario_ids.add(draft.external_id)
             for role in draft.roles:
                 want_character(role.character)
+            if draft.template is not None:
+                want_scenario(draft.template)
 
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -154,15 +156,20 @@ class Saver:
         if draft.external_id in self.scenarios:
             self._reuse("scenario", draft.external_id)
             return self.scenarios[draft.external_id], self.roles[draft.external_id]
-        scenario = Scenario(team=self.team, external_id=draft.external_id, **draft.values)
+        template = self.scenario_from(draft.template)[0] if draft.template is not None else None
+        if template is not None and not template.is_template:
+            raise draft.origin.at("template").problem(
+                f"scenario {draft.template.external_id!r} is in the database but is not a template"
+            )
+        scenario = Scenario(team=self.team, external_id=draft.external_id, template=template, **draft.values)
         roles = {
             role.position: Role(
                 scenario=scenario,
                 position=role.position,
-                goal=role.goal,
                 reason=role.reason,
                 private_knowledge=role.private_knowledge,
                 character=self.character(role.character) if role.character else None,
+                **role.slot,
             )
             for role in draft.roles
         }
@@ -170,6 +177,18 @@ class Saver:
         self.roles[draft.external_id] = roles
         self.new[Scenario].append(scenario)
         self.new[Role].extend(roles.values())
+        for role in draft.roles:
+            self.new[Goal].extend(
+                Goal(role=roles[role.position], position=number, text=goal.text, tags=goal.tags)
+                for number, goal in enumerate(role.goals)
+            )
+        self.new[Probe].extend(
+            Probe(
+                scenario=scenario, about=roles[probe.about], position=number, topic=probe.topic, text=probe.text,
+                options=probe.options, correct=probe.correct, asked_of=probe.asked_of,
+            )
+            for number, probe in enumerate(draft.probes)
+        )
         self.result.created["scenario"] += 1
         return scenario, roles
 
@@ -277,6 +296,9 @@ class Saver:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
         for model, rows in self.new.items():
+            if model is Scenario:  # templates first: the scenarios made from them point at them
+                model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
+                rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)

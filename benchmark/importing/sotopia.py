@@ -51,6 +51,7 @@ from .drafts import (
     check_scenario_values,
     check_text,
     describe,
+    goals_from_text,
     max_length,
     unique,
 )
@@ -706,7 +707,9 @@ def scenario_from_context(
     for position, name in enumerate(context.names):
         goal, knowledge = split_goal(context.goals.get(name, ""))
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
-        roles.append(RoleDraft(position, goal, private_knowledge=knowledge, character=characters[position]))
+        roles.append(
+            RoleDraft(position, goals_from_text(goal), private_knowledge=knowledge, character=characters[position])
+        )
     values = {
         "codename": context.codename,
         "source": "sotopia",
@@ -817,7 +820,7 @@ def environment_profile(fields: Fields) -> ScenarioDraft:
         check_text(goal_text, goals_origin.at(position), blank=False)
         goal, knowledge = split_goal(goal_text)
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
-        roles.append(RoleDraft(position, goal, private_knowledge=knowledge))
+        roles.append(RoleDraft(position, goals_from_text(goal), private_knowledge=knowledge))
     check_roles(roles, goals_origin)
     return ScenarioDraft(external_id, values, roles, fields.origin, id_field=id_field)
 

@@ -42,6 +42,7 @@ from .drafts import (
     check_choice,
     check_episode,
     check_text,
+    goals_from_text,
     max_length,
     unique,
     values_of,
@@ -173,7 +174,7 @@ def episode(group: EpisodeRows, file: str) -> EpisodeDraft:
             "relationship": 0,
         },
         roles=[
-            RoleDraft(position, PLACEHOLDER_GOAL, character=character)
+            RoleDraft(position, goals_from_text(PLACEHOLDER_GOAL), character=character)
             for position, character in enumerate(characters)
         ],
         origin=group.origin,

@@ -36,6 +36,10 @@ class Instrument(models.Model):
     preset = models.SlugField(max_length=50, blank=True, help_text="The preset it was made from, if any.")
     version = models.PositiveIntegerField(default=1)
     description = models.TextField(blank=True)
+    scenario = models.ForeignKey(
+        "Scenario", on_delete=models.CASCADE, null=True, blank=True, related_name="probe_instruments",
+        help_text="For an instrument built from a scenario's probes: that scenario.",
+    )
     frozen_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
