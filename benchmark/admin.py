@@ -8,8 +8,9 @@ autocomplete widgets, so a form never renders thousands of options.
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
-from django.forms import ModelForm
+from django.forms import CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
 from .models import (
@@ -29,6 +30,7 @@ from .models import (
     TeamMember,
     Turn,
 )
+from .models.scenarios import goal_lines
 from .neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
@@ -81,10 +83,40 @@ class MinimumInline(admin.options.InlineModelAdmin):
         return super().get_formset(request, obj, validate_min=self.validate_min, **kwargs)
 
 
+class RoleForm(ModelForm):
+    """A role on its scenario's page, with its goals as text, one a line (their tags are kept by
+    position; tags are edited on the role's own page)."""
+
+    goals = CharField(widget=Textarea(attrs={"rows": 3}), help_text="One goal a line.")
+
+    class Meta:
+        model = Role
+        fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["goals"].initial = self.instance.goal_text
+
+    def clean_goals(self) -> list[str]:
+        lines = goal_lines(self.cleaned_data["goals"])
+        if not lines:
+            raise ValidationError("A role needs a goal.")
+        return lines
+
+    def save_goals(self) -> None:
+        """Make the role's goals the lines given, keeping each position's tags."""
+        role, lines = self.instance, self.cleaned_data["goals"]
+        for position, text in enumerate(lines):
+            Goal.objects.update_or_create(role=role, position=position, defaults={"text": text})
+        role.goals.filter(position__gte=len(lines)).delete()
+
+
 class RoleInline(MinimumInline, admin.StackedInline):
     """A scenario needs at least two roles."""
 
     model = Role
+    form = RoleForm
     extra = 0
     min_num = 2
     autocomplete_fields = ["character"]
@@ -108,6 +140,14 @@ class ScenarioAdmin(admin.ModelAdmin):
     search_fields = ["codename", "context", "external_id"]
     autocomplete_fields = ["template"]
     inlines = [RoleInline, ProbeInline]
+    ordering = ["codename", "pk"]  # the role count's GROUP BY drops Meta.ordering (autocomplete pages too)
+
+    def save_related(self, request: HttpRequest, form: ModelForm, formsets: list, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        for formset in formsets:
+            for role_form in formset.forms:
+                if isinstance(role_form, RoleForm) and role_form.instance.pk and role_form not in formset.deleted_forms:
+                    role_form.save_goals()
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
         return super().get_queryset(request).annotate(role_count=Count("roles"))

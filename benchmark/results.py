@@ -3,8 +3,8 @@
 ``benchmark.stats.results`` does the arithmetic on a plain table; this module decides what goes
 into that table, so the command line, the page and the downloads all report the same numbers:
 
-- **Episodes**: those matching the filters (experiment tag, source, partner strategy) that the
-  chosen evaluator scored.
+- **Episodes**: those matching the filters (experiment tag, source, partner strategy, the template
+  their scenario was instantiated from) that the chosen evaluator scored.
 - **Evaluator**: one judge per report, since judges' scales differ. Given ``--evaluator`` (and
   optionally a prompt version) it is that one; otherwise the evaluator and prompt version with the
   most scores on the filtered episodes, leaving out imported ``human mean`` scores (the rule the
@@ -69,6 +69,7 @@ class ResultFilters:
     evaluator: str = ""
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
+    template: str = ""  # a template scenario's id: only episodes of scenarios instantiated from it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +93,8 @@ def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> Qu
         episodes = episodes.filter(source=filters.source)
     if filters.strategy:
         episodes = episodes.filter(seats__carries_barrier=False, seats__strategy=filters.strategy).distinct()
+    if filters.template:
+        episodes = episodes.filter(scenario__template_id=int(filters.template))
     return episodes
 
 
@@ -166,7 +169,8 @@ def table_columns() -> list[str]:
     """The columns of a results table, in order."""
     return [
         stats.EPISODE, "episode_label", stats.SEAT, stats.SEAT_ROLE, stats.MODEL, stats.PARTNER_MODEL,
-        stats.BARRIER_MODEL, stats.CONDITION, stats.SCENARIO, "scenario_label", stats.DIFFICULTY, stats.STRATEGY,
+        stats.BARRIER_MODEL, stats.CONDITION, stats.SCENARIO, "scenario_label", "template", stats.DIFFICULTY,
+        stats.STRATEGY,
         "tag", "source", stats.EVALUATOR, stats.PROMPT_VERSION, *DIMENSIONS,
         *(f"{source}.{feature}" for source in stats.FEATURE_SOURCES for feature in FEATURES),
     ]
@@ -187,12 +191,12 @@ def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episode
     episode_ids = sorted(by_episode)
     episodes = Episode.objects.filter(pk__in=episode_ids).order_by("pk").values_list(
         "pk", "external_id", "barrier__key", "scenario_id", "scenario__codename", "scenario__difficulty", "tag",
-        "source",
+        "source", "scenario__template_id", "scenario__template__codename",
     )
     seats = _seat_rows(episode_ids)
     speech = _speech(episode_ids)
     records = []
-    for pk, external_id, condition, scenario_id, codename, difficulty, tag, source in episodes:
+    for pk, external_id, condition, scenario_id, codename, difficulty, tag, source, template_id, template in episodes:
         episode_seats = seats.get(pk, [])
         barrier_seat = next((s for s in episode_seats if s[3]), None)
         partners = [s for s in episode_seats if not s[3]] or episode_seats
@@ -212,6 +216,7 @@ def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episode
                 stats.CONDITION: condition,
                 stats.SCENARIO: str(scenario_id),
                 "scenario_label": codename or f"scenario {scenario_id}",
+                "template": (template or f"scenario {template_id}") if template_id else "",
                 stats.DIFFICULTY: difficulty,
                 stats.STRATEGY: strategy,
                 "tag": tag,

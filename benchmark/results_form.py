@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from .models import Episode, Evaluation, Seat
+from .models import Episode, Evaluation, Scenario, Seat
 from .results import ResultFilters
 from .stats.results import PARTNER, SEAT_ROLES
 
@@ -20,6 +20,9 @@ class ResultFilterForm(forms.Form):
     )
     evaluator = forms.ChoiceField(required=False, label="Judge", help_text="Default: the judge with the most scores.")
     prompt_version = forms.ChoiceField(required=False, label="Judge prompt version")
+    template = forms.ChoiceField(
+        required=False, help_text="Only the scenarios instantiated from this template, to compare its casts."
+    )
     seat = forms.ChoiceField(
         choices=[(role, f"{role} seat") for role in SEAT_ROLES], required=False, label="Per-seat scores of the",
         help_text="Per-seat scores of the partner (as in SocialVeil) or of the barrier seat.",
@@ -38,6 +41,10 @@ class ResultFilterForm(forms.Form):
             .values_list("prompt_version", flat=True).distinct()
         )
         self.fields["prompt_version"].choices = [("", "any version"), *((v, v) for v in versions)]
+        templates = (
+            Scenario.objects.filter(instances__episodes__in=episodes.values("pk")).distinct().order_by("codename", "pk")
+        )
+        self.fields["template"].choices = [("", "any scenario"), *((str(t.pk), str(t)) for t in templates)]
 
     def filters(self) -> ResultFilters | None:
         """The filters, or None when a field is invalid (the form then carries the errors)."""
@@ -47,4 +54,5 @@ class ResultFilterForm(forms.Form):
         return ResultFilters(
             tag=data["tag"], source=data["source"], strategy=data["strategy"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
+            template=data["template"],
         )

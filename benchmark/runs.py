@@ -56,7 +56,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import judge, llm
+from . import interviews, judge, llm
 from .models import Barrier, Episode, Role, Scenario, Seat, SimulationRun, Team, Turn
 from .models.scenarios import Difficulty
 from .simulation import create_episode, run_episode
@@ -535,6 +535,7 @@ class RunSummary:
     status: str
     errors: list[str] = field(default_factory=list)
     judged: str = ""
+    interviewed: str = ""
 
     @property
     def unfinished(self) -> int:
@@ -554,6 +555,8 @@ class RunSummary:
         text = "; ".join(parts) + "."
         if self.judged:
             text += " " + self.judged
+        if self.interviewed:
+            text += " " + self.interviewed
         if self.errors:
             text += " First error: " + self.errors[0]
         return text
@@ -948,6 +951,11 @@ def _execute(
     )
     if status != SimulationRun.Status.CANCELLED and plan.options.judge_model != NO_JUDGE:
         summary.judged = score_episodes(run_id, episode_ids, plan.options)
+    if status != SimulationRun.Status.CANCELLED and plan.options.interview:
+        SimulationRun.objects.filter(pk=run_id).update(message="Episodes played; the agents are being interviewed.")
+        summary.interviewed = interviews.interview_finished(
+            episode_ids, concurrency=plan.options.concurrency, beat=lambda: _heartbeat(run_id)
+        )
     _close(run_id, status, summary.line(), after)
     return summary
 

@@ -274,10 +274,10 @@ def scripted_action(context: AgentContext, *, seed: int = 0, beats: Sequence[str
     kind, text = split_beat(beat)
     if kind != ActionType.SPEAK:
         return Action(kind, text)
-    if context.in_a_group and state.other_line and state.beats_used > 0:
-        text = _address(text, context, rng)
     if context.barrier is not None:
         text = style_line(text, context, rng, partner_line=state.other_line)
+    if context.in_a_group and state.other_line and state.beats_used > 0:
+        text = _address(text, context, rng)
     return Action(ActionType.SPEAK, text)
 
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from .dimensions import DIMENSIONS
 from .forms import EpisodeFilterForm
+from .interviews import episode_interviews
 from .llm import is_scripted
 from .models import Episode, Evaluation, Seat
 from .permissions import researcher_required
@@ -68,6 +69,7 @@ def episode(request: HttpRequest, pk: int) -> HttpResponse:
         "evaluator_groups": group_by_evaluator(
             episode.evaluations.select_related("seat__character")
         ),
+        "interviews": episode_interviews(episode),
         "scripted_label": SCRIPTED_LABEL,
         "under_barrier": not episode.barrier.is_baseline,
     }

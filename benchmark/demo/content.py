@@ -878,7 +878,7 @@ HEATING_BILL = DemoScenario(
                 "Thanks for sitting down, both of you. The heating bill came this morning: 540 euros for the winter.",
                 "Simple, yes, but it doesn't seem fair on Callum. And to be honest, my budget is tight this winter.",
                 "I'm home all day for work, so I do use more heat in the daytime. I can cover part of that.",
-                "Thank you for telling us. Then the landlord should fix it, and the extra shouldn't be on us.",
+                "Thank you for telling us. Then the landlord should fix it, and we should not pay for a broken radiator.",
                 "That works for me. Thank you, Ifeoma.",
                 "[action] writes the three amounts on the whiteboard by the fridge",
                 "I'll transfer my 200 on Friday.",

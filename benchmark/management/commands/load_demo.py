@@ -22,6 +22,7 @@ from django.db import transaction
 
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
+from ...interviews import interview_episode
 from ...llm import SCRIPTED
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
 from ...scripted import EVALUATOR, save_scripted_evaluation
@@ -107,6 +108,8 @@ class Command(BaseCommand):
             episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
         if new or not episode.evaluations.filter(evaluator=EVALUATOR).exists():
             save_scripted_evaluation(episode)
+        if group:
+            async_to_sync(interview_episode)(episode.pk)  # kept when already stored
         return episode, new
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:

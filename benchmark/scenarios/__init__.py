@@ -1,0 +1,1 @@
+"""Scenarios: how they are made (templates filled with casts) and taken apart."""
