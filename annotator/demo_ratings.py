@@ -9,7 +9,7 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   interference with each other most often, as readers do, and otherwise picks a neighbour.
   Attention checks are mostly answered as instructed.
 - **Likert and slider** answers scatter around the scripted judge's score for the same question
-  (``Evaluation`` rows of ``benchmark.scripted``): each rater has a bias of their own plus noise,
+  (``Evaluation`` rows of ``benchmark.agents.scripted``): each rater has a bias of their own plus noise,
   both in proportion to the scale, rounded to its step and kept within it.
 - **SHREC spans** start from the scripted model's heuristics on each turn (barrier traces mark an
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
@@ -35,7 +35,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 
-from benchmark import scripted
+from benchmark.agents import scripted
 from benchmark.models import Evaluation
 
 from . import assignment as assignments

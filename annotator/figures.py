@@ -4,7 +4,7 @@ Each chart takes the part of the report dict it shows and returns a :class:`Figu
 is an ``<svg>`` element ready to be placed in a page. The figures never depend on colour alone:
 values are written on bars and cells, the chance level is a labelled dashed line, and the judge's
 bars are hatched as well as coloured. The drawing primitives (accessible SVG output, axes style,
-whiskers, number format) are shared with the benchmark results and live in ``benchmark.figures``.
+whiskers, number format) are shared with the benchmark results and live in ``benchmark.results.figures``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmark.figures import (
+from benchmark.results.figures import (
     CHANCE_COLOUR,
     FONT_SIZE,
     HUMAN_COLOUR,

@@ -28,7 +28,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 
-from benchmark.forms import EpisodeFilterForm, team_field
+from benchmark.episodes.forms import EpisodeFilterForm
+from benchmark.forms import team_field
 from benchmark.models import Barrier, Episode, Scenario, Team, TeamMember
 from benchmark.models.teams import research_teams
 

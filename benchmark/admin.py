@@ -31,7 +31,7 @@ from .models import (
     Turn,
 )
 from .models.scenarios import goal_lines
-from .neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
+from .scenarios.neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
 class TeamMemberInline(admin.TabularInline):

@@ -1,6 +1,6 @@
 """How fast the benchmark results are on a SocialVeil-sized experiment (pure statistics path, no database).
 
-Builds in memory what ``benchmark.results.results_table`` would read: 180 scenarios x 4 conditions
+Builds in memory what ``benchmark.results.build.results_table`` would read: 180 scenarios x 4 conditions
 (none, semantic, sociocultural, emotional) x 1 episode = 720 episodes per partner model, 2 seats
 each (barrier and partner), the 9 evaluation dimensions (7 per seat, 2 per episode) and the 8
 linguistic features. Then times ``benchmark.stats.results.results_report``: means and standard
@@ -38,7 +38,7 @@ LINES = (
 
 
 def synthetic_table(scenarios: int, models: int, seed: int = 7) -> pd.DataFrame:
-    """One row per (episode, seat), columns as benchmark.results.table_columns() makes them."""
+    """One row per (episode, seat), columns as benchmark.results.build.table_columns() makes them."""
     from benchmark.dimensions import DIMENSIONS
     from benchmark.stats.linguistic import FEATURES
 

@@ -38,7 +38,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark import agents, llm, scripted
+from benchmark.agents import llm, prompt, scripted
 from benchmark.models import Episode, Turn
 
 from .lifecycle import ENDED, end_episode
@@ -175,7 +175,7 @@ class Plan:
     temperature: float
     seed: int
     turn_cap: int
-    context: agents.AgentContext
+    context: prompt.AgentContext
     cast: Cast
 
 
@@ -195,7 +195,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
         return None
     seat = next(s for s in seats if s.pk == cast.seat_at(index))
     cues = list(episode.barrier.cues.all())
-    context = agents.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+    context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
     return Plan(
         participant_pk=participant_pk,
         episode_pk=episode.pk,
@@ -210,7 +210,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
     )
 
 
-def store_agent_turn(plan: Plan, owner: str, action: agents.Action, usage: llm.Usage) -> Turn | None:
+def store_agent_turn(plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage) -> Turn | None:
     """Store the agent's turn if the lease is still ours and nobody stored that index; else None.
 
     Giving the lease up is the ownership check: it updates no row when the lease is no longer ours.
@@ -325,13 +325,13 @@ async def _keep_lease(participant_pk: int, owner: str, reply: Reply) -> None:
             return
 
 
-async def _generate(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+async def _generate(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     if llm.is_scripted(plan.model):
         return await _generate_scripted(plan, reply)
     return await _generate_with_model(plan, reply)
 
 
-async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     """The offline model: its action is known at once; its words arrive with a typing delay."""
     stream = scripted.scripted_stream(plan.context, seed=plan.seed, delay=scripted_delay())
     reply.action_type = stream.action.action_type
@@ -344,9 +344,9 @@ async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[agents.Action, l
     return stream.action, stream.usage
 
 
-async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[agents.Action, llm.Usage]:
+async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     """A language model through the gateway: stream the argument, then parse (and repair) the JSON."""
-    messages = agents.build_agent_messages(plan.context)
+    messages = prompt.build_agent_messages(plan.context)
     # The first model call of a process imports litellm (seconds of CPU): do it off the event loop,
     # or every chat this process serves freezes meanwhile.
     await asyncio.to_thread(llm.preload)
@@ -363,7 +363,7 @@ async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[agents.Action,
             await reply.add(visible)
     await reply.flush()
     assert stream.usage is not None
-    validate = partial(agents.parse_action, allowed=plan.context.action_types)
+    validate = partial(prompt.parse_action, allowed=plan.context.action_types)
     try:
         return validate(llm.parse_json_object(stream.text)), stream.usage
     except ValueError as problem:
@@ -376,6 +376,6 @@ async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[agents.Action,
 
 def _known_action_type(raw: Any) -> str | None:
     try:
-        return agents.normalise_action_type(raw)
+        return prompt.normalise_action_type(raw)
     except ValueError:
         return None

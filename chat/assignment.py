@@ -25,9 +25,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from benchmark import llm
+from benchmark.agents import llm
 from benchmark.models import Barrier, Episode, Scenario, Seat
-from benchmark.simulation import create_episode
+from benchmark.runs.simulation import create_episode
 
 from .models import ChatStudy, Participant
 

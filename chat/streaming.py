@@ -7,7 +7,7 @@ characters of the ``"argument"`` string, whatever comes first: prose or a ```jso
 object, ``action_type`` before or after the argument, escapes split across two deltas.
 
 What is streamed is only a preview: when the reply is complete it is parsed properly
-(``benchmark.llm.parse_json_object``), repaired if malformed, and the stored turn replaces the
+(``benchmark.agents.llm.parse_json_object``), repaired if malformed, and the stored turn replaces the
 preview on every page.
 """
 

@@ -9,9 +9,8 @@ from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
 from django.views.decorators.http import require_GET
 
+from benchmark.login_links import login_link_tokens
 from benchmark.models import Barrier, Episode, Scenario
-
-from .login_links import login_link_tokens
 
 
 @require_GET

@@ -347,7 +347,7 @@ def fake_llm(fake_llm_server: FakeLLMServer, settings: Any) -> Iterator[FakeLLMS
     Sets ``PARLEY_LLM_API_BASE``, ``PARLEY_LLM_API_KEY="test-key"``, a one-second
     ``PARLEY_LLM_TIMEOUT``, ``PARLEY_LLM_MAX_RETRIES=2`` and ``PARLEY_LLM_BACKOFF=0.01`` so
     retries cost milliseconds. ``PARLEY_MODELS`` is left alone: set it (e.g. to
-    ``FAKE_MODEL``) in tests that go through ``benchmark.llm.model_for``.
+    ``FAKE_MODEL``) in tests that go through ``benchmark.agents.llm.model_for``.
     """
     fake_llm_server.reset()
     settings.PARLEY_LLM_API_BASE = fake_llm_server.api_base

@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from config.login_links import login_link_path
+from benchmark.login_links import login_link_path
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db

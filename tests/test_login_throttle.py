@@ -12,7 +12,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from config.login_links import login_link_path
+from benchmark.login_links import login_link_path
 from config.proxies import client_address
 from tests.builders import PASSWORD, make_user
 

@@ -21,6 +21,6 @@ def test_test_only_function_is_not_in_the_product(module, name):
 
 
 def test_agent_context_has_no_unused_partner_name():
-    from benchmark.agents import AgentContext
+    from benchmark.agents.prompt import AgentContext
 
     assert not hasattr(AgentContext, "partner_name")

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
-from benchmark.forms import EpisodeFilterForm
+from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress

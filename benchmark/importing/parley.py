@@ -13,6 +13,13 @@ from typing import Any
 
 from ..models import ActionType, Character, Episode, Probe, Role, Scenario, Seat
 from ..models.scenarios import Difficulty, TurnTaking
+from .checks import (
+    check_character_values,
+    check_episode,
+    check_roles,
+    check_scenario_shape,
+    check_scenario_values,
+)
 from .drafts import (
     CHARACTER_FIELDS,
     MAX_INTEGER,
@@ -32,11 +39,6 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_character_values,
-    check_episode,
-    check_roles,
-    check_scenario_shape,
-    check_scenario_values,
     goals_from_text,
     max_length,
     values_of,

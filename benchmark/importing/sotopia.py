@@ -27,6 +27,12 @@ from typing import Any
 from ..dimensions import DIMENSIONS
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from . import ImportProblem
+from .checks import (
+    check_character_values,
+    check_episode,
+    check_roles,
+    check_scenario_values,
+)
 from .drafts import (
     MAX_INTEGER,
     MAX_TURN_CHARS,
@@ -43,12 +49,8 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_character_values,
-    check_episode,
     check_integer,
     check_number,
-    check_roles,
-    check_scenario_values,
     check_text,
     describe,
     goals_from_text,

@@ -1,1 +1,2 @@
-"""Scenarios: how they are made (templates filled with casts) and taken apart."""
+"""Work on scenarios beyond their rows in ``benchmark.models``: the neutral public context (:mod:`.neutralise`)
+and templates filled with casts (:mod:`.templates`)."""

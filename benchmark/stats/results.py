@@ -3,7 +3,7 @@
 Input: one row per (episode, seat) scored by one evaluator, with the columns named below, one
 column per evaluation dimension (the seat's own score for per-seat dimensions, the episode's score
 repeated on every seat for episode-level ones, NaN when missing) and the linguistic features of
-the episode (``barrier_speech.<feature>`` and ``transcript.<feature>``). ``benchmark.results``
+the episode (``barrier_speech.<feature>`` and ``transcript.<feature>``). ``benchmark.results.build``
 builds it from the database; a test or a script can build it by hand.
 
 What comes out (docs/results-schema.md lists every key):

@@ -19,7 +19,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from benchmark import llm
+from benchmark.agents import llm
 from benchmark.models import Episode, Scenario
 from benchmark.permissions import researcher_required
 

@@ -2,10 +2,18 @@
 
 import pytest
 
-from benchmark import agents, llm
-from benchmark.agents import Action, AgentContext, build_agent_messages, parse_action
+from benchmark.agents import llm
+from benchmark.agents.acting import act
+from benchmark.agents.prompt import (
+    REPAIR_INSTRUCTION,
+    Action,
+    AgentContext,
+    OtherParticipant,
+    build_agent_messages,
+    parse_action,
+)
 from benchmark.models import Barrier, Character, Relationship, Scenario, Seat, Turn
-from benchmark.simulation import create_episode
+from benchmark.runs.simulation import create_episode
 from tests.builders import default_team, make_role
 from tests.fake_llm import FAKE_MODEL
 
@@ -76,10 +84,10 @@ def test_baseline_condition_adds_no_barrier_section():
 
 def test_repair_instruction_only_for_the_partner_with_repair_strategy():
     barrier_seat, partner = contexts(make_scenario(), "emotional", strategy=Seat.Strategy.REPAIR)
-    assert agents.REPAIR_INSTRUCTION in prompt(partner)
-    assert agents.REPAIR_INSTRUCTION not in prompt(barrier_seat)
+    assert REPAIR_INSTRUCTION in prompt(partner)
+    assert REPAIR_INSTRUCTION not in prompt(barrier_seat)
     _, default_partner = contexts(make_scenario(), "emotional")
-    assert agents.REPAIR_INSTRUCTION not in prompt(default_partner)
+    assert REPAIR_INSTRUCTION not in prompt(default_partner)
 
 
 def test_stranger_sees_nothing_of_the_partners_profile():
@@ -181,9 +189,9 @@ async def test_act_with_the_scripted_model_needs_no_gateway():
     context = AgentContext(
         seat_position=0, name="Ana Reyes", first_name="Ana", profile={}, goal="Rent the room.", reason="",
         private_knowledge="", scenario_context="A hallway.", topic="spare room", relationship=3,
-        others=(agents.OtherParticipant("Ben Okoro", {}),), history=(), turn_index=0, turn_cap=20,
+        others=(OtherParticipant("Ben Okoro", {}),), history=(), turn_index=0, turn_cap=20,
     )
-    action, usage = await agents.act(context, model=llm.SCRIPTED, beats=["Hello, Ben."])
+    action, usage = await act(context, model=llm.SCRIPTED, beats=["Hello, Ben."])
     assert action == Action("speak", "Hello, Ben.")
     assert usage.model == "scripted" and usage.prompt_tokens is None
 
@@ -196,7 +204,7 @@ def ana_context():
 
 async def test_act_sends_the_prompt_to_the_llm_and_parses_its_json(fake_llm, ana_context):
     fake_llm.reply_when("role-playing Ana Reyes", '{"action_type": "non verbal communication", "argument": "smiles"}')
-    action, usage = await agents.act(ana_context, model=FAKE_MODEL, temperature=0.2)
+    action, usage = await act(ana_context, model=FAKE_MODEL, temperature=0.2)
     assert action == Action("non-verbal", "smiles")
     assert usage.model == FAKE_MODEL and usage.prompt_tokens
     request = fake_llm.requests[0]
@@ -208,7 +216,7 @@ async def test_act_sends_the_prompt_to_the_llm_and_parses_its_json(fake_llm, ana
 async def test_act_repairs_an_invalid_action_once(fake_llm, ana_context):
     fake_llm.enqueue(text='{"action_type": "speak", "argument": ""}')
     fake_llm.enqueue(text='{"action_type": "speak", "argument": "The room is 400."}')
-    action, usage = await agents.act(ana_context, model=FAKE_MODEL)
+    action, usage = await act(ana_context, model=FAKE_MODEL)
     assert action == Action("speak", "The room is 400.")
     assert len(fake_llm.requests) == 2 and usage.attempts == 2
     assert "non-empty" in fake_llm.prompts[1]
@@ -217,4 +225,4 @@ async def test_act_repairs_an_invalid_action_once(fake_llm, ana_context):
 async def test_act_raises_when_the_llm_never_returns_a_valid_action(fake_llm, ana_context):
     fake_llm.reply_when("role-playing Ana Reyes", '{"action_type": "dance", "argument": "a tango"}')
     with pytest.raises(llm.LLMOutputError):
-        await agents.act(ana_context, model=FAKE_MODEL)
+        await act(ana_context, model=FAKE_MODEL)

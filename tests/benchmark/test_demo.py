@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import resolve
 
-from benchmark import scripted
+from benchmark.agents import scripted
 from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from benchmark.models import (

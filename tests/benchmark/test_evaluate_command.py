@@ -6,7 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark import judge, scripted
+from benchmark.agents import scripted
+from benchmark.evaluation import judge
 from benchmark.models import Episode, Evaluation
 from tests.benchmark.test_judge import PROMPT_MARK, reply
 from tests.builders import make_episode

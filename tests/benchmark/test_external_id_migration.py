@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.benchmark.test_team_migration import migrate, migrate_to_latest
+from tests.migrations.harness import migrate, migrate_to_latest
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

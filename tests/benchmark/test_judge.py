@@ -6,8 +6,9 @@ import math
 import pytest
 from asgiref.sync import async_to_sync
 
-from benchmark import judge, scripted
+from benchmark.agents import scripted
 from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
+from benchmark.evaluation import judge
 from benchmark.models import ActionType, Episode, Evaluation
 from tests.builders import make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL

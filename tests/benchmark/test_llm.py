@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import llm
+from benchmark.agents import llm
 from tests.fake_llm import FAKE_MODEL, default_reply
 
 MESSAGES = [
@@ -97,7 +97,7 @@ async def test_rate_limit_is_retried_then_succeeds(fake_llm):
 async def test_retry_is_logged_with_the_attempt_and_error(fake_llm, caplog):
     fake_llm.enqueue(status=429)
 
-    with caplog.at_level("WARNING", logger="benchmark.llm"):
+    with caplog.at_level("WARNING", logger="benchmark.agents.llm"):
         await llm.complete(MESSAGES, model=FAKE_MODEL)
 
     (record,) = caplog.records
@@ -244,7 +244,7 @@ async def test_scripted_model_is_refused_by_the_gateway(fake_llm, call):
 def test_importing_the_gateway_does_not_import_litellm():
     root = Path(__file__).resolve().parents[2]
     code = (
-        "import json, sys, benchmark.llm; "
+        "import json, sys, benchmark.agents.llm; "
         "print(json.dumps([m for m in sys.modules if m.split('.')[0] in {'litellm', 'openai'}]))"
     )
     result = subprocess.run(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmark import llm
+from benchmark.agents import llm
 from tests.fake_llm import FAKE_MODEL
 
 MESSAGES = [

@@ -8,8 +8,8 @@ from asgiref.sync import async_to_sync
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from benchmark import neutralise
 from benchmark.models import NeutralContext, Scenario
+from benchmark.scenarios import neutralise
 from tests.builders import make_character, make_scenario, make_user
 from tests.fake_llm import FAKE_MODEL
 

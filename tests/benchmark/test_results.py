@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchmark.models import Episode, Evaluation, Seat
-from benchmark.results import (
+from benchmark.results.build import (
     ResultFilters,
     ResultsProblem,
     build_results,

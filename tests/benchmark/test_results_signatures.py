@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from benchmark.dimensions import DIMENSIONS
-from benchmark.figures import deviation_forest, results_figures
-from benchmark.results_tables import csv_table, deviations_display, means_display, text_report
+from benchmark.results.figures import deviation_forest, results_figures
+from benchmark.results.tables import csv_table, deviations_display, means_display, text_report
 from benchmark.stats.results import results_report
 
 GOAL = {"none": (5, 5), "semantic": (4, 5), "sociocultural": (5, 5), "emotional": (5, 5)}

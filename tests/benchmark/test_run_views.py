@@ -13,8 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark import runs
 from benchmark.models import Episode, SimulationRun
+from benchmark.runs import launching
+from benchmark.runs.status import STALE_AFTER, can_resume
 from tests.builders import default_team, make_character, make_researcher, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +60,7 @@ def spawned(monkeypatch):
         calls.append((command, cwd, log))
         return 4242
 
-    monkeypatch.setattr(runs, "spawn_process", spawn_process)
+    monkeypatch.setattr(launching, "spawn_process", spawn_process)
     return calls
 
 
@@ -123,7 +124,7 @@ def test_researchers_and_staff_may_look(client, researcher, page):
 
 def test_the_list_shows_runs_with_their_counts_and_a_lost_worker(researcher_client, researcher):
     make_run(researcher, tag="going", finished=3, failed=1)
-    make_run(None, tag="orphan", heartbeat_at=timezone.now() - runs.STALE_AFTER * 2)
+    make_run(None, tag="orphan", heartbeat_at=timezone.now() - STALE_AFTER * 2)
     response = researcher_client.get(reverse("benchmark:runs"))
     assert [row.run.tag for row in response.context["rows"]] == ["orphan", "going"]
     assert "worker lost" in response.text and "command line" in response.text
@@ -177,13 +178,13 @@ def test_a_worker_that_cannot_start_fails_the_run_with_the_reason_but_not_the_pa
     def spawn_process(command, *, cwd, log):
         raise PermissionError(13, "Permission denied", manage_py)
 
-    monkeypatch.setattr(runs, "spawn_process", spawn_process)
+    monkeypatch.setattr(launching, "spawn_process", spawn_process)
     with django_capture_on_commit_callbacks(execute=True):
         researcher_client.post(reverse("benchmark:run-new"), FORM)
     run = SimulationRun.objects.get()
     assert run.status == "failed" and "Permission denied" in run.message
     assert manage_py not in run.message
-    assert runs.can_resume(run)
+    assert can_resume(run)
     assert_no_server_paths(researcher_client.get(reverse("benchmark:run", args=[run.pk])).text)
 
 
@@ -225,7 +226,7 @@ def test_the_progress_partial_stops_polling_when_the_run_is_done(researcher_clie
 
 
 def test_a_run_whose_worker_died_is_shown_as_such_with_a_resume_button(researcher_client, researcher):
-    run = make_run(researcher, heartbeat_at=timezone.now() - runs.STALE_AFTER * 2)
+    run = make_run(researcher, heartbeat_at=timezone.now() - STALE_AFTER * 2)
     response = researcher_client.get(reverse("benchmark:run", args=[run.pk]))
     assert "worker lost" in response.text and "has stopped" in response.text
     assert "hx-trigger" not in response.text and "Resume" in response.text

@@ -7,9 +7,14 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
-from benchmark import agents, runs
+from benchmark.agents.prompt import REPAIR_INSTRUCTION
 from benchmark.models import Barrier, Episode, Evaluation, Seat, SimulationRun, Turn
-from benchmark.runs import RunBusy, RunCancelled, RunOptions, RunOptionsError, execute_run, plan_run
+from benchmark.runs import launching, supervisor, workers
+from benchmark.runs.options import RunOptions, RunOptionsError
+from benchmark.runs.planning import plan_run
+from benchmark.runs.status import RunBusy, RunCancelled, RunSummary, can_resume, is_stale, run_for_command
+from benchmark.runs.supervisor import Supervisor, execute_run
+from benchmark.runs.writer import TurnWriter
 from tests.builders import default_team, make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
@@ -42,9 +47,9 @@ def llm_options(**changes) -> RunOptions:
     return RunOptions(**{**values, **changes})
 
 
-def execute(options: RunOptions, tag: str = "test-run") -> runs.RunSummary:
+def execute(options: RunOptions, tag: str = "test-run") -> RunSummary:
     plan = plan_run(options, default_team(), tag)
-    run = runs.run_for_command(options, plan.tag, default_team())
+    run = run_for_command(options, plan.tag, default_team())
     return execute_run(run.pk)
 
 
@@ -185,8 +190,8 @@ def test_the_repair_instruction_reaches_only_the_partner(fake_llm):
 
     execute(llm_options(strategy="repair"))
 
-    assert all(agents.REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, PARTNER))
-    assert not any(agents.REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, BARRIER_SEAT))
+    assert all(REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, PARTNER))
+    assert not any(REPAIR_INSTRUCTION in p for p in prompts_of(fake_llm, BARRIER_SEAT))
     seats = Seat.objects.filter(episode__tag="test-run").order_by("position")
     assert [(s.carries_barrier, s.strategy) for s in seats] == [(True, "default"), (False, "repair")]
 
@@ -310,7 +315,7 @@ def test_an_unexpected_episode_error_is_named_on_the_run_without_its_server_path
     async def run_episode(*args, **kwargs):
         raise FileNotFoundError(2, "No such file or directory", missing)
 
-    monkeypatch.setattr(runs, "run_episode", run_episode)
+    monkeypatch.setattr(workers, "run_episode", run_episode)
     summary = execute(llm_options(conditions=("none",)))
 
     run = SimulationRun.objects.get(tag="test-run")
@@ -326,7 +331,7 @@ def test_a_worker_stopped_by_an_unexpected_error_says_so_without_its_server_path
     def prepare_episodes(*args, **kwargs):
         raise PermissionError(13, "Permission denied", missing)
 
-    monkeypatch.setattr(runs, "prepare_episodes", prepare_episodes)
+    monkeypatch.setattr(supervisor, "prepare_episodes", prepare_episodes)
     with pytest.raises(PermissionError):
         execute(llm_options(conditions=("none",)))
 
@@ -355,8 +360,8 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
     fake_llm.reply_when("role-playing", speak("Slowly now."))
     for _ in range(200):
         fake_llm.enqueue(delay=0.05)
-    monkeypatch.setattr(runs, "HEARTBEAT_SECONDS", 0.1)
-    beat = runs.Supervisor.beat
+    monkeypatch.setattr(supervisor, "HEARTBEAT_SECONDS", 0.1)
+    beat = Supervisor.beat
 
     def beat_then_cancel_after_some_turns(self):
         counts = beat(self)
@@ -364,7 +369,7 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
             SimulationRun.objects.filter(pk=self.run_id).update(cancel_requested=True)
         return counts
 
-    monkeypatch.setattr(runs.Supervisor, "beat", beat_then_cancel_after_some_turns)
+    monkeypatch.setattr(Supervisor, "beat", beat_then_cancel_after_some_turns)
     options = llm_options(conditions=("none", "semantic"), turn_cap=10, concurrency=2)
 
     summary = execute(options)
@@ -375,7 +380,7 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
     assert not Episode.objects.filter(tag="test-run", status="running").exists()
     assert Episode.objects.filter(tag="test-run", status="pending").exists()
 
-    monkeypatch.setattr(runs.Supervisor, "beat", beat)
+    monkeypatch.setattr(Supervisor, "beat", beat)
     resumed = execute(options)  # the same command again lifts the cancel and finishes the rest
     assert (resumed.status, resumed.finished) == ("finished", 6)
     for episode in Episode.objects.filter(tag="test-run"):
@@ -384,8 +389,8 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
 
 def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
     cast_scenario()
-    run = runs.create_run(llm_options(), "queued-run", default_team())
-    runs.request_cancel(run)
+    run = launching.create_run(llm_options(), "queued-run", default_team())
+    launching.request_cancel(run)
 
     with pytest.raises(RunCancelled):
         execute_run(run.pk)
@@ -398,7 +403,7 @@ def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
 def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", LEAVE)
-    run = runs.create_run(llm_options(conditions=("none", "semantic")), "counted", default_team())
+    run = launching.create_run(llm_options(conditions=("none", "semantic")), "counted", default_team())
     assert (run.status, run.total) == ("queued", 2)
 
     execute_run(run.pk)
@@ -412,10 +417,10 @@ def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
 def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
     run = SimulationRun.objects.create(team=default_team(), tag="live", status="running", worker_pid=1)
     run.heartbeat_at = run.created_at
-    assert not runs.is_stale(run) and not runs.can_resume(run)
+    assert not is_stale(run) and not can_resume(run)
     SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at="2000-01-01T00:00Z")
     run.refresh_from_db()
-    assert runs.is_stale(run) and runs.can_resume(run)
+    assert is_stale(run) and can_resume(run)
 
 
 @pytest.mark.concurrency
@@ -444,7 +449,7 @@ def unsaved_turns(episode: Episode, count: int, start: int = 0) -> list[Turn]:
 
 def test_the_turn_writer_stores_turns_that_arrive_together_in_one_batch():
     episodes = [make_episode(turns=0) for _ in range(3)]
-    writer = runs.TurnWriter()
+    writer = TurnWriter()
     turns = [turn for episode in episodes for turn in unsaved_turns(episode, 2)]
 
     async def save_all():
@@ -458,7 +463,7 @@ def test_the_turn_writer_stores_turns_that_arrive_together_in_one_batch():
 
 def test_a_turn_the_database_refuses_fails_only_its_own_save():
     first, second = make_episode(turns=1), make_episode(turns=0)
-    writer = runs.TurnWriter()
+    writer = TurnWriter()
     duplicate = unsaved_turns(first, 1)[0]  # index 0 is taken
     fine = unsaved_turns(second, 1)[0]
 

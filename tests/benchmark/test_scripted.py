@@ -5,13 +5,13 @@ import random
 import pytest
 from asgiref.sync import async_to_sync
 
-from benchmark import scripted
-from benchmark.agents import Action, AgentContext, BarrierBrief, Cue, HistoryEntry, OtherParticipant
+from benchmark.agents import scripted
+from benchmark.agents.prompt import Action, AgentContext, BarrierBrief, Cue, HistoryEntry, OtherParticipant
 from benchmark.demo.content import SCENARIOS
 from benchmark.demo.install import beats_of, install_scenario
 from benchmark.dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from benchmark.models import Barrier, Episode, Evaluation
-from benchmark.simulation import create_episode, run_episode
+from benchmark.runs.simulation import create_episode, run_episode
 from tests.builders import default_team
 
 BEATS = [beat for spec in SCENARIOS for role in spec.roles for beat in role.beats if not beat.startswith("[")]

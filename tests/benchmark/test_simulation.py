@@ -3,11 +3,11 @@
 import pytest
 from asgiref.sync import async_to_sync
 
-from benchmark import agents, llm
+from benchmark.agents import acting, llm
 from benchmark.demo.content import SCENARIOS
 from benchmark.demo.install import install_scenario
 from benchmark.models import Barrier, Episode, Role, Scenario, Seat, Turn
-from benchmark.simulation import create_episode, run_episode
+from benchmark.runs.simulation import create_episode, run_episode
 from tests.builders import default_team
 from tests.fake_llm import FAKE_MODEL
 
@@ -120,7 +120,7 @@ def test_a_model_failure_marks_the_episode_failed(scenario, monkeypatch):
     async def unavailable(*args, **kwargs):
         raise llm.LLMUnavailable("model down")
 
-    monkeypatch.setattr(agents, "act", unavailable)
+    monkeypatch.setattr(acting, "act", unavailable)
     episode = create_episode(scenario, barrier())
     with pytest.raises(llm.LLMUnavailable):
         run(episode)

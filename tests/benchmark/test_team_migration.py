@@ -1,26 +1,13 @@
 """The teams migration keeps everything: rows made before teams land in the default team, people in it."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations.harness import migrate, migrate_to_latest
 
 BEFORE = [
     ("benchmark", "0005_runs_and_neutral_contexts"), ("annotator", "0003_report_bundle"), ("chat", "0001_initial"),
 ]
 AFTER = [("benchmark", "0008_team_required"), ("annotator", "0006_team_required"), ("chat", "0004_team_required")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-def migrate_to_latest() -> None:
-    """Leave the database as every other test expects it: fully migrated."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

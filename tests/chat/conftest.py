@@ -1,6 +1,6 @@
 """Fixtures for the chat socket tests: a participant in the chat stage, and sockets to talk to it.
 
-The setup uses ``chat.models`` and ``benchmark.simulation.create_episode`` directly, as the chat
+The setup uses ``chat.models`` and ``benchmark.runs.simulation.create_episode`` directly, as the chat
 contract describes assignment, so these tests do not depend on the flow pages. Sockets go through
 ``config.asgi.application`` (origin check, session cookie, routing) like a browser's would.
 """
@@ -25,7 +25,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
 from benchmark.models import Episode, Seat, Turn
-from benchmark.simulation import create_episode
+from benchmark.runs.simulation import create_episode
 from chat.access import BROWSER_KEY, SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_scenario, make_user

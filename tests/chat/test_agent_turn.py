@@ -9,8 +9,8 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark import llm
-from benchmark.agents import Action
+from benchmark.agents import llm
+from benchmark.agents.prompt import Action
 from benchmark.models import ActionType, Barrier, Episode, Turn
 from chat import agent_turn
 from chat.lifecycle import end_episode

@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 from django.utils import timezone
 
-from benchmark import llm
+from benchmark.agents import llm
 from benchmark.models import Episode, Seat
 from chat.assignment import Cell, StudyFull, assign, choose_cell, design_cells
 from chat.models import ChatCondition, Participant

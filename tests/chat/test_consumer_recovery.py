@@ -7,7 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from benchmark import scripted
+from benchmark.agents import scripted
 from benchmark.models import Episode, Turn
 from chat import agent_turn
 from chat.lifecycle import end_episode

@@ -16,8 +16,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode, Seat
-from benchmark.results import ResultFilters, ResultsProblem, build_results
-from benchmark.results_tables import CSV_TABLES, csv_table, report_json, text_report
+from benchmark.results.build import ResultFilters, ResultsProblem, build_results
+from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES

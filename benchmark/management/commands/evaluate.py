@@ -8,7 +8,8 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
-from benchmark import judge, llm
+from benchmark.agents import llm
+from benchmark.evaluation import judge
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 from benchmark.progress import ProgressBar

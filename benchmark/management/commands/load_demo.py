@@ -20,17 +20,18 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from ...agents.llm import SCRIPTED
+from ...agents.scripted import EVALUATOR, save_scripted_evaluation
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
-from ...interviews import interview_episode
-from ...llm import SCRIPTED
+from ...evaluation.interviews.running import interview_episode
+from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
-from ...scripted import EVALUATOR, save_scripted_evaluation
-from ...simulation import create_episode, run_episode
-from ...turn_taking import turn_cap_for
+from ...permissions import RESEARCHERS
+from ...runs.simulation import create_episode, run_episode
+from ...runs.turn_taking import turn_cap_for
 from ..team_option import add_team_argument, team_from_options
 
-RESEARCHERS = "researchers"
 ANNOTATORS = "annotators"
 RESEARCHER = "researcher"
 ANNOTATOR_NAMES = ("annotator1", "annotator2", "annotator3")
@@ -118,8 +119,6 @@ class Command(BaseCommand):
         The researcher is neither staff nor superuser and holds no model permissions: the admin is
         for superusers, and everything a researcher does goes through Parley's team-scoped pages.
         """
-        from config.login_links import login_link_path  # the project package; kept out of import time
-
         researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
         researchers.permissions.clear()  # earlier demos granted every benchmark permission
         annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)

@@ -8,10 +8,11 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from benchmark import llm, neutralise
+from benchmark.agents import llm
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Scenario, Team
 from benchmark.progress import ProgressBar
+from benchmark.scenarios import neutralise
 
 
 def select_scenarios(value: str, team: Team) -> list[int]:

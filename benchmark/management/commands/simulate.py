@@ -7,16 +7,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...models import Seat, SimulationRun
-from ...runs import (
-    DEFAULT_CONDITIONS,
-    RunBusy,
-    RunCancelled,
-    RunOptions,
-    RunOptionsError,
-    execute_run,
-    plan_run,
-    run_for_command,
-)
+from ...runs.options import DEFAULT_CONDITIONS, RunOptions, RunOptionsError
+from ...runs.planning import plan_run
+from ...runs.status import RunBusy, RunCancelled, run_for_command
+from ...runs.supervisor import execute_run
 from ..team_option import add_team_argument, team_from_options
 
 

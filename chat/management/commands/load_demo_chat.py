@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.urls import reverse
 
-from benchmark import llm
+from benchmark.agents import llm
 from benchmark.demo.content import CONDITIONS
 from benchmark.demo.install import SCENARIO_ID
 from benchmark.management.commands.load_demo import RESEARCHER

@@ -36,13 +36,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from .agents import Action, AgentContext, BarrierBrief, HistoryEntry
-from .dimensions import DIMENSIONS
-from .models import ActionType
+from ..dimensions import DIMENSIONS
+from ..models import ActionType
+from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
 if TYPE_CHECKING:
+    from ..models import Episode, Evaluation, Seat
     from .llm import Usage
-    from .models import Episode, Evaluation, Seat
 
 SCRIPTED_MODEL = "scripted"
 EVALUATOR = "scripted"
@@ -843,7 +843,7 @@ def _opens(context: AgentContext) -> bool:
 
 
 def _goal_phrase(context: AgentContext) -> str:
-    from .agents import goal_phrase
+    from .prompt import goal_phrase
 
     phrase = goal_phrase(context.goal)
     return re.sub(r"^(to|i want to|my goal is to)\s+", "", phrase, flags=re.IGNORECASE)
@@ -1101,7 +1101,7 @@ def _keywords(text: str) -> list[str]:
 
 def save_scripted_evaluation(episode: Episode) -> list[Evaluation]:
     """Store the scripted judge's scores for an episode, replacing its earlier scripted scores."""
-    from .models import Evaluation
+    from ..models import Evaluation
 
     scores = scripted_evaluation(episode)
     Evaluation.objects.filter(episode=episode, evaluator=EVALUATOR, prompt_version=JUDGE_VERSION).delete()

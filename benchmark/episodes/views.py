@@ -13,12 +13,12 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from .dimensions import DIMENSIONS
+from ..agents.llm import is_scripted
+from ..dimensions import DIMENSIONS
+from ..evaluation.interviews.showing import episode_interviews
+from ..models import Episode, Evaluation, Seat
+from ..permissions import researcher_required
 from .forms import EpisodeFilterForm
-from .interviews import episode_interviews
-from .llm import is_scripted
-from .models import Episode, Evaluation, Seat
-from .permissions import researcher_required
 
 EPISODES_PER_PAGE = 50
 SCRIPTED_LABEL = "scripted (offline)"

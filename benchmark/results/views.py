@@ -13,12 +13,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from ..models import Episode
+from ..permissions import researcher_required
+from .build import ResultFilters, ResultsProblem, build_results
 from .figures import results_figures
-from .models import Episode
-from .permissions import researcher_required
-from .results import ResultFilters, ResultsProblem, build_results
-from .results_form import ResultFilterForm
-from .results_tables import (
+from .forms import ResultFilterForm
+from .tables import (
     CSV_TABLES,
     correlations_display,
     csv_table,

@@ -1,6 +1,6 @@
 """A results report as flat tables: CSV downloads, the command's text table, and the page's rows.
 
-Every table is built from the report dict (``benchmark.results.build_results``) except
+Every table is built from the report dict (``benchmark.results.build.build_results``) except
 ``episodes``, which is the results table itself (one row per episode and seat), so a researcher
 can re-run any analysis elsewhere. CSV numbers are unrounded; the text and the page round. A
 model, scenario or barrier named like a formula (``=...``) gets a leading quote in the CSV, as in
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .csv_output import csv_text
+from ..csv_output import csv_text
 
 CSV_TABLES = ("means", "deviations", "correlations", "episodes")
 # Column headings of the text table, short as in SocialVeil's Table 2 so nine dimensions fit a terminal.

@@ -1,9 +1,9 @@
 """Researcher pages for simulation runs: launch one, list them, watch one's progress, cancel or resume it.
 
 A run executes outside the request, in a detached ``manage.py simulate --run <id>`` process
-(:func:`benchmark.runs.start_worker`). These views only read and write the ``SimulationRun`` row,
+(:func:`benchmark.runs.launching.start_worker`). These views only read and write the ``SimulationRun`` row,
 so any server process can answer them and a page reload changes nothing. Every view is behind
-``researcher_required``; cancelling and resuming also need :func:`benchmark.runs.may_control`.
+``researcher_required``; cancelling and resuming also need :func:`benchmark.runs.status.may_control`.
 """
 
 from __future__ import annotations
@@ -16,18 +16,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..models import SimulationRun
+from ..permissions import researcher_required
 from .forms import RunForm
-from .models import SimulationRun
-from .permissions import researcher_required
-from .runs import (
-    describe_options,
-    launch_run,
-    may_control,
-    request_cancel,
-    resume_run,
-    run_progress,
-    unused_tag,
-)
+from .launching import launch_run, request_cancel, resume_run, unused_tag
+from .options import describe_options
+from .status import may_control, run_progress
 
 RUNS_PER_PAGE = 50
 

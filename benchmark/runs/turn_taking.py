@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Sequence
 
-from .models import Scenario, TurnTaking
+from ..models import Scenario, TurnTaking
 
 
 def next_speaker(

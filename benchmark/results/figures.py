@@ -10,7 +10,7 @@ maths (``PLAIN_TEXT``): labels come from users, and ``$...$`` in a barrier's nam
 
 The primitives (``new_figure``, ``to_svg``, ``style_axes``, ``wrap``, ``fmt``, ``whiskers``) are
 used by the agreement report's figures in ``annotator.figures`` as well. The results figures below
-take parts of the dict ``benchmark.results.build_results`` returns (docs/results-schema.md).
+take parts of the dict ``benchmark.results.build.build_results`` returns (docs/results-schema.md).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from . import agents, llm, turn_taking
-from .models import ActionType, Barrier, Character, Episode, Scenario, Seat, Turn
+from ..agents import acting, llm, prompt
+from ..models import ActionType, Barrier, Character, Episode, Scenario, Seat, Turn
+from . import turn_taking
 
 
 def create_episode(
@@ -108,7 +109,7 @@ async def run_episode(
     ``beats`` maps a role position to the lines its character would say in order; only the
     scripted model uses them. The sampling temperature comes from ``episode.settings``.
     ``save_turn`` stores each new turn and returns once it is stored (default: one INSERT); a
-    runner with many episodes in flight passes a group-commit writer (``benchmark.runs.TurnWriter``).
+    runner with many episodes in flight passes a group-commit writer (``benchmark.runs.writer.TurnWriter``).
     A model failure (``llm.LLMError``) marks the episode failed, end reason ``model_error``, and
     is re-raised for the caller to report.
     """
@@ -141,9 +142,9 @@ async def run_episode(
     while end_reason is None:
         position = turn_taking.next_speaker(policy, list(by_position), spoken, left, seed=seed, greeter=greeter)
         seat = by_position[position]
-        context = agents.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+        context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
         try:
-            action, usage = await agents.act(
+            action, usage = await acting.act(
                 context, model=seat.model, temperature=temperature, seed=seed, beats=beats.get(seat.role.position)
             )
         except llm.LLMError:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from .models import Episode, Evaluation, Scenario, Seat
-from .results import ResultFilters
-from .stats.results import PARTNER, SEAT_ROLES
+from ..models import Episode, Evaluation, Scenario, Seat
+from ..stats.results import PARTNER, SEAT_ROLES
+from .build import ResultFilters
 
 
 class ResultFilterForm(forms.Form):

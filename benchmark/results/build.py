@@ -31,15 +31,15 @@ import pandas as pd
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .dimensions import DIMENSIONS
-from .exporting import timestamp
-from .llm import is_scripted
-from .models import ActionType, Barrier, Episode, Evaluation, Seat, Turn
-from .stats import results as stats
-from .stats.bootstrap import DEFAULT_RESAMPLES
-from .stats.linguistic import FEATURE_LABELS, FEATURES, signature
-from .stats.linguistic import METHOD as LINGUISTIC_METHOD
-from .stats.plain import plain_report
+from ..agents.llm import is_scripted
+from ..dimensions import DIMENSIONS
+from ..exporting import timestamp
+from ..models import ActionType, Barrier, Episode, Evaluation, Seat, Turn
+from ..stats import results as stats
+from ..stats.bootstrap import DEFAULT_RESAMPLES
+from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
+from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
+from ..stats.plain import plain_report
 
 SCHEMA_VERSION = 1
 HUMAN_EVALUATOR = "human mean"

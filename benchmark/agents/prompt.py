@@ -21,14 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from . import llm
-from .models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn, TurnTaking
+from ..models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn, TurnTaking
 
 if TYPE_CHECKING:
-    from .models import Barrier, BarrierCue
+    from ..models import Barrier, BarrierCue
 
 AGENT_PROMPT_VERSION = "agent-2025.1"
 
@@ -479,27 +477,3 @@ def parse_action(data: dict[str, Any], allowed: Iterable[str] = ALL_ACTION_TYPES
     if action_type in ACTIONS_WITH_TEXT and not argument:
         raise ValueError(f"a {action_type!r} action needs a non-empty 'argument'")
     return Action(action_type, argument)
-
-
-async def act(
-    context: AgentContext,
-    *,
-    model: str,
-    temperature: float = 0.7,
-    seed: int = 0,
-    beats: Sequence[str] | None = None,
-) -> tuple[Action, llm.Usage]:
-    """Take this seat's next turn with ``model``; the scripted model is dispatched offline.
-
-    ``beats`` (lines the character would say in order) only steer the scripted model; an LLM
-    ignores them. ``seed`` makes the scripted model reproducible.
-    """
-    from . import scripted  # imports this module, so only at call time
-
-    if llm.is_scripted(model):
-        return await scripted.act(context, seed=seed, beats=beats)
-    validate = partial(parse_action, allowed=context.action_types)
-    data, usage = await llm.complete_json(
-        build_agent_messages(context), model=model, temperature=temperature, validate=validate
-    )
-    return validate(data), usage

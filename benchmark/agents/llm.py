@@ -13,8 +13,8 @@ Why it looks the way it does:
   backoff is the one configured in settings.
 - Only failures that another attempt could fix are retried: rate limits (429), server errors
   (5xx), timeouts and connection errors. Any other 4xx is our mistake and fails at once.
-- The offline ``SCRIPTED`` model never reaches this module: ``benchmark.agents`` dispatches to
-  ``benchmark.scripted`` first, so a scripted name arriving here is a programming error.
+- The offline ``SCRIPTED`` model never reaches this module: ``benchmark.agents.acting`` dispatches to
+  ``benchmark.agents.scripted`` first, so a scripted name arriving here is a programming error.
 """
 
 from __future__ import annotations
@@ -418,7 +418,7 @@ def _request(
     timeout: float | None,
 ) -> dict[str, Any]:
     if is_scripted(model):
-        raise LLMError("the scripted model is offline; call benchmark.scripted instead")
+        raise LLMError("the scripted model is offline; call benchmark.agents.scripted instead")
     request: dict[str, Any] = {
         "model": model,
         "messages": messages,

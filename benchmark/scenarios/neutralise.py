@@ -34,11 +34,11 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
-from . import llm
-from .agents import topic_of
-from .batches import map_bounded
-from .importing.sotopia import split_scenario
-from .models import NeutralContext, Scenario
+from ..agents import llm
+from ..agents.batches import map_bounded
+from ..agents.prompt import topic_of
+from ..importing.sotopia import split_scenario
+from ..models import NeutralContext, Scenario
 
 NEUTRALISE_PROMPT_VERSION = "neutral-2025.1"
 HEURISTIC_VERSION = "heuristic-1"

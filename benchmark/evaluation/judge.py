@@ -18,7 +18,7 @@ Why it is built this way:
   complete set of scores is not sent again unless ``force`` is given, and a forced re-score
   replaces the old set in the same transaction that writes the new one.
 - The offline ``scripted`` model is not a judge: it stores the transparent heuristics of
-  ``benchmark.scripted`` under evaluator ``scripted``, prompt version ``heuristic-1``.
+  ``benchmark.agents.scripted`` under evaluator ``scripted``, prompt version ``heuristic-1``.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Count
 
-from . import llm, scripted
-from .agents import HistoryEntry, describe_turn
-from .batches import map_bounded
-from .dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS, Dimension
-from .models import ActionType, Episode, Evaluation, Relationship, Seat
+from ..agents import llm, scripted
+from ..agents.batches import map_bounded
+from ..agents.prompt import HistoryEntry, describe_turn
+from ..dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS, Dimension
+from ..models import ActionType, Episode, Evaluation, Relationship, Seat
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"
 DEFAULT_RETRIES = 2

@@ -1,0 +1,1 @@
+"""The episode browser and the episode page, for researchers: every transcript, whatever produced it."""

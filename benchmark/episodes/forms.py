@@ -1,0 +1,28 @@
+from django import forms
+from django.db.models import QuerySet
+
+from ..models import Barrier, Episode, Scenario
+
+
+class EpisodeFilterForm(forms.Form):
+    """The episode browser's filters over the episodes a researcher may see; an empty form filters nothing."""
+
+    source = forms.ChoiceField(choices=[("", "any source"), *Episode.Source.choices], required=False)
+    barrier = forms.ModelChoiceField(Barrier.objects.none(), required=False, empty_label="any barrier")
+    scenario = forms.ModelChoiceField(Scenario.objects.none(), required=False, empty_label="any scenario")
+    status = forms.ChoiceField(choices=[("", "any status"), *Episode.Status.choices], required=False)
+    tag = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["barrier"].queryset = Barrier.objects.owned_by(user)
+        self.fields["scenario"].queryset = Scenario.objects.owned_by(user).only("codename")
+        tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
+        self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
+
+    def filter(self, episodes: QuerySet[Episode]) -> QuerySet[Episode]:
+        """Narrow ``episodes`` to the valid filters; an invalid value is ignored, not an error."""
+        self.is_valid()
+        data = getattr(self, "cleaned_data", {})
+        lookups = {field: data[field] for field in self.fields if data.get(field)}
+        return episodes.filter(**lookups)

@@ -1,0 +1,196 @@
+"""What a run is asked to do: the options of ``manage.py simulate`` and of the launch form, checked.
+
+Options are stored on ``SimulationRun.options`` as JSON, so a worker started later (or on another
+machine) reads exactly what was asked. A bad value is refused with the option's name, which is
+also the form field's name, so the page can show the message beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ..agents import llm
+from ..models import Seat
+from ..models.scenarios import Difficulty
+
+DEFAULT_CONDITIONS: tuple[str, ...] = ("none", "semantic", "sociocultural", "emotional")
+NO_JUDGE = "none"  # judge_model value that leaves a run's episodes unscored
+_LIMITS: dict[str, tuple[float, float]] = {
+    "episodes_per_cell": (1, 1000),
+    "turn_cap": (1, 1000),
+    "temperature": (0.0, 2.0),
+    "concurrency": (1, 4096),
+    "seed": (0, 2**31 - 1),
+    "workers": (1, 64),
+}
+MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
+
+
+class RunOptionsError(ValueError):
+    """Options that cannot make a run; ``option`` names the offending option (a form field name)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``manage.py simulate`` takes; stored as ``SimulationRun.options``.
+
+    ``scenarios`` are ids or codenames (empty: every scenario), ``difficulties`` narrow them by
+    difficulty tag, ``conditions`` are barrier keys. An empty model name means the configured
+    one (``PARLEY_AGENT_MODEL`` / ``PARLEY_PARTNER_MODEL``, else the scripted model).
+    ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
+    ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
+    judge, else the offline scripted heuristics; ``"none"``: leave them unscored); the judge does
+    not shape the episodes, so it is not part of the derived run name. Nor does ``interview``,
+    which asks each agent seat of a finished episode about the goals and probes
+    (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role positions that speak under
+    the condition (the first role by default; ``barrier_seat``, one position, is the older spelling).
+    """
+
+    scenarios: tuple[str, ...] = ()
+    difficulties: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = DEFAULT_CONDITIONS
+    agent_model: str = ""
+    partner_model: str = ""
+    strategy: str = Seat.Strategy.DEFAULT.value
+    episodes_per_cell: int = 1
+    turn_cap: int = 20
+    temperature: float = 0.7
+    concurrency: int = 8
+    seed: int = 0
+    barrier_seats: tuple[str, ...] = ("0",)
+    workers: int = 1
+    judge_model: str = ""
+    interview: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunOptions:
+        """Options from stored JSON (or a form); unknown keys and wrong types are refused."""
+        known = {f.name: f for f in fields(cls)}
+        if "barrier_seat" in data and "barrier_seats" not in data:  # stored before a run could name several
+            data = {**data, "barrier_seats": [data["barrier_seat"]]}
+            del data["barrier_seat"]
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise RunOptionsError(unknown[0], f"Unknown run option(s): {', '.join(unknown)}.")
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            default = getattr(cls, name)
+            try:
+                if isinstance(default, tuple):
+                    items = value.split(",") if isinstance(value, str) else list(value)
+                    values[name] = tuple(str(item).strip() for item in items if str(item).strip())
+                elif isinstance(default, bool):
+                    if value not in (True, False, 0, 1, "true", "false", "on", ""):
+                        raise ValueError(value)
+                    values[name] = value in (True, 1, "true", "on")
+                elif isinstance(default, int):
+                    if isinstance(value, float) and not value.is_integer():
+                        raise ValueError(value)
+                    values[name] = int(value)
+                elif isinstance(default, float):
+                    values[name] = float(value)
+                else:
+                    values[name] = str(value).strip()
+            except (TypeError, ValueError):
+                raise RunOptionsError(name, f"{name.replace('_', ' ')}: {value!r} is not a valid value.") from None
+        options = cls(**values)
+        options.check()
+        return options
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+    def check(self) -> None:
+        """Refuse values no run can use, naming the option and the allowed range."""
+        for name, (low, high) in _LIMITS.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise RunOptionsError(
+                    name, f"{name.replace('_', ' ')} must be between {low:g} and {high:g}; got {value:g}."
+                )
+        if self.strategy not in Seat.Strategy.values:
+            raise RunOptionsError(
+                "strategy", f"Unknown strategy {self.strategy!r}; use one of {', '.join(Seat.Strategy.values)}."
+            )
+        if not self.conditions:
+            raise RunOptionsError("conditions", "Choose at least one condition.")
+        if not self.barrier_seats:
+            raise RunOptionsError("barrier_seats", "Name at least one barrier seat (a role position such as 0).")
+        wrong = [s for s in self.barrier_seats if not s.isdigit() or int(s) > MAX_POSITION]
+        if wrong:
+            raise RunOptionsError(
+                "barrier_seats",
+                f"barrier seats are role positions from 0 to {MAX_POSITION}; got {', '.join(map(repr, wrong))}.",
+            )
+        if len(set(self.barrier_positions)) != len(self.barrier_seats):
+            raise RunOptionsError("barrier_seats", "A barrier seat is listed twice.")
+        unknown = [d for d in self.difficulties if d not in Difficulty.values]
+        if unknown:
+            raise RunOptionsError(
+                "difficulties",
+                f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
+            )
+
+    @property
+    def barrier_positions(self) -> tuple[int, ...]:
+        return tuple(int(seat) for seat in self.barrier_seats)
+
+    def resolved(self) -> RunOptions:
+        """The same options with the configured model names filled in for empty ones."""
+        return RunOptions(
+            **{
+                **asdict(self),
+                "agent_model": self.agent_model or llm.model_for("agent"),
+                "partner_model": self.partner_model or llm.model_for("partner"),
+                "judge_model": self.judge_model or llm.model_for("judge"),
+            }
+        )
+
+    def default_tag(self) -> str:
+        """A run name derived from everything that shapes the episodes, so the same command resumes."""
+        speed_and_scoring = {"concurrency", "workers", "judge_model", "interview"}
+        shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
+        if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
+            shaping["barrier_seat"] = self.barrier_positions[0]
+            del shaping["barrier_seats"]
+        digest = hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:10]
+        return f"sim-{digest}"
+
+
+_OPTION_LABELS = {
+    "scenarios": ("Scenarios", "every scenario"),
+    "difficulties": ("Difficulty tags", "any"),
+    "conditions": ("Conditions", ""),
+    "agent_model": ("Barrier seat's model", "configured"),
+    "partner_model": ("Partner's model", "configured"),
+    "judge_model": ("Judge", "configured"),
+    "strategy": ("Partner strategy", ""),
+    "episodes_per_cell": ("Episodes per cell", ""),
+    "turn_cap": ("Turn cap", ""),
+    "temperature": ("Temperature", ""),
+    "concurrency": ("Concurrency", ""),
+    "workers": ("Worker processes", ""),
+    "seed": ("Seed", ""),
+    "barrier_seats": ("Barrier seats (role positions)", ""),
+    "barrier_seat": ("Barrier seat (role position)", ""),
+    "interview": ("Interview the agents", ""),
+}
+
+
+def describe_options(options: dict[str, Any]) -> list[tuple[str, str]]:
+    """A run's stored options as (label, text) pairs, in a fixed order, empty values spelled out."""
+    rows = []
+    for key, (label, empty) in _OPTION_LABELS.items():
+        if key not in options:
+            continue
+        value = options[key]
+        text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        rows.append((label, text or empty))
+    return rows

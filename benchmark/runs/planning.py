@@ -1,0 +1,239 @@
+"""A run's plan: scenarios × conditions × episodes per cell, then its episodes in the database.
+
+Each planned episode has an external id made from the run's tag, the scenario, the condition and
+its number in the cell, so planning the same run again finds the same episodes: that is what
+makes a run resumable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils.text import slugify
+
+from ..models import Barrier, Episode, Role, Scenario, Team
+from .options import RunOptions, RunOptionsError
+from .simulation import create_episode
+from .turn_taking import check_greeter, turn_cap_for
+
+EXTERNAL_ID_LENGTH = 100  # Episode.external_id
+PREPARE_BATCH = 500
+
+
+@dataclass(frozen=True)
+class PlannedEpisode:
+    external_id: str
+    scenario: Scenario
+    barrier: Barrier
+    number: int  # within its cell, from 0
+    seed: int
+
+
+@dataclass
+class RunPlan:
+    """The grid: scenarios × conditions × episodes per cell, with one external id per episode."""
+
+    tag: str
+    options: RunOptions  # resolved
+    team: Team
+    scenarios: list[Scenario]
+    barriers: list[Barrier]
+    positions: dict[int, list[int]]  # scenario id -> its role positions
+
+    def models_for(self, scenario: Scenario) -> dict[int, str]:
+        """The agent model for the barrier seats, the partner model for every other seat."""
+        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
+        return {position: agent if position in seats else partner for position in self.positions[scenario.pk]}
+
+    @property
+    def total(self) -> int:
+        return len(self.scenarios) * len(self.barriers) * self.options.episodes_per_cell
+
+    def episodes(self) -> list[PlannedEpisode]:
+        """Scenario-major order, so a partly done run has whole scenarios compared across conditions."""
+        per_cell = self.options.episodes_per_cell
+        return [
+            PlannedEpisode(
+                episode_external_id(self.tag, scenario, barrier, number),
+                scenario,
+                barrier,
+                number,
+                # the same seed in every condition: conditions are compared on paired episodes
+                self.options.seed + number,
+            )
+            for scenario in self.scenarios
+            for number in range(per_cell)
+            for barrier in self.barriers
+        ]
+
+
+def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: int) -> str:
+    """``<tag>-s<scenario id>-<condition>-<n>``; a tag too long for that is shortened with a digest."""
+    tail = f"-s{scenario.pk}-{barrier.key}-{number}"
+    whole = f"{tag}{tail}"
+    if len(whole) <= EXTERNAL_ID_LENGTH:
+        return whole
+    digest = hashlib.sha1(whole.encode()).hexdigest()[:12]
+    return f"{tag[: EXTERNAL_ID_LENGTH - len(digest) - 1]}-{digest}"
+
+
+def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
+    """The team's scenarios by id or codename (all but templates when none is given), narrowed to the
+    difficulty tags.
+
+    Another team's scenario is unknown here, exactly like an id that does not exist. A template
+    cannot be played; naming one is refused.
+    """
+    scenarios = Scenario.objects.of_team(team).order_by("pk")
+    if selectors:
+        ids = {int(s) for s in selectors if s.isdigit()}
+        names = {s for s in selectors if not s.isdigit()}
+        scenarios = scenarios.filter(Q(pk__in=ids) | Q(codename__in=names))
+        found = list(scenarios)
+        unknown = [
+            s for s in selectors
+            if not any((s.isdigit() and x.pk == int(s)) or x.codename == s for x in found)
+        ]
+        if unknown:
+            raise RunOptionsError(
+                "scenarios", f"No scenario has the id or codename {', '.join(map(repr, unknown))}."
+            )
+        templates = [str(x) for x in found if x.is_template]
+        if templates:
+            raise RunOptionsError(
+                "scenarios", f"{', '.join(templates)}: a template cannot be played; choose scenarios instantiated "
+                "from it (manage.py instantiate_template)."
+            )
+    else:
+        scenarios = scenarios.filter(is_template=False)
+    if difficulties:
+        scenarios = scenarios.filter(difficulty__in=difficulties)
+    chosen = list(scenarios)
+    if not chosen:
+        what = "with those ids or codenames" if selectors else "in the database"
+        narrowed = f" tagged {', '.join(difficulties)}" if difficulties else ""
+        raise RunOptionsError("scenarios" if selectors else "difficulties", f"No scenario {what}{narrowed}.")
+    return chosen
+
+
+def resolve_conditions(team: Team, keys: Sequence[str]) -> list[Barrier]:
+    """Barriers by key (built-in or the team's), in the order given; an unknown key is refused
+    with the known ones listed."""
+    usable = Barrier.objects.of_team(team)
+    barriers = {b.key: b for b in usable.filter(key__in=keys)}
+    unknown = [key for key in keys if key not in barriers]
+    if unknown:
+        known = ", ".join(usable.order_by("position", "key").values_list("key", flat=True))
+        raise RunOptionsError(
+            "conditions", f"Unknown condition(s) {', '.join(map(repr, unknown))}; known barriers: {known}."
+        )
+    if len(set(keys)) != len(keys):
+        raise RunOptionsError("conditions", "A condition is listed twice.")
+    return [barriers[key] for key in keys]
+
+
+def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan:
+    """Check options against the team's data and lay out the grid; nothing is written."""
+    options.check()
+    options = options.resolved()
+    tag = tag or options.default_tag()
+    if slugify(tag) != tag or len(tag) > 100:
+        raise RunOptionsError("tag", f"Run name {tag!r} must be a slug (letters, digits, - and _), at most 100.")
+    barriers = resolve_conditions(team, options.conditions)
+    scenarios = resolve_scenarios(team, options.scenarios, options.difficulties)
+    positions: dict[int, list[int]] = {s.pk: [] for s in scenarios}
+    uncast: set[int] = set()
+    for chunk in chunks([s.pk for s in scenarios]):
+        for scenario_id, position, character_id in Role.objects.filter(scenario_id__in=chunk).values_list(
+            "scenario_id", "position", "character_id"
+        ):
+            positions[scenario_id].append(position)
+            if character_id is None:
+                uncast.add(scenario_id)
+    for scenario in scenarios:
+        if len(positions[scenario.pk]) < 2:
+            raise RunOptionsError(
+                "scenarios", f"Scenario {scenario} has {len(positions[scenario.pk])} role(s); an episode needs two."
+            )
+        if scenario.pk in uncast:
+            raise RunOptionsError("scenarios", f"Scenario {scenario} has a role without a default character.")
+        missing = [seat for seat in options.barrier_positions if seat not in positions[scenario.pk]]
+        if missing:
+            raise RunOptionsError(
+                "barrier_seats",
+                f"Scenario {scenario} has no role at position {', '.join(map(str, missing))} for the barrier.",
+            )
+        greeter_problem = check_greeter(scenario, positions[scenario.pk])
+        if greeter_problem:
+            raise RunOptionsError("scenarios", greeter_problem)
+    return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
+
+
+def chunks(items: Sequence[Any], size: int = 5000) -> Iterable[Sequence[Any]]:
+    """Slices small enough for an IN (...) list on every database (SQLite caps its parameters)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass
+class Preparation:
+    """The run's episodes in the database: which to play, and how many were already done."""
+
+    episode_ids: list[int]
+    to_play: list[tuple[int, int]]  # (episode id, seed)
+    created: int
+    already_finished: int
+
+
+def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -> Preparation:
+    """Create the missing episodes and ready the unfinished ones for another go.
+
+    The plan was checked against the database first, so creation does not fail on bad input; it
+    goes in transactions of ``PREPARE_BATCH`` episodes, calling ``beat`` after each, so a worker
+    creating thousands of episodes keeps its heartbeat. Creation is idempotent by external id: a
+    worker that dies halfway leaves episodes the next one finds. An existing episode keeps the
+    seats and models it was created with; a failed or interrupted one is set back to ``pending``
+    (its stored turns stay, and it resumes after them).
+    """
+    planned = plan.episodes()
+    options = plan.options
+    existing = {
+        e.external_id: e
+        for chunk in chunks([p.external_id for p in planned])
+        for e in Episode.objects.of_team(plan.team)
+        .filter(external_id__in=chunk)
+        .only("pk", "external_id", "status", "settings")
+    }
+    missing = [item for item in planned if item.external_id not in existing]
+    for batch in chunks(missing, PREPARE_BATCH):
+        with transaction.atomic():
+            for item in batch:
+                existing[item.external_id] = create_episode(
+                    item.scenario,
+                    item.barrier,
+                    barrier_seats=options.barrier_positions,
+                    models=plan.models_for(item.scenario),
+                    strategy=options.strategy,
+                    turn_cap=turn_cap_for(item.scenario, options.turn_cap),
+                    tag=plan.tag,
+                    settings={"temperature": options.temperature, "seed": item.seed, "run": plan.tag},
+                    external_id=item.external_id,
+                )
+        if beat is not None:
+            beat()
+    episodes = [existing[item.external_id] for item in planned]
+    unfinished = [e for e in episodes if e.status != Episode.Status.FINISHED]
+    for chunk in chunks([e.pk for e in unfinished if e.status != Episode.Status.PENDING]):
+        Episode.objects.filter(pk__in=chunk).update(status=Episode.Status.PENDING, end_reason="", finished_at=None)
+    seeds = {item.external_id: item.seed for item in planned}
+    return Preparation(
+        episode_ids=[e.pk for e in episodes],
+        to_play=[(e.pk, int(e.settings.get("seed", seeds[e.external_id]))) for e in unfinished],
+        created=len(missing),
+        already_finished=len(episodes) - len(unfinished),
+    )

@@ -1,0 +1,242 @@
+"""Today's demo, stored by the code before issue 13, survives every migration since.
+
+``data/demo_before_issue_13.json.gz`` holds what ``make demo`` stores at commit df40544, plus the
+rows the demo lacks (see ``make_fixture.py``: a role with a two-line goal, evaluations by ``human
+mean`` without a prompt version, a person's submitted and draft annotation versions with spans,
+chat participants' questionnaire answers, a gold item's numeric key, a simulation run). The test
+migrates the test database back to the nodes of that commit, inserts the rows with the historical
+models of that state, migrates forward to the latest nodes and runs every check below. Each check
+reads the fixture as plain data (``fixture_rows``, ``fixture_by_pk``) and the migrated database
+with the latest *historical* models (``new.get_model``), and all of them run even when one
+fails, so a failure lists everything that went wrong. Then the current code serves every download
+researchers had from that data (``downloads.py``), which must match what the old code served.
+
+Who replaces which check
+------------------------
+The checks are written against the schema of today's main, where nothing has moved yet. A helper
+whose migration moves a concept replaces that concept's check, in the same commit as the
+migration, with one against the new representation that proves the same thing: every stored row
+is found there with the same values. A check keeps its ``@covers`` labels (the stored models it
+accounts for); ``test_every_stored_model_is_checked`` fails when a stored model is left unchecked.
+
+- ``check_evaluations`` → ``judge``: every old evaluation is a judge's (or the human mean's)
+  answer to the Sotopia-EVAL or SocialVeil instrument, with the same score, reasoning and usage.
+- ``check_schemes_and_questions``, ``check_annotations``, ``check_annotation_answers``,
+  ``check_spans``, ``check_studies`` → ``instruments``: schemes become instruments, annotations
+  responses (versions and drafts kept), answers typed answers, keys and spans still attached.
+- ``check_scenarios_and_roles`` → ``parties``: each role's goal lines are its goals, in order.
+- ``check_chat`` → ``questionnaire``: each participant's answers are a participant's response.
+- ``check_people_and_shared_data``, ``check_episodes_seats_turns``, ``check_runs``: not moved by
+  issue 13 (new columns are fine; a stored value that changes is not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.apps.registry import Apps
+
+from .downloads import assert_downloads_unchanged, fetch_all, stored_downloads
+from .harness import (
+    BEFORE_ISSUE_13,
+    assert_rows_unchanged,
+    assert_same,
+    fixture_by_pk,
+    fixture_labels,
+    fixture_rows,
+    load_fixture,
+    migrate,
+    migrate_to_latest,
+    nodes_with_other_apps,
+)
+
+Check = Callable[[Apps], None]
+CHECKS: list[Check] = []
+
+
+def covers(*labels: str) -> Callable[[Check], Check]:
+    """Register a check and the stored models (``app_label.modelname``) whose rows it accounts for."""
+    def register(check: Check) -> Check:
+        check.covers = labels  # type: ignore[attr-defined]
+        CHECKS.append(check)
+        return check
+    return register
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_every_stored_row_and_download_survives_the_migrations():
+    """The stored rows (``CHECKS``), then what researchers download from them (``downloads.py``): one
+    backward and forward migration serves both, since it is the slow part."""
+    try:
+        load_fixture(migrate(nodes_with_other_apps(BEFORE_ISSUE_13)))
+        new = migrate_to_latest()
+        failures = []
+        for check in CHECKS:
+            try:
+                check(new)
+            except AssertionError as error:
+                failures.append(f"{check.__name__}: {error}")
+        stored = stored_downloads()
+        try:
+            assert_downloads_unchanged(stored, fetch_all(stored))
+        except AssertionError as error:
+            failures.append(f"downloads: {error}")
+        if failures:
+            pytest.fail("\n\n".join(failures), pytrace=False)
+    finally:
+        migrate_to_latest()
+
+
+def test_every_stored_model_is_checked():
+    checked = {label for check in CHECKS for label in check.covers}
+    assert set(fixture_labels()) - checked == set()
+
+
+def test_the_fixture_holds_what_the_demo_lacks():
+    """The cases ``make_fixture.py`` adds are still in the file, so a rebuilt fixture cannot drop them."""
+    assert any("\n" in row["goal"].strip() for row in fixture_rows("benchmark.role"))
+    assert any(row["evaluator"] == "human mean" and row["prompt_version"] == ""
+               for row in fixture_rows("benchmark.evaluation"))
+    versions = {}
+    for row in fixture_rows("annotator.annotation"):
+        versions.setdefault(row["assignment"], {})[row["version"]] = (row["status"], row["generated_by"])
+    assert {1: ("submitted", ""), 2: ("draft", "")} in versions.values()
+    assert any(row["start_char"] is not None and row["attributes"] for row in fixture_rows("annotator.span"))
+    items = fixture_by_pk("annotator.studyitem")
+    assert any(items[row["item"]]["kind"] == "gold" and row["tolerance"] for row in fixture_rows("annotator.itemkey"))
+    assert any(row["stage"] == "done" and row["answers"] for row in fixture_rows("chat.participant"))
+    assert fixture_rows("benchmark.simulationrun")
+
+
+# --- checks: not moved by issue 13 ------------------------------------------------------------------
+
+
+@covers("auth.user", "auth.group", "benchmark.team", "benchmark.teammember", "benchmark.barrier",
+        "benchmark.barriercue", "benchmark.character", "annotator.socialattribute")
+def check_people_and_shared_data(new: Apps) -> None:
+    for label in check_people_and_shared_data.covers:
+        assert_rows_unchanged(new, label)
+
+
+@covers("benchmark.episode", "benchmark.seat", "benchmark.turn")
+def check_episodes_seats_turns(new: Apps) -> None:
+    for label in check_episodes_seats_turns.covers:
+        assert_rows_unchanged(new, label)
+
+
+@covers("benchmark.simulationrun", "benchmark.neutralcontext")
+def check_runs(new: Apps) -> None:
+    for label in check_runs.covers:
+        assert_rows_unchanged(new, label)
+
+
+# --- checks: each to be replaced by the helper who moves the concept ----------------------------------
+
+
+@covers("benchmark.scenario", "benchmark.role")
+def check_scenarios_and_roles(new: Apps) -> None:
+    """Each role's goal text is its goals now: one per non-empty line, stripped, in order, without tags."""
+    assert_rows_unchanged(new, "benchmark.scenario")
+    stored = {
+        row["pk"]: [(line.strip(), []) for line in row["goal"].splitlines() if line.strip()]
+        for row in fixture_rows("benchmark.role")
+    }
+    Goal, Role = new.get_model("benchmark", "Goal"), new.get_model("benchmark", "Role")
+    found: dict[int, list[tuple[str, list[str]]]] = {pk: [] for pk in Role.objects.values_list("pk", flat=True)}
+    for role_id, text, tags in Goal.objects.order_by("role_id", "position").values_list("role_id", "text", "tags"):
+        found.setdefault(role_id, []).append((text, tags))
+    positions = [list(Goal.objects.filter(role_id=pk).order_by("position").values_list("position", flat=True))
+                 for pk in stored]
+    assert_same(stored, found, "goals of each role, one per line of its goal text")
+    assert all(numbers == list(range(len(numbers))) for numbers in positions), "goal positions count from 0"
+    assert_rows_unchanged(new, "benchmark.role", ignore=["goal"])
+
+
+@covers("benchmark.evaluation")
+def check_evaluations(new: Apps) -> None:
+    episodes, seats = fixture_by_pk("benchmark.episode"), fixture_by_pk("benchmark.seat")
+    stored = {
+        (episodes[row["episode"]]["external_id"], row["seat"] and seats[row["seat"]]["position"], row["evaluator"],
+         row["prompt_version"], row["dimension"]): (row["score"], row["reasoning"])
+        for row in fixture_rows("benchmark.evaluation")
+    }
+    Evaluation = new.get_model("benchmark", "Evaluation")
+    found = (
+        ((evaluation.episode.external_id, evaluation.seat and evaluation.seat.position, evaluation.evaluator,
+          evaluation.prompt_version, evaluation.dimension), (evaluation.score, evaluation.reasoning))
+        for evaluation in Evaluation.objects.select_related("episode", "seat")
+    )
+    assert_same(stored, found, "score and reasoning of each evaluation")
+    assert_rows_unchanged(new, "benchmark.evaluation")  # times and usage too
+
+
+@covers("annotator.scheme", "annotator.question")
+def check_schemes_and_questions(new: Apps) -> None:
+    assert_rows_unchanged(new, "annotator.scheme")
+    assert_rows_unchanged(new, "annotator.question")
+
+
+@covers("annotator.annotation")
+def check_annotations(new: Apps) -> None:
+    stored = {
+        (row["assignment"], row["version"]): (row["status"], row["generated_by"], row["revision"])
+        for row in fixture_rows("annotator.annotation")
+    }
+    Annotation = new.get_model("annotator", "Annotation")
+    found = (
+        ((assignment, version), (status, generated_by, revision))
+        for assignment, version, status, generated_by, revision in Annotation.objects.values_list(
+            "assignment", "version", "status", "generated_by", "revision"
+        )
+    )
+    assert_same(stored, found, "status, author and revision of each annotation version")
+    assert_rows_unchanged(new, "annotator.annotation")
+
+
+@covers("annotator.answer")
+def check_annotation_answers(new: Apps) -> None:
+    questions = fixture_by_pk("annotator.question")
+    stored = {
+        (row["annotation"], questions[row["question"]]["key"], row["seat_position"]):
+            (row["value"], row["number"], row["rationale"])
+        for row in fixture_rows("annotator.answer")
+    }
+    Answer = new.get_model("annotator", "Answer")
+    found = (
+        ((annotation, key, seat), (value, number, rationale))
+        for annotation, key, seat, value, number, rationale in Answer.objects.values_list(
+            "annotation", "question__key", "seat_position", "value", "number", "rationale"
+        )
+    )
+    assert_same(stored, found, "value, number and rationale of each annotation answer")
+    assert_rows_unchanged(new, "annotator.answer")
+
+
+@covers("annotator.span")
+def check_spans(new: Apps) -> None:
+    assert_rows_unchanged(new, "annotator.span")  # anchors, label, rationale, correction and attributes
+
+
+@covers("annotator.study", "annotator.membership", "annotator.studyitem", "annotator.itemkey",
+        "annotator.assignment")
+def check_studies(new: Apps) -> None:
+    for label in check_studies.covers:
+        assert_rows_unchanged(new, label)
+
+
+@covers("chat.chatstudy", "chat.chatcondition", "chat.participant")
+def check_chat(new: Apps) -> None:
+    studies = fixture_by_pk("chat.chatstudy")
+    stored = {
+        (studies[row["study"]]["slug"], row["participant_id"]): row["answers"]
+        for row in fixture_rows("chat.participant")
+    }
+    Participant = new.get_model("chat", "Participant")
+    found = (
+        ((slug, participant_id), answers)
+        for slug, participant_id, answers in Participant.objects.values_list("study__slug", "participant_id", "answers")
+    )
+    assert_same(stored, found, "questionnaire answers of each participant")
+    for label in check_chat.covers:
+        assert_rows_unchanged(new, label)  # the questionnaires themselves, conditions, stages and times

@@ -1,0 +1,190 @@
+"""The layout rules of docs/architecture.md, read from the source with ``ast`` (nothing is imported).
+
+- no import circle among benchmark's modules (imports at module level; ``if TYPE_CHECKING``
+  blocks run only under a type checker and are left out);
+- ``benchmark`` imports nothing of Parley's other apps or the project package;
+- ``benchmark/stats`` imports no Django, not even through the benchmark modules it imports;
+- no module of benchmark, annotator or chat is over ``MAX_LINES`` lines, except the few listed in
+  ``LONG_MODULES`` with the reason; the list is meant to shrink, so a listed module that is no
+  longer long fails too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 500
+OTHER_APPS = ("annotator", "chat", "config")
+
+LONG_MODULES = {
+    "benchmark/agents/scripted.py": "the scripted agent, barrier stylers and heuristic judge; to be split by concept",
+    "benchmark/evaluation/judge.py": "the judge is being rebuilt on instruments (issue 13), which splits it",
+    "benchmark/importing/sotopia.py": "the Sotopia importer; its evaluation part moves onto instruments (issue 13)",
+    "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
+    "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
+    "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
+    "annotator/schemes.py": "annotation presets and checks; they move to benchmark/instruments/ (issue 13)",
+    "annotator/reports/build.py": "the agreement report; its human-vs-judge part moves onto instruments (issue 13)",
+}
+
+
+def python_files(app: str) -> list[Path]:
+    return sorted(path for path in (ROOT / app).rglob("*.py") if "migrations" not in path.parts)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _module_level(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """Imports that run when the module is imported: the top level, and inside top-level if/try blocks."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif isinstance(node, ast.If) and not _is_type_checking(node):
+            found += _module_level(node.body) + _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            found += _module_level(node.body)
+            for handler in node.handlers:
+                found += _module_level(handler.body)
+            found += _module_level(node.orelse) + _module_level(node.finalbody)
+    return found
+
+
+def imported_modules(path: Path, *, known: set[str]) -> set[str]:
+    """The modules ``path`` imports at module level, absolute; ``from package import module`` names the module."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in _module_level(ast.parse(path.read_text(encoding="utf-8")).body):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            base = ".".join(anchor + ([base] if base else []))
+        for alias in node.names:
+            submodule = f"{base}.{alias.name}"
+            targets.add(submodule if submodule in known else base)
+    return targets
+
+
+def import_graph(app: str) -> dict[str, set[str]]:
+    files = python_files(app)
+    known = {module_name(path) for path in files}
+    return {module_name(path): imported_modules(path, known=known) & known for path in files}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                return path[path.index(target) :] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            found = visit(module)
+            if found:
+                return found
+    return None
+
+
+def test_benchmark_has_no_import_circle():
+    cycle = find_cycle(import_graph("benchmark"))
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_a_relative_import_of_a_sibling_module_is_an_edge_to_that_module():
+    path = ROOT / "benchmark" / "agents" / "acting.py"
+    known = {module_name(p) for p in python_files("benchmark")}
+    assert {"benchmark.agents.llm", "benchmark.agents.scripted", "benchmark.agents.prompt"} <= imported_modules(
+        path, known=known
+    )
+
+
+def test_benchmark_imports_nothing_of_the_other_apps():
+    """Not even inside a function: ``annotator`` and ``chat`` build on ``benchmark``, never the reverse."""
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in python_files("benchmark")
+        for line, name in _all_imports(path)
+        if name.split(".")[0] in OTHER_APPS
+    ]
+    assert offenders == []
+
+
+def _all_imports(path: Path) -> list[tuple[int, str]]:
+    """Every absolute import in ``path``, wherever it is, with its line; relative ones are left out."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_stats_imports_no_django_even_through_other_modules():
+    """``benchmark.stats`` and every benchmark module it reaches run without Django."""
+    graph = import_graph("benchmark")
+    reached, todo = set(), [name for name in graph if name.startswith("benchmark.stats")]
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo += graph[module]
+    offenders = []
+    for path in python_files("benchmark"):
+        if module_name(path) in reached:
+            offenders += [
+                f"{path.relative_to(ROOT)}:{line} imports {name}"
+                for line, name in _all_imports(path)
+                if name.split(".")[0] in ("django", *OTHER_APPS)
+            ]
+    assert offenders == []
+
+
+def test_no_module_is_longer_than_the_limit_without_a_reason():
+    lengths = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for app in ("benchmark", "annotator", "chat")
+        for path in python_files(app)
+    }
+    too_long = sorted(f"{name} ({lines} lines)" for name, lines in lengths.items() if lines > MAX_LINES)
+    unexplained = [entry for entry in too_long if entry.split(" ")[0] not in LONG_MODULES]
+    assert unexplained == [], f"over {MAX_LINES} lines: split them by concept"
+    no_longer_long = sorted(name for name in LONG_MODULES if lengths.get(name, 0) <= MAX_LINES)
+    assert no_longer_long == [], "no longer over the limit (or gone): take them off LONG_MODULES"
