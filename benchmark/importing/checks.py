@@ -93,7 +93,7 @@ def check_scenario_shape(draft: ScenarioDraft) -> None:
     if greeter is not None:
         if values.get("turn_taking") != TurnTaking.RANDOM_AFTER_GREETING:
             raise origin.at("greeter").problem(
-                f"only {TurnTaking.RANDOM_AFTER_GREETING!r} turn-taking has a greeter; set it to null"
+                f"only '{TurnTaking.RANDOM_AFTER_GREETING.value}' turn-taking has a greeter; set it to null"
             )
         if greeter not in positions:
             raise origin.at("greeter").problem(f"no role at position {greeter} (roles: {shown})")
