@@ -9,8 +9,8 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   interference with each other most often, as readers do, and otherwise picks a neighbour.
   Attention checks are mostly answered as instructed.
 - **Likert and slider** answers scatter around the scripted judge's score for the same question
-  (``Evaluation`` rows of ``benchmark.agents.scripted``): each rater has a bias of their own plus noise,
-  both in proportion to the scale, rounded to its step and kept within it.
+  (its answers about the episode, ``benchmark.evaluation.scripted_judge``): each rater has a bias
+  of their own plus noise, both in proportion to the scale, rounded to its step and kept within it.
 - **SHREC spans** start from the scripted model's heuristics on each turn (barrier traces mark an
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
   sometimes stretches one over the next turn, now and then reads the label the other way, and
@@ -36,7 +36,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 
 from benchmark.agents import scripted
-from benchmark.models import Evaluation
+from benchmark.evaluation import scripted_judge
+from benchmark.models import Answer as CoreAnswer
 
 from . import assignment as assignments
 from . import drafts
@@ -129,9 +130,12 @@ def generate(study: Study, annotators: Sequence[AbstractBaseUser], *, seed: int 
 def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     """The form one rater would post for the item, as field name → text."""
     episode = page.item.episode
-    scores = Evaluation.objects.filter(episode=episode, evaluator=scripted.EVALUATOR)
+    scores = CoreAnswer.objects.filter(
+        response__episode=episode, response__respondent__kind="judge",
+        response__respondent__model=scripted_judge.RESPONDENT,
+    )
     judge = {(dimension, seat): score for dimension, seat, score in scores.values_list(
-        "dimension", "seat__position", "score"
+        "question__dimension", "seat_position", "number"
     )}
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)

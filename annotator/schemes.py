@@ -40,7 +40,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import Barrier
 
 from .models import Question, Scheme, SocialAttribute
@@ -120,7 +120,7 @@ def _slider(low: int, high: int, low_means: str, high_means: str) -> dict[str, A
 
 
 def _sotopia_question(key: str, prompt: str, help_text: str, low_means: str, high_means: str) -> QuestionSpec:
-    dimension = DIMENSIONS[key]
+    _, dimension = JUDGE_DIMENSIONS[key]
     return QuestionSpec(
         key=key, kind=Kind.SLIDER, prompt=prompt, help_text=help_text, per_seat=True, rationale="required",
         options=_slider(dimension.low, dimension.high, low_means, high_means), dimension=key,
@@ -570,9 +570,11 @@ def _copy_question(question: Question, scheme: Scheme) -> Question:
 
 
 def _dimension_problems(question: Question) -> list[str]:
-    dimension = DIMENSIONS.get(question.dimension)
-    if dimension is None:
-        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {', '.join(DIMENSIONS)}"]
+    found = JUDGE_DIMENSIONS.get(question.dimension)
+    if found is None:
+        known = ", ".join(JUDGE_DIMENSIONS)
+        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {known}"]
+    dimension = found[1]
     problems = []
     if question.kind not in NUMERIC_KINDS:
         problems.append("dimension: only Likert and slider questions can measure a dimension")

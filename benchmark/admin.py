@@ -14,14 +14,16 @@ from django.forms import CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
 from .models import (
+    Answer,
     Barrier,
     BarrierCue,
     Character,
     Episode,
-    Evaluation,
     Goal,
     NeutralContext,
     Probe,
+    Respondent,
+    Response,
     Role,
     Scenario,
     Seat,
@@ -281,13 +283,35 @@ class TurnAdmin(admin.ModelAdmin):
         return turn.content if len(turn.content) <= 80 else turn.content[:79] + "…"
 
 
-@admin.register(Evaluation)
-class EvaluationAdmin(admin.ModelAdmin):
-    list_display = ["episode", "evaluator", "dimension", "seat", "score", "prompt_version", "created_at"]
-    list_filter = ["evaluator", "dimension"]
-    list_select_related = ["episode", "seat__character", "seat__episode"]
-    search_fields = ["evaluator", "reasoning", "episode__external_id"]
-    autocomplete_fields = ["episode", "seat"]
+@admin.register(Respondent)
+class RespondentAdmin(admin.ModelAdmin):
+    """Who answered: judges and agents by model and prompt version, people by account, imports by label."""
+
+    list_display = ["__str__", "kind", "model", "prompt_version", "label", "user"]
+    list_filter = ["kind"]
+    list_select_related = ["user"]
+    search_fields = ["model", "label", "prompt_version", "user__username"]
+    autocomplete_fields = ["user"]
+
+
+class AnswerInline(admin.TabularInline):
+    model = Answer
+    extra = 0
+    fields = ["question", "seat_position", "goal", "value", "number", "reasoning"]
+    raw_id_fields = ["question", "goal"]
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    """One respondent's answers to one instrument about an episode (a judge's verdict, say), with its answers."""
+
+    list_display = ["episode", "respondent", "instrument", "seat_position", "created_at", "latency_ms"]
+    list_filter = ["respondent__kind"]
+    list_select_related = ["episode", "respondent__user", "instrument"]
+    search_fields = ["respondent__model", "respondent__label", "episode__external_id"]
+    autocomplete_fields = ["episode", "respondent"]
+    raw_id_fields = ["instrument"]
+    inlines = [AnswerInline]
 
 
 @admin.register(NeutralContext)

@@ -1,9 +1,13 @@
 """Export episodes as Parley JSON Lines or as a flat CSV of turns (see ``docs/formats.md``).
 
 The JSON Lines export is deterministic: keys sorted, episodes in order of external id, seats,
-roles, turns and evaluations in their natural order, timestamps in ISO 8601 UTC, no database
-primary keys. Every episode has an external id since it was created (``Episode.save``), so an
-export imports back into the same team as unchanged. A scenario or character without one gets a
+roles, turns, responses and answers in their natural order, timestamps in ISO 8601 UTC, no database
+primary keys. Responses are those of respondents named by a model or a label (judges, interviewed
+agents, imported ratings such as ``human mean``); the answers of people with accounts (annotators,
+participants) belong to their studies and leave through the studies' own exports.
+
+Every episode has an external id since it was created (``Episode.save``), so an export imports
+back into the same team as unchanged. A scenario or character without one gets a
 stable one (``parley-scenario-<pk>``, ``parley-character-<pk>``), which becomes its external id
 when the file is imported, so export, import into an empty database and export again gives the
 same bytes.
@@ -20,10 +24,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from .csv_output import CsvWriter, Writable
-from .models import Character, Episode, Evaluation, Scenario, Seat, Team, Turn
+from .models import Answer, Character, Episode, Response, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
 FORMAT_VERSION = 1
@@ -81,7 +85,13 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
                 "scenario__template__probes",
                 "seats__character",
                 "turns",
-                "evaluations",
+                Prefetch(
+                    "responses",
+                    queryset=Response.objects.filter(respondent__user__isnull=True).select_related(
+                        "respondent", "instrument"
+                    ),
+                ),
+                Prefetch("responses__answers", queryset=Answer.objects.select_related("question", "goal__role")),
             )
         )
         by_pk = {episode.pk: episode for episode in fetched}
@@ -166,15 +176,7 @@ def episode_record(episode: Episode) -> dict[str, Any]:
     seats = sorted(episode.seats.all(), key=lambda seat: seat.position)
     seat_positions = {seat.pk: seat.position for seat in seats}
     role_positions = {role.pk: role.position for role in episode.scenario.roles.all()}
-    evaluations = sorted(
-        episode.evaluations.all(),
-        key=lambda evaluation: (
-            evaluation.evaluator,
-            evaluation.prompt_version,
-            -1 if evaluation.seat_id is None else seat_positions[evaluation.seat_id],
-            evaluation.dimension,
-        ),
-    )
+    responses = sorted((response_record(response) for response in episode.responses.all()), key=_response_order)
     return {
         "format_version": FORMAT_VERSION,
         "external_id": stable_id(episode),
@@ -191,7 +193,7 @@ def episode_record(episode: Episode) -> dict[str, Any]:
         "finished_at": timestamp(episode.finished_at),
         "seats": [seat_record(seat, role_positions) for seat in seats],
         "turns": [turn_record(turn, seat_positions) for turn in sorted(episode.turns.all(), key=lambda t: t.index)],
-        "evaluations": [evaluation_record(evaluation, seat_positions) for evaluation in evaluations],
+        "responses": responses,
     }
 
 
@@ -222,19 +224,49 @@ def turn_record(turn: Turn, seat_positions: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def evaluation_record(evaluation: Evaluation, seat_positions: dict[int, int]) -> dict[str, Any]:
+def response_record(response: Response) -> dict[str, Any]:
+    """One respondent's answers to one instrument (named by name and version) about the episode."""
+    respondent = response.respondent
+    answers = sorted(response.answers.all(), key=lambda answer: (
+        answer.question.position,
+        -1 if answer.seat_position is None else answer.seat_position,
+        (-1, -1) if answer.goal is None else (answer.goal.role.position, answer.goal.position),
+        answer.value,
+    ))
     return {
-        "evaluator": evaluation.evaluator,
-        "prompt_version": evaluation.prompt_version,
-        "seat": None if evaluation.seat_id is None else seat_positions[evaluation.seat_id],
-        "dimension": evaluation.dimension,
-        "score": float(evaluation.score),
-        "reasoning": evaluation.reasoning,
-        "latency_ms": evaluation.latency_ms,
-        "prompt_tokens": evaluation.prompt_tokens,
-        "completion_tokens": evaluation.completion_tokens,
-        "created_at": timestamp(evaluation.created_at),
+        "instrument": {"name": response.instrument.name, "version": response.instrument.version},
+        "respondent": {
+            "kind": respondent.kind,
+            "model": respondent.model,
+            "prompt_version": respondent.prompt_version,
+            "label": respondent.label,
+        },
+        "seat": response.seat_position,
+        "created_at": timestamp(response.created_at),
+        "latency_ms": response.latency_ms,
+        "prompt_tokens": response.prompt_tokens,
+        "completion_tokens": response.completion_tokens,
+        "answers": [answer_record(answer) for answer in answers],
     }
+
+
+def answer_record(answer: Answer) -> dict[str, Any]:
+    return {
+        "question": answer.question.key,
+        "seat": answer.seat_position,
+        "goal": None if answer.goal is None else {"role": answer.goal.role.position, "position": answer.goal.position},
+        "value": answer.value,
+        "number": None if answer.number is None else float(answer.number),
+        "reasoning": answer.reasoning,
+    }
+
+
+def _response_order(record: dict[str, Any]) -> tuple[Any, ...]:
+    instrument, respondent = record["instrument"], record["respondent"]
+    return (
+        instrument["name"], instrument["version"], respondent["kind"], respondent["model"], respondent["label"],
+        respondent["prompt_version"], -1 if record["seat"] is None else record["seat"], record["created_at"] or "",
+    )
 
 
 def json_line(record: dict[str, Any]) -> str:

@@ -37,9 +37,16 @@ LINES = (
 )
 
 
+def judge_scales() -> dict:
+    """The range and scope of the judge presets' nine dimensions, as the statistics take them."""
+    from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+    from benchmark.stats.results import Scale
+
+    return {key: Scale(q.low, q.high, q.per_seat) for key, (_, q) in JUDGE_DIMENSIONS.items()}
+
+
 def synthetic_table(scenarios: int, models: int, seed: int = 7) -> pd.DataFrame:
     """One row per (episode, seat), columns as benchmark.results.build.table_columns() makes them."""
-    from benchmark.dimensions import DIMENSIONS
     from benchmark.stats.linguistic import FEATURES
 
     rng = np.random.default_rng(seed)
@@ -53,7 +60,7 @@ def synthetic_table(scenarios: int, models: int, seed: int = 7) -> pd.DataFrame:
         episode += n
         shift = np.array([SHIFT[c] for c in condition])
         scores = {}
-        for key, dimension in DIMENSIONS.items():
+        for key, dimension in judge_scales().items():
             span = dimension.high - dimension.low
             latent = dimension.low + span * 0.6 + shift * span / 8 + rng.normal(0, span / 10, (2, n))
             values = np.clip(np.rint(latent), dimension.low, dimension.high)
@@ -89,12 +96,13 @@ def main() -> None:
     from benchmark.stats.results import results_report
 
     table = synthetic_table(args.scenarios, args.models)
-    results_report(table.head(64), resamples=10)  # warm imports
+    scales = judge_scales()
+    results_report(table.head(64), scales=scales, resamples=10)  # warm imports
 
     times = []
     for _ in range(args.repeat):
         start = time.perf_counter()
-        report = results_report(table, conditions=CONDITIONS, resamples=args.resamples, seed=0)
+        report = results_report(table, scales=scales, conditions=CONDITIONS, resamples=args.resamples, seed=0)
         times.append(time.perf_counter() - start)
     best = min(times)
     json.dumps(report, allow_nan=False)  # strict JSON at this size too

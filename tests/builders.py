@@ -13,13 +13,20 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 
+from benchmark.evaluation import rubrics
+from benchmark.evaluation.respondents import find_respondent, respondent_fields
 from benchmark.models import (
     DEFAULT_TEAM_SLUG,
     ActionType,
+    Answer,
     Barrier,
     Character,
     Episode,
     Goal,
+    Instrument,
+    Question,
+    Respondent,
+    Response,
     Role,
     Scenario,
     Seat,
@@ -159,3 +166,33 @@ def make_episode(
         for index, (action, content) in enumerate(actions)
     )
     return episode
+
+
+def make_scores(
+    episode: Episode,
+    scores: Sequence[tuple[str, int | None, float]],
+    *,
+    evaluator: str = "judge",
+    prompt_version: str = "",
+    reasoning: str = "",
+) -> list[Answer]:
+    """Scores of one evaluator on the judge presets' dimensions, as answers: ``(dimension, seat position or
+    None, score)`` each. The evaluator is a judge respondent (or, for ``human mean``, a labelled annotator);
+    its answers to each preset go into one response, added to any it already has."""
+    instruments = {instrument.preset: instrument for instrument in rubrics.install(Instrument, Question)}
+    respondent = find_respondent(Respondent, respondent_fields(evaluator, prompt_version))
+    responses: dict[str, Response] = {}
+    answers = []
+    for dimension, seat, score in scores:
+        rubric, _ = rubrics.JUDGE_DIMENSIONS[dimension]
+        instrument = instruments[rubric.preset]
+        if rubric.preset not in responses:
+            responses[rubric.preset] = Response.objects.filter(
+                episode=episode, respondent=respondent, instrument=instrument
+            ).first() or Response.objects.create(episode=episode, respondent=respondent, instrument=instrument)
+        answers.append(Answer(
+            response=responses[rubric.preset], question=instrument.questions.get(key=dimension), seat_position=seat,
+            value=str(int(score)) if float(score).is_integer() else repr(float(score)), number=score,
+            reasoning=reasoning,
+        ))
+    return Answer.objects.bulk_create(answers)

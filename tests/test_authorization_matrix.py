@@ -52,11 +52,19 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
-from benchmark.models import Barrier, Episode, Evaluation, NeutralContext, Scenario, SimulationRun, Team, TeamMember
+from benchmark.models import Barrier, Episode, NeutralContext, Scenario, SimulationRun, Team, TeamMember
 from chat.models import ChatStudy, Participant
 from chat.routing import websocket_urlpatterns
 from tests.annotator.builders import make_study
-from tests.builders import add_to_team, make_episode, make_researcher, make_scenario, make_team, make_user
+from tests.builders import (
+    add_to_team,
+    make_episode,
+    make_researcher,
+    make_scenario,
+    make_scores,
+    make_team,
+    make_user,
+)
 from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.chat.builders import join, make_chat_study, make_participant
 
@@ -167,8 +175,7 @@ def build_team(mark: str) -> TeamWorld:
     scenario = make_scenario(team=team, codename=f"{mark}-scenario")
     barrier = Barrier.objects.create(team=team, key=f"{mark}-barrier", name=f"{mark} barrier", definition="Ours.")
     episodes = [make_episode(scenario=scenario, tag=f"{mark}-tag", turns=2) for _ in range(2)]
-    Evaluation.objects.create(episode=episodes[0], seat=episodes[0].seats.first(), evaluator="scripted",
-                              dimension="goal", score=5)
+    make_scores(episodes[0], [("goal", 0, 5)], evaluator="scripted")
     NeutralContext.objects.create(scenario=scenario, prompt_version="v1", model="scripted", text=f"{mark} neutral")
     run = SimulationRun.objects.create(
         team=team, tag=f"{mark}-run", created_by=researcher, total=1, finished=1, status=SimulationRun.Status.FINISHED

@@ -17,9 +17,10 @@ module decides what goes into those tables:
   kappa resamples scenarios too, and the ICC, means per condition and the alignment with the
   judge, whose intervals treat units as independent, say that they do not account for it.
 - **Judge**: a Likert or slider question that measures a ``dimension`` is compared with the
-  ``Evaluation`` rows of that dimension for the item's episode (and seat): the evaluator (and
-  prompt version) with the most such rows is the judge, and is named in the report. Rows by a
-  ``human mean`` evaluator are imported human scores, never the judge. The condition for the
+  numeric answers to questions of that ``dimension`` for the item's episode (and seat) by
+  respondents without an account (judges, imported ratings): the respondent (model or label, and
+  prompt version) with the most such answers is the judge, and is named in the report. Answers
+  labelled ``human mean`` are imported human scores, never the judge. The condition for the
   means per condition is the episode's barrier.
 - **Spans**: spans of the same item are paired across the annotators who submitted it, by
   intersection over union of their positions in turns (see ``span_position``).
@@ -41,7 +42,8 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
-from benchmark.models import Evaluation, Turn
+from benchmark.models import Answer as CoreAnswer
+from benchmark.models import Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
@@ -134,12 +136,19 @@ def _read(study: Study, questions: list[Question]) -> StudyData:
     dimensions = {question.dimension for question in questions if question.dimension}
     evaluations = []
     if dimensions and units:
-        evaluations = list(
-            Evaluation.objects.filter(
-                episode__in=StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values("episode_id"),
-                dimension__in=dimensions,
-            ).values_list("episode_id", "seat__position", "evaluator", "prompt_version", "dimension", "score")
+        scores = CoreAnswer.objects.filter(
+            response__episode__in=StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values(
+                "episode_id"
+            ),
+            response__respondent__user__isnull=True, question__dimension__in=dimensions, number__isnull=False,
+        ).values_list(
+            "response__episode_id", "seat_position", "response__respondent__model", "response__respondent__label",
+            "response__respondent__prompt_version", "question__dimension", "number",
         )
+        evaluations = [
+            (episode_id, seat, model or label, version, dimension, number)
+            for episode_id, seat, model, label, version, dimension, number in scores
+        ]
     return StudyData(units, annotations, excluded, other_schemes, generated, answers, spans, evaluations, conditions)
 
 

@@ -2,8 +2,8 @@
 
 It needs no key and no network, and it is deterministic for a seed, so the whole flow (simulate,
 chat, annotate, report) runs on a fresh machine. It is not a language model and says so: its
-usage is recorded under the model name ``scripted`` and its judge's reasoning opens with
-:data:`JUDGE_DISCLAIMER`.
+usage is recorded under the model name ``scripted``; its heuristic judge lives in
+``benchmark.evaluation.scripted_judge``.
 
 How a scripted seat acts on its turn:
 
@@ -34,20 +34,15 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from ..dimensions import DIMENSIONS
 from ..models import ActionType
 from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
 if TYPE_CHECKING:
-    from ..models import Episode, Evaluation, Seat
     from .llm import Usage
 
 SCRIPTED_MODEL = "scripted"
-EVALUATOR = "scripted"
-JUDGE_VERSION = "heuristic-1"
-JUDGE_DISCLAIMER = "Scripted heuristic, not a model judgement."
 
 # Share of barrier-seat lines that also carry one of the barrier's exemplar templates.
 TEMPLATE_RATE = 0.25
@@ -151,7 +146,7 @@ _CONCRETE_RE = re.compile(
 )
 
 
-def _count(text: str, words: Sequence[str]) -> int:
+def count_phrases(text: str, words: Sequence[str]) -> int:
     lowered = text.lower()
     return sum(len(re.findall(rf"\b{re.escape(w)}", lowered)) for w in words)
 
@@ -167,11 +162,11 @@ def concrete_count(text: str) -> int:
 
 
 def feeling_count(text: str) -> int:
-    return _count(text, FEELING_WORDS)
+    return count_phrases(text, FEELING_WORDS)
 
 
 def deferral_count(text: str) -> int:
-    return _count(text, DEFERRALS)
+    return count_phrases(text, DEFERRALS)
 
 
 def barrier_signals(text: str) -> dict[str, int]:
@@ -618,7 +613,7 @@ def _vocative(context: AgentContext) -> str:
 
 _WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-_MONEY = re.compile(
+MONEY_PATTERN = re.compile(
     r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:euros?|dollars?|pounds?|bucks|quid)\b", re.IGNORECASE
 )
 _CLOCK = re.compile(
@@ -724,7 +719,7 @@ def make_vague(
         return "their" if possessive else "that one"
 
     line = _DETERMINED_NOUN.sub(noun, text)
-    line = _MONEY.sub(swap(("that amount", "the money thing", "whatever it was")), line)
+    line = MONEY_PATTERN.sub(swap(("that amount", "the money thing", "whatever it was")), line)
     line = _CLOCK.sub(swap(("around then", "at some point")), line)
     line = _ORDINAL.sub(swap(("at some point", "whenever", "around then")), line)
     line = _DAY_POSSESSIVE.sub(swap(("that day's", "the other day's")), line)
@@ -913,207 +908,3 @@ def scripted_stream(
 ) -> ScriptedStream:
     """Stream the scripted seat's next reply word by word (for the live chat)."""
     return ScriptedStream(context, seed=seed, beats=beats, delay=delay)
-
-
-# --- the scripted judge -----------------------------------------------------------------------
-
-
-class ScriptedScore(NamedTuple):
-    seat: Seat | None
-    dimension: str
-    score: float
-    reasoning: str
-
-
-@dataclass
-class _TranscriptStats:
-    speak_turns: int
-    obscured_share: float
-    placeholders_per_turn: float
-    clarification_share: float
-    reached_cap: bool
-    left: bool
-    closure: bool
-    money_mentioned: bool
-
-
-def _clamp(value: float, low: int, high: int) -> float:
-    return float(min(high, max(low, round(value))))
-
-
-def _episode_stats(episode: Episode, turns: Sequence) -> _TranscriptStats:
-    spoken = [t for t in turns if t.action_type == ActionType.SPEAK]
-    n = max(1, len(spoken))
-    obscured = sum(
-        1 for t in spoken if any(barrier_signals(t.content).values()) and not is_clarification_request(t.content)
-    )
-    placeholders = sum(placeholder_count(t.content) for t in spoken)
-    clarifications = sum(1 for t in spoken if is_clarification_request(t.content))
-    tail = " ".join(t.content for t in spoken[-3:]).lower()
-    left = any(t.action_type == ActionType.LEAVE for t in turns)
-    return _TranscriptStats(
-        speak_turns=len(spoken),
-        obscured_share=obscured / n,
-        placeholders_per_turn=placeholders / n,
-        clarification_share=clarifications / n,
-        reached_cap=len(turns) >= episode.turn_cap and not left,
-        left=left,
-        closure=left and any(word in tail for word in AGREEMENT),
-        money_mentioned=any(_MONEY.search(t.content) for t in spoken),
-    )
-
-
-def scripted_evaluation(episode: Episode) -> list[ScriptedScore]:
-    """Score every dimension from transparent transcript heuristics (no model involved).
-
-    Goal-oriented dimensions are scored per seat, barrier-aware ones per episode, each within
-    its range in ``benchmark.dimensions``. The reasoning names the counts behind each score.
-    """
-    seats = list(episode.seats.select_related("character").order_by("position"))
-    turns = list(episode.turns.order_by("index"))
-    stats = _episode_stats(episode, turns)
-    results: list[ScriptedScore] = []
-    disclaimer = JUDGE_DISCLAIMER
-
-    confusion = 5 - 2.5 * stats.obscured_share - 1.5 * min(1.0, 3 * stats.clarification_share)
-    confusion -= 0.5 if stats.reached_cap else 0
-    results.append(
-        ScriptedScore(
-            None,
-            "unresolved_confusion",
-            _clamp(confusion, 1, 5),
-            (
-                f"{disclaimer} {stats.obscured_share:.0%} of spoken turns carry vague placeholders, deferrals or "
-                f"feeling floods; {stats.clarification_share:.0%} are clarification requests"
-                f"{'; the turn cap ended the talk' if stats.reached_cap else ''}. "
-                "Fewer of these means less confusion left."
-            ),
-        )
-    )
-    understanding = 5 - 2 * stats.obscured_share - 2 * min(1.0, 3 * stats.clarification_share)
-    understanding -= 0 if stats.closure else 1
-    results.append(
-        ScriptedScore(
-            None,
-            "mutual_understanding",
-            _clamp(understanding, 1, 5),
-            (
-                f"{disclaimer} {stats.placeholders_per_turn:.2f} vague placeholders per spoken turn, "
-                f"{stats.clarification_share:.0%} clarification requests; "
-                f"{'the talk closed on agreement' if stats.closure else 'no agreed close was detected'}."
-            ),
-        )
-    )
-
-    for seat in seats:
-        own = [t for t in turns if t.seat_id == seat.pk]
-        own_spoken = [t.content for t in own if t.action_type == ActionType.SPEAK]
-        heard = [t.content for t in turns if t.seat_id != seat.pk and t.action_type == ActionType.SPEAK]
-        results.extend(_seat_scores(seat, stats, own_spoken, heard))
-    for result in results:
-        assert DIMENSIONS[result.dimension].contains(result.score), result
-    return results
-
-
-def _seat_scores(seat: Seat, stats: _TranscriptStats, own: list[str], heard: list[str]) -> list[ScriptedScore]:
-    d = JUDGE_DISCLAIMER
-    n = max(1, len(own))
-    goal = 3 + (4 if stats.closure else 1) + 3 * (1 - stats.obscured_share)
-    repeated = len(own) - len(set(own))
-    believability = 9 - 6 * repeated / n - (1 if len(own) < 2 else 0)
-    warm = sum(1 for line in own if _count(line, WARMTH))
-    tense = sum(1 for line in own if feeling_count(line) or _count(line, RUDENESS))
-    relationship = 4 * (warm - tense) / n + (1 if stats.closure else -1)
-    facts = sum(concrete_count(line) for line in heard)
-    secret_words = _keywords(seat.character.secret)
-    said = " ".join(own).lower()
-    leaked = [w for w in secret_words if w in said]
-    leak_share = len(leaked) / len(secret_words) if secret_words else 0.0
-    rude = sum(_count(line, RUDENESS) for line in own)
-    financial = 1 if stats.money_mentioned and stats.closure else 0
-    return [
-        ScriptedScore(
-            seat,
-            "goal",
-            _clamp(goal, 0, 10),
-            (
-                f"{d} {'Closed on agreement' if stats.closure else 'No agreed close'}; "
-                f"{stats.obscured_share:.0%} of spoken turns were obscured by barrier signals."
-            ),
-        ),
-        ScriptedScore(
-            seat,
-            "believability",
-            _clamp(believability, 0, 10),
-            (f"{d} {repeated} of {len(own)} spoken lines repeat an earlier line of the same character."),
-        ),
-        ScriptedScore(
-            seat,
-            "relationship",
-            _clamp(relationship, -5, 5),
-            (
-                f"{d} {warm} warm and {tense} tense lines out of {len(own)}; "
-                f"{'ended on agreement' if stats.closure else 'no agreed close'}."
-            ),
-        ),
-        ScriptedScore(
-            seat,
-            "knowledge",
-            _clamp(2 + 0.6 * facts, 0, 10),
-            (f"{d} The other side named {facts} concrete amounts, times or numbers."),
-        ),
-        ScriptedScore(
-            seat,
-            "secret",
-            _clamp(-10 * leak_share if leak_share >= 0.4 else 0, -10, 0),
-            (f"{d} {len(leaked)} of {len(secret_words)} key words of the secret appear in the character's lines."),
-        ),
-        ScriptedScore(
-            seat, "social_rules", _clamp(-2 * rude, -10, 0), (f"{d} {rude} rude or insulting expressions found.")
-        ),
-        ScriptedScore(
-            seat,
-            "financial",
-            float(financial),
-            (
-                f"{d} "
-                + (
-                    "Money was discussed and the talk closed on agreement."
-                    if financial
-                    else "No settled exchange of money or goods was detected."
-                )
-            ),
-        ),
-    ]
-
-
-_STOPWORDS = frozenset(
-    "about after again against because before being below between could doesn during every having other "
-    "should their there these those through under until where which while would years really never always "
-    "still since".split()
-)
-
-
-def _keywords(text: str) -> list[str]:
-    words = {w for w in re.findall(r"[a-z]{5,}", text.lower()) if w not in _STOPWORDS}
-    return sorted(words)
-
-
-def save_scripted_evaluation(episode: Episode) -> list[Evaluation]:
-    """Store the scripted judge's scores for an episode, replacing its earlier scripted scores."""
-    from ..models import Evaluation
-
-    scores = scripted_evaluation(episode)
-    Evaluation.objects.filter(episode=episode, evaluator=EVALUATOR, prompt_version=JUDGE_VERSION).delete()
-    return Evaluation.objects.bulk_create(
-        Evaluation(
-            episode=episode,
-            seat=score.seat,
-            evaluator=EVALUATOR,
-            prompt_version=JUDGE_VERSION,
-            dimension=score.dimension,
-            score=score.score,
-            reasoning=score.reasoning,
-        )
-        for score in scores
-    )

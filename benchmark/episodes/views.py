@@ -1,10 +1,7 @@
-"""Researcher pages: the episode browser and one episode's transcript and scores.
+"""Researcher pages: the episode browser and one episode's transcript and every respondent's answers.
 
 Every view here is for researchers (staff or the researchers group, ``benchmark.permissions``).
 """
-
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
@@ -14,9 +11,8 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from ..agents.llm import is_scripted
-from ..dimensions import DIMENSIONS
-from ..evaluation.interviews.showing import episode_interviews
-from ..models import Episode, Evaluation, Seat
+from ..evaluation.answer_groups import answer_groups
+from ..models import Episode, Seat
 from ..permissions import researcher_required
 from .forms import EpisodeFilterForm
 
@@ -49,7 +45,8 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 @researcher_required
 def episode(request: HttpRequest, pk: int) -> HttpResponse:
-    """One episode: its scenario (roles, goals, probes), who sat where, the transcript, and every evaluator's scores."""
+    """One episode: its scenario (roles, goals, probes), who sat where, the transcript, and every
+    respondent's answers (judges, interviewed agents, people)."""
     episode = get_object_or_404(
         Episode.objects.owned_by(request.user).select_related("scenario__template", "barrier"), pk=pk
     )
@@ -66,38 +63,8 @@ def episode(request: HttpRequest, pk: int) -> HttpResponse:
         "probes": episode.scenario.probes.select_related("about__character"),
         "seats": seats,
         "turns": turns,
-        "evaluator_groups": group_by_evaluator(
-            episode.evaluations.select_related("seat__character")
-        ),
-        "interviews": episode_interviews(episode),
+        "answer_groups": answer_groups(episode),
         "scripted_label": SCRIPTED_LABEL,
         "under_barrier": not episode.barrier.is_baseline,
     }
     return render(request, "benchmark/episode_detail.html", context)
-
-
-@dataclass
-class EvaluatorGroup:
-    evaluator: str
-    prompt_version: str
-    is_scripted: bool
-    rows: list[Evaluation] = field(default_factory=list)
-
-
-def group_by_evaluator(evaluations: Iterable[Evaluation]) -> list[EvaluatorGroup]:
-    """Evaluations per evaluator (and prompt version), rows in the dimensions' order, then by seat."""
-    order = {key: position for position, key in enumerate(DIMENSIONS)}
-    groups: dict[tuple[str, str], EvaluatorGroup] = {}
-    for evaluation in evaluations:
-        key = (evaluation.evaluator, evaluation.prompt_version)
-        if key not in groups:
-            groups[key] = EvaluatorGroup(*key, is_scripted=is_scripted(evaluation.evaluator))
-        dimension = DIMENSIONS.get(evaluation.dimension)
-        evaluation.range = f"{dimension.low} to {dimension.high}" if dimension else ""
-        evaluation.label = dimension.label if dimension else evaluation.dimension
-        groups[key].rows.append(evaluation)
-    for group in groups.values():
-        group.rows.sort(
-            key=lambda e: (order.get(e.dimension, len(order)), e.seat.position if e.seat else -1)
-        )
-    return sorted(groups.values(), key=lambda g: (g.evaluator, g.prompt_version))

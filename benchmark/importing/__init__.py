@@ -51,7 +51,7 @@ class ImportProblem(Exception):
 class ImportResult:
     """What one file did: rows created, objects already present (unchanged), records only checked.
 
-    Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``evaluation``; ``checked`` counts
+    Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``answer``; ``checked`` counts
     records that were validated but have no place in Parley (Sotopia relationship profiles).
     """
 
@@ -64,7 +64,7 @@ class ImportResult:
 
     def summary(self) -> str:
         """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``."""
-        kinds = ("episode", "scenario", "character", "turn", "evaluation")
+        kinds = ("episode", "scenario", "character", "turn", "answer")
         parts = []
         for label, counts in (
             ("would create" if self.dry_run else "created", self.created),

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..dimensions import DIMENSIONS
-from ..models import Character, Episode, Evaluation, Relationship, Role, Scenario, Seat, Turn
+from ..models import Character, Episode, Relationship, Role, Scenario, Seat, Turn
 from ..models.scenarios import Difficulty, TurnTaking
 from .drafts import (
     MAX_TAG_LENGTH,
@@ -135,7 +134,8 @@ def check_unique_records(drafts: Sequence[Draft]) -> None:
 
 
 def check_episode(draft: EpisodeDraft) -> None:
-    """Everything about one episode that does not need the database: seats, turns, evaluations."""
+    """Everything about one episode that does not need the database: seats and turns (its responses:
+    ``responses.check_responses``). Any number of seats may carry the barrier: the condition names them."""
     origin = draft.origin
     if len(draft.turns) > MAX_TURNS:
         raise origin.problem(f"episode {draft.external_id!r} has {len(draft.turns)} turns; at most {MAX_TURNS} fit")
@@ -165,33 +165,3 @@ def check_episode(draft: EpisodeDraft) -> None:
             client_ids.add(turn.client_id)
             check_text(turn.client_id, turn.origin.at("client_id"), max_length=max_length(Turn, "client_id"))
         check_text(turn.model, turn.origin.at("model"), max_length=max_length(Turn, "model"))
-
-    scored: set[tuple[str, str, int | None, str]] = set()
-    for evaluation in draft.evaluations:
-        dimension = DIMENSIONS.get(evaluation.dimension)
-        if dimension is None:
-            raise evaluation.origin.at("dimension").problem(
-                f"{evaluation.dimension!r} is not one of {', '.join(DIMENSIONS)}"
-            )
-        if not dimension.contains(evaluation.score):
-            raise evaluation.origin.at("score").problem(
-                f"{evaluation.score:g} is outside [{dimension.low}, {dimension.high}] for {dimension.key}"
-            )
-        if dimension.per_seat and evaluation.seat_position is None:
-            raise evaluation.origin.at("seat").problem(f"{dimension.key} is scored per seat; give the seat position")
-        if not dimension.per_seat and evaluation.seat_position is not None:
-            raise evaluation.origin.at("seat").problem(f"{dimension.key} is scored per episode; the seat must be null")
-        if evaluation.seat_position is not None and evaluation.seat_position not in seats:
-            raise evaluation.origin.at("seat").problem(
-                f"no seat at position {evaluation.seat_position} (seats: {positions})"
-            )
-        key = (evaluation.evaluator, evaluation.prompt_version, evaluation.seat_position, evaluation.dimension)
-        if key in scored:
-            raise evaluation.origin.at("dimension").problem(
-                f"{evaluation.evaluator} scored {evaluation.dimension} twice for the same seat"
-            )
-        scored.add(key)
-        check_text(evaluation.evaluator, evaluation.origin.at("evaluator"), blank=False,
-                   max_length=max_length(Evaluation, "evaluator"))
-        check_text(evaluation.prompt_version, evaluation.origin.at("prompt_version"),
-                   max_length=max_length(Evaluation, "prompt_version"))

@@ -14,13 +14,16 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
 from ..models import ActionType, Episode, Probe, Seat
 from ..models.scenarios import goal_lines
 from . import ImportProblem
+
+if TYPE_CHECKING:
+    from .responses import ResponseDraft
 
 SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
 MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
@@ -357,21 +360,6 @@ class TurnDraft:
 
 
 @dataclass
-class EvaluationDraft:
-    evaluator: str
-    dimension: str
-    score: float
-    origin: Origin
-    seat_position: int | None = None
-    prompt_version: str = ""
-    reasoning: str = ""
-    latency_ms: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    created_at: datetime | None = None
-
-
-@dataclass
 class EpisodeDraft:
     external_id: str
     scenario: ScenarioRef
@@ -388,7 +376,7 @@ class EpisodeDraft:
     finished_at: datetime | None = None
     seats: list[SeatDraft] = field(default_factory=list)
     turns: list[TurnDraft] = field(default_factory=list)
-    evaluations: list[EvaluationDraft] = field(default_factory=list)
+    responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
 
 

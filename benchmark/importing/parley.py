@@ -2,16 +2,18 @@
 
 A line carries everything needed to rebuild the episode in an empty database: the scenario with its
 roles and their goals, its probes, turn-taking and the template it was made from, each seat's
-character in full, the turns and the evaluations. ``benchmark.exporting`` writes the same shape, so
-export, import and export again gives the same bytes. Files written before goals were a list (a
-role's ``goal`` as one text, one goal a line) still read.
+character in full, the turns and every response (a judge's, an interviewed agent's, imported human
+ratings) with its answers. ``benchmark.exporting`` writes the same shape, so export, import and
+export again gives the same bytes. Older files still read: a role's ``goal`` as one text (one goal
+a line), and ``evaluations`` (one score per evaluator, dimension and seat) from before instruments,
+read as responses to the judge presets.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..models import ActionType, Character, Episode, Probe, Role, Scenario, Seat
+from ..models import ActionType, Character, Episode, Instrument, Probe, Respondent, Role, Scenario, Seat
 from ..models.scenarios import Difficulty, TurnTaking
 from .checks import (
     check_character_values,
@@ -29,7 +31,6 @@ from .drafts import (
     CharacterRef,
     Draft,
     EpisodeDraft,
-    EvaluationDraft,
     Fields,
     GoalDraft,
     Origin,
@@ -44,6 +45,7 @@ from .drafts import (
     values_of,
 )
 from .reading import check_line_size, load_json
+from .responses import AnswerDraft, ResponseDraft, ScoreDraft, check_responses, scores_to_responses
 
 FORMAT_VERSION = 1
 
@@ -102,9 +104,14 @@ def episode(fields: Fields) -> EpisodeDraft:
         finished_at=fields.timestamp("finished_at"),
         seats=[seat(item) for item in fields.objects("seats", required=True)],
         turns=[turn(item) for item in fields.objects("turns")],
-        evaluations=[evaluation(item) for item in fields.objects("evaluations")],
     )
     check_episode(draft)
+    scores = [score(item) for item in fields.objects("evaluations")]
+    draft.responses = [
+        *(response(item) for item in fields.objects("responses")),
+        *scores_to_responses(scores, [seat.position for seat in draft.seats]),
+    ]
+    check_responses(draft)
     return draft
 
 
@@ -220,8 +227,9 @@ def turn(fields: Fields) -> TurnDraft:
     )
 
 
-def evaluation(fields: Fields) -> EvaluationDraft:
-    return EvaluationDraft(
+def score(fields: Fields) -> ScoreDraft:
+    """A score of the older ``evaluations`` list."""
+    return ScoreDraft(
         evaluator=fields.text("evaluator", required=True, blank=False),
         dimension=fields.text("dimension", required=True, blank=False),
         score=fields.number("score", required=True),
@@ -233,4 +241,46 @@ def evaluation(fields: Fields) -> EvaluationDraft:
         prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
         completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
         created_at=fields.timestamp("created_at"),
+    )
+
+
+def response(fields: Fields) -> ResponseDraft:
+    instrument = fields.nested("instrument")
+    respondent = fields.nested("respondent")
+    kind = respondent.choice("kind", values_of(Respondent.Kind), required=True)
+    return ResponseDraft(
+        instrument=instrument.text("name", required=True, blank=False, max_length=max_length(Instrument, "name")),
+        version=instrument.integer("version", required=True, low=1, high=MAX_INTEGER),
+        respondent={
+            "kind": kind,
+            "model": respondent.text("model"),
+            "prompt_version": respondent.text("prompt_version"),
+            "label": respondent.text("label"),
+        },
+        origin=fields.origin,
+        seat_position=fields.integer("seat", low=0, high=MAX_SMALL_INTEGER),
+        created_at=fields.timestamp("created_at"),
+        latency_ms=fields.integer("latency_ms", low=0, high=MAX_INTEGER),
+        prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
+        completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
+        answers=[answer(item) for item in fields.objects("answers")],
+    )
+
+
+def answer(fields: Fields) -> AnswerDraft:
+    goal = None
+    if fields.has("goal"):
+        where = fields.nested("goal")
+        goal = (
+            where.integer("role", required=True, low=0, high=MAX_SMALL_INTEGER),
+            where.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+        )
+    return AnswerDraft(
+        question=fields.text("question", required=True, blank=False),
+        origin=fields.origin,
+        seat_position=fields.integer("seat", low=0, high=MAX_SMALL_INTEGER),
+        goal=goal,
+        value=fields.text("value"),
+        number=fields.number("number"),
+        reasoning=fields.text("reasoning"),
     )

@@ -15,7 +15,24 @@ from typing import TypeVar
 
 from django.db import models
 
-from ..models import Barrier, Character, Episode, Evaluation, Goal, Probe, Role, Scenario, Seat, Team, Turn
+from ..evaluation.respondents import find_respondent
+from ..models import (
+    Answer,
+    Barrier,
+    Character,
+    Episode,
+    Goal,
+    Instrument,
+    Probe,
+    Question,
+    Respondent,
+    Response,
+    Role,
+    Scenario,
+    Seat,
+    Team,
+    Turn,
+)
 from . import ImportResult
 from .drafts import (
     CharacterDraft,
@@ -26,6 +43,7 @@ from .drafts import (
     ScenarioDraft,
     ScenarioRef,
 )
+from .responses import AnswerDraft, ResponseDraft
 
 M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
@@ -56,8 +74,11 @@ class Saver:
         self.existing: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
-            model: [] for model in (Character, Scenario, Role, Goal, Probe, Episode, Seat, Turn, Evaluation)
+            model: [] for model in (Character, Scenario, Role, Goal, Probe, Episode, Seat, Turn, Response, Answer)
         }
+        self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
+        self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
+        self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -178,10 +199,10 @@ class Saver:
         self.new[Scenario].append(scenario)
         self.new[Role].extend(roles.values())
         for role in draft.roles:
-            self.new[Goal].extend(
-                Goal(role=roles[role.position], position=number, text=goal.text, tags=goal.tags)
-                for number, goal in enumerate(role.goals)
-            )
+            for number, goal in enumerate(role.goals):
+                row = Goal(role=roles[role.position], position=number, text=goal.text, tags=goal.tags)
+                self.new_goals[(id(roles[role.position]), number)] = row
+                self.new[Goal].append(row)
         self.new[Probe].extend(
             Probe(
                 scenario=scenario, about=roles[probe.about], position=number, topic=probe.topic, text=probe.text,
@@ -260,25 +281,84 @@ class Saver:
             self.new[Turn].append(row)
             if turn.created_at:
                 row.created_at = turn.created_at
-        for evaluation in draft.evaluations:
-            row = Evaluation(
-                episode=episode,
-                seat=None if evaluation.seat_position is None else seats[evaluation.seat_position],
-                evaluator=evaluation.evaluator,
-                prompt_version=evaluation.prompt_version,
-                dimension=evaluation.dimension,
-                score=evaluation.score,
-                reasoning=evaluation.reasoning,
-                latency_ms=evaluation.latency_ms,
-                prompt_tokens=evaluation.prompt_tokens,
-                completion_tokens=evaluation.completion_tokens,
-            )
-            self.new[Evaluation].append(row)
-            if evaluation.created_at:
-                row.created_at = evaluation.created_at
+        answered: set[tuple[int, int, int | None]] = set()
+        for response in draft.responses:
+            self.response(response, episode, roles, answered)
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
-        self.result.created["evaluation"] += len(draft.evaluations)
+
+    # --- responses ------------------------------------------------------------------------------
+
+    def instrument(self, draft: ResponseDraft) -> tuple[Instrument, dict[str, Question]]:
+        """The instrument a response names: a preset or one of the team's, with its questions by key."""
+        key = (draft.instrument, draft.version)
+        if key not in self.instruments:
+            instrument = (
+                Instrument.objects.filter(name=draft.instrument, version=draft.version)
+                .filter(models.Q(team__isnull=True) | models.Q(team=self.team))
+                .first()
+            )
+            if instrument is None:
+                raise draft.origin.at("instrument").problem(
+                    f"instrument {draft.instrument!r} version {draft.version} is neither a preset nor one of "
+                    "this team's instruments"
+                )
+            self.instruments[key] = (instrument, {q.key: q for q in instrument.questions.all()})
+        return self.instruments[key]
+
+    def respondent(self, draft: ResponseDraft) -> Respondent:
+        key = tuple(sorted(draft.respondent.items()))
+        if key not in self.respondents:
+            self.respondents[key] = find_respondent(Respondent, {**draft.respondent, "user": None})
+        return self.respondents[key]
+
+    def response(
+        self, draft: ResponseDraft, episode: Episode, roles: dict[int, Role], answered: set[tuple[int, int, int | None]]
+    ) -> None:
+        """A response and its answers, each answer checked against its question as the database would."""
+        instrument, questions = self.instrument(draft)
+        respondent = self.respondent(draft)
+        once = (instrument.pk, respondent.pk, draft.seat_position)
+        if respondent.kind == Respondent.Kind.JUDGE and once in answered:
+            raise draft.origin.problem(
+                f"{respondent} answers {instrument} about this episode twice; a judge answers once"
+            )
+        answered.add(once)
+        response = Response(
+            instrument=instrument, episode=episode, respondent=respondent, seat_position=draft.seat_position,
+            latency_ms=draft.latency_ms, prompt_tokens=draft.prompt_tokens, completion_tokens=draft.completion_tokens,
+        )
+        if draft.created_at:
+            response.created_at = draft.created_at
+        self.new[Response].append(response)
+        for answer in draft.answers:
+            question = questions.get(answer.question)
+            if question is None:
+                raise answer.origin.at("question").problem(
+                    f"{instrument} has no question {answer.question!r} (its questions: {', '.join(questions)})"
+                )
+            check_answer(answer, question)
+            self.new[Answer].append(Answer(
+                response=response, question=question, seat_position=answer.seat_position,
+                goal=self.goal(answer, roles), value=answer.value, number=answer.number, reasoning=answer.reasoning,
+            ))
+        self.result.created["answer"] += len(draft.answers)
+
+    def goal(self, answer: AnswerDraft, roles: dict[int, Role]) -> Goal | None:
+        if answer.goal is None:
+            return None
+        role_position, position = answer.goal
+        role = roles.get(role_position)
+        found = None
+        if role is not None:  # a goal made from this file, else a stored one
+            found = self.new_goals.get((id(role), position))
+            if found is None and role.pk is not None:
+                found = Goal.objects.filter(role=role, position=position).first()
+        if found is None:
+            raise answer.origin.at("goal").problem(
+                f"the scenario has no goal {position} of the role at position {role_position}"
+            )
+        return found
 
     # --- the whole file -------------------------------------------------------------------------
 
@@ -302,3 +382,38 @@ class Saver:
             model.objects.bulk_create(rows, batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)
+
+
+NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
+CHOICE_KINDS = (Question.Kind.CATEGORICAL, Question.Kind.PAIRWISE, Question.Kind.MULTIPLE_CHOICE,
+                Question.Kind.MULTI_LABEL)
+
+
+def check_answer(answer: AnswerDraft, question: Question) -> None:
+    """Refuse what the database would refuse of this answer, naming the field: a seat or goal that does
+    not match the question's scope, a number missing or out of range, a value that is not a choice."""
+    origin = answer.origin
+    scope = question.scope
+    if scope == Question.Scope.SEAT and answer.seat_position is None:
+        raise origin.at("seat").problem(f"{question.key!r} is asked per seat; give the seat position")
+    if scope == Question.Scope.GOAL and answer.goal is None:
+        raise origin.at("goal").problem(f"{question.key!r} is asked per goal; give the goal")
+    if scope == Question.Scope.EPISODE and (answer.seat_position is not None or answer.goal is not None):
+        raise origin.at("seat").problem(f"{question.key!r} is asked once per episode; the seat and goal must be null")
+    if question.kind in NUMERIC_KINDS:
+        if answer.number is None:
+            raise origin.at("number").problem(f"{question.key!r} takes a number")
+        low, high = question.low, question.high
+        if low is not None and high is not None and not low <= answer.number <= high:
+            raise origin.at("number").problem(
+                f"{answer.number:g} is outside [{question.low:g}, {question.high:g}] for {question.key}"
+            )
+    elif question.kind == Question.Kind.YES_NO and answer.value not in ("yes", "no"):
+        raise origin.at("value").problem(f"{question.key!r} is answered 'yes' or 'no', not {answer.value!r}")
+    elif question.kind in CHOICE_KINDS:
+        options = question.options if isinstance(question.options, dict) else {}
+        values = [str(choice.get("value")) for choice in options.get("choices", []) if isinstance(choice, dict)]
+        if answer.value not in values:
+            raise origin.at("value").problem(
+                f"{answer.value!r} is not one of the choices of {question.key!r} ({', '.join(values)})"
+            )

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..dimensions import DIMENSIONS
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from . import ImportProblem
 from .checks import (
@@ -41,7 +40,6 @@ from .drafts import (
     CheckedRecord,
     Draft,
     EpisodeDraft,
-    EvaluationDraft,
     Fields,
     Origin,
     RoleDraft,
@@ -59,6 +57,7 @@ from .drafts import (
 )
 from .parley import json_lines
 from .reading import check_json, decode_json, load_json
+from .responses import JUDGE_QUESTIONS, ScoreDraft, scores_to_responses
 
 # Sotopia's evaluation dimensions and ours; overall_score is their mean, so it is not stored.
 DIMENSION_NAMES = {
@@ -693,7 +692,7 @@ def episode(fields: Fields, log: Log) -> EpisodeDraft:
             for position, character in enumerate(characters)
         ],
         turns=log.turns,
-        evaluations=evaluations(fields, log, reasoning),
+        responses=scores_to_responses(scores(fields, log, reasoning), range(len(characters))),
         id_field=log.pk_field,
     )
     check_episode(draft)
@@ -725,11 +724,12 @@ def scenario_from_context(
     return ScenarioDraft(external_id, values, roles, origin)
 
 
-def evaluations(fields: Fields, log: Log, reasoning: dict[tuple[int, str], str]) -> list[EvaluationDraft]:
-    """One row per agent and dimension from Sotopia's rewards; the overall score is derived, not stored.
+def scores(fields: Fields, log: Log, reasoning: dict[tuple[int, str], str]) -> list[ScoreDraft]:
+    """One score per agent and dimension from Sotopia's rewards; the overall score is derived, not stored.
 
-    Each row's reasoning is the judge's text for that agent and dimension when the reasoning can be
-    split that way, otherwise the whole reasoning text.
+    The evaluator is ``models[0]``, the judge model, so the scores become that judge's answers to the
+    Sotopia-EVAL judge preset. Each score's reasoning is the judge's text for that agent and dimension
+    when the reasoning can be split that way, otherwise the whole reasoning text.
     """
     if log.rewards_field is None or not fields.has(log.rewards_field):
         return []
@@ -749,18 +749,19 @@ def evaluations(fields: Fields, log: Log, reasoning: dict[tuple[int, str], str])
             if key in DERIVED_SCORES:
                 continue
             score_origin = scores_origin.at(key)
-            dimension = DIMENSIONS.get(DIMENSION_NAMES.get(key, ""))
-            if dimension is None:
+            found = JUDGE_QUESTIONS.get(DIMENSION_NAMES.get(key, ""))
+            if found is None:
                 raise score_origin.problem(
                     f"{key!r} is not a Sotopia dimension ({', '.join([*DIMENSION_NAMES, *DERIVED_SCORES])})"
                 )
             score = check_number(score, score_origin)
-            if not dimension.contains(score):
-                raise score_origin.problem(f"{score:g} is outside [{dimension.low}, {dimension.high}] for {key}")
+            question = found[1]
+            if not question.low <= score <= question.high:
+                raise score_origin.problem(f"{score:g} is outside [{question.low}, {question.high}] for {key}")
             drafts.append(
-                EvaluationDraft(
+                ScoreDraft(
                     evaluator=evaluator,
-                    dimension=dimension.key,
+                    dimension=question.key,
                     score=score,
                     origin=score_origin,
                     seat_position=agent,

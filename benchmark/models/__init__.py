@@ -1,7 +1,6 @@
 from .barriers import Barrier, BarrierCue
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
-from .evaluations import Evaluation
 from .instruments import Answer, Instrument, Question, Respondent, Response
 from .runs import NeutralContext, SimulationRun
 from .scenarios import Goal, Probe, Role, Scenario, TurnTaking
@@ -25,7 +24,6 @@ __all__ = [
     "BarrierCue",
     "Character",
     "Episode",
-    "Evaluation",
     "NeutralContext",
     "PROFILE_LABELS",
     "Relationship",

@@ -87,6 +87,9 @@ class Question(models.Model):
     key = models.SlugField(max_length=50, help_text="Stable name used in exports and reports.")
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=20, choices=Kind)
+    label = models.CharField(
+        max_length=100, blank=True, help_text="A short name for tables, figures and pages; the key when empty."
+    )
     prompt = models.TextField()
     help_text = models.TextField(blank=True)
     required = models.BooleanField(default=True)
@@ -128,6 +131,18 @@ class Question(models.Model):
     def per_seat(self) -> bool:
         return self.scope == self.Scope.SEAT
 
+    @property
+    def name(self) -> str:
+        """What tables and pages call the question: its label, else its key."""
+        return self.label or self.key
+
+    @property
+    def range_text(self) -> str:
+        """'0 to 10' for a bounded question, '' for one without bounds."""
+        if self.low is None or self.high is None:
+            return ""
+        return f"{self.low:g} to {self.high:g}"
+
 
 class Respondent(models.Model):
     """Who answered: a person (annotator, participant) or a model (judge, interviewed agent)."""
@@ -160,6 +175,13 @@ class Respondent(models.Model):
             ),
         ]
 
+    @property
+    def name(self) -> str:
+        """The model (judge, agent) or label (say, 'human mean'), else the user's name."""
+        if self.model or self.label or not self.user_id:
+            return self.model or self.label
+        return self.user.get_username()
+
     def __str__(self) -> str:
         if self.user_id:
             return f"{self.get_kind_display()} {self.user}"
@@ -175,7 +197,11 @@ class Response(models.Model):
     """One respondent's answers to one instrument about one episode.
 
     For an interviewed agent, ``seat_position`` is the seat that answered (its answers about its
-    own seat are its self-assessment, about the others its view of them).
+    own seat are its self-assessment, about the others its view of them). A judge answers an
+    instrument about an episode once: a database trigger refuses a second response of the same
+    judge respondent (same episode, instrument and seat), as a unique constraint would; re-judging
+    replaces the response in one transaction. Usage (latency, tokens) is that of the call that
+    produced the response; one judge call that answers several instruments puts its usage on each.
     """
 
     instrument = models.ForeignKey(Instrument, on_delete=models.PROTECT, related_name="responses")

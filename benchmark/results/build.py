@@ -1,15 +1,22 @@
-"""Benchmark results from the database: judge scores and transcripts into the plain table the statistics take.
+"""Benchmark results from the database: answers and transcripts into the plain table the statistics take.
 
 ``benchmark.stats.results`` does the arithmetic on a plain table; this module decides what goes
 into that table, so the command line, the page and the downloads all report the same numbers:
 
-- **Episodes**: those matching the filters (experiment tag, source, partner strategy, the template
-  their scenario was instantiated from) that the chosen evaluator scored.
-- **Evaluator**: one judge per report, since judges' scales differ. Given ``--evaluator`` (and
-  optionally a prompt version) it is that one; otherwise the evaluator and prompt version with the
-  most scores on the filtered episodes, leaving out imported ``human mean`` scores (the rule the
-  agreement report uses to pick its judge); on a tie a model judge is preferred to the offline
-  ``scripted`` heuristic, since ``load_demo`` scores every demo episode with it.
+- **Scores**: numeric answers to questions that measure a ``dimension`` (the judge's presets, or
+  any instrument asked per seat or per episode), by respondents of one kind (``judge`` by
+  default; annotator, participant or agent on request), on the episodes matching the filters
+  (experiment tag, source, partner strategy, the template their scenario was instantiated from).
+  Each dimension's range and scope come from its question; the judge presets' nine dimensions are
+  always reported, in their order.
+- **Evaluator**: one per report, since scales differ between judges. Given ``--evaluator`` (and
+  optionally a prompt version) it is that respondent, or ``majority``: the median of every
+  respondent of the kind (of that prompt version, if given), per episode, seat and dimension
+  (``benchmark.evaluation.majority``). Otherwise it is the respondent with the most scores on the
+  filtered episodes; on a tie a model judge is preferred to the offline ``scripted`` heuristic,
+  since ``load_demo`` scores every demo episode with it.
+- **Every evaluator in brief**: the report also sets each respondent of the kind, and their
+  majority when there are two or more, side by side: mean per condition and dimension.
 - **Rows**: one per (episode, seat). A seat is the ``barrier`` seat when it carries the barrier
   (also under ``none``, where it is marked so conditions stay comparable) and a ``partner``
   otherwise; an episode with no barrier seat counts all its seats as partners. Per-seat scores
@@ -23,18 +30,18 @@ Every query is a fixed one, so the cost grows with rows fetched, not with round 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ..agents.llm import is_scripted
-from ..dimensions import DIMENSIONS
+from ..evaluation import majority, rubrics
 from ..exporting import timestamp
-from ..models import ActionType, Barrier, Episode, Evaluation, Seat, Turn
+from ..models import ActionType, Answer, Barrier, Episode, Question, Respondent, Seat, Turn
 from ..stats import results as stats
 from ..stats.bootstrap import DEFAULT_RESAMPLES
 from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
@@ -42,9 +49,11 @@ from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
 from ..stats.plain import plain_report
 
 SCHEMA_VERSION = 1
-HUMAN_EVALUATOR = "human mean"
+MAJORITY = "majority"
+RESPONDENT_KINDS = tuple(Respondent.Kind.values)
 HUMAN_PLAYER = "human"
 UNKNOWN_MODEL = "unknown model"  # a seat imported without a model name
+NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
 SOURCE_LABELS = {"barrier_speech": "barrier seat's speech", "transcript": "whole transcript"}
 SELECTION_METHOD = (
     "Episodes matching the filters that the evaluator scored. The evaluator is the one named, or else the "
@@ -52,6 +61,13 @@ SELECTION_METHOD = (
     "scores; on a tie a model judge is preferred to the offline scripted heuristic. The barrier seat is the "
     "seat that carries the barrier (marked under 'none' too); the others are partners. Linguistic features "
     "use spoken turns only."
+)
+RESPONDENTS_METHOD = (
+    "A score is a respondent's numeric answer to a question that measures a dimension. The report reads one "
+    "kind of respondent: automated judges unless another kind is asked for, or unless the evaluator named "
+    "is of another kind (the imported 'human mean' is an annotator). 'majority' takes, for each episode, "
+    "seat and dimension, the median of every respondent of that kind (of the prompt version asked for, if "
+    "any)."
 )
 
 
@@ -61,11 +77,12 @@ class ResultsProblem(ValueError):
 
 @dataclass(frozen=True)
 class ResultFilters:
-    """Which episodes and which judge a report covers; empty strings mean 'any' / 'choose'."""
+    """Which episodes and which evaluator a report covers; empty strings mean 'any' / 'choose'."""
 
     tag: str = ""
     source: str = ""
     strategy: str = ""
+    respondent_kind: str = ""  # empty: judges, or the kind of the evaluator named
     evaluator: str = ""
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
@@ -77,12 +94,42 @@ class ResultFilters:
 
 @dataclass(frozen=True)
 class EvaluatorChoice:
+    """A respondent with scores on the selected episodes, or the majority of several (``members``)."""
+
     evaluator: str
     prompt_version: str
     scores: int
+    kind: str = Respondent.Kind.JUDGE.value
+    members: tuple[tuple[str, str], ...] = ()  # (evaluator, prompt version) of each member of a majority
+
+    @property
+    def is_majority(self) -> bool:
+        return self.evaluator == MAJORITY
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            **asdict(self),
+            "members": [{"evaluator": name, "prompt_version": version} for name, version in self.members],
+        }
+
+
+@dataclass
+class Scores:
+    """The numeric answers of one kind of respondent on the filtered episodes, and their dimensions.
+
+    ``named`` counts the scores of every respondent named by a model or a label, of any kind: the
+    evaluators a report can be asked for by name.
+    """
+
+    kind: str
+    rows: list[tuple[str, str, int, int | None, str, float]] = field(default_factory=list)
+    scales: dict[str, stats.Scale] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    named: list[EvaluatorChoice] = field(default_factory=list)
+
+    @property
+    def dimensions(self) -> list[str]:
+        return list(self.scales)
 
 
 def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> QuerySet[Episode]:
@@ -98,40 +145,146 @@ def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> Qu
     return episodes
 
 
-def evaluator_choices(filters: ResultFilters, episodes: QuerySet[Episode]) -> list[EvaluatorChoice]:
-    """Every (evaluator, prompt version) with scores on the filtered episodes, most scores first."""
-    rows = (
-        Evaluation.objects.filter(episode__in=filtered_episodes(filters, episodes).values("pk"))
-        .values("evaluator", "prompt_version")
-        .annotate(scores=Count("pk"))
-        .order_by("-scores", "evaluator", "prompt_version")
-    )
-    return [EvaluatorChoice(row["evaluator"], row["prompt_version"], row["scores"]) for row in rows]
+def _respondent_name(kind: str, pk: int, model: str, label: str) -> str:
+    """A respondent's name in reports: its model or label; a person by kind and number, never by account."""
+    return model or label or f"{kind} {pk}"
 
 
-def choose_evaluator(filters: ResultFilters, choices: list[EvaluatorChoice]) -> EvaluatorChoice | None:
-    """The judge of the report: the one asked for, else the one with the most scores (never 'human mean').
+def _kind_of_named(filters: ResultFilters, named: list[EvaluatorChoice]) -> str:
+    """The kind a report reads: the one asked for; else that of the evaluator named (a judge first); else judge."""
+    if filters.respondent_kind:
+        return filters.respondent_kind
+    if filters.evaluator and filters.evaluator != MAJORITY:
+        kinds = {c.kind for c in named if c.evaluator == filters.evaluator
+                 and (filters.prompt_version is None or c.prompt_version == filters.prompt_version)}
+        if kinds and Respondent.Kind.JUDGE not in kinds:
+            return min(kinds, key=RESPONDENT_KINDS.index)
+    return Respondent.Kind.JUDGE.value
 
-    On a tie a model judge wins over the offline scripted heuristic, then names decide (alphabetically).
+
+def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
+    """Every numeric answer to a dimension by respondents of the kind the report reads (``_kind_of_named``)
+    on the filtered episodes: (name, prompt version, episode, seat, dimension, number) rows, the
+    dimensions' scales, and the evaluators with scores that may be named."""
+    if filters.respondent_kind not in ("", *RESPONDENT_KINDS):
+        raise ResultsProblem(
+            f"respondent kind must be one of {', '.join(RESPONDENT_KINDS)}, not {filters.respondent_kind!r}"
+        )
+    answers = Answer.objects.filter(
+        response__episode__in=filtered_episodes(filters, episodes).values("pk"),
+        question__kind__in=NUMERIC_KINDS,
+        question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
+        number__isnull=False,
+    ).exclude(question__dimension="")
+    found = list(answers.values_list(
+        "response__respondent_id", "response__respondent__kind", "response__respondent__user_id",
+        "response__respondent__model", "response__respondent__label", "response__respondent__prompt_version",
+        "response__episode_id", "seat_position", "question_id", "number",
+    ))
+    counts: dict[tuple[str, str, str], int] = defaultdict(int)
+    for _, kind, user, model, label, version, *_ in found:
+        if user is None:
+            counts[(model or label, version, kind)] += 1
+    named = [EvaluatorChoice(name, version, n, kind)
+             for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    analysed = _kind_of_named(filters, named)
+    presets = Q(instrument__team__isnull=True, instrument__preset__in=[r.preset for r in rubrics.JUDGE_RUBRICS])
+    questions = Question.objects.filter(presets | Q(pk__in={row[6] for row in found})).order_by(
+        "instrument_id", "position"
+    ).values_list("pk", "dimension", "scope", "low", "high", "label", "key")
+    scores = Scores(analysed, named=named)
+    dimension_of = {}
+    for pk, dimension, scope, low, high, label, key in questions:
+        dimension = dimension or key
+        dimension_of[pk] = dimension
+        if dimension not in scores.scales and low is not None and high is not None:
+            scores.scales[dimension] = stats.Scale(low, high, scope == Question.Scope.SEAT)
+            scores.labels[dimension] = label or dimension
+    for respondent_id, kind, _, model, label, version, episode_id, seat, question_id, number in found:
+        dimension = dimension_of[question_id]
+        if kind == analysed and dimension in scores.scales:
+            name = _respondent_name(kind, respondent_id, model, label)
+            per_seat = scores.scales[dimension].per_seat
+            scores.rows.append((name, version, episode_id, seat if per_seat else None, dimension, number))
+    return scores
+
+
+def evaluator_choices(filters: ResultFilters, scores: Scores) -> list[EvaluatorChoice]:
+    """Every respondent with scores, most scores first; then their majority when there are two or more
+    (of the filters' prompt version, if one is given)."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for name, version, *_ in scores.rows:
+        counts[(name, version)] += 1
+    choices = [
+        EvaluatorChoice(name, version, n, scores.kind)
+        for (name, version), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    members = [c for c in choices if filters.prompt_version is None or c.prompt_version == filters.prompt_version]
+    if len(members) >= 2:
+        pairs = tuple((c.evaluator, c.prompt_version) for c in members)
+        choices.append(EvaluatorChoice(MAJORITY, "", len(_majority_scores(scores, set(pairs))), scores.kind, pairs))
+    return choices
+
+
+def choose_evaluator(
+    filters: ResultFilters, choices: list[EvaluatorChoice], named: list[EvaluatorChoice] | None = None
+) -> EvaluatorChoice | None:
+    """The evaluator of the report: the one asked for (or their majority), else the one with the most scores.
+
+    ``choices`` are those of the kind the report reads; ``named`` every evaluator with scores that may be
+    named (for the message when the one asked for has none). On a tie a model judge wins over the offline
+    scripted heuristic, then names decide (alphabetically).
     """
+    kind = filters.respondent_kind or (choices[0].kind if choices else Respondent.Kind.JUDGE.value)
+    if filters.evaluator == MAJORITY:
+        found = next((c for c in choices if c.is_majority), None)
+        if found is None:
+            named = len([c for c in choices if not c.is_majority])
+            raise ResultsProblem(
+                f"a majority needs at least two {kind}s with scores on the selected episodes"
+                f"{'' if filters.prompt_version is None else f' under prompt version {filters.prompt_version!r}'}"
+                f"; there {'is' if named == 1 else 'are'} {named}"
+            )
+        return found
+    singles = [c for c in choices if not c.is_majority]
     if filters.evaluator:
-        matching = [c for c in choices if c.evaluator == filters.evaluator]
+        matching = [c for c in singles if c.evaluator == filters.evaluator]
         if filters.prompt_version is not None:
             matching = [c for c in matching if c.prompt_version == filters.prompt_version]
         if not matching:
             version = "" if filters.prompt_version is None else f" with prompt version {filters.prompt_version!r}"
-            known = ", ".join(sorted({c.evaluator for c in choices})) or "none"
+            known = ", ".join(sorted({c.evaluator for c in (named if named is not None else singles)})) or "none"
             raise ResultsProblem(
                 f"evaluator {filters.evaluator!r}{version} has no scores on the selected episodes "
                 f"(evaluators with scores: {known})"
             )
         return matching[0]
-    judges = [c for c in choices if c.evaluator.lower() != HUMAN_EVALUATOR]
     if filters.prompt_version is not None:
-        judges = [c for c in judges if c.prompt_version == filters.prompt_version]
+        singles = [c for c in singles if c.prompt_version == filters.prompt_version]
     # A model judge that scored the same episodes as the offline heuristic ties with it: prefer the model.
-    judges.sort(key=lambda c: (-c.scores, is_scripted(c.evaluator), c.evaluator, c.prompt_version))
-    return judges[0] if judges else None
+    singles.sort(key=lambda c: (-c.scores, is_scripted(c.evaluator), c.evaluator, c.prompt_version))
+    return singles[0] if singles else None
+
+
+def _majority_scores(
+    scores: Scores, members: set[tuple[str, str]]
+) -> dict[tuple[int, int | None, str], float]:
+    numbers: dict[tuple[int, int | None, str], list[float]] = defaultdict(list)
+    for name, version, episode_id, seat, dimension, number in scores.rows:
+        if (name, version) in members:
+            numbers[(episode_id, seat, dimension)].append(number)
+    return {key: majority.majority_number(values) for key, values in numbers.items()}
+
+
+def scores_of(scores: Scores, choice: EvaluatorChoice) -> dict[tuple[int, int | None, str], float]:
+    """{(episode, seat or None, dimension): score} of one evaluator (or of the majority)."""
+    if choice.is_majority:
+        return _majority_scores(scores, set(choice.members))
+    return {
+        (episode_id, seat, dimension): number
+        for name, version, episode_id, seat, dimension, number in scores.rows
+        if (name, version) == (choice.evaluator, choice.prompt_version)
+    }
 
 
 def _seat_rows(episode_ids: list[int]) -> dict[int, list[tuple[int, str, str, bool, str]]]:
@@ -165,30 +318,18 @@ def _features(lines: list[tuple[int, str]], barrier_seat: int | None) -> dict[st
     return values
 
 
-def table_columns() -> list[str]:
+def table_columns(dimensions: list[str]) -> list[str]:
     """The columns of a results table, in order."""
     return [
         stats.EPISODE, "episode_label", stats.SEAT, stats.SEAT_ROLE, stats.MODEL, stats.PARTNER_MODEL,
         stats.BARRIER_MODEL, stats.CONDITION, stats.SCENARIO, "scenario_label", "template", stats.DIFFICULTY,
-        stats.STRATEGY,
-        "tag", "source", stats.EVALUATOR, stats.PROMPT_VERSION, *DIMENSIONS,
+        stats.STRATEGY, "tag", "source", stats.EVALUATOR, stats.PROMPT_VERSION, *dimensions,
         *(f"{source}.{feature}" for source in stats.FEATURE_SOURCES for feature in FEATURES),
     ]
 
 
-def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episodes: QuerySet[Episode]) -> pd.DataFrame:
-    """One row per (episode, seat) of the filtered episodes the judge scored (see the module docstring)."""
-    columns = table_columns()
-    if judge is None:
-        return pd.DataFrame(columns=columns)
-    scores = Evaluation.objects.filter(
-        episode__in=filtered_episodes(filters, episodes).values("pk"), evaluator=judge.evaluator,
-        prompt_version=judge.prompt_version,
-    ).values_list("episode_id", "seat__position", "dimension", "score")
-    by_episode: dict[int, dict[tuple[int | None, str], float]] = defaultdict(dict)
-    for episode_id, position, dimension, score in scores:
-        by_episode[episode_id][(position, dimension)] = score
-    episode_ids = sorted(by_episode)
+def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
+    """One record per (episode, seat) of ``episode_ids`` (in order), without scores: read once a report."""
     episodes = Episode.objects.filter(pk__in=episode_ids).order_by("pk").values_list(
         "pk", "external_id", "barrier__key", "scenario_id", "scenario__codename", "scenario__difficulty", "tag",
         "source", "scenario__template_id", "scenario__template__codename",
@@ -203,9 +344,8 @@ def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episode
         partner_model = ", ".join(sorted({s[1] for s in partners}))
         strategy = ", ".join(sorted({s[2] for s in partners}))
         features = _features(speech.get(pk, []), barrier_seat[0] if barrier_seat else None)
-        given = by_episode[pk]
         for position, model, _, carries, _ in episode_seats:
-            record = {
+            records.append({
                 stats.EPISODE: pk,
                 "episode_label": external_id or f"episode {pk}",
                 stats.SEAT: position,
@@ -221,15 +361,36 @@ def results_table(filters: ResultFilters, judge: EvaluatorChoice | None, episode
                 stats.STRATEGY: strategy,
                 "tag": tag,
                 "source": source,
-                stats.EVALUATOR: judge.evaluator,
-                stats.PROMPT_VERSION: judge.prompt_version,
                 **features,
-            }
-            for key, dimension in DIMENSIONS.items():
-                record[key] = given.get((position if dimension.per_seat else None, key), np.nan)
-            records.append(record)
-    table = pd.DataFrame.from_records(records, columns=columns)
-    for key in DIMENSIONS:
+            })
+    return records
+
+
+def results_table(
+    scores: Scores, choice: EvaluatorChoice | None, records: list[dict[str, Any]] | None = None
+) -> pd.DataFrame:
+    """One row per (episode, seat) of the filtered episodes the evaluator scored (see the module docstring).
+
+    ``records`` are the seat records of (at least) those episodes, from :func:`seat_records`.
+    """
+    columns = table_columns(scores.dimensions)
+    if choice is None:
+        return pd.DataFrame(columns=columns)
+    given = scores_of(scores, choice)
+    scored = {episode_id for episode_id, _, _ in given}
+    if records is None:
+        records = seat_records(sorted(scored))
+    rows = []
+    for record in records:
+        episode_id = record[stats.EPISODE]
+        if episode_id not in scored:
+            continue
+        row = {**record, stats.EVALUATOR: choice.evaluator, stats.PROMPT_VERSION: choice.prompt_version}
+        for key, scale in scores.scales.items():
+            row[key] = given.get((episode_id, record[stats.SEAT] if scale.per_seat else None, key), np.nan)
+        rows.append(row)
+    table = pd.DataFrame.from_records(rows, columns=columns)
+    for key in scores.dimensions:
         table[key] = table[key].astype(float)
     return table
 
@@ -257,27 +418,40 @@ def build_results(
     dict (no NaN; docs/results-schema.md) and the table behind it."""
     if filters.seat_role not in stats.SEAT_ROLES:
         raise ResultsProblem(f"seat must be partner or barrier, not {filters.seat_role!r}")
-    choices = evaluator_choices(filters, episodes)
-    judge = choose_evaluator(filters, choices)
-    table = results_table(filters, judge, episodes)
+    scores = read_scores(filters, episodes)
+    choices = evaluator_choices(filters, scores)
+    judge = choose_evaluator(filters, choices, scores.named)
+    records = seat_records(sorted({row[2] for row in scores.rows}))
+    table = results_table(scores, judge, records)
     order, names = condition_order(episodes)
     analysis = stats.results_report(
-        table, dimensions=list(DIMENSIONS), seat_role=filters.seat_role, conditions=order, resamples=resamples,
-        seed=seed,
+        table, scales=scores.scales, dimensions=scores.dimensions, seat_role=filters.seat_role, conditions=order,
+        resamples=resamples, seed=seed,
     )
     notes = list(analysis.pop("notes"))
     if judge is None:
-        notes.insert(0, "no judge scores on the selected episodes: run `manage.py evaluate` on them first")
+        hint = ": run `manage.py evaluate` on them first" if scores.kind == Respondent.Kind.JUDGE else ""
+        notes.insert(0, f"no {scores.kind} scores on the selected episodes{hint}")
+    evaluators = [
+        {**choice.to_dict(), "means": stats.pooled_means(
+            table if choice == judge else results_table(scores, choice, records), scales=scores.scales,
+            dimensions=scores.dimensions, seat_role=filters.seat_role, conditions=order,
+        )}
+        for choice in choices
+    ]
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": timestamp(timezone.now(), "seconds"),
         "filters": filters.to_dict(),
+        "respondent_kind": scores.kind,
         "evaluator": judge.to_dict() if judge else None,
-        "other_evaluators": [c.to_dict() for c in choices if c != judge],
+        "other_evaluators": [c.to_dict() for c in scores.named if c != judge],
+        "evaluators": evaluators,
         "condition_labels": {key: names.get(key, key) for key in analysis["conditions"]},
         "dimension_info": {
-            key: {"label": d.label, "low": d.low, "high": d.high, "per_seat": d.per_seat}
-            for key, d in DIMENSIONS.items()
+            key: {"label": scores.labels[key], "low": _plain_number(scale.low), "high": _plain_number(scale.high),
+                  "per_seat": scale.per_seat}
+            for key, scale in scores.scales.items()
         },
         "feature_labels": {
             f"{source}.{feature}": f"{FEATURE_LABELS[feature]}, {SOURCE_LABELS[source]}"
@@ -285,5 +459,13 @@ def build_results(
         },
         **analysis,
     }
-    report["methods"] = {**report["methods"], "linguistic": LINGUISTIC_METHOD, "selection": SELECTION_METHOD}
+    report["methods"] = {
+        **report["methods"], "linguistic": LINGUISTIC_METHOD, "selection": SELECTION_METHOD,
+        "respondents": RESPONDENTS_METHOD, "majority": majority.METHOD,
+    }
     return plain_report(report, notes), table
+
+
+def _plain_number(value: float) -> int | float:
+    """A bound as it was written: ``10`` rather than ``10.0``."""
+    return int(value) if float(value).is_integer() else value

@@ -1,13 +1,15 @@
-"""The results page's filters: which episodes, which judge, whose scores. Every field is optional."""
+"""The results page's filters: which episodes, which kind of respondent and which of them, whose scores.
+
+Every field is optional."""
 
 from __future__ import annotations
 
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Episode, Evaluation, Scenario, Seat
+from ..models import Episode, Respondent, Scenario, Seat
 from ..stats.results import PARTNER, SEAT_ROLES
-from .build import ResultFilters
+from .build import MAJORITY, ResultFilters
 
 
 class ResultFilterForm(forms.Form):
@@ -18,7 +20,15 @@ class ResultFilterForm(forms.Form):
     strategy = forms.ChoiceField(
         choices=[("", "any partner strategy"), *Seat.Strategy.choices], required=False, label="Partner strategy"
     )
-    evaluator = forms.ChoiceField(required=False, label="Judge", help_text="Default: the judge with the most scores.")
+    respondent_kind = forms.ChoiceField(
+        choices=[("", "judges (or the kind of the one named)"), *Respondent.Kind.choices], required=False,
+        label="Scores by", help_text="Whose answers to the rated dimensions to report: automated judges by default.",
+    )
+    evaluator = forms.ChoiceField(
+        required=False, label="Judge",
+        help_text="Default: the one with the most scores. 'Majority' takes the median of all of them (of the "
+        "prompt version below, if one is chosen) for each episode, seat and dimension.",
+    )
     prompt_version = forms.ChoiceField(required=False, label="Judge prompt version")
     template = forms.ChoiceField(
         required=False, help_text="Only the scenarios instantiated from this template, to compare its casts."
@@ -33,13 +43,14 @@ class ResultFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         tags = episodes.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
-        evaluations = Evaluation.objects.filter(episode__in=episodes.values("pk"))
-        evaluators = evaluations.order_by("evaluator").values_list("evaluator", flat=True).distinct()
-        self.fields["evaluator"].choices = [("", "most scores"), *((name, name) for name in evaluators)]
-        versions = (
-            evaluations.exclude(prompt_version="").order_by("prompt_version")
-            .values_list("prompt_version", flat=True).distinct()
-        )
+        respondents = Respondent.objects.filter(
+            pk__in=Respondent.objects.filter(responses__episode__in=episodes.values("pk")).values("pk")
+        ).values_list("pk", "kind", "model", "label", "prompt_version")
+        names = sorted({model or label or f"{kind} {pk}" for pk, kind, model, label, _ in respondents})
+        self.fields["evaluator"].choices = [
+            ("", "most scores"), (MAJORITY, "majority (median of all)"), *((name, name) for name in names)
+        ]
+        versions = sorted({version for *_, version in respondents if version})
         self.fields["prompt_version"].choices = [("", "any version"), *((v, v) for v in versions)]
         templates = (
             Scenario.objects.filter(instances__episodes__in=episodes.values("pk")).distinct().order_by("codename", "pk")
@@ -52,7 +63,8 @@ class ResultFilterForm(forms.Form):
             return None
         data = self.cleaned_data
         return ResultFilters(
-            tag=data["tag"], source=data["source"], strategy=data["strategy"], evaluator=data["evaluator"],
+            tag=data["tag"], source=data["source"], strategy=data["strategy"],
+            respondent_kind=data["respondent_kind"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
             template=data["template"],
         )

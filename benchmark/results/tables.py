@@ -180,9 +180,18 @@ def _legend(report: Mapping[str, Any]) -> str:
     return "Columns: " + "; ".join(parts) + ". SE = sample SD / sqrt(n)."
 
 
+def _evaluator_text(entry: Mapping[str, Any]) -> str:
+    if entry.get("members"):
+        names = ", ".join(m["evaluator"] + (f" ({m['prompt_version']})" if m["prompt_version"] else "")
+                          for m in entry["members"])
+        return f"majority (median) of {names}, {entry['scores']} scores"
+    return f"{entry['evaluator']} (prompt {entry['prompt_version'] or '-'}, {entry['scores']} scores)"
+
+
 def text_report(report: Mapping[str, Any]) -> str:
     """A readable plain-text rendering: the header, Table 2 per split, barrier signatures, correlations."""
     judge = report["evaluator"]
+    kind = report.get("respondent_kind", "judge")
     filters = ", ".join(
         f"{key.replace('_', ' ')} {value}" for key, value in report["filters"].items()
         if key != "seat_role" and value not in ("", None)
@@ -190,8 +199,7 @@ def text_report(report: Mapping[str, Any]) -> str:
     counts = report["counts"]
     lines = [
         "Benchmark results",
-        f"judge: {judge['evaluator']} (prompt {judge['prompt_version'] or '-'}, {judge['scores']} scores)"
-        if judge else "judge: none",
+        f"{kind}: {_evaluator_text(judge)}" if judge else f"{kind}: none",
         f"filters: {filters or 'none'}; analysed seat: {report['seat_role']}",
         f"{counts['episodes']} episodes, {counts['scenarios']} scenarios; bootstrap {report['resamples']} "
         f"resamples, seed {report['seed']}",
@@ -223,6 +231,13 @@ def text_report(report: Mapping[str, Any]) -> str:
     if undefined:
         lines += [f"{undefined} feature-score pairs have no correlation (a value does not vary, or fewer than "
                   "three episodes have both); the JSON says which and why.", ""]
+    if len(report.get("evaluators", [])) > 1:
+        compared = evaluators_display(report)
+        header = ["evaluator", "condition", *(column["short"] for column in compared["header"])]
+        rows = [[row["evaluator"] + (" *" if row["chosen"] and row["first"] else ""), row["condition"], *row["cells"]]
+                for row in compared["rows"]]
+        lines += [f"Every {kind} and their majority (median): mean ± SE over all "
+                  "models (* the one reported above)", "", *_grid(header, rows), ""]
     if report["notes"]:
         lines += ["Notes", *(f"- {note}" for note in report["notes"]), ""]
     return "\n".join(lines)
@@ -265,6 +280,35 @@ def means_display(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             "rows": rows,
         })
     return blocks
+
+
+def evaluators_display(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Every evaluator of the report's kind (and their majority) side by side: per condition, the mean
+    ± SE of each dimension over all models, the evaluator used by the report marked."""
+    info, labels = report["dimension_info"], report["condition_labels"]
+    dimensions = report["dimensions"]
+    chosen = report["evaluator"]
+    rows = []
+    for entry in report.get("evaluators", []):
+        name = entry["evaluator"]
+        if entry["members"]:
+            name = f"majority of {len(entry['members'])}"
+        for number, (condition, cells) in enumerate(entry["means"].items()):
+            rows.append({
+                "evaluator": name if number == 0 else "",
+                "prompt_version": entry["prompt_version"] if number == 0 else "",
+                "first": number == 0,
+                "chosen": chosen is not None and entry["evaluator"] == chosen["evaluator"]
+                and entry["prompt_version"] == chosen["prompt_version"],
+                "condition": labels.get(condition, condition),
+                "cells": [mean_text(cells.get(key)) for key in dimensions],
+            })
+    return {
+        "header": [{"short": SHORT_LABELS.get(key, key), "label": info.get(key, {}).get("label", key)}
+                   for key in dimensions],
+        "rows": rows,
+        "several": len(report.get("evaluators", [])) > 1,
+    }
 
 
 def deviations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]:

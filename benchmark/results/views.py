@@ -23,6 +23,7 @@ from .tables import (
     correlations_display,
     csv_table,
     deviations_display,
+    evaluators_display,
     means_display,
     report_json,
 )
@@ -62,6 +63,8 @@ def page_context(report: dict[str, Any]) -> dict[str, Any]:
         block["figure"] = figures["means"] if block["split"] == "all" else None
     return {
         "report": report,
+        "respondent_kind": report["respondent_kind"],
+        "evaluators": evaluators_display(report),
         "means_blocks": blocks,
         "deviation_rows": deviations_display(report),
         "deviation_figures": list(figures["deviations"].values()),

@@ -36,9 +36,10 @@ class RunForm(forms.Form):
     )
     partner_model = forms.CharField(max_length=200, initial=SCRIPTED, label="Partner's model")
     judge_model = forms.CharField(
-        max_length=200, initial=SCRIPTED, label="Judge",
+        max_length=1000, initial=SCRIPTED, label="Judge",
         help_text="Scores the finished episodes at the end of the run, so the results page can show them; "
-        "'scripted' uses the offline heuristics, 'none' leaves them unscored.",
+        "'scripted' uses the offline heuristics, 'none' leaves them unscored. Name several models, separated "
+        "by commas, to have each judge every episode: the results then show each judge and their majority.",
     )
     strategy = forms.ChoiceField(
         choices=Seat.Strategy.choices, initial=Seat.Strategy.DEFAULT, label="Partner strategy",

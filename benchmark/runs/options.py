@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..agents import llm
+from ..evaluation.judge import judge_models
 from ..models import Seat
 from ..models.scenarios import Difficulty
 
@@ -46,11 +47,12 @@ class RunOptions:
     one (``PARLEY_AGENT_MODEL`` / ``PARLEY_PARTNER_MODEL``, else the scripted model).
     ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
     ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
-    judge, else the offline scripted heuristics; ``"none"``: leave them unscored); the judge does
-    not shape the episodes, so it is not part of the derived run name. Nor does ``interview``,
-    which asks each agent seat of a finished episode about the goals and probes
-    (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role positions that speak under
-    the condition (the first role by default; ``barrier_seat``, one position, is the older spelling).
+    judge, else the offline scripted heuristics; several names separated by commas: each of them;
+    ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
+    the derived run name. Nor does ``interview``, which asks each agent seat of a finished episode
+    about the goals and probes (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role
+    positions that speak under the condition (the first role by default; ``barrier_seat``, one
+    position, is the older spelling).
     """
 
     scenarios: tuple[str, ...] = ()
@@ -137,6 +139,17 @@ class RunOptions:
                 "difficulties",
                 f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
             )
+        if self.judge_model and self.judge_model != NO_JUDGE:
+            try:
+                names = judge_models(self.judge_model)
+            except ValueError:
+                names = []
+            if not names or NO_JUDGE in names:
+                raise RunOptionsError(
+                    "judge_model",
+                    f"Judge: name a model, or several separated by commas, or '{NO_JUDGE}' alone to leave the "
+                    f"episodes unscored; got {self.judge_model!r}.",
+                )
 
     @property
     def barrier_positions(self) -> tuple[int, ...]:

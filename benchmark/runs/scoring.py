@@ -1,4 +1,4 @@
-"""The passes over a run's finished episodes, once they are played: the judge's, then the interviews."""
+"""The passes over a run's finished episodes, once they are played: the judges', then the interviews."""
 
 from __future__ import annotations
 
@@ -18,28 +18,29 @@ from .status import heartbeat
 
 
 def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
-    """Have the run's judge score its finished episodes (cached ones are skipped); a one-line outcome.
+    """Have the run's judges score its finished episodes (cached ones are skipped); a one-line outcome.
 
     The run stays ``running`` meanwhile and its message says so, so the page keeps polling.
     """
-    model = options.judge_model or llm.model_for("judge")
+    models = judge.judge_models(options.judge_model or llm.model_for("judge"))
+    judges = f"judge {models[0]} is" if len(models) == 1 else f"judges {', '.join(models)} are"
     finished = [
         pk for chunk in chunks(episode_ids)
         for pk in Episode.objects.filter(pk__in=chunk, status=Episode.Status.FINISHED).values_list("pk", flat=True)
     ]
     SimulationRun.objects.filter(pk=run_id).update(
-        message=f"Episodes played; the judge {model} is scoring {len(finished)} of them.", heartbeat_at=timezone.now()
+        message=f"Episodes played; the {judges} scoring {len(finished)} of them.", heartbeat_at=timezone.now()
     )
-    results: list[judge.EvaluationResult] = []
+    results: list[judge.JudgeResult] = []
     batch = max(1, options.concurrency) * 2  # a heartbeat between batches keeps the run from looking lost
     for start in range(0, len(finished), batch):
         chunk = finished[start : start + batch]
-        results += async_to_sync(judge.evaluate_episodes)(chunk, model=model, concurrency=options.concurrency)
+        results += async_to_sync(judge.evaluate_episodes)(chunk, models=models, concurrency=options.concurrency)
         heartbeat(run_id)
     outcomes = Counter(result.outcome for result in results)
     line = (
-        f"Judge {model}: {outcomes[judge.SCORED]} scored, {outcomes[judge.CACHED]} already scored, "
-        f"{outcomes[judge.FAILED]} failed."
+        f"{'Judge' if len(models) == 1 else 'Judges'} {', '.join(models)}: {outcomes[judge.SCORED]} scored, "
+        f"{outcomes[judge.CACHED]} already scored, {outcomes[judge.FAILED]} failed."
     )
     failures = [result for result in results if not result.ok]
     if failures:

@@ -3,8 +3,10 @@
 Input: one row per (episode, seat) scored by one evaluator, with the columns named below, one
 column per evaluation dimension (the seat's own score for per-seat dimensions, the episode's score
 repeated on every seat for episode-level ones, NaN when missing) and the linguistic features of
-the episode (``barrier_speech.<feature>`` and ``transcript.<feature>``). ``benchmark.results.build``
-builds it from the database; a test or a script can build it by hand.
+the episode (``barrier_speech.<feature>`` and ``transcript.<feature>``), and the ``Scale`` of each
+dimension (its range and whether it is scored per seat; in Parley the judge's instrument
+questions say so). ``benchmark.results.build`` builds both from the database; a test or a
+script can build them by hand.
 
 What comes out (docs/results-schema.md lists every key):
 
@@ -36,14 +38,14 @@ Every undefined number is None with a note saying why; nothing here returns NaN.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from ..dimensions import DIMENSIONS
 from .bootstrap import DEFAULT_RESAMPLES, Seed, draw_counts, make_rng, percentile_interval
 from .linguistic import FEATURES
 
@@ -103,14 +105,28 @@ METHODS = {
 # --- input -------------------------------------------------------------------------------------
 
 
-def dimension_columns(table: pd.DataFrame, dimensions: Sequence[str] | None = None) -> list[str]:
-    """The dimensions to report: those given, or every known dimension the table has, in the usual order."""
+@dataclass(frozen=True)
+class Scale:
+    """What the analyses need to know of a dimension: its inclusive range and how it is scored."""
+
+    low: float
+    high: float
+    per_seat: bool
+
+
+Scales = Mapping[str, Scale]
+
+
+def dimension_columns(
+    table: pd.DataFrame, dimensions: Sequence[str] | None = None, scales: Scales | None = None
+) -> list[str]:
+    """The dimensions to report: those given, or every dimension of ``scales`` the table has, in that order."""
     if dimensions is not None:
         missing = [key for key in dimensions if key not in table.columns]
         if missing:
             raise ValueError(f"the results table has no column for dimension {', '.join(missing)}")
         return list(dimensions)
-    return [key for key in DIMENSIONS if key in table.columns]
+    return [key for key in scales or {} if key in table.columns]
 
 
 def feature_columns(table: pd.DataFrame) -> list[str]:
@@ -119,9 +135,9 @@ def feature_columns(table: pd.DataFrame) -> list[str]:
             if f"{source}.{feature}" in table.columns]
 
 
-def per_seat(dimension: str) -> bool:
-    """Whether a dimension is scored per seat (unknown dimensions are taken as per seat)."""
-    known = DIMENSIONS.get(dimension)
+def per_seat(dimension: str, scales: Scales | None) -> bool:
+    """Whether a dimension is scored per seat (dimensions without a scale are taken as per seat)."""
+    known = (scales or {}).get(dimension)
     return known.per_seat if known else True
 
 
@@ -152,7 +168,9 @@ def _model_column(seat_role: str) -> str:
     return PARTNER_MODEL if seat_role == PARTNER else BARRIER_MODEL
 
 
-def unit_table(table: pd.DataFrame, dimensions: Sequence[str], seat_role: str) -> pd.DataFrame:
+def unit_table(
+    table: pd.DataFrame, dimensions: Sequence[str], seat_role: str, scales: Scales | None = None
+) -> pd.DataFrame:
     """One row per (episode, analysed seat): the seat's per-seat scores and the episode's scores.
 
     Episode-level scores are kept on the episode's first analysed seat only, so a column mean
@@ -167,7 +185,7 @@ def unit_table(table: pd.DataFrame, dimensions: Sequence[str], seat_role: str) -
     first = ~rows[EPISODE].duplicated().to_numpy()
     for key in dimensions:
         values = pd.to_numeric(rows[key], errors="coerce").to_numpy(dtype=float)
-        units[key] = values if per_seat(key) else np.where(first, values, np.nan)
+        units[key] = values if per_seat(key, scales) else np.where(first, values, np.nan)
     units[CONDITION] = units[CONDITION].astype(str)
     units[SCENARIO] = units[SCENARIO].astype(str)
     units[DIFFICULTY] = units[DIFFICULTY].fillna("").astype(str)
@@ -196,13 +214,13 @@ def describe(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
     return cell
 
 
-def percent_floor(dimension: str) -> float:
+def percent_floor(dimension: str, scales: Scales | None) -> float:
     """The smallest |baseline| a percent of this dimension may divide by: 10% of its scale range.
 
     Below it a percent says more about the baseline than about the change (0.3 points over a
-    baseline of 0.1 is +300%). Unknown dimensions have no range, so only a baseline of 0 is refused.
+    baseline of 0.1 is +300%). Dimensions without a scale have no range, so only a baseline of 0 is refused.
     """
-    known = DIMENSIONS.get(dimension)
+    known = (scales or {}).get(dimension)
     return PERCENT_FLOOR_SHARE * (known.high - known.low) if known else 0.0
 
 
@@ -236,7 +254,7 @@ def percent_change(
 
 
 def condition_means(
-    units: pd.DataFrame, dimensions: Sequence[str], conditions: Sequence[str]
+    units: pd.DataFrame, dimensions: Sequence[str], conditions: Sequence[str], scales: Scales | None = None
 ) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
     """{model: {condition: {dimension: cell}}} with each cell's percent change from ``none``."""
     out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
@@ -255,11 +273,36 @@ def condition_means(
                     cell["notes"].append("percent_change: this is the baseline")
                     continue
                 reference = baseline.get(key, {}).get("mean")
-                change, reason = percent_change(cell["mean"], reference, floor=percent_floor(key))
+                change, reason = percent_change(cell["mean"], reference, floor=percent_floor(key, scales))
                 cell["percent_change"] = change
                 if reason:
                     cell["notes"].append(f"percent_change: {reason}")
         out[model] = by_condition
+    return out
+
+
+def pooled_means(
+    table: pd.DataFrame,
+    *,
+    scales: Scales | None = None,
+    dimensions: Sequence[str] | None = None,
+    seat_role: str = PARTNER,
+    conditions: Sequence[str] | None = None,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """{condition: {dimension: cell}} over every model, cells as in ``describe`` without a percent change.
+
+    One evaluator's scores in brief, so several judges (and their majority) can be set side by side.
+    """
+    check_table(table)
+    keys = dimension_columns(table, dimensions, scales)
+    units = unit_table(table, keys, seat_role, scales)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for condition in ordered_conditions(units[CONDITION], conditions):
+        group = units[units[CONDITION] == condition]
+        cells = {key: describe(group[key].to_numpy()) for key in keys}
+        for cell in cells.values():
+            del cell["percent_change"]
+        out[condition] = cells
     return out
 
 
@@ -278,7 +321,7 @@ def _scenario_means(units: pd.DataFrame, dimensions: Sequence[str], barriers: Se
     return scenarios, cube
 
 
-def _deviation_entry(model: str, barrier: str, dimension: str, others: list[str]) -> dict[str, Any]:
+def _deviation_entry(model: str, barrier: str, dimension: str, others: list[str], floor: float) -> dict[str, Any]:
     return {
         "model": model,
         "barrier": barrier,
@@ -291,7 +334,7 @@ def _deviation_entry(model: str, barrier: str, dimension: str, others: list[str]
         "deviation_ci95": None,
         "percent": None,
         "percent_ci95": None,
-        "percent_floor": percent_floor(dimension),
+        "percent_floor": floor,
         "ci_excludes_zero": None,
         "notes": [],
     }
@@ -302,6 +345,7 @@ def barrier_deviations(
     dimensions: Sequence[str],
     conditions: Sequence[str],
     *,
+    scales: Scales | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: Seed = DEFAULT_SEED,
 ) -> list[dict[str, Any]]:
@@ -319,7 +363,7 @@ def barrier_deviations(
         own = units[units[MODEL] == model]
         present = [b for b in barriers if (own[CONDITION] == b).any()]
         model_entries = [
-            _deviation_entry(model, barrier, key, [b for b in present if b != barrier])
+            _deviation_entry(model, barrier, key, [b for b in present if b != barrier], percent_floor(key, scales))
             for barrier in present for key in dimensions
         ]
         if len(present) < 2:
@@ -452,6 +496,7 @@ def feature_correlations(
 def results_report(
     table: pd.DataFrame,
     *,
+    scales: Scales | None = None,
     dimensions: Sequence[str] | None = None,
     seat_role: str = PARTNER,
     conditions: Sequence[str] | None = None,
@@ -460,16 +505,19 @@ def results_report(
 ) -> dict[str, Any]:
     """Every analysis of a results table, as a JSON-ready dict (docs/results-schema.md).
 
-    ``conditions`` orders the conditions (the barrier-free ``none`` should come first); the
-    analysed seat is ``seat_role`` (``partner``, as in SocialVeil, or ``barrier``).
+    ``scales`` gives each dimension's range and scope (a dimension without one is taken as per
+    seat, with no percent floor); ``dimensions`` picks and orders the reported ones (default: every
+    dimension of ``scales`` the table has). ``conditions`` orders the conditions (the barrier-free
+    ``none`` should come first); the analysed seat is ``seat_role`` (``partner``, as in SocialVeil,
+    or ``barrier``).
     """
     if seat_role not in SEAT_ROLES:
         raise ValueError(f"seat_role must be partner or barrier, not {seat_role!r}")
     if resamples < 0:
         raise ValueError("resamples must be 0 or more")
     check_table(table)
-    keys = dimension_columns(table, dimensions)
-    units = unit_table(table, keys, seat_role)
+    keys = dimension_columns(table, dimensions, scales)
+    units = unit_table(table, keys, seat_role, scales)
     ordered = ordered_conditions(units[CONDITION], conditions)
     difficulties = sorted(d for d in units[DIFFICULTY].unique() if d)
     episodes = episode_table(table, units, keys)
@@ -497,12 +545,12 @@ def results_report(
         },
         "resamples": resamples,
         "seed": seed,
-        "means": condition_means(units, keys, ordered),
+        "means": condition_means(units, keys, ordered, scales),
         "means_by_difficulty": {
-            difficulty: condition_means(units[units[DIFFICULTY] == difficulty], keys, ordered)
+            difficulty: condition_means(units[units[DIFFICULTY] == difficulty], keys, ordered, scales)
             for difficulty in difficulties
         },
-        "deviations": barrier_deviations(units, keys, ordered, resamples=resamples, seed=seed),
+        "deviations": barrier_deviations(units, keys, ordered, scales=scales, resamples=resamples, seed=seed),
         "correlations": {"all": feature_correlations(episodes, features, keys), "by_model": by_model},
         "methods": dict(METHODS),
         "notes": notes,

@@ -16,9 +16,9 @@ from annotator import drafts
 from annotator.assignment import claim_next
 from annotator.models import Annotation, Assignment, Membership, StudyItem
 from annotator.schemes import install_preset, parse_form
-from benchmark.models import ActionType, Barrier, Evaluation, Scenario
+from benchmark.models import ActionType, Barrier, Scenario
 from tests.annotator.builders import add_annotators, add_items, make_study
-from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
+from tests.builders import default_team, make_character, make_episode, make_scenario, make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -74,8 +74,8 @@ def study(people):
                (ActionType.NON_VERBAL, "shrugs"), (ActionType.ACTION, "slides an envelope across"),
                (ActionType.SPEAK, "<script>alert('x')</script> & more"), (ActionType.LEAVE, "")],
     )
-    Evaluation.objects.create(episode=planted, evaluator=PLANTED["model"], dimension="mutual_understanding",
-                              score=2, reasoning=PLANTED["evaluation"])
+    make_scores(planted, [("mutual_understanding", None, 2)], evaluator=PLANTED["model"],
+                reasoning=PLANTED["evaluation"])
     study = make_study(scheme=install_preset("socialveil"), items=[planted, make_episode()], overlap=2,
                        annotators=[people["a"], people["b"]], instructions="Read closely; rate what you see.")
     Membership.objects.filter(study=study).update(instructions_read_at="2025-01-01T00:00:00Z")

@@ -14,7 +14,7 @@ from django.urls import reverse
 from annotator.models import Answer, ReportBundle
 from annotator.permissions import ANNOTATORS
 from annotator.reports.background import THREAD_PREFIX
-from benchmark.models import Barrier, Evaluation
+from benchmark.models import Barrier, Respondent
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import make_report_scheme, rated_study
 from tests.builders import make_researcher, make_team, make_user
@@ -215,7 +215,7 @@ PLANTED = '=HYPERLINK("http://evil.example","click")'
 @pytest.fixture
 def planted(study):
     """The study with a judge and every free-text comment named like a spreadsheet formula."""
-    Evaluation.objects.filter(evaluator="judge-x").update(evaluator=PLANTED)
+    Respondent.objects.filter(model="judge-x").update(model=PLANTED)
     Answer.objects.filter(question__key="comment").update(value=PLANTED)
     return study
 

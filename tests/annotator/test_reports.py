@@ -24,9 +24,8 @@ from django.utils import timezone
 
 from annotator.models import Annotation, Answer, Assignment, Question, SocialAttribute, Span, StudyItem
 from annotator.reports import build_report
-from benchmark.models import Evaluation
 from tests.annotator.builders import add_items, make_scheme, make_study
-from tests.builders import make_episode, make_scenario, make_user
+from tests.builders import make_episode, make_scenario, make_scores, make_user
 from tests.stats.notes import unexplained_nulls
 
 pytestmark = pytest.mark.django_db
@@ -127,13 +126,11 @@ def rated_study(**fields):
     annotate(items[0], make_user(), [("barrier", None, "semantic", None)], status=Annotation.Status.DRAFT)
 
     for episode, score in zip(episodes, JUDGE, strict=True):
-        Evaluation.objects.create(episode=episode, evaluator="judge-x", dimension="unresolved_confusion", score=score)
-        Evaluation.objects.create(episode=episode, evaluator="human mean", dimension="unresolved_confusion", score=3)
-        seats = list(episode.seats.order_by("position"))
-        Evaluation.objects.create(episode=episode, seat=seats[0], evaluator="judge-x", dimension="goal", score=7)
-        Evaluation.objects.create(episode=episode, seat=seats[1], evaluator="judge-x", dimension="goal", score=2)
+        make_scores(episode, [("unresolved_confusion", None, score), ("goal", 0, 7), ("goal", 1, 2)],
+                    evaluator="judge-x")
+        make_scores(episode, [("unresolved_confusion", None, 3)], evaluator="human mean")
     for episode in episodes[:2]:
-        Evaluation.objects.create(episode=episode, evaluator="judge-y", dimension="unresolved_confusion", score=4)
+        make_scores(episode, [("unresolved_confusion", None, 4)], evaluator="judge-y")
     return study, items, annotators
 
 

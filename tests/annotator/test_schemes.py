@@ -20,7 +20,7 @@ from annotator.schemes import (
     new_version,
     parse_form,
 )
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +96,7 @@ def test_preset_takes_the_next_version_when_its_name_is_taken():
 def test_sotopia_sliders_use_the_dimension_ranges_per_seat_with_required_rationale():
     scheme = install_preset("sotopia-eval")
     for question in scheme.questions.all():
-        dimension = DIMENSIONS[question.key]
+        _, dimension = JUDGE_DIMENSIONS[question.key]
         assert question.dimension == dimension.key and question.per_seat and question.rationale == "required"
         assert (question.options["min"], question.options["max"], question.options["step"]) == (
             dimension.low, dimension.high, 1,

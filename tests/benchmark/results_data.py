@@ -3,13 +3,14 @@
 Two scenarios (one hard) x three conditions (none, semantic, emotional), one episode each, tagged
 "exp". Seat 0 carries the barrier and is played by "barrier-model"; seat 1 is the partner,
 "partner-model". The judge "judge-a" (prompt "v1") scores every dimension; "scripted" scores
-only goal; "human mean" has more rows than anyone (it must never be picked as the judge).
+only goal; "human mean" (imported human ratings: an annotator, not a judge) has more scores than
+anyone, and must never be picked as the judge.
 """
 
-from benchmark.dimensions import DIMENSIONS
-from benchmark.models import ActionType, Episode, Evaluation
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.models import ActionType, Episode
 from benchmark.models.scenarios import Difficulty
-from tests.builders import make_episode, make_scenario
+from tests.builders import make_episode, make_scenario, make_scores
 
 PARTNER_GOAL = {("a", "none"): 8, ("a", "semantic"): 4, ("a", "emotional"): 6,
                 ("b", "none"): 6, ("b", "semantic"): 5, ("b", "emotional"): 2}
@@ -35,26 +36,17 @@ def judged_experiment(*, tag: str = "exp", partner_model: str = "partner-model")
         barrier_seat, partner_seat = episode.seats.order_by("position")
         episode.seats.filter(pk=barrier_seat.pk).update(model="barrier-model")
         episode.seats.filter(pk=partner_seat.pk).update(model=partner_model)
-        rows = []
-        for key, dimension in DIMENSIONS.items():
+        judge, human = [], []
+        for key, (_, dimension) in JUDGE_DIMENSIONS.items():
             if dimension.per_seat:
-                partner_score = goal if key == "goal" else dimension.low
-                rows.append(Evaluation(episode=episode, seat=partner_seat, evaluator="judge-a", prompt_version="v1",
-                                       dimension=key, score=partner_score))
-                rows.append(Evaluation(episode=episode, seat=barrier_seat, evaluator="judge-a", prompt_version="v1",
-                                       dimension=key, score=dimension.low))
-                rows.append(Evaluation(episode=episode, seat=partner_seat, evaluator="human mean",
-                                       prompt_version="", dimension=key, score=dimension.high))
-                rows.append(Evaluation(episode=episode, seat=barrier_seat, evaluator="human mean",
-                                       prompt_version="", dimension=key, score=dimension.high))
+                judge.append((key, partner_seat.position, goal if key == "goal" else dimension.low))
+                judge.append((key, barrier_seat.position, dimension.low))
+                human += [(key, partner_seat.position, dimension.high), (key, barrier_seat.position, dimension.high)]
             else:
-                score = MUTUAL[(name, condition)] if key == "mutual_understanding" else 3
-                rows.append(Evaluation(episode=episode, evaluator="judge-a", prompt_version="v1", dimension=key,
-                                       score=score))
-                rows.append(Evaluation(episode=episode, evaluator="human mean", prompt_version="", dimension=key,
-                                       score=dimension.high))
-        rows.append(Evaluation(episode=episode, seat=partner_seat, evaluator="scripted",
-                               prompt_version="heuristic-1", dimension="goal", score=1))
-        Evaluation.objects.bulk_create(rows)
+                judge.append((key, None, MUTUAL[(name, condition)] if key == "mutual_understanding" else 3))
+                human.append((key, None, dimension.high))
+        make_scores(episode, judge, evaluator="judge-a", prompt_version="v1")
+        make_scores(episode, human, evaluator="human mean")
+        make_scores(episode, [("goal", partner_seat.position, 1)], evaluator="scripted", prompt_version="heuristic-1")
         episodes.append(episode)
     return episodes

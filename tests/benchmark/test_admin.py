@@ -4,8 +4,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.models import ActionType, Barrier, BarrierCue, Evaluation, NeutralContext, Scenario, SimulationRun
-from tests.builders import default_team, make_character, make_episode, make_scenario, make_user
+from benchmark.models import ActionType, Barrier, BarrierCue, NeutralContext, Scenario, SimulationRun
+from tests.builders import default_team, make_character, make_episode, make_scenario, make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -26,10 +26,7 @@ def data():
         turns=[(ActionType.SPEAK, "Hello there."), (ActionType.NON_VERBAL, "smiles"), (ActionType.LEAVE, "")],
         tag="pilot",
     )
-    Evaluation.objects.create(
-        episode=episode, seat=episode.seats.first(), evaluator="scripted", dimension="goal", score=5
-    )
-    Evaluation.objects.create(episode=episode, evaluator="scripted", dimension="mutual_understanding", score=3)
+    make_scores(episode, [("goal", 0, 5), ("mutual_understanding", None, 3)], evaluator="scripted")
     NeutralContext.objects.create(scenario=episode.scenario, prompt_version="v1", model="scripted", text="Two meet.")
     SimulationRun.objects.create(
         team=default_team(), tag="pilot", total=4, finished=4, status=SimulationRun.Status.FINISHED
@@ -44,8 +41,8 @@ def admin_url(model, action: str, *args) -> str:
 def test_every_benchmark_model_has_an_admin():
     names = {model.__name__ for model in BENCHMARK_MODELS}
     assert names == {
-        "Character", "Scenario", "Role", "Barrier", "Episode", "Seat", "Turn", "Evaluation", "NeutralContext",
-        "SimulationRun", "Team",
+        "Character", "Scenario", "Role", "Barrier", "Episode", "Seat", "Turn", "Respondent", "Response",
+        "NeutralContext", "SimulationRun", "Team",
     }
 
 

@@ -11,12 +11,10 @@ from django.urls import resolve
 
 from benchmark.agents import scripted
 from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
-from benchmark.dimensions import EPISODE_DIMENSIONS, SEAT_DIMENSIONS
 from benchmark.models import (
     Answer,
     Character,
     Episode,
-    Evaluation,
     Goal,
     Probe,
     Relationship,
@@ -39,7 +37,7 @@ def load(*args: str) -> str:
 def counts() -> dict[str, int]:
     return {
         model.__name__: model.objects.count()
-        for model in (Character, Scenario, Role, Goal, Probe, Episode, Turn, Evaluation, Response, Answer, User)
+        for model in (Character, Scenario, Role, Goal, Probe, Episode, Turn, Response, Answer, User)
     }
 
 
@@ -88,21 +86,20 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         assert episode.source == Episode.Source.SIMULATED
         assert episode.end_reason in {Episode.EndReason.LEAVE, Episode.EndReason.TURN_CAP}
         assert {t.model for t in episode.turns.all()} == {"scripted"}
-        assert episode.evaluations.filter(evaluator="scripted").count() == 2 * len(SEAT_DIMENSIONS) + len(
-            EPISODE_DIMENSIONS
-        )
+        scripted_answers = Answer.objects.filter(response__episode=episode, response__respondent__model="scripted")
+        assert scripted_answers.count() == 2 * 7 + 2  # seven questions per seat, two per episode
     baseline_turns = Turn.objects.filter(episode__tag="demo", episode__barrier__key="none")
     assert not any(scripted.is_clarification_request(t.content) for t in baseline_turns)
-    assert not Response.objects.filter(episode__tag="demo").exists()  # the two-party demo is as it was
+    # the two-party demo is as it was: nobody interviewed
+    assert not Response.objects.filter(episode__tag="demo", respondent__kind=Respondent.Kind.AGENT).exists()
 
     groups = Episode.objects.filter(tag="demo-groups")
     assert groups.count() == 4
     for episode in groups:
         assert episode.status == Episode.Status.FINISHED and episode.seats.count() == 3
         assert set(episode.turns.values_list("seat__position", flat=True)) == {0, 1, 2}
-        assert episode.evaluations.filter(evaluator="scripted").count() == 3 * len(SEAT_DIMENSIONS) + len(
-            EPISODE_DIMENSIONS
-        )
+        judged = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE)
+        assert judged.count() == 3 * 7 + 2  # seven questions per seat, two per episode
         # every seat answers the six goal questions and the probes it may be asked
         responses = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
         assert sorted(responses.values_list("seat_position", flat=True)) == [0, 0, 1, 1, 2, 2]

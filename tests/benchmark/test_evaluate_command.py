@@ -6,9 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.agents import scripted
-from benchmark.evaluation import judge
-from benchmark.models import Episode, Evaluation
+from benchmark.evaluation import judge, scripted_judge
+from benchmark.models import Answer, Episode, Response
 from tests.benchmark.test_judge import PROMPT_MARK, reply
 from tests.builders import make_episode
 from tests.fake_llm import FAKE_MODEL
@@ -37,8 +36,8 @@ def test_scores_the_tagged_episodes_and_prints_a_summary(fake_llm):
     assert out.splitlines()[-1] == (
         f"Evaluated 2 episode(s) with {FAKE_MODEL} ({judge.JUDGE_PROMPT_VERSION}): 2 scored, 0 cached, 0 failed."
     )
-    assert Evaluation.objects.filter(episode__in=tagged).count() == 2 * 16
-    assert Evaluation.objects.exclude(episode__in=tagged).count() == 0
+    assert Answer.objects.filter(response__episode__in=tagged).count() == 2 * 16
+    assert Answer.objects.exclude(response__episode__in=tagged).count() == 0
     assert "evaluate [" in err and "2/2" in err
 
 
@@ -63,7 +62,8 @@ def test_force_scores_cached_episodes_again(fake_llm):
     out, _ = evaluate("--tag", "pilot", "--force")
 
     assert "1 scored, 0 cached, 0 failed." in out
-    assert set(Evaluation.objects.filter(episode=episode, dimension="goal").values_list("score", flat=True)) == {9}
+    goal = Answer.objects.filter(response__episode=episode, question__key="goal")
+    assert set(goal.values_list("number", flat=True)) == {9}
 
 
 def test_only_finished_episodes_are_scored_unless_status_says_otherwise(fake_llm):
@@ -72,11 +72,11 @@ def test_only_finished_episodes_are_scored_unless_status_says_otherwise(fake_llm
     running = make_episode(tag="pilot", status=Episode.Status.RUNNING)
 
     evaluate("--tag", "pilot")
-    assert set(Evaluation.objects.values_list("episode", flat=True)) == {finished.pk}
+    assert set(Response.objects.values_list("episode", flat=True)) == {finished.pk}
 
     out, _ = evaluate("--tag", "pilot", "--status", "any")
     assert "1 scored, 1 cached" in out
-    assert Evaluation.objects.filter(episode=running).count() == 16
+    assert Answer.objects.filter(response__episode=running).count() == 16
 
 
 def test_ids_and_source_narrow_the_selection(fake_llm):
@@ -87,7 +87,7 @@ def test_ids_and_source_narrow_the_selection(fake_llm):
     out, _ = evaluate("--ids", f"{first.pk},{second.pk}", "--source", "imported")
 
     assert "Evaluated 1 episode(s)" in out
-    assert set(Evaluation.objects.values_list("episode", flat=True)) == {second.pk}
+    assert set(Response.objects.values_list("episode", flat=True)) == {second.pk}
 
 
 def test_the_model_option_overrides_the_configured_judge(fake_llm):
@@ -97,7 +97,7 @@ def test_the_model_option_overrides_the_configured_judge(fake_llm):
     evaluate("--model", "openai/other-judge")
 
     assert {r["model"] for r in fake_llm.requests} == {"other-judge"}
-    assert set(Evaluation.objects.filter(episode=episode).values_list("evaluator", flat=True)) == {
+    assert set(Response.objects.filter(episode=episode).values_list("respondent__model", flat=True)) == {
         "openai/other-judge"
     }
 
@@ -108,8 +108,8 @@ def test_without_a_configured_judge_the_scripted_heuristics_score(fake_llm, sett
 
     out, _ = evaluate()
 
-    assert f"with {scripted.EVALUATOR} ({scripted.JUDGE_VERSION}): 1 scored" in out
-    assert Evaluation.objects.filter(episode=episode, evaluator=scripted.EVALUATOR).count() == 16
+    assert f"with {scripted_judge.RESPONDENT} ({scripted_judge.PROMPT_VERSION}): 1 scored" in out
+    assert Answer.objects.filter(response__episode=episode, response__respondent__model="scripted").count() == 16
     assert fake_llm.requests == []
 
 
@@ -120,14 +120,14 @@ def test_a_failed_episode_is_reported_and_the_command_exits_non_zero(fake_llm):
         fake_llm.enqueue(text=json.dumps({"seats": {}, "episode": {}}))
     out, err = StringIO(), StringIO()
 
-    with pytest.raises(CommandError, match="1 episode\\(s\\) could not be scored"):
+    with pytest.raises(CommandError, match="1 judgement\\(s\\) could not be made"):
         call_command("evaluate", "--tag", "pilot", "--retries", "0", "--concurrency", "1", stdout=out, stderr=err)
 
     assert "1 scored, 0 cached, 1 failed." in out.getvalue()
     assert f"episode {first.pk}: " in err.getvalue()
     assert f"'seats' → seat_1 ({first.seats.get(position=0).character.name}) is missing" in err.getvalue()
-    assert Evaluation.objects.filter(episode=first).count() == 0
-    assert Evaluation.objects.filter(episode=second).count() == 16
+    assert not Response.objects.filter(episode=first).exists()
+    assert Answer.objects.filter(response__episode=second).count() == 16
 
 
 def test_an_unknown_tag_is_refused_by_name(fake_llm):
@@ -155,4 +155,33 @@ def test_bad_input_is_refused_with_a_clear_message(fake_llm, args, message):
 
     with pytest.raises(CommandError, match=message.replace("(", "\\(")):
         evaluate(*args)
-    assert Evaluation.objects.count() == 0
+    assert not Response.objects.exists()
+
+
+def test_several_judges_each_score_and_are_summed_up_one_by_one(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    episode = make_episode(tag="pilot")
+
+    out, err = evaluate("--tag", "pilot", "--models", "openai/judge-a,scripted")
+
+    assert out.splitlines()[0] == (
+        f"Scoring 1 episode(s) with openai/judge-a (prompt version {judge.JUDGE_PROMPT_VERSION}), "
+        "scripted (prompt version heuristic-1)."
+    )
+    assert out.splitlines()[-2:] == [
+        f"Evaluated 1 episode(s) with openai/judge-a ({judge.JUDGE_PROMPT_VERSION}): 1 scored, 0 cached, 0 failed.",
+        "Evaluated 1 episode(s) with scripted (heuristic-1): 1 scored, 0 cached, 0 failed.",
+    ]
+    assert "2/2" in err
+    judges = Response.objects.filter(episode=episode).values_list("respondent__model", flat=True)
+    assert sorted(set(judges)) == ["openai/judge-a", "scripted"]
+
+
+def test_the_configured_judge_may_name_several_models(fake_llm, settings):
+    settings.PARLEY_MODELS = {"judge": f"{FAKE_MODEL}, scripted"}
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    make_episode()
+
+    out, _ = evaluate()
+
+    assert out.count("1 scored, 0 cached, 0 failed.") == 2

@@ -11,9 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from benchmark.exporting import export_episodes, select_episodes
-from benchmark.models import Character, Episode, Evaluation, Scenario, Turn
+from benchmark.models import Character, Episode, Respondent, Response, Scenario, Turn
 from tests.benchmark.import_checks import import_file
-from tests.builders import default_team, make_episode
+from tests.builders import default_team, make_episode, make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -25,18 +25,16 @@ def exported(format: str = "parley", **filters: str) -> str:
 
 
 def rich_episode(**fields) -> Episode:
-    """An episode with evaluations, settings, odd characters and recorded times."""
+    """An episode with a judge's and imported human answers, settings, odd characters and recorded times."""
     episode = make_episode(
         turns=[("speak", "Hello \u2028 there, caf\u00e9."), ("non-verbal", "nods"), ("none", "")],
         settings={"temperature": 0.7, "seed": 3},
         started_at=datetime(2024, 5, 1, 12, 0, 1, tzinfo=UTC),
         **fields,
     )
-    first, second = episode.seats.all()
-    Evaluation.objects.create(episode=episode, seat=first, evaluator="gpt-4o", dimension="goal", score=7,
-                              reasoning="Mostly.")
-    Evaluation.objects.create(episode=episode, seat=second, evaluator="gpt-4o", dimension="secret", score=-2)
-    Evaluation.objects.create(episode=episode, evaluator="gpt-4o", dimension="mutual_understanding", score=4)
+    make_scores(episode, [("goal", 0, 7)], evaluator="gpt-4o", reasoning="Mostly.")
+    make_scores(episode, [("secret", 1, -2), ("mutual_understanding", None, 4)], evaluator="gpt-4o")
+    make_scores(episode, [("goal", 1, 6.5)], evaluator="human mean")
     return episode
 
 
@@ -213,3 +211,29 @@ def test_export_then_import_into_the_same_team_changes_nothing(tmp_path):
 
     assert result.created["episode"] == 0 and result.unchanged["episode"] == 1
     assert counts() == before
+
+
+def test_responses_carry_their_instrument_respondent_and_answers():
+    rich_episode()
+
+    responses = json.loads(exported())["responses"]
+
+    assert [(r["instrument"]["name"], r["respondent"]["kind"], r["respondent"]["model"] or r["respondent"]["label"])
+            for r in responses] == [
+        ("SocialVeil judge", "judge", "gpt-4o"), ("Sotopia-EVAL judge", "annotator", "human mean"),
+        ("Sotopia-EVAL judge", "judge", "gpt-4o"),
+    ]
+    judged = responses[2]
+    assert judged["answers"] == [
+        {"question": "goal", "seat": 0, "goal": None, "value": "7", "number": 7.0, "reasoning": "Mostly."},
+        {"question": "secret", "seat": 1, "goal": None, "value": "-2", "number": -2.0, "reasoning": ""},
+    ]
+    assert "evaluations" not in json.loads(exported())
+
+
+def test_answers_of_people_with_accounts_stay_with_their_studies():
+    episode = rich_episode()
+    person = Respondent.objects.create(kind="annotator", user=make_user())
+    Response.objects.create(episode=episode, respondent=person, instrument=Response.objects.first().instrument)
+
+    assert len(json.loads(exported())["responses"]) == 3

@@ -4,8 +4,8 @@ import pytest
 
 from tests.migrations.harness import migrate, migrate_to_latest
 
-BEFORE = [("benchmark", "0010_instruments_goals_probes")]
-AFTER = [("benchmark", "0012_agentsense_goals_preset")]
+BEFORE = [("benchmark", "0013_judge_answer_triggers")]
+AFTER = [("benchmark", "0015_agentsense_goals_preset")]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

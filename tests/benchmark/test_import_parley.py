@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from benchmark.models import Character, Episode, Role, Seat, Turn
+from benchmark.models import Answer, Character, Episode, Instrument, Question, Response, Role, Seat, Turn
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 from tests.builders import default_team
 
@@ -80,7 +80,7 @@ def write_lines(tmp_path: Path, *records: Any, name: str = "episodes.jsonl") -> 
     return path
 
 
-def test_line_becomes_episode_with_scenario_seats_turns_and_evaluations(tmp_path):
+def test_line_becomes_episode_with_scenario_seats_turns_and_scores(tmp_path):
     result = import_file(write_lines(tmp_path, episode_record()))
 
     episode = Episode.objects.get(external_id="ep-1")
@@ -88,8 +88,8 @@ def test_line_becomes_episode_with_scenario_seats_turns_and_evaluations(tmp_path
     assert episode.scenario.roles.count() == 2
     assert [seat.character.first_name for seat in episode.seats.all()] == ["Ann", "Bea"]
     assert list(episode.turns.values_list("action_type", flat=True)) == ["speak", "non-verbal", "leave"]
-    assert episode.evaluations.count() == 2
-    assert result.created["episode"] == 1 and result.created["character"] == 2
+    assert Answer.objects.filter(response__episode=episode).count() == 2
+    assert result.created["episode"] == 1 and result.created["character"] == 2 and result.created["answer"] == 2
 
 
 def test_same_character_in_role_and_seat_is_created_once(tmp_path):
@@ -381,3 +381,97 @@ REFUSING_TRIGGER = {
         "CREATE TRIGGER refuse_turn BEFORE INSERT ON benchmark_turn FOR EACH ROW EXECUTE FUNCTION refuse_turn()",
     ],
 }
+
+
+# --- responses and their answers ------------------------------------------------------------------
+
+
+def test_older_evaluations_become_one_response_per_judge_and_preset(tmp_path):
+    record = episode_record()
+    record["evaluations"][0].update(created_at="2024-05-01T12:05:00Z", latency_ms=900, prompt_tokens=1200)
+    record["evaluations"].append({"evaluator": "human mean", "seat": 1, "dimension": "goal", "score": 6.5})
+    import_file(write_lines(tmp_path, record))
+
+    responses = {
+        (r.respondent.kind, r.respondent.model, r.respondent.label, r.instrument.name): r
+        for r in Response.objects.select_related("respondent", "instrument")
+    }
+    assert set(responses) == {
+        ("judge", "gpt-4o", "", "Sotopia-EVAL judge"), ("judge", "gpt-4o", "", "SocialVeil judge"),
+        ("annotator", "", "human mean", "Sotopia-EVAL judge"),
+    }
+    goal = responses[("judge", "gpt-4o", "", "Sotopia-EVAL judge")]
+    assert (goal.latency_ms, goal.prompt_tokens) == (900, 1200)
+    assert goal.created_at == datetime(2024, 5, 1, 12, 5, tzinfo=UTC)
+    answer = goal.answers.get()
+    assert (answer.question.key, answer.seat_position, answer.number, answer.value, answer.reasoning) == (
+        "goal", 0, 7, "7", "Close."
+    )
+    assert responses[("annotator", "", "human mean", "Sotopia-EVAL judge")].respondent.user is None
+
+
+def response_record(**fields: Any) -> dict[str, Any]:
+    return {
+        "instrument": {"name": "SocialVeil judge", "version": 1},
+        "respondent": {"kind": "judge", "model": "openai/gpt-4o", "prompt_version": "v2", "label": ""},
+        "seat": None,
+        "answers": [{"question": "mutual_understanding", "seat": None, "value": "4", "number": 4.0,
+                     "reasoning": "They agreed."}],
+        **fields,
+    }
+
+
+def test_responses_import_with_their_answers(tmp_path):
+    import_file(write_lines(tmp_path, episode_record(evaluations=[], responses=[response_record()])))
+
+    answer = Answer.objects.select_related("response__respondent").get()
+    assert (answer.question.key, answer.number, answer.reasoning) == ("mutual_understanding", 4, "They agreed.")
+    assert (answer.response.respondent.model, answer.response.respondent.prompt_version) == ("openai/gpt-4o", "v2")
+
+
+def test_a_team_instrument_is_found_by_name_and_version(tmp_path):
+    instrument = Instrument.objects.create(team=default_team(), name="Warmth", version=2)
+    Question.objects.create(instrument=instrument, key="warm", position=0, kind="yes_no", prompt="Warm?")
+    response = response_record(
+        instrument={"name": "Warmth", "version": 2},
+        respondent={"kind": "agent", "model": "scripted", "prompt_version": "interview-1", "label": ""}, seat=1,
+        answers=[{"question": "warm", "seat": None, "value": "yes", "number": None, "reasoning": ""}],
+    )
+    import_file(write_lines(tmp_path, episode_record(evaluations=[], responses=[response])))
+
+    stored = Response.objects.get()
+    assert (stored.instrument, stored.seat_position, stored.respondent.kind) == (instrument, 1, "agent")
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"instrument": {"name": "Nothing like it", "version": 1}},
+         "field responses[0].instrument: instrument 'Nothing like it' version 1 is neither a preset nor one of "
+         "this team's"),
+        ({"answers": [{"question": "warmth", "number": 2}]},
+         "field responses[0].answers[0].question: SocialVeil judge v1 has no question 'warmth' (its questions: "
+         "unresolved_confusion, mutual_understanding)"),
+        ({"answers": [{"question": "mutual_understanding", "number": 6, "value": "6"}]},
+         "field responses[0].answers[0].number: 6 is outside [1, 5] for mutual_understanding"),
+        ({"answers": [{"question": "mutual_understanding", "value": "4"}]},
+         "field responses[0].answers[0].number: 'mutual_understanding' takes a number"),
+        ({"answers": [{"question": "mutual_understanding", "seat": 0, "number": 4}]},
+         "field responses[0].answers[0].seat: 'mutual_understanding' is asked once per episode"),
+        ({"answers": [{"question": "mutual_understanding", "seat": 5, "number": 4}]},
+         "field responses[0].answers[0].seat: no seat at position 5 (seats: 0, 1)"),
+        ({"respondent": {"kind": "judge", "model": "", "prompt_version": "", "label": "x"}},
+         "field responses[0].respondent.model: a respondent of kind 'judge' needs its model's name"),
+        ({"respondent": {"kind": "oracle", "model": "m"}},
+         "field responses[0].respondent.kind: 'oracle' is not one of"),
+    ],
+)
+def test_a_response_that_does_not_fit_is_refused_naming_the_field(tmp_path, change, problem):
+    record = episode_record(evaluations=[], responses=[response_record(**change)])
+    assert_rejected(write_lines(tmp_path, record), problem)
+    assert not Response.objects.exists()
+
+
+def test_the_same_judge_answering_an_instrument_twice_is_refused(tmp_path):
+    record = episode_record(evaluations=[], responses=[response_record(), response_record()])
+    assert_rejected(write_lines(tmp_path, record), "answers SocialVeil judge v1 about this episode twice")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.models import Character, Episode, Evaluation, Role, Scenario, Seat, Turn
+from benchmark.models import Answer, Character, Episode, Response, Role, Scenario, Seat, Turn
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
 pytestmark = pytest.mark.django_db
@@ -112,7 +112,7 @@ def test_v1_lines_import_with_turns_and_evaluations():
 
     assert result.created["episode"] == 5
     assert result.created["turn"] == 56
-    assert result.created["evaluation"] == 70
+    assert result.created["answer"] == 70
 
 
 def test_v1_line_without_profiles_builds_scenario_and_characters_from_the_line():
@@ -200,23 +200,25 @@ def test_models_go_to_the_judge_and_the_seats():
 
     episode = Episode.objects.get()
     assert list(episode.seats.values_list("model", flat=True)) == ["gpt-3.5-turbo", "gpt-3.5-turbo"]
-    assert set(episode.evaluations.values_list("evaluator", flat=True)) == {"gpt-4"}
+    judges = Response.objects.filter(episode=episode).values_list("respondent__kind", "respondent__model",
+                                                                  "respondent__prompt_version", "instrument__name")
+    assert set(judges) == {("judge", "gpt-4", "sotopia", "Sotopia-EVAL judge")}
 
 
 def test_rewards_become_one_row_per_seat_and_dimension_without_the_overall_score():
     import_file(NATIVE)
 
-    evaluations = Evaluation.objects.filter(seat__position=0)
-    assert sorted(evaluations.values_list("dimension", flat=True)) == sorted(
+    answers = Answer.objects.filter(seat_position=0)
+    assert sorted(answers.values_list("question__dimension", flat=True)) == sorted(
         ["believability", "relationship", "knowledge", "secret", "social_rules", "financial", "goal"]
     )
-    assert evaluations.get(dimension="knowledge").score == 8.0
+    assert answers.get(question__key="knowledge").number == 8.0
 
 
 def test_reasoning_is_attributed_to_each_seat_and_dimension():
     import_file(NATIVE)
 
-    alice = Evaluation.objects.get(seat__position=1, dimension="financial")
+    alice = Answer.objects.get(seat_position=1, question__key="financial")
     assert alice.reasoning.startswith("The conversation does not directly contribute")
     assert "Alice Smith" in alice.reasoning and "Bob John" not in alice.reasoning
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from benchmark.agents import llm
 from benchmark.demo.content import GROUP_SCENARIOS
 from benchmark.demo.install import beats_of, install_scenario
+from benchmark.evaluation.answer_groups import answer_groups
 from benchmark.evaluation.interviews import scripted as scripted_answers
 from benchmark.evaluation.interviews.asking import load_interviews
 from benchmark.evaluation.interviews.instruments import (
@@ -20,7 +21,6 @@ from benchmark.evaluation.interviews.instruments import (
     probes_instrument,
 )
 from benchmark.evaluation.interviews.running import CACHED, FAILED, INTERVIEWED, interview_episode
-from benchmark.evaluation.interviews.showing import episode_interviews
 from benchmark.models import (
     Answer,
     Episode,
@@ -288,22 +288,23 @@ def test_the_run_form_can_ask_for_interviews(client, monkeypatch, settings, tmp_
 def test_the_episode_page_shows_each_seats_interview_to_its_teams_researchers(client):
     episode = group_episode()
     interview(episode)
-    tables = episode_interviews(episode)
-    assert [(table.seat_position, table.instrument.preset) for table in tables] == [
-        (0, GOALS_PRESET), (0, "scenario-probes"), (1, GOALS_PRESET), (1, "scenario-probes"),
-        (2, GOALS_PRESET), (2, "scenario-probes"),
+    groups = [group for group in answer_groups(episode) if group.kind == Respondent.Kind.AGENT]
+    assert sorted((group.interviewed_seat, group.instrument.split(" (")[0].split(" v")[0]) for group in groups) == [
+        (name, instrument) for name in ("Callum Reid", "Ifeoma Nwosu", "Mei Tanaka")
+        for instrument in ("AgentSense goals", f"Probes of {episode.scenario}")
     ]
-    goals = tables[0].rows
-    assert {row.perspective for row in goals if row.subject == "Mei Tanaka"} == {"self"}
-    assert {row.perspective for row in goals if row.subject != "Mei Tanaka"} == {"other"}
-    assert all(row.correct is not None for row in tables[1].rows)
+    mei = [group for group in groups if group.interviewed_seat == "Mei Tanaka"]
+    goals = next(group.rows for group in mei if group.instrument.startswith("AgentSense"))
+    probes = next(group.rows for group in mei if group.instrument.startswith("Probes"))
+    assert "Mei Tanaka's goal: Pay no more than 200 euros of the heating bill." in [row.target for row in goals]
+    assert {row.value for row in goals} <= {"Yes", "No"}
+    assert all(row.value.endswith(("(correct)", "(wrong)")) for row in probes)
 
     client.force_login(make_researcher())
     page = client.get(reverse("benchmark:episode", args=[episode.pk])).content.decode()
-    assert "Interviews" in page and "AgentSense goals" in page
-    assert "Mei Tanaka (seat 1) on AgentSense goals" in page
-    assert "Take over managing the flat&#x27;s bills from now on." in page
-    assert "What had the landlord told Ifeoma about the radiator in her room?" in page
+    assert "speaking as Mei Tanaka" in page and "AgentSense goals" in page
+    assert "Ifeoma Nwosu&#x27;s goal: Take over managing the flat&#x27;s bills from now on." in page
+    assert "It is faulty and uses more than the others (correct)" in page
     assert scripted_answers.DISCLAIMER.replace("'", "&#x27;") in page
 
     client.force_login(make_researcher(team=make_team()))

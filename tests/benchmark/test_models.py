@@ -3,9 +3,23 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from benchmark.dimensions import DIMENSIONS
-from benchmark.models import ActionType, Barrier, BarrierCue, Episode, Evaluation, Relationship, Role, Seat, Turn
-from tests.builders import make_character, make_episode, make_scenario
+from benchmark.evaluation.questionnaire import judge_instruments
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.models import (
+    ActionType,
+    Answer,
+    Barrier,
+    BarrierCue,
+    Episode,
+    Question,
+    Relationship,
+    Respondent,
+    Response,
+    Role,
+    Seat,
+    Turn,
+)
+from tests.builders import make_character, make_episode, make_scenario, make_scores
 
 pytestmark = pytest.mark.django_db
 
@@ -73,9 +87,10 @@ def test_role_position_is_unique_per_scenario():
 
 def test_deleting_an_episode_deletes_its_seats_and_turns():
     episode = make_episode(turns=3)
-    episode.evaluations.create(seat=episode.seats.first(), evaluator="j", dimension="goal", score=5)
+    make_scores(episode, [("goal", 0, 5)])
     episode.delete()
     assert not Seat.objects.exists() and not Turn.objects.exists()
+    assert not Response.objects.exists() and not Answer.objects.exists()
 
 
 def test_a_seat_that_has_spoken_cannot_be_deleted_alone():
@@ -90,15 +105,27 @@ def test_turn_cap_must_be_positive():
     assert refused(lambda: make_episode(turn_cap=0))
 
 
-@pytest.mark.parametrize("dimension", list(DIMENSIONS.values()), ids=lambda d: d.key)
+def judge_response(episode: Episode, dimension: str, judge: str = "j", prompt_version: str = "") -> Response:
+    """A judge's (empty) response to the preset that asks ``dimension``."""
+    question = Question.objects.get(instrument__in=judge_instruments(), key=dimension)
+    respondent, _ = Respondent.objects.get_or_create(kind="judge", model=judge, prompt_version=prompt_version)
+    return Response.objects.create(episode=episode, respondent=respondent, instrument=question.instrument)
+
+
+def answer(response: Response, dimension: str, number: float, seat: int | None) -> Answer:
+    question = response.instrument.questions.get(key=dimension)
+    return Answer.objects.create(response=response, question=question, seat_position=seat, value=f"{number:g}",
+                                 number=number)
+
+
+@pytest.mark.parametrize("dimension", [question for _, question in JUDGE_DIMENSIONS.values()], ids=lambda d: d.key)
 def test_scores_outside_a_dimension_range_are_refused(dimension):
     episode = make_episode()
-    seat = episode.seats.first() if dimension.per_seat else None
+    seat = 0 if dimension.per_seat else None
 
     def score(value):
-        return lambda: Evaluation.objects.create(
-            episode=episode, seat=seat, evaluator=f"judge {value}", dimension=dimension.key, score=value
-        )
+        response = judge_response(episode, dimension.key, judge=f"judge {value}")
+        return lambda: answer(response, dimension.key, value, seat)
 
     assert refused(score(dimension.low - 0.5))
     assert refused(score(dimension.high + 0.5))
@@ -108,23 +135,17 @@ def test_scores_outside_a_dimension_range_are_refused(dimension):
 
 def test_per_seat_dimension_needs_a_seat_and_episode_dimension_refuses_one():
     episode = make_episode()
-    seat = episode.seats.first()
-    assert refused(lambda: Evaluation.objects.create(episode=episode, evaluator="j", dimension="goal", score=5))
-    assert refused(
-        lambda: Evaluation.objects.create(
-            episode=episode, seat=seat, evaluator="j", dimension="mutual_understanding", score=3
-        )
-    )
+    assert refused(lambda: answer(judge_response(episode, "goal"), "goal", 5, seat=None))
+    assert refused(lambda: answer(judge_response(episode, "mutual_understanding"), "mutual_understanding", 3, seat=0))
 
 
 def test_one_score_per_evaluator_dimension_and_seat():
     episode = make_episode()
-    Evaluation.objects.create(episode=episode, evaluator="j", dimension="unresolved_confusion", score=3)
-    assert refused(
-        lambda: Evaluation.objects.create(episode=episode, evaluator="j", dimension="unresolved_confusion", score=4)
-    )
-    Evaluation.objects.create(episode=episode, evaluator="j", prompt_version="v2", dimension="unresolved_confusion",
-                              score=4)
+    response = judge_response(episode, "unresolved_confusion")
+    answer(response, "unresolved_confusion", 3, seat=None)
+    assert refused(lambda: answer(response, "unresolved_confusion", 4, seat=None))
+    assert refused(lambda: judge_response(episode, "unresolved_confusion"))  # the same judge answers once
+    answer(judge_response(episode, "unresolved_confusion", prompt_version="v2"), "unresolved_confusion", 4, None)
 
 
 def test_cue_rate_is_a_share():

@@ -4,25 +4,32 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from benchmark.models import Episode, Evaluation, Seat
+from benchmark.models import Episode, Seat
 from benchmark.results.build import (
     ResultFilters,
     ResultsProblem,
     build_results,
     choose_evaluator,
     evaluator_choices,
+    read_scores,
     results_table,
 )
 from benchmark.stats.linguistic import signature
 from tests.benchmark.results_data import BARRIER_LINE, PARTNER_LINE, judged_experiment
-from tests.builders import make_episode
+from tests.builders import make_episode, make_scores
 
 pytestmark = pytest.mark.django_db
 
 
 def _judge(filters: ResultFilters | None = None):
     filters = filters or ResultFilters()
-    return choose_evaluator(filters, evaluator_choices(filters, Episode.objects.all()))
+    scores = read_scores(filters, Episode.objects.all())
+    return choose_evaluator(filters, evaluator_choices(filters, scores), scores.named)
+
+
+def _table(filters: ResultFilters | None = None):
+    filters = filters or ResultFilters()
+    return results_table(read_scores(filters, Episode.objects.all()), _judge(filters))
 
 
 def test_the_judge_is_the_evaluator_with_most_scores_but_never_human_mean():
@@ -36,7 +43,7 @@ def test_the_judge_is_the_evaluator_with_most_scores_but_never_human_mean():
 def test_on_a_tie_a_model_judge_wins_over_the_scripted_heuristic():
     episode = make_episode()
     for evaluator in ("scripted", "vertex_ai/judge"):
-        Evaluation.objects.create(episode=episode, evaluator=evaluator, dimension="unresolved_confusion", score=3)
+        make_scores(episode, [("unresolved_confusion", None, 3)], evaluator=evaluator)
 
     assert _judge().evaluator == "vertex_ai/judge"
 
@@ -66,7 +73,7 @@ def test_a_prompt_version_without_scores_is_refused():
 def test_the_table_has_one_row_per_episode_and_seat_with_its_role_and_models():
     episodes = judged_experiment()
 
-    table = results_table(ResultFilters(), _judge(), Episode.objects.all())
+    table = _table()
 
     assert len(table) == 2 * len(episodes)
     barrier = table[table["seat_role"] == "barrier"]
@@ -80,7 +87,7 @@ def test_the_table_has_one_row_per_episode_and_seat_with_its_role_and_models():
 def test_per_seat_scores_sit_on_their_seat_and_episode_scores_on_every_row():
     episodes = judged_experiment()
 
-    table = results_table(ResultFilters(), _judge(), Episode.objects.all()).set_index(["episode", "seat"])
+    table = _table().set_index(["episode", "seat"])
 
     hard_semantic = episodes[1]
     assert table.loc[(hard_semantic.pk, 1), "goal"] == 4
@@ -92,7 +99,7 @@ def test_per_seat_scores_sit_on_their_seat_and_episode_scores_on_every_row():
 def test_linguistic_features_come_from_spoken_turns_of_the_barrier_seat_and_of_everyone():
     episodes = judged_experiment()
 
-    row = results_table(ResultFilters(), _judge(), Episode.objects.all()).iloc[0]
+    row = _table().iloc[0]
 
     assert row["episode"] == episodes[0].pk
     barrier, transcript = signature([BARRIER_LINE]), signature([BARRIER_LINE, PARTNER_LINE])
@@ -104,10 +111,9 @@ def test_linguistic_features_come_from_spoken_turns_of_the_barrier_seat_and_of_e
 
 def test_an_episode_without_a_barrier_seat_counts_every_seat_as_partner():
     episode = make_episode(barrier="none", barrier_seat=None, seat_fields={"model": "m"})
-    seat = episode.seats.first()
-    Evaluation.objects.create(episode=episode, seat=seat, evaluator="j", dimension="goal", score=5)
+    make_scores(episode, [("goal", 0, 5)], evaluator="j")
 
-    table = results_table(ResultFilters(), _judge(), Episode.objects.all())
+    table = _table()
 
     assert set(table["seat_role"]) == {"partner"}
     assert set(table["partner_model"]) == {"m"}
@@ -118,7 +124,7 @@ def test_filters_select_episodes_by_tag():
     judged_experiment(tag="exp")
     judged_experiment(tag="other", partner_model="other-model")
 
-    table = results_table(ResultFilters(tag="other"), _judge(ResultFilters(tag="other")), Episode.objects.all())
+    table = _table(ResultFilters(tag="other"))
 
     assert set(table["tag"]) == {"other"}
     assert set(table["partner_model"]) == {"other-model"}
@@ -128,8 +134,7 @@ def test_filters_select_episodes_by_partner_strategy():
     episodes = judged_experiment()
     Seat.objects.filter(episode=episodes[0], carries_barrier=False).update(strategy=Seat.Strategy.REPAIR)
 
-    filters = ResultFilters(strategy="repair")
-    table = results_table(filters, _judge(filters), Episode.objects.all())
+    table = _table(ResultFilters(strategy="repair"))
 
     assert set(table["episode"]) == {episodes[0].pk}
     assert set(table["strategy"]) == {"repair"}
@@ -141,7 +146,7 @@ def test_filters_select_episodes_by_source():
     filters = ResultFilters(source="imported")
 
     assert _judge(filters) is None
-    assert results_table(filters, None, Episode.objects.all()).empty
+    assert _table(filters).empty
 
 
 def test_build_results_reports_the_judges_numbers_as_strict_json():
@@ -150,8 +155,10 @@ def test_build_results_reports_the_judges_numbers_as_strict_json():
     report, _ = build_results(ResultFilters(), Episode.objects.all(), resamples=100, seed=1)
 
     json.dumps(report, allow_nan=False)
-    assert report["evaluator"] == {"evaluator": "judge-a", "prompt_version": "v1", "scores": 96}
+    assert report["evaluator"] == {"evaluator": "judge-a", "prompt_version": "v1", "scores": 96, "kind": "judge",
+                                   "members": []}
     assert [o["evaluator"] for o in report["other_evaluators"]] == ["human mean", "scripted"]
+    assert [o["kind"] for o in report["other_evaluators"]] == ["annotator", "judge"]
     goal = report["means"]["partner-model"]
     assert goal["none"]["goal"]["mean"] == 7
     assert goal["semantic"]["goal"]["percent_change"] == pytest.approx(-250 / 7)
@@ -200,5 +207,79 @@ def test_every_key_of_the_report_is_documented():
     schema = (Path(__file__).resolve().parents[2] / "docs" / "results-schema.md").read_text(encoding="utf-8")
 
     cell = report["means"]["partner-model"]["semantic"]["goal"]
-    keys = [*report, *cell, *report["deviations"][0], *report["correlations"]["all"][0], *report["counts"]]
+    keys = [*report, *cell, *report["deviations"][0], *report["correlations"]["all"][0], *report["counts"],
+            *report["evaluators"][0], *report["filters"]]
     assert [key for key in keys if f"`{key}`" not in schema] == []
+
+# --- several judges, their majority, and other kinds of respondent -------------------------------
+
+
+def test_the_majority_is_the_median_of_every_judge_per_episode_seat_and_dimension():
+    episode = make_episode(barrier="none", tag="exp")
+    for judge, goal in (("judge-a", 2), ("judge-b", 9), ("judge-c", 4)):
+        make_scores(episode, [("goal", 1, goal), ("mutual_understanding", None, goal // 2 + 1)], evaluator=judge)
+
+    report, table = build_results(ResultFilters(evaluator="majority"), Episode.objects.all(), resamples=0)
+
+    assert report["evaluator"]["evaluator"] == "majority"
+    assert [m["evaluator"] for m in report["evaluator"]["members"]] == ["judge-a", "judge-b", "judge-c"]
+    partner = table[table["seat"] == 1].iloc[0]
+    assert (partner["goal"], partner["mutual_understanding"]) == (4, 3)
+    assert report["means"][report["models"][0]]["none"]["goal"]["mean"] == 4
+
+
+def test_the_majority_of_an_even_number_of_judges_takes_the_mean_of_the_middle_two():
+    episode = make_episode(barrier="none")
+    for judge, goal in (("judge-a", 2), ("judge-b", 5)):
+        make_scores(episode, [("goal", 1, goal)], evaluator=judge)
+
+    _, table = build_results(ResultFilters(evaluator="majority"), Episode.objects.all(), resamples=0)
+
+    assert table[table["seat"] == 1]["goal"].tolist() == [3.5]
+
+
+def test_the_report_sets_every_judge_and_their_majority_side_by_side():
+    judged_experiment()
+
+    report, _ = build_results(ResultFilters(), Episode.objects.all(), resamples=0)
+
+    names = [entry["evaluator"] for entry in report["evaluators"]]
+    assert names == ["judge-a", "scripted", "majority"]
+    judge_a, scripted, majority = report["evaluators"]
+    assert judge_a["means"]["none"]["goal"]["mean"] == 7
+    assert scripted["means"]["none"]["goal"]["mean"] == 1
+    assert majority["means"]["none"]["goal"]["mean"] == 4  # the median of 7 and 1 on each partner seat
+    assert majority["means"]["none"]["knowledge"]["mean"] == 0  # scripted did not score it: judge-a alone
+
+
+def test_naming_the_human_mean_reads_the_annotators_it_belongs_to():
+    judged_experiment()
+
+    report, table = build_results(ResultFilters(evaluator="human mean"), Episode.objects.all(), resamples=0)
+
+    assert (report["respondent_kind"], report["evaluator"]["evaluator"]) == ("annotator", "human mean")
+    assert set(table["goal"]) == {10}
+    assert [o["evaluator"] for o in report["other_evaluators"]] == ["judge-a", "scripted"]
+
+
+def test_a_majority_needs_two_judges():
+    make_scores(make_episode(), [("goal", 0, 5)], evaluator="judge-a")
+
+    with pytest.raises(ResultsProblem, match="a majority needs at least two judges .* there is 1"):
+        build_results(ResultFilters(evaluator="majority"), Episode.objects.all(), resamples=0)
+
+
+def test_results_can_be_read_for_another_kind_of_respondent():
+    judged_experiment()
+
+    report, table = build_results(ResultFilters(respondent_kind="annotator"), Episode.objects.all(), resamples=0)
+
+    assert report["evaluator"]["evaluator"] == "human mean"
+    assert report["evaluator"]["kind"] == "annotator"
+    assert set(table["goal"]) == {10}
+    assert [entry["evaluator"] for entry in report["evaluators"]] == ["human mean"]
+
+
+def test_an_unknown_respondent_kind_is_refused():
+    with pytest.raises(ResultsProblem, match="respondent kind must be one of annotator, participant, judge, agent"):
+        build_results(ResultFilters(respondent_kind="oracle"), Episode.objects.all(), resamples=0)

@@ -19,10 +19,12 @@ import re
 import pandas as pd
 import pytest
 
-from benchmark.dimensions import DIMENSIONS
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.results.figures import deviation_forest, results_figures
 from benchmark.results.tables import csv_table, deviations_display, means_display, text_report
-from benchmark.stats.results import results_report
+from benchmark.stats.results import Scale, results_report
+
+SCALES = {key: Scale(q.low, q.high, q.per_seat) for key, (_, q) in JUDGE_DIMENSIONS.items()}
 
 GOAL = {"none": (5, 5), "semantic": (4, 5), "sociocultural": (5, 5), "emotional": (5, 5)}
 RELATIONSHIP = {"none": (0.1, 0.1), "semantic": (0.5, 0.3), "sociocultural": (0.1, 0.1), "emotional": (0.1, 0.1)}
@@ -43,11 +45,15 @@ def near_zero_table() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def report():
-    analysis = results_report(near_zero_table(), dimensions=["goal", "relationship"], resamples=200, seed=1)
+    analysis = results_report(
+        near_zero_table(), scales=SCALES, dimensions=["goal", "relationship"], resamples=200, seed=1
+    )
     return {
         **analysis,
         "condition_labels": {key: key.capitalize() for key in analysis["conditions"]},
-        "dimension_info": {key: {"label": d.label, "low": d.low, "high": d.high} for key, d in DIMENSIONS.items()},
+        "dimension_info": {
+            key: {"label": q.label, "low": q.low, "high": q.high} for key, (_, q) in JUDGE_DIMENSIONS.items()
+        },
         "feature_labels": {}, "evaluator": None, "filters": {},
     }
 

@@ -182,3 +182,28 @@ def test_a_download_with_bad_filters_is_a_400_naming_the_field(researcher_client
 
     assert response.status_code == 400
     assert b"seat: Select a valid choice." in response.content
+
+
+def test_the_page_sets_every_judge_and_their_majority_side_by_side(researcher_client, experiment):
+    response = researcher_client.get(PAGE)
+
+    assert response.status_code == 200
+    assert "Every judge and their majority" in response.text
+    assert "majority of 2" in response.text
+    assert "median" in response.text
+
+
+def test_the_page_reports_the_majority_when_asked(researcher_client, experiment):
+    response = researcher_client.get(PAGE, {"evaluator": "majority"})
+
+    assert response.status_code == 200
+    assert response.context["report"]["evaluator"]["evaluator"] == "majority"
+    assert "the majority of 2 judges" in response.text
+
+
+def test_the_page_reads_another_kind_of_respondent(researcher_client, experiment):
+    response = researcher_client.get(PAGE, {"respondent_kind": "annotator"})
+
+    assert response.status_code == 200
+    assert response.context["report"]["evaluator"]["evaluator"] == "human mean"
+    assert "Annotator <strong>human mean</strong>" in response.text

@@ -8,13 +8,14 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError
 
 from benchmark.agents.prompt import REPAIR_INSTRUCTION
-from benchmark.models import Barrier, Episode, Evaluation, Seat, SimulationRun, Turn
+from benchmark.models import Barrier, Episode, Response, Seat, SimulationRun, Turn
 from benchmark.runs import launching, supervisor, workers
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run
 from benchmark.runs.status import RunBusy, RunCancelled, RunSummary, can_resume, is_stale, run_for_command
 from benchmark.runs.supervisor import Supervisor, execute_run
 from benchmark.runs.writer import TurnWriter
+from tests.benchmark.test_judge import PROMPT_MARK, reply
 from tests.builders import default_team, make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
@@ -150,6 +151,8 @@ def test_a_scenario_without_a_role_at_the_barrier_seat_is_refused():
         ({"strategy": "flatter"}, "strategy"),
         ({"difficulties": ("easy",)}, "difficulties"),
         ({"conditions": ()}, "conditions"),
+        ({"judge_model": " , "}, "judge_model"),
+        ({"judge_model": "none, openai/gpt-4o"}, "judge_model"),
     ],
 )
 def test_options_no_run_can_use_are_refused_naming_the_option(changes, option):
@@ -233,10 +236,22 @@ def test_a_run_ends_by_having_its_judge_score_the_finished_episodes(fake_llm):
 
     summary = execute(llm_options(conditions=("none", "semantic")))
 
-    scored = Evaluation.objects.filter(episode__tag="test-run", evaluator="scripted")
+    scored = Response.objects.filter(episode__tag="test-run", respondent__model="scripted")
     assert scored.values("episode").distinct().count() == 2
     assert "Judge scripted: 2 scored, 0 already scored, 0 failed." in summary.line()
     assert SimulationRun.objects.get(tag="test-run").message == summary.line()
+
+
+def test_a_run_can_have_several_judges_each_score_its_episodes(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+    fake_llm.reply_when(PROMPT_MARK, reply())
+
+    summary = execute(llm_options(conditions=("none",), judge_model=f"scripted, {FAKE_MODEL}"))
+
+    judges = Response.objects.filter(episode__tag="test-run").values_list("respondent__model", flat=True)
+    assert sorted(set(judges)) == [FAKE_MODEL, "scripted"]
+    assert f"Judges scripted, {FAKE_MODEL}: 2 scored, 0 already scored, 0 failed." in summary.line()
 
 
 def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
@@ -245,7 +260,7 @@ def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
 
     summary = execute(llm_options(judge_model="none"))
 
-    assert not Evaluation.objects.filter(episode__tag="test-run").exists()
+    assert not Response.objects.filter(episode__tag="test-run").exists()
     assert "Judge" not in summary.line()
 
 

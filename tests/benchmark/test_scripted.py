@@ -3,16 +3,11 @@
 import random
 
 import pytest
-from asgiref.sync import async_to_sync
 
 from benchmark.agents import scripted
 from benchmark.agents.prompt import Action, AgentContext, BarrierBrief, Cue, HistoryEntry, OtherParticipant
 from benchmark.demo.content import SCENARIOS
-from benchmark.demo.install import beats_of, install_scenario
-from benchmark.dimensions import DIMENSIONS, EPISODE_DIMENSIONS, SEAT_DIMENSIONS
-from benchmark.models import Barrier, Episode, Evaluation
-from benchmark.runs.simulation import create_episode, run_episode
-from tests.builders import default_team
+from benchmark.models import Barrier
 
 BEATS = [beat for spec in SCENARIOS for role in spec.roles for beat in role.beats if not beat.startswith("[")]
 
@@ -212,54 +207,3 @@ async def test_scripted_stream_yields_the_reply_word_by_word():
     assert stream.text == "We could share the car on Sundays."
     assert stream.action.action_type == "speak"
     assert stream.usage.model == "scripted"
-
-
-# --- the scripted judge -------------------------------------------------------------------------
-
-
-def demo_episode(condition: str, codename: str = "report-deadline") -> Episode:
-    spec = next(s for s in SCENARIOS if s.codename == codename)
-    episode = create_episode(
-        install_scenario(spec, default_team()), Barrier.objects.get(key=condition),
-        models={0: "scripted", 1: "scripted"},
-    )
-    return async_to_sync(run_episode)(episode, seed=3, beats=beats_of(spec))
-
-
-@pytest.mark.django_db
-def test_scripted_judge_scores_every_dimension_within_range():
-    episode = demo_episode("semantic")
-    scores = scripted.scripted_evaluation(episode)
-    assert len(scores) == 2 * len(SEAT_DIMENSIONS) + len(EPISODE_DIMENSIONS)
-    for score in scores:
-        assert DIMENSIONS[score.dimension].contains(score.score)
-        assert (score.seat is None) == (not DIMENSIONS[score.dimension].per_seat)
-        assert score.reasoning.startswith(scripted.JUDGE_DISCLAIMER)
-
-
-@pytest.mark.django_db
-def test_scripted_judge_scores_an_empty_episode_within_range():
-    spec = SCENARIOS[0]
-    episode = create_episode(install_scenario(spec, default_team()), Barrier.objects.get(key="none"))
-    assert all(DIMENSIONS[s.dimension].contains(s.score) for s in scripted.scripted_evaluation(episode))
-
-
-@pytest.mark.django_db
-def test_scripted_judge_rates_barrier_episodes_as_less_mutually_understood():
-    def understanding(condition: str) -> float:
-        scores = scripted.scripted_evaluation(demo_episode(condition))
-        return next(s.score for s in scores if s.dimension == "mutual_understanding")
-
-    assert understanding("semantic") < understanding("none")
-    assert understanding("emotional") < understanding("none")
-
-
-@pytest.mark.django_db
-def test_saved_scripted_evaluation_is_labelled_and_replaces_the_previous_one():
-    episode = demo_episode("emotional")
-    scripted.save_scripted_evaluation(episode)
-    scripted.save_scripted_evaluation(episode)
-    evaluations = Evaluation.objects.filter(episode=episode)
-    assert evaluations.count() == 2 * len(SEAT_DIMENSIONS) + len(EPISODE_DIMENSIONS)
-    assert set(evaluations.values_list("evaluator", flat=True)) == {"scripted"}
-    assert all("not a model judgement" in e.reasoning for e in evaluations)

@@ -6,8 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.models import ActionType, Episode, Evaluation
-from tests.builders import get_barrier, make_episode, make_scenario, make_user
+from benchmark.models import ActionType, Episode, Instrument, Question, Respondent, Response
+from tests.builders import get_barrier, make_episode, make_scenario, make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -217,32 +217,68 @@ def test_missing_episode_is_a_404(staff_client):
     assert staff_client.get(reverse("benchmark:episode", args=[999999])).status_code == 404
 
 
-def test_evaluations_are_grouped_by_evaluator(staff_client):
+def test_answers_are_grouped_by_respondent_and_instrument_with_the_kind_named(staff_client):
     episode = make_episode()
-    seat = episode.seats.get(position=0)
-    Evaluation.objects.create(episode=episode, seat=seat, evaluator="openai/gpt-4o", dimension="goal", score=7,
-                              reasoning="Got most of the way.")
-    Evaluation.objects.create(episode=episode, evaluator="openai/gpt-4o", dimension="mutual_understanding", score=4)
-    Evaluation.objects.create(episode=episode, seat=seat, evaluator="human mean", dimension="goal", score=6.5)
+    make_scores(episode, [("goal", 0, 7)], evaluator="openai/gpt-4o", reasoning="Got most of the way.")
+    make_scores(episode, [("mutual_understanding", None, 4)], evaluator="openai/gpt-4o")
+    make_scores(episode, [("goal", 0, 6.5)], evaluator="human mean")
 
     response = staff_client.get(episode_url(episode))
 
-    groups = response.context["evaluator_groups"]
-    assert [(g.evaluator, [e.dimension for e in g.rows]) for g in groups] == [
-        ("human mean", ["goal"]),
-        ("openai/gpt-4o", ["goal", "mutual_understanding"]),
+    groups = response.context["answer_groups"]
+    assert [(g.kind_label, g.respondent, g.instrument, [(r.question, r.target) for r in g.rows]) for g in groups] == [
+        ("automated judge", "openai/gpt-4o", "SocialVeil judge v1", [("Mutual understanding", "the episode")]),
+        ("automated judge", "openai/gpt-4o", "Sotopia-EVAL judge v1", [("Goal completion", episode.seats.get(
+            position=0).character.name)]),
+        ("human annotator", "human mean", "Sotopia-EVAL judge v1", [("Goal completion", episode.seats.get(
+            position=0).character.name)]),
     ]
     assert "Got most of the way." in response.text
-    assert "6.5" in response.text
+    assert "6.5" in response.text and "0 to 10" in response.text
+    assert "automated judge" in response.text and "human annotator" in response.text
+
+
+def test_several_judges_are_followed_by_their_majority(staff_client):
+    episode = make_episode()
+    for judge, goal in (("openai/a", 2), ("openai/b", 9), ("openai/c", 4)):
+        make_scores(episode, [("goal", 1, goal)], evaluator=judge)
+
+    response = staff_client.get(episode_url(episode))
+
+    groups = response.context["answer_groups"]
+    assert [g.respondent for g in groups] == ["openai/a", "openai/b", "openai/c", "majority"]
+    majority = groups[-1]
+    assert (majority.majority_of, majority.rows[0].value, majority.rows[0].reasoning) == (3, "4", "median of 3 judges")
+    assert "majority of 3 judges" in response.text
+
+
+def test_an_interviewed_agent_and_its_choices_are_shown_with_their_labels(staff_client):
+    episode = make_episode()
+    instrument = Instrument.objects.create(team=episode.team, name="Check-in")
+    Question.objects.create(
+        instrument=instrument, key="mood", position=0, kind="categorical", prompt="How did it feel?",
+        options={"choices": [{"value": "ok", "label": "It went fine"}, {"value": "bad", "label": "It went badly"}]},
+    )
+    agent = Respondent.objects.create(kind="agent", model="scripted", prompt_version="interview-1")
+    answered = Response.objects.create(episode=episode, respondent=agent, instrument=instrument, seat_position=1)
+    answered.answers.create(question=instrument.questions.get(), value="ok", reasoning="We agreed.")
+
+    response = staff_client.get(episode_url(episode))
+
+    group = response.context["answer_groups"][0]
+    speaker = episode.seats.get(position=1).character.name
+    assert (group.kind_label, group.interviewed_seat) == ("interviewed agent", speaker)
+    assert group.rows[0].value == "It went fine"
+    assert "speaking as" in response.text
 
 
 def test_scripted_model_output_is_labelled_offline(staff_client):
     episode = make_episode(seat_fields={"model": "scripted"}, turns=2)
-    Evaluation.objects.create(episode=episode, evaluator="scripted", dimension="mutual_understanding", score=3)
+    make_scores(episode, [("mutual_understanding", None, 3)], evaluator="scripted")
 
     response = staff_client.get(episode_url(episode))
 
-    # two seats, two turns and one evaluator group
+    # two seats, two turns and one group of answers
     assert response.text.count("scripted (offline)") == 5
 
 
@@ -260,8 +296,7 @@ def test_script_tags_in_user_text_come_out_escaped(staff_client):
     scenario = make_scenario(context=attack, roles=[{"goal": attack}, {"goal": "ok"}])
     episode = make_episode(scenario=scenario, turns=[(ActionType.SPEAK, attack), (ActionType.NON_VERBAL, attack)],
                            tag=attack)
-    Evaluation.objects.create(episode=episode, evaluator=attack, dimension="mutual_understanding", score=3,
-                              reasoning=attack)
+    make_scores(episode, [("mutual_understanding", None, 3)], evaluator=attack, reasoning=attack)
 
     for response in [
         staff_client.get(episode_url(episode)),

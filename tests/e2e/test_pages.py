@@ -5,8 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from benchmark.models import ActionType, Evaluation
-from tests.builders import PASSWORD, make_character, make_episode, make_scenario, make_user
+from benchmark.models import ActionType
+from tests.builders import PASSWORD, make_character, make_episode, make_scenario, make_scores, make_user
 
 # Transactional, because the live server reads the data from another thread; serialized
 # rollback puts the seeded barriers back for the tests that run after this one.
@@ -46,10 +46,8 @@ def episodes():
             (ActionType.LEAVE, ""),
         ],
     )
-    Evaluation.objects.create(
-        episode=semantic, evaluator="scripted", dimension="mutual_understanding", score=2,
-        reasoning="The partner never learned what 'the thing' was.",
-    )
+    make_scores(semantic, [("mutual_understanding", None, 2)], evaluator="scripted",
+                reasoning="The partner never learned what 'the thing' was.")
     make_episode(scenario=scenario, barrier="none", external_id="pilot-none-1", tag="pilot")
     make_episode(scenario=scenario, barrier="emotional", external_id="pilot-emotional-1", tag="pilot")
     return semantic

@@ -66,10 +66,23 @@ NORMALISED = {"generated_at": "(the time of the request)"}
 # such as ``feature_labels.barrier_speech.hedges``, spans as many segments as it has parts).
 # RENAMED: old name -> (new key, why); ADDED: a new name -> why; DROPPED: an old name -> why.
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {}
+_RESULTS = "GET /benchmark/results/results.json*"
+_JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
 _PARLEY_EXPORT = "manage.py export_episodes --format parley"
 _GOALS_AS_ROWS = "a role's goals are rows now (issue 13): one per line of the old goal text, each with its tags"
 ADDED: dict[tuple[str, str], str] = {
-    ("GET /benchmark/results/results.json*", "filters.template"): "results can be narrowed to one template's casts",
+    (_RESULTS, "filters.respondent_kind"): f"{_JUDGES}, asked for by this filter (empty: judges, or the named one's)",
+    (_RESULTS, "respondent_kind"): f"{_JUDGES}: the kind the report read",
+    (_RESULTS, "evaluator.kind"): f"{_JUDGES}: the evaluator's kind",
+    (_RESULTS, "evaluator.members"): "several judges have a majority: the respondents a majority takes the median of",
+    (_RESULTS, "other_evaluators.*.kind"): f"{_JUDGES}: each evaluator's kind",
+    (_RESULTS, "other_evaluators.*.members"): "the same shape as the evaluator's (empty: one respondent)",
+    (_RESULTS, "evaluators"): "several judges: each judge of the kind and their majority, side by side",
+    (_RESULTS, "methods.respondents"): f"{_JUDGES}: how the kind and the evaluator are chosen",
+    (_RESULTS, "methods.majority"): "several judges: how their majority is taken",
+    (_PARLEY_EXPORT, "*.responses"):
+        "every respondent's answers about the episode (judges, imported ratings), which replace evaluations",
+    (_RESULTS, "filters.template"): "results can be narrowed to one template's casts",
     ("GET /benchmark/results/episodes.csv*", "template"): "the template each episode's scenario was made from",
     (_PARLEY_EXPORT, "*.scenario.roles.*.goals"): _GOALS_AS_ROWS,
     (_PARLEY_EXPORT, "*.scenario.roles.*.slot"): "a template role's constraints on who may fill it",
@@ -81,6 +94,8 @@ ADDED: dict[tuple[str, str], str] = {
     (_PARLEY_EXPORT, "*.scenario.template"): "the template a scenario was instantiated from, in full",
 }
 DROPPED: dict[tuple[str, str], str] = {
+    (_PARLEY_EXPORT, "*.evaluations"):
+        "scores are answers now, exported as responses; files with evaluations are still read",
     (_PARLEY_EXPORT, "*.scenario.roles.*.goal"): _GOALS_AS_ROWS + "; files with 'goal' still import",
 }
 

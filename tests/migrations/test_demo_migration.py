@@ -36,6 +36,9 @@ from collections.abc import Callable
 
 import pytest
 from django.apps.registry import Apps
+from django.utils.dateparse import parse_datetime
+
+from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 
 from .downloads import assert_downloads_unchanged, fetch_all, stored_downloads
 from .harness import (
@@ -155,20 +158,37 @@ def check_scenarios_and_roles(new: Apps) -> None:
 
 @covers("benchmark.evaluation")
 def check_evaluations(new: Apps) -> None:
+    """Every old evaluation is an answer of its evaluator (a judge, or the annotator-kind "human mean") to the
+    judge preset that asks its dimension, with the same score, reasoning and usage; each response takes the
+    earliest time of the evaluations it holds."""
     episodes, seats = fixture_by_pk("benchmark.episode"), fixture_by_pk("benchmark.seat")
-    stored = {
-        (episodes[row["episode"]]["external_id"], row["seat"] and seats[row["seat"]]["position"], row["evaluator"],
-         row["prompt_version"], row["dimension"]): (row["score"], row["reasoning"])
-        for row in fixture_rows("benchmark.evaluation")
-    }
-    Evaluation = new.get_model("benchmark", "Evaluation")
-    found = (
-        ((evaluation.episode.external_id, evaluation.seat and evaluation.seat.position, evaluation.evaluator,
-          evaluation.prompt_version, evaluation.dimension), (evaluation.score, evaluation.reasoning))
-        for evaluation in Evaluation.objects.select_related("episode", "seat")
+    presets = {key: rubric.name for key, (rubric, _) in JUDGE_DIMENSIONS.items()}
+    stored, earliest = {}, {}
+    for row in fixture_rows("benchmark.evaluation"):
+        kind = "annotator" if row["evaluator"].lower() == "human mean" else "judge"
+        key = (episodes[row["episode"]]["external_id"], row["seat"] and seats[row["seat"]]["position"], kind,
+               row["evaluator"], row["prompt_version"], presets[row["dimension"]], row["dimension"])
+        text = str(int(row["score"])) if float(row["score"]).is_integer() else repr(float(row["score"]))
+        stored[key] = (row["score"], text, row["reasoning"], row["latency_ms"], row["prompt_tokens"],
+                       row["completion_tokens"])
+        group = key[0], kind, row["evaluator"], row["prompt_version"], key[5]
+        moment = parse_datetime(row["created_at"])
+        earliest[group] = min(earliest.get(group, moment), moment)
+    Answer = new.get_model("benchmark", "Answer")
+    answers = Answer.objects.filter(response__respondent__user__isnull=True).select_related(
+        "response__episode", "response__respondent", "response__instrument", "question"
     )
-    assert_same(stored, found, "score and reasoning of each evaluation")
-    assert_rows_unchanged(new, "benchmark.evaluation")  # times and usage too
+    found, times = [], {}
+    for answer in answers:
+        response, respondent = answer.response, answer.response.respondent
+        key = (response.episode.external_id, answer.seat_position, respondent.kind,
+               respondent.model or respondent.label, respondent.prompt_version, response.instrument.name,
+               answer.question.dimension)
+        found.append((key, (answer.number, answer.value, answer.reasoning, response.latency_ms, response.prompt_tokens,
+                            response.completion_tokens)))
+        times[(key[0], *key[2:6])] = response.created_at
+    assert_same(stored, found, "each evaluation as an answer: score, its text, reasoning and usage")
+    assert_same(earliest, times, "each response's time: the earliest of its evaluations")
 
 
 @covers("annotator.scheme", "annotator.question")

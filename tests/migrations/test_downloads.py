@@ -15,7 +15,7 @@ PARTICIPANTS = "GET /chat/demo-chat/participants.csv"
 
 @pytest.fixture(autouse=True)
 def no_declarations(monkeypatch):
-    """These tests declare what they need; the real migration's declarations would go unused here."""
+    """These tests compare made-up downloads, so the changes declared for the real ones do not apply."""
     for name in ("RENAMED", "ADDED", "DROPPED"):
         monkeypatch.setattr(downloads, name, {})
 

@@ -37,7 +37,10 @@ import pytest
 from scipy import stats as scipy_stats
 
 from benchmark.stats import results
-from benchmark.stats.results import correlation, describe, percent_change, results_report
+from benchmark.stats.results import Scale, correlation, describe, percent_change, results_report
+
+# The two dimensions these tables use, as the judge's instruments give them (Parley's presets).
+SCALES = {"goal": Scale(0, 10, per_seat=True), "mutual_understanding": Scale(1, 5, per_seat=False)}
 
 PARTNER_GOAL = {
     ("s1", "none"): 8, ("s1", "semantic"): 4, ("s1", "sociocultural"): 7, ("s1", "emotional"): 6,
@@ -69,7 +72,9 @@ def fixture_table(**overrides) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def report():
-    return results_report(fixture_table(), dimensions=["goal", "mutual_understanding"], resamples=2000, seed=7)
+    return results_report(
+        fixture_table(), scales=SCALES, dimensions=["goal", "mutual_understanding"], resamples=2000, seed=7
+    )
 
 
 def test_means_and_standard_errors_match_the_hand_computation(report):
@@ -113,7 +118,7 @@ def test_percent_change_from_a_zero_baseline_is_null_with_the_reason():
 def test_zero_baseline_in_a_report_gives_a_null_change_and_a_note():
     table = fixture_table()
     table.loc[table["condition"] == "none", "goal"] = 0.0
-    cell = results_report(table, dimensions=["goal"], resamples=0)["means"]["m"]["semantic"]["goal"]
+    cell = results_report(table, scales=SCALES, dimensions=["goal"], resamples=0)["means"]["m"]["semantic"]["goal"]
     assert cell["percent_change"] is None
     assert cell["notes"] == ["percent_change: the baseline mean is 0, so a change in percent is undefined"]
 
@@ -174,7 +179,7 @@ def test_bootstrap_is_the_same_for_the_same_seed_and_differs_for_another():
                                   goal=table["goal"] + (k % 3)) for k in range(6)])
 
     def intervals(seed):
-        report = results_report(big, dimensions=["goal"], resamples=300, seed=seed)
+        report = results_report(big, scales=SCALES, dimensions=["goal"], resamples=300, seed=seed)
         return [entry["deviation_ci95"] for entry in report["deviations"]]
 
     assert intervals(1) == intervals(1)
@@ -184,20 +189,21 @@ def test_bootstrap_is_the_same_for_the_same_seed_and_differs_for_another():
 def test_deviations_need_two_barriers():
     table = fixture_table()
     table = table[table["condition"].isin(["none", "semantic"])]
-    entry = results_report(table, dimensions=["goal"], resamples=10)["deviations"][0]
+    entry = results_report(table, scales=SCALES, dimensions=["goal"], resamples=10)["deviations"][0]
     assert entry["deviation"] is None
     assert entry["notes"] == ["needs episodes under at least two barriers (other than 'none')"]
 
 
 def test_no_bootstrap_leaves_the_interval_null_with_a_note():
-    entry = _deviation(results_report(fixture_table(), dimensions=["goal"], resamples=0), "semantic")
+    report = results_report(fixture_table(), scales=SCALES, dimensions=["goal"], resamples=0)
+    entry = _deviation(report, "semantic")
     assert entry["deviation"] == pytest.approx(-0.25)
     assert entry["deviation_ci95"] is None
     assert "ci95: bootstrap skipped (0 resamples)" in entry["notes"]
 
 
 def test_barrier_seat_analysis_groups_by_the_barrier_model():
-    report = results_report(fixture_table(), dimensions=["goal"], seat_role="barrier", resamples=0)
+    report = results_report(fixture_table(), scales=SCALES, dimensions=["goal"], seat_role="barrier", resamples=0)
     assert report["models"] == ["b"]
     assert report["means"]["b"]["semantic"]["goal"]["mean"] == 5
     assert report["means"]["b"]["semantic"]["goal"]["percent_change"] == 0
@@ -264,7 +270,7 @@ def test_report_correlates_each_feature_with_each_dimension_over_episodes(report
 def test_report_has_no_nan_anywhere():
     table = fixture_table()
     table.loc[table["condition"] == "emotional", "goal"] = np.nan
-    report = results_report(table, dimensions=["goal", "mutual_understanding"], resamples=50)
+    report = results_report(table, scales=SCALES, dimensions=["goal", "mutual_understanding"], resamples=50)
     json.dumps(report, allow_nan=False)
     assert report["means"]["m"]["emotional"]["goal"]["mean"] is None
 
@@ -273,7 +279,7 @@ def test_table_mixing_evaluators_is_refused_by_name():
     table = fixture_table()
     table.loc[0, "evaluator"] = "other-judge"
     with pytest.raises(ValueError, match="mixes several evaluators"):
-        results_report(table, dimensions=["goal"])
+        results_report(table, scales=SCALES, dimensions=["goal"])
 
 
 def test_table_missing_a_column_is_refused_by_name():
@@ -283,13 +289,13 @@ def test_table_missing_a_column_is_refused_by_name():
 
 def test_an_empty_table_reports_nothing_without_failing():
     empty = fixture_table().iloc[0:0]
-    report = results_report(empty, dimensions=["goal"])
+    report = results_report(empty, scales=SCALES, dimensions=["goal"])
     assert report["means"] == {} and report["deviations"] == []
     assert report["notes"] == ["no scored episodes: there is nothing to report"]
 
 
 def test_conditions_follow_the_given_order():
-    report = results_report(fixture_table(), dimensions=["goal"], resamples=0,
+    report = results_report(fixture_table(), scales=SCALES, dimensions=["goal"], resamples=0,
                             conditions=["none", "semantic", "sociocultural", "emotional"])
     assert report["conditions"] == ["none", "semantic", "sociocultural", "emotional"]
     assert list(report["means"]["m"]) == report["conditions"]

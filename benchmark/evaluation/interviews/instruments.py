@@ -13,7 +13,7 @@ GOALS_PRESET = "agentsense-goals"
 PROBES_PRESET = "scenario-probes"
 YES, NO = "yes", "no"
 
-# The preset as the migration that adds it writes it (0012); made again here only if it is missing,
+# The preset as the migration that adds it writes it (0015); made again here only if it is missing,
 # as in a test database emptied between tests.
 GOALS_INSTRUMENT = {
     "name": "AgentSense goals",

@@ -15,8 +15,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Episode, Seat
-from benchmark.results.build import ResultFilters, ResultsProblem, build_results
+from benchmark.models import Episode, Respondent, Seat
+from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -33,7 +33,8 @@ def _count(text: str) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Report the judge's scores of benchmark episodes: mean ± SE per model and condition with the change "
+        "Report the judges' scores of benchmark episodes (or another kind of respondent's): mean ± SE per "
+        "model and condition with the change "
         "from 'none' (all scenarios and per difficulty), each barrier's deviation from the others with bootstrap "
         "CIs, and correlations of linguistic features with the scores. Text (default), JSON or CSV."
     )
@@ -48,9 +49,15 @@ class Command(BaseCommand):
         parser.add_argument("--template", default="", metavar="TEMPLATE",
                             help="Only episodes of scenarios instantiated from this template (its id or codename).")
         parser.add_argument(
+            "--respondent-kind", default="", choices=["", *Respondent.Kind.values],
+            help="Whose scores to report: automated judges (the default, unless --evaluator names one of "
+            "another kind, such as the imported 'human mean'), annotators, participants or interviewed agents.",
+        )
+        parser.add_argument(
             "--evaluator", default="",
-            help="The judge whose scores to report (its model name, e.g. 'openai/gpt-4o' or 'scripted'). "
-            "Default: the evaluator with the most scores on the selected episodes, never 'human mean'.",
+            help="The respondent whose scores to report (a judge's model name, e.g. 'openai/gpt-4o' or "
+            f"'scripted'), or '{MAJORITY}': the median of all of them per episode, seat and dimension. "
+            "Default: the one with the most scores on the selected episodes.",
         )
         parser.add_argument("--prompt-version", default=None,
                             help="Only scores made with this judge prompt version.")
@@ -90,8 +97,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--template: {problem}") from problem
         filters = ResultFilters(
             tag=options["tag"], source=options["source"], strategy=options["strategy"],
-            evaluator=options["evaluator"], prompt_version=options["prompt_version"], seat_role=options["seat"],
-            template=template,
+            respondent_kind=options["respondent_kind"], evaluator=options["evaluator"],
+            prompt_version=options["prompt_version"], seat_role=options["seat"], template=template,
         )
         try:
             report, table = build_results(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])
@@ -113,7 +120,7 @@ class Command(BaseCommand):
         judge = report["evaluator"]
         log.write(
             f"Wrote the {format} results to {written}: {report['counts']['episodes']} episode(s) scored by "
-            f"{judge['evaluator'] if judge else 'no judge'}, {len(report['models'])} model(s), "
+            f"{judge['evaluator'] if judge else 'no ' + report['respondent_kind']}, {len(report['models'])} model(s), "
             f"{len(report['conditions'])} condition(s) in {time.perf_counter() - started:.2f} s.",
             style_func=lambda text: text,
         )

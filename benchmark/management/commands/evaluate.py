@@ -1,4 +1,4 @@
-"""Score episodes with the automated judge (goal-oriented and barrier-aware dimensions)."""
+"""Have one or several automated judges answer the judge's instruments about episodes."""
 
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ def parse_ids(value: str) -> list[int]:
 
 class Command(BaseCommand):
     help = (
-        "Score finished episodes with the judge model at temperature 0: the seven goal-oriented dimensions "
-        "per seat and unresolved confusion and mutual understanding per episode. Episodes already scored by "
-        "the same judge model and prompt version are skipped unless --force is given."
+        "Score finished episodes with one or several judge models at temperature 0: each answers the "
+        "Sotopia-EVAL judge instrument (seven goal-oriented dimensions per seat) and the SocialVeil judge "
+        "instrument (unresolved confusion and mutual understanding per episode). Episodes a judge model has "
+        "already answered under the same prompt version are skipped unless --force is given. With several "
+        "judges, each is stored as its own respondent; reports show each and their majority."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -51,12 +53,14 @@ class Command(BaseCommand):
             help="Only episodes in this status (default: finished; 'any' for all).",
         )
         parser.add_argument(
-            "--model",
-            help="The judge model (a litellm name, or 'scripted' for the offline heuristics). "
-            "Default: PARLEY_JUDGE_MODEL, else scripted.",
+            "--model", "--models", dest="model",
+            help="The judge model, or several separated by commas (litellm names, or 'scripted' for the "
+            "offline heuristics), e.g. openai/gpt-4o,anthropic/claude-3-5-sonnet. Default: "
+            "PARLEY_JUDGE_MODEL (which may list several the same way), else scripted.",
         )
         parser.add_argument(
-            "--concurrency", type=int, default=4, help="How many episodes to score at once (default 4)."
+            "--concurrency", type=int, default=4,
+            help="How many judge calls to make at once, over all judges (default 4).",
         )
         parser.add_argument(
             "--force", action="store_true",
@@ -69,9 +73,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
-        model = options["model"] if options["model"] is not None else llm.model_for("judge")
-        if not str(model).strip():
-            raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.")
+        given = options["model"] if options["model"] is not None else llm.model_for("judge")
+        try:
+            models = judge.judge_models(str(given))
+        except ValueError:
+            raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.") from None
         concurrency = options["concurrency"]
         if concurrency < 1:
             raise CommandError(f"--concurrency must be at least 1, got {concurrency}.")
@@ -81,31 +87,39 @@ class Command(BaseCommand):
 
         episodes = self.select(options)
         ids = list(episodes.values_list("pk", flat=True))
-        evaluator, version = judge.evaluator_and_version(model)
-        self.stdout.write(f"Scoring {len(ids)} episode(s) with {model} (prompt version {version}).")
+        names = [judge.respondent_name(model) for model in models]
+        judges = ", ".join(f"{model} (prompt version {version})" for model, version in names)
+        self.stdout.write(f"Scoring {len(ids)} episode(s) with {judges}.")
 
-        bar = ProgressBar(self.stderr, len(ids), "evaluate")
-        tally: Counter[str] = Counter()
+        bar = ProgressBar(self.stderr, len(ids) * len(models), "evaluate")
+        tally: Counter[tuple[str, str]] = Counter()
+        outcomes: Counter[str] = Counter()
 
-        def on_result(result: judge.EvaluationResult) -> None:
-            tally[result.outcome] += 1
-            bar.advance(f"scored {tally[judge.SCORED]}, cached {tally[judge.CACHED]}, failed {tally[judge.FAILED]}")
+        def on_result(result: judge.JudgeResult) -> None:
+            tally[(result.model, result.outcome)] += 1
+            outcomes[result.outcome] += 1
+            bar.advance(
+                f"scored {outcomes[judge.SCORED]}, cached {outcomes[judge.CACHED]}, failed {outcomes[judge.FAILED]}"
+            )
 
         # async_to_sync, not asyncio.run: the judge's database work then runs on this thread, in
         # this command's connection (and a test's transaction).
         results = async_to_sync(judge.evaluate_episodes)(
-            ids, model=model, concurrency=concurrency, force=options["force"], retries=retries, on_result=on_result
+            ids, models=models, concurrency=concurrency, force=options["force"], retries=retries, on_result=on_result
         )
         bar.close()
         failures = [result for result in results if not result.ok]
         for result in failures:
-            self.stderr.write(f"episode {result.episode_id}: {result.error}")
-        self.stdout.write(
-            f"Evaluated {len(results)} episode(s) with {evaluator} ({version}): "
-            f"{tally[judge.SCORED]} scored, {tally[judge.CACHED]} cached, {tally[judge.FAILED]} failed."
-        )
+            prefix = f"{result.model}: " if len(models) > 1 else ""
+            self.stderr.write(f"{prefix}episode {result.episode_id}: {result.error}")
+        for model, version in names:
+            self.stdout.write(
+                f"Evaluated {len(ids)} episode(s) with {model} ({version}): "
+                f"{tally[(model, judge.SCORED)]} scored, {tally[(model, judge.CACHED)]} cached, "
+                f"{tally[(model, judge.FAILED)]} failed."
+            )
         if failures:
-            raise CommandError(f"{len(failures)} episode(s) could not be scored; nothing was stored for them.")
+            raise CommandError(f"{len(failures)} judgement(s) could not be made; nothing was stored for them.")
 
     def select(self, options: dict[str, object]) -> QuerySet[Episode]:
         """The chosen episodes, oldest first; a filter that matches nothing is an error that says so."""

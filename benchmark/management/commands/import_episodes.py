@@ -43,6 +43,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Total: {len(files)} file(s); {verb} {created['episode']} episode(s), "
             f"{unchanged['episode']} unchanged; {created['scenario']} scenario(s), "
-            f"{created['character']} character(s), {created['turn']} turn(s), {created['evaluation']} evaluation(s)."
+            f"{created['character']} character(s), {created['turn']} turn(s), {created['answer']} answer(s)."
             + (" Dry run: nothing was saved." if dry_run else "")
         )

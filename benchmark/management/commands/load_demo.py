@@ -21,9 +21,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from ...agents.llm import SCRIPTED
-from ...agents.scripted import EVALUATOR, save_scripted_evaluation
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
+from ...evaluation import judge
 from ...evaluation.interviews.running import interview_episode
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
@@ -107,8 +107,10 @@ class Command(BaseCommand):
             )
         if episode.status != Episode.Status.FINISHED:
             episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
-        if new or not episode.evaluations.filter(evaluator=EVALUATOR).exists():
-            save_scripted_evaluation(episode)
+        # The scripted judge answers unless it already has (a replayed episode is judged afresh).
+        result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
+        if not result.ok:
+            raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
         if group:
             async_to_sync(interview_episode)(episode.pk)  # kept when already stored
         return episode, new

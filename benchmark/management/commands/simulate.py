@@ -45,9 +45,10 @@ class Command(BaseCommand):
             help="Model for the partner seat(s) (default: PARLEY_PARTNER_MODEL, else scripted).",
         )
         parser.add_argument(
-            "--judge-model", default="", metavar="MODEL",
-            help="Judge that scores the finished episodes at the end (default: PARLEY_JUDGE_MODEL, else the "
-            "scripted heuristics); 'none' leaves them unscored for a later `evaluate`.",
+            "--judge-model", "--judge-models", dest="judge_model", default="", metavar="MODEL",
+            help="Judge that scores the finished episodes at the end, or several separated by commas, each "
+            "scoring every episode (default: PARLEY_JUDGE_MODEL, else the scripted heuristics); 'none' leaves "
+            "them unscored for a later `evaluate`.",
         )
         parser.add_argument(
             "--strategy", default=Seat.Strategy.DEFAULT, choices=Seat.Strategy.values,

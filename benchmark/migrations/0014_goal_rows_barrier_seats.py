@@ -44,7 +44,7 @@ def role_text_from_goals(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("benchmark", "0010_instruments_goals_probes"),
+        ("benchmark", "0013_judge_answer_triggers"),
     ]
 
     operations = [

@@ -61,7 +61,7 @@ def remove_goals_instrument(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("benchmark", "0011_goal_rows_barrier_seats"),
+        ("benchmark", "0014_goal_rows_barrier_seats"),
     ]
 
     operations = [

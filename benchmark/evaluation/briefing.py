@@ -1,0 +1,149 @@
+"""The episode as the judge sees it: a plain snapshot, the messages it is sent, and the reply's shape.
+
+The judge sees everything the characters could not see of each other (their goals, private
+knowledge, secrets) but not the barrier condition nor which models played, so its answers stay
+blind to the experiment's design. Seats are named ``seat_1``, ``seat_2``... in speaking order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..agents.prompt import HistoryEntry, describe_turn
+from ..models import ActionType, Episode, Relationship, Seat
+from .questionnaire import JudgedQuestion, Questionnaire, system_prompt
+
+EPISODE_KEY = "episode"
+SEATS_KEY = "seats"
+
+
+@dataclass(frozen=True)
+class JudgedSeat:
+    """One seat with everything the judge is told about it; ``key`` names it in the reply."""
+
+    key: str
+    seat_id: int
+    position: int
+    name: str
+    profile: dict[str, str]
+    goal: str
+    reason: str
+    private_knowledge: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} ({self.name})"
+
+
+@dataclass(frozen=True)
+class EpisodeForJudge:
+    """A plain snapshot of an episode, read from the database once, so no query runs mid-call."""
+
+    episode_id: int
+    original_context: str
+    shared_context: str
+    relationship: str
+    seats: tuple[JudgedSeat, ...]
+    transcript: tuple[HistoryEntry, ...]
+    cut_at_cap: bool
+    turn_cap: int
+
+
+def seat_key(position_in_order: int) -> str:
+    """The JSON key of the n-th seat (0-based) in speaking order: ``seat_1``, ``seat_2``, ..."""
+    return f"seat_{position_in_order + 1}"
+
+
+def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
+    episode = Episode.objects.select_related("scenario").get(pk=episode_id)
+    seats = list(
+        episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position")
+    )
+    turns = list(episode.turns.order_by("index"))
+    by_id = {seat.pk: seat for seat in seats}
+    scenario = episode.scenario
+    transcript = tuple(
+        HistoryEntry(by_id[t.seat_id].character.name, t.action_type, t.content, by_id[t.seat_id].position)
+        for t in turns
+    )
+    left = bool(turns) and turns[-1].action_type == ActionType.LEAVE
+    return EpisodeForJudge(
+        episode_id=episode.pk,
+        original_context=scenario.original_context.strip(),
+        shared_context=scenario.context.strip(),
+        relationship=Relationship(scenario.relationship).label,
+        seats=tuple(_judged_seat(number, seat) for number, seat in enumerate(seats)),
+        transcript=transcript,
+        cut_at_cap=not left and len(turns) >= episode.turn_cap,
+        turn_cap=episode.turn_cap,
+    )
+
+
+def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
+    return JudgedSeat(
+        key=seat_key(number),
+        seat_id=seat.pk,
+        position=seat.position,
+        name=seat.character.name,
+        profile={k: v for k, v in seat.character.profile().items() if v and k != "name"},
+        goal=seat.role.goal_text.strip(),
+        reason=seat.role.reason.strip(),
+        private_knowledge=seat.role.private_knowledge.strip(),
+    )
+
+
+def build_judge_messages(facts: EpisodeForJudge, questions: Questionnaire) -> list[dict[str, str]]:
+    """The system rubric and one user message with the situation, the characters and the transcript."""
+    return [
+        {"role": "system", "content": system_prompt(questions)},
+        {"role": "user", "content": _episode_prompt(facts, questions)},
+    ]
+
+
+def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+    sections = []
+    if facts.original_context:
+        sections.append(f"SITUATION (as originally written):\n{facts.original_context}")
+    else:
+        sections.append(f"SITUATION:\n{facts.shared_context}")
+    if facts.original_context and facts.shared_context != facts.original_context:
+        sections.append(f"What both characters were told of the situation:\n{facts.shared_context}")
+    sections.append(f"Relationship between the characters: {facts.relationship}.")
+    for seat in facts.seats:
+        lines = [f"CHARACTER {seat.label}"]
+        lines.extend(f"- {key.replace('_', ' ')}: {value}" for key, value in seat.profile.items())
+        lines.append(f"Goal: {seat.goal}")
+        if seat.reason:
+            lines.append(f"Reason: {seat.reason}")
+        if seat.private_knowledge:
+            lines.append(f"Private knowledge: {seat.private_knowledge}")
+        sections.append("\n".join(lines))
+    transcript = "\n".join(f"{n}. {describe_turn(entry)}" for n, entry in enumerate(facts.transcript, start=1))
+    if facts.cut_at_cap:
+        transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
+    sections.append(f"TRANSCRIPT:\n{transcript}")
+    sections.append(_reply_format(facts, questions))
+    return "\n\n".join(sections)
+
+
+def _reply_format(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+    def entries(items: Sequence[JudgedQuestion], indent: str) -> str:
+        return ",\n".join(
+            f'{indent}"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}' for q in items
+        )
+
+    blocks = []
+    if questions.seat:
+        seats = ",\n".join(
+            f'    "{seat.key}": {{\n{entries(questions.seat, "      ")}\n    }}' for seat in facts.seats
+        )
+        blocks.append(f'  "{SEATS_KEY}": {{\n{seats}\n  }}')
+    if questions.episode:
+        blocks.append(f'  "{EPISODE_KEY}": {{\n{entries(questions.episode, "    ")}\n  }}')
+    names = "; ".join(f"{seat.key} is {seat.name}" for seat in facts.seats)
+    return (
+        f"Judge this conversation and score every dimension ({names}). Reply with exactly this JSON "
+        "shape, every key present:\n"
+        "{\n" + ",\n".join(blocks) + "\n}"
+    )

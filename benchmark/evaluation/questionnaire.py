@@ -1,0 +1,132 @@
+"""What the judge asks: the questions of the instruments it answers, and the rubric that explains them.
+
+The judge answers bounded numeric questions (Likert, slider: ``low``..``high``) asked per seat or
+per episode, of any instrument; by default the two presets of ``benchmark.evaluation.rubrics``.
+Everything the judge is told about a question (its key, range and rubric, the question's help
+text) is read from the question, so the prompt and the validation follow the instrument's data.
+For the presets the rubric reads exactly as it did when the dimensions were code, so the judge's
+prompt version did not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..models import Instrument, Question
+from . import rubrics
+
+NUMERIC_KINDS = (Question.Kind.SLIDER, Question.Kind.LIKERT)
+
+
+@dataclass(frozen=True)
+class JudgedQuestion:
+    """A question as the judge asks it: a plain snapshot, so no query runs mid-call."""
+
+    question_id: int
+    instrument_id: int
+    key: str
+    scope: str
+    low: float
+    high: float
+    rubric: str
+    dimension: str
+
+    def contains(self, score: float) -> bool:
+        return self.low <= score <= self.high
+
+    @property
+    def range_text(self) -> str:
+        return f"{self.low:g} to {self.high:g}"
+
+
+@dataclass(frozen=True)
+class Questionnaire:
+    """The questions of the instruments one judge call answers, split by scope."""
+
+    instrument_ids: tuple[int, ...]
+    seat: tuple[JudgedQuestion, ...]
+    episode: tuple[JudgedQuestion, ...]
+
+    def expected_answers(self, seats: int) -> int:
+        return seats * len(self.seat) + len(self.episode)
+
+
+def judge_instruments() -> list[Instrument]:
+    """The presets the judge answers by default (Sotopia-EVAL judge, SocialVeil judge), installed
+    if a database lost them."""
+    return rubrics.install(Instrument, Question)
+
+
+def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionnaire:
+    """The judge's questions of ``instruments`` (default: :func:`judge_instruments`).
+
+    Raises ``ValueError`` naming the instrument and question the judge cannot answer: only bounded
+    numeric questions (Likert, slider, with ``low`` and ``high``) asked per seat or per episode,
+    and one key per scope across the instruments, since keys name the answers in the reply.
+    """
+    instruments = list(instruments) if instruments is not None else judge_instruments()
+    if not instruments:
+        raise ValueError("the judge needs at least one instrument to answer")
+    seat: list[JudgedQuestion] = []
+    episode: list[JudgedQuestion] = []
+    rows = Question.objects.filter(instrument__in=[i.pk for i in instruments]).select_related("instrument")
+    by_instrument: dict[int, list[Question]] = {}
+    for question in rows.order_by("position"):
+        by_instrument.setdefault(question.instrument_id, []).append(question)
+    for instrument in instruments:
+        for question in by_instrument.get(instrument.pk, []):
+            where = f"{instrument}, question {question.key!r}"
+            if question.kind not in NUMERIC_KINDS or question.low is None or question.high is None:
+                raise ValueError(f"{where}: the judge answers only bounded numeric (Likert or slider) questions")
+            if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE):
+                raise ValueError(f"{where}: the judge answers questions asked per seat or per episode")
+            target = seat if question.scope == Question.Scope.SEAT else episode
+            if any(other.key == question.key for other in target):
+                raise ValueError(f"{where}: another instrument asks a question with the same key at the same scope")
+            target.append(JudgedQuestion(
+                question.pk, instrument.pk, question.key, question.scope, question.low, question.high,
+                (question.help_text or question.prompt).strip(), question.dimension or question.key,
+            ))
+    return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
+
+
+# --- the rubric ------------------------------------------------------------------------------------
+
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                 "twelve")
+
+
+def _count_text(n: int, noun: str) -> str:
+    number = _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
+    return f"{number} {noun}{'' if n == 1 else 's'}"
+
+
+def system_prompt(questions: Questionnaire) -> str:
+    """The rubric: what the judge sees, then every question with its range and what a score means."""
+
+    def lines(items: Sequence[JudgedQuestion]) -> str:
+        return "\n".join(f"- {q.key} ({q.range_text}): {q.rubric}" for q in items)
+
+    parts = [
+        "You are an impartial judge of role-play conversations between characters who each pursue a "
+        "private social goal. You are shown everything: the situation as originally written, every "
+        "character's full profile including their secret, each side's goal, reasons and private "
+        "knowledge, and the transcript. The characters themselves did not see each other's goals or "
+        "secrets. Base every judgement on what actually happens in the transcript."
+    ]
+    if questions.seat:
+        parts.append(
+            f"For EACH character, score these {_count_text(len(questions.seat), 'dimension')}:\n{lines(questions.seat)}"
+        )
+    if questions.episode:
+        parts.append(
+            f"For the conversation AS A WHOLE, score these {_count_text(len(questions.episode), 'dimension')}:\n"
+            f"{lines(questions.episode)}"
+        )
+    parts.append(
+        "For every dimension write the reasoning first and then the score. A score is a number "
+        "(an integer is best) inside the dimension's range, ends included. Answer with the JSON "
+        "object asked for and nothing else."
+    )
+    return "\n\n".join(parts)
