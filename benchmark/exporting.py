@@ -27,7 +27,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from .csv_output import CsvWriter, Writable
-from .models import Answer, Character, Episode, Response, Scenario, Seat, Team, Turn
+from .models import Answer, Character, Episode, Instrument, Response, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
 FORMAT_VERSION = 1
@@ -92,6 +92,7 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
                     ),
                 ),
                 Prefetch("responses__answers", queryset=Answer.objects.select_related("question", "goal__role")),
+                "responses__instrument__questions",
             )
         )
         by_pk = {episode.pk: episode for episode in fetched}
@@ -234,7 +235,7 @@ def response_record(response: Response) -> dict[str, Any]:
         answer.value,
     ))
     return {
-        "instrument": {"name": response.instrument.name, "version": response.instrument.version},
+        "instrument": instrument_reference(response.instrument),
         "respondent": {
             "kind": respondent.kind,
             "model": respondent.model,
@@ -248,6 +249,24 @@ def response_record(response: Response) -> dict[str, Any]:
         "completion_tokens": response.completion_tokens,
         "answers": [answer_record(answer) for answer in answers],
     }
+
+
+def instrument_reference(instrument: Instrument) -> dict[str, Any]:
+    """A preset by its name and version; a team's own instrument (say, one built from a scenario's
+    probes) in full as well, so that a team importing the file can have it made."""
+    reference: dict[str, Any] = {"name": instrument.name, "version": instrument.version}
+    if instrument.team_id is not None:
+        reference["preset"] = instrument.preset
+        reference["description"] = instrument.description
+        reference["questions"] = [
+            {
+                "key": q.key, "position": q.position, "kind": q.kind, "prompt": q.prompt, "label": q.label,
+                "help_text": q.help_text, "required": q.required, "scope": q.scope, "rationale": q.rationale,
+                "options": q.options, "low": q.low, "high": q.high, "dimension": q.dimension, "truth": q.truth,
+            }
+            for q in sorted(instrument.questions.all(), key=lambda question: question.position)
+        ]
+    return reference
 
 
 def answer_record(answer: Answer) -> dict[str, Any]:

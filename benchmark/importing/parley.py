@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ActionType, Character, Episode, Instrument, Probe, Respondent, Role, Scenario, Seat
+from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
 from ..models.scenarios import Difficulty, TurnTaking
 from .checks import (
     check_character_values,
@@ -45,7 +45,14 @@ from .drafts import (
     values_of,
 )
 from .reading import check_line_size, load_json
-from .responses import AnswerDraft, ResponseDraft, ScoreDraft, check_responses, scores_to_responses
+from .responses import (
+    AnswerDraft,
+    InstrumentDraft,
+    ResponseDraft,
+    ScoreDraft,
+    check_responses,
+    scores_to_responses,
+)
 
 FORMAT_VERSION = 1
 
@@ -264,6 +271,44 @@ def response(fields: Fields) -> ResponseDraft:
         prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
         completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
         answers=[answer(item) for item in fields.objects("answers")],
+        definition=instrument_definition(instrument) if instrument.has("questions") else None,
+    )
+
+
+def instrument_definition(fields: Fields) -> InstrumentDraft:
+    """A team's instrument in full: its questions, each as the Question model takes it."""
+    questions = []
+    keys: set[str] = set()
+    for item in fields.objects("questions", required=True):
+        question = {
+            "key": item.text("key", required=True, blank=False, max_length=max_length(Question, "key")),
+            "position": item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+            "kind": item.choice("kind", values_of(Question.Kind), required=True),
+            "prompt": item.text("prompt", required=True, blank=False),
+            "label": item.text("label", max_length=max_length(Question, "label")),
+            "help_text": item.text("help_text"),
+            "required": item.boolean("required", default=True),
+            "scope": item.choice("scope", values_of(Question.Scope), default=Question.Scope.EPISODE),
+            "rationale": item.choice("rationale", ["none", "optional", "required"], default="none"),
+            "options": item.mapping("options"),
+            "low": item.number("low"),
+            "high": item.number("high"),
+            "dimension": item.text("dimension", max_length=max_length(Question, "dimension")),
+            "truth": item.text("truth", max_length=max_length(Question, "truth")),
+        }
+        if question["key"] in keys:
+            raise item.origin.at("key").problem(f"question {question['key']!r} appears twice in this instrument")
+        keys.add(question["key"])
+        if question["low"] is not None and question["high"] is not None and question["low"] > question["high"]:
+            raise item.origin.at("high").problem(f"{question['high']:g} is below low {question['low']:g}")
+        questions.append(question)
+    if len({question["position"] for question in questions}) != len(questions):
+        raise fields.origin.at("questions").problem("two questions have the same position")
+    return InstrumentDraft(
+        preset=fields.text("preset", max_length=max_length(Instrument, "preset")),
+        description=fields.text("description"),
+        questions=questions,
+        origin=fields.origin,
     )
 
 

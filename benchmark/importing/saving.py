@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 from django.db import models
+from django.utils import timezone
 
+from ..evaluation.interviews.instruments import PROBES_PRESET
 from ..evaluation.respondents import find_respondent
 from ..models import (
     Answer,
@@ -74,7 +76,9 @@ class Saver:
         self.existing: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
-            model: [] for model in (Character, Scenario, Role, Goal, Probe, Episode, Seat, Turn, Response, Answer)
+            model: []
+            for model in (Character, Scenario, Role, Goal, Probe, Instrument, Question, Episode, Seat, Turn, Response,
+                          Answer)
         }
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
@@ -289,22 +293,50 @@ class Saver:
 
     # --- responses ------------------------------------------------------------------------------
 
-    def instrument(self, draft: ResponseDraft) -> tuple[Instrument, dict[str, Question]]:
-        """The instrument a response names: a preset or one of the team's, with its questions by key."""
+    def instrument(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
+        """The instrument a response names, with its questions by key: one of the team's or a preset; a
+        team instrument the file gives in full is made for the team when it has none of that name."""
         key = (draft.instrument, draft.version)
         if key not in self.instruments:
             instrument = (
                 Instrument.objects.filter(name=draft.instrument, version=draft.version)
                 .filter(models.Q(team__isnull=True) | models.Q(team=self.team))
+                .order_by("team")  # the team's own before a preset of the same name
                 .first()
             )
+            if instrument is None and draft.definition is not None:
+                self.instruments[key] = self.instrument_from(draft, scenario)
+                return self.instruments[key]
             if instrument is None:
                 raise draft.origin.at("instrument").problem(
                     f"instrument {draft.instrument!r} version {draft.version} is neither a preset nor one of "
                     "this team's instruments"
                 )
-            self.instruments[key] = (instrument, {q.key: q for q in instrument.questions.all()})
+            questions = {q.key: q for q in instrument.questions.all()}
+            if draft.definition is not None and sorted(
+                (q["key"], q["kind"], q["scope"]) for q in draft.definition.questions
+            ) != sorted((q.key, q.kind, q.scope) for q in questions.values()):
+                raise draft.origin.at("instrument").problem(
+                    f"the team's instrument {draft.instrument!r} version {draft.version} asks other questions "
+                    "than the file's; import it into another team, or rename one of them"
+                )
+            self.instruments[key] = (instrument, questions)
         return self.instruments[key]
+
+    def instrument_from(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
+        """A team instrument made from the file's definition, frozen, since answers come with it."""
+        definition = draft.definition
+        assert definition is not None
+        instrument = Instrument(
+            team=self.team, name=draft.instrument, version=draft.version, preset=definition.preset,
+            description=definition.description, frozen_at=timezone.now(),
+            scenario=scenario if definition.preset == PROBES_PRESET else None,
+        )
+        questions = {q["key"]: Question(instrument=instrument, **q) for q in definition.questions}
+        self.new[Instrument].append(instrument)
+        self.new[Question].extend(questions.values())
+        self.result.created["instrument"] += 1
+        return instrument, questions
 
     def respondent(self, draft: ResponseDraft) -> Respondent:
         key = tuple(sorted(draft.respondent.items()))
@@ -316,9 +348,9 @@ class Saver:
         self, draft: ResponseDraft, episode: Episode, roles: dict[int, Role], answered: set[tuple[int, int, int | None]]
     ) -> None:
         """A response and its answers, each answer checked against its question as the database would."""
-        instrument, questions = self.instrument(draft)
+        instrument, questions = self.instrument(draft, episode.scenario)
         respondent = self.respondent(draft)
-        once = (instrument.pk, respondent.pk, draft.seat_position)
+        once = (instrument.pk or id(instrument), respondent.pk, draft.seat_position)
         if respondent.kind == Respondent.Kind.JUDGE and once in answered:
             raise draft.origin.problem(
                 f"{respondent} answers {instrument} about this episode twice; a judge answers once"

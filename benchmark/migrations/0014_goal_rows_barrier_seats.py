@@ -5,7 +5,9 @@
   Backwards, a role's goals are joined again, one a line.
 - The constraint of one barrier seat per episode goes: a run may put several seats under the
   condition. (Backwards it comes back, and fails if an episode has two barrier seats.)
-- ``Instrument.scenario`` links an instrument built from a scenario's probes to that scenario.
+- ``Instrument.scenario`` links an instrument built from a scenario's probes to that scenario, and
+  an instrument's name and version are unique within its team (a preset's among presets), so a
+  team can import instruments another team made.
 
 The other schema changes come before the data: on PostgreSQL a table with rows written (or
 deleted, going back) in this transaction cannot be altered in it. The preset instrument that
@@ -49,6 +51,21 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RemoveConstraint(model_name="seat", name="one_barrier_seat_per_episode"),
+        migrations.RemoveConstraint(model_name="instrument", name="instrument_name_version_unique"),
+        migrations.AddConstraint(
+            model_name="instrument",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("team__isnull", True)), fields=("name", "version"),
+                name="instrument_preset_name_version_unique",
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="instrument",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("team__isnull", False)), fields=("team", "name", "version"),
+                name="instrument_team_name_version_unique",
+            ),
+        ),
         migrations.AlterField(
             model_name="episode",
             name="barrier",

@@ -48,7 +48,15 @@ class Instrument(models.Model):
     class Meta:
         ordering = ["name", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="instrument_name_version_unique"),
+            # A name and version are a preset's, or unique within a team: two teams may each have
+            # an instrument of the same name (say, one they imported from the other).
+            models.UniqueConstraint(
+                fields=["name", "version"], condition=Q(team__isnull=True), name="instrument_preset_name_version_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["team", "name", "version"], condition=Q(team__isnull=False),
+                name="instrument_team_name_version_unique",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -291,7 +291,7 @@ def test_the_episode_page_shows_each_seats_interview_to_its_teams_researchers(cl
     groups = [group for group in answer_groups(episode) if group.kind == Respondent.Kind.AGENT]
     assert sorted((group.interviewed_seat, group.instrument.split(" (")[0].split(" v")[0]) for group in groups) == [
         (name, instrument) for name in ("Callum Reid", "Ifeoma Nwosu", "Mei Tanaka")
-        for instrument in ("AgentSense goals", f"Probes of {episode.scenario}")
+        for instrument in ("AgentSense goals", f"Probes of {episode.scenario.external_id}")
     ]
     mei = [group for group in groups if group.interviewed_seat == "Mei Tanaka"]
     goals = next(group.rows for group in mei if group.instrument.startswith("AgentSense"))

@@ -6,13 +6,20 @@ import re
 from pathlib import Path
 
 import pytest
+from asgiref.sync import async_to_sync
 
+from benchmark.agents import llm
+from benchmark.demo.content import GROUP_SCENARIOS
+from benchmark.demo.install import beats_of, install_scenario
+from benchmark.evaluation.interviews.running import interview_episode
 from benchmark.exporting import export_episodes, select_episodes
-from benchmark.models import Character, Episode, Goal, Probe, Role, Scenario, Turn
+from benchmark.importing import ImportProblem
+from benchmark.models import Answer, Character, Episode, Goal, Instrument, Probe, Response, Role, Scenario, Turn
+from benchmark.runs.simulation import create_episode, run_episode
 from benchmark.scenarios.templates import instantiate
 from tests.benchmark.import_checks import assert_rejected, import_file
 from tests.benchmark.test_import_parley import episode_record, write_lines
-from tests.builders import default_team, make_character, make_episode, make_role
+from tests.builders import default_team, get_barrier, make_character, make_episode, make_role, make_team
 
 pytestmark = pytest.mark.django_db
 
@@ -199,3 +206,66 @@ def test_every_socialveil_goal_and_reason_question_is_representable_as_a_probe(t
     for probe in probes.select_related("about", "scenario"):
         probe.full_clean()
         assert probe.options[probe.correct]
+
+
+# --- interviews travel with their episodes -------------------------------------------------------
+
+
+def interviewed_group_episode() -> Episode:
+    spec = GROUP_SCENARIOS[0]
+    scenario = install_scenario(spec, default_team())
+    episode = create_episode(scenario, get_barrier("semantic"), models=dict.fromkeys(range(3), llm.SCRIPTED),
+                             turn_cap=scenario.turn_cap, external_id="interviewed")
+    async_to_sync(run_episode)(episode, seed=2, beats=beats_of(spec))
+    async_to_sync(interview_episode)(episode.pk)
+    return episode
+
+
+def test_interviews_and_the_probes_instrument_export_and_import_byte_for_byte(tmp_path):
+    interviewed_group_episode()
+    first = exported()
+    record = json.loads(first)
+    probes = [r for r in record["responses"] if r["instrument"]["name"].startswith("Probes of")]
+    goals = [r for r in record["responses"] if r["instrument"]["name"] == "AgentSense goals"]
+    assert len(probes) == 3 and len(goals) == 3
+    assert probes[0]["instrument"]["name"] == "Probes of demo-scenario-heating-bill"
+    assert probes[0]["instrument"]["questions"][0]["kind"] == "multiple_choice"
+    assert "questions" not in goals[0]["instrument"]  # a preset, named only
+    assert {a["goal"]["role"] for a in goals[0]["answers"]} == {0, 1, 2}
+
+    Answer.objects.all().delete()
+    Response.objects.all().delete()
+    Instrument.objects.filter(team__isnull=False).delete()
+    Turn.objects.all().delete()
+    Episode.objects.all().delete()
+    Scenario.objects.all().delete()
+    Character.objects.all().delete()
+    path = tmp_path / "interviewed.jsonl"
+    path.write_text(first, encoding="utf-8")
+    result = import_file(path)
+
+    assert result.created["instrument"] == 1 and result.created["answer"] > 0
+    assert exported() == first
+    rebuilt = Instrument.objects.get(team__isnull=False)
+    assert rebuilt.frozen and rebuilt.scenario == Scenario.objects.get()
+
+
+def test_another_team_imports_the_same_interviews_with_an_instrument_of_its_own(tmp_path):
+    interviewed_group_episode()
+    path = tmp_path / "interviewed.jsonl"
+    path.write_text(exported(), encoding="utf-8")
+    other = make_team()
+    import_file(path, team=other)
+    assert Instrument.objects.filter(name="Probes of demo-scenario-heating-bill").count() == 2
+    assert Response.objects.filter(episode__team=other).count() == 6
+
+
+def test_a_teams_instrument_of_the_same_name_with_other_questions_is_refused(tmp_path):
+    interviewed_group_episode()
+    path = tmp_path / "interviewed.jsonl"
+    path.write_text(exported(), encoding="utf-8")
+    other = make_team()
+    clash = Instrument.objects.create(team=other, name="Probes of demo-scenario-heating-bill", version=1)
+    clash.questions.create(key="something_else", position=0, kind="text", prompt="Anything?")
+    with pytest.raises(ImportProblem, match="asks other questions than the file's"):
+        import_file(path, team=other)

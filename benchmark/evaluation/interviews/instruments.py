@@ -91,7 +91,7 @@ def probes_instrument(scenario: Scenario) -> Instrument | None:
             team=scenario.team,
             scenario=scenario,
             preset=PROBES_PRESET,
-            name=f"Probes of {scenario} (scenario {scenario.pk})",
+            name=f"Probes of {scenario.external_id or f'parley-scenario-{scenario.pk}'}",
             version=latest.version + 1 if latest else 1,
             description="The scenario's probes as multiple-choice questions, asked of interviewed agents.",
             frozen_at=timezone.now(),
