@@ -231,7 +231,12 @@ class ItemPage:
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
         self.questions = list(self.instrument.questions.all())
         episodes = [self.item.episode_id] + ([self.item.compared_episode_id] if self.item.compared_episode_id else [])
-        seats = Seat.objects.filter(episode_id__in=episodes).select_related("character", "role").order_by("position")
+        seats = (
+            Seat.objects.filter(episode_id__in=episodes)
+            .select_related("character", "role")
+            .prefetch_related("role__goals")
+            .order_by("position")
+        )
         turns = Turn.objects.filter(episode_id__in=episodes).order_by("index")
         self.seats = {episode: [seat for seat in seats if seat.episode_id == episode] for episode in episodes}
         turns = list(turns.only("episode_id", "index", "seat_id", "action_type", "content"))
@@ -414,7 +419,7 @@ def _speakers(seats: list[Seat], *, show_secret: bool) -> list[_Speaker]:
                 profile=[
                     (label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile and key != "name"
                 ],
-                goal=seat.role.goal,
+                goal=seat.role.goal_text,
                 reason=seat.role.reason,
                 private_knowledge=seat.role.private_knowledge,
             )

@@ -8,8 +8,9 @@ autocomplete widgets, so a form never renders thousands of options.
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
-from django.forms import ModelForm
+from django.forms import CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
 from .instruments import admin as instruments_admin  # noqa: F401  (registers instruments, questions, answers)
@@ -19,7 +20,9 @@ from .models import (
     BarrierCue,
     Character,
     Episode,
+    Goal,
     NeutralContext,
+    Probe,
     Respondent,
     Response,
     Role,
@@ -30,6 +33,7 @@ from .models import (
     TeamMember,
     Turn,
 )
+from .models.scenarios import goal_lines
 from .scenarios.neutralise import BY_HAND, NEUTRALISE_PROMPT_VERSION, apply_neutral_context
 
 
@@ -71,27 +75,82 @@ class CharacterAdmin(admin.ModelAdmin):
     search_fields = ["first_name", "last_name", "occupation", "external_id"]
 
 
-class RoleInline(admin.StackedInline):
-    """A scenario needs at least two roles; the form refuses to save one with fewer."""
+class MinimumInline(admin.options.InlineModelAdmin):
+    """An inline whose ``min_num`` is enforced: the form refuses to save fewer rows."""
 
-    model = Role
-    extra = 0
-    min_num = 2
     validate_min = True
-    autocomplete_fields = ["character"]
 
-    def get_formset(self, request: HttpRequest, obj: Scenario | None = None, **kwargs):
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs):
         # InlineModelAdmin passes min_num to the formset but not validate_min, so without this
         # the minimum only sets how many blank forms are shown.
         return super().get_formset(request, obj, validate_min=self.validate_min, **kwargs)
 
 
+class RoleForm(ModelForm):
+    """A role on its scenario's page, with its goals as text, one a line (their tags are kept by
+    position; tags are edited on the role's own page)."""
+
+    goals = CharField(widget=Textarea(attrs={"rows": 3}), help_text="One goal a line.")
+
+    class Meta:
+        model = Role
+        fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["goals"].initial = self.instance.goal_text
+
+    def clean_goals(self) -> list[str]:
+        lines = goal_lines(self.cleaned_data["goals"])
+        if not lines:
+            raise ValidationError("A role needs a goal.")
+        return lines
+
+    def save_goals(self) -> None:
+        """Make the role's goals the lines given, keeping each position's tags."""
+        role, lines = self.instance, self.cleaned_data["goals"]
+        for position, text in enumerate(lines):
+            Goal.objects.update_or_create(role=role, position=position, defaults={"text": text})
+        role.goals.filter(position__gte=len(lines)).delete()
+
+
+class RoleInline(MinimumInline, admin.StackedInline):
+    """A scenario needs at least two roles."""
+
+    model = Role
+    form = RoleForm
+    extra = 0
+    min_num = 2
+    autocomplete_fields = ["character"]
+
+
+class ProbeInline(admin.StackedInline):
+    """Multiple-choice questions about a role's private information, goal or reason."""
+
+    model = Probe
+    extra = 0
+    autocomplete_fields = ["about"]
+
+
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "source", "difficulty", "relationship", "role_count", "external_id", "created_at"]
-    list_filter = ["team", "source", "difficulty", "relationship"]
+    list_display = [
+        "__str__", "source", "difficulty", "relationship", "turn_taking", "is_template", "role_count", "external_id",
+        "created_at",
+    ]
+    list_filter = ["team", "source", "difficulty", "relationship", "turn_taking", "is_template"]
     search_fields = ["codename", "context", "external_id"]
-    inlines = [RoleInline]
+    autocomplete_fields = ["template"]
+    inlines = [RoleInline, ProbeInline]
+    ordering = ["codename", "pk"]  # the role count's GROUP BY drops Meta.ordering (autocomplete pages too)
+
+    def save_related(self, request: HttpRequest, form: ModelForm, formsets: list, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        for formset in formsets:
+            for role_form in formset.forms:
+                if isinstance(role_form, RoleForm) and role_form.instance.pk and role_form not in formset.deleted_forms:
+                    role_form.save_goals()
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
         return super().get_queryset(request).annotate(role_count=Count("roles"))
@@ -101,11 +160,20 @@ class ScenarioAdmin(admin.ModelAdmin):
         return scenario.role_count
 
 
+class GoalInline(MinimumInline, admin.TabularInline):
+    """A role needs a goal; each has optional tags (a JSON list such as ["relatedness"])."""
+
+    model = Goal
+    extra = 0
+    min_num = 1
+
+
 @admin.register(Role)
 class RoleAdmin(admin.ModelAdmin):
     list_display = ["__str__", "scenario", "position", "character"]
-    search_fields = ["scenario__codename", "scenario__external_id", "goal"]
+    search_fields = ["scenario__codename", "scenario__external_id", "goals__text"]
     autocomplete_fields = ["scenario", "character"]
+    inlines = [GoalInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Role]:
         # Not list_select_related: Role.__str__ names the scenario, and autocomplete results use

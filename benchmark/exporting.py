@@ -27,7 +27,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from .csv_output import CsvWriter, Writable
-from .models import Answer, Character, Episode, Response, Scenario, Seat, Team, Turn
+from .models import Answer, Character, Episode, Instrument, Response, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
 FORMAT_VERSION = 1
@@ -75,9 +75,14 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
         batch = pks[start : start + _BATCH]
         fetched = (
             Episode.objects.filter(pk__in=batch)
-            .select_related("scenario", "barrier")
+            .select_related("scenario__template", "barrier")
             .prefetch_related(
                 "scenario__roles__character",
+                "scenario__roles__goals",
+                "scenario__probes",
+                "scenario__template__roles__character",
+                "scenario__template__roles__goals",
+                "scenario__template__probes",
                 "seats__character",
                 "turns",
                 Prefetch(
@@ -87,6 +92,7 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
                     ),
                 ),
                 Prefetch("responses__answers", queryset=Answer.objects.select_related("question", "goal__role")),
+                "responses__instrument__questions",
             )
         )
         by_pk = {episode.pk: episode for episode in fetched}
@@ -115,7 +121,13 @@ def character_record(character: Character) -> dict[str, Any]:
 
 
 def scenario_record(scenario: Scenario) -> dict[str, Any]:
+    """A scenario with its roles and goals, probes, turn-taking and (for an instance) its template in full.
+
+    Expects ``roles__character``, ``roles__goals`` and ``probes`` prefetched (and the same under
+    ``template``), as :func:`in_export_order` does.
+    """
     roles = sorted(scenario.roles.all(), key=lambda role: role.position)
+    positions = {role.pk: role.position for role in roles}
     return {
         "external_id": stable_id(scenario),
         "codename": scenario.codename,
@@ -124,15 +136,38 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
         "original_context": scenario.original_context,
         "difficulty": scenario.difficulty,
         "relationship": scenario.relationship,
+        "turn_taking": scenario.turn_taking,
+        "greeter": scenario.greeter_position,
+        "turn_cap": scenario.turn_cap,
+        "is_template": scenario.is_template,
+        "template": scenario_record(scenario.template) if scenario.template_id else None,
         "roles": [
             {
                 "position": role.position,
-                "goal": role.goal,
+                "goals": [
+                    {"text": goal.text, "tags": list(goal.tags)}
+                    for goal in sorted(role.goals.all(), key=lambda goal: goal.position)
+                ],
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,
                 "character": character_record(role.character) if role.character else None,
+                "slot": {
+                    "min_age": role.min_age, "max_age": role.max_age, "gender": role.gender,
+                    "occupation": role.occupation,
+                },
             }
             for role in roles
+        ],
+        "probes": [
+            {
+                "about": positions[probe.about_id],
+                "topic": probe.topic,
+                "text": probe.text,
+                "options": list(probe.options),
+                "correct": probe.correct,
+                "asked_of": probe.asked_of,
+            }
+            for probe in sorted(scenario.probes.all(), key=lambda probe: probe.position)
         ],
     }
 
@@ -200,7 +235,7 @@ def response_record(response: Response) -> dict[str, Any]:
         answer.value,
     ))
     return {
-        "instrument": {"name": response.instrument.name, "version": response.instrument.version},
+        "instrument": instrument_reference(response.instrument),
         "respondent": {
             "kind": respondent.kind,
             "model": respondent.model,
@@ -214,6 +249,24 @@ def response_record(response: Response) -> dict[str, Any]:
         "completion_tokens": response.completion_tokens,
         "answers": [answer_record(answer) for answer in answers],
     }
+
+
+def instrument_reference(instrument: Instrument) -> dict[str, Any]:
+    """A preset by its name and version; a team's own instrument (say, one built from a scenario's
+    probes) in full as well, so that a team importing the file can have it made."""
+    reference: dict[str, Any] = {"name": instrument.name, "version": instrument.version}
+    if instrument.team_id is not None:
+        reference["preset"] = instrument.preset
+        reference["description"] = instrument.description
+        reference["questions"] = [
+            {
+                "key": q.key, "position": q.position, "kind": q.kind, "prompt": q.prompt, "label": q.label,
+                "help_text": q.help_text, "required": q.required, "scope": q.scope, "rationale": q.rationale,
+                "options": q.options, "low": q.low, "high": q.high, "dimension": q.dimension, "truth": q.truth,
+            }
+            for q in sorted(instrument.questions.all(), key=lambda question: question.position)
+        ]
+    return reference
 
 
 def answer_record(answer: Answer) -> dict[str, Any]:

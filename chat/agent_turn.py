@@ -187,7 +187,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
     episode = Episode.objects.select_related("scenario", "barrier").get(pk=participant.episode_id)
     if episode.status in ENDED:
         return None
-    seats = list(episode.seats.select_related("role", "character").order_by("position"))
+    seats = list(episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position"))
     turns = list(episode.turns.order_by("index"))
     cast = Cast.of(seats, relationship=episode.scenario.relationship, human_position=participant.study.human_position)
     index = len(turns)

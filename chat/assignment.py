@@ -157,7 +157,7 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
         episode = create_episode(
             scenario,
             barrier,
-            barrier_seat=agent,
+            barrier_seats=(agent,),
             models={agent: study.agent_model or llm.model_for("agent")},
             source=Episode.Source.HUMAN_CHAT,
             turn_cap=study.turn_cap,

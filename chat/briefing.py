@@ -59,7 +59,7 @@ def build_briefing(study: ChatStudy, human_seat: Seat, agent_seat: Seat) -> dict
     return {
         "context": scenario.context,
         "me": {"name": mine.name, "profile": _labelled(mine.profile(), skip=("name", "secret")), "secret": mine.secret},
-        "goal": human_seat.role.goal,
+        "goal": human_seat.role.goal_text,
         "reason": human_seat.role.reason,
         "private_knowledge": human_seat.role.private_knowledge,
         "partner": {

@@ -37,9 +37,11 @@ NUMBER_BOUNDS = {
 
 
 def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """Those of ``scenarios`` a person can play against one agent: exactly two roles, both cast."""
+    """Those of ``scenarios`` a person can play against one agent: exactly two roles, both cast, and not
+    a template (whose roles are slots to fill)."""
     return (
-        scenarios.annotate(
+        scenarios.filter(is_template=False)
+        .annotate(
             role_count=Count("roles", distinct=True),
             cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
         )

@@ -22,6 +22,7 @@ from benchmark.models import (
     Barrier,
     Character,
     Episode,
+    Goal,
     Instrument,
     Question,
     Respondent,
@@ -33,6 +34,7 @@ from benchmark.models import (
     TeamMember,
     Turn,
 )
+from benchmark.models.scenarios import goal_lines
 
 _numbers = count(1)
 PASSWORD = "correct horse battery staple"
@@ -100,8 +102,18 @@ def make_scenario(*, roles: int | Sequence[dict[str, Any]] = 2, **fields: Any) -
         values = {"goal": f"Reach goal {position + 1}.", **overrides}
         if "character" not in values:
             values["character"] = make_character(team=scenario.team)
-        Role.objects.create(scenario=scenario, position=position, **values)
+        make_role(scenario, position, **values)
     return scenario
+
+
+def make_role(
+    scenario: Scenario, position: int, *, goal: str | Sequence[str] = "Reach the goal.", **fields: Any
+) -> Role:
+    """A role with its goals: one text (one goal a line, as older data wrote them) or a list of texts."""
+    role = Role.objects.create(scenario=scenario, position=position, **fields)
+    texts = goal_lines(goal) if isinstance(goal, str) else list(goal)
+    Goal.objects.bulk_create(Goal(role=role, position=number, text=text) for number, text in enumerate(texts))
+    return role
 
 
 def get_barrier(key: str = "none") -> Barrier:

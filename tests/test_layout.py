@@ -21,7 +21,7 @@ OTHER_APPS = ("annotator", "chat", "config")
 LONG_MODULES = {
     "benchmark/agents/scripted.py": "the scripted agent and its barrier stylers; to be split by concept",
     "benchmark/importing/sotopia.py": "the Sotopia importer (logs, profiles, human-evaluation prompts); split by shape",
-    "benchmark/demo/content.py": "demo content (12 scenarios with their lines): data written as code",
+    "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
     "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
 }

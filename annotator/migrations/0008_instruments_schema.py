@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotator', '0007_annotation_generated_by'),
-        ('benchmark', '0014_answer_checks'),
+        ('benchmark', '0016_answer_checks'),
     ]
 
     operations = [

@@ -293,7 +293,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotator', '0008_instruments_schema'),
-        ('benchmark', '0014_answer_checks'),
+        ('benchmark', '0016_answer_checks'),
     ]
 
     operations = [

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotator', '0009_copy_schemes_to_instruments'),
-        ('benchmark', '0014_answer_checks'),
+        ('benchmark', '0016_answer_checks'),
     ]
 
     operations = [

@@ -10,8 +10,10 @@ them:
 - a partner seat with the ``repair`` strategy is told to ask clarifying questions and paraphrase
   to check understanding (SocialVeil's repair instruction).
 
-What a seat may see of the other side follows the relationship (``Character.visible_to``): the
-other's goal, reason, private knowledge and secret never reach this prompt.
+What a seat may see of the others follows the relationship (``Character.visible_to``): their
+goals, reasons, private knowledge and secrets never reach this prompt. A scenario may have more
+than two roles; then each seat's prompt lists every other participant and the history names who
+said what. With two seats the prompt reads exactly as it always has.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn
+from ..models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn, TurnTaking
 
 if TYPE_CHECKING:
     from ..models import Barrier, BarrierCue
@@ -99,11 +101,14 @@ class OtherParticipant:
 
 @dataclass(frozen=True)
 class AgentContext:
-    """Everything one seat may know when it acts: its own side in full, the other side in part.
+    """Everything one seat may know when it acts: its own side in full, the others in part.
 
     ``turn_index`` is the 0-based index of the turn about to be taken; ``turn_number`` the
-    1-based number shown to the model. ``barrier`` is set only for the seat that carries a
+    1-based number shown to the model. ``barrier`` is set only for a seat that carries a
     barrier other than the ``none`` baseline; ``strategy`` is ``repair`` only for a partner seat.
+    ``goal`` is the role's goals, one a line. ``partner_first_name`` is the other this seat
+    addresses: the one who spoke last, else the next to speak (with two seats, the only other).
+    ``opens_with_greeting`` is set when the scenario takes turns in random order after a greeting.
     """
 
     seat_position: int
@@ -124,10 +129,21 @@ class AgentContext:
     barrier: BarrierBrief | None = None
     strategy: str = Seat.Strategy.DEFAULT
     partner_first_name: str = ""
+    other_first_names: tuple[str, ...] = ()
+    opens_with_greeting: bool = False
 
     @property
     def turn_number(self) -> int:
         return self.turn_index + 1
+
+    @property
+    def seat_count(self) -> int:
+        return len(self.others) + 1
+
+    @property
+    def in_a_group(self) -> bool:
+        """More than one other participant: the prompt and the scripted model speak to a group."""
+        return len(self.others) > 1
 
     @property
     def partner_profile(self) -> dict[str, str]:
@@ -157,11 +173,15 @@ class AgentContext:
         without touching the database, as the async runner does; otherwise they are fetched.
         """
         if seats is None:
-            seats = list(episode.seats.select_related("role", "character").order_by("position"))
+            seats = list(
+                episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position")
+            )
         scenario = episode.scenario
         barrier = episode.barrier
         by_id = {s.pk: s for s in seats}
         others = [s for s in _round_robin_from(seats, seat) if s.pk != seat.pk]
+        last_other = next((by_id[t.seat_id] for t in reversed(history_turns) if t.seat_id != seat.pk), None)
+        addressed = last_other or (others[0] if others else None)
         brief = None
         if seat.carries_barrier and not barrier.is_baseline:
             brief = BarrierBrief.from_barrier(barrier, barrier.cues.all() if cues is None else cues)
@@ -171,7 +191,7 @@ class AgentContext:
             name=character.name,
             first_name=character.first_name,
             profile=character.profile(),
-            goal=seat.role.goal,
+            goal=seat.role.goal_text,
             reason=seat.role.reason,
             private_knowledge=seat.role.private_knowledge,
             scenario_context=scenario.context,
@@ -188,7 +208,9 @@ class AgentContext:
             turn_cap=episode.turn_cap,
             barrier=brief,
             strategy=seat.strategy if not seat.carries_barrier else Seat.Strategy.DEFAULT,
-            partner_first_name=others[0].character.first_name if others else "",
+            partner_first_name=addressed.character.first_name if addressed else "",
+            other_first_names=tuple(o.character.first_name for o in others),
+            opens_with_greeting=scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
         )
 
     def fill(self, template: str) -> str:
@@ -211,7 +233,7 @@ class AgentContext:
 
 
 def _round_robin_from(seats: Sequence[Seat], seat: Seat) -> list[Seat]:
-    """The seats in speaking order starting after ``seat``: the next speaker is the partner."""
+    """The seats in round-robin order starting after ``seat`` (with two seats: the partner)."""
     ordered = sorted(seats, key=lambda s: s.position)
     start = next(i for i, s in enumerate(ordered) if s.pk == seat.pk)
     return ordered[start + 1 :] + ordered[: start + 1]
@@ -264,14 +286,21 @@ def build_agent_messages(context: AgentContext) -> list[dict[str, str]]:
 
 def _system_prompt(context: AgentContext) -> str:
     name = context.name
+    if context.in_a_group:
+        company = f"a conversation with {len(context.others)} other people"
+        privacy = "the others cannot see it, and you learn nothing of theirs except what they say or do."
+        others_said = "anyone else"
+    else:
+        company = "a conversation with another person"
+        privacy = "the other side cannot see it, and you learn nothing of theirs except what they say or do."
+        others_said = "the other person"
     lines = [
-        f"You are role-playing {name} in a conversation with another person. Think, speak and act "
+        f"You are role-playing {name} in {company}. Think, speak and act "
         f"as {name} would, with {name}'s personality, values and way of deciding.",
         f"{name} has a social goal. Work toward it the way {name} plausibly would. The goal is "
-        "private: the other side cannot see it, and you learn nothing of theirs except what they "
-        "say or do.",
+        f"private: {privacy}",
         "Keep the conversation natural and realistic: respond to what was just said, move things "
-        "forward, and do not repeat what you or the other person already said.",
+        f"forward, and do not repeat what you or {others_said} already said.",
         f"Private knowledge may shape how you play {name}, but reveal it only if doing so serves "
         "the goal. Keep the character's secret to yourself.",
         "You may leave the conversation when the goal is reached, when it makes you uncomfortable, "
@@ -331,10 +360,11 @@ def _situation_prompt(context: AgentContext) -> str:
         f"{context.name} (you):\n{_profile_text(context.profile)}",
     ]
     relationship = Relationship(context.relationship).label
+    who = "Another person" if context.in_a_group else "The other person"
     for other in context.others:
         visible = {k: v for k, v in other.profile.items() if k != "name"}
         about = _profile_text(visible) or "You know nothing about this person beyond what they say and do."
-        sections.append(f"The other person, {other.name} (your relationship: {relationship}):\n{about}")
+        sections.append(f"{who}, {other.name} (your relationship: {relationship}):\n{about}")
         sections.append(f"{other.name}'s goal: unknown to you.")
     sections.append(f"{context.name}'s goal: {context.goal}")
     if context.reason:
@@ -359,6 +389,8 @@ def _profile_text(profile: dict[str, str]) -> str:
 
 def _history_text(context: AgentContext) -> str:
     if not context.history:
+        if context.opens_with_greeting:
+            return "The conversation has not started yet; you act first: open it with a greeting."
         return "The conversation has not started yet; you act first."
     lines = ["The conversation so far:"]
     for entry in context.history:

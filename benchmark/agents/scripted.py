@@ -10,14 +10,20 @@ How a scripted seat acts on its turn:
 1. It has a list of *beats*, plain lines it would say in order. The demo supplies them per role;
    otherwise a short plan is composed from the scenario's topic and the seat's goal. A beat that
    starts with ``[non-verbal]`` or ``[action]`` is taken as that action type.
-2. If the other side just asked it to clarify, it answers (restating its last beat; a barrier
-   seat often answers with more of the same, at the barrier's confusion-mechanism rate).
-3. If the other side's last line showed signs of a barrier (vague placeholders, face-saving
-   deferrals, a flood of feeling), it may ask a clarifying question first: a partner with the
-   ``repair`` strategy does so far more often and also paraphrases to check understanding.
-   A clarifying exchange is an inserted pair of turns, so beats stay aligned.
+2. If someone just asked it to clarify its own last line, it answers (restating its last beat;
+   a barrier seat often answers with more of the same, at the barrier's confusion-mechanism rate).
+3. If the last line showed signs of a barrier (vague placeholders, face-saving deferrals, a
+   flood of feeling), it may ask a clarifying question first: a partner with the ``repair``
+   strategy does so far more often and also paraphrases to check understanding. A clarifying
+   exchange is an inserted pair of turns, so beats stay aligned.
 4. Otherwise it says its next beat; the barrier seat's beat is restyled (see :func:`style_line`).
    With its beats used up it leaves; without supplied beats it also leaves near the turn cap.
+
+With more than two seats it does the same, speaking to the group: it reacts to whoever spoke
+last, answers a clarifying question only when the question was about its own line, opens with a
+greeting to everyone, sometimes addresses the last speaker by name (when the relationship lets
+it know the name), and leaves in time for its last turn before the cap. With two seats every
+reply is exactly what it was before groups existed.
 """
 
 from __future__ import annotations
@@ -256,7 +262,7 @@ def scripted_action(context: AgentContext, *, seed: int = 0, beats: Sequence[str
 
     if state.beats_used >= len(plan):
         return Action(ActionType.LEAVE, "")
-    if not beats and context.turn_index >= context.turn_cap - 2 and state.beats_used > 0:
+    if not beats and context.turn_index >= context.turn_cap - context.seat_count and state.beats_used > 0:
         return Action(ActionType.LEAVE, "I'm afraid I have to go now.")
 
     beat = plan[state.beats_used]
@@ -265,7 +271,21 @@ def scripted_action(context: AgentContext, *, seed: int = 0, beats: Sequence[str
         return Action(kind, text)
     if context.barrier is not None:
         text = style_line(text, context, rng, partner_line=state.other_line)
+    if context.in_a_group and state.other_line and state.beats_used > 0:
+        text = _address(text, context, rng)
     return Action(ActionType.SPEAK, text)
+
+
+# In a group, how often a reply opens with the name of the one it answers.
+ADDRESS_RATE = 0.4
+
+
+def _address(text: str, context: AgentContext, rng: random.Random) -> str:
+    """In a group, turn to the last speaker by name now and then (only a name this seat may know)."""
+    name = _vocative(context)
+    if not name or name in text or rng.random() >= ADDRESS_RATE:
+        return text
+    return f"{name}, {_lower_first(text)}"
 
 
 def split_beat(beat: str) -> tuple[str, str]:
@@ -290,11 +310,14 @@ def _read_history(context: AgentContext, plan: Sequence[str]) -> _HistoryState:
     """Recover where this seat is in its plan from the transcript alone (so resuming works).
 
     A turn of this seat counts as a beat unless it was an inserted clarifying question, or an
-    answer to the other side's clarifying question.
+    answer to a clarifying question about its own line (with two seats, every clarifying
+    question of the other side is about this seat's line; in a group the question is answered
+    on this seat's next turn, whoever spoke in between).
     """
     inserts = clarification_lines(context.topic)
     state = _HistoryState()
     other_asked = False
+    previous: HistoryEntry | None = None
     for entry in context.history:
         if _is_mine(entry, context):
             if entry.content in inserts:
@@ -304,7 +327,10 @@ def _read_history(context: AgentContext, plan: Sequence[str]) -> _HistoryState:
                 state.clarifications_in_a_row = 0
             other_asked = False
         else:
-            other_asked = entry.content in inserts
+            # A question about this seat's line; in a group it stays open while others speak.
+            asked_now = entry.content in inserts and (previous is None or _is_mine(previous, context))
+            other_asked = asked_now or (other_asked and context.in_a_group)
+        previous = entry
     if state.beats_used:
         state.last_beat = split_beat(plan[min(state.beats_used, len(plan)) - 1])[1]
     last = context.history[-1] if context.history else None
@@ -421,7 +447,7 @@ class _Semantic(_Style):
             referent_rate=cue_rate(barrier, ("referent", "placeholder", "pronoun"), 0.6),
             hedge_rate=cue_rate(barrier, ("hedge",), 0.5),
             trail_rate=cue_rate(barrier, ("ellipsis", "trail", "unfinished"), 0.4),
-            keep={context.first_name, context.partner_first_name},
+            keep={context.first_name, context.partner_first_name, *context.other_first_names},
         )
         if rng.random() < TEMPLATE_RATE and barrier.templates:
             line = f"{line.rstrip()} {self.template(context, rng)}"
@@ -434,7 +460,7 @@ class _Semantic(_Style):
             referent_rate=0.9,
             hedge_rate=0.6,
             trail_rate=1.0,
-            keep={context.first_name, context.partner_first_name},
+            keep={context.first_name, context.partner_first_name, *context.other_first_names},
         )
         return f"I mean... {_lower_first(vaguer)}"
 
@@ -747,6 +773,10 @@ _OPENINGS_STRANGER = (
     "Excuse me, sorry to bother you. Could we talk about {topic} for a moment?",
     "Hello. Do you have a moment? It's about {topic}.",
 )
+_OPENINGS_GROUP = (
+    "Hi everyone, thanks for making the time. I wanted us to talk about {topic}.",
+    "Hello, all. Shall we sort out {topic} together?",
+)
 _REPLIES_FIRST = (
     "Sure, I've got time. What about {topic}?",
     "Of course. I've been meaning to bring up {topic} as well.",
@@ -780,12 +810,15 @@ def compose_beats(context: AgentContext, *, seed: int = 0) -> list[str]:
     turn of the seat recomputes the same plan.
     """
     rng = random.Random(f"parley-plan|{seed}|{context.seat_position}")
-    own_turns_left = (context.turn_cap - context.seat_position + 1) // 2
+    seats = context.seat_count
+    own_turns_left = (context.turn_cap - context.seat_position + seats - 1) // seats
     size = max(2, min(rng.randint(5, 8), own_turns_left - 1))
-    if context.seat_position == 0:
-        opening = rng.choice(_OPENINGS_KNOWN if context.knows_partner_by_name else _OPENINGS_STRANGER)
-    else:
+    if not _opens(context):
         opening = rng.choice(_REPLIES_FIRST)
+    elif context.in_a_group:
+        opening = rng.choice(_OPENINGS_GROUP)
+    else:
+        opening = rng.choice(_OPENINGS_KNOWN if context.knows_partner_by_name else _OPENINGS_STRANGER)
     middle = rng.sample(_MIDDLE, k=min(len(_MIDDLE), max(0, size - 2)))
     if middle and rng.random() < 0.4:
         middle.insert(rng.randrange(1, len(middle) + 1), rng.choice(_GESTURES))
@@ -797,6 +830,11 @@ def compose_beats(context: AgentContext, *, seed: int = 0) -> list[str]:
         .replace(" there,", ",")
         for line in lines
     ]
+
+
+def _opens(context: AgentContext) -> bool:
+    """Whether this seat speaks first: nobody has spoken yet, or the first turn was its own."""
+    return not context.history or _is_mine(context.history[0], context)
 
 
 def _goal_phrase(context: AgentContext) -> str:

@@ -38,12 +38,30 @@ class DemoCharacter:
 
 
 @dataclass(frozen=True)
+class DemoGoal:
+    text: str
+    tags: tuple[str, ...] = ()  # e.g. AgentSense's ERG type: existence, relatedness, growth
+
+
+@dataclass(frozen=True)
 class DemoRole:
     character: DemoCharacter
-    goal: str
+    goals: tuple[DemoGoal, ...]
     reason: str
     private_knowledge: str
     beats: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DemoProbe:
+    """A multiple-choice question about one role's private information, goal or reason."""
+
+    about: int  # the role's position
+    topic: str  # Probe.Topic
+    text: str
+    options: tuple[str, ...]
+    correct: int
+    asked_of: str = "others"
 
 
 @dataclass(frozen=True)
@@ -53,7 +71,11 @@ class DemoScenario:
     difficulty: str
     context: str  # neutral: no side's goal, amounts or private facts
     original_context: str
-    roles: tuple[DemoRole, DemoRole]
+    roles: tuple[DemoRole, ...]
+    probes: tuple[DemoProbe, ...] = ()
+    turn_taking: str = "round_robin"
+    greeter: int | None = None
+    turn_cap: int | None = None
 
 
 def _big_five(o: str, c: str, e: str, a: str, n: str) -> str:
@@ -295,7 +317,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 NADIA,
-                goal="Keep the car on weekdays, above all after Tuesday and Thursday night shifts, and pay a fair share of the insurance.",
+                goals=(DemoGoal("Keep the car on weekdays, above all after Tuesday and Thursday night shifts, and pay a fair share of the insurance."),),
                 reason="Her night shifts end at 3 am, when no buses run.",
                 private_knowledge="The insurance renewal is 720 euros for the year and is due on the 1st.",
                 beats=(
@@ -311,7 +333,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 OMAR,
-                goal="Keep the car for weekend jobs, and have Nadia pay the larger share of the insurance since she drives more.",
+                goals=(DemoGoal("Keep the car for weekend jobs, and have Nadia pay the larger share of the insurance since she drives more."),),
                 reason="His weekend garden jobs need the boot space for tools.",
                 private_knowledge="He has been offered a regular Saturday contract in Ashford worth 400 euros a month.",
                 beats=(
@@ -339,7 +361,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 GRACE,
-                goal="Get a full refund of the 89 euros rather than a repair.",
+                goals=(DemoGoal("Get a full refund of the 89 euros rather than a repair."),),
                 reason="She no longer trusts the brand and wants to buy a different one.",
                 private_knowledge="She bought it 34 days ago, four days past the 30-day refund window, and has the receipt.",
                 beats=(
@@ -355,7 +377,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 TOMASZ,
-                goal="Resolve the complaint without a cash refund, with a warranty repair or store credit.",
+                goals=(DemoGoal("Resolve the complaint without a cash refund, with a warranty repair or store credit."),),
                 reason="Refunds after the 30-day window need his manager's approval, and she is off today.",
                 private_knowledge="He may approve store credit of up to 100 euros on his own.",
                 beats=(
@@ -383,7 +405,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 LEO,
-                goal="Collect Sam's share of the 146-euro dinner bill you paid, before the end of the week.",
+                goals=(DemoGoal("Collect Sam's share of the 146-euro dinner bill you paid, before the end of the week."),),
                 reason="He paid the whole bill on his card, and his rent is due on Saturday.",
                 private_knowledge="The other three friends have already paid him 29.20 euros each.",
                 beats=(
@@ -398,7 +420,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 SAM,
-                goal="Pay only for what you ordered (a salad and a water, 16 euros), not an even share.",
+                goals=(DemoGoal("Pay only for what you ordered (a salad and a water, 16 euros), not an even share."),),
                 reason="They are short of money until a client pays an invoice next week.",
                 private_knowledge="A client invoice of 900 euros should be paid next Wednesday.",
                 beats=(
@@ -425,7 +447,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 PRIYA,
-                goal="Move the deadline for the quarterly figures from Thursday to Monday morning.",
+                goals=(DemoGoal("Move the deadline for the quarterly figures from Thursday to Monday morning."),),
                 reason="The warehouse export contains duplicate orders, and cleaning them takes two days.",
                 private_knowledge="About 1,200 of the 40,000 order rows are duplicates; the totals are off by roughly 3 percent.",
                 beats=(
@@ -441,7 +463,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 DANIEL,
-                goal="Get at least the headline figures by Thursday at 5 pm for Friday's board slides.",
+                goals=(DemoGoal("Get at least the headline figures by Thursday at 5 pm for Friday's board slides."),),
                 reason="The board meets at 9 am on Friday and expects the quarter's revenue chart.",
                 private_knowledge="The finance director has said she would accept estimates marked as provisional.",
                 beats=(
@@ -469,7 +491,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 ELIF,
-                goal="Make sure the two of you get to Porto before the tile exhibition closes on the 15th.",
+                goals=(DemoGoal("Make sure the two of you get to Porto before the tile exhibition closes on the 15th."),),
                 reason="She has wanted to see this exhibition of restored tiles for a year.",
                 private_knowledge="She has found return flights to Porto for 118 euros each.",
                 beats=(
@@ -484,7 +506,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 JONAS,
-                goal="Spend the long weekend somewhere quiet by a lake, within your shared budget of 400 euros.",
+                goals=(DemoGoal("Spend the long weekend somewhere quiet by a lake, within your shared budget of 400 euros."),),
                 reason="He wants a quiet weekend outdoors after months of overtime.",
                 private_knowledge="His friend Anders has offered his cabin at Lake Vättern for free, but only this month.",
                 beats=(
@@ -511,7 +533,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 RUTH,
-                goal="Get your new upstairs neighbour to stop playing music through speakers after 10 pm.",
+                goals=(DemoGoal("Get your new upstairs neighbour to stop playing music through speakers after 10 pm."),),
                 reason="She gets up at 5 every morning to care for her husband.",
                 private_knowledge="The building's house rules set quiet hours from 10 pm to 7 am, and she has a copy.",
                 beats=(
@@ -526,7 +548,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 KWAME,
-                goal="Keep working on your music in the evenings, ideally until midnight.",
+                goals=(DemoGoal("Keep working on your music in the evenings, ideally until midnight."),),
                 reason="His final project is due in three weeks, and he works at a bakery until 6 pm.",
                 private_knowledge="He has good headphones, but the final mixing needs speakers.",
                 beats=(
@@ -553,7 +575,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 BEA,
-                goal="Return the tent and agree on a fair way to make up for the broken pole without buying a new tent.",
+                goals=(DemoGoal("Return the tent and agree on a fair way to make up for the broken pole without buying a new tent."),),
                 reason="A new tent of that model costs 260 euros, which she cannot afford right now.",
                 private_knowledge="She has found a replacement pole online for 24 euros, delivered in five days.",
                 beats=(
@@ -568,7 +590,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 FINN,
-                goal="Have your tent back in working order before your hiking trip on the 9th.",
+                goals=(DemoGoal("Have your tent back in working order before your hiking trip on the 9th."),),
                 reason="He is leading the school hiking club's trip and needs his own tent.",
                 private_knowledge="His sister has a spare tent he could borrow if he had to.",
                 beats=(
@@ -595,7 +617,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 MARISOL,
-                goal="Persuade your son to invite your brother Tomás to the wedding.",
+                goals=(DemoGoal("Persuade your son to invite your brother Tomás to the wedding."),),
                 reason="She and Tomás have only just reconciled after eight years of silence.",
                 private_knowledge="Tomás has told her he would sit at the back and leave after dinner.",
                 beats=(
@@ -611,7 +633,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 GABRIEL,
-                goal="Keep the guest list at 80 people and avoid any scene at the wedding.",
+                goals=(DemoGoal("Keep the guest list at 80 people and avoid any scene at the wedding."),),
                 reason="His uncle Tomás made a drunken scene at his cousin Lucia's wedding in 2016.",
                 private_knowledge="The venue charges 95 euros for every guest beyond 80.",
                 beats=(
@@ -639,7 +661,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 HANA,
-                goal="Sublet your room for July and August at 550 euros a month.",
+                goals=(DemoGoal("Sublet your room for July and August at 550 euros a month."),),
                 reason="She will be at a research station in Norway and still pays her own rent of 550.",
                 private_knowledge="Two other people have asked about the room, but both want only July.",
                 beats=(
@@ -654,7 +676,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 MARCO,
-                goal="Rent the room for the two summer months for no more than 450 euros a month.",
+                goals=(DemoGoal("Rent the room for the two summer months for no more than 450 euros a month."),),
                 reason="His internship pays 1,100 euros a month.",
                 private_knowledge="He could stay with his cousin in the suburbs for free, with a 70-minute commute.",
                 beats=(
@@ -681,7 +703,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 DMITRI,
-                goal="Sell your road bike for at least 200 euros in cash.",
+                goals=(DemoGoal("Sell your road bike for at least 200 euros in cash."),),
                 reason="He is moving to a smaller flat and needs the money for the removal van.",
                 private_knowledge="He paid 650 euros for it four years ago, and the chain is due for replacement.",
                 beats=(
@@ -697,7 +719,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 AISHA,
-                goal="Buy the bike for 160 euros or less.",
+                goals=(DemoGoal("Buy the bike for 160 euros or less."),),
                 reason="She needs it to get to placements at two different hospitals.",
                 private_knowledge="She has exactly 180 euros in cash with her.",
                 beats=(
@@ -725,7 +747,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 JORDAN,
-                goal="Agree to split the 1,400-euro rent in proportion to income rather than half each.",
+                goals=(DemoGoal("Agree to split the 1,400-euro rent in proportion to income rather than half each."),),
                 reason="His income varies, and in some winter months he earns under 1,800 euros.",
                 private_knowledge="He earned 2,100 a month on average last year; Ines earns about 3,500.",
                 beats=(
@@ -741,7 +763,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 INES,
-                goal="Keep the rent split half and half, so that the flat feels equally yours.",
+                goals=(DemoGoal("Keep the rent split half and half, so that the flat feels equally yours."),),
                 reason="In her last relationship, paying more turned into arguments about who decides.",
                 private_knowledge="She would be willing to pay the utilities herself.",
                 beats=(
@@ -769,7 +791,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         roles=(
             DemoRole(
                 OSKAR,
-                goal="Get your neighbour to feed your cat and water your plants for the 10 days you are away.",
+                goals=(DemoGoal("Get your neighbour to feed your cat and water your plants for the 10 days you are away."),),
                 reason="His usual cat sitter cancelled yesterday.",
                 private_knowledge="A professional pet service would cost 25 euros a day, but he does not like giving strangers his key.",
                 beats=(
@@ -784,7 +806,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
             ),
             DemoRole(
                 LENA,
-                goal="Help your neighbour only if it fits around your deadline, and ask for a favour in return in April.",
+                goals=(DemoGoal("Help your neighbour only if it fits around your deadline, and ask for a favour in return in April."),),
                 reason="She is away for a week in April and needs someone to collect her post.",
                 private_knowledge="She is mildly allergic to cats.",
                 beats=(
@@ -800,6 +822,136 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         ),
     ),
 )
+
+# --- a scenario of three parties ---------------------------------------------------------------
+
+MEI = DemoCharacter(
+    "mei-tanaka", "Mei", "Tanaka", 29, "woman", "she/her", "freelance interface designer",
+    _big_five("High", "Medium", "Medium", "High", "Medium"), "INFJ",
+    "Care, Fairness", "Benevolence, Self-direction",
+    "Thoughtful and diplomatic; notices when someone in the room is being left out.",
+    "Conceptual",
+    "Designs apps from a desk in the corner of the flat's living room.",
+    "She has been turning the heating up while the other two are out.",
+)
+CALLUM = DemoCharacter(
+    "callum-reid", "Callum", "Reid", 33, "man", "he/him", "offshore wind technician",
+    _big_five("Medium", "Medium", "High", "Medium", "Low"), "ESTP",
+    "Fairness, Liberty", "Stimulation, Achievement",
+    "Practical and upbeat; likes gadgets and would rather fix a problem than talk about it.",
+    "Directive",
+    "Works two weeks on and two weeks off at a wind farm out at sea.",
+    "He has been looking at flats of his own for the summer.",
+)
+IFEOMA = DemoCharacter(
+    "ifeoma-nwosu", "Ifeoma", "Nwosu", 27, "woman", "she/her", "junior doctor",
+    _big_five("Medium", "High", "Medium", "Medium", "Low"), "ESTJ",
+    "Fairness, Authority", "Security, Achievement",
+    "Organised and direct; keeps a spreadsheet for everything she can.",
+    "Analytical",
+    "Works shifts at the city hospital and has the largest room in the flat.",
+    "She forgot to pay the internet bill twice last year and paid the late fees without a word.",
+)
+
+EXISTENCE, RELATEDNESS, GROWTH = "existence", "relatedness", "growth"  # AgentSense's ERG goal types
+
+HEATING_BILL = DemoScenario(
+    codename="heating-bill",
+    relationship=Relationship.FRIEND,
+    difficulty=Difficulty.STANDARD,
+    context="Three flatmates sit around the kitchen table with the winter's heating bill.",
+    original_context=(
+        "Mei, Callum and Ifeoma share a three-bedroom flat. The heating bill for the winter is 540 euros; "
+        "Callum was at sea for half of it, Mei works from home, and Ifeoma's room is the largest."
+    ),
+    turn_cap=24,
+    roles=(
+        DemoRole(
+            MEI,
+            goals=(
+                DemoGoal("Pay no more than 200 euros of the heating bill.", (EXISTENCE,)),
+                DemoGoal("Keep the peace, so that the three of you still get on well afterwards.", (RELATEDNESS,)),
+            ),
+            reason="Her freelance work slowed down this winter and money is tight.",
+            private_knowledge="The meter app shows that daytime heating came to about 40 percent of the bill.",
+            beats=(
+                "Thanks for sitting down, both of you. The heating bill came this morning: 540 euros for the winter.",
+                "Simple, yes, but it doesn't seem fair on Callum. And to be honest, my budget is tight this winter.",
+                "I'm home all day for work, so I do use more heat in the daytime. I can cover part of that.",
+                "Thank you for telling us. Then the landlord should fix it, and we should not pay for a broken radiator.",
+                "That works for me. Thank you, Ifeoma.",
+                "[action] writes the three amounts on the whiteboard by the fridge",
+                "I'll transfer my 200 on Friday.",
+            ),
+        ),
+        DemoRole(
+            CALLUM,
+            goals=(
+                DemoGoal("Pay less than a third of the bill, since you were away for half of the winter.", (EXISTENCE,)),
+                DemoGoal("Get the others to agree to a smart thermostat that you will set up.", (GROWTH,)),
+            ),
+            reason="He was at sea for six of the twelve weeks the bill covers.",
+            private_knowledge="His employer pays back half the price of energy-saving devices for staff homes.",
+            beats=(
+                "That's a lot. Before we split it, remember I was at sea for six of those twelve weeks.",
+                "Thanks, Mei. I'd suggest I pay 120, since I was here half the time.",
+                "Here's an idea that would help all of us: a smart thermostat. I found one on sale for 90 euros.",
+                "Agreed. And my employer pays back half of the thermostat, so the flat would only pay 45.",
+                "Fine by me. So, the thermostat?",
+                "Happy for you to handle the bills. I'll order the thermostat tonight.",
+                "Mine goes out today. Thanks, both of you, that was easier than I expected.",
+            ),
+        ),
+        DemoRole(
+            IFEOMA,
+            goals=(
+                DemoGoal("Split the bill evenly, 180 euros each.", (EXISTENCE,)),
+                DemoGoal("Take over managing the flat's bills from now on.", (GROWTH,)),
+            ),
+            reason="An even split has kept the flat's money simple for two years, and she likes running things well.",
+            private_knowledge="The landlord told her the radiator in her room is faulty and uses more than the others.",
+            beats=(
+                "An even split would be 180 each. That's how we've always done it, and it keeps things simple.",
+                "[non-verbal] looks at the bill and nods slowly",
+                "Before we decide, I should tell you something. The landlord said the radiator in my room is faulty and uses more than the others.",
+                "Then here's a proposal. Callum pays 120, Mei pays 200, and I pay 220, since my radiator ran up part of it. If the landlord refunds anything, it comes to me.",
+                "Yes to the thermostat, if you set it up. And I can keep track of the bills and payments from now on, if you both trust me with it.",
+                "Good. I'll email the landlord about the radiator tomorrow and send you both the payment details.",
+                "[action] pins the bill next to the whiteboard",
+            ),
+        ),
+    ),
+    probes=(
+        DemoProbe(
+            0, "private_info", "By Mei's meter app, how much of the bill did daytime heating come to?",
+            ("About 10 percent", "About 25 percent", "About 40 percent", "About 70 percent"), 2,
+        ),
+        DemoProbe(
+            1, "goal", "Besides paying less, what did Callum want the flat to agree to?",
+            ("Moving out in the spring", "A smart thermostat he would set up", "A cleaning rota",
+             "A new energy supplier"), 1,
+        ),
+        DemoProbe(
+            1, "reason", "Why did Callum think he should pay less than a third?",
+            ("His room is the smallest", "He was away for half of the winter", "He earns the least",
+             "He paid last winter's bill alone"), 1,
+        ),
+        DemoProbe(
+            2, "private_info", "What had the landlord told Ifeoma about the radiator in her room?",
+            ("It was replaced last month", "It is faulty and uses more than the others", "It has been switched off",
+             "It will be removed in the summer"), 1,
+        ),
+        DemoProbe(
+            2, "goal", "What did Ifeoma want to take on in the flat?",
+            ("The cooking", "Finding a fourth flatmate", "Managing the bills", "Talking to the neighbours"), 2,
+            asked_of="anyone",
+        ),
+    ),
+)
+
+# Scenarios of more than two parties: played in the demo with tag ``demo-groups``, so the demo
+# annotation studies, which take every ``demo`` episode, stay as they were.
+GROUP_SCENARIOS: tuple[DemoScenario, ...] = (HEATING_BILL,)
 
 # The four conditions of every demo scenario: the baseline and SocialVeil's three barriers.
 CONDITIONS = ("none", "semantic", "sociocultural", "emotional")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from ..models import Character, Role, Scenario, Team
+from ..models import Character, Goal, Probe, Role, Scenario, Team
 from .content import DemoCharacter, DemoScenario
 
 CHARACTER_ID = "demo-character-{key}"
@@ -38,7 +38,10 @@ def install_character(spec: DemoCharacter, team: Team) -> Character:
 
 @transaction.atomic
 def install_scenario(spec: DemoScenario, team: Team) -> Scenario:
-    """Create or update a demo scenario of ``team`` with its two roles and their default characters."""
+    """Create or update a demo scenario of ``team`` with its roles, their goals and default characters, and its probes.
+
+    Goals and probes are updated in place by position, so answers given about them stay attached.
+    """
     scenario, _ = Scenario.objects.update_or_create(
         team=team,
         external_id=SCENARIO_ID.format(codename=spec.codename),
@@ -49,19 +52,41 @@ def install_scenario(spec: DemoScenario, team: Team) -> Scenario:
             "original_context": spec.original_context,
             "difficulty": spec.difficulty,
             "relationship": spec.relationship,
+            "turn_taking": spec.turn_taking,
+            "greeter_position": spec.greeter,
+            "turn_cap": spec.turn_cap,
         },
     )
+    roles = {}
     for position, role in enumerate(spec.roles):
-        Role.objects.update_or_create(
+        roles[position], _ = Role.objects.update_or_create(
             scenario=scenario,
             position=position,
             defaults={
                 "character": install_character(role.character, team),
-                "goal": role.goal,
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,
             },
         )
+        for number, goal in enumerate(role.goals):
+            Goal.objects.update_or_create(
+                role=roles[position], position=number, defaults={"text": goal.text, "tags": list(goal.tags)}
+            )
+        roles[position].goals.filter(position__gte=len(role.goals)).delete()
+    for number, probe in enumerate(spec.probes):
+        Probe.objects.update_or_create(
+            scenario=scenario,
+            position=number,
+            defaults={
+                "about": roles[probe.about],
+                "topic": probe.topic,
+                "text": probe.text,
+                "options": list(probe.options),
+                "correct": probe.correct,
+                "asked_of": probe.asked_of,
+            },
+        )
+    scenario.probes.filter(position__gte=len(spec.probes)).delete()
     return scenario
 
 

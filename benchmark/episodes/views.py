@@ -45,8 +45,11 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 @researcher_required
 def episode(request: HttpRequest, pk: int) -> HttpResponse:
-    """One episode: its scenario, who sat where, the transcript, and every respondent's answers."""
-    episode = get_object_or_404(Episode.objects.owned_by(request.user).select_related("scenario", "barrier"), pk=pk)
+    """One episode: its scenario (roles, goals, probes), who sat where, the transcript, and every
+    respondent's answers (judges, interviewed agents, people)."""
+    episode = get_object_or_404(
+        Episode.objects.owned_by(request.user).select_related("scenario__template", "barrier"), pk=pk
+    )
     seats = list(episode.seats.select_related("role", "character"))
     for seat in seats:
         seat.is_scripted = is_scripted(seat.model)
@@ -56,7 +59,8 @@ def episode(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "episode": episode,
         "scenario": episode.scenario,
-        "roles": episode.scenario.roles.select_related("character"),
+        "roles": episode.scenario.roles.select_related("character").prefetch_related("goals"),
+        "probes": episode.scenario.probes.select_related("about__character"),
         "seats": seats,
         "turns": turns,
         "answer_groups": answer_groups(episode),

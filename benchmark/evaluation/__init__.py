@@ -1,2 +1,3 @@
 """Automated evaluation of finished episodes: the judge (an LLM, or the offline scripted heuristics), the
-rubrics it answers as instruments, and the majority of several respondents."""
+rubrics it answers as instruments, the majority of several respondents, and interviews of the agents
+themselves about the goals and the probes (:mod:`.interviews`)."""

@@ -61,6 +61,14 @@ def _choice_labels(question: Question) -> dict[str, str]:
             for choice in options.get("choices", []) if isinstance(choice, dict)}
 
 
+def _verdict(question: Question, members: Sequence[Any]) -> str:
+    """For a multiple-choice question with a correct answer: whether this answer is it."""
+    options = question.options if isinstance(question.options, dict) else {}
+    if question.kind != Question.Kind.MULTIPLE_CHOICE or "correct" not in options:
+        return ""
+    return " (correct)" if [m.value for m in members] == [str(options["correct"])] else " (wrong)"
+
+
 def _value_text(question: Question, values: Sequence[str], number: float | None) -> str:
     if number is not None:
         return f"{number:g}"
@@ -69,10 +77,12 @@ def _value_text(question: Question, values: Sequence[str], number: float | None)
 
 
 class _Targets:
-    """Names of what an answer is about: the episode, a seat's character, or a goal."""
+    """Names of what an answer is about: the episode, a seat's character, or a goal and whose it is."""
 
     def __init__(self, episode: Episode) -> None:
-        self.seats = {seat.position: seat.character.name for seat in episode.seats.all()}
+        seats = list(episode.seats.select_related("character"))
+        self.seats = {seat.position: seat.character.name for seat in seats}
+        self.roles = {seat.role_id: seat.character.name for seat in seats}
 
     def seat(self, position: int | None) -> str:
         if position is None:
@@ -81,7 +91,8 @@ class _Targets:
 
     def of(self, seat_position: int | None, goal: Any) -> str:
         if goal is not None:
-            return f"goal: {goal.text}"
+            owner = self.roles.get(goal.role_id)
+            return f"{owner}'s goal: {goal.text}" if owner else f"goal: {goal.text}"
         return self.seat(seat_position) or "the episode"
 
 
@@ -101,7 +112,7 @@ def _rows(answers: Iterable[Any], targets: _Targets) -> list[AnswerRow]:
             question=question.label or question.key,
             prompt=question.prompt,
             target=targets.of(first.seat_position, getattr(first, "goal", None)),
-            value=_value_text(question, [m.value for m in members], first.number),
+            value=_value_text(question, [m.value for m in members], first.number) + _verdict(question, members),
             range=question.range_text,
             reasoning="\n".join(m.reasoning for m in members if m.reasoning),
         ))

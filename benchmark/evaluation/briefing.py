@@ -57,7 +57,9 @@ def seat_key(position_in_order: int) -> str:
 
 def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
     episode = Episode.objects.select_related("scenario").get(pk=episode_id)
-    seats = list(episode.seats.select_related("role", "character").order_by("position"))
+    seats = list(
+        episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position")
+    )
     turns = list(episode.turns.order_by("index"))
     by_id = {seat.pk: seat for seat in seats}
     scenario = episode.scenario
@@ -85,7 +87,7 @@ def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
         position=seat.position,
         name=seat.character.name,
         profile={k: v for k, v in seat.character.profile().items() if v and k != "name"},
-        goal=seat.role.goal.strip(),
+        goal=seat.role.goal_text.strip(),
         reason=seat.role.reason.strip(),
         private_knowledge=seat.role.private_knowledge.strip(),
     )

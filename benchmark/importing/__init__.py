@@ -125,7 +125,7 @@ def detect_format(path: Path, text: str) -> str:
 def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
     from . import parley, saving, sotopia, turns_csv
-    from .drafts import check_unique_records
+    from .checks import check_unique_records
 
     path = Path(path)
     text = read_text(path)

@@ -2,23 +2,24 @@
 
 Importing has two steps. A format's parser reads the file into drafts, checking every value as it
 reads it and remembering where it came from (an :class:`Origin`: file, place, field), so a problem
-is named exactly where it is. ``saving.save`` then resolves references (a Sotopia environment pk, a
-barrier key) and inserts the drafts. The checks here mirror the model constraints, so a file that
-passes them does not trip a database constraint halfway through.
+is named exactly where it is; ``checks`` then checks each record as a whole (roles, probes, seats,
+turns). ``saving.save`` resolves references (a Sotopia environment pk, a barrier key) and inserts
+the drafts. The checks mirror the model constraints, so a file that passes them does not trip a
+database constraint halfway through.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..models import ActionType, Character, Episode, Relationship, Scenario, Seat, Turn
-from ..models.scenarios import Difficulty
+from ..models import ActionType, Episode, Probe, Seat
+from ..models.scenarios import goal_lines
 from . import ImportProblem
 
 if TYPE_CHECKING:
@@ -180,6 +181,14 @@ class Fields:
             raise self.origin.at(name).problem(f"expected a list, got {describe(value)}")
         return value
 
+    def texts(self, name: str, *, required: bool = False, max_length: int | None = None) -> list[str]:
+        """A list of non-empty strings (absent and not required: an empty list)."""
+        origin = self.origin.at(name)
+        return [
+            check_text(item, origin.at(index), blank=False, max_length=max_length)
+            for index, item in enumerate(self.sequence(name, required=required))
+        ]
+
     def objects(self, name: str, *, required: bool = False) -> list[Fields]:
         origin = self.origin.at(name)
         return [Fields(item, origin.at(index)) for index, item in enumerate(self.sequence(name, required=required))]
@@ -237,6 +246,8 @@ CHARACTER_FIELDS = (
     "moral_values", "personal_values", "personality", "decision_style", "public_info", "secret",
 )
 SCENARIO_FIELDS = ("codename", "source", "context", "original_context", "difficulty", "relationship")
+SLOT_FIELDS = ("min_age", "max_age", "gender", "occupation")  # a template role's constraints on who fills it
+MAX_TAG_LENGTH = 50
 
 
 @dataclass
@@ -264,12 +275,36 @@ class CharacterRef:
 
 
 @dataclass
+class GoalDraft:
+    text: str
+    tags: list[str] = field(default_factory=list)
+
+
+def goals_from_text(text: str) -> list[GoalDraft]:
+    """Goals written as one text (a Sotopia goal with its hints, an older Parley ``goal``): one a line."""
+    return [GoalDraft(line) for line in goal_lines(text)]
+
+
+@dataclass
 class RoleDraft:
     position: int
-    goal: str
+    goals: list[GoalDraft]
     reason: str = ""
     private_knowledge: str = ""
     character: CharacterRef | None = None
+    slot: dict[str, Any] = field(default_factory=dict)  # SLOT_FIELDS that are set
+    goals_field: str = "goal"  # how the file names the goals, for messages
+
+
+@dataclass
+class ProbeDraft:
+    about: int  # a role position
+    topic: str
+    text: str
+    options: list[str]
+    correct: int
+    origin: Origin
+    asked_of: str = Probe.AskedOf.OTHERS
 
 
 @dataclass
@@ -279,6 +314,8 @@ class ScenarioDraft:
     roles: list[RoleDraft]
     origin: Origin
     id_field: str = "external_id"
+    probes: list[ProbeDraft] = field(default_factory=list)
+    template: ScenarioDraft | None = None  # the template an instance was made from
 
 
 @dataclass
@@ -351,105 +388,6 @@ class CheckedRecord:
 
 
 Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord
-
-
-# --- checks shared by every format ----------------------------------------------------------------
-
-def check_character_values(values: Mapping[str, Any], origin: Origin, names: Mapping[str, str] | None = None) -> None:
-    """Lengths and the plausible age, as the Character constraints require.
-
-    ``names`` maps our field names to the source's, so the message names the field in the file.
-    """
-    names = names or {}
-    for name, value in values.items():
-        where = origin.at(names.get(name, name))
-        if name == "age":
-            if value is not None:
-                check_integer(value, where, low=0, high=130)
-        else:
-            check_text(value, where, blank=name != "first_name", max_length=max_length(Character, name))
-
-
-def check_scenario_values(values: Mapping[str, Any], origin: Origin, names: Mapping[str, str] | None = None) -> None:
-    names = names or {}
-    for name, value in values.items():
-        where = origin.at(names.get(name, name))
-        if name == "relationship":
-            check_integer(value, where, low=min(Relationship.values), high=max(Relationship.values))
-        elif name == "difficulty":
-            check_choice(value, values_of(Difficulty), where)
-        else:
-            check_text(value, where, blank=name != "context", max_length=max_length(Scenario, name))
-
-
-def check_roles(roles: Sequence[RoleDraft], origin: Origin) -> None:
-    if len(roles) < 2:
-        raise origin.problem(f"a scenario needs at least two roles, got {len(roles)}")
-    seen: set[int] = set()
-    for index, role in enumerate(roles):
-        if role.position in seen:
-            raise origin.at(index).at("position").problem(f"role position {role.position} appears twice")
-        seen.add(role.position)
-        if not role.goal.strip():
-            raise origin.at(index).at("goal").problem("a role needs a goal")
-
-
-def check_unique_records(drafts: Sequence[Draft]) -> None:
-    """Refuse a file that gives one episode, character or scenario record twice, naming both places.
-
-    An external id already in the database is skipped as unchanged (importing twice changes
-    nothing); the same id twice in one file is a mistake, since only one of the two could be kept.
-    Characters and scenarios nested in an episode (Parley repeats them on every line) are not records.
-    """
-    kinds = {EpisodeDraft: "episode", CharacterDraft: "character", ScenarioDraft: "scenario"}
-    seen: dict[tuple[str, str], Origin] = {}
-    for draft in drafts:
-        kind = kinds.get(type(draft))
-        if kind is None:
-            continue
-        first = seen.setdefault((kind, draft.external_id), draft.origin)
-        if first is not draft.origin:
-            raise draft.origin.at(draft.id_field).problem(
-                f"{kind} {draft.external_id!r} appears twice in this file (first at {first.place})"
-            )
-
-
-def check_episode(draft: EpisodeDraft) -> None:
-    """Everything about one episode that does not need the database: seats and turns (its responses:
-    ``responses.check_responses``)."""
-    origin = draft.origin
-    if len(draft.turns) > MAX_TURNS:
-        raise origin.problem(f"episode {draft.external_id!r} has {len(draft.turns)} turns; at most {MAX_TURNS} fit")
-    check_text(draft.external_id, origin.at("external_id"), blank=False, max_length=max_length(Episode, "external_id"))
-    check_text(draft.tag, origin.at("tag"), max_length=max_length(Episode, "tag"))
-    seats: dict[int, SeatDraft] = {}
-    for seat in draft.seats:
-        if seat.position in seats:
-            raise seat.origin.at("position").problem(f"seat position {seat.position} appears twice")
-        seats[seat.position] = seat
-        check_text(seat.model, seat.origin.at("model"), max_length=max_length(Seat, "model"))
-    barrier_seats = [seat for seat in draft.seats if seat.carries_barrier]
-    if len(barrier_seats) > 1:
-        raise barrier_seats[1].origin.at("carries_barrier").problem("only one seat can carry the barrier")
-    positions = ", ".join(str(position) for position in sorted(seats)) or "none"
-
-    indexes: set[int] = set()
-    client_ids: set[str] = set()
-    for turn in draft.turns:
-        if turn.index in indexes:
-            raise turn.origin.at("index").problem(f"turn index {turn.index} appears twice in this episode")
-        indexes.add(turn.index)
-        if turn.seat_position not in seats:
-            raise turn.origin.at("seat").problem(f"no seat at position {turn.seat_position} (seats: {positions})")
-        if turn.action_type in SPEAKING_ACTIONS and not turn.content.strip():
-            raise turn.origin.at("content").problem(f"a {turn.action_type!r} turn needs content")
-        if turn.client_id is not None:
-            if turn.client_id in client_ids:
-                raise turn.origin.at("client_id").problem(f"client id {turn.client_id!r} appears twice")
-            client_ids.add(turn.client_id)
-            check_text(turn.client_id, turn.origin.at("client_id"), max_length=max_length(Turn, "client_id"))
-        check_text(turn.model, turn.origin.at("model"), max_length=max_length(Turn, "model"))
-
 
 
 def unique(values: Iterable[str]) -> list[str]:

@@ -1,19 +1,27 @@
 """Parley's own format: JSON Lines, one whole episode per line (see ``docs/formats.md``).
 
 A line carries everything needed to rebuild the episode in an empty database: the scenario with its
-roles, each seat's character in full, the turns and every response (a judge's, an interviewed
-agent's, imported human ratings) with its answers. ``benchmark.exporting`` writes the same shape,
-so export, import and export again gives the same bytes. Files written before instruments carry
-``evaluations`` (one score per evaluator, dimension and seat) instead: they are read as responses
-to the judge presets.
+roles and their goals, its probes, turn-taking and the template it was made from, each seat's
+character in full, the turns and every response (a judge's, an interviewed agent's, imported human
+ratings) with its answers. ``benchmark.exporting`` writes the same shape, so export, import and
+export again gives the same bytes. Older files still read: a role's ``goal`` as one text (one goal
+a line), and ``evaluations`` (one score per evaluator, dimension and seat) from before instruments,
+read as responses to the judge presets.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..models import ActionType, Character, Episode, Instrument, Respondent, Scenario, Seat
-from ..models.scenarios import Difficulty
+from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
+from ..models.scenarios import Difficulty, TurnTaking
+from .checks import (
+    check_character_values,
+    check_episode,
+    check_roles,
+    check_scenario_shape,
+    check_scenario_values,
+)
 from .drafts import (
     CHARACTER_FIELDS,
     MAX_INTEGER,
@@ -24,21 +32,27 @@ from .drafts import (
     Draft,
     EpisodeDraft,
     Fields,
+    GoalDraft,
     Origin,
+    ProbeDraft,
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_character_values,
-    check_episode,
-    check_roles,
-    check_scenario_values,
+    goals_from_text,
     max_length,
     values_of,
 )
 from .reading import check_line_size, load_json
-from .responses import AnswerDraft, ResponseDraft, ScoreDraft, check_responses, scores_to_responses
+from .responses import (
+    AnswerDraft,
+    InstrumentDraft,
+    ResponseDraft,
+    ScoreDraft,
+    check_responses,
+    scores_to_responses,
+)
 
 FORMAT_VERSION = 1
 
@@ -70,6 +84,10 @@ def episode(fields: Fields) -> EpisodeDraft:
         )
     scenario_fields = fields.nested("scenario")
     scenario_draft = scenario(scenario_fields)
+    if scenario_draft.values["is_template"]:
+        raise scenario_fields.origin.at("is_template").problem(
+            "an episode cannot be played in a template; give the scenario instantiated from it"
+        )
     end_reason = fields.text("end_reason")
     if end_reason and end_reason not in Episode.EndReason.values:
         raise fields.origin.at("end_reason").problem(
@@ -117,7 +135,7 @@ def character(fields: Fields) -> CharacterRef:
 
 
 def scenario(fields: Fields) -> ScenarioDraft:
-    values = {
+    values: dict[str, Any] = {
         "codename": fields.text("codename"),
         "source": fields.text("source"),
         "context": fields.text("context", required=True, blank=False),
@@ -126,19 +144,65 @@ def scenario(fields: Fields) -> ScenarioDraft:
         "relationship": fields.integer("relationship", default=0),
     }
     check_scenario_values(values, fields.origin)
-    roles = [
-        RoleDraft(
-            position=item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
-            goal=item.text("goal", required=True, blank=False),
-            reason=item.text("reason"),
-            private_knowledge=item.text("private_knowledge"),
-            character=character(item.nested("character")) if item.has("character") else None,
-        )
-        for item in fields.objects("roles", required=True)
-    ]
+    values.update(
+        turn_taking=fields.choice("turn_taking", values_of(TurnTaking), default=TurnTaking.ROUND_ROBIN),
+        greeter_position=fields.integer("greeter", low=0, high=MAX_SMALL_INTEGER),
+        turn_cap=fields.integer("turn_cap", low=1, high=MAX_SMALL_INTEGER),
+        is_template=fields.boolean("is_template"),
+    )
+    roles = [role(item) for item in fields.objects("roles", required=True)]
     check_roles(roles, fields.origin.at("roles"))
     external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Scenario, "external_id"))
-    return ScenarioDraft(external_id, values, roles, fields.origin)
+    draft = ScenarioDraft(
+        external_id, values, roles, fields.origin,
+        probes=[probe(item) for item in fields.objects("probes")],
+        template=scenario(fields.nested("template")) if fields.has("template") else None,
+    )
+    check_scenario_shape(draft)
+    return draft
+
+
+def role(fields: Fields) -> RoleDraft:
+    """A role; its goals are a list of ``{"text", "tags"}``, or (older files) one ``goal`` text."""
+    if fields.has("goals") or not fields.has("goal"):
+        goals = [
+            GoalDraft(item.text("text", required=True, blank=False), item.texts("tags"))
+            for item in fields.objects("goals", required=True)
+        ]
+        goals_field = "goals"
+    else:
+        goals, goals_field = goals_from_text(fields.text("goal", required=True, blank=False)), "goal"
+    slot: dict[str, Any] = {}
+    if fields.has("slot"):
+        constraints = fields.nested("slot")
+        slot = {
+            "min_age": constraints.integer("min_age", low=0, high=130),
+            "max_age": constraints.integer("max_age", low=0, high=130),
+            "gender": constraints.text("gender", max_length=max_length(Role, "gender")),
+            "occupation": constraints.text("occupation", max_length=max_length(Role, "occupation")),
+        }
+        slot = {name: value for name, value in slot.items() if value not in (None, "")}
+    return RoleDraft(
+        position=fields.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+        goals=goals,
+        reason=fields.text("reason"),
+        private_knowledge=fields.text("private_knowledge"),
+        character=character(fields.nested("character")) if fields.has("character") else None,
+        slot=slot,
+        goals_field=goals_field,
+    )
+
+
+def probe(fields: Fields) -> ProbeDraft:
+    return ProbeDraft(
+        about=fields.integer("about", required=True, low=0, high=MAX_SMALL_INTEGER),
+        topic=fields.choice("topic", values_of(Probe.Topic), required=True),
+        text=fields.text("text", required=True, blank=False),
+        options=fields.texts("options", required=True),
+        correct=fields.integer("correct", required=True, low=0, high=MAX_SMALL_INTEGER),
+        origin=fields.origin,
+        asked_of=fields.choice("asked_of", values_of(Probe.AskedOf), default=Probe.AskedOf.OTHERS),
+    )
 
 
 def seat(fields: Fields) -> SeatDraft:
@@ -207,6 +271,44 @@ def response(fields: Fields) -> ResponseDraft:
         prompt_tokens=fields.integer("prompt_tokens", low=0, high=MAX_INTEGER),
         completion_tokens=fields.integer("completion_tokens", low=0, high=MAX_INTEGER),
         answers=[answer(item) for item in fields.objects("answers")],
+        definition=instrument_definition(instrument) if instrument.has("questions") else None,
+    )
+
+
+def instrument_definition(fields: Fields) -> InstrumentDraft:
+    """A team's instrument in full: its questions, each as the Question model takes it."""
+    questions = []
+    keys: set[str] = set()
+    for item in fields.objects("questions", required=True):
+        question = {
+            "key": item.text("key", required=True, blank=False, max_length=max_length(Question, "key")),
+            "position": item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
+            "kind": item.choice("kind", values_of(Question.Kind), required=True),
+            "prompt": item.text("prompt", required=True, blank=False),
+            "label": item.text("label", max_length=max_length(Question, "label")),
+            "help_text": item.text("help_text"),
+            "required": item.boolean("required", default=True),
+            "scope": item.choice("scope", values_of(Question.Scope), default=Question.Scope.EPISODE),
+            "rationale": item.choice("rationale", ["none", "optional", "required"], default="none"),
+            "options": item.mapping("options"),
+            "low": item.number("low"),
+            "high": item.number("high"),
+            "dimension": item.text("dimension", max_length=max_length(Question, "dimension")),
+            "truth": item.text("truth", max_length=max_length(Question, "truth")),
+        }
+        if question["key"] in keys:
+            raise item.origin.at("key").problem(f"question {question['key']!r} appears twice in this instrument")
+        keys.add(question["key"])
+        if question["low"] is not None and question["high"] is not None and question["low"] > question["high"]:
+            raise item.origin.at("high").problem(f"{question['high']:g} is below low {question['low']:g}")
+        questions.append(question)
+    if len({question["position"] for question in questions}) != len(questions):
+        raise fields.origin.at("questions").problem("two questions have the same position")
+    return InstrumentDraft(
+        preset=fields.text("preset", max_length=max_length(Instrument, "preset")),
+        description=fields.text("description"),
+        questions=questions,
+        origin=fields.origin,
     )
 
 

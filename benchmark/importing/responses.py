@@ -58,8 +58,21 @@ class AnswerDraft:
 
 
 @dataclass
+class InstrumentDraft:
+    """A team's own instrument as a file gives it in full: made for the importing team if it lacks it."""
+
+    preset: str
+    description: str
+    questions: list[dict[str, Any]]  # Question fields, checked when read
+    origin: Origin
+
+
+@dataclass
 class ResponseDraft:
-    """One respondent's answers to one instrument (named by name and version) about the episode."""
+    """One respondent's answers to one instrument (named by name and version) about the episode.
+
+    ``definition`` is set when the file gives the instrument in full (a team's own instrument).
+    """
 
     instrument: str
     version: int
@@ -71,6 +84,7 @@ class ResponseDraft:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     answers: list[AnswerDraft] = field(default_factory=list)
+    definition: InstrumentDraft | None = None
 
 
 # The judge presets' questions by dimension, for scores in the older shape (plain data, no query).

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 from django.db import models
+from django.utils import timezone
 
+from ..evaluation.interviews.instruments import PROBES_PRESET
 from ..evaluation.respondents import find_respondent
 from ..models import (
     Answer,
@@ -23,6 +25,7 @@ from ..models import (
     Episode,
     Goal,
     Instrument,
+    Probe,
     Question,
     Respondent,
     Response,
@@ -73,8 +76,11 @@ class Saver:
         self.existing: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
-            model: [] for model in (Character, Scenario, Role, Episode, Seat, Turn, Response, Answer)
+            model: []
+            for model in (Character, Scenario, Role, Goal, Probe, Instrument, Question, Episode, Seat, Turn, Response,
+                          Answer)
         }
+        self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
 
@@ -94,6 +100,8 @@ class Saver:
             scenario_ids.add(draft.external_id)
             for role in draft.roles:
                 want_character(role.character)
+            if draft.template is not None:
+                want_scenario(draft.template)
 
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -173,15 +181,20 @@ class Saver:
         if draft.external_id in self.scenarios:
             self._reuse("scenario", draft.external_id)
             return self.scenarios[draft.external_id], self.roles[draft.external_id]
-        scenario = Scenario(team=self.team, external_id=draft.external_id, **draft.values)
+        template = self.scenario_from(draft.template)[0] if draft.template is not None else None
+        if template is not None and not template.is_template:
+            raise draft.origin.at("template").problem(
+                f"scenario {draft.template.external_id!r} is in the database but is not a template"
+            )
+        scenario = Scenario(team=self.team, external_id=draft.external_id, template=template, **draft.values)
         roles = {
             role.position: Role(
                 scenario=scenario,
                 position=role.position,
-                goal=role.goal,
                 reason=role.reason,
                 private_knowledge=role.private_knowledge,
                 character=self.character(role.character) if role.character else None,
+                **role.slot,
             )
             for role in draft.roles
         }
@@ -189,6 +202,18 @@ class Saver:
         self.roles[draft.external_id] = roles
         self.new[Scenario].append(scenario)
         self.new[Role].extend(roles.values())
+        for role in draft.roles:
+            for number, goal in enumerate(role.goals):
+                row = Goal(role=roles[role.position], position=number, text=goal.text, tags=goal.tags)
+                self.new_goals[(id(roles[role.position]), number)] = row
+                self.new[Goal].append(row)
+        self.new[Probe].extend(
+            Probe(
+                scenario=scenario, about=roles[probe.about], position=number, topic=probe.topic, text=probe.text,
+                options=probe.options, correct=probe.correct, asked_of=probe.asked_of,
+            )
+            for number, probe in enumerate(draft.probes)
+        )
         self.result.created["scenario"] += 1
         return scenario, roles
 
@@ -268,22 +293,50 @@ class Saver:
 
     # --- responses ------------------------------------------------------------------------------
 
-    def instrument(self, draft: ResponseDraft) -> tuple[Instrument, dict[str, Question]]:
-        """The instrument a response names: a preset or one of the team's, with its questions by key."""
+    def instrument(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
+        """The instrument a response names, with its questions by key: one of the team's or a preset; a
+        team instrument the file gives in full is made for the team when it has none of that name."""
         key = (draft.instrument, draft.version)
         if key not in self.instruments:
             instrument = (
                 Instrument.objects.filter(name=draft.instrument, version=draft.version)
                 .filter(models.Q(team__isnull=True) | models.Q(team=self.team))
+                .order_by("team")  # the team's own before a preset of the same name
                 .first()
             )
+            if instrument is None and draft.definition is not None:
+                self.instruments[key] = self.instrument_from(draft, scenario)
+                return self.instruments[key]
             if instrument is None:
                 raise draft.origin.at("instrument").problem(
                     f"instrument {draft.instrument!r} version {draft.version} is neither a preset nor one of "
                     "this team's instruments"
                 )
-            self.instruments[key] = (instrument, {q.key: q for q in instrument.questions.all()})
+            questions = {q.key: q for q in instrument.questions.all()}
+            if draft.definition is not None and sorted(
+                (q["key"], q["kind"], q["scope"]) for q in draft.definition.questions
+            ) != sorted((q.key, q.kind, q.scope) for q in questions.values()):
+                raise draft.origin.at("instrument").problem(
+                    f"the team's instrument {draft.instrument!r} version {draft.version} asks other questions "
+                    "than the file's; import it into another team, or rename one of them"
+                )
+            self.instruments[key] = (instrument, questions)
         return self.instruments[key]
+
+    def instrument_from(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
+        """A team instrument made from the file's definition, frozen, since answers come with it."""
+        definition = draft.definition
+        assert definition is not None
+        instrument = Instrument(
+            team=self.team, name=draft.instrument, version=draft.version, preset=definition.preset,
+            description=definition.description, frozen_at=timezone.now(),
+            scenario=scenario if definition.preset == PROBES_PRESET else None,
+        )
+        questions = {q["key"]: Question(instrument=instrument, **q) for q in definition.questions}
+        self.new[Instrument].append(instrument)
+        self.new[Question].extend(questions.values())
+        self.result.created["instrument"] += 1
+        return instrument, questions
 
     def respondent(self, draft: ResponseDraft) -> Respondent:
         key = tuple(sorted(draft.respondent.items()))
@@ -295,9 +348,9 @@ class Saver:
         self, draft: ResponseDraft, episode: Episode, roles: dict[int, Role], answered: set[tuple[int, int, int | None]]
     ) -> None:
         """A response and its answers, each answer checked against its question as the database would."""
-        instrument, questions = self.instrument(draft)
+        instrument, questions = self.instrument(draft, episode.scenario)
         respondent = self.respondent(draft)
-        once = (instrument.pk, respondent.pk, draft.seat_position)
+        once = (instrument.pk or id(instrument), respondent.pk, draft.seat_position)
         if respondent.kind == Respondent.Kind.JUDGE and once in answered:
             raise draft.origin.problem(
                 f"{respondent} answers {instrument} about this episode twice; a judge answers once"
@@ -329,8 +382,10 @@ class Saver:
         role_position, position = answer.goal
         role = roles.get(role_position)
         found = None
-        if role is not None and role.pk is not None:
-            found = Goal.objects.filter(role=role, position=position).first()
+        if role is not None:  # a goal made from this file, else a stored one
+            found = self.new_goals.get((id(role), position))
+            if found is None and role.pk is not None:
+                found = Goal.objects.filter(role=role, position=position).first()
         if found is None:
             raise answer.origin.at("goal").problem(
                 f"the scenario has no goal {position} of the role at position {role_position}"
@@ -353,6 +408,9 @@ class Saver:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
         for model, rows in self.new.items():
+            if model is Scenario:  # templates first: the scenarios made from them point at them
+                model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
+                rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)

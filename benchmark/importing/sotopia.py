@@ -26,6 +26,12 @@ from typing import Any
 
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from . import ImportProblem
+from .checks import (
+    check_character_values,
+    check_episode,
+    check_roles,
+    check_scenario_values,
+)
 from .drafts import (
     MAX_INTEGER,
     MAX_TURN_CHARS,
@@ -41,14 +47,11 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_character_values,
-    check_episode,
     check_integer,
     check_number,
-    check_roles,
-    check_scenario_values,
     check_text,
     describe,
+    goals_from_text,
     max_length,
     unique,
 )
@@ -705,7 +708,9 @@ def scenario_from_context(
     for position, name in enumerate(context.names):
         goal, knowledge = split_goal(context.goals.get(name, ""))
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
-        roles.append(RoleDraft(position, goal, private_knowledge=knowledge, character=characters[position]))
+        roles.append(
+            RoleDraft(position, goals_from_text(goal), private_knowledge=knowledge, character=characters[position])
+        )
     values = {
         "codename": context.codename,
         "source": "sotopia",
@@ -818,7 +823,7 @@ def environment_profile(fields: Fields) -> ScenarioDraft:
         check_text(goal_text, goals_origin.at(position), blank=False)
         goal, knowledge = split_goal(goal_text)
         knowledge = "\n".join(filter(None, [knowledge, *private.get(position, [])]))
-        roles.append(RoleDraft(position, goal, private_knowledge=knowledge))
+        roles.append(RoleDraft(position, goals_from_text(goal), private_knowledge=knowledge))
     check_roles(roles, goals_origin)
     return ScenarioDraft(external_id, values, roles, fields.origin, id_field=id_field)
 

@@ -24,6 +24,10 @@ from django.utils.text import slugify
 
 from ..csv_output import restore_cell
 from ..models import ActionType, Character, Episode, Scenario
+from .checks import (
+    check_character_values,
+    check_episode,
+)
 from .drafts import (
     MAX_INTEGER,
     MAX_TURN_CHARS,
@@ -38,10 +42,9 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_character_values,
     check_choice,
-    check_episode,
     check_text,
+    goals_from_text,
     max_length,
     unique,
     values_of,
@@ -173,7 +176,7 @@ def episode(group: EpisodeRows, file: str) -> EpisodeDraft:
             "relationship": 0,
         },
         roles=[
-            RoleDraft(position, PLACEHOLDER_GOAL, character=character)
+            RoleDraft(position, goals_from_text(PLACEHOLDER_GOAL), character=character)
             for position, character in enumerate(characters)
         ],
         origin=group.origin,

@@ -25,6 +25,11 @@ positions, dimensions, sources of truth) and, when it passes, sets each numeric 
 ``max``; both empty for other kinds). Every path that saves questions (the admin, presets, new
 versions) goes through it, so the bounds the database checks answers against always agree with
 what the form offers.
+
+A ``dimension`` names the construct a question measures, so answers to different instruments can
+be compared. One of the judge's nine dimensions (``benchmark.evaluation.rubrics``) must be asked
+as the judge asks it (a bounded number; per seat or per episode alike); any other name is the
+researcher's own (a probe's ``probe_goal``, say).
 """
 
 from __future__ import annotations
@@ -184,10 +189,13 @@ def choices_of(question: Question) -> list[dict[str, Any]]:
 
 
 def _dimension_problems(question: Question) -> list[str]:
+    """A dimension is a construct's name; one of the judge's dimensions must also be asked its way."""
     found = JUDGE_DIMENSIONS.get(question.dimension)
     if found is None:
-        known = ", ".join(JUDGE_DIMENSIONS)
-        return [f"dimension: {question.dimension!r} is not an evaluation dimension; use one of {known}"]
+        if not _KEY_PATTERN.match(question.dimension) or len(question.dimension) > 30:
+            return [f"dimension: {question.dimension!r} is not a name; use up to 30 letters, digits, hyphens or "
+                    f"underscores (the judge's dimensions: {', '.join(JUDGE_DIMENSIONS)})"]
+        return []
     dimension = found[1]
     problems = []
     if question.kind not in NUMERIC_KINDS:

@@ -30,7 +30,7 @@ Why migrations do not trip over them: SQLite changes a table by copying it to a 
 the old and renaming the copy; a trigger that names a dropped table makes that rename fail, and a
 trigger on a dropped table is dropped with it. So on SQLite the triggers are dropped before every
 ``migrate`` (``pre_migrate``) and installed again after it (``post_migrate``), once the migration
-that introduced them (``0014_answer_checks``) has run (``benchmark.apps``); before it, the
+that introduced them (``0016_answer_checks``) has run (``benchmark.apps``); before it, the
 migrations themselves create and drop them. A migration in the same run that changes
 ``benchmark_answer``, ``benchmark_question`` or ``benchmark_response`` on SQLite must call
 ``uninstall`` before its change (``migrations.RunPython(triggers.uninstall_for_migration,

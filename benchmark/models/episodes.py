@@ -46,7 +46,7 @@ class Episode(models.Model):
     scenario = models.ForeignKey("Scenario", on_delete=models.PROTECT, related_name="episodes")
     barrier = models.ForeignKey(
         "Barrier", on_delete=models.PROTECT, related_name="episodes",
-        help_text="The condition; the seat marked as barrier seat speaks under it.",
+        help_text="The condition; the seats marked as barrier seats speak under it.",
     )
     source = models.CharField(max_length=20, choices=Source)
     status = models.CharField(max_length=20, choices=Status, default=Status.PENDING)
@@ -90,7 +90,11 @@ def new_external_id() -> str:
 
 
 class Seat(models.Model):
-    """Who plays which role in an episode, and how (model, strategy, barrier)."""
+    """Who plays which role in an episode, and how (model, strategy, barrier).
+
+    ``carries_barrier`` marks the seats the condition names (one by default, the first role; a run
+    may name several). They are marked under the ``none`` baseline too, so conditions compare.
+    """
 
     class Player(models.TextChoices):
         AGENT = "agent", "language agent"
@@ -113,9 +117,6 @@ class Seat(models.Model):
         ordering = ["episode", "position"]
         constraints = [
             models.UniqueConstraint(fields=["episode", "position"], name="seat_position_unique"),
-            models.UniqueConstraint(
-                fields=["episode"], condition=Q(carries_barrier=True), name="one_barrier_seat_per_episode"
-            ),
         ]
 
     def __str__(self) -> str:

@@ -38,6 +38,10 @@ class Instrument(models.Model):
     preset = models.SlugField(max_length=50, blank=True, help_text="The preset it was made from, if any.")
     version = models.PositiveIntegerField(default=1)
     description = models.TextField(blank=True)
+    scenario = models.ForeignKey(
+        "Scenario", on_delete=models.CASCADE, null=True, blank=True, related_name="probe_instruments",
+        help_text="For an instrument built from a scenario's probes: that scenario.",
+    )
     frozen_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -46,7 +50,15 @@ class Instrument(models.Model):
     class Meta:
         ordering = ["name", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="instrument_name_version_unique"),
+            # A name and version are a preset's, or unique within a team: two teams may each have
+            # an instrument of the same name (say, one they imported from the other).
+            models.UniqueConstraint(
+                fields=["name", "version"], condition=Q(team__isnull=True), name="instrument_preset_name_version_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["team", "name", "version"], condition=Q(team__isnull=False),
+                name="instrument_team_name_version_unique",
+            ),
         ]
 
     def __str__(self) -> str:

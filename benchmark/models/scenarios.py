@@ -17,7 +17,7 @@ class TurnTaking(models.TextChoices):
 
 
 class Scenario(models.Model):
-    """A social situation with two or more roles, each with a private goal.
+    """A social situation with two or more roles, each with one or more private goals.
 
     ``context`` is what every side sees; it should be neutral (no side's goal or private figures).
     ``original_context`` keeps the text as written or imported, before neutralisation.
@@ -69,11 +69,19 @@ class Scenario(models.Model):
     def __str__(self) -> str:
         return self.codename or f"scenario {self.pk}"
 
+    def clean(self) -> None:
+        if self.is_template and self.template_id:
+            raise ValidationError({"template": "A template cannot itself be made from a template."})
+        if self.turn_taking == TurnTaking.ROUND_ROBIN and self.greeter_position is not None:
+            raise ValidationError({"greeter_position": "Only random order after a greeting has a greeter."})
+
 
 class Role(models.Model):
-    """One side of a scenario: its goal, why, and what only it knows.
+    """One side of a scenario: its goals (``Goal`` rows), why, and what only it knows.
 
     ``character`` is the default persona for the slot; an episode's seat may cast someone else.
+    On a template's role, ``min_age``, ``max_age``, ``gender`` and ``occupation`` constrain who may
+    fill the slot (``benchmark.scenarios.templates``); empty ones allow anyone.
     """
 
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="roles")
@@ -81,7 +89,6 @@ class Role(models.Model):
     character = models.ForeignKey(
         "Character", on_delete=models.SET_NULL, null=True, blank=True, related_name="roles"
     )
-    goal = models.TextField(help_text="The private social goal; several goals go on separate lines.")
     reason = models.TextField(blank=True, help_text="Why the character wants this.")
     private_knowledge = models.TextField(blank=True, help_text="Facts only this side knows.")
     # Slot constraints, for a template's roles: a character must satisfy them to fill the slot.
@@ -100,8 +107,33 @@ class Role(models.Model):
         return f"{self.scenario} · role {self.position + 1}"
 
     def clean(self) -> None:
-        if not self.goal.strip():
-            raise ValidationError({"goal": "A role needs a goal."})
+        if self.min_age is not None and self.max_age is not None and self.min_age > self.max_age:
+            raise ValidationError({"max_age": "The oldest age allowed is below the youngest."})
+
+    @property
+    def goal_text(self) -> str:
+        """The role's goals as one text, one goal a line, as agents, judges and people read them.
+
+        Reads ``goals`` through the prefetch cache when there is one.
+        """
+        return "\n".join(goal.text for goal in self.goals.all())
+
+    @property
+    def slot_constraints(self) -> dict[str, object]:
+        """The template slot's constraints that are set, by name."""
+        values = {
+            "min_age": self.min_age, "max_age": self.max_age, "gender": self.gender, "occupation": self.occupation
+        }
+        return {name: value for name, value in values.items() if value not in (None, "")}
+
+
+def goal_lines(text: str) -> list[str]:
+    """Goals written as one text, one a line: the non-empty lines, stripped, in order.
+
+    How a goal text from before goals were rows (a Sotopia goal with its hints, a Parley file's
+    ``goal`` string) becomes ``Goal`` rows.
+    """
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 class Goal(models.Model):
@@ -121,6 +153,10 @@ class Goal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} · goal {self.position + 1}"
+
+    def clean(self) -> None:
+        if not isinstance(self.tags, list) or not all(isinstance(t, str) and t.strip() for t in self.tags):
+            raise ValidationError({"tags": "Tags are a list of non-empty texts."})
 
 
 class Probe(models.Model):

@@ -6,8 +6,9 @@ into that table, so the command line, the page and the downloads all report the 
 - **Scores**: numeric answers to questions that measure a ``dimension`` (the judge's presets, or
   any instrument asked per seat or per episode), by respondents of one kind (``judge`` by
   default; annotator, participant or agent on request), on the episodes matching the filters
-  (experiment tag, source, partner strategy). Each dimension's range and scope come from its
-  question; the judge presets' nine dimensions are always reported, in their order.
+  (experiment tag, source, partner strategy, the template their scenario was instantiated from).
+  Each dimension's range and scope come from its question; the judge presets' nine dimensions are
+  always reported, in their order.
 - **Evaluator**: one per report, since scales differ between judges. Given ``--evaluator`` (and
   optionally a prompt version) it is that respondent, or ``majority``: the median of every
   respondent of the kind (of that prompt version, if given), per episode, seat and dimension
@@ -85,6 +86,7 @@ class ResultFilters:
     evaluator: str = ""
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
+    template: str = ""  # a template scenario's id: only episodes of scenarios instantiated from it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,6 +140,8 @@ def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> Qu
         episodes = episodes.filter(source=filters.source)
     if filters.strategy:
         episodes = episodes.filter(seats__carries_barrier=False, seats__strategy=filters.strategy).distinct()
+    if filters.template:
+        episodes = episodes.filter(scenario__template_id=int(filters.template))
     return episodes
 
 
@@ -318,8 +322,8 @@ def table_columns(dimensions: list[str]) -> list[str]:
     """The columns of a results table, in order."""
     return [
         stats.EPISODE, "episode_label", stats.SEAT, stats.SEAT_ROLE, stats.MODEL, stats.PARTNER_MODEL,
-        stats.BARRIER_MODEL, stats.CONDITION, stats.SCENARIO, "scenario_label", stats.DIFFICULTY, stats.STRATEGY,
-        "tag", "source", stats.EVALUATOR, stats.PROMPT_VERSION, *dimensions,
+        stats.BARRIER_MODEL, stats.CONDITION, stats.SCENARIO, "scenario_label", "template", stats.DIFFICULTY,
+        stats.STRATEGY, "tag", "source", stats.EVALUATOR, stats.PROMPT_VERSION, *dimensions,
         *(f"{source}.{feature}" for source in stats.FEATURE_SOURCES for feature in FEATURES),
     ]
 
@@ -328,12 +332,12 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
     """One record per (episode, seat) of ``episode_ids`` (in order), without scores: read once a report."""
     episodes = Episode.objects.filter(pk__in=episode_ids).order_by("pk").values_list(
         "pk", "external_id", "barrier__key", "scenario_id", "scenario__codename", "scenario__difficulty", "tag",
-        "source",
+        "source", "scenario__template_id", "scenario__template__codename",
     )
     seats = _seat_rows(episode_ids)
     speech = _speech(episode_ids)
     records = []
-    for pk, external_id, condition, scenario_id, codename, difficulty, tag, source in episodes:
+    for pk, external_id, condition, scenario_id, codename, difficulty, tag, source, template_id, template in episodes:
         episode_seats = seats.get(pk, [])
         barrier_seat = next((s for s in episode_seats if s[3]), None)
         partners = [s for s in episode_seats if not s[3]] or episode_seats
@@ -352,6 +356,7 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
                 stats.CONDITION: condition,
                 stats.SCENARIO: str(scenario_id),
                 "scenario_label": codename or f"scenario {scenario_id}",
+                "template": (template or f"scenario {template_id}") if template_id else "",
                 stats.DIFFICULTY: difficulty,
                 stats.STRATEGY: strategy,
                 "tag": tag,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Episode, Respondent, Seat
+from ..models import Episode, Respondent, Scenario, Seat
 from ..stats.results import PARTNER, SEAT_ROLES
 from .build import MAJORITY, ResultFilters
 
@@ -30,6 +30,9 @@ class ResultFilterForm(forms.Form):
         "prompt version below, if one is chosen) for each episode, seat and dimension.",
     )
     prompt_version = forms.ChoiceField(required=False, label="Judge prompt version")
+    template = forms.ChoiceField(
+        required=False, help_text="Only the scenarios instantiated from this template, to compare its casts."
+    )
     seat = forms.ChoiceField(
         choices=[(role, f"{role} seat") for role in SEAT_ROLES], required=False, label="Per-seat scores of the",
         help_text="Per-seat scores of the partner (as in SocialVeil) or of the barrier seat.",
@@ -49,6 +52,10 @@ class ResultFilterForm(forms.Form):
         ]
         versions = sorted({version for *_, version in respondents if version})
         self.fields["prompt_version"].choices = [("", "any version"), *((v, v) for v in versions)]
+        templates = (
+            Scenario.objects.filter(instances__episodes__in=episodes.values("pk")).distinct().order_by("codename", "pk")
+        )
+        self.fields["template"].choices = [("", "any scenario"), *((str(t.pk), str(t)) for t in templates)]
 
     def filters(self) -> ResultFilters | None:
         """The filters, or None when a field is invalid (the form then carries the errors)."""
@@ -59,4 +66,5 @@ class ResultFilterForm(forms.Form):
             tag=data["tag"], source=data["source"], strategy=data["strategy"],
             respondent_kind=data["respondent_kind"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
+            template=data["template"],
         )

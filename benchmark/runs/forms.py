@@ -57,8 +57,16 @@ class RunForm(forms.Form):
         "and at most one per CPU core.",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
+    barrier_seats = forms.CharField(
+        max_length=200, initial="0", required=False, label="Barrier seats",
+        help_text="Role positions that speak under the condition, comma-separated (0 is the first role; empty: 0).",
+    )
+    interview = forms.BooleanField(
+        required=False, label="Interview the agents",
+        help_text="After the episodes, ask each agent whether every goal was achieved and the scenario's probes.",
+    )
 
-    FIELD_OF_OPTION = {"difficulties": "difficulty", "barrier_seat": "scenarios"}
+    FIELD_OF_OPTION = {"difficulties": "difficulty"}
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -100,4 +108,6 @@ class RunForm(forms.Form):
             concurrency=data["concurrency"],
             workers=data["workers"],
             seed=data["seed"],
+            barrier_seats=tuple(s.strip() for s in data["barrier_seats"].split(",") if s.strip()) or ("0",),
+            interview=data["interview"],
         )

@@ -25,9 +25,9 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "concurrency": (1, 4096),
     "seed": (0, 2**31 - 1),
-    "barrier_seat": (0, 100),
     "workers": (1, 64),
 }
+MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
 
 
 class RunOptionsError(ValueError):
@@ -49,7 +49,10 @@ class RunOptions:
     ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
     judge, else the offline scripted heuristics; several names separated by commas: each of them;
     ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
-    the derived run name.
+    the derived run name. Nor does ``interview``, which asks each agent seat of a finished episode
+    about the goals and probes (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role
+    positions that speak under the condition (the first role by default; ``barrier_seat``, one
+    position, is the older spelling).
     """
 
     scenarios: tuple[str, ...] = ()
@@ -63,14 +66,18 @@ class RunOptions:
     temperature: float = 0.7
     concurrency: int = 8
     seed: int = 0
-    barrier_seat: int = 0
+    barrier_seats: tuple[str, ...] = ("0",)
     workers: int = 1
     judge_model: str = ""
+    interview: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
         """Options from stored JSON (or a form); unknown keys and wrong types are refused."""
         known = {f.name: f for f in fields(cls)}
+        if "barrier_seat" in data and "barrier_seats" not in data:  # stored before a run could name several
+            data = {**data, "barrier_seats": [data["barrier_seat"]]}
+            del data["barrier_seat"]
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise RunOptionsError(unknown[0], f"Unknown run option(s): {', '.join(unknown)}.")
@@ -81,6 +88,10 @@ class RunOptions:
                 if isinstance(default, tuple):
                     items = value.split(",") if isinstance(value, str) else list(value)
                     values[name] = tuple(str(item).strip() for item in items if str(item).strip())
+                elif isinstance(default, bool):
+                    if value not in (True, False, 0, 1, "true", "false", "on", ""):
+                        raise ValueError(value)
+                    values[name] = value in (True, 1, "true", "on")
                 elif isinstance(default, int):
                     if isinstance(value, float) and not value.is_integer():
                         raise ValueError(value)
@@ -112,6 +123,16 @@ class RunOptions:
             )
         if not self.conditions:
             raise RunOptionsError("conditions", "Choose at least one condition.")
+        if not self.barrier_seats:
+            raise RunOptionsError("barrier_seats", "Name at least one barrier seat (a role position such as 0).")
+        wrong = [s for s in self.barrier_seats if not s.isdigit() or int(s) > MAX_POSITION]
+        if wrong:
+            raise RunOptionsError(
+                "barrier_seats",
+                f"barrier seats are role positions from 0 to {MAX_POSITION}; got {', '.join(map(repr, wrong))}.",
+            )
+        if len(set(self.barrier_positions)) != len(self.barrier_seats):
+            raise RunOptionsError("barrier_seats", "A barrier seat is listed twice.")
         unknown = [d for d in self.difficulties if d not in Difficulty.values]
         if unknown:
             raise RunOptionsError(
@@ -130,6 +151,10 @@ class RunOptions:
                     f"episodes unscored; got {self.judge_model!r}.",
                 )
 
+    @property
+    def barrier_positions(self) -> tuple[int, ...]:
+        return tuple(int(seat) for seat in self.barrier_seats)
+
     def resolved(self) -> RunOptions:
         """The same options with the configured model names filled in for empty ones."""
         return RunOptions(
@@ -143,8 +168,11 @@ class RunOptions:
 
     def default_tag(self) -> str:
         """A run name derived from everything that shapes the episodes, so the same command resumes."""
-        speed_and_scoring = {"concurrency", "workers", "judge_model"}
+        speed_and_scoring = {"concurrency", "workers", "judge_model", "interview"}
         shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
+        if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
+            shaping["barrier_seat"] = self.barrier_positions[0]
+            del shaping["barrier_seats"]
         digest = hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:10]
         return f"sim-{digest}"
 
@@ -163,7 +191,9 @@ _OPTION_LABELS = {
     "concurrency": ("Concurrency", ""),
     "workers": ("Worker processes", ""),
     "seed": ("Seed", ""),
+    "barrier_seats": ("Barrier seats (role positions)", ""),
     "barrier_seat": ("Barrier seat (role position)", ""),
+    "interview": ("Interview the agents", ""),
 }
 
 

@@ -19,6 +19,7 @@ from django.utils.text import slugify
 from ..models import Barrier, Episode, Role, Scenario, Team
 from .options import RunOptions, RunOptionsError
 from .simulation import create_episode
+from .turn_taking import check_greeter, turn_cap_for
 
 EXTERNAL_ID_LENGTH = 100  # Episode.external_id
 PREPARE_BATCH = 500
@@ -45,9 +46,9 @@ class RunPlan:
     positions: dict[int, list[int]]  # scenario id -> its role positions
 
     def models_for(self, scenario: Scenario) -> dict[int, str]:
-        """The agent model for the barrier seat, the partner model for every other seat."""
-        agent, partner, seat = self.options.agent_model, self.options.partner_model, self.options.barrier_seat
-        return {position: agent if position == seat else partner for position in self.positions[scenario.pk]}
+        """The agent model for the barrier seats, the partner model for every other seat."""
+        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
+        return {position: agent if position in seats else partner for position in self.positions[scenario.pk]}
 
     @property
     def total(self) -> int:
@@ -82,9 +83,11 @@ def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: 
 
 
 def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
-    """The team's scenarios by id or codename (all when none is given), narrowed to the difficulty tags.
+    """The team's scenarios by id or codename (all but templates when none is given), narrowed to the
+    difficulty tags.
 
-    Another team's scenario is unknown here, exactly like an id that does not exist.
+    Another team's scenario is unknown here, exactly like an id that does not exist. A template
+    cannot be played; naming one is refused.
     """
     scenarios = Scenario.objects.of_team(team).order_by("pk")
     if selectors:
@@ -100,6 +103,14 @@ def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequen
             raise RunOptionsError(
                 "scenarios", f"No scenario has the id or codename {', '.join(map(repr, unknown))}."
             )
+        templates = [str(x) for x in found if x.is_template]
+        if templates:
+            raise RunOptionsError(
+                "scenarios", f"{', '.join(templates)}: a template cannot be played; choose scenarios instantiated "
+                "from it (manage.py instantiate_template)."
+            )
+    else:
+        scenarios = scenarios.filter(is_template=False)
     if difficulties:
         scenarios = scenarios.filter(difficulty__in=difficulties)
     chosen = list(scenarios)
@@ -151,10 +162,15 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
             )
         if scenario.pk in uncast:
             raise RunOptionsError("scenarios", f"Scenario {scenario} has a role without a default character.")
-        if options.barrier_seat not in positions[scenario.pk]:
+        missing = [seat for seat in options.barrier_positions if seat not in positions[scenario.pk]]
+        if missing:
             raise RunOptionsError(
-                "barrier_seat", f"Scenario {scenario} has no role at position {options.barrier_seat} for the barrier."
+                "barrier_seats",
+                f"Scenario {scenario} has no role at position {', '.join(map(str, missing))} for the barrier.",
             )
+        greeter_problem = check_greeter(scenario, positions[scenario.pk])
+        if greeter_problem:
+            raise RunOptionsError("scenarios", greeter_problem)
     return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
 
 
@@ -200,10 +216,10 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
                 existing[item.external_id] = create_episode(
                     item.scenario,
                     item.barrier,
-                    barrier_seat=options.barrier_seat,
+                    barrier_seats=options.barrier_positions,
                     models=plan.models_for(item.scenario),
                     strategy=options.strategy,
-                    turn_cap=options.turn_cap,
+                    turn_cap=turn_cap_for(item.scenario, options.turn_cap),
                     tag=plan.tag,
                     settings={"temperature": options.temperature, "seed": item.seed, "run": plan.tag},
                     external_id=item.external_id,

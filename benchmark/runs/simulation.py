@@ -1,14 +1,16 @@
 """Agent–agent episodes: set one up from a scenario, then run it turn by turn.
 
-Seats act round-robin (seat 0, seat 1, seat 0, ...), as in Sotopia. Each turn is stored the
-moment it is produced, so a crash loses at most the turn in flight and :func:`run_episode`
-resumes from the next index. An episode ends when a seat leaves or at its turn cap (20 by
-default, as in Sotopia and SocialVeil).
+An episode has one seat per role, two or more. Who speaks next follows the scenario's
+turn-taking policy (``benchmark.turn_taking``: round robin, seat 0, 1, 2, 0, ... as in Sotopia,
+or random order after a greeting as in AgentSense). Each turn is stored the moment it is produced,
+so a crash loses at most the turn in flight and :func:`run_episode` resumes from the next index.
+A seat that leaves speaks no more; an episode ends when fewer than two seats can speak (with two
+seats, when one leaves) or at its turn cap (20 by default, as in Sotopia and SocialVeil).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -16,13 +18,14 @@ from django.utils import timezone
 
 from ..agents import acting, llm, prompt
 from ..models import ActionType, Barrier, Character, Episode, Scenario, Seat, Turn
+from . import turn_taking
 
 
 def create_episode(
     scenario: Scenario,
     barrier: Barrier,
     *,
-    barrier_seat: int | None = 0,
+    barrier_seats: Collection[int] = (0,),
     models: Mapping[int, str] | None = None,
     strategy: str = Seat.Strategy.DEFAULT,
     turn_cap: int = 20,
@@ -35,17 +38,27 @@ def create_episode(
     """Create a pending episode with one agent seat per scenario role.
 
     Seat ``n`` plays role ``n`` with the role's default character (``characters`` overrides it
-    by position). ``barrier_seat`` marks the seat that speaks under the barrier (it is marked
-    for the ``none`` baseline too, so conditions stay comparable); ``strategy`` applies to the
-    other seats. A seat without an entry in ``models`` gets the configured model for its part:
-    ``agent`` for the barrier seat, ``partner`` for the others (the scripted model if unset).
+    by position). ``barrier_seats`` are the positions of the seats that speak under the barrier
+    (the condition names them; they are marked for the ``none`` baseline too, so conditions stay
+    comparable); ``strategy`` applies to the other seats. A seat without an entry in ``models``
+    gets the configured model for its part: ``agent`` for a barrier seat, ``partner`` for the
+    others (the scripted model if unset). A template cannot be played: instantiate it first.
     """
+    if scenario.is_template:
+        raise ValueError(f"Scenario {scenario} is a template; instantiate it with a cast to play it.")
     roles = list(scenario.roles.select_related("character").order_by("position"))
     if len(roles) < 2:
         raise ValueError(f"Scenario {scenario} has {len(roles)} role(s); an episode needs at least two.")
     positions = [role.position for role in roles]
-    if barrier_seat is not None and barrier_seat not in positions:
-        raise ValueError(f"barrier_seat {barrier_seat} is not a role position of {scenario} ({positions}).")
+    barrier_seats = frozenset(barrier_seats)
+    unknown = sorted(barrier_seats - set(positions))
+    if unknown:
+        raise ValueError(
+            f"barrier seat(s) {', '.join(map(str, unknown))} are not role positions of {scenario} ({positions})."
+        )
+    greeter_problem = turn_taking.check_greeter(scenario, positions)
+    if greeter_problem:
+        raise ValueError(greeter_problem)
     if strategy not in Seat.Strategy.values:
         raise ValueError(f"Unknown strategy {strategy!r}; use one of {', '.join(Seat.Strategy.values)}.")
     if turn_cap < 1:
@@ -75,9 +88,9 @@ def create_episode(
                 character=characters.get(role.position, role.character),
                 player=Seat.Player.AGENT,
                 model=models.get(role.position)
-                or llm.model_for("agent" if role.position == barrier_seat else "partner"),
-                strategy=Seat.Strategy.DEFAULT if role.position == barrier_seat else strategy,
-                carries_barrier=role.position == barrier_seat,
+                or llm.model_for("agent" if role.position in barrier_seats else "partner"),
+                strategy=Seat.Strategy.DEFAULT if role.position in barrier_seats else strategy,
+                carries_barrier=role.position in barrier_seats,
             )
             for role in roles
         )
@@ -101,7 +114,12 @@ async def run_episode(
     is re-raised for the caller to report.
     """
     episode = await Episode.objects.select_related("scenario", "barrier").aget(pk=episode.pk)
-    seats = [s async for s in episode.seats.select_related("role", "character").order_by("position")]
+    seats = [
+        s
+        async for s in episode.seats.select_related("role", "character")
+        .prefetch_related("role__goals")
+        .order_by("position")
+    ]
     if not seats:
         raise ValueError(f"{episode} has no seats.")
     cues = [c async for c in episode.barrier.cues.all()]
@@ -115,9 +133,15 @@ async def run_episode(
     episode.settings = {**episode.settings, "seed": seed}
     await episode.asave(update_fields=["status", "started_at", "settings"])
 
-    end_reason = _end_reason(episode, turns)
+    by_position = {seat.position: seat for seat in seats}
+    position_of = {seat.pk: seat.position for seat in seats}
+    spoken = [position_of[turn.seat_id] for turn in turns]
+    left = {position for position, turn in zip(spoken, turns, strict=True) if turn.action_type == ActionType.LEAVE}
+    policy, greeter = episode.scenario.turn_taking, episode.scenario.greeter_position
+    end_reason = _end_reason(episode, turns, by_position, left)
     while end_reason is None:
-        seat = seats[len(turns) % len(seats)]
+        position = turn_taking.next_speaker(policy, list(by_position), spoken, left, seed=seed, greeter=greeter)
+        seat = by_position[position]
         context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
         try:
             action, usage = await acting.act(
@@ -139,7 +163,10 @@ async def run_episode(
         )
         await (save_turn or _insert_turn)(turn)
         turns.append(turn)
-        end_reason = _end_reason(episode, turns)
+        spoken.append(seat.position)
+        if action.action_type == ActionType.LEAVE:
+            left.add(seat.position)
+        end_reason = _end_reason(episode, turns, by_position, left)
 
     await _finish(episode, Episode.Status.FINISHED, end_reason)
     return episode
@@ -150,8 +177,8 @@ async def _insert_turn(turn: Turn) -> Turn:
     return turn
 
 
-def _end_reason(episode: Episode, turns: Sequence[Turn]) -> str | None:
-    if turns and turns[-1].action_type == ActionType.LEAVE:
+def _end_reason(episode: Episode, turns: Sequence[Turn], seats: Mapping[int, Seat], left: set[int]) -> str | None:
+    if turns and turns[-1].action_type == ActionType.LEAVE and not turn_taking.can_go_on(seats, left):
         return Episode.EndReason.LEAVE
     if len(turns) >= episode.turn_cap:
         return Episode.EndReason.TURN_CAP

@@ -164,6 +164,7 @@ class RunSummary:
     status: str
     errors: list[str] = field(default_factory=list)
     judged: str = ""
+    interviewed: str = ""
 
     @property
     def unfinished(self) -> int:
@@ -183,6 +184,8 @@ class RunSummary:
         text = "; ".join(parts) + "."
         if self.judged:
             text += " " + self.judged
+        if self.interviewed:
+            text += " " + self.interviewed
         if self.errors:
             text += " First error: " + self.errors[0]
         return text

@@ -27,7 +27,7 @@ from ..progress import ProgressBar
 from .interrupts import install_signal_handlers
 from .options import NO_JUDGE, RunOptions, RunOptionsError
 from .planning import Preparation, RunPlan, chunks, plan_run, prepare_episodes
-from .scoring import score_episodes
+from .scoring import interview_run_episodes, score_episodes
 from .status import RunSummary, Snapshot, claim, close, heartbeat, snapshot, unexpected
 from .workers import EpisodeQueue, ErrorLog, Shared, play_episodes, worker_process
 
@@ -178,6 +178,8 @@ def _execute(
     )
     if status != SimulationRun.Status.CANCELLED and plan.options.judge_model != NO_JUDGE:
         summary.judged = score_episodes(run_id, episode_ids, plan.options)
+    if status != SimulationRun.Status.CANCELLED and plan.options.interview:
+        summary.interviewed = interview_run_episodes(run_id, episode_ids, plan.options)
     close(run_id, status, summary.line(), after)
     return summary
 

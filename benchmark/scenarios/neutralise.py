@@ -166,8 +166,8 @@ def source_text(scenario: Scenario) -> str:
 def private_texts(scenario: Scenario) -> list[str]:
     """Everything only one side knows: goals, reasons, private knowledge and the characters' secrets."""
     texts = []
-    for role in scenario.roles.select_related("character"):
-        texts.extend([role.goal, role.reason, role.private_knowledge])
+    for role in scenario.roles.select_related("character").prefetch_related("goals"):
+        texts.extend([role.goal_text, role.reason, role.private_knowledge])
         if role.character is not None:
             texts.append(role.character.secret)
     return [text for text in texts if text]

@@ -4,8 +4,8 @@ The annotator's own question system (Scheme, Question, Answer) is filled in the 
 database is migrated forward (annotator 0008-0010, benchmark 0014) and every row is looked up in
 its new home by its natural key (a scheme by name and version, a question by key, an answer by
 its annotation and question) with the same values; then it is migrated back and the old rows are
-checked again, so the move is reversible. The judge's preset instruments, made by its own
-migration, are left where they are.
+checked again, so the move is reversible. The presets other migrations make (the judge's, the
+AgentSense goals) are left where they are.
 """
 
 from datetime import UTC, datetime
@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("annotator", "0007_annotation_generated_by"), ("benchmark", "0010_instruments_goals_probes")]
-AFTER = [("annotator", "0010_drop_schemes"), ("benchmark", "0014_answer_checks")]
+AFTER = [("annotator", "0010_drop_schemes"), ("benchmark", "0016_answer_checks")]
 FROZEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 ANCHORS = [{"value": v, "label": str(v), "description": f"{v} of 5"} for v in range(1, 6)]
 CHOICES = [{"value": "semantic", "label": "Semantic"}, {"value": "none", "label": "None"}]
@@ -160,8 +160,8 @@ def test_every_scheme_question_annotation_and_answer_moves_and_moves_back(old_ap
     instruments = schemes(new, ("benchmark", "Instrument"))
     moved = {key: value for key, value in instruments.items() if key[0] in names}
     assert moved == schemes_before  # fields, questions, and per_seat as scope "seat"
-    others = Instrument.objects.exclude(name__in=names).values_list("preset", flat=True)
-    assert all(preset.endswith("-judge") for preset in others)  # only the judge's presets, made by its migration
+    others = Instrument.objects.exclude(name__in=names).values_list("preset", "team")
+    assert all(preset and team is None for preset, team in others)  # only presets other migrations made
     team, _ = made["teams"]
     owners = dict(Instrument.objects.filter(name__in=[name for name, _ in moved]).values_list("name", "team_id"))
     assert owners == {

@@ -101,6 +101,8 @@ def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
         "difficulty": "standard",
         "relationship": "0",
         "turn_taking": "round_robin",
+        "probes-TOTAL_FORMS": "0",
+        "probes-INITIAL_FORMS": "0",
         "roles-TOTAL_FORMS": str(roles),
         "roles-INITIAL_FORMS": "0",
         "roles-MIN_NUM_FORMS": "2",
@@ -110,7 +112,7 @@ def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
         form |= {
             f"roles-{index}-position": str(index),
             f"roles-{index}-character": str(character_pk),
-            f"roles-{index}-goal": f"Goal {index}.",
+            f"roles-{index}-goals": f"Goal {index}.\nSecond goal {index}.",
         }
     return form
 
@@ -146,6 +148,9 @@ def test_a_scenario_with_two_roles_is_saved(admin_client):
 
     assert response.status_code == 302
     assert Scenario.objects.get(codename="one-sided").roles.count() == 2
+    roles = Scenario.objects.get(codename="one-sided").roles.order_by("position")
+    assert [role.goal_text for role in roles] == ["Goal 0.\nSecond goal 0.", "Goal 1.\nSecond goal 1."]
+    assert [goal.position for goal in roles[1].goals.all()] == [0, 1]
 
 
 def test_researchers_can_add_their_own_barrier_with_cues(admin_client):

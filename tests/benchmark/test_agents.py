@@ -12,9 +12,9 @@ from benchmark.agents.prompt import (
     build_agent_messages,
     parse_action,
 )
-from benchmark.models import Barrier, Character, Relationship, Role, Scenario, Seat, Turn
+from benchmark.models import Barrier, Character, Relationship, Scenario, Seat, Turn
 from benchmark.runs.simulation import create_episode
-from tests.builders import default_team
+from tests.builders import default_team, make_role
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -36,12 +36,12 @@ def make_scenario(relationship: int = Relationship.FRIEND) -> Scenario:
         big_five="Openness - Low; Conscientiousness - High", personality="Quiet and careful.",
         decision_style="Analytical", public_info="Drives the night tram.", secret=PARTNER_SECRET,
     )
-    Role.objects.create(
-        scenario=scenario, position=0, character=ana, goal="Rent out the spare room for 400 a month.",
+    make_role(
+        scenario, 0, character=ana, goal="Rent out the spare room for 400 a month.",
         reason="She needs the income.", private_knowledge="The boiler breaks every winter.",
     )
-    Role.objects.create(
-        scenario=scenario, position=1, character=ben, goal="Find a room under 350 a month.",
+    make_role(
+        scenario, 1, character=ben, goal="Find a room under 350 a month.",
         reason="He is saving for a van.", private_knowledge="He has a cat he has not mentioned.",
     )
     return scenario

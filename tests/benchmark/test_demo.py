@@ -1,4 +1,5 @@
-"""The demo loader: 12 scenarios × 4 conditions of scripted episodes, scores and accounts, idempotent."""
+"""The demo loader: 12 two-party scenarios and a three-party one × 4 conditions of scripted episodes,
+scores, interviews and accounts, idempotent."""
 
 import re
 from io import StringIO
@@ -9,8 +10,20 @@ from django.core.management import call_command
 from django.urls import resolve
 
 from benchmark.agents import scripted
-from benchmark.demo.content import CONDITIONS, SCENARIOS
-from benchmark.models import Answer, Character, Episode, Relationship, Role, Scenario, Turn
+from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
+from benchmark.models import (
+    Answer,
+    Character,
+    Episode,
+    Goal,
+    Probe,
+    Relationship,
+    Respondent,
+    Response,
+    Role,
+    Scenario,
+    Turn,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +36,8 @@ def load(*args: str) -> str:
 
 def counts() -> dict[str, int]:
     return {
-        model.__name__: model.objects.count() for model in (Character, Scenario, Role, Episode, Turn, Answer, User)
+        model.__name__: model.objects.count()
+        for model in (Character, Scenario, Role, Goal, Probe, Episode, Turn, Response, Answer, User)
     }
 
 
@@ -37,21 +51,31 @@ def test_demo_content_is_varied_and_plain_beats_carry_no_barrier_signals():
         Relationship.STRANGER,
     }
     assert {s.difficulty for s in SCENARIOS} == {"standard", "hard"}
-    for spec in SCENARIOS:
+    for spec in [*SCENARIOS, *GROUP_SCENARIOS]:
         for role in spec.roles:
             assert 6 <= len(role.beats) <= 10, spec.codename
-            assert role.character.secret and role.character.big_five and role.goal
+            assert role.character.secret and role.character.big_five and role.goals
             for beat in role.beats:
                 assert not any(scripted.barrier_signals(beat).values()), beat
                 assert not scripted.is_clarification_request(beat), beat
-            assert role.goal not in spec.context
+            assert all(goal.text not in spec.context for goal in role.goals)
+
+
+def test_the_group_scenario_has_three_parties_two_tagged_goals_each_and_probes_about_each():
+    (spec,) = GROUP_SCENARIOS
+    assert len(spec.roles) == 3
+    for role in spec.roles:
+        assert len(role.goals) == 2
+        assert all(goal.tags and set(goal.tags) <= {"existence", "relatedness", "growth"} for goal in role.goals)
+    assert {probe.about for probe in spec.probes} == {0, 1, 2}
+    assert all(0 <= probe.correct < len(probe.options) for probe in spec.probes)
 
 
 def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     output = load("--base-url", "https://parley.example.org/")
 
     demo = Episode.objects.filter(tag="demo")
-    assert Scenario.objects.filter(external_id__startswith="demo-scenario-").count() == len(SCENARIOS) >= 12
+    assert Scenario.objects.filter(external_id__startswith="demo-scenario-").count() == len(SCENARIOS) + 1 == 13
     assert demo.count() == 4 * len(SCENARIOS) == 48
     for scenario in Scenario.objects.all():
         conditions = sorted(scenario.episodes.values_list("barrier__key", flat=True))
@@ -66,6 +90,22 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         assert scripted_answers.count() == 2 * 7 + 2  # seven questions per seat, two per episode
     baseline_turns = Turn.objects.filter(episode__tag="demo", episode__barrier__key="none")
     assert not any(scripted.is_clarification_request(t.content) for t in baseline_turns)
+    # the two-party demo is as it was: nobody interviewed
+    assert not Response.objects.filter(episode__tag="demo", respondent__kind=Respondent.Kind.AGENT).exists()
+
+    groups = Episode.objects.filter(tag="demo-groups")
+    assert groups.count() == 4
+    for episode in groups:
+        assert episode.status == Episode.Status.FINISHED and episode.seats.count() == 3
+        assert set(episode.turns.values_list("seat__position", flat=True)) == {0, 1, 2}
+        judged = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE)
+        assert judged.count() == 3 * 7 + 2  # seven questions per seat, two per episode
+        # every seat answers the six goal questions and the probes it may be asked
+        responses = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
+        assert sorted(responses.values_list("seat_position", flat=True)) == [0, 0, 1, 1, 2, 2]
+        goal_answers = Answer.objects.filter(response__in=responses, goal__isnull=False)
+        assert goal_answers.count() == 3 * 6
+        assert set(goal_answers.values_list("value", flat=True)) <= {"yes", "no"}
 
     researcher = User.objects.get(username="researcher")
     # a researcher of the default team, with no admin rights: the admin is for superusers
@@ -83,7 +123,7 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     assert all(resolve(path).url_name == "login-link" for path in links)
     assert output.count("password ") == 4
     assert "shared-car" in output and output.strip().splitlines()[-1].startswith(
-        "Demo ready: 12 scenarios, 48 episodes"
+        "Demo ready: 13 scenarios, 52 episodes"
     )
 
 

@@ -72,11 +72,13 @@ def test_extra_info_becomes_private_knowledge_and_hints_stay_in_the_goal():
     import_file(SOTOPIA / "environment_profiles.json")
 
     first, second = Scenario.objects.get(codename="music_competition").roles.order_by("position")
-    assert first.goal == "Convince your friend to let you take the last slot"
+    assert first.goal_text == "Convince your friend to let you take the last slot"
     assert first.private_knowledge.startswith("you have been preparing for this competition for months")
-    assert second.goal.endswith("\nHint: you can suggest deciding through a fair method such as a coin toss, "
-                                "or you both could collaborate on a performance together")
-    assert "<" not in second.goal + second.private_knowledge
+    assert second.goal_text.endswith("\nHint: you can suggest deciding through a fair method such as a coin toss, "
+                                     "or you both could collaborate on a performance together")
+    assert "<" not in second.goal_text + second.private_knowledge
+    # the hint, on a line of its own, is a goal of its own
+    assert [goal.text[:5] for goal in second.goals.all()] == [second.goal_text[:5], "Hint:"]
 
 
 def test_serialized_environment_relationship_string_is_read_as_a_number():
@@ -269,7 +271,7 @@ def test_human_eval_log_without_profiles_builds_people_from_the_prompt():
 
     zane = Seat.objects.get(position=1).character
     assert (zane.external_id, zane.age, zane.occupation) == ("sotopia-name:Zane Bennett", 38, "graphic designer")
-    assert Role.objects.get(position=1).goal.endswith(
+    assert Role.objects.get(position=1).goal_text.endswith(
         "\nHint: you can try to convince the other person about the potential consequences of engaging in violence"
     )
 

@@ -161,10 +161,21 @@ def test_key_that_clashes_with_a_per_seat_field_is_refused():
         check_questions(instrument.questions.all())
 
 
-def test_unknown_dimension_is_refused():
-    with pytest.raises(ValidationError, match="dimension"):
-        instrument = instrument_with({"key": "x", "kind": "likert", "options": LIKERT, "dimension": "charisma"})
-        check_questions(instrument.questions.all())
+def test_a_dimension_that_is_not_a_name_is_refused():
+    with pytest.raises(ValidationError, match="dimension: 'two words' is not a name"):
+        check_questions(instrument_with({"key": "x", "kind": "likert", "options": LIKERT, "dimension": "two words"})
+                        .questions.all())
+
+
+def test_a_judge_dimension_must_be_asked_as_the_judge_asks_it():
+    with pytest.raises(ValidationError, match="only Likert and slider questions can measure a dimension"):
+        check_questions(instrument_with({"key": "x", "kind": "text", "dimension": "goal", "scope": "seat"})
+                        .questions.all())
+
+
+def test_a_researchers_own_dimension_links_questions_of_any_kind():
+    check_questions(instrument_with({"key": "x", "kind": "multiple_choice", "options": {**CHOICES, "correct": "yes"},
+                                     "dimension": "probe_goal"}).questions.all())
 
 
 def test_truth_from_the_episode_barrier_needs_barrier_keys_as_choices():

@@ -137,8 +137,8 @@ def test_an_unknown_scenario_is_refused_by_name():
 def test_a_scenario_without_a_role_at_the_barrier_seat_is_refused():
     cast_scenario()
     with pytest.raises(RunOptionsError, match="no role at position 2") as error:
-        plan_run(RunOptions(barrier_seat=2), default_team())
-    assert error.value.option == "barrier_seat"
+        plan_run(RunOptions(barrier_seats=("0", "2")), default_team())
+    assert error.value.option == "barrier_seats"
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ def run(episode: Episode, **options) -> Episode:
 
 
 def test_create_episode_seats_the_scenarios_roles_with_their_default_characters(scenario):
-    episode = create_episode(scenario, barrier(), barrier_seat=1, strategy="repair", tag="t1", settings={"seed": 4})
+    episode = create_episode(scenario, barrier(), barrier_seats=(1,), strategy="repair", tag="t1", settings={"seed": 4})
     seats = list(episode.seats.select_related("role", "character"))
     assert [(s.position, s.role.position, s.character_id) for s in seats] == [
         (r.position, r.position, r.character_id) for r in scenario.roles.order_by("position")
@@ -63,8 +63,8 @@ def test_create_episode_rejects_a_role_without_a_character(scenario):
 
 
 def test_create_episode_rejects_an_unknown_barrier_seat(scenario):
-    with pytest.raises(ValueError, match="barrier_seat"):
-        create_episode(scenario, barrier(), barrier_seat=2)
+    with pytest.raises(ValueError, match=r"barrier seat\(s\) 2 are not role positions"):
+        create_episode(scenario, barrier(), barrier_seats=(0, 2))
 
 
 def test_episode_ends_when_a_seat_leaves(scenario):

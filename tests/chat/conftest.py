@@ -81,7 +81,7 @@ def make_chat(
     episode = create_episode(
         scenario,
         barrier_row,
-        barrier_seat=agent_position,
+        barrier_seats=(agent_position,),
         models={agent_position: model},
         source=Episode.Source.HUMAN_CHAT,
         turn_cap=turn_cap,

@@ -370,7 +370,7 @@ def test_the_chat_page_gets_what_the_chat_template_needs(client, study):
     assert context["ws_path"] == "/ws/chat/pilot/"
     assert context["max_message_chars"] == study.max_message_chars
     assert context["questionnaire_url"] == url("questionnaire", study)
-    assert context["briefing"]["goal"] == context["human_seat"].role.goal
+    assert context["briefing"]["goal"] == context["human_seat"].role.goal_text
 
 
 def test_opening_the_chat_page_counts_as_being_seen(client, study):

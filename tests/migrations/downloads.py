@@ -70,6 +70,8 @@ _RESULTS = "GET /benchmark/results/results.json*"
 _JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
 _REPORTS = "GET /annotate/studies/*/report.json"
 _COMPARED = "human answers are compared with any respondent kind's through one reader (issue 13)"
+_PARLEY_EXPORT = "manage.py export_episodes --format parley"
+_GOALS_AS_ROWS = "a role's goals are rows now (issue 13): one per line of the old goal text, each with its tags"
 ADDED: dict[tuple[str, str], str] = {
     (_RESULTS, "filters.respondent_kind"): f"{_JUDGES}, asked for by this filter (empty: judges, or the named one's)",
     (_RESULTS, "respondent_kind"): f"{_JUDGES}: the kind the report read",
@@ -83,12 +85,23 @@ ADDED: dict[tuple[str, str], str] = {
     (_REPORTS, "compared_with"): f"{_COMPARED}: the respondent kinds the annotators are compared with",
     (_REPORTS, "questions.*.judge.respondent_kind"): f"{_COMPARED}: the kind of the respondent compared with",
     (_REPORTS, "methods.respondents"): f"{_COMPARED}: whose answers count and how the judge is chosen",
-    ("manage.py export_episodes --format parley", "*.responses"):
+    (_PARLEY_EXPORT, "*.responses"):
         "every respondent's answers about the episode (judges, imported ratings), which replace evaluations",
+    (_RESULTS, "filters.template"): "results can be narrowed to one template's casts",
+    ("GET /benchmark/results/episodes.csv*", "template"): "the template each episode's scenario was made from",
+    (_PARLEY_EXPORT, "*.scenario.roles.*.goals"): _GOALS_AS_ROWS,
+    (_PARLEY_EXPORT, "*.scenario.roles.*.slot"): "a template role's constraints on who may fill it",
+    (_PARLEY_EXPORT, "*.scenario.probes"): "multiple-choice questions about a role's private information",
+    (_PARLEY_EXPORT, "*.scenario.turn_taking"): "round robin, or random order after a greeting",
+    (_PARLEY_EXPORT, "*.scenario.greeter"): "the role that greets first under random order",
+    (_PARLEY_EXPORT, "*.scenario.turn_cap"): "a scenario's own turn cap, overriding a run's",
+    (_PARLEY_EXPORT, "*.scenario.is_template"): "templates: scenarios whose roles are slots to fill with casts",
+    (_PARLEY_EXPORT, "*.scenario.template"): "the template a scenario was instantiated from, in full",
 }
 DROPPED: dict[tuple[str, str], str] = {
-    ("manage.py export_episodes --format parley", "*.evaluations"):
+    (_PARLEY_EXPORT, "*.evaluations"):
         "scores are answers now, exported as responses; files with evaluations are still read",
+    (_PARLEY_EXPORT, "*.scenario.roles.*.goal"): _GOALS_AS_ROWS + "; files with 'goal' still import",
 }
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE)

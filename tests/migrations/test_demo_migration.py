@@ -141,10 +141,20 @@ def check_runs(new: Apps) -> None:
 
 @covers("benchmark.scenario", "benchmark.role")
 def check_scenarios_and_roles(new: Apps) -> None:
+    """Each role's goal text is its goals now: one per non-empty line, stripped, in order, without tags."""
     assert_rows_unchanged(new, "benchmark.scenario")
-    stored = {row["pk"]: row["goal"] for row in fixture_rows("benchmark.role")}
-    Role = new.get_model("benchmark", "Role")
-    assert_same(stored, Role.objects.values_list("pk", "goal"), "goal of each role")
+    stored = {
+        row["pk"]: [(line.strip(), []) for line in row["goal"].splitlines() if line.strip()]
+        for row in fixture_rows("benchmark.role")
+    }
+    Goal, Role = new.get_model("benchmark", "Goal"), new.get_model("benchmark", "Role")
+    found: dict[int, list[tuple[str, list[str]]]] = {pk: [] for pk in Role.objects.values_list("pk", flat=True)}
+    for role_id, text, tags in Goal.objects.order_by("role_id", "position").values_list("role_id", "text", "tags"):
+        found.setdefault(role_id, []).append((text, tags))
+    positions = [list(Goal.objects.filter(role_id=pk).order_by("position").values_list("position", flat=True))
+                 for pk in stored]
+    assert_same(stored, found, "goals of each role, one per line of its goal text")
+    assert all(numbers == list(range(len(numbers))) for numbers in positions), "goal positions count from 0"
     assert_rows_unchanged(new, "benchmark.role", ignore=["goal"])
 
 

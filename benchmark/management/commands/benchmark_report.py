@@ -18,6 +18,7 @@ from benchmark.management.team_option import add_team_argument, team_from_option
 from benchmark.models import Episode, Respondent, Seat
 from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
+from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES
 
@@ -45,6 +46,8 @@ class Command(BaseCommand):
                             help="Only episodes from this source.")
         parser.add_argument("--strategy", default="", choices=["", *Seat.Strategy.values],
                             help="Only episodes whose partner used this strategy (default or repair).")
+        parser.add_argument("--template", default="", metavar="TEMPLATE",
+                            help="Only episodes of scenarios instantiated from this template (its id or codename).")
         parser.add_argument(
             "--respondent-kind", default="", choices=["", *Respondent.Kind.values],
             help="Whose scores to report: automated judges (the default, unless --evaluator names one of "
@@ -82,13 +85,20 @@ class Command(BaseCommand):
         if table_name and format != "csv":
             raise CommandError("--table applies to --format csv only")
         target = None if output == "-" else _writable(Path(output))
-        episodes = Episode.objects.of_team(team_from_options(options))
+        team = team_from_options(options)
+        episodes = Episode.objects.of_team(team)
         if options["tag"] and not episodes.filter(tag=options["tag"]).exists():
             raise CommandError(f"--tag {options['tag']!r}: no episode has this tag")
+        template = ""
+        if options["template"]:
+            try:
+                template = str(find_template(team, options["template"]).pk)
+            except TemplateProblem as problem:
+                raise CommandError(f"--template: {problem}") from problem
         filters = ResultFilters(
             tag=options["tag"], source=options["source"], strategy=options["strategy"],
             respondent_kind=options["respondent_kind"], evaluator=options["evaluator"],
-            prompt_version=options["prompt_version"], seat_role=options["seat"],
+            prompt_version=options["prompt_version"], seat_role=options["seat"], template=template,
         )
         try:
             report, table = build_results(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])

@@ -1,9 +1,11 @@
-"""Load Parley's demo: 12 scenarios × 4 barrier conditions, scripted episodes and scores, accounts.
+"""Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions,
+scripted episodes, scores and interviews, accounts.
 
 Everything is found again by external id or username, so running it twice changes nothing
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
 episodes are played by the offline scripted model with each role's beats, so the result is the
-same on every machine and needs no API key.
+same on every machine and needs no API key. The three-party episodes (tag ``demo-groups``) are
+also interviewed: each seat answers the AgentSense goal questions and the scenario's probes.
 """
 
 from __future__ import annotations
@@ -19,23 +21,29 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from ...agents.llm import SCRIPTED
-from ...demo.content import CONDITIONS, SCENARIOS, DemoScenario
+from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
 from ...evaluation import judge
+from ...evaluation.interviews.running import interview_episode
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
 from ...permissions import RESEARCHERS
 from ...runs.simulation import create_episode, run_episode
+from ...runs.turn_taking import turn_cap_for
 from ..team_option import add_team_argument, team_from_options
 
 ANNOTATORS = "annotators"
 RESEARCHER = "researcher"
 ANNOTATOR_NAMES = ("annotator1", "annotator2", "annotator3")
 DEMO_TAG = "demo"
+GROUP_TAG = "demo-groups"  # the scenarios of more than two parties, kept out of the demo studies
 
 
 class Command(BaseCommand):
-    help = "Load the demo scenarios, 48 scripted episodes with scripted scores, and demo accounts."
+    help = (
+        "Load the demo scenarios, 52 scripted episodes with scripted scores (the three-party ones with "
+        "interviews), and demo accounts."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -58,7 +66,8 @@ class Command(BaseCommand):
             raise CommandError(f"Barrier(s) {', '.join(missing)} are missing; run `manage.py migrate` first.")
 
         created = 0
-        for number, spec in enumerate(SCENARIOS, start=1):
+        specs = [*SCENARIOS, *GROUP_SCENARIOS]
+        for number, spec in enumerate(specs, start=1):
             with transaction.atomic():
                 scenario = install_scenario(spec, team)
                 lengths = []
@@ -66,23 +75,25 @@ class Command(BaseCommand):
                     episode, new = self._episode(scenario, spec, barriers[condition], condition, options["reset"])
                     created += new
                     lengths.append(f"{condition} {episode.turns.count()}")
-            self.stdout.write(f"[{number:2}/{len(SCENARIOS)}] {spec.codename}: " + ", ".join(lengths) + " turns")
+            self.stdout.write(f"[{number:2}/{len(specs)}] {spec.codename}: " + ", ".join(lengths) + " turns")
 
         accounts = 0
         if not options["skip_accounts"]:
             accounts = self._accounts(team, options["base_url"], options["reset_passwords"])
-        episodes = len(SCENARIOS) * len(CONDITIONS)
+        episodes = len(specs) * len(CONDITIONS)
         self.stdout.write(self.style.SUCCESS(
-            f"Demo ready: {len(SCENARIOS)} scenarios, {episodes} episodes ({created} new), "
+            f"Demo ready: {len(specs)} scenarios, {episodes} episodes ({created} new), "
             f"{accounts} accounts, in {time.monotonic() - started:.1f}s."
         ))
 
     def _episode(
         self, scenario: Scenario, spec: DemoScenario, barrier: Barrier, condition: str, reset: bool
     ) -> tuple[Episode, bool]:
-        """The demo episode for one condition: played (or resumed) with beats, then scored."""
+        """The demo episode for one condition: played (or resumed) with beats, then scored (and a
+        group's interviewed)."""
         external_id = EPISODE_ID.format(codename=spec.codename, condition=condition)
-        seed = SCENARIOS.index(spec)
+        group = spec in GROUP_SCENARIOS
+        seed = len(SCENARIOS) + GROUP_SCENARIOS.index(spec) if group else SCENARIOS.index(spec)
         episode = Episode.objects.of_team(scenario.team).filter(external_id=external_id).first()
         if episode is not None and reset:
             episode.delete()
@@ -90,8 +101,9 @@ class Command(BaseCommand):
         new = episode is None
         if episode is None:
             episode = create_episode(
-                scenario, barrier, barrier_seat=0, models={0: SCRIPTED, 1: SCRIPTED},
-                tag=DEMO_TAG, settings={"temperature": 0.7}, external_id=external_id,
+                scenario, barrier, barrier_seats=(0,), models=dict.fromkeys(range(len(spec.roles)), SCRIPTED),
+                tag=GROUP_TAG if group else DEMO_TAG, turn_cap=turn_cap_for(scenario, 20),
+                settings={"temperature": 0.7}, external_id=external_id,
             )
         if episode.status != Episode.Status.FINISHED:
             episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
@@ -99,6 +111,8 @@ class Command(BaseCommand):
         result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
         if not result.ok:
             raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
+        if group:
+            async_to_sync(interview_episode)(episode.pk)  # kept when already stored
         return episode, new
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:

@@ -66,7 +66,14 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0, help="Seed of episode n in each cell is seed + n.")
         parser.add_argument(
-            "--barrier-seat", type=int, default=0, help="Role position that speaks under the barrier (default: 0)."
+            "--barrier-seats", "--barrier-seat", dest="barrier_seats", default="0", metavar="POSITIONS",
+            help="Comma-separated role positions that speak under the barrier, e.g. '0' or '0,2' (default: 0; "
+            "--barrier-seat is an old spelling).",
+        )
+        parser.add_argument(
+            "--interview", action="store_true",
+            help="After the episodes, ask each agent seat whether every goal was achieved and the scenario's "
+            "probes it may be asked (its own model answers; the scripted model offline).",
         )
         parser.add_argument(
             "--run-name", "--tag", dest="run_name", default="", metavar="NAME",
@@ -122,7 +129,8 @@ class Command(BaseCommand):
                     "concurrency": options["concurrency"],
                     "workers": options["workers"],
                     "seed": options["seed"],
-                    "barrier_seat": options["barrier_seat"],
+                    "barrier_seats": options["barrier_seats"],
+                    "interview": options["interview"],
                 }
             )
             plan = plan_run(run_options, team, options["run_name"] or None)
@@ -131,7 +139,8 @@ class Command(BaseCommand):
             raise CommandError(f"--{flag}: {error}") from error
         self.stdout.write(
             f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} condition(s) × "
-            f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat "
-            f"{plan.options.agent_model}, partner {plan.options.partner_model} ({plan.options.strategy})."
+            f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat(s) "
+            f"{', '.join(plan.options.barrier_seats)} {plan.options.agent_model}, partner "
+            f"{plan.options.partner_model} ({plan.options.strategy})."
         )
         return run_for_command(plan.options, plan.tag, team)

@@ -26,7 +26,7 @@ def restore_judge_triggers(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0013_judge_answer_triggers'),
+        ('benchmark', '0015_agentsense_goals_preset'),
     ]
 
     operations = [

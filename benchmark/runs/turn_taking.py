@@ -1,0 +1,87 @@
+"""Who speaks next in an agent episode, and for how many turns at most.
+
+Two policies, a property of the scenario (``Scenario.turn_taking``):
+
+- **Round robin** (Sotopia's, the default): the seats speak in the order of their positions,
+  0, 1, 2, 0, 1, 2, ... With two seats that is today's alternation.
+- **Random order after a greeting** (AgentSense's): the greeter (``Scenario.greeter_position``,
+  else the first role) opens; after that each turn goes to a seat drawn at random among those who
+  may speak, never the one who just spoke unless it is the only one left. The draw depends only
+  on the episode's seed and the turn's index, so an episode is reproducible and a resumed one
+  continues exactly as an uninterrupted one would; the same seed in every condition of a run
+  gives paired episodes the same order as long as their transcripts agree on who left.
+
+A seat that leaves speaks no more. An episode ends when fewer than two seats can still speak
+(with two seats, as soon as one leaves) or at its turn cap. A scenario's own turn cap, when set,
+overrides the run's (:func:`turn_cap_for`).
+
+Everything here is a pure function of plain values, so the runner, the tests and any later
+policy share one place.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+
+from ..models import Scenario, TurnTaking
+
+
+def next_speaker(
+    policy: str,
+    positions: Sequence[int],
+    spoken: Sequence[int],
+    left: Collection[int] = (),
+    *,
+    seed: int = 0,
+    greeter: int | None = None,
+) -> int:
+    """The seat position that takes the next turn.
+
+    ``positions`` are the episode's seat positions, ``spoken`` the seat position of each turn so
+    far in order, ``left`` the positions that have left. Raises ``ValueError`` when no seat can
+    speak (the caller ends the episode before that).
+    """
+    order = sorted(positions)
+    active = [position for position in order if position not in left]
+    if not active:
+        raise ValueError("no seat is left to speak")
+    if policy == TurnTaking.ROUND_ROBIN:
+        if not left:
+            return order[len(spoken) % len(order)]
+        last = spoken[-1] if spoken else order[-1]
+        later = [position for position in active if position > last]
+        return (later or active)[0]
+    if policy == TurnTaking.RANDOM_AFTER_GREETING:
+        if not spoken:
+            opener = order[0] if greeter is None else greeter
+            if opener not in order:
+                raise ValueError(f"the greeter, role {opener}, has no seat (seats: {order})")
+            return opener
+        candidates = [position for position in active if position != spoken[-1]] or active
+        return random.Random(f"parley-turns|{seed}|{len(spoken)}").choice(candidates)
+    raise ValueError(f"unknown turn-taking policy {policy!r}; use one of {', '.join(TurnTaking.values)}")
+
+
+def can_go_on(positions: Collection[int], left: Collection[int]) -> bool:
+    """Whether at least two seats can still speak: a conversation needs two."""
+    return len(set(positions) - set(left)) >= 2
+
+
+def turn_cap_for(scenario: Scenario, run_cap: int) -> int:
+    """The scenario's own turn cap when it has one, else the run's."""
+    return scenario.turn_cap or run_cap
+
+
+def check_greeter(scenario: Scenario, role_positions: Collection[int]) -> str | None:
+    """A problem with the scenario's greeter, as a sentence, or None when there is none."""
+    if scenario.greeter_position is None:
+        return None
+    if scenario.turn_taking != TurnTaking.RANDOM_AFTER_GREETING:
+        return f"Scenario {scenario} names a greeter but takes turns {scenario.get_turn_taking_display()}."
+    if scenario.greeter_position not in role_positions:
+        return (
+            f"Scenario {scenario} names role {scenario.greeter_position} as its greeter, but its roles are "
+            f"{', '.join(map(str, sorted(role_positions)))}."
+        )
+    return None
