@@ -7,18 +7,24 @@ questions, ``spans-<key>`` holding a JSON array of spans. A multi-label question
 leniently for an autosaved draft (see its docstring). Each answer is checked against its question
 by ``benchmark.instruments.values``, the rule every respondent's answers follow; what this module
 adds is the annotator's side: field names, messages that name the character, drafts, and spans.
+``FormValues`` goes the other way: the values to show in the form again, posted or stored.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.http import QueryDict
+
 from benchmark.instruments.checks import NUMERIC_KINDS, is_whole
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
 from benchmark.models import Instrument, Question, SocialAttribute
+
+from .models import Annotation, Span
 
 Kind = Question.Kind
 FIELD_PARTS = ("answer", "rationale", "spans")
@@ -329,3 +335,57 @@ def _span_anchors(
     if start_turn == end_turn and end_char <= start_char:
         return unsound, f"the character range {start_char}–{end_char} is empty or reversed"
     return (start_turn, end_turn, start_char, end_char), ""
+
+
+# The form's values when it is shown again
+
+
+class FormValues:
+    """Field values for the form: what was just posted, or what a stored annotation holds."""
+
+    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, int | None, str], list[str]]) -> None:
+        self._posted = posted
+        self._stored = stored
+
+    @classmethod
+    def posted(cls, data: QueryDict) -> FormValues:
+        return cls(data, {})
+
+    @classmethod
+    def stored(cls, annotation: Annotation | None) -> FormValues:
+        stored: dict[tuple[int, int | None, str], list[str]] = defaultdict(list)
+        if annotation is not None:
+            for answer in annotation.response.answers.all():
+                if answer.value:
+                    stored[answer.question_id, answer.seat_position, "answer"].append(answer.value)
+                stored[answer.question_id, answer.seat_position, "rationale"][:] = [answer.reasoning]
+            spans = defaultdict(list)
+            for span in annotation.spans.all():
+                spans[span.question_id].append(_span_json(span))
+            for question_id, rows in spans.items():
+                stored[question_id, None, "spans"] = [json.dumps(rows)]
+        return cls(None, dict(stored))
+
+    def get(self, question: Question, seat: int | None, part: str) -> str:
+        values = self.get_all(question, seat, part)
+        return values[-1] if values else ""
+
+    def get_all(self, question: Question, seat: int | None, part: str) -> list[str]:
+        """Every value of the field (several for a multi-label question's picked labels)."""
+        if self._posted is not None:
+            return self._posted.getlist(field_name(question, seat, part))
+        return self._stored.get((question.pk, None if part == "spans" else seat, part), [])
+
+
+def _span_json(span: Span) -> dict[str, Any]:
+    """A stored span as the span editor (static/annotator/spans.js) and ``parse_form`` read it."""
+    return {
+        "label": span.label,
+        "start_turn": span.start_turn,
+        "end_turn": span.end_turn,
+        "start_char": span.start_char,
+        "end_char": span.end_char,
+        "attributes": [attribute.key for attribute in span.attributes.all()],
+        "rationale": span.rationale,
+        "correction": span.correction,
+    }

@@ -11,8 +11,6 @@ or another annotator's answers cannot reach the page, whatever a template asks f
 (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
-import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +23,7 @@ from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relation
 
 from . import answer_forms
 from . import assignment as assignments
+from .answer_forms import FormValues
 from .models import Annotation, Assignment, Span, StudyItem
 
 Kind = Question.Kind
@@ -158,57 +157,6 @@ class _Conversation:
     label: str
     turns: list[_Turn]
     spans_target: bool
-
-
-class FormValues:
-    """Field values for the form: what was just posted, or what a stored annotation holds."""
-
-    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, int | None, str], list[str]]) -> None:
-        self._posted = posted
-        self._stored = stored
-
-    @classmethod
-    def posted(cls, data: QueryDict) -> "FormValues":
-        return cls(data, {})
-
-    @classmethod
-    def stored(cls, annotation: Annotation | None) -> "FormValues":
-        stored: dict[tuple[int, int | None, str], list[str]] = defaultdict(list)
-        if annotation is not None:
-            for answer in annotation.response.answers.all():
-                if answer.value:
-                    stored[answer.question_id, answer.seat_position, "answer"].append(answer.value)
-                stored[answer.question_id, answer.seat_position, "rationale"][:] = [answer.reasoning]
-            spans = defaultdict(list)
-            for span in annotation.spans.all():
-                spans[span.question_id].append(_span_json(span))
-            for question_id, rows in spans.items():
-                stored[question_id, None, "spans"] = [json.dumps(rows)]
-        return cls(None, dict(stored))
-
-    def get(self, question: Question, seat: int | None, part: str) -> str:
-        values = self.get_all(question, seat, part)
-        return values[-1] if values else ""
-
-    def get_all(self, question: Question, seat: int | None, part: str) -> list[str]:
-        """Every value of the field (several for a multi-label question's picked labels)."""
-        if self._posted is not None:
-            return self._posted.getlist(answer_forms.field_name(question, seat, part))
-        return self._stored.get((question.pk, None if part == "spans" else seat, part), [])
-
-
-def _span_json(span: Span) -> dict[str, Any]:
-    """A stored span as the span editor (static/annotator/spans.js) and ``answer_forms.parse_form`` read it."""
-    return {
-        "label": span.label,
-        "start_turn": span.start_turn,
-        "end_turn": span.end_turn,
-        "start_char": span.start_char,
-        "end_char": span.end_char,
-        "attributes": [attribute.key for attribute in span.attributes.all()],
-        "rationale": span.rationale,
-        "correction": span.correction,
-    }
 
 
 class ItemPage:

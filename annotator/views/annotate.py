@@ -24,8 +24,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from .. import assignment as assignments
 from .. import drafts
+from ..answer_forms import FormValues
 from ..item_page import (
-    FormValues,
     ItemPage,
     ItemRef,
     StudyRef,

@@ -8,8 +8,9 @@ import pytest
 from django.db import models
 
 from annotator import drafts
+from annotator.answer_forms import FormValues
 from annotator.assignment import claim_next
-from annotator.item_page import FormValues, ItemPage
+from annotator.item_page import ItemPage
 from benchmark.instruments.presets import install_preset
 from tests.annotator.builders import make_study
 from tests.builders import make_user
