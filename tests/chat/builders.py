@@ -17,8 +17,8 @@ from django.utils import timezone
 from benchmark.instruments.values import check_value
 from benchmark.models import Answer, Episode, Response, Scenario, Seat, Turn
 from chat.access import claim
-from chat.assignment import assign
 from chat.answers import answer_table, participant_respondent
+from chat.assignment import assign
 from chat.models import ChatCondition, ChatStudy, Participant
 from chat.questionnaire import default_instrument, questions_from_json, save_questionnaire
 from tests.builders import default_team, get_barrier, make_scenario, make_user

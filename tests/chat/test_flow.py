@@ -608,7 +608,8 @@ OTHER_KINDS = [
     {"key": "agreed", "kind": "yes_no", "prompt": "Did you agree?"},
     {"key": "calm", "kind": "slider", "prompt": "How calm were you?",
      "options": {"min": 0, "max": 10, "step": 2, "labels": {"min": "tense", "max": "calm"}}},
-    {"key": "minutes", "kind": "slider", "prompt": "Minutes it felt like?", "options": {"min": 0, "max": 60, "step": 1}},
+    {"key": "minutes", "kind": "slider", "prompt": "Minutes it felt like?",
+     "options": {"min": 0, "max": 60, "step": 1}},
     {"key": "topics", "kind": "multi_label", "prompt": "What came up?", "required": False,
      "options": {"choices": [{"value": v, "label": v.title()} for v in ("money", "time", "family")], "max": 2}},
 ]

@@ -14,9 +14,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from benchmark.instruments.presets import CHAT_PRESET
 from benchmark.models import Barrier, Seat, Turn
 from chat.exports import COLUMNS
-from benchmark.instruments.presets import CHAT_PRESET
 from chat.models import ChatStudy, Participant
 from chat.questionnaire import default_instrument, questions_to_json
 from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
@@ -256,7 +256,8 @@ def test_questionnaire_problems_are_named_by_question_and_field(client, research
         {"key": "goal", "kind": "likert", "prompt": "Goal?", "options": {"anchors": [
             {"value": v, "label": str(v), "description": f"Point {v}."} for v in (1, 2, 3)]}},
         {"key": "goal", "kind": "likert", "prompt": "", "options": {"anchors": [
-            {"value": 1, "label": "low", "description": "Low."}, {"value": 3, "label": "high", "description": "High."}]}},
+            {"value": 1, "label": "low", "description": "Low."},
+            {"value": 3, "label": "high", "description": "High."}]}},
         {"key": "why", "kind": "essay", "prompt": "Why?"},
         {"key": "who", "kind": "categorical", "prompt": "Who?", "scope": "seat", "options": {"choices": []}},
     ]
@@ -270,7 +271,8 @@ def test_questionnaire_problems_are_named_by_question_and_field(client, research
     assert "Question 2, field 'key': “goal” is already the key of question 1" in errors
     assert "Question 2, field 'prompt': write the question the participant reads" in errors
     assert "Question 3, field 'kind': use one of likert, slider, categorical, yes_no, multi_label, text" in errors
-    assert any(error.startswith("Question 4, field 'scope': participants answer every question once") for error in errors)
+    scope = "Question 4, field 'scope': participants answer every question once"
+    assert any(error.startswith(scope) for error in errors)
     assert not any(error.startswith("Question 1") for error in errors)
     assert not ChatStudy.objects.exists()
 
@@ -648,7 +650,8 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "")
     assert finisher["condition"] == done.barrier.key
     assert finisher["episode"] == done.episode.external_id
-    assert (by_id["earlier"]["goal"], by_id["earlier"]["old_question"], by_id["earlier"]["comment"]) == ("2", "kept", "")
+    earlier = by_id["earlier"]
+    assert (earlier["goal"], earlier["old_question"], earlier["comment"]) == ("2", "kept", "")
     decliner = by_id["decliner"]
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 
