@@ -80,14 +80,14 @@ def _text_question(key, prompt, position, values):
 def _answer(question, stored):
     """(value, number) of a stored answer to ``question`` (new fields), or None when it does not fit."""
     kind, options = question["kind"], question["options"]
-    if kind == "slider":
+    if kind in ("slider", "likert"):  # a whole number within the scale (old Likert answers were whole numbers)
         if isinstance(stored, bool) or not isinstance(stored, int | float | str):
             return None
         try:
             number = float(stored)
         except ValueError:
             return None
-        if not math.isfinite(number) or not number.is_integer() or not options["min"] <= number <= options["max"]:
+        if not math.isfinite(number) or not number.is_integer() or not question["low"] <= number <= question["high"]:
             return None
         return _number_text(number), number
     if not isinstance(stored, str):

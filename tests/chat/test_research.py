@@ -650,8 +650,8 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "")
     assert finisher["condition"] == done.barrier.key
     assert finisher["episode"] == done.episode.external_id
-    earlier = by_id["earlier"]
-    assert (earlier["goal"], earlier["old_question"], earlier["comment"]) == ("2", "kept", "")
+    before = by_id["earlier"]
+    assert (before["goal"], before["old_question"], before["comment"]) == ("2", "kept", "")
     decliner = by_id["decliner"]
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 
