@@ -17,13 +17,15 @@
   questions for the keys or values that do not, so nothing is lost. Answered instruments are frozen.
 
 Reversible: the reverse writes each study's questions back as JSON (the default when it asks the
-preset) and each response's answers back onto its participant, then deletes what this step made.
+preset) and each response's answers back onto its participant, then deletes what this step made (the
+preset too, unless someone else answered it).
 """
 
 import json
 import math
 
 from django.db import migrations
+from django.db.models import Q
 from django.utils import timezone
 
 PRESET = "chat-questionnaire"
@@ -309,7 +311,14 @@ def backward(apps, schema_editor):
     Answer.objects.filter(response_id__in=response_ids).delete()
     Response.objects.filter(pk__in=response_ids).delete()
     Respondent.objects.filter(kind="participant", responses__isnull=True).delete()
-    Instrument.objects.filter(pk__in=instrument_ids, responses__isnull=True, team__isnull=False).delete()
+    unused = Instrument.objects.filter(responses__isnull=True).filter(
+        Q(pk__in=instrument_ids, team__isnull=False) | Q(team=None, preset=PRESET)  # the preset: forward made it
+    )
+    unused = list(unused.values_list("pk", flat=True))
+    # Deleted without Django's collector, which would look for links in apps already migrated back.
+    alias = schema_editor.connection.alias
+    Question.objects.filter(instrument_id__in=unused)._raw_delete(alias)
+    Instrument.objects.filter(pk__in=unused)._raw_delete(alias)
 
 
 def _old_question(question, study):
