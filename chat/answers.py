@@ -117,7 +117,9 @@ def save_answers(participant: Participant, form: QuestionnaireForm) -> bool:
     overwrites the first. A study without questions finishes the participant without a response.
     """
     with transaction.atomic():
-        current = Participant.objects.select_for_update().select_related("study__instrument").get(pk=participant.pk)
+        current = Participant.objects.select_for_update(of=("self",)).select_related("study__instrument").get(
+            pk=participant.pk
+        )
         if current.stage != Participant.Stage.QUESTIONNAIRE:
             return False
         now = timezone.now()
