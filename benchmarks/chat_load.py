@@ -322,6 +322,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     from chat.assignment import assign
     from chat.flow import ArrivalIds, arrive, start_conversation
     from chat.models import ChatCondition, ChatStudy, Participant
+    from chat.questionnaire import default_instrument
 
     Participant.objects.filter(study__slug__startswith=SLUG_PREFIX).delete()
     Episode.objects.filter(tag__startswith=f"chat:{SLUG_PREFIX}").delete()
@@ -360,6 +361,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
             team=team, slug=f"{SLUG_PREFIX}-seat{human_position}", title=f"Chat load benchmark (seat {human_position})",
             created_by=researcher, human_position=human_position, agent_model=agent_model,
             turn_cap=max(20, 2 * messages + 4), messages_per_minute=60, completion_code="BENCH",
+            instrument=default_instrument(),
         )
         study.scenarios.set(scenarios)
         ChatCondition.objects.bulk_create(ChatCondition(study=study, barrier=b, target=target) for b in barriers)

@@ -1,7 +1,8 @@
 """The admin for chat studies and their participants.
 
-Studies are edited with their conditions inline; the questionnaire is checked by the same
-validation as the researchers' form. Participants are what people did through a study link: the
+Studies are edited with their conditions inline; their questionnaire is an instrument (edited in
+the instruments' admin), which ``ChatStudy.clean`` checks: a preset or the study team's own, every
+question one a participant can answer. Participants are what people did through a study link: the
 admin shows them, filters them and changes only their stage (to unstick someone by hand), never
 their ids, cell, episode or answers. Lists join what their columns show, so a page costs a fixed
 number of queries.
@@ -9,14 +10,12 @@ number of queries.
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from .forms import https_by_default
 from .models import ChatCondition, ChatStudy, Participant
-from .questionnaire import validate_questionnaire
 
 
 class ChatConditionInline(admin.TabularInline):
@@ -31,28 +30,24 @@ class ChatStudyAdminForm(forms.ModelForm):
         fields = "__all__"
         formfield_callback = https_by_default
 
-    def clean_questionnaire(self) -> list:
-        try:
-            return validate_questionnaire(self.cleaned_data["questionnaire"])
-        except ValidationError as problems:
-            raise forms.ValidationError(problems.messages) from None
-
 
 @admin.register(ChatStudy)
 class ChatStudyAdmin(admin.ModelAdmin):
     form = ChatStudyAdminForm
-    list_display = ["title", "slug", "created_by", "is_open", "turn_cap", "participant_count", "created_at"]
+    list_display = [
+        "title", "slug", "created_by", "instrument", "is_open", "turn_cap", "participant_count", "created_at",
+    ]
     list_filter = ["team", "is_open", "partner_strategy", "created_by"]
     search_fields = ["title", "slug"]
     prepopulated_fields = {"slug": ["title"]}
     filter_horizontal = ["scenarios"]
-    autocomplete_fields = ["created_by"]
+    autocomplete_fields = ["created_by", "instrument"]
     readonly_fields = ["created_at"]
     inlines = [ChatConditionInline]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ChatStudy]:
-        return super().get_queryset(request).select_related("created_by").annotate(
+        return super().get_queryset(request).select_related("created_by", "instrument").annotate(
             participant_count=Count("participants")
         )
 
@@ -70,7 +65,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     readonly_fields = [
         "study", "participant_id", "prolific_pid", "prolific_study_id", "prolific_session_id", "scenario",
-        "barrier", "episode", "answers", "agent_lease_until", "agent_lease_owner", "created_at", "consented_at",
+        "barrier", "episode", "response", "agent_lease_until", "agent_lease_owner", "created_at", "consented_at",
         "last_seen_at", "finished_at",
     ]
 

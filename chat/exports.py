@@ -12,8 +12,9 @@ Columns (``COLUMNS``, then one per question):
   as in episode exports), ``episode_status``, ``end_reason``, ``turns`` (both sides),
   ``participant_turns``;
 - ``created_at``, ``consented_at``, ``finished_at`` (ISO 8601, UTC);
-- one column per questionnaire key, in the questionnaire's order, then any other key found in
-  stored answers (from an earlier version of the questionnaire), alphabetically. Empty when unanswered.
+- one column per question key of the study's questionnaire, in its order, then any other key found
+  in answers to an earlier version of it, alphabetically (``chat.answers.answer_table``). Empty when
+  unanswered; a multi-label answer's labels are joined with "; ".
 
 Rows are ordered by arrival. Values are written as stored, except that text a spreadsheet would
 run as a formula (a comment beginning with ``=``, say) gets a leading quote
@@ -22,8 +23,6 @@ run as a formula (a comment beginning with ``=``, say) gets a leading quote
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
@@ -31,6 +30,7 @@ from benchmark.csv_output import csv_text
 from benchmark.exporting import stable_id, timestamp
 from benchmark.models import Seat, Turn
 
+from .answers import AnswerTable, answer_table
 from .models import ChatStudy, Participant
 
 COLUMNS = (
@@ -38,13 +38,6 @@ COLUMNS = (
     "scenario", "condition", "episode", "episode_status", "end_reason", "turns", "participant_turns",
     "created_at", "consented_at", "finished_at",
 )
-
-
-def answer_keys(study: ChatStudy, stored: Iterable[dict]) -> list[str]:
-    """The questionnaire's keys in order, then keys only found in stored answers, sorted."""
-    keys = [question["key"] for question in study.questionnaire or [] if isinstance(question, dict)]
-    extra = sorted({key for answers in stored for key in answers} - set(keys))
-    return keys + extra
 
 
 def participants_csv(study: ChatStudy) -> str:
@@ -61,13 +54,13 @@ def participants_csv(study: ChatStudy) -> str:
         )
         .order_by("created_at", "pk")
     )
-    keys = answer_keys(study, (p.answers for p in participants if isinstance(p.answers, dict)))
-    return csv_text([*COLUMNS, *keys], (_row(participant, keys) for participant in participants))
+    table = answer_table(study.instrument, participants)
+    return csv_text([*COLUMNS, *table.keys], (_row(participant, table) for participant in participants))
 
 
-def _row(participant: Participant, keys: list[str]) -> list[object]:
+def _row(participant: Participant, table: AnswerTable) -> list[object]:
     episode = participant.episode
-    answers = participant.answers if isinstance(participant.answers, dict) else {}
+    answers = table.answers.get(participant.pk, {})
     return [
         participant.participant_id,
         participant.prolific_pid,
@@ -85,5 +78,5 @@ def _row(participant: Participant, keys: list[str]) -> list[object]:
         timestamp(participant.created_at, "seconds"),
         timestamp(participant.consented_at, "seconds") or "",
         timestamp(participant.finished_at, "seconds") or "",
-        *("" if answers.get(key) is None else answers[key] for key in keys),
+        *(answers.get(key, "") for key in table.keys),
     ]

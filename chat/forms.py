@@ -2,7 +2,9 @@
 
 Besides the study's own fields it has one target per barrier (built-in and researcher-defined):
 how many participants each scenario needs in that condition, 0 leaving the condition out. The
-questionnaire is edited as JSON text and checked by ``chat.questionnaire.validate_questionnaire``.
+questionnaire is edited as JSON text in the instruments' question format, checked by
+``chat.questionnaire.questions_from_json`` and stored by ``chat.questionnaire.save_questionnaire``
+(an answered questionnaire is never changed: an edit becomes its next version).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from django.db import models, transaction
 from django.db.models import Count, Q, QuerySet
 
 from benchmark.forms import team_field
-from benchmark.models import Barrier, Scenario
+from benchmark.models import Barrier, Question, Scenario
 
-from .models import ChatCondition, ChatStudy, default_questionnaire
-from .questionnaire import validate_questionnaire
+from .models import PARTICIPANT_KINDS, ChatCondition, ChatStudy
+from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
 
 TARGET_PREFIX = "target_"
 DEFAULT_TARGET = 5
@@ -75,8 +77,9 @@ class ChatStudyForm(forms.ModelForm):
     )
     questionnaire = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
-        help_text="A JSON list of questions (kinds: likert, choice, text). Left empty, the default four "
-        "questions are asked.",
+        help_text="A JSON list of questions, each {key, kind, prompt, required, options}, in the instruments' "
+        f"format (kinds: {', '.join(PARTICIPANT_KINDS)}); [] asks nothing. Left empty, the default four questions "
+        "are asked. Once participants have answered, saving changes makes a new version: their answers keep theirs.",
     )
 
     class Meta:
@@ -84,7 +87,7 @@ class ChatStudyForm(forms.ModelForm):
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "partner_strategy", "turn_cap",
             "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
-            "consent_text", "questionnaire", "completion_code", "screen_out_code", "return_url", "is_open",
+            "consent_text", "completion_code", "screen_out_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
@@ -137,8 +140,8 @@ class ChatStudyForm(forms.ModelForm):
             elif isinstance(field.widget, forms.URLInput):
                 field.widget = forms.TextInput(attrs={"inputmode": "url", "size": 60})
         if not self.is_bound:
-            questions = self.instance.questionnaire if self.instance.pk else default_questionnaire()
-            self.initial["questionnaire"] = json.dumps(questions, indent=2, ensure_ascii=False)
+            instrument = self.instance.instrument if self.instance.pk else default_instrument()
+            self.initial["questionnaire"] = json.dumps(questions_to_json(instrument), indent=2, ensure_ascii=False)
             self.initial.setdefault("human_position", self.instance.human_position)
 
     def target_fields(self) -> list[forms.BoundField]:
@@ -162,17 +165,18 @@ class ChatStudyForm(forms.ModelForm):
             raise forms.ValidationError("A model name has no spaces, e.g. openai/gpt-4o-mini or scripted.")
         return model
 
-    def clean_questionnaire(self) -> list[dict[str, Any]]:
+    def clean_questionnaire(self) -> list[Question] | None:
+        """The questions to ask (unsaved), or None for the default preset when the field is left empty."""
         text = self.cleaned_data["questionnaire"].strip()
         if not text:
-            return default_questionnaire()
+            return None
         try:
             questions = json.loads(text)
         except json.JSONDecodeError as problem:
             raise forms.ValidationError(
                 f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
             ) from None
-        return validate_questionnaire(questions)
+        return questions_from_json(questions)
 
     def clean_return_url(self) -> str:
         url = self.cleaned_data["return_url"]
@@ -213,6 +217,7 @@ class ChatStudyForm(forms.ModelForm):
             study.created_by = created_by
         with transaction.atomic():
             study.save()
+            save_questionnaire(study, self.cleaned_data["questionnaire"])
             study.scenarios.set(self.cleaned_data["scenarios"])
             for barrier in self.barriers:
                 target = self.cleaned_data[TARGET_PREFIX + barrier.key]

@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from benchmark.models import OwnedQuerySet, Seat
+from benchmark.models import OwnedQuerySet, Question, Seat
 
 DEFAULT_CONSENT = """\
 You are invited to take part in a research study on how people and AI agents communicate.
@@ -28,47 +28,12 @@ information in the chat. You may stop at any time by closing the page.
 By continuing you confirm that you are 18 or older and agree to take part."""
 
 
-def default_questionnaire() -> list[dict]:
-    """The questions asked after the chat unless a study sets its own."""
-    return [
-        {
-            "key": "goal",
-            "kind": "likert",
-            "label": "How well did you reach your character's goal?",
-            "low": 1,
-            "high": 5,
-            "low_label": "not at all",
-            "high_label": "completely",
-            "required": True,
-        },
-        {
-            "key": "unresolved_confusion",
-            "kind": "likert",
-            "label": "How much confusion was left at the end of the conversation?",
-            "low": 1,
-            "high": 5,
-            "low_label": "a great deal: it never made sense",
-            "high_label": "none: everything was cleared up",
-            "required": True,
-        },
-        {
-            "key": "mutual_understanding",
-            "kind": "likert",
-            "label": "How well did you and the other side understand each other?",
-            "low": 1,
-            "high": 5,
-            "low_label": "not at all",
-            "high_label": "fully",
-            "required": True,
-        },
-        {
-            "key": "comment",
-            "kind": "text",
-            "label": "Anything you want to tell us about the conversation? (optional)",
-            "required": False,
-        },
-    ]
-
+# The kinds of question a participant can answer on their own about the chat they just had: no spans or
+# pairwise comparisons (those need the transcript in front of them), no quiz with a correct answer.
+PARTICIPANT_KINDS = (
+    Question.Kind.LIKERT, Question.Kind.SLIDER, Question.Kind.CATEGORICAL, Question.Kind.YES_NO,
+    Question.Kind.MULTI_LABEL, Question.Kind.TEXT,
+)
 
 # Codes people read and type: capitals and digits without the look-alikes 0/O, 1/I/L, and no U.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
@@ -125,7 +90,12 @@ class ChatStudy(models.Model):
         default=12, help_text="Most messages one participant may send in a minute."
     )
     consent_text = models.TextField(default=DEFAULT_CONSENT)
-    questionnaire = models.JSONField(default=default_questionnaire, blank=True)
+    instrument = models.ForeignKey(
+        "benchmark.Instrument", on_delete=models.PROTECT, null=True, blank=True, related_name="chat_studies",
+        verbose_name="questionnaire",
+        help_text="What participants answer after the chat: a preset or one of the team's instruments, every "
+        "question asked once per episode. Empty: no questions, only the completion code.",
+    )
     completion_code = models.CharField(max_length=60, help_text="Shown at the end, e.g. Prolific's code.")
     min_participant_turns = models.PositiveSmallIntegerField(
         default=3,
@@ -163,6 +133,10 @@ class ChatStudy(models.Model):
         return self.title
 
     def clean(self) -> None:
+        if self.instrument_id is not None and self.team_id is not None:
+            problem = self.questionnaire_problem()
+            if problem:
+                raise ValidationError({"instrument": problem})
         if self.turn_cap is None or self.min_participant_turns is None or self.human_position is None:
             return
         if self.min_participant_turns > self.participant_turns:
@@ -170,6 +144,21 @@ class ChatStudy(models.Model):
                 "min_participant_turns": f"With a turn cap of {self.turn_cap} the participant has at most "
                 f"{self.participant_turns} turns, so a minimum of {self.min_participant_turns} could never be met."
             })
+
+    def questionnaire_problem(self) -> str:
+        """Why the study cannot ask its instrument; empty when it can (a preset or the team's own, every
+        question asked once per episode and of a kind participants answer)."""
+        instrument = self.instrument
+        if instrument.team_id not in (None, self.team_id):
+            return f"“{instrument}” belongs to another team."
+        for question in instrument.questions.all():
+            if question.scope != Question.Scope.EPISODE:
+                return (f"Question {question.position + 1} ({question.key}) is asked {question.get_scope_display()}; "
+                        "participants answer questions once per episode.")
+            if question.kind not in PARTICIPANT_KINDS:
+                return (f"Question {question.position + 1} ({question.key}) is a {question.get_kind_display()} "
+                        "question, which participants cannot answer after a chat.")
+        return ""
 
     @property
     def participant_turns(self) -> int:
@@ -232,7 +221,10 @@ class Participant(models.Model):
     episode = models.OneToOneField(
         "benchmark.Episode", on_delete=models.PROTECT, null=True, blank=True, related_name="participant"
     )
-    answers = models.JSONField(default=dict, blank=True)
+    response = models.OneToOneField(
+        "benchmark.Response", on_delete=models.PROTECT, null=True, blank=True, related_name="participant",
+        help_text="The participant's answers to the study's questionnaire, written when they submit it.",
+    )
     browser_token = models.CharField(
         max_length=64, blank=True, editable=False,
         help_text="The token of the one browser session that may act as this participant; blank: the next "

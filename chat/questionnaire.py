@@ -1,202 +1,197 @@
-"""A chat study's questionnaire: the schema researchers write, the form participants fill in.
+"""A chat study's questionnaire: an instrument researchers write as JSON on the study form.
 
-A questionnaire is a JSON list of questions, each a dict with
+The questionnaire is a ``benchmark.Instrument`` (``ChatStudy.instrument``): by default the shared
+preset ``chat-questionnaire`` (goal completion, unresolved confusion and mutual understanding on
+1–5, an optional comment), otherwise one of the study team's own. Researchers edit it as a JSON
+list of questions in the instrument's own format, each an object with
 
-- ``key``: a short identifier (letters, digits, underscores), unique in the list; it names the
-  answer in ``Participant.answers`` and the column in the CSV download;
-- ``kind``: ``likert`` (a scale of whole numbers), ``choice`` (one of ``options``) or ``text``;
-- ``label``: the question as the participant reads it;
-- ``required``: whether it must be answered (default true);
-- for ``likert``: ``low`` and ``high`` (whole numbers, 2 to 11 points), optional ``low_label`` and
-  ``high_label`` for the two ends;
-- for ``choice``: ``options``, a list of distinct texts;
-- for ``text``: optional ``max_chars`` (2000 when not given).
+- ``key``: a short name (letters, digits, hyphens, underscores), unique in the list; it names the
+  answer's column in the participants' CSV;
+- ``kind``: one of ``PARTICIPANT_KINDS`` (likert, slider, categorical, yes_no, multi_label, text);
+- ``prompt``: the question as the participant reads it; optional ``help_text`` under it and
+  ``label``, a short name for tables;
+- ``required`` (default true); optional ``dimension``, the construct a numeric question measures
+  (``unresolved_confusion``, ``mutual_understanding``), so results can set participants' answers
+  beside the judge's;
+- ``options``: what the kind needs, exactly as ``benchmark.instruments.checks`` describes it
+  (Likert ``anchors``, slider ``min``/``max``/``step``, ``choices``, text ``max_length``).
 
-Bad questionnaires are refused with every problem named by question number and field, so a
-researcher can fix a long JSON text in one pass. The default (``chat.models.default_questionnaire``)
-asks about goal completion, unresolved confusion and mutual understanding on SocialVeil's 1–5
-scales, plus an optional comment.
+Every question is asked once per episode. ``questions_from_json`` checks the list with the
+instruments' own checks and names every problem by question number and field, so a long text can
+be fixed in one pass. ``save_questionnaire`` stores it without ever changing what participants
+answered: an instrument that has answers is frozen, so an edit becomes its next version.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from django import forms
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
-from .models import Participant
+from benchmark.instruments import checks, presets, versions
+from benchmark.models import Instrument, Question
 
-KINDS = ("likert", "choice", "text")
-COMMON_FIELDS = {"key", "kind", "label", "required"}
-KIND_FIELDS = {
-    "likert": {"low", "high", "low_label", "high_label"},
-    "choice": {"options"},
-    "text": {"max_chars"},
-}
-KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,49}$")
-MAX_SCALE_POINTS = 11
-DEFAULT_MAX_CHARS = 2000
+from .models import PARTICIPANT_KINDS, ChatStudy
+
+QUESTION_FIELDS = ("key", "kind", "prompt", "label", "help_text", "required", "dimension", "options")
+TEXT_FIELDS = ("prompt", "label", "help_text", "dimension")
+LABEL_MAX_LENGTH = Question._meta.get_field("label").max_length
+# What two questions must share to be the same question (what participants read and may answer).
+SAME_QUESTION = ("key", "kind", "prompt", "label", "help_text", "required", "dimension", "options")
 
 
-def validate_questionnaire(questions: Any) -> list[dict[str, Any]]:
-    """Return the questionnaire with defaults filled in, or raise ValidationError naming each problem."""
-    if not isinstance(questions, list):
-        raise ValidationError("The questionnaire must be a JSON list of questions, e.g. [{\"key\": ...}, ...].")
+def default_instrument() -> Instrument:
+    """The shared preset a study asks when the researcher writes no questions of their own."""
+    return presets.install_preset(presets.CHAT_PRESET)
+
+
+def questions_to_json(instrument: Instrument | None) -> list[dict[str, Any]]:
+    """The instrument's questions in the format researchers edit (empty fields left out)."""
+    if instrument is None:
+        return []
+    written = []
+    for question in instrument.questions.all():
+        item: dict[str, Any] = {"key": question.key, "kind": question.kind, "prompt": question.prompt}
+        for name in ("label", "help_text", "dimension"):
+            if getattr(question, name):
+                item[name] = getattr(question, name)
+        item["required"] = question.required
+        if question.options:
+            item["options"] = question.options
+        written.append(item)
+    return written
+
+
+def questions_from_json(data: Any) -> list[Question]:
+    """Unsaved questions (positions in order, bounds set) from the researcher's JSON, or ValidationError
+    listing every problem as ``Question <n>, field '<field>': <what to do>``."""
+    if not isinstance(data, list):
+        raise ValidationError(
+            'The questionnaire must be a JSON list of questions, e.g. [{"key": "goal", "kind": "likert", ...}].'
+        )
     problems: list[str] = []
-    cleaned: list[dict[str, Any]] = []
-    seen_keys: set[str] = set()
-    for number, question in enumerate(questions, start=1):
+    questions: list[Question] = []
+    first_use: dict[str, int] = {}
+    for number, item in enumerate(data, start=1):
         where = f"Question {number}"
-        if not isinstance(question, dict):
-            problems.append(f"{where}: must be an object with key, kind and label, not {_json_type(question)}.")
+        if not isinstance(item, dict):
+            problems.append(f"{where}: must be an object with a key, a kind, a prompt and options.")
             continue
-        before = len(problems)
-        key, kind = question.get("key"), question.get("kind")
-        if not isinstance(key, str) or not KEY_PATTERN.match(key):
-            problems.append(f"{where}, field 'key': use letters, digits and underscores (at most 50), "
-                            f"starting with a letter, e.g. \"goal\".")
-        elif key in seen_keys:
-            problems.append(f"{where}, field 'key': \"{key}\" is already used by an earlier question.")
-        else:
-            seen_keys.add(key)
-        if kind not in KINDS:
-            problems.append(f"{where}, field 'kind': must be one of {', '.join(KINDS)}.")
-        label = question.get("label")
-        if not isinstance(label, str) or not label.strip():
-            problems.append(f"{where}, field 'label': the question text is missing.")
-        if "required" in question and not isinstance(question["required"], bool):
-            problems.append(f"{where}, field 'required': must be true or false.")
-        allowed = COMMON_FIELDS | KIND_FIELDS.get(kind, set())
-        unknown = sorted(set(question) - allowed)
-        if unknown and kind in KINDS:
-            problems.append(f"{where}: unknown field{'s' if len(unknown) > 1 else ''} "
-                            f"{', '.join(repr(u) for u in unknown)} for a {kind} question.")
-        if kind == "likert":
-            problems.extend(_likert_problems(where, question))
-        elif kind == "choice":
-            problems.extend(_choice_problems(where, question))
-        elif kind == "text":
-            problems.extend(_text_problems(where, question))
-        if len(problems) == before:
-            cleaned.append(_with_defaults(question))
+        found = _item_problems(item)
+        key = item.get("key")
+        if isinstance(key, str) and key:
+            if key in first_use:
+                found.append(("key", f"“{key}” is already the key of question {first_use[key]}"))
+            else:
+                first_use[key] = number
+        question = None
+        if not found:
+            question = Question(
+                key=key, position=number - 1, kind=item["kind"], prompt=item["prompt"].strip(),
+                label=item.get("label", "").strip(), help_text=item.get("help_text", "").strip(),
+                required=item.get("required", True), scope=Question.Scope.EPISODE, rationale="none",
+                options=item.get("options", {}), dimension=item.get("dimension", ""),
+            )
+            found = [_split(problem, key) for problem in checks.question_problems(question)]
+        problems.extend(f"{where}, field '{field}': {message}" for field, message in found)
+        if question is not None and not found:
+            questions.append(question)
     if problems:
         raise ValidationError(problems)
-    return cleaned
+    if questions:
+        checks.check_questions(questions)  # passes by now; it sets each numeric question's bounds
+    return questions
 
 
-def _likert_problems(where: str, question: dict[str, Any]) -> list[str]:
-    low, high = question.get("low"), question.get("high")
+def _item_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for what the instruments' checks cannot be asked about: unknown fields and types."""
     problems = [
-        f"{where}, field '{name}': must be a whole number."
-        for name, value in (("low", low), ("high", high))
-        if not _is_int(value)
+        (name, f"not a field of a question; use {', '.join(QUESTION_FIELDS)}") for name in item
+        if name not in (*QUESTION_FIELDS, "scope")  # the scope is named below, more usefully
     ]
-    if not problems:
-        if high <= low:
-            problems.append(f"{where}, field 'high': must be greater than 'low' ({low}).")
-        elif high - low + 1 > MAX_SCALE_POINTS:
-            problems.append(f"{where}, field 'high': a scale has at most {MAX_SCALE_POINTS} points.")
-    for name in ("low_label", "high_label"):
-        if name in question and not isinstance(question[name], str):
-            problems.append(f"{where}, field '{name}': must be text.")
+    if not isinstance(item.get("key"), str) or not item.get("key"):
+        problems.append(("key", "give a short name of letters, digits, hyphens or underscores, e.g. \"goal\""))
+    if item.get("kind") not in PARTICIPANT_KINDS:
+        problems.append(("kind", f"use one of {', '.join(PARTICIPANT_KINDS)}"))
+    if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
+        problems.append(("prompt", "write the question the participant reads"))
+    for name in TEXT_FIELDS[1:]:
+        if name in item and not isinstance(item[name], str):
+            problems.append((name, "must be text"))
+    if isinstance(item.get("label"), str) and len(item["label"].strip()) > LABEL_MAX_LENGTH:
+        problems.append(("label", f"keep it to {LABEL_MAX_LENGTH} characters"))
+    if "required" in item and not isinstance(item["required"], bool):
+        problems.append(("required", "must be true or false"))
+    if "options" in item and not isinstance(item["options"], dict):
+        problems.append(("options", "must be an object of named options, e.g. {\"max_length\": 500}"))
+    if "scope" in item:
+        problems.append(("scope", "participants answer every question once, about their own conversation; "
+                                  "leave the scope out"))
     return problems
 
 
-def _choice_problems(where: str, question: dict[str, Any]) -> list[str]:
-    options = question.get("options")
-    if not isinstance(options, list) or len(options) < 2:
-        return [f"{where}, field 'options': list at least two answers to choose from."]
-    if not all(isinstance(option, str) and option.strip() for option in options):
-        return [f"{where}, field 'options': every option must be non-empty text."]
-    if len(set(options)) != len(options):
-        return [f"{where}, field 'options': options must differ from each other."]
-    return []
+def _split(problem: str, key: str) -> tuple[str, str]:
+    """A problem of ``checks.question_problems`` (``<key>: <field>: <message>``) as (field, message)."""
+    field, _, message = problem.removeprefix(f"{key}: ").partition(": ")
+    return field, message
 
 
-def _text_problems(where: str, question: dict[str, Any]) -> list[str]:
-    if "max_chars" in question and not (_is_int(question["max_chars"]) and question["max_chars"] > 0):
-        return [f"{where}, field 'max_chars': must be a whole number above 0."]
-    return []
-
-
-def _with_defaults(question: dict[str, Any]) -> dict[str, Any]:
-    return {**question, "label": question["label"].strip(), "required": question.get("required", True)}
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _json_type(value: Any) -> str:
-    return {str: "a string", int: "a number", float: "a number", list: "a list", bool: "true/false"}.get(
-        type(value), "null"
+def same_questions(instrument: Instrument | None, questions: list[Question]) -> bool:
+    """Whether ``instrument`` asks exactly ``questions`` (same order, wording, kinds and options)."""
+    if instrument is None:
+        return not questions
+    stored = list(instrument.questions.all())
+    return len(stored) == len(questions) and all(
+        all(getattr(old, name) == getattr(new, name) for name in SAME_QUESTION)
+        for old, new in zip(stored, questions, strict=True)
     )
 
 
-# The participant's form
+def save_questionnaire(study: ChatStudy, questions: list[Question] | None) -> Instrument | None:
+    """Point ``study`` (saved) at an instrument asking ``questions`` and return it; None asks the default preset.
 
-
-def scale_choices(question: dict[str, Any]) -> list[tuple[int, str]]:
-    """The points of a Likert question, the two ends carrying their labels."""
-    low, high = question["low"], question["high"]
-    labels = {low: question.get("low_label", ""), high: question.get("high_label", "")}
-    return [
-        (point, f"{point} – {labels[point]}" if labels.get(point) else str(point)) for point in range(low, high + 1)
-    ]
-
-
-def questionnaire_form(questions: list[dict[str, Any]], data: Any = None) -> forms.Form:
-    """A form with one field per question; a missing required answer is named by its number and text."""
-    form = forms.Form(data)
-    for number, question in enumerate(questions, start=1):
-        required = question.get("required", True)
-        messages = {"required": f"Please answer question {number}: “{question['label']}”."}
-        if question["kind"] == "likert":
-            field: forms.Field = forms.TypedChoiceField(
-                choices=scale_choices(question), coerce=int, empty_value=None, widget=forms.RadioSelect,
-                required=required,
-                error_messages={**messages, "invalid_choice": f"Question {number}: choose one of the points."},
-            )
-        elif question["kind"] == "choice":
-            field = forms.ChoiceField(
-                choices=[(option, option) for option in question["options"]], widget=forms.RadioSelect,
-                required=required,
-                error_messages={**messages, "invalid_choice": f"Question {number}: choose one of the answers."},
-            )
-        else:
-            limit = question.get("max_chars", DEFAULT_MAX_CHARS)
-            field = forms.CharField(
-                max_length=limit, widget=forms.Textarea(attrs={"rows": 4, "style": "width: 100%"}), required=required,
-                error_messages={**messages,
-                                "max_length": f"Question {number}: please keep the answer under {limit} characters."},
-            )
-        field.label = question["label"]
-        field.number = number  # for templates: "Question 2"
-        field.kind = question["kind"]
-        field.say_optional = not required and "optional" not in question["label"].lower()
-        form.fields[question["key"]] = field
-    return form
-
-
-def save_answers(participant: Participant, answers: dict[str, Any]) -> bool:
-    """Store the answers and finish the participant, all at once; False if they had already finished.
-
-    Only a participant at the questionnaire stage can submit, so a second submission (a double
-    click, a back button) never overwrites the first.
+    Unchanged questions keep the study's instrument; the default preset's questions use the preset.
+    Otherwise the study's own instrument is changed in place while it is unanswered and no other
+    study asks it; else a new one is made, the next version of the study's own instrument (one
+    that participants answered stays as they answered it) or, the first time, a new team
+    instrument. An empty list asks nothing.
     """
+    current = study.instrument
     with transaction.atomic():
-        current = Participant.objects.select_for_update().get(pk=participant.pk)
-        if current.stage != Participant.Stage.QUESTIONNAIRE:
-            return False
-        now = timezone.now()
-        current.answers = answers
-        current.stage = Participant.Stage.DONE
-        current.finished_at = now
-        current.last_seen_at = now
-        current.save(update_fields=["answers", "stage", "finished_at", "last_seen_at"])
-    participant.refresh_from_db(fields=["answers", "stage", "finished_at", "last_seen_at"])
-    return True
+        if questions is None:
+            target = default_instrument()
+        elif same_questions(current, questions):
+            return current
+        elif not questions:
+            target = None
+        elif same_questions(default_instrument(), questions):
+            target = default_instrument()
+        elif current is not None and current.team_id == study.team_id and _changeable(current, study):
+            target = current
+            target.questions.all().delete()
+        elif current is not None and current.team_id == study.team_id:
+            target = versions.new_version(current)
+            target.questions.all().delete()
+        else:
+            name = f"Chat questionnaire: {study.title}"[:200]
+            target = Instrument.objects.create(
+                team_id=study.team_id, name=name, version=versions.next_version(name),
+                preset=current.preset if current is not None else "",
+                description=f"Asked after the chat in the study “{study.title}” (/s/{study.slug}/).",
+            )
+        if target is not None and not target.questions.exists():
+            for question in questions:
+                question.pk, question.instrument = None, target
+            Question.objects.bulk_create(questions)
+        study.instrument = target
+        study.save(update_fields=["instrument"])
+    return target
+
+
+def _changeable(instrument: Instrument, study: ChatStudy) -> bool:
+    """Whether the study may change ``instrument``'s questions in place: nobody answered it, nothing else asks it."""
+    fresh = Instrument.objects.select_for_update().get(pk=instrument.pk)  # a submission freezes it meanwhile
+    if fresh.frozen or fresh.responses.exists():
+        return False
+    return not instrument.chat_studies.exclude(pk=study.pk).exists()

@@ -1,4 +1,5 @@
-"""The instruments Parley ships: SocialVeil's human evaluation, Sotopia-EVAL, SHREC spans, ProMediate.
+"""The instruments Parley ships: SocialVeil's human evaluation, Sotopia-EVAL, SHREC spans, ProMediate,
+and the questionnaire chat participants answer by default.
 
 Each preset is a ``PresetSpec`` of ``QuestionSpec`` rows; ``install_preset`` makes the shared
 instrument (no team: every team may use it, none may change it) the first time a study asks for it.
@@ -340,12 +341,63 @@ def preset_misfit(key: str, seats: int) -> str:
     return spec.seats_reason
 
 
+CHAT_QUESTIONNAIRE = PresetSpec(
+    name="Chat questionnaire",
+    description=(
+        "What a participant is asked after chatting with an agent: how far they reached their goal, how "
+        "much confusion was left and how well the two sides understood each other (SocialVeil's scales, "
+        "from the participant's side), and an optional comment."
+    ),
+    questions=(
+        QuestionSpec(
+            key="goal", kind=Kind.LIKERT, prompt="How well did you reach your character's goal?",
+            options=_anchors(
+                (1, "not at all", "Nothing of what your character wanted came about."),
+                (2, "a little", "A small part of the goal was reached, or only in words."),
+                (3, "partly", "About half of what your character wanted came about."),
+                (4, "mostly", "The main goal was reached; some details were not."),
+                (5, "completely", "Everything your character wanted came about."),
+            ),
+        ),
+        QuestionSpec(
+            key="unresolved_confusion", kind=Kind.LIKERT, dimension="unresolved_confusion",
+            prompt="How much confusion was left at the end of the conversation?",
+            options=_anchors(
+                (1, "a great deal: it never made sense", "You still do not know what the other side meant."),
+                (2, "much", "Important points stayed unclear."),
+                (3, "some", "Some points stayed unclear, others were cleared up."),
+                (4, "little", "Only small details stayed unclear."),
+                (5, "none: everything was cleared up", "By the end you understood everything that was said."),
+            ),
+        ),
+        QuestionSpec(
+            key="mutual_understanding", kind=Kind.LIKERT, dimension="mutual_understanding",
+            prompt="How well did you and the other side understand each other?",
+            options=_anchors(
+                (1, "not at all", "You talked past each other."),
+                (2, "a little", "You understood each other on a few points only."),
+                (3, "partly", "You understood each other on some points and not on others."),
+                (4, "well", "You understood each other on most points."),
+                (5, "fully", "You understood each other's views and aims."),
+            ),
+        ),
+        QuestionSpec(
+            key="comment", kind=Kind.TEXT, required=False,
+            prompt="Anything you want to tell us about the conversation? (optional)",
+            options={"max_length": DEFAULT_TEXT_MAX_LENGTH},
+        ),
+    ),
+)
+
 PRESETS: dict[str, PresetSpec] = {
     "socialveil": SOCIALVEIL,
     "sotopia-eval": SOTOPIA_EVAL,
     "shrec-spans": SHREC_SPANS,
     "promediate": PROMEDIATE,
 }
+# Presets participants answer after a chat (not offered to annotation studies).
+CHAT_PRESET = "chat-questionnaire"
+PARTICIPANT_PRESETS: dict[str, PresetSpec] = {CHAT_PRESET: CHAT_QUESTIONNAIRE}
 
 
 def install_preset(key: str) -> Instrument:
@@ -355,10 +407,11 @@ def install_preset(key: str) -> Instrument:
     from two processes at once. Should an instrument of another origin already use the preset's
     name, the preset takes the next free version of that name.
     """
+    known = {**PRESETS, **PARTICIPANT_PRESETS}
     try:
-        spec = PRESETS[key]
+        spec = known[key]
     except KeyError:
-        raise ValueError(f"unknown preset {key!r}; known presets: {', '.join(PRESETS)}") from None
+        raise ValueError(f"unknown preset {key!r}; known presets: {', '.join(known)}") from None
     for attempt in range(3):
         existing = Instrument.objects.filter(preset=key, team__isnull=True).order_by("-version", "-pk").first()
         if existing is not None:

@@ -189,7 +189,7 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
              for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
     analysed = _kind_of_named(filters, named)
     presets = Q(instrument__team__isnull=True, instrument__preset__in=[r.preset for r in rubrics.JUDGE_RUBRICS])
-    questions = Question.objects.filter(presets | Q(pk__in={row[6] for row in found})).order_by(
+    questions = Question.objects.filter(presets | Q(pk__in={row[8] for row in found})).order_by(
         "instrument_id", "position"
     ).values_list("pk", "dimension", "scope", "low", "high", "label", "key")
     scores = Scores(analysed, named=named)

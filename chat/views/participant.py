@@ -35,6 +35,7 @@ from ..access import (
     settle_stage,
     take_over,
 )
+from ..answers import QuestionnaireForm, save_answers
 from ..assignment import StudyFull, assign
 from ..briefing import build_briefing
 from ..flow import (
@@ -51,7 +52,6 @@ from ..flow import (
 )
 from ..lifecycle import end_message, ended_by_participant
 from ..models import ChatStudy, Participant
-from ..questionnaire import questionnaire_form, save_answers
 
 ParticipantView = Callable[[HttpRequest, ChatStudy, Participant], HttpResponse]
 
@@ -260,10 +260,9 @@ def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> Ht
 @participant_page(Participant.Stage.QUESTIONNAIRE)
 def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
     """The study's questions after the chat; submitting stores every answer at once and finishes."""
-    questions = study.questionnaire or []
-    form = questionnaire_form(questions, request.POST if request.method == "POST" else None)
+    form = QuestionnaireForm(study.instrument, request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        save_answers(participant, form.cleaned_data)
+        save_answers(participant, form)
         return redirect("chat:done", slug=study.slug)
     end_reason = participant.episode.end_reason if participant.episode else ""
     left = bool(end_reason) and ended_by_participant(participant.episode, end_reason)

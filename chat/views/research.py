@@ -24,8 +24,9 @@ from benchmark.models import Episode, Scenario
 from benchmark.permissions import researcher_required
 
 from ..access import release, researcher_chat_studies
+from ..answers import answer_table
 from ..assignment import FINISHED_STAGES, ON_THE_WAY_STAGES, Cell, design_cells
-from ..exports import answer_keys, participants_csv
+from ..exports import participants_csv
 from ..forms import ChatStudyForm
 from ..models import ChatCondition, ChatStudy, Participant
 from ..monitor import active_sessions, with_turn_summary
@@ -183,15 +184,18 @@ def transcript(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """One participant's conversation, read-only: seats, every turn, how it ended, their answers."""
     study = get_object_or_404(researcher_chat_studies(request.user), slug=slug)
     participant = get_object_or_404(
-        Participant.objects.select_related("scenario", "barrier", "episode"), study=study, pk=pk
+        Participant.objects.select_related("scenario", "barrier", "episode", "response__instrument"),
+        study=study, pk=pk,
     )
     seats, turns = [], []
     if participant.episode is not None:
         seats = list(participant.episode.seats.select_related("character", "role"))
         turns = list(participant.episode.turns.select_related("seat__character"))
-    stored = participant.answers if isinstance(participant.answers, dict) else {}
-    labels = {q.get("key"): q.get("label", q.get("key")) for q in study.questionnaire or [] if isinstance(q, dict)}
-    answers = [(labels.get(key, key), stored[key]) for key in answer_keys(study, [stored]) if key in stored]
+    answers = []
+    if participant.response_id is not None:
+        table = answer_table(participant.response.instrument, [participant])
+        found = table.answers[participant.pk]
+        answers = [(table.prompts[key], found.get(key, "")) for key in table.keys]
     context = {
         "study": study,
         "participant": participant,

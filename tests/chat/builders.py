@@ -14,10 +14,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Episode, Scenario, Seat, Turn
+from benchmark.instruments.values import check_value
+from benchmark.models import Answer, Episode, Response, Scenario, Seat, Turn
 from chat.access import claim
+from chat.answers import answer_table, participant_respondent
 from chat.assignment import assign
 from chat.models import ChatCondition, ChatStudy, Participant
+from chat.questionnaire import default_instrument, questions_from_json, save_questionnaire
 from tests.builders import default_team, get_barrier, make_scenario, make_user
 
 _numbers = count(1)
@@ -31,7 +34,9 @@ def make_chat_study(
     **fields: Any,
 ) -> ChatStudy:
     """A chat study over ``scenarios`` (a number of fresh two-role scenarios, or given ones) and
-    ``conditions`` (barrier keys), each cell wanting ``target`` participants; the agent is scripted."""
+    ``conditions`` (barrier keys), each cell wanting ``target`` participants; the agent is scripted.
+    ``questions`` (the study form's JSON format) replace the default questionnaire."""
+    questions = fields.pop("questions", None)
     number = next(_numbers)
     fields.setdefault("slug", f"chat-study-{number}")
     fields.setdefault("title", f"Chat study {number}")
@@ -40,7 +45,10 @@ def make_chat_study(
     fields.setdefault("team", default_team())
     if "created_by" not in fields:
         fields["created_by"] = make_user(staff=True)
+    fields.setdefault("instrument", default_instrument())
     study = ChatStudy.objects.create(**fields)
+    if questions is not None:
+        save_questionnaire(study, questions_from_json(questions))
     if isinstance(scenarios, int):
         chosen = [make_scenario(team=study.team) for _ in range(scenarios)]
     else:
@@ -131,3 +139,27 @@ def chat_until(participant: Participant, participant_turns: int) -> None:
     ):
         Turn.objects.create(episode=participant.episode, index=index, seat=seats[index % 2], content=f"Turn {index}.")
         index += 1
+
+
+def answers_of(participant: Participant) -> dict[str, str]:
+    """The participant's stored answers as text by question key (what the CSV shows); empty before they answer."""
+    participant.refresh_from_db(fields=["response"])
+    return answer_table(None, [participant]).answers.get(participant.pk, {})
+
+
+def give_answers(participant: Participant, answers: dict[str, str]) -> Response:
+    """Store ``answers`` (text by key) as the participant's response to their study's questionnaire, as a
+    submission would: each checked against its question, the instrument frozen."""
+    instrument = participant.study.instrument
+    questions = {question.key: question for question in instrument.questions.all()}
+    response = Response.objects.create(
+        instrument=instrument, episode=participant.episode, respondent=participant_respondent(participant)
+    )
+    for key, text in answers.items():
+        value, number, problem = check_value(questions[key], text)
+        assert not problem, problem
+        Answer.objects.create(response=response, question=questions[key], value=value, number=number)
+    Participant.objects.filter(pk=participant.pk).update(response=response)
+    instrument.frozen_at = instrument.frozen_at or timezone.now()
+    instrument.save(update_fields=["frozen_at"])
+    return response

@@ -12,11 +12,19 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Episode, Relationship, Seat
+from benchmark.models import Episode, Relationship, Response, Seat
 from chat.access import SESSION_KEY
 from chat.models import ChatStudy, Participant
 from tests.builders import make_character, make_scenario, make_user
-from tests.chat.builders import chat_until, entry_url, join, make_chat_study, make_participant, sign_in
+from tests.chat.builders import (
+    answers_of,
+    chat_until,
+    entry_url,
+    join,
+    make_chat_study,
+    make_participant,
+    sign_in,
+)
 from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
@@ -489,7 +497,7 @@ def test_the_questionnaire_shows_likert_scales_with_their_end_labels(client, stu
 
     assert "How well did you reach your character&#x27;s goal?" in page
     assert page.count('type="radio"') == 15
-    assert "1 – not at all" in page and "5 – completely" in page
+    assert "1 – not at all" in page and "3 – partly" in page and "5 – completely" in page
     assert "<textarea" in page
     assert "Anything you want to tell us about the conversation? (optional)" in page
     assert '<span class="muted">(optional)</span>' not in page  # the label already says so
@@ -506,7 +514,7 @@ def test_missing_required_answers_are_named_by_question(client, study):
     assert "Please answer question 1" not in response.text
     participant.refresh_from_db()
     assert participant.stage == STAGE.QUESTIONNAIRE
-    assert participant.answers == {}
+    assert participant.response is None
 
 
 def test_an_answer_off_the_scale_is_refused(client, study):
@@ -516,7 +524,7 @@ def test_an_answer_off_the_scale_is_refused(client, study):
         url("questionnaire", study), {"goal": "9", "unresolved_confusion": "3", "mutual_understanding": "3"}
     )
 
-    assert "Question 1: choose one of the points." in response.text
+    assert "Question 1: choose a value from 1 to 5." in response.text
 
 
 def test_submitting_stores_the_answers_and_finishes(client, study):
@@ -531,9 +539,18 @@ def test_submitting_stores_the_answers_and_finishes(client, study):
     participant.refresh_from_db()
     assert participant.stage == STAGE.DONE
     assert participant.finished_at is not None
-    assert participant.answers == {
-        "goal": 4, "unresolved_confusion": 2, "mutual_understanding": 5, "comment": "It was odd."
+    assert answers_of(participant) == {
+        "goal": "4", "unresolved_confusion": "2", "mutual_understanding": "5", "comment": "It was odd."
     }
+    response = participant.response
+    assert (response.respondent.kind, response.respondent.label, response.respondent.user) == (
+        "participant", "answerer", None)
+    assert (response.episode, response.status, response.instrument) == (participant.episode, "submitted",
+                                                                        study.instrument)
+    assert sorted(response.answers.values_list("question__key", "number")) == [
+        ("comment", None), ("goal", 4.0), ("mutual_understanding", 5.0), ("unresolved_confusion", 2.0)]
+    study.instrument.refresh_from_db()
+    assert study.instrument.frozen
 
 
 def test_a_second_submission_changes_nothing(client, study):
@@ -544,8 +561,8 @@ def test_a_second_submission_changes_nothing(client, study):
     response = client.post(url("questionnaire", study), {**answers, "goal": "1"})
 
     assert response.url == url("done", study)
-    participant.refresh_from_db()
-    assert participant.answers["goal"] == 4
+    assert answers_of(participant)["goal"] == "4"
+    assert Response.objects.filter(respondent__kind="participant").count() == 1
 
 
 @pytest.mark.concurrency
@@ -570,20 +587,76 @@ def test_submissions_at_once_store_one_answer_set():
     for participant in participants:
         participant.refresh_from_db()
         assert participant.stage == STAGE.DONE
-        assert participant.answers["goal"] == participant.answers["unresolved_confusion"]  # one post's, whole
+        answers = answers_of(participant)
+        assert answers["goal"] == answers["unresolved_confusion"]  # one post's, whole
 
 
 def test_a_custom_choice_question_is_asked_and_stored(client):
-    study = make_chat_study(questionnaire=[
-        {"key": "side", "kind": "choice", "label": "Who gave in?", "options": ["me", "them", "nobody"]},
+    study = make_chat_study(questions=[
+        {"key": "side", "kind": "categorical", "prompt": "Who gave in?", "options": {"choices": [
+            {"value": value, "label": value.capitalize()} for value in ("me", "them", "nobody")]}},
     ])
     participant = at_questionnaire(client, study)
     assert "Who gave in?" in client.get(url("questionnaire", study)).text
 
     client.post(url("questionnaire", study), {"side": "nobody"})
 
+    assert answers_of(participant) == {"side": "nobody"}
+
+
+OTHER_KINDS = [
+    {"key": "agreed", "kind": "yes_no", "prompt": "Did you agree?"},
+    {"key": "calm", "kind": "slider", "prompt": "How calm were you?",
+     "options": {"min": 0, "max": 10, "step": 2, "labels": {"min": "tense", "max": "calm"}}},
+    {"key": "minutes", "kind": "slider", "prompt": "Minutes it felt like?",
+     "options": {"min": 0, "max": 60, "step": 1}},
+    {"key": "topics", "kind": "multi_label", "prompt": "What came up?", "required": False,
+     "options": {"choices": [{"value": v, "label": v.title()} for v in ("money", "time", "family")], "max": 2}},
+]
+
+
+def test_yes_no_sliders_and_multi_label_questions_are_asked_and_stored(client):
+    study = make_chat_study(questions=OTHER_KINDS)
+    participant = at_questionnaire(client, study)
+
+    page = client.get(url("questionnaire", study)).text
+    assert "0 – tense" in page and "10 – calm" in page and 'type="number"' in page
+    assert page.count('type="checkbox"') == 3
+
+    response = client.post(url("questionnaire", study),
+                           {"agreed": "yes", "calm": "6", "minutes": "12", "topics": ["time", "money"]})
+
+    assert response.url == url("done", study)
+    assert answers_of(participant) == {"agreed": "yes", "calm": "6", "minutes": "12", "topics": "money; time"}
+
+
+@pytest.mark.parametrize(("posted", "message"), [
+    ({"calm": "5"}, "Question 2: choose a value from 0 to 10."),
+    ({"minutes": "61"}, "Question 3: choose a value from 0 to 60."),
+    ({"minutes": "1.5"}, "Question 3: choose a whole number from 0 to 60."),
+    ({"topics": ["money", "time", "family"]}, "Question 4: pick at most 2 of: Money, Time, Family."),
+    ({"agreed": "maybe"}, "Question 1: choose one of: Yes, No."),
+])
+def test_answers_the_question_does_not_allow_are_refused_by_number(client, posted, message):
+    study = make_chat_study(questions=OTHER_KINDS)
+    participant = at_questionnaire(client, study)
+
+    response = client.post(url("questionnaire", study), {"agreed": "no", "calm": "4", "minutes": "3", **posted})
+
+    assert message in response.text
     participant.refresh_from_db()
-    assert participant.answers == {"side": "nobody"}
+    assert (participant.stage, participant.response) == (STAGE.QUESTIONNAIRE, None)
+
+
+def test_a_study_without_questions_finishes_without_a_response(client):
+    study = make_chat_study(questions=[])
+    participant = at_questionnaire(client, study)
+
+    assert "Finish" in client.get(url("questionnaire", study)).text
+    client.post(url("questionnaire", study), {})
+
+    participant.refresh_from_db()
+    assert (participant.stage, participant.response) == (STAGE.DONE, None)
 
 
 # Completion

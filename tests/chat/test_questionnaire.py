@@ -1,30 +1,41 @@
-"""The questionnaire schema researchers write: what is accepted, and how problems are named."""
+"""The questionnaire researchers write: the instruments' question format, problems named by number and field."""
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from chat.models import default_questionnaire
-from chat.questionnaire import questionnaire_form, scale_choices, validate_questionnaire
+from benchmark.instruments.presets import CHAT_PRESET, CHAT_QUESTIONNAIRE
+from chat.questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
+from tests.chat.builders import give_answers, make_chat_study, make_participant
+
+pytestmark = pytest.mark.django_db
+
+TEXT = {"key": "note", "kind": "text", "prompt": "Any notes?"}
 
 
 def problems(questions):
     with pytest.raises(ValidationError) as caught:
-        validate_questionnaire(questions)
+        questions_from_json(questions)
     return caught.value.messages
 
 
-def test_the_default_questionnaire_is_valid():
-    assert validate_questionnaire(default_questionnaire()) == default_questionnaire()
+def test_the_default_is_the_shared_preset_and_reads_back_unchanged():
+    instrument = default_instrument()
+
+    assert (instrument.team, instrument.preset, instrument.name) == (None, CHAT_PRESET, CHAT_QUESTIONNAIRE.name)
+    questions = questions_from_json(questions_to_json(instrument))
+    assert [q.key for q in questions] == ["goal", "unresolved_confusion", "mutual_understanding", "comment"]
+    assert [(q.low, q.high) for q in questions[:3]] == [(1, 5)] * 3
 
 
-def test_defaults_are_filled_in():
-    (question,) = validate_questionnaire([{"key": "note", "kind": "text", "label": " Any notes? "}])
+def test_a_question_gets_its_position_scope_and_defaults():
+    (question,) = questions_from_json([{**TEXT, "prompt": " Any notes? "}])
 
-    assert question == {"key": "note", "kind": "text", "label": "Any notes?", "required": True}
+    assert (question.key, question.position, question.scope, question.required, question.prompt) == (
+        "note", 0, "episode", True, "Any notes?")
 
 
-def test_an_empty_questionnaire_is_allowed():
-    assert validate_questionnaire([]) == []
+def test_an_empty_questionnaire_asks_nothing():
+    assert questions_from_json([]) == []
 
 
 def test_a_questionnaire_must_be_a_list():
@@ -32,59 +43,54 @@ def test_a_questionnaire_must_be_a_list():
 
 
 def test_a_question_must_be_an_object():
-    assert problems(["goal?"]) == ["Question 1: must be an object with key, kind and label, not a string."]
+    assert problems(["goal?"]) == ["Question 1: must be an object with a key, a kind, a prompt and options."]
 
 
 def test_unknown_fields_are_named():
-    (message,) = problems([{"key": "a", "kind": "text", "label": "A", "lable": "typo"}])
+    (message,) = problems([{**TEXT, "lable": "typo"}])
 
-    assert message == "Question 1: unknown field 'lable' for a text question."
+    assert message.startswith("Question 1, field 'lable': not a field of a question; use key, kind, prompt")
 
 
 @pytest.mark.parametrize(("question", "expected"), [
-    ({"key": "1st", "kind": "text", "label": "A"}, "Question 1, field 'key'"),
-    ({"key": "a", "kind": "likert", "label": "A", "low": 1, "high": 20}, "at most 11 points"),
-    ({"key": "a", "kind": "likert", "label": "A", "low": 1.5, "high": 5}, "field 'low': must be a whole number"),
-    ({"key": "a", "kind": "likert", "label": "A", "low": 1, "high": 5, "low_label": 3}, "field 'low_label'"),
-    ({"key": "a", "kind": "choice", "label": "A", "options": ["only"]}, "at least two"),
-    ({"key": "a", "kind": "choice", "label": "A", "options": ["x", "x"]}, "differ"),
-    ({"key": "a", "kind": "text", "label": "A", "max_chars": 0}, "field 'max_chars'"),
-    ({"key": "a", "kind": "text", "label": "A", "required": "yes"}, "field 'required': must be true or false"),
+    ({**TEXT, "key": "a b"}, "Question 1, field 'key': use up to 50 letters, digits, hyphens or underscores"),
+    ({**TEXT, "kind": "span"}, "Question 1, field 'kind': use one of likert"),
+    ({**TEXT, "kind": "multiple_choice"}, "Question 1, field 'kind'"),
+    ({**TEXT, "required": "yes"}, "Question 1, field 'required': must be true or false"),
+    ({**TEXT, "options": []}, "Question 1, field 'options': must be an object"),
+    ({**TEXT, "options": {"max_length": 0}}, "Question 1, field 'options.max_length': must be a whole number"),
+    ({**TEXT, "dimension": "goal"}, "Question 1, field 'dimension': only Likert and slider questions"),
+    ({"key": "a", "kind": "categorical", "prompt": "A?", "options": {"choices": [{"value": "x", "label": "X"}]}},
+     "Question 1, field 'options.choices': give at least two choices"),
+    ({"key": "a", "kind": "slider", "prompt": "A?", "options": {"min": 5, "max": 1, "step": 1}},
+     "Question 1, field 'options.max': must be greater than min (5)"),
 ])
 def test_each_problem_names_the_question_and_field(question, expected):
-    assert any(expected in message for message in problems([question]))
+    assert any(message.startswith(expected) for message in problems([question])), problems([question])
 
 
 def test_problems_in_several_questions_are_all_reported():
-    messages = problems([
-        {"key": "a", "kind": "text", "label": ""},
-        {"key": "b", "kind": "text", "label": "fine"},
-        {"key": "c", "kind": "nope", "label": "C"},
-    ])
+    messages = problems([{**TEXT, "prompt": ""}, {**TEXT, "key": "fine"}, {**TEXT, "key": "c", "kind": "nope"}])
 
-    assert [message.split(",")[0].split(":")[0] for message in messages] == ["Question 1", "Question 3"]
+    assert [message.split(",")[0] for message in messages] == ["Question 1", "Question 3"]
 
 
-def test_likert_end_labels_go_on_the_end_points():
-    question = {"key": "a", "kind": "likert", "label": "A", "low": 0, "high": 3, "low_label": "no", "high_label": "yes"}
+def test_saving_the_default_questions_asks_the_preset():
+    study = make_chat_study(questions=[TEXT])
 
-    assert scale_choices(question) == [(0, "0 – no"), (1, "1"), (2, "2"), (3, "3 – yes")]
+    save_questionnaire(study, questions_from_json(questions_to_json(default_instrument())))
 
-
-def test_an_unanswered_optional_likert_question_is_stored_as_none():
-    questions = validate_questionnaire([{"key": "a", "kind": "likert", "label": "A", "low": 1, "high": 5,
-                                         "required": False}])
-
-    form = questionnaire_form(questions, {})
-
-    assert form.is_valid()
-    assert form.cleaned_data == {"a": None}
+    assert study.instrument == default_instrument()
 
 
-def test_an_overlong_text_answer_is_refused_by_number():
-    questions = validate_questionnaire([{"key": "a", "kind": "text", "label": "A", "max_chars": 5}])
+def test_an_answered_preset_is_never_changed_by_a_study():
+    study = make_chat_study()
+    give_answers(make_participant(study, stage="done"), {"goal": "3"})
+    questions = questions_to_json(default_instrument())
+    questions[0]["prompt"] = "Did you get what you wanted?"
 
-    form = questionnaire_form(questions, {"a": "far too long"})
+    save_questionnaire(study, questions_from_json(questions))
 
-    assert not form.is_valid()
-    assert form.errors["a"] == ["Question 1: please keep the answer under 5 characters."]
+    assert study.instrument.team == study.team
+    assert study.instrument.preset == CHAT_PRESET
+    assert default_instrument().questions.get(key="goal").prompt == "How well did you reach your character's goal?"

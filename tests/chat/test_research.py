@@ -14,11 +14,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from benchmark.instruments.presets import CHAT_PRESET
 from benchmark.models import Barrier, Seat, Turn
 from chat.exports import COLUMNS
-from chat.models import ChatStudy, Participant, default_questionnaire
+from chat.models import ChatStudy, Participant
+from chat.questionnaire import default_instrument, questions_to_json
 from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
-from tests.chat.builders import chat_until, make_chat_study, make_participant
+from tests.chat.builders import chat_until, give_answers, make_chat_study, make_participant
 
 pytestmark = pytest.mark.django_db
 
@@ -192,7 +194,10 @@ def test_the_form_offers_a_target_per_barrier_and_the_default_questionnaire(clie
     assert {f"target_{b.key}" for b in Barrier.objects.all()} <= set(form.fields)
     assert form["target_semantic"].initial == 5
     assert form["target_sarcasm"].initial == 0
-    assert json.loads(form["questionnaire"].initial) == default_questionnaire()
+    assert json.loads(form["questionnaire"].initial) == questions_to_json(default_instrument())
+    assert [q["key"] for q in json.loads(form["questionnaire"].initial)] == [
+        "goal", "unresolved_confusion", "mutual_understanding", "comment"
+    ]
 
 
 def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, researcher):
@@ -211,7 +216,7 @@ def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, rese
     assert set(study.scenarios.all()) == set(scenarios)
     assert dict(study.conditions.values_list("barrier__key", "target")) == {"none": 2, "semantic": 3}
     assert study.turn_cap == 16
-    assert study.questionnaire == default_questionnaire()
+    assert (study.instrument.team, study.instrument.preset) == (None, CHAT_PRESET)
 
 
 def test_scenarios_without_two_cast_roles_are_not_offered(client, researcher):
@@ -248,9 +253,13 @@ def test_broken_questionnaire_json_is_refused_with_line_and_column(client, resea
 
 def test_questionnaire_problems_are_named_by_question_and_field(client, researcher):
     questions = [
-        {"key": "goal", "kind": "likert", "label": "Goal?", "low": 1, "high": 5},
-        {"key": "goal", "kind": "likert", "label": "", "low": 5, "high": 1},
-        {"key": "why", "kind": "essay", "label": "Why?"},
+        {"key": "goal", "kind": "likert", "prompt": "Goal?", "options": {"anchors": [
+            {"value": v, "label": str(v), "description": f"Point {v}."} for v in (1, 2, 3)]}},
+        {"key": "goal", "kind": "likert", "prompt": "", "options": {"anchors": [
+            {"value": 1, "label": "low", "description": "Low."},
+            {"value": 3, "label": "high", "description": "High."}]}},
+        {"key": "why", "kind": "essay", "prompt": "Why?"},
+        {"key": "who", "kind": "categorical", "prompt": "Who?", "scope": "seat", "options": {"choices": []}},
     ]
     client.force_login(researcher)
 
@@ -259,11 +268,107 @@ def test_questionnaire_problems_are_named_by_question_and_field(client, research
     )
 
     errors = response.context["form"].errors["questionnaire"]
-    assert "Question 2, field 'key': \"goal\" is already used by an earlier question." in errors
-    assert "Question 2, field 'label': the question text is missing." in errors
-    assert "Question 2, field 'high': must be greater than 'low' (5)." in errors
-    assert "Question 3, field 'kind': must be one of likert, choice, text." in errors
+    assert "Question 2, field 'key': “goal” is already the key of question 1" in errors
+    assert "Question 2, field 'prompt': write the question the participant reads" in errors
+    assert "Question 3, field 'kind': use one of likert, slider, categorical, yes_no, multi_label, text" in errors
+    scope = "Question 4, field 'scope': participants answer every question once"
+    assert any(error.startswith(scope) for error in errors)
     assert not any(error.startswith("Question 1") for error in errors)
+    assert not ChatStudy.objects.exists()
+
+
+def test_option_problems_name_the_question_and_the_options_path(client, researcher):
+    questions = [
+        {"key": "mood", "kind": "likert", "prompt": "Mood?", "options": {"anchors": [
+            {"value": 1, "label": "low", "description": "Low."}, {"value": 3, "label": "mid", "description": "Mid."},
+            {"value": 4, "label": "high", "description": "High."}]}},
+        {"key": "said", "kind": "text", "prompt": "Anything?", "options": {"max_chars": 5}},
+    ]
+    client.force_login(researcher)
+
+    response = client.post(
+        reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire=json.dumps(questions))
+    )
+
+    errors = response.context["form"].errors["questionnaire"]
+    assert ("Question 1, field 'options.anchors[1].value': expected 2 (anchor values must be consecutive whole "
+            "numbers, rising)") in errors
+    assert "Question 2, field 'options.max_chars': text questions take no such option (they take max_length)" in errors
+
+
+def test_own_questions_become_an_instrument_of_the_studys_team(client, researcher):
+    questions = [{"key": "agreed", "kind": "yes_no", "prompt": "Did you agree on something?"},
+                 {"key": "topics", "kind": "multi_label", "prompt": "What came up?", "required": False,
+                  "options": {"choices": [{"value": "money", "label": "Money"}, {"value": "time", "label": "Time"}]}}]
+    client.force_login(researcher)
+
+    response = client.post(
+        reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire=json.dumps(questions))
+    )
+
+    assert response.status_code == 302
+    study = ChatStudy.objects.get(slug="barrier-chats")
+    assert study.instrument.team == study.team
+    assert questions_to_json(study.instrument) == [{**questions[0], "required": True}, questions[1]]
+
+
+def test_an_empty_list_asks_no_questions(client, researcher):
+    client.force_login(researcher)
+
+    client.post(reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire="[]"))
+
+    assert ChatStudy.objects.get(slug="barrier-chats").instrument is None
+
+
+def test_editing_an_answered_questionnaire_makes_a_new_version(client, study, researcher):
+    done = make_participant(study, stage=STAGE.DONE)
+    own = [{"key": "calm", "kind": "slider", "prompt": "How calm were you?", "required": True,
+            "options": {"min": 0, "max": 4, "step": 1}}]
+    client.force_login(researcher)
+    client.post(reverse("chat:study-edit", args=[study.slug]),
+                form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own)))
+    study.refresh_from_db()
+    first = study.instrument
+    give_answers(done, {"calm": "3"})
+    own[0]["prompt"] = "How calm did you stay?"
+
+    client.post(reverse("chat:study-edit", args=[study.slug]),
+                form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own)))
+
+    study.refresh_from_db()
+    assert (study.instrument.name, study.instrument.version) == (first.name, first.version + 1)
+    assert study.instrument.questions.get().prompt == "How calm did you stay?"
+    assert first.questions.get().prompt == "How calm were you?"  # what the participant answered stays
+
+
+def test_editing_an_unanswered_questionnaire_changes_it_in_place(client, study, researcher):
+    own = [{"key": "calm", "kind": "text", "prompt": "Anything?"}]
+    client.force_login(researcher)
+    edit = form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own))
+    client.post(reverse("chat:study-edit", args=[study.slug]), edit)
+    study.refresh_from_db()
+    first = study.instrument
+    own[0]["prompt"] = "Anything else?"
+
+    client.post(reverse("chat:study-edit", args=[study.slug]), {**edit, "questionnaire": json.dumps(own)})
+
+    study.refresh_from_db()
+    assert study.instrument == first
+    assert first.questions.get().prompt == "Anything else?"
+
+
+def test_an_instrument_of_another_team_or_asked_per_seat_is_refused(study):
+    from django.core.exceptions import ValidationError
+
+    from benchmark.instruments.presets import install_preset
+    from benchmark.models import Instrument
+
+    study.instrument = Instrument.objects.create(name="Theirs", team=make_team())
+    with pytest.raises(ValidationError, match="belongs to another team"):
+        study.full_clean()
+    study.instrument = install_preset("sotopia-eval")
+    with pytest.raises(ValidationError, match="asked once per seat"):
+        study.full_clean()
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
@@ -291,16 +396,17 @@ def test_editing_changes_targets_and_drops_conditions_set_to_zero(client, study,
     assert dict(study.conditions.values_list("barrier__key", "target")) == {"none": 4}
 
 
-def test_the_edit_form_shows_the_studys_current_values(client, study, researcher):
-    study.questionnaire = [{"key": "only", "kind": "text", "label": "Say anything", "required": False}]
-    study.save()
+def test_the_edit_form_shows_the_studys_current_values(client, researcher):
+    questions = [{"key": "only", "kind": "text", "prompt": "Say anything", "required": False,
+                  "options": {"max_length": 300}}]
+    study = make_chat_study(slug="own-questions", created_by=researcher, questions=questions)
     client.force_login(researcher)
 
     form = client.get(reverse("chat:study-edit", args=[study.slug])).context["form"]
 
     assert form["target_none"].initial == 2
     assert form["target_emotional"].initial == 0
-    assert json.loads(form["questionnaire"].initial) == study.questionnaire
+    assert json.loads(form["questionnaire"].initial) == questions
 
 
 def test_the_slug_cannot_change_once_participants_used_the_link(client, study, researcher):
@@ -486,7 +592,7 @@ def test_without_finished_chats_there_is_nothing_to_annotate_yet(client, study, 
 def test_the_transcript_shows_seats_turns_the_human_seat_end_reason_and_answers(client, study, researcher):
     participant = make_participant(study, participant_id="reader", stage=STAGE.DONE)
     add_turns(participant, ["Good evening.", "Evening <i>to you</i>."])
-    Participant.objects.filter(pk=participant.pk).update(answers={"goal": 4, "comment": "<img src=x>"})
+    give_answers(participant, {"goal": "4", "comment": "<img src=x>"})
     client.force_login(researcher)
 
     response = client.get(reverse("chat:transcript", args=[study.slug, participant.pk]))
@@ -515,12 +621,19 @@ def test_a_participant_without_an_episode_has_an_empty_transcript(client, study,
 
 
 def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, researcher):
+    earlier = make_participant(study, participant_id="earlier", stage=STAGE.DONE)
+    study.instrument = make_chat_study(questions=[
+        {"key": "goal", "kind": "slider", "prompt": "Goal?", "options": {"min": 1, "max": 5, "step": 1}},
+        {"key": "old_question", "kind": "text", "prompt": "Asked before."},
+    ]).instrument
+    study.save()
+    give_answers(earlier, {"goal": "2", "old_question": "kept"})  # answered an earlier questionnaire
+    study.instrument = default_instrument()
+    study.save()
     done = make_participant(study, participant_id="finisher", stage=STAGE.DONE, prolific_pid="finisher")
     add_turns(done, ["a", "b", "c"])
-    Participant.objects.filter(pk=done.pk).update(
-        answers={"goal": 5, "unresolved_confusion": 4, "mutual_understanding": 3, "comment": "fine, \"really\"",
-                 "old_question": "kept"}
-    )
+    give_answers(done, {"goal": "5", "unresolved_confusion": "4", "mutual_understanding": "3",
+                        "comment": "fine, \"really\""})
     make_participant(study, participant_id="decliner", stage=STAGE.DECLINED)
     client.force_login(researcher)
 
@@ -534,17 +647,37 @@ def test_the_csv_has_a_row_per_participant_with_their_answers(client, study, res
     by_id = {row["participant_id"]: row for row in rows}
     finisher = by_id["finisher"]
     assert (finisher["stage"], finisher["turns"], finisher["participant_turns"]) == ("done", "3", "1")
-    assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "kept")
+    assert (finisher["goal"], finisher["comment"], finisher["old_question"]) == ("5", 'fine, "really"', "")
     assert finisher["condition"] == done.barrier.key
     assert finisher["episode"] == done.episode.external_id
+    before = by_id["earlier"]
+    assert (before["goal"], before["old_question"], before["comment"]) == ("2", "kept", "")
     decliner = by_id["decliner"]
     assert (decliner["stage"], decliner["scenario"], decliner["goal"]) == ("declined", "", "")
 
 
-def test_the_csv_quotes_answers_and_ids_a_spreadsheet_would_run_as_formulas(client, study, researcher):
+def test_the_csv_joins_the_labels_of_a_multi_label_answer(client, researcher):
+    study = make_chat_study(created_by=researcher, questions=[{"key": "topics", "kind": "multi_label", "prompt": "?",
+        "options": {"choices": [{"value": v, "label": v} for v in ("money", "time", "family")]}}])
+    give_answers(make_participant(study, stage=STAGE.DONE), {"topics": "money"})
+    participant = Participant.objects.get(study=study)
+    question = study.instrument.questions.get()
+    participant.response.answers.create(question=question, value="family")
+    client.force_login(researcher)
+
+    row = next(csv.DictReader(io.StringIO(client.get(reverse("chat:export", args=[study.slug])).content.decode())))
+
+    assert row["topics"] == "money; family"
+
+
+def test_the_csv_quotes_answers_and_ids_a_spreadsheet_would_run_as_formulas(client, researcher):
     planted = '=HYPERLINK("http://evil.example","click")'
+    study = make_chat_study(created_by=researcher, questions=[
+        {"key": "mood", "kind": "slider", "prompt": "Mood?", "options": {"min": -1, "max": 1, "step": 0.5}},
+        {"key": "comment", "kind": "text", "prompt": "Anything?"},
+    ])
     participant = make_participant(study, participant_id="@SUM(1+1)", stage=STAGE.DONE)
-    Participant.objects.filter(pk=participant.pk).update(answers={"goal": -1, "comment": planted, "mood": "-0.5"})
+    give_answers(participant, {"mood": "-0.5", "comment": planted})
     client.force_login(researcher)
 
     response = client.get(reverse("chat:export", args=[study.slug]))
@@ -552,7 +685,7 @@ def test_the_csv_quotes_answers_and_ids_a_spreadsheet_would_run_as_formulas(clie
     row = next(csv.DictReader(io.StringIO(response.content.decode())))
     assert row["participant_id"] == "'@SUM(1+1)"
     assert row["comment"] == "'" + planted
-    assert (row["goal"], row["mood"]) == ("-1", "-0.5")  # numbers stay numbers
+    assert row["mood"] == "-0.5"  # numbers stay numbers
 
 
 # Admin
@@ -570,22 +703,23 @@ def test_the_admin_lists_and_opens_chat_studies_and_participants(client, study, 
         assert client.get(url).status_code == 200
 
 
-def test_the_admin_refuses_a_broken_questionnaire(client, study):
+def test_the_admin_refuses_a_questionnaire_participants_cannot_answer(client, study):
+    from benchmark.instruments.presets import install_preset
+
     client.force_login(make_user(superuser=True))
     form_class = client.get(reverse("admin:chat_chatstudy_change", args=[study.pk])).context["adminform"].form.__class__
     data = {
-        "slug": study.slug, "title": study.title, "created_by": study.created_by_id,
+        "team": study.team_id, "slug": study.slug, "title": study.title, "created_by": study.created_by_id,
         "scenarios": [s.pk for s in study.scenarios.all()], "human_position": 1, "partner_strategy": "default",
         "turn_cap": 20, "inactivity_timeout": 600, "max_message_chars": 1000, "messages_per_minute": 12,
-        "consent_text": "ok", "questionnaire": json.dumps([{"key": "x", "kind": "likert", "label": "X"}]),
-        "completion_code": "C",
+        "consent_text": "ok", "instrument": install_preset("shrec-spans").pk, "completion_code": "C",
+        "screen_out_code": "S", "min_participant_turns": 3,
     }
 
     form = form_class(data, instance=study)
 
     assert not form.is_valid()
-    assert "Question 1, field 'low': must be a whole number." in form.errors["questionnaire"]
-
+    assert "which participants cannot answer after a chat" in form.errors["instrument"][0]
 
 
 def test_the_transcript_numbers_turns_from_one(client, study, researcher):

@@ -15,7 +15,9 @@ import pytest
 
 from benchmark.models import Episode, Relationship
 from chat.models import ChatCondition, ChatStudy, Participant
+from chat.questionnaire import default_instrument
 from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user
+from tests.chat.builders import answers_of
 
 
 @pytest.fixture
@@ -40,6 +42,7 @@ def study() -> ChatStudy:
         completion_code="C0DE-E2E",
         screen_out_code="SCREEN-E2E",
         return_url="https://app.prolific.example/submissions/complete?cc={code}",
+        instrument=default_instrument(),
     )
     study.scenarios.set([scenario])
     ChatCondition.objects.create(study=study, barrier=get_barrier("semantic"), target=1)
@@ -118,7 +121,9 @@ def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, s
     participant = Participant.objects.get(study=study, participant_id="e2e-participant")
     assert participant.stage == Participant.Stage.DONE
     assert participant.prolific_session_id == "session-1"
-    assert participant.answers["comment"] == "The other side was hard to follow."
+    assert answers_of(participant) == {"goal": "4", "unresolved_confusion": "4", "mutual_understanding": "4",
+                                       "comment": "The other side was hard to follow."}
+    assert participant.response.respondent.label == "e2e-participant"
     episode = participant.episode
     assert (episode.source, episode.status, episode.end_reason) == (
         Episode.Source.HUMAN_CHAT, Episode.Status.FINISHED, Episode.EndReason.LEAVE,

@@ -64,7 +64,8 @@ NORMALISED = {"generated_at": "(the time of the request)"}
 # ``<request> :: <member>``; a name is a CSV column, or a JSON key's dotted path from the top
 # (``questions.*.judge.evaluator``; ``*`` is one whole key or list index; a key that holds a dot,
 # such as ``feature_labels.barrier_speech.hedges``, spans as many segments as it has parts).
-# RENAMED: old name -> (new key, why); ADDED: a new name -> why; DROPPED: an old name -> why.
+# RENAMED: old name -> (new key, why); ADDED: a new name -> why (a list's entries after the old ones are
+# named by index, ``evaluators.2``); DROPPED: an old name -> why.
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {}
 _RESULTS = "GET /benchmark/results/results.json*"
 _JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
@@ -85,6 +86,8 @@ ADDED: dict[tuple[str, str], str] = {
     (_REPORTS, "compared_with"): f"{_COMPARED}: the respondent kinds the annotators are compared with",
     (_REPORTS, "questions.*.judge.respondent_kind"): f"{_COMPARED}: the kind of the respondent compared with",
     (_REPORTS, "methods.respondents"): f"{_COMPARED}: whose answers count and how the judge is chosen",
+    (_RESULTS, "other_evaluators.*"): "chat participants answer the chat questionnaire's SocialVeil dimensions (issue "
+        "13): a participant with scores is another evaluator, of kind participant (an entry after the old ones)",
     (_PARLEY_EXPORT, "*.responses"):
         "every respondent's answers about the episode (judges, imported ratings), which replace evaluations",
     (_RESULTS, "filters.template"): "results can be narrowed to one template's casts",
@@ -361,7 +364,8 @@ def _json_differences(download: str, path: str, before: Any, now: Any, declarati
         return lines
     if isinstance(before, list) and isinstance(now, list):
         lines = []
-        if len(before) != len(now):
+        extra = [f"{path}.{index}" for index in range(len(before), len(now))]  # entries only the new code has
+        if len(before) > len(now) or not all(declarations.added(download, name) for name in extra):
             lines.append(f"{where}: {len(before)} entries before, {len(now)} now")
         for index, (old, new) in enumerate(zip(before, now, strict=False)):
             lines += _json_differences(download, f"{path}.{index}" if path else str(index), old, new, declarations)

@@ -177,7 +177,9 @@ def check_evaluations(new: Apps) -> None:
         moment = parse_datetime(row["created_at"])
         earliest[group] = min(earliest.get(group, moment), moment)
     Answer = new.get_model("benchmark", "Answer")
-    answers = Answer.objects.filter(response__respondent__user__isnull=True).select_related(
+    answers = Answer.objects.filter(response__respondent__user__isnull=True).exclude(
+        response__respondent__kind="participant"  # chat participants' answers: check_chat
+    ).select_related(
         "response__episode", "response__respondent", "response__instrument", "question"
     )
     found, times = [], {}
@@ -233,6 +235,7 @@ def check_schemes_and_questions(new: Apps) -> None:
     instruments = Instrument.objects.filter(preset__in=[preset for preset, *_ in stored_schemes.values()] + [""])
     found = (((name, version), (preset, description, frozen_at))
              for name, version, preset, description, frozen_at in instruments.exclude(preset__endswith="-judge")
+             .filter(chat_studies__isnull=True, responses__participant__isnull=True).distinct()  # chats': check_chat
              .values_list("name", "version", *SCHEME_FIELDS))
     assert_same(stored_schemes, found, "each scheme as an instrument: preset, description, freeze time")
     shared = Instrument.objects.filter(name__in=[name for name, _ in stored_schemes], preset__gt="", team__isnull=False)
@@ -348,18 +351,65 @@ def check_studies(new: Apps) -> None:
         assert_rows_unchanged(new, label)
 
 
+def _old_question(question: dict) -> tuple:
+    """What a JSON question asked: key, text, required, and its answers (a scale's ends, the options, a length)."""
+    answers = {"likert": lambda: ("number", question["low"], question["high"]),
+               "choice": lambda: ("choice", *question["options"]),
+               "text": lambda: ("text", question.get("max_chars", 2000))}[question["kind"]]()
+    return question["key"], question["label"], question.get("required", True), answers
+
+
+def _new_question(question) -> tuple:
+    """The same for an instrument's question: Likert and slider are both a scale of whole numbers."""
+    if question.kind in ("likert", "slider"):
+        answers = ("number", int(question.low), int(question.high))
+    elif question.kind == "categorical":
+        answers = ("choice", *(choice["label"] for choice in question.options["choices"]))
+    else:
+        answers = (question.kind, question.options.get("max_length", 2000))
+    return question.key, question.prompt, question.required, answers
+
+
 @covers("chat.chatstudy", "chat.chatcondition", "chat.participant")
 def check_chat(new: Apps) -> None:
+    """Each questionnaire is an instrument asking the same questions (the default one the shared preset), and
+    each participant's answers are their participant respondent's submitted response with the same values."""
     studies = fixture_by_pk("chat.chatstudy")
+    ChatStudy = new.get_model("chat", "ChatStudy")
+    Question = new.get_model("benchmark", "Question")
+    stored_questions = {row["slug"]: [_old_question(q) for q in row["questionnaire"]] for row in studies.values()}
+    found_questions = {}
+    for study in ChatStudy.objects.select_related("instrument"):
+        found_questions[study.slug] = [
+            _new_question(q) for q in Question.objects.filter(instrument_id=study.instrument_id).order_by("position")
+        ]
+        if study.instrument_id is not None and study.instrument.team_id is None:
+            assert study.instrument.preset == "chat-questionnaire", study.slug
+    assert_same(stored_questions, found_questions.items(), "each chat study's questions")
+
+    def text(value):
+        return str(int(value)) if isinstance(value, int | float) else value
+
     stored = {
-        (studies[row["study"]]["slug"], row["participant_id"]): row["answers"]
-        for row in fixture_rows("chat.participant")
+        (studies[row["study"]]["slug"], row["participant_id"]): {
+            key: text(value) for key, value in row["answers"].items() if value not in (None, "")
+        }
+        for row in fixture_rows("chat.participant") if row["answers"]
     }
     Participant = new.get_model("chat", "Participant")
-    found = (
-        ((slug, participant_id), answers)
-        for slug, participant_id, answers in Participant.objects.values_list("study__slug", "participant_id", "answers")
-    )
-    assert_same(stored, found, "questionnaire answers of each participant")
-    for label in check_chat.covers:
-        assert_rows_unchanged(new, label)  # the questionnaires themselves, conditions, stages and times
+    Answer = new.get_model("benchmark", "Answer")
+    found = {}
+    for participant in Participant.objects.filter(response__isnull=False).select_related(
+        "study", "response__respondent"
+    ):
+        response = participant.response
+        assert (response.respondent.kind, response.respondent.label, response.respondent.user_id, response.status,
+                response.episode_id) == ("participant", participant.participant_id, None, "submitted",
+                                         participant.episode_id), participant.participant_id
+        found[(participant.study.slug, participant.participant_id)] = dict(
+            Answer.objects.filter(response=response).values_list("question__key", "value")
+        )
+    assert_same(stored, found.items(), "questionnaire answers of each participant")
+    assert_rows_unchanged(new, "chat.chatstudy", ignore=["questionnaire"])
+    assert_rows_unchanged(new, "chat.chatcondition")
+    assert_rows_unchanged(new, "chat.participant", ignore=["answers"])

@@ -29,6 +29,7 @@ from benchmark.management.team_option import add_team_argument, team_from_option
 from benchmark.models import Barrier, Scenario
 
 from ...models import ChatCondition, ChatStudy
+from ...questionnaire import default_instrument
 
 SLUG = "demo-chat"
 TITLE = "Demo: talk it through"
@@ -73,7 +74,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 study = ChatStudy.objects.create(
                     team=team, slug=SLUG, title=TITLE, created_by=researcher, human_position=1, agent_model="",
-                    completion_code=COMPLETION_CODE,
+                    completion_code=COMPLETION_CODE, instrument=default_instrument(),
                 )
                 study.scenarios.set(scenarios)
                 ChatCondition.objects.bulk_create(

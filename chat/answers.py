@@ -1,0 +1,198 @@
+"""A participant's answers to their study's questionnaire: the form, storing it, reading it back.
+
+The form has one field per question of the study's instrument, named by the question's key. Each
+answer is checked by ``benchmark.instruments.values``, the rule every respondent's answers follow
+(the database's triggers hold the same line), and a problem is named by the question's number.
+Submitting writes one ``Response`` of the participant's ``Respondent`` (kind ``participant``,
+labelled with their id, no user account) with a typed ``Answer`` per answered question, freezes
+the instrument and finishes the participant, all in one transaction: a participant who already
+finished (a double click, a second tab) changes nothing. ``answer_table`` reads the answers back
+for the CSV download and the transcript page, as text keyed by question key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.instruments import versions
+from benchmark.instruments.checks import choices_of
+from benchmark.instruments.values import check_labels, check_value, format_number, numeric_range, what_to_answer
+from benchmark.models import Answer, Instrument, Question, Respondent, Response
+
+from .models import Participant
+
+Kind = Question.Kind
+MOST_POINTS_AS_BUTTONS = 11  # a slider with more points is a number box
+LABEL_SEPARATOR = "; "  # between a multi-label answer's labels in tables
+
+
+# The participant's form
+
+
+class QuestionnaireForm(forms.Form):
+    """One field per question; ``cleaned_data`` holds (value, number) per answered question, or the
+    list of labels for a multi-label one."""
+
+    def __init__(self, instrument: Instrument | None, data: Any = None) -> None:
+        super().__init__(data)
+        self.questions = list(instrument.questions.all()) if instrument is not None else []
+        for question in self.questions:
+            self.fields[question.key] = _field(question)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for question in self.questions:
+            text = data.get(question.key)
+            if question.kind == Kind.MULTI_LABEL:
+                labels, problem = check_labels(question, text or [])
+                if text and problem:
+                    self.add_error(question.key, f"Question {question.position + 1}: {problem}")
+                data[question.key] = labels if text else []
+            elif text:
+                value, number, problem = check_value(question, text.strip())
+                if problem:
+                    self.add_error(question.key, f"Question {question.position + 1}: {problem}")
+                else:
+                    data[question.key] = (value, number)
+            else:
+                data[question.key] = None
+        return data
+
+
+def _field(question: Question) -> forms.Field:
+    number = question.position + 1
+    messages = {
+        "required": f"Please answer question {number}: “{question.prompt}”.",
+        "invalid_choice": f"Question {number}: {what_to_answer(question)}",
+    }
+    choices = _choices(question)
+    if question.kind == Kind.MULTI_LABEL:
+        field: forms.Field = forms.MultipleChoiceField(choices=choices, widget=forms.CheckboxSelectMultiple)
+    elif choices:
+        field = forms.ChoiceField(choices=choices, widget=forms.RadioSelect)
+    elif question.kind == Kind.TEXT:
+        field = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}))
+    else:  # a slider with many points
+        low, high, step = numeric_range(question)
+        field = forms.CharField(widget=forms.NumberInput(attrs={"min": low, "max": high, "step": step}))
+    field.required = question.required
+    field.error_messages.update(messages)
+    field.label = question.prompt
+    field.help_text = question.help_text
+    field.number = number  # for templates: "2. How ..."
+    field.kind = question.kind
+    field.say_optional = not question.required and "optional" not in question.prompt.lower()
+    return field
+
+
+def _choices(question: Question) -> list[tuple[str, str]]:
+    """What a participant picks from: choices, yes/no, Likert points, a short slider's points; else empty."""
+    if question.kind == Kind.LIKERT:
+        return [(str(a["value"]), f"{a['value']} – {a['label']}") for a in question.options["anchors"]]
+    if question.kind == Kind.SLIDER:
+        low, high, step = numeric_range(question)
+        points = round((high - low) / step) + 1
+        if points > MOST_POINTS_AS_BUTTONS:
+            return []
+        ends = question.options.get("labels", {})
+        values = [format_number(low + i * step) for i in range(points)]
+        named = {values[0]: ends.get("min", ""), values[-1]: ends.get("max", "")}
+        return [(value, f"{value} – {named[value]}" if named.get(value) else value) for value in values]
+    return [(str(c["value"]), str(c.get("label", c["value"]))) for c in choices_of(question)]
+
+
+# Storing
+
+
+def save_answers(participant: Participant, form: QuestionnaireForm) -> bool:
+    """Store the valid form's answers and finish the participant, all at once; False if they had already finished.
+
+    Only a participant at the questionnaire stage can submit, so a second submission never
+    overwrites the first. A study without questions finishes the participant without a response.
+    """
+    with transaction.atomic():
+        current = Participant.objects.select_for_update(of=("self",)).select_related("study__instrument").get(
+            pk=participant.pk
+        )
+        if current.stage != Participant.Stage.QUESTIONNAIRE:
+            return False
+        now = timezone.now()
+        instrument = current.study.instrument
+        if instrument is not None and form.questions:
+            current.response = _response(current, instrument, form, now)
+            versions.freeze(instrument)
+        current.stage = Participant.Stage.DONE
+        current.finished_at = now
+        current.last_seen_at = now
+        current.save(update_fields=["response", "stage", "finished_at", "last_seen_at"])
+    participant.refresh_from_db(fields=["response", "stage", "finished_at", "last_seen_at"])
+    return True
+
+
+def _response(participant: Participant, instrument: Instrument, form: QuestionnaireForm, now: Any) -> Response:
+    respondent = participant_respondent(participant)
+    response = Response.objects.create(
+        instrument=instrument, episode_id=participant.episode_id, respondent=respondent,
+        status=Response.Status.SUBMITTED, created_at=now,
+    )
+    rows = []
+    for question in form.questions:
+        answered = form.cleaned_data.get(question.key)
+        if question.kind == Kind.MULTI_LABEL:
+            rows += [Answer(response=response, question=question, value=label) for label in answered or []]
+        elif answered is not None:
+            value, number = answered
+            rows.append(Answer(response=response, question=question, value=value, number=number))
+    Answer.objects.bulk_create(rows)
+    return response
+
+
+def participant_respondent(participant: Participant) -> Respondent:
+    """The participant's respondent row: kind ``participant``, labelled with their id, no user account.
+
+    The id is the recruiting platform's (Prolific ids name one person across studies), so the same
+    id answering several studies is one respondent.
+    """
+    respondent, _ = Respondent.objects.get_or_create(
+        kind=Respondent.Kind.PARTICIPANT, user=None, model="", prompt_version="", label=participant.participant_id
+    )
+    return respondent
+
+
+# Reading back
+
+
+@dataclass(frozen=True)
+class AnswerTable:
+    """Participants' answers as text, by participant pk and question key, and the keys in column order."""
+
+    keys: list[str]
+    prompts: dict[str, str]
+    answers: dict[int, dict[str, str]]
+
+
+def answer_table(instrument: Instrument | None, participants: Iterable[Participant]) -> AnswerTable:
+    """The answers of ``participants`` (with ``response`` loaded or not), and the columns to show them in:
+    the instrument's keys in order, then keys only found in answers to another version, sorted."""
+    by_response = {participant.response_id: participant.pk for participant in participants if participant.response_id}
+    answers: dict[int, dict[str, str]] = {pk: {} for pk in by_response.values()}
+    prompts: dict[str, str] = {}
+    rows = Answer.objects.filter(response_id__in=by_response).order_by("response_id", "question__position", "pk")
+    fields = ("response_id", "question__key", "question__prompt", "value")
+    for response_id, key, prompt, value in rows.values_list(*fields):
+        found = answers[by_response[response_id]]
+        found[key] = f"{found[key]}{LABEL_SEPARATOR}{value}" if key in found else value
+        prompts.setdefault(key, prompt)
+    keys = []
+    if instrument is not None:
+        for question in instrument.questions.all():
+            keys.append(question.key)
+            prompts[question.key] = question.prompt
+    keys += sorted({key for found in answers.values() for key in found} - set(keys))
+    return AnswerTable(keys, prompts, answers)
