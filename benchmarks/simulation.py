@@ -121,7 +121,7 @@ def main() -> None:
         started = time.perf_counter()
         call_command(
             "simulate", conditions=args.conditions, agent_model=args.model, partner_model=args.model,
-            concurrency=args.concurrency, workers=args.workers, turn_cap=args.turn_cap, tag="bench-sim",
+            concurrency=args.concurrency, workers=args.workers, turn_cap=args.turn_cap, run_name="bench-sim",
             judge_model="none",  # the simulation alone; scoring is measured apart
         )
         wall = time.perf_counter() - started

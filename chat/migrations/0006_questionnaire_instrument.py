@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0014_answer_checks'),
+        ('benchmark', '0016_answer_checks'),
         ('chat', '0005_participant_binding_and_screen_out'),
     ]
 

@@ -350,7 +350,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('chat', '0006_questionnaire_instrument'),
-        ('benchmark', '0014_answer_checks'),
+        ('benchmark', '0016_answer_checks'),
     ]
 
     operations = [

@@ -15,7 +15,7 @@ from django.apps.registry import Apps
 
 from .harness import migrate, migrate_to_latest
 
-BEFORE = [("chat", "0005_participant_binding_and_screen_out"), ("benchmark", "0014_answer_checks")]
+BEFORE = [("chat", "0005_participant_binding_and_screen_out"), ("benchmark", "0016_answer_checks")]
 OWN = [
     {"key": "trust", "kind": "likert", "label": "Trust?", "low": 0, "high": 6, "low_label": "none", "required": True},
     {"key": "end", "kind": "choice", "label": "How did it end?", "options": [" Agreed", "No deal"], "required": True},
