@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 
 from benchmark.evaluation import rubrics
-from benchmark.evaluation.respondents import find_respondent, respondent_fields
+from benchmark.instruments.respondents import find_respondent, respondent_fields
 from benchmark.models import (
     DEFAULT_TEAM_SLUG,
     ActionType,

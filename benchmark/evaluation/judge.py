@@ -42,11 +42,11 @@ from django.db import DatabaseError
 
 from ..agents import llm
 from ..agents.batches import map_bounded
+from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Instrument, Respondent
 from . import scripted_judge
 from .briefing import build_judge_messages, load_episode_for_judge
 from .questionnaire import Questionnaire, questionnaire
-from .respondents import judge_respondent
 from .verdicts import Score, complete_episode_ids, store_verdict, validate_verdict
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"

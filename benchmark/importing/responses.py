@@ -5,7 +5,7 @@ by kind, model, prompt version or label, and the answers, each to a question key
 goal). Sotopia's rewards and the ``evaluations`` of Parley files written before instruments give
 *scores* instead (an evaluator, one of the judge presets' dimensions, a seat, a number):
 :func:`scores_to_responses` checks them and groups them into responses to the judge presets, the
-evaluator becoming the respondent (``benchmark.evaluation.respondents``). What needs no database
+evaluator becoming the respondent (``benchmark.instruments.respondents``). What needs no database
 is checked here; each answer is checked against its question when it is saved
 (``saving.check_answer``), as the database would.
 """
@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ..evaluation import rubrics
-from ..evaluation.respondents import respondent_fields
+from ..instruments.respondents import respondent_fields
 from ..models import Respondent
 from .drafts import EpisodeDraft, Origin, check_text, max_length
 
@@ -171,7 +171,7 @@ def scores_to_responses(scores: Sequence[ScoreDraft], seats: Iterable[int]) -> l
     """Scores checked (:func:`check_scores`) and grouped into responses: one per (evaluator, prompt version,
     judge preset), in first-seen order.
 
-    The evaluator becomes the respondent (``benchmark.evaluation.respondents``); the response takes the
+    The evaluator becomes the respondent (``benchmark.instruments.respondents``); the response takes the
     earliest time of its scores and the usage of its first score that has one (a judge call writes the
     same usage on every score).
     """

@@ -17,7 +17,7 @@ from django.db import models
 from django.utils import timezone
 
 from ..evaluation.interviews.instruments import PROBES_PRESET
-from ..evaluation.respondents import find_respondent
+from ..instruments.respondents import find_respondent
 from ..models import (
     Answer,
     Barrier,

@@ -6,7 +6,7 @@ same question, or any question that measures the same ``dimension`` (Sotopia's `
 reads them, filtered by respondent kind (judges, interviewed agents, participants, annotators),
 from submitted responses only (drafts and superseded versions never count), as plain rows.
 Imported ``human mean`` scores are an annotator respondent labelled so
-(``benchmark.evaluation.respondents``), never a judge.
+(``benchmark.instruments.respondents``), never a judge.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
-from benchmark.evaluation.respondents import HUMAN_MEAN
+from benchmark.instruments.respondents import HUMAN_MEAN
 from benchmark.models import Answer, Episode, Question, Respondent, Response
 
 __all__ = ["HUMAN_MEAN", "RespondentAnswer", "respondent_answers"]

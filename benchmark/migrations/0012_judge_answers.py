@@ -4,7 +4,7 @@
    per-seat questions; "SocialVeil judge", two per-episode questions), team NULL.
 2. Every ``Evaluation`` becomes an ``Answer``: the rows of one (episode, evaluator, prompt
    version, instrument) make one ``Response`` of the evaluator's respondent (a judge, or an
-   annotator-kind respondent labelled ``human mean``; see ``benchmark.evaluation.respondents``).
+   annotator-kind respondent labelled ``human mean``; see ``benchmark.instruments.respondents``).
    Each answer keeps the score (``number``, and as text in ``value``), the reasoning and the seat's
    position; the response takes the group's earliest time and the usage of its first row that has
    one (a judge call writes the same usage on every row). Reversible: answers to the two presets
@@ -18,7 +18,8 @@ from collections import defaultdict
 
 from django.db import migrations
 
-from benchmark.evaluation import respondents, rubrics
+from benchmark.evaluation import rubrics
+from benchmark.instruments import respondents
 
 
 def install_presets(apps, schema_editor):
