@@ -317,7 +317,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.models import Session
 
-    from benchmark.models import DEFAULT_TEAM_SLUG, Barrier, Character, Episode, Role, Scenario, Team
+    from benchmark.models import DEFAULT_TEAM_SLUG, Barrier, Character, Episode, Goal, Role, Scenario, Team
     from chat.access import claim
     from chat.assignment import assign
     from chat.flow import ArrivalIds, arrive, start_conversation
@@ -349,9 +349,10 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
             context=f"Two neighbours meet in the stairwell to talk about {matter}.", relationship=n % 3,
         )
         for position in (0, 1):
-            Role.objects.create(scenario=scenario, position=position, character=characters[2 * n + position],
-                                goal=f"Settle {matter} on terms that suit you.", reason="It has gone on too long.",
-                                private_knowledge="You could give in a little if asked kindly.")
+            role = Role.objects.create(scenario=scenario, position=position, character=characters[2 * n + position],
+                                       reason="It has gone on too long.",
+                                       private_knowledge="You could give in a little if asked kindly.")
+            Goal.objects.create(role=role, position=0, text=f"Settle {matter} on terms that suit you.")
         scenarios.append(scenario)
     barriers = list(Barrier.objects.filter(key__in=["none", "semantic", "sociocultural", "emotional"]))
     target = math.ceil((sessions + servers) / (len(scenarios) * len(barriers))) + 1

@@ -67,7 +67,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Role, Scenario, SimulationRun, Team
+    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Goal, Role, Scenario, SimulationRun, Team
 
     def empty() -> None:
         SimulationRun.objects.all().delete()
@@ -94,13 +94,17 @@ def main() -> None:
         )
         for n in range(args.scenarios)
     )
-    Role.objects.bulk_create(
+    roles = Role.objects.bulk_create(
         Role(scenario=scenario, position=position, character=characters[(2 * n + position) % len(characters)],
-             goal=f"Settle {MATTERS[n % len(MATTERS)]} on terms that suit you (role {position + 1}).",
              reason="It has been weighing on you for weeks.",
              private_knowledge=f"You can give in on {20 + n % 30} euros at most.")
         for n, scenario in enumerate(scenarios)
         for position in (0, 1)
+    )
+    Goal.objects.bulk_create(
+        Goal(role=role, position=0,
+             text=f"Settle {MATTERS[(index // 2) % len(MATTERS)]} on terms that suit you (role {role.position + 1}).")
+        for index, role in enumerate(roles)
     )
     print(f"database: {connection.vendor}; generated {args.scenarios} scenarios "
           f"in {time.perf_counter() - started:.1f} s")
