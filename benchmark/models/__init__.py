@@ -3,13 +3,17 @@ from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
-from .scenarios import Goal, Probe, Role, Scenario, TurnTaking
+from .scenarios import ERG, Category, Communication, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
 __all__ = [
     "ActionType",
     "Answer",
+    "Category",
+    "Communication",
+    "ERG",
     "Goal",
+    "GoalType",
     "Instrument",
     "Probe",
     "Question",

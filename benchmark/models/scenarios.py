@@ -11,6 +11,40 @@ class Difficulty(models.TextChoices):
     HARD = "hard", "hard"
 
 
+class Category(models.TextChoices):
+    """AgentSense's scenario categories: how wide the social space of the interaction is."""
+
+    PERSONAL_DOMAIN = "personal_domain", "personal domain"  # home, family, close friends, partners
+    SMALL_SOCIETY = "small_society", "small society"  # school, workplace, community
+    LARGE_SOCIETY = "large_society", "large society"  # public spaces, online, international meetings
+
+
+class GoalType(models.TextChoices):
+    """AgentSense's eight goal types, grouped by ERG theory's three needs (``ERG``)."""
+
+    INFORMATION_ACQUISITION = "information_acquisition", "information acquisition"
+    INFORMATION_PROVISION = "information_provision", "information provision"
+    RELATIONSHIP_BUILDING = "relationship_building", "relationship building"
+    RELATIONSHIP_MAINTENANCE = "relationship_maintenance", "relationship maintenance"
+    IDENTITY_RECOGNITION = "identity_recognition", "identity recognition"
+    COOPERATION = "cooperation", "cooperation"
+    COMPETITION = "competition", "competition"
+    CONFLICT_RESOLUTION = "conflict_resolution", "conflict resolution"
+
+
+# ERG need of each goal type: existence, relatedness or growth.
+ERG = {
+    GoalType.INFORMATION_ACQUISITION: "existence",
+    GoalType.INFORMATION_PROVISION: "existence",
+    GoalType.RELATIONSHIP_BUILDING: "relatedness",
+    GoalType.RELATIONSHIP_MAINTENANCE: "relatedness",
+    GoalType.IDENTITY_RECOGNITION: "relatedness",
+    GoalType.COOPERATION: "growth",
+    GoalType.COMPETITION: "growth",
+    GoalType.CONFLICT_RESOLUTION: "growth",
+}
+
+
 class TurnTaking(models.TextChoices):
     ROUND_ROBIN = "round_robin", "round robin"
     RANDOM_AFTER_GREETING = "random_after_greeting", "random order after a greeting"
@@ -31,6 +65,10 @@ class Scenario(models.Model):
     original_context = models.TextField(blank=True)
     difficulty = models.CharField(max_length=10, choices=Difficulty, default=Difficulty.STANDARD)
     relationship = models.PositiveSmallIntegerField(choices=Relationship, default=Relationship.STRANGER)
+    category = models.CharField(
+        max_length=20, choices=Category, blank=True,
+        help_text="AgentSense's scenario category: personal domain, small society or large society.",
+    )
     turn_taking = models.CharField(
         max_length=30, choices=TurnTaking, default=TurnTaking.ROUND_ROBIN,
         help_text="Who speaks next: each role in turn, or a greeting by one role and then random order.",
@@ -76,6 +114,13 @@ class Scenario(models.Model):
             raise ValidationError({"greeter_position": "Only random order after a greeting has a greeter."})
 
 
+class Communication(models.TextChoices):
+    """AgentSense's pairwise design labels each role by its goals: who transmits, who takes in."""
+
+    SENDER = "sender", "sender"
+    RECEIVER = "receiver", "receiver"
+
+
 class Role(models.Model):
     """One side of a scenario: its goals (``Goal`` rows), why, and what only it knows.
 
@@ -91,6 +136,10 @@ class Role(models.Model):
     )
     reason = models.TextField(blank=True, help_text="Why the character wants this.")
     private_knowledge = models.TextField(blank=True, help_text="Facts only this side knows.")
+    communication = models.CharField(
+        max_length=10, choices=Communication, blank=True,
+        help_text="Sender (shares information or opinions) or receiver (takes them in and responds), after AgentSense.",
+    )
     # Slot constraints, for a template's roles: a character must satisfy them to fill the slot.
     min_age = models.PositiveSmallIntegerField(null=True, blank=True)
     max_age = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -137,11 +186,15 @@ def goal_lines(text: str) -> list[str]:
 
 
 class Goal(models.Model):
-    """One of a role's goals, with optional tags (e.g. AgentSense's ERG type: existence, relatedness, growth)."""
+    """One of a role's goals, with optional AgentSense goal type (its ERG need follows) and free tags."""
 
     role = models.ForeignKey(Role, on_delete=models.CASCADE, related_name="goals")
     position = models.PositiveSmallIntegerField()
     text = models.TextField()
+    goal_type = models.CharField(
+        max_length=30, choices=GoalType, blank=True,
+        help_text="AgentSense's goal type; its ERG need (existence, relatedness, growth) follows from it.",
+    )
     tags = models.JSONField(default=list, blank=True, help_text='A list of short labels, e.g. ["relatedness"].')
 
     class Meta:
@@ -153,6 +206,11 @@ class Goal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} · goal {self.position + 1}"
+
+    @property
+    def erg(self) -> str:
+        """The goal type's ERG need (existence, relatedness or growth), or "" without a type."""
+        return ERG.get(self.goal_type, "")
 
     def clean(self) -> None:
         if not isinstance(self.tags, list) or not all(isinstance(t, str) and t.strip() for t in self.tags):
