@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import Relationship
+from ..models import Category, Communication, GoalType, Relationship
 from ..models.scenarios import Difficulty
 
 
@@ -40,7 +40,8 @@ class DemoCharacter:
 @dataclass(frozen=True)
 class DemoGoal:
     text: str
-    tags: tuple[str, ...] = ()  # e.g. AgentSense's ERG type: existence, relatedness, growth
+    tags: tuple[str, ...] = ()  # free labels
+    goal_type: str = ""  # one of AgentSense's eight goal types (GoalType); its ERG need follows
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class DemoRole:
     reason: str
     private_knowledge: str
     beats: tuple[str, ...]
+    communication: str = ""  # AgentSense's sender or receiver (Communication)
 
 
 @dataclass(frozen=True)
@@ -76,9 +78,10 @@ class DemoScenario:
     turn_taking: str = "round_robin"
     greeter: int | None = None
     turn_cap: int | None = None
+    category: str = ""  # AgentSense's scenario category (Category)
 
 
-def _big_five(o: str, c: str, e: str, a: str, n: str) -> str:
+def big_five(o: str, c: str, e: str, a: str, n: str) -> str:
     return f"Openness - {o}; Conscientiousness - {c}; Extraversion - {e}; Agreeableness - {a}; Neuroticism - {n}"
 
 
@@ -86,7 +89,7 @@ def _big_five(o: str, c: str, e: str, a: str, n: str) -> str:
 
 NADIA = DemoCharacter(
     "nadia-haddad", "Nadia", "Haddad", 34, "woman", "she/her", "intensive care nurse",
-    _big_five("Medium", "High", "Medium", "High", "Medium"), "ISFJ",
+    big_five("Medium", "High", "Medium", "High", "Medium"), "ISFJ",
     "Care, Fairness", "Security, Benevolence",
     "Steady under pressure and practical; keeps lists for everything and dislikes loose ends.",
     "Behavioral",
@@ -95,7 +98,7 @@ NADIA = DemoCharacter(
 )
 OMAR = DemoCharacter(
     "omar-haddad", "Omar", "Haddad", 29, "man", "he/him", "landscape gardener",
-    _big_five("High", "Low", "High", "Medium", "Low"), "ESFP",
+    big_five("High", "Low", "High", "Medium", "Low"), "ESFP",
     "Loyalty, Liberty", "Self-direction, Stimulation",
     "Easy-going and sociable; plans as little as possible and improvises the rest.",
     "Conceptual",
@@ -104,7 +107,7 @@ OMAR = DemoCharacter(
 )
 GRACE = DemoCharacter(
     "grace-okafor", "Grace", "Okafor", 41, "woman", "she/her", "secondary school chemistry teacher",
-    _big_five("Medium", "High", "Medium", "Medium", "Low"), "ESTJ",
+    big_five("Medium", "High", "Medium", "Medium", "Low"), "ESTJ",
     "Fairness, Authority", "Achievement, Security",
     "Direct and organised; expects rules to be explained and then applied the same way to everyone.",
     "Directive",
@@ -113,7 +116,7 @@ GRACE = DemoCharacter(
 )
 TOMASZ = DemoCharacter(
     "tomasz-wojcik", "Tomasz", "Wójcik", 26, "man", "he/him", "customer service assistant",
-    _big_five("Medium", "Medium", "Medium", "High", "Medium"), "INFP",
+    big_five("Medium", "Medium", "Medium", "High", "Medium"), "INFP",
     "Care, Fairness", "Benevolence, Conformity",
     "Patient and friendly; wants customers to leave happy but is careful to stay within the rules.",
     "Behavioral",
@@ -122,7 +125,7 @@ TOMASZ = DemoCharacter(
 )
 LEO = DemoCharacter(
     "leo-marchetti", "Leo", "Marchetti", 31, "man", "he/him", "software tester",
-    _big_five("Medium", "High", "High", "Medium", "Medium"), "ENTJ",
+    big_five("Medium", "High", "High", "Medium", "Medium"), "ENTJ",
     "Fairness, Loyalty", "Achievement, Security",
     "Likes things settled and even; happy to organise the group but keeps careful track of money.",
     "Analytical",
@@ -131,7 +134,7 @@ LEO = DemoCharacter(
 )
 SAM = DemoCharacter(
     "sam-achterberg", "Sam", "Achterberg", 30, "nonbinary", "they/them", "freelance illustrator",
-    _big_five("High", "Low", "Low", "High", "High"), "INFJ",
+    big_five("High", "Low", "Low", "High", "High"), "INFJ",
     "Care, Fairness", "Universalism, Self-direction",
     "Warm and a little conflict-shy; would rather pay quietly than make a fuss.",
     "Conceptual",
@@ -140,7 +143,7 @@ SAM = DemoCharacter(
 )
 PRIYA = DemoCharacter(
     "priya-raman", "Priya", "Raman", 38, "woman", "she/her", "data analyst",
-    _big_five("High", "High", "Low", "Medium", "Medium"), "INTJ",
+    big_five("High", "High", "Low", "Medium", "Medium"), "INTJ",
     "Honesty, Fairness", "Achievement, Self-direction",
     "Meticulous and reserved; would rather deliver late than deliver wrong.",
     "Analytical",
@@ -149,7 +152,7 @@ PRIYA = DemoCharacter(
 )
 DANIEL = DemoCharacter(
     "daniel-brooks", "Daniel", "Brooks", 45, "man", "he/him", "head of sales operations",
-    _big_five("Medium", "High", "High", "Medium", "Low"), "ESTJ",
+    big_five("Medium", "High", "High", "Medium", "Low"), "ESTJ",
     "Loyalty, Authority", "Power, Achievement",
     "Decisive and results-driven; respects people who bring problems early.",
     "Directive",
@@ -158,7 +161,7 @@ DANIEL = DemoCharacter(
 )
 ELIF = DemoCharacter(
     "elif-demir", "Elif", "Demir", 29, "woman", "she/her", "museum conservator",
-    _big_five("High", "High", "Medium", "Medium", "Medium"), "INFP",
+    big_five("High", "High", "Medium", "Medium", "Medium"), "INFP",
     "Care, Liberty", "Self-direction, Universalism",
     "Curious and detail-minded; plans trips around exhibitions and old buildings.",
     "Conceptual",
@@ -167,7 +170,7 @@ ELIF = DemoCharacter(
 )
 JONAS = DemoCharacter(
     "jonas-lindqvist", "Jonas", "Lindqvist", 32, "man", "he/him", "physiotherapist",
-    _big_five("Medium", "Medium", "Low", "High", "Low"), "ISFP",
+    big_five("Medium", "Medium", "Low", "High", "Low"), "ISFP",
     "Care, Loyalty", "Hedonism, Benevolence",
     "Calm and outdoorsy; recharges in quiet places and dislikes crowds.",
     "Behavioral",
@@ -176,7 +179,7 @@ JONAS = DemoCharacter(
 )
 RUTH = DemoCharacter(
     "ruth-abernathy", "Ruth", "Abernathy", 67, "woman", "she/her", "retired postal worker",
-    _big_five("Low", "High", "Medium", "Medium", "Medium"), "ISTJ",
+    big_five("Low", "High", "Medium", "Medium", "Medium"), "ISTJ",
     "Fairness, Authority", "Tradition, Security",
     "Polite, firm and practical; believes most problems are solved by a direct conversation.",
     "Directive",
@@ -185,7 +188,7 @@ RUTH = DemoCharacter(
 )
 KWAME = DemoCharacter(
     "kwame-mensah", "Kwame", "Mensah", 24, "man", "he/him", "music production student",
-    _big_five("High", "Medium", "High", "High", "Low"), "ENFP",
+    big_five("High", "Medium", "High", "High", "Low"), "ENFP",
     "Care, Liberty", "Self-direction, Stimulation",
     "Friendly and eager to please; absorbed in his work and loses track of time.",
     "Conceptual",
@@ -194,7 +197,7 @@ KWAME = DemoCharacter(
 )
 BEA = DemoCharacter(
     "bea-castillo", "Bea", "Castillo", 27, "woman", "she/her", "bicycle mechanic",
-    _big_five("High", "Low", "High", "High", "Low"), "ESTP",
+    big_five("High", "Low", "High", "High", "Low"), "ESTP",
     "Loyalty, Care", "Stimulation, Hedonism",
     "Adventurous and upfront; owns her mistakes quickly and fixes things with her hands.",
     "Behavioral",
@@ -203,7 +206,7 @@ BEA = DemoCharacter(
 )
 FINN = DemoCharacter(
     "finn-osullivan", "Finn", "O'Sullivan", 28, "man", "he/him", "primary school teacher",
-    _big_five("Medium", "High", "Medium", "High", "Medium"), "ISFJ",
+    big_five("Medium", "High", "Medium", "High", "Medium"), "ISFJ",
     "Care, Fairness", "Benevolence, Security",
     "Generous and organised; lends things easily but likes them back in the state he lent them.",
     "Analytical",
@@ -212,7 +215,7 @@ FINN = DemoCharacter(
 )
 MARISOL = DemoCharacter(
     "marisol-vega", "Marisol", "Vega", 58, "woman", "she/her", "pharmacist",
-    _big_five("Medium", "High", "High", "High", "Medium"), "ESFJ",
+    big_five("Medium", "High", "High", "High", "Medium"), "ESFJ",
     "Loyalty, Care", "Benevolence, Tradition",
     "Warm and persistent; family comes first, and she keeps the peace between relatives.",
     "Behavioral",
@@ -221,7 +224,7 @@ MARISOL = DemoCharacter(
 )
 GABRIEL = DemoCharacter(
     "gabriel-vega", "Gabriel", "Vega", 30, "man", "he/him", "architect",
-    _big_five("High", "High", "Medium", "Medium", "Medium"), "INTJ",
+    big_five("High", "High", "Medium", "Medium", "Medium"), "INTJ",
     "Fairness, Care", "Achievement, Security",
     "Thoughtful and protective of his plans; needs reasons before he changes his mind.",
     "Analytical",
@@ -230,7 +233,7 @@ GABRIEL = DemoCharacter(
 )
 HANA = DemoCharacter(
     "hana-sato", "Hana", "Sato", 25, "woman", "she/her", "PhD student in marine biology",
-    _big_five("High", "High", "Low", "Medium", "Medium"), "ISTJ",
+    big_five("High", "High", "Low", "Medium", "Medium"), "ISTJ",
     "Fairness, Honesty", "Achievement, Universalism",
     "Precise and a little shy; prepares answers in advance and keeps her word.",
     "Analytical",
@@ -239,7 +242,7 @@ HANA = DemoCharacter(
 )
 MARCO = DemoCharacter(
     "marco-bellini", "Marco", "Bellini", 23, "man", "he/him", "engineering intern",
-    _big_five("Medium", "Medium", "High", "Medium", "Low"), "ENTP",
+    big_five("Medium", "Medium", "High", "Medium", "Low"), "ENTP",
     "Liberty, Fairness", "Stimulation, Achievement",
     "Cheerful negotiator; treats most prices as an opening offer.",
     "Conceptual",
@@ -248,7 +251,7 @@ MARCO = DemoCharacter(
 )
 DMITRI = DemoCharacter(
     "dmitri-volkov", "Dmitri", "Volkov", 36, "man", "he/him", "bus driver",
-    _big_five("Low", "Medium", "Low", "Medium", "Medium"), "ISTP",
+    big_five("Low", "Medium", "Low", "Medium", "Medium"), "ISTP",
     "Fairness, Honesty", "Security, Conformity",
     "Laconic and fair; names a price and expects a straight answer.",
     "Directive",
@@ -257,7 +260,7 @@ DMITRI = DemoCharacter(
 )
 AISHA = DemoCharacter(
     "aisha-bello", "Aisha", "Bello", 22, "woman", "she/her", "nursing student",
-    _big_five("Medium", "High", "Medium", "High", "Medium"), "ENFJ",
+    big_five("Medium", "High", "Medium", "High", "Medium"), "ENFJ",
     "Care, Fairness", "Benevolence, Achievement",
     "Friendly and careful with money; asks questions before she commits.",
     "Analytical",
@@ -266,7 +269,7 @@ AISHA = DemoCharacter(
 )
 JORDAN = DemoCharacter(
     "jordan-pike", "Jordan", "Pike", 33, "man", "he/him", "freelance sound engineer",
-    _big_five("High", "Low", "Medium", "High", "High"), "INFP",
+    big_five("High", "Low", "Medium", "High", "High"), "INFP",
     "Fairness, Care", "Self-direction, Security",
     "Creative and candid about feelings, less so about money.",
     "Conceptual",
@@ -275,7 +278,7 @@ JORDAN = DemoCharacter(
 )
 INES = DemoCharacter(
     "ines-carvalho", "Ines", "Carvalho", 34, "woman", "she/her", "civil engineer",
-    _big_five("Medium", "High", "Medium", "Medium", "Low"), "ISTJ",
+    big_five("Medium", "High", "Medium", "Medium", "Low"), "ISTJ",
     "Fairness, Liberty", "Self-direction, Achievement",
     "Level-headed and independent; wants arrangements that cannot turn into power struggles.",
     "Analytical",
@@ -284,7 +287,7 @@ INES = DemoCharacter(
 )
 OSKAR = DemoCharacter(
     "oskar-nieminen", "Oskar", "Nieminen", 44, "man", "he/him", "airline pilot",
-    _big_five("Medium", "High", "Medium", "Medium", "Low"), "ISTJ",
+    big_five("Medium", "High", "Medium", "Medium", "Low"), "ISTJ",
     "Loyalty, Fairness", "Security, Benevolence",
     "Orderly and courteous; hates asking for favours and always returns them.",
     "Directive",
@@ -293,7 +296,7 @@ OSKAR = DemoCharacter(
 )
 LENA = DemoCharacter(
     "lena-hoffmann", "Lena", "Hoffmann", 52, "woman", "she/her", "translator",
-    _big_five("High", "Medium", "Low", "High", "Medium"), "INTP",
+    big_five("High", "Medium", "Low", "High", "Medium"), "INTP",
     "Fairness, Care", "Universalism, Self-direction",
     "Kind but protective of her time; likes arrangements that go both ways.",
     "Analytical",
@@ -827,7 +830,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
 
 MEI = DemoCharacter(
     "mei-tanaka", "Mei", "Tanaka", 29, "woman", "she/her", "freelance interface designer",
-    _big_five("High", "Medium", "Medium", "High", "Medium"), "INFJ",
+    big_five("High", "Medium", "Medium", "High", "Medium"), "INFJ",
     "Care, Fairness", "Benevolence, Self-direction",
     "Thoughtful and diplomatic; notices when someone in the room is being left out.",
     "Conceptual",
@@ -836,7 +839,7 @@ MEI = DemoCharacter(
 )
 CALLUM = DemoCharacter(
     "callum-reid", "Callum", "Reid", 33, "man", "he/him", "offshore wind technician",
-    _big_five("Medium", "Medium", "High", "Medium", "Low"), "ESTP",
+    big_five("Medium", "Medium", "High", "Medium", "Low"), "ESTP",
     "Fairness, Liberty", "Stimulation, Achievement",
     "Practical and upbeat; likes gadgets and would rather fix a problem than talk about it.",
     "Directive",
@@ -845,15 +848,13 @@ CALLUM = DemoCharacter(
 )
 IFEOMA = DemoCharacter(
     "ifeoma-nwosu", "Ifeoma", "Nwosu", 27, "woman", "she/her", "junior doctor",
-    _big_five("Medium", "High", "Medium", "Medium", "Low"), "ESTJ",
+    big_five("Medium", "High", "Medium", "Medium", "Low"), "ESTJ",
     "Fairness, Authority", "Security, Achievement",
     "Organised and direct; keeps a spreadsheet for everything she can.",
     "Analytical",
     "Works shifts at the city hospital and has the largest room in the flat.",
     "She forgot to pay the internet bill twice last year and paid the late fees without a word.",
 )
-
-EXISTENCE, RELATEDNESS, GROWTH = "existence", "relatedness", "growth"  # AgentSense's ERG goal types
 
 HEATING_BILL = DemoScenario(
     codename="heating-bill",
@@ -865,12 +866,17 @@ HEATING_BILL = DemoScenario(
         "Callum was at sea for half of it, Mei works from home, and Ifeoma's room is the largest."
     ),
     turn_cap=24,
+    category=Category.PERSONAL_DOMAIN,
     roles=(
         DemoRole(
             MEI,
+            communication=Communication.RECEIVER,
             goals=(
-                DemoGoal("Pay no more than 200 euros of the heating bill.", (EXISTENCE,)),
-                DemoGoal("Keep the peace, so that the three of you still get on well afterwards.", (RELATEDNESS,)),
+                DemoGoal("Pay no more than 200 euros of the heating bill.", goal_type=GoalType.COMPETITION),
+                DemoGoal(
+                    "Keep the peace, so that the three of you still get on well afterwards.",
+                    goal_type=GoalType.RELATIONSHIP_MAINTENANCE,
+                ),
             ),
             reason="Her freelance work slowed down this winter and money is tight.",
             private_knowledge="The meter app shows that daytime heating came to about 40 percent of the bill.",
@@ -886,9 +892,15 @@ HEATING_BILL = DemoScenario(
         ),
         DemoRole(
             CALLUM,
+            communication=Communication.SENDER,
             goals=(
-                DemoGoal("Pay less than a third of the bill, since you were away for half of the winter.", (EXISTENCE,)),
-                DemoGoal("Get the others to agree to a smart thermostat that you will set up.", (GROWTH,)),
+                DemoGoal(
+                    "Pay less than a third of the bill, since you were away for half of the winter.",
+                    goal_type=GoalType.COMPETITION,
+                ),
+                DemoGoal(
+                    "Get the others to agree to a smart thermostat that you will set up.", goal_type=GoalType.COOPERATION
+                ),
             ),
             reason="He was at sea for six of the twelve weeks the bill covers.",
             private_knowledge="His employer pays back half the price of energy-saving devices for staff homes.",
@@ -904,9 +916,10 @@ HEATING_BILL = DemoScenario(
         ),
         DemoRole(
             IFEOMA,
+            communication=Communication.SENDER,
             goals=(
-                DemoGoal("Split the bill evenly, 180 euros each.", (EXISTENCE,)),
-                DemoGoal("Take over managing the flat's bills from now on.", (GROWTH,)),
+                DemoGoal("Split the bill evenly, 180 euros each.", goal_type=GoalType.CONFLICT_RESOLUTION),
+                DemoGoal("Take over managing the flat's bills from now on.", goal_type=GoalType.IDENTITY_RECOGNITION),
             ),
             reason="An even split has kept the flat's money simple for two years, and she likes running things well.",
             private_knowledge="The landlord told her the radiator in her room is faulty and uses more than the others.",

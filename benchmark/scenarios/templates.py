@@ -3,9 +3,10 @@
 A template is a ``Scenario`` with ``is_template=True``. Each of its roles may constrain who fills
 its slot: an age range (``min_age``, ``max_age``), a gender, an occupation. Instantiating the
 template picks casts (one character per role, all different) among the team's characters that
-fit every slot, and makes one scenario per cast: the template's context, relationship,
-turn-taking, turn cap, goals and probes, with the cast as the roles' default characters, each
-pointing back at the template (``Scenario.template``) so results can be grouped by it.
+fit every slot, and makes one scenario per cast: the template's context, relationship, category,
+turn-taking, turn cap, goals (with their goal types), roles' sender/receiver labels and probes,
+with the cast as the roles' default characters, each pointing back at the template
+(``Scenario.template``) so results can be grouped by it.
 
 The rules:
 
@@ -208,6 +209,7 @@ def _instance(template: Scenario, roles: Sequence[Role], cast: dict[int, Charact
         original_context=fill(template.original_context),
         difficulty=template.difficulty,
         relationship=template.relationship,
+        category=template.category,
         turn_taking=template.turn_taking,
         greeter_position=template.greeter_position,
         turn_cap=template.turn_cap,
@@ -220,11 +222,15 @@ def _instance(template: Scenario, roles: Sequence[Role], cast: dict[int, Charact
             character=cast[role.position],
             reason=fill(role.reason),
             private_knowledge=fill(role.private_knowledge),
+            communication=role.communication,
         )
         for role in roles
     }
     Goal.objects.bulk_create(
-        Goal(role=made[role.position], position=goal.position, text=fill(goal.text), tags=list(goal.tags))
+        Goal(
+            role=made[role.position], position=goal.position, text=fill(goal.text), goal_type=goal.goal_type,
+            tags=list(goal.tags),
+        )
         for role in roles
         for goal in role.goals.all()
     )

@@ -1,5 +1,5 @@
-"""The demo loader: 12 two-party scenarios and a three-party one × 4 conditions of scripted episodes,
-scores, interviews and accounts, idempotent."""
+"""The demo loader: 12 two-party scenarios and a three-party one × 4 conditions, two templates of three
+and four parties with three casts each, scripted episodes, scores, interviews and accounts, idempotent."""
 
 import re
 from io import StringIO
@@ -11,7 +11,9 @@ from django.urls import resolve
 
 from benchmark.agents import scripted
 from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
+from benchmark.demo.group_templates import TEMPLATES
 from benchmark.models import (
+    ERG,
     Answer,
     Character,
     Episode,
@@ -24,6 +26,7 @@ from benchmark.models import (
     Scenario,
     Turn,
 )
+from benchmark.scenarios.templates import fits
 
 pytestmark = pytest.mark.django_db
 
@@ -61,12 +64,14 @@ def test_demo_content_is_varied_and_plain_beats_carry_no_barrier_signals():
             assert all(goal.text not in spec.context for goal in role.goals)
 
 
-def test_the_group_scenario_has_three_parties_two_tagged_goals_each_and_probes_about_each():
+def test_the_group_scenario_has_three_parties_two_typed_goals_each_labels_and_probes_about_each():
     (spec,) = GROUP_SCENARIOS
     assert len(spec.roles) == 3
+    assert spec.category == "personal_domain"
+    assert [role.communication for role in spec.roles] == ["receiver", "sender", "sender"]
     for role in spec.roles:
         assert len(role.goals) == 2
-        assert all(goal.tags and set(goal.tags) <= {"existence", "relatedness", "growth"} for goal in role.goals)
+        assert all(goal.goal_type in ERG for goal in role.goals)
     assert {probe.about for probe in spec.probes} == {0, 1, 2}
     assert all(0 <= probe.correct < len(probe.options) for probe in spec.probes)
 
@@ -77,7 +82,7 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     demo = Episode.objects.filter(tag="demo")
     assert Scenario.objects.filter(external_id__startswith="demo-scenario-").count() == len(SCENARIOS) + 1 == 13
     assert demo.count() == 4 * len(SCENARIOS) == 48
-    for scenario in Scenario.objects.all():
+    for scenario in Scenario.objects.filter(external_id__startswith="demo-scenario-"):
         conditions = sorted(scenario.episodes.values_list("barrier__key", flat=True))
         assert conditions == sorted(CONDITIONS)
     for episode in demo.prefetch_related("turns"):
@@ -93,7 +98,7 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     # the two-party demo is as it was: nobody interviewed
     assert not Response.objects.filter(episode__tag="demo", respondent__kind=Respondent.Kind.AGENT).exists()
 
-    groups = Episode.objects.filter(tag="demo-groups")
+    groups = Episode.objects.filter(tag="demo-groups", scenario__codename="heating-bill")
     assert groups.count() == 4
     for episode in groups:
         assert episode.status == Episode.Status.FINISHED and episode.seats.count() == 3
@@ -123,7 +128,7 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     assert all(resolve(path).url_name == "login-link" for path in links)
     assert output.count("password ") == 4
     assert "shared-car" in output and output.strip().splitlines()[-1].startswith(
-        "Demo ready: 13 scenarios, 52 episodes"
+        "Demo ready: 13 scenarios, 2 templates, 58 episodes"
     )
 
 
@@ -146,3 +151,95 @@ def test_load_demo_logs_in_a_demo_account_by_its_link(client):
     response = client.get(path)
     assert response.status_code in (200, 302)
     assert int(client.session["_auth_user_id"]) == User.objects.get(username="researcher").pk
+
+
+PLACEHOLDER = re.compile(r"\{role(\d+)\}")
+
+
+def test_the_templates_have_three_or_four_slots_typed_goals_labels_and_probes_with_four_options():
+    assert len(TEMPLATES) >= 2
+    assert len({template.category for template in TEMPLATES}) >= 2
+    needs = set()
+    for template in TEMPLATES:
+        assert 3 <= len(template.slots) <= 4, template.codename
+        assert (template.turn_taking, template.greeter, template.turn_cap) == ("random_after_greeting", 0, 15)
+        assert {slot.communication for slot in template.slots} == {"sender", "receiver"}
+        for slot in template.slots:
+            assert 2 <= len(slot.goals) <= 3
+            assert all(goal.goal_type in ERG for goal in slot.goals)
+            needs |= {ERG[goal.goal_type] for goal in slot.goals}
+            assert slot.private_knowledge and 4 <= len(slot.beats) <= 10
+            for beat in slot.beats:
+                assert not any(scripted.barrier_signals(beat).values()), beat
+                assert not scripted.is_clarification_request(beat), beat
+            assert all(goal.text not in template.context for goal in slot.goals)
+        # the probes ask about private facts of several roles, four options each, in range
+        private = {probe.about for probe in template.probes if probe.topic == "private_info"}
+        assert len(private) >= 2
+        assert all(len(probe.options) == 4 and 0 <= probe.correct < 4 for probe in template.probes)
+        texts = [template.context, template.original_context]
+        texts += [text for slot in template.slots for text in (slot.reason, slot.private_knowledge, *slot.beats)]
+        texts += [goal.text for slot in template.slots for goal in slot.goals]
+        texts += [text for probe in template.probes for text in (probe.text, *probe.options)]
+        assert {int(n) for text in texts for n in PLACEHOLDER.findall(text)} <= set(range(len(template.slots)))
+    assert needs == {"existence", "relatedness", "growth"}
+
+
+def test_each_template_is_filled_with_three_casts_that_fit_its_slots_and_carry_its_labels():
+    load("--skip-accounts")
+
+    for spec in TEMPLATES:
+        template = Scenario.objects.get(external_id=f"demo-template-{spec.codename}")
+        assert template.is_template and not template.episodes.exists()
+        slots = list(template.roles.order_by("position"))
+        instances = list(template.instances.order_by("pk"))
+        assert len(instances) == 3
+        casts = set()
+        for instance in instances:
+            roles = list(instance.roles.select_related("character").order_by("position"))
+            casts.add(tuple(role.character_id for role in roles))
+            assert all(fits(slot, role.character) for slot, role in zip(slots, roles, strict=True))
+            assert instance.category == spec.category and instance.turn_cap == 15
+            assert [role.communication for role in roles] == [slot.communication for slot in spec.slots]
+            goals = Goal.objects.filter(role__scenario=instance).order_by("role__position", "position")
+            assert [goal.goal_type for goal in goals] == [g.goal_type for slot in spec.slots for g in slot.goals]
+            texts = [instance.context, *(goal.text for goal in goals)]
+            texts += [text for probe in instance.probes.all() for text in (probe.text, *probe.options)]
+            assert not any(PLACEHOLDER.search(text) for text in texts)
+            assert instance.probes.count() == len(spec.probes)
+        assert len(casts) == 3
+
+
+def test_template_episodes_open_with_the_greeter_and_have_self_other_and_probe_answers():
+    load("--skip-accounts")
+
+    episodes = Episode.objects.filter(tag="demo-groups", scenario__template__isnull=False)
+    assert episodes.count() == 3 * len(TEMPLATES)
+    assert not Episode.objects.filter(tag="demo", scenario__template__isnull=False).exists()
+    for episode in episodes:
+        turns = list(episode.turns.select_related("seat").order_by("index"))
+        assert episode.status == Episode.Status.FINISHED and len(turns) <= 15
+        assert turns[0].seat.position == 0 and turns[0].content.startswith(("Good evening", "Thank you"))
+        seats = episode.seats.count()
+        assert {turn.seat.position for turn in turns} == set(range(seats))
+        goals = Goal.objects.filter(role__scenario=episode.scenario)
+        answers = Answer.objects.filter(
+            response__episode=episode, response__respondent__kind=Respondent.Kind.AGENT
+        ).select_related("response", "goal__role", "question")
+        goal_answers = [answer for answer in answers if answer.goal is not None]
+        own = [a for a in goal_answers if a.goal.role.position == a.response.seat_position]
+        other = [a for a in goal_answers if a.goal.role.position != a.response.seat_position]
+        # every seat answers every goal: its own (self) and each other role's (other)
+        assert len(own) == goals.count() and len(other) == (seats - 1) * goals.count()
+        assert all(a.value in {"yes", "no"} and a.reasoning for a in goal_answers)
+        probe_answers = [answer for answer in answers if answer.goal is None]
+        probes = list(episode.scenario.probes.select_related("about"))
+        assert len(probe_answers) == sum(seats - 1 for probe in probes)
+        assert all(a.value in {"0", "1", "2", "3"} and "correct" in a.question.options for a in probe_answers)
+    # across the demo, seats judge their own goals more generously than the others' (AgentSense's finding)
+    mine = Answer.objects.filter(response__episode__in=episodes, goal__isnull=False)
+    own_yes = [a.value == "yes" for a in mine.select_related("goal__role", "response") if
+               a.goal.role.position == a.response.seat_position]
+    other_yes = [a.value == "yes" for a in mine.select_related("goal__role", "response") if
+                 a.goal.role.position != a.response.seat_position]
+    assert 0 < sum(other_yes) / len(other_yes) < sum(own_yes) / len(own_yes) < 1

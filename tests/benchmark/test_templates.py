@@ -182,3 +182,21 @@ def test_goals_of_an_instance_are_rows_of_their_own():
     instance = instantiate(template, count=1).created[0]
     assert Goal.objects.filter(role__scenario=instance).count() == 3
     assert Goal.objects.filter(role__scenario=template).count() == 3
+
+
+def test_instances_carry_the_category_sender_receiver_labels_and_goal_types():
+    template = make_template()
+    Scenario.objects.filter(pk=template.pk).update(category="small_society")
+    template.refresh_from_db()
+    template.roles.filter(position=0).update(communication="sender")
+    template.roles.filter(position=1).update(communication="receiver")
+    Goal.objects.filter(role__scenario=template, role__position=0, position=0).update(goal_type="competition")
+    bakers(1)
+    make_character(first_name="Buyer", gender="man", occupation="plumber")
+
+    (instance,) = instantiate(template, count=1).scenarios
+
+    assert instance.category == "small_society"
+    assert list(instance.roles.values_list("communication", flat=True)) == ["sender", "receiver"]
+    seller_goals = Goal.objects.filter(role__scenario=instance, role__position=0).order_by("position")
+    assert [(goal.goal_type, goal.erg) for goal in seller_goals] == [("competition", "growth"), ("", "")]

@@ -1,11 +1,14 @@
-"""Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions,
-scripted episodes, scores and interviews, accounts.
+"""Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions, two
+AgentSense-style templates of three and four parties with three casts each, scripted episodes,
+scores, interviews, goal verdicts and accounts.
 
 Everything is found again by external id or username, so running it twice changes nothing
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
 episodes are played by the offline scripted model with each role's beats, so the result is the
-same on every machine and needs no API key. The three-party episodes (tag ``demo-groups``) are
-also interviewed: each seat answers the AgentSense goal questions and the scenario's probes.
+same on every machine and needs no API key. The episodes of more than two parties (tag
+``demo-groups``: the three-party scenario under each condition, and each template's instances
+without a barrier) are also interviewed: each seat answers the AgentSense goal questions about
+its own goals (self) and the others' (other), and the scenario's probes.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from ...agents.llm import SCRIPTED
-from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
-from ...demo.install import EPISODE_ID, beats_of, install_scenario
+from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
+from ...demo.group_templates import TEMPLATES
+from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
 from ...evaluation import judge
-from ...evaluation.interviews.running import interview_episode
+from ...evaluation.interviews.running import interview_episodes
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
 from ...permissions import RESEARCHERS
@@ -41,8 +45,8 @@ GROUP_TAG = "demo-groups"  # the scenarios of more than two parties, kept out of
 
 class Command(BaseCommand):
     help = (
-        "Load the demo scenarios, 52 scripted episodes with scripted scores (the three-party ones with "
-        "interviews), and demo accounts."
+        "Load the demo scenarios and templates, 58 scripted episodes with scripted scores (those of more "
+        "than two parties with interviews), and demo accounts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -65,35 +69,59 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"Barrier(s) {', '.join(missing)} are missing; run `manage.py migrate` first.")
 
-        created = 0
+        created = episodes = 0
+        groups: list[int] = []  # episodes of more than two parties, interviewed below
         specs = [*SCENARIOS, *GROUP_SCENARIOS]
+        steps = len(specs) + len(TEMPLATES)
         for number, spec in enumerate(specs, start=1):
+            group = spec in GROUP_SCENARIOS
+            seed = len(SCENARIOS) + GROUP_SCENARIOS.index(spec) if group else SCENARIOS.index(spec)
             with transaction.atomic():
                 scenario = install_scenario(spec, team)
                 lengths = []
                 for condition in CONDITIONS:
-                    episode, new = self._episode(scenario, spec, barriers[condition], condition, options["reset"])
+                    episode, new = self._episode(
+                        scenario, beats_of(spec), barriers[condition], condition, seed=seed,
+                        tag=GROUP_TAG if group else DEMO_TAG, reset=options["reset"],
+                    )
                     created += new
+                    episodes += 1
                     lengths.append(f"{condition} {episode.turns.count()}")
-            self.stdout.write(f"[{number:2}/{len(specs)}] {spec.codename}: " + ", ".join(lengths) + " turns")
+                    if group:
+                        groups.append(episode.pk)
+            self.stdout.write(f"[{number:2}/{steps}] {spec.codename}: " + ", ".join(lengths) + " turns")
 
+        seed = len(specs)
+        for number, template in enumerate(TEMPLATES, start=len(specs) + 1):
+            with transaction.atomic():
+                lengths = []
+                for instance in install_template_instances(template, team):
+                    episode, new = self._episode(
+                        instance.scenario, instance.beats, barriers["none"], "none", seed=seed, tag=GROUP_TAG,
+                        reset=options["reset"],
+                    )
+                    seed += 1
+                    created += new
+                    episodes += 1
+                    groups.append(episode.pk)
+                    lengths.append(f"{instance.scenario.codename} {episode.turns.count()}")
+            self.stdout.write(f"[{number:2}/{steps}] template {template.codename}: " + ", ".join(lengths) + " turns")
+
+        self._interview(groups)
         accounts = 0
         if not options["skip_accounts"]:
             accounts = self._accounts(team, options["base_url"], options["reset_passwords"])
-        episodes = len(specs) * len(CONDITIONS)
         self.stdout.write(self.style.SUCCESS(
-            f"Demo ready: {len(specs)} scenarios, {episodes} episodes ({created} new), "
+            f"Demo ready: {len(specs)} scenarios, {len(TEMPLATES)} templates, {episodes} episodes ({created} new), "
             f"{accounts} accounts, in {time.monotonic() - started:.1f}s."
         ))
 
     def _episode(
-        self, scenario: Scenario, spec: DemoScenario, barrier: Barrier, condition: str, reset: bool
+        self, scenario: Scenario, beats: dict[int, tuple[str, ...]], barrier: Barrier, condition: str, *,
+        seed: int, tag: str, reset: bool,
     ) -> tuple[Episode, bool]:
-        """The demo episode for one condition: played (or resumed) with beats, then scored (and a
-        group's interviewed)."""
-        external_id = EPISODE_ID.format(codename=spec.codename, condition=condition)
-        group = spec in GROUP_SCENARIOS
-        seed = len(SCENARIOS) + GROUP_SCENARIOS.index(spec) if group else SCENARIOS.index(spec)
+        """The demo episode of ``scenario`` for one condition: played (or resumed) with beats, then scored."""
+        external_id = EPISODE_ID.format(codename=scenario.codename, condition=condition)
         episode = Episode.objects.of_team(scenario.team).filter(external_id=external_id).first()
         if episode is not None and reset:
             episode.delete()
@@ -101,19 +129,23 @@ class Command(BaseCommand):
         new = episode is None
         if episode is None:
             episode = create_episode(
-                scenario, barrier, barrier_seats=(0,), models=dict.fromkeys(range(len(spec.roles)), SCRIPTED),
-                tag=GROUP_TAG if group else DEMO_TAG, turn_cap=turn_cap_for(scenario, 20),
-                settings={"temperature": 0.7}, external_id=external_id,
+                scenario, barrier, barrier_seats=(0,), models=dict.fromkeys(beats, SCRIPTED),
+                tag=tag, turn_cap=turn_cap_for(scenario, 20), settings={"temperature": 0.7}, external_id=external_id,
             )
         if episode.status != Episode.Status.FINISHED:
-            episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats_of(spec))
+            episode = async_to_sync(run_episode)(episode, seed=seed, beats=beats)
         # The scripted judge answers unless it already has (a replayed episode is judged afresh).
         result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
         if not result.ok:
             raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
-        if group:
-            async_to_sync(interview_episode)(episode.pk)  # kept when already stored
         return episode, new
+
+    def _interview(self, episode_ids: list[int]) -> None:
+        """Every seat of the group episodes on every goal (its own: self; the others': other) and on its
+        probes; answers already stored are kept."""
+        for result in async_to_sync(interview_episodes)(episode_ids):
+            if result.error:
+                raise CommandError(f"the scripted interview of episode {result.episode_id} failed: {result.error}")
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
         """A researcher and three annotators of ``team``, with passwords and login links.
