@@ -11,6 +11,14 @@ most.
     .venv/bin/python benchmarks/simulation.py [--scenarios 180] [--workers 2] [--concurrency 64]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench_sim .venv/bin/python benchmarks/simulation.py
     .venv/bin/python benchmarks/simulation.py --scenarios 12      # a quick check
+    .venv/bin/python benchmarks/simulation.py --multi-party --episodes-per-cell 32
+
+``--multi-party`` plays the demo's scenarios of three and four parties instead (the heating bill,
+24 turns, and the six instances of the two demo templates, 15 turns each, in random order after a
+greeting) under the same conditions, ``--episodes-per-cell`` episodes of each: 32 make 14,592
+calls, about the two-party run's. Both print the overhead per model call: the wall time each of
+the ``concurrency`` slots spent on a call beyond the model's own latency, and the CPU time a call
+cost (supervisor, workers and fake server), so the two runs compare call for call.
 
 It uses a scratch database: a temporary SQLite file by default, or the one DATABASE_URL names
 (e.g. a ``parley_bench_sim`` PostgreSQL database made with ``createdb``), in which every episode,
@@ -53,6 +61,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="Fake model latency in seconds (default: 0.2).")
     parser.add_argument("--turn-cap", type=int, default=20, help="Turns per episode (default: 20).")
     parser.add_argument("--model", default="openai/gpt-4o-mini", help="Model name sent to the fake server.")
+    parser.add_argument("--multi-party", action="store_true",
+                        help="Play the demo's three- and four-party scenarios instead of generated two-party ones.")
+    parser.add_argument("--episodes-per-cell", type=int, default=1,
+                        help="Episodes per scenario × condition (default: 1).")
     args = parser.parse_args()
 
     os.environ.setdefault("PARLEY_VAR_DIR", tempfile.mkdtemp(prefix="parley-bench-"))
@@ -67,11 +79,12 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Goal, Role, Scenario, SimulationRun, Team
+    from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, SimulationRun, Team
 
     def empty() -> None:
         SimulationRun.objects.all().delete()
         Episode.objects.all().delete()
+        Scenario.objects.filter(template__isnull=False).delete()  # a template's instances before the template
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -79,35 +92,15 @@ def main() -> None:
     empty()
     started = time.perf_counter()
     team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
-    characters = Character.objects.bulk_create(
-        Character(team=team, first_name=name, last_name="Bench", occupation=OCCUPATIONS[n % len(OCCUPATIONS)],
-                  gender="woman" if n % 2 else "man", pronouns="she/her" if n % 2 else "he/him",
-                  public_info=f"{name} is a {OCCUPATIONS[n % len(OCCUPATIONS)]}.", external_id=f"bench-character-{n}")
-        for n, name in enumerate(NAMES)
-    )
-    scenarios = Scenario.objects.bulk_create(
-        Scenario(
-            team=team, external_id=f"bench-scenario-{n}", codename=f"bench-{n:03d}", source="benchmark",
-            context=f"Two people meet in {SETTINGS[n % len(SETTINGS)]} to talk about "
-                    f"{MATTERS[(n // len(SETTINGS)) % len(MATTERS)]}.",
-            difficulty="hard" if n % 3 == 0 else "standard", relationship=n % 5,
-        )
-        for n in range(args.scenarios)
-    )
-    roles = Role.objects.bulk_create(
-        Role(scenario=scenario, position=position, character=characters[(2 * n + position) % len(characters)],
-             reason="It has been weighing on you for weeks.",
-             private_knowledge=f"You can give in on {20 + n % 30} euros at most.")
-        for n, scenario in enumerate(scenarios)
-        for position in (0, 1)
-    )
-    Goal.objects.bulk_create(
-        Goal(role=role, position=0,
-             text=f"Settle {MATTERS[(index // 2) % len(MATTERS)]} on terms that suit you (role {role.position + 1}).")
-        for index, role in enumerate(roles)
-    )
-    print(f"database: {connection.vendor}; generated {args.scenarios} scenarios "
-          f"in {time.perf_counter() - started:.1f} s")
+    if args.multi_party:
+        codenames = multi_party_scenarios(team)
+        print(f"database: {connection.vendor}; installed {len(codenames)} demo scenarios of three or four "
+              f"parties in {time.perf_counter() - started:.1f} s")
+    else:
+        codenames = None
+        two_party_scenarios(team, args.scenarios)
+        print(f"database: {connection.vendor}; generated {args.scenarios} scenarios "
+              f"in {time.perf_counter() - started:.1f} s")
 
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "benchmarks" / "fake_openai.py"), "--port", "0", "--latency", str(args.latency)],
@@ -126,6 +119,7 @@ def main() -> None:
         call_command(
             "simulate", conditions=args.conditions, agent_model=args.model, partner_model=args.model,
             concurrency=args.concurrency, workers=args.workers, turn_cap=args.turn_cap, run_name="bench-sim",
+            episodes_per_cell=args.episodes_per_cell, **({"scenarios": ",".join(codenames)} if codenames else {}),
             judge_model="none",  # the simulation alone; scoring is measured apart
         )
         wall = time.perf_counter() - started
@@ -145,7 +139,55 @@ def main() -> None:
     print(f"model calls: {calls}  wall: {wall:.1f} s  ideal: {ideal:.1f} s  ratio: {wall / ideal:.2f} (goal: 1.3)")
     print(f"CPU: {own_cpu:.1f} s in the supervisor, {server_cpu:.1f} s in worker processes and the fake server "
           f"({(own_cpu + server_cpu) / calls * 1000:.1f} ms a call)")
+    overhead = wall * args.concurrency / calls - args.latency
+    print(f"{'multi-party' if args.multi_party else 'two-party'}: {calls / wall:.0f} calls/s; overhead per call "
+          f"{overhead * 1000:.1f} ms of wall time beyond the model's {args.latency * 1000:.0f} ms, "
+          f"{(own_cpu + server_cpu) / calls * 1000:.1f} ms of CPU")
     empty()
+
+
+def two_party_scenarios(team, count: int) -> None:
+    """``count`` generated two-party scenarios, each role with one goal."""
+    from benchmark.models import Character, Goal, Role, Scenario
+
+    characters = Character.objects.bulk_create(
+        Character(team=team, first_name=name, last_name="Bench", occupation=OCCUPATIONS[n % len(OCCUPATIONS)],
+                  gender="woman" if n % 2 else "man", pronouns="she/her" if n % 2 else "he/him",
+                  public_info=f"{name} is a {OCCUPATIONS[n % len(OCCUPATIONS)]}.", external_id=f"bench-character-{n}")
+        for n, name in enumerate(NAMES)
+    )
+    scenarios = Scenario.objects.bulk_create(
+        Scenario(
+            team=team, external_id=f"bench-scenario-{n}", codename=f"bench-{n:03d}", source="benchmark",
+            context=f"Two people meet in {SETTINGS[n % len(SETTINGS)]} to talk about "
+                    f"{MATTERS[(n // len(SETTINGS)) % len(MATTERS)]}.",
+            difficulty="hard" if n % 3 == 0 else "standard", relationship=n % 5,
+        )
+        for n in range(count)
+    )
+    roles = Role.objects.bulk_create(
+        Role(scenario=scenario, position=position, character=characters[(2 * n + position) % len(characters)],
+             reason="It has been weighing on you for weeks.",
+             private_knowledge=f"You can give in on {20 + n % 30} euros at most.")
+        for n, scenario in enumerate(scenarios)
+        for position in (0, 1)
+    )
+    Goal.objects.bulk_create(
+        Goal(role=role, position=0,
+             text=f"Settle {MATTERS[(index // 2) % len(MATTERS)]} on terms that suit you (role {role.position + 1}).")
+        for index, role in enumerate(roles)
+    )
+
+
+def multi_party_scenarios(team) -> list[str]:
+    """The demo's scenarios of more than two parties, installed as ``load_demo`` does; their codenames."""
+    from benchmark.demo.content import GROUP_SCENARIOS
+    from benchmark.demo.group_templates import TEMPLATES
+    from benchmark.demo.install import install_scenario, install_template_instances
+
+    scenarios = [install_scenario(spec, team) for spec in GROUP_SCENARIOS]
+    scenarios += [instance.scenario for spec in TEMPLATES for instance in install_template_instances(spec, team)]
+    return [scenario.codename for scenario in scenarios]
 
 
 if __name__ == "__main__":
