@@ -143,9 +143,16 @@ class Command(BaseCommand):
     def _interview(self, episode_ids: list[int]) -> None:
         """Every seat of the group episodes on every goal (its own: self; the others': other) and on its
         probes; answers already stored are kept."""
-        for result in async_to_sync(interview_episodes)(episode_ids):
+        started = time.monotonic()
+        results = async_to_sync(interview_episodes)(episode_ids)
+        for result in results:
             if result.error:
                 raise CommandError(f"the scripted interview of episode {result.episode_id} failed: {result.error}")
+        answered = sum(result.responses for result in results)
+        self.stdout.write(
+            f"Interviews of {len(episode_ids)} group episodes: {answered} new responses "
+            f"({sum(result.cached for result in results)} kept), in {time.monotonic() - started:.1f}s."
+        )
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
         """A researcher and three annotators of ``team``, with passwords and login links.
