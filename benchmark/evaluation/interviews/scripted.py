@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 
+from ...agents.prompt import HistoryEntry
 from ...agents.scripted import AGREEMENT
 from ...models import ActionType
 from .asking import LETTERS, SeatInterview
@@ -31,25 +33,31 @@ def goal_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
     0.2 for the seat's own goals and 0.3 for the others' (AgentSense finds self-assessments more
     generous).
     """
-    history = interview.context.history
+    answers = {}
+    for item in interview.goals:
+        needed = 0.2 if item.own else 0.3
+        whose = "my own goal" if item.own else f"{item.owner}'s goal"
+        value, why = goal_reached(interview.context.history, item.text, needed)
+        answers[item.key] = (value, f"{DISCLAIMER} For {whose}: {why}")
+    return answers
+
+
+def goal_reached(history: Sequence[HistoryEntry], goal: str, needed: float) -> tuple[str, str]:
+    """Yes or no for one goal, and why: the talk closed on agreement (someone left just after words
+    of agreement) and at least ``needed`` of the goal's key words were said in its second half."""
     spoken = [entry.content for entry in history if entry.action_type != ActionType.LEAVE and entry.content]
     settled = _words(" ".join(spoken[len(spoken) // 2 :]))
     left = any(entry.action_type == ActionType.LEAVE for entry in history)
     speech = [entry.content for entry in history if entry.action_type == ActionType.SPEAK]
     closed = left and any(word in " ".join(speech[-3:]).lower() for word in AGREEMENT)
-    answers = {}
-    for item in interview.goals:
-        words = _words(item.text)
-        heard = words & settled
-        share = len(heard) / len(words) if words else 0.0
-        needed = 0.2 if item.own else 0.3
-        whose = "my own goal" if item.own else f"{item.owner}'s goal"
-        answers[item.key] = (
-            YES if closed and share >= needed else NO,
-            f"{DISCLAIMER} For {whose}: {len(heard)} of {len(words)} key words came up in the second "
-            f"half of the talk (needed {needed:.0%}); {'it closed on agreement' if closed else 'no agreed close'}.",
-        )
-    return answers
+    words = _words(goal)
+    heard = words & settled
+    share = len(heard) / len(words) if words else 0.0
+    return (
+        YES if closed and share >= needed else NO,
+        f"{len(heard)} of {len(words)} key words came up in the second half of the talk (needed {needed:.0%}); "
+        f"{'it closed on agreement' if closed else 'no agreed close'}.",
+    )
 
 
 def probe_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
