@@ -13,6 +13,7 @@ from .asking import LETTERS, SeatInterview
 from .instruments import NO, YES
 
 VERSION = "scripted-interview-1"
+BLIND_VERSION = "scripted-blind-1"
 DISCLAIMER = "Scripted heuristic, not a model's answer."
 
 _STOPWORDS = frozenset(
@@ -78,5 +79,32 @@ def probe_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
             rng = random.Random(f"parley-interview|{interview.episode_id}|{interview.seat_position}|{item.key}")
             choice = rng.randrange(len(item.options))
             why = f"nothing {item.about} said points to an option; a guess"
+        answers[item.key] = (LETTERS[choice], f"{DISCLAIMER} {why[:1].upper()}{why[1:]}.")
+    return answers
+
+
+def blind_probe_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
+    """The blind test offline: before anyone speaks, a seat picks the option sharing most words with
+    what it can see (the scenario, its own goals, reason and private knowledge, and what the
+    relationship shows of the one asked about), and guesses, seeded, when nothing points anywhere.
+    It never reads the probe's answer: about itself it is right only when its own words say so."""
+    context = interview.context
+    answers = {}
+    for item in interview.probes:
+        if item.own:
+            seen = " ".join([context.goal, context.reason, context.private_knowledge, *context.profile.values()])
+        else:
+            other = next((o for o in context.others if o.name == item.about), None)
+            seen = " ".join([context.scenario_context, *(other.profile.values() if other else ())])
+        known = _words(seen)
+        overlaps = [len(_words(option) & known) for option in item.options]
+        best = max(overlaps)
+        if best > 0 and overlaps.count(best) == 1:
+            choice = overlaps.index(best)
+            why = f"the option shares {best} word(s) with what I knew before we spoke"
+        else:
+            rng = random.Random(f"parley-blind|{interview.episode_id}|{interview.seat_position}|{item.key}")
+            choice = rng.randrange(len(item.options))
+            why = "nothing I knew before we spoke singles out an option; a guess"
         answers[item.key] = (LETTERS[choice], f"{DISCLAIMER} {why[:1].upper()}{why[1:]}.")
     return answers
