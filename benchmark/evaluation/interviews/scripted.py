@@ -85,17 +85,15 @@ def probe_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
 
 def blind_probe_answers(interview: SeatInterview) -> dict[str, tuple[str, str]]:
     """The blind test offline: before anyone speaks, a seat picks the option sharing most words with
-    what it can see (the scenario, its own goals, reason and private knowledge, and what the
-    relationship shows of the one asked about), and guesses, seeded, when nothing points anywhere.
+    what it can see (the scenario, its own profile, goals, reason and private knowledge, and what the
+    relationship shows of the one asked about), and guesses, seeded, when no one option stands out.
     It never reads the probe's answer: about itself it is right only when its own words say so."""
     context = interview.context
+    own = [context.scenario_context, context.goal, context.reason, context.private_knowledge, *context.profile.values()]
     answers = {}
     for item in interview.probes:
-        if item.own:
-            seen = " ".join([context.goal, context.reason, context.private_knowledge, *context.profile.values()])
-        else:
-            other = next((o for o in context.others if o.name == item.about), None)
-            seen = " ".join([context.scenario_context, *(other.profile.values() if other else ())])
+        other = next((o for o in context.others if o.name == item.about), None)
+        seen = " ".join([*own, *(other.profile.values() if other else ())])
         known = _words(seen)
         overlaps = [len(_words(option) & known) for option in item.options]
         best = max(overlaps)
