@@ -51,7 +51,8 @@ class RunOptions:
     judge, else the offline scripted heuristics; several names separated by commas: each of them;
     ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
     the derived run name. Nor does ``interview``, which asks each agent seat of a finished episode
-    about the goals and probes (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role
+    about the goals and probes (``benchmark.evaluation.interviews``) and has the judges answer every
+    goal (``benchmark.evaluation.goal_judge``). ``barrier_seats`` are the role
     positions that speak under the condition (the first role by default; ``barrier_seat``, one
     position, is the older spelling).
     """
