@@ -278,6 +278,7 @@ class CharacterRef:
 class GoalDraft:
     text: str
     tags: list[str] = field(default_factory=list)
+    goal_type: str = ""  # one of GoalType's values, or "" for none
 
 
 def goals_from_text(text: str) -> list[GoalDraft]:
@@ -291,6 +292,7 @@ class RoleDraft:
     goals: list[GoalDraft]
     reason: str = ""
     private_knowledge: str = ""
+    communication: str = ""  # Communication's sender or receiver, or ""
     character: CharacterRef | None = None
     slot: dict[str, Any] = field(default_factory=dict)  # SLOT_FIELDS that are set
     goals_field: str = "goal"  # how the file names the goals, for messages
