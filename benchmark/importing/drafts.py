@@ -11,6 +11,7 @@ database constraint halfway through.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -380,6 +381,7 @@ class EpisodeDraft:
     turns: list[TurnDraft] = field(default_factory=list)
     responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
+    skipped: Counter[str] = field(default_factory=Counter)  # what the file holds but cannot be read, by kind
 
 
 @dataclass

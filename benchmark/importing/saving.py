@@ -294,6 +294,7 @@ class Saver:
             self.response(response, episode, roles, answered)
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
+        self.result.skipped.update(draft.skipped)
 
     # --- responses ------------------------------------------------------------------------------
 
