@@ -50,6 +50,7 @@ from .drafts import (
     SeatDraft,
     TurnDraft,
     check_integer,
+    check_text,
     describe,
     max_length,
     values_of,
@@ -89,7 +90,9 @@ def _index(fields: Fields, name: str) -> str:
 
 
 @dataclass
-class Character:
+class SceneCharacter:
+    """A character of the scene being read: its role position, goals as given, and its questions."""
+
     name: str
     position: int
     goals: list[Fields]  # each with its eval_questions
@@ -101,7 +104,7 @@ class Character:
 @dataclass
 class Scene:
     scenario: ScenarioDraft
-    characters: dict[str, Character]
+    characters: dict[str, SceneCharacter]
     sample: str
     skipped: Counter[str] = field(default_factory=Counter)
 
@@ -138,7 +141,7 @@ class Scene:
         draft.skipped = self.skipped
         return draft
 
-    def character(self, name: Any, origin: Origin) -> Character:
+    def character(self, name: Any, origin: Origin) -> SceneCharacter:
         found = self.characters.get(name) if isinstance(name, str) else None
         if found is None:
             raise origin.problem(f"{describe(name)} is not a character of this scene ({', '.join(self.characters)})")
@@ -175,8 +178,18 @@ class Scene:
                 for perspective in given.data:
                     if perspective not in PERSPECTIVES:
                         raise where.at(perspective).problem(f"not one of {', '.join(PERSPECTIVES)}")
-                    replies = given.texts(perspective)
+                    replies = [check_text(reply, where.at(perspective).at(place))
+                               for place, reply in enumerate(given.sequence(perspective))]
                     questions = asked.objects(perspective)
+                    if perspective == "judge" and replies and not judges:
+                        raise fields.origin.at("goal_metrics").problem(
+                            "the judges are not named: give goal_metrics with its judge_<model> keys, as SENSE "
+                            "writes it, or a \"judges\" list of model names"
+                        )
+                    if perspective == "judge" and len(questions) > 1:
+                        raise asked.origin.at("judge").problem(
+                            f"{len(questions)} judge questions; Parley keeps one answer per judge and goal"
+                        )
                     expected = len(questions) * (len(judges) if perspective == "judge" else 1)
                     if len(replies) != expected:
                         raise where.at(perspective).problem(
@@ -220,7 +233,8 @@ class Scene:
         responses = []
         for name in answers.data:
             character = self.character(name, answers.origin.at(name))
-            replies = answers.texts(name)
+            replies = [check_text(reply, answers.origin.at(name).at(place))
+                       for place, reply in enumerate(answers.sequence(name))]
             if len(replies) != len(character.questions):
                 raise answers.origin.at(name).problem(
                     f"{len(replies)} answers, but {name} has {len(character.questions)} info_reason_questions"
@@ -310,9 +324,9 @@ def read_scene(fields: Fields, templates: dict[str, ScenarioDraft]) -> Scene:
     communication = Fields(fields.mapping("roles"), fields.origin.at("roles"))
     line_model = fields.text("model", max_length=max_length(Respondent, "model"))
 
-    characters: dict[str, Character] = {}
+    characters: dict[str, SceneCharacter] = {}
     roles: list[RoleDraft] = []
-    asked: list[tuple[Character, Fields]] = []
+    asked: list[tuple[SceneCharacter, Fields]] = []
     for position, item in enumerate(fields.objects("characters", required=True)):
         name = item.text("name", required=True, blank=False, max_length=200).strip()
         if name in characters:
@@ -333,7 +347,7 @@ def read_scene(fields: Fields, templates: dict[str, ScenarioDraft]) -> Scene:
                                    draft=CharacterDraft(character_id, person, item.origin)),
             goals_field="goals",
         ))
-        characters[name] = Character(
+        characters[name] = SceneCharacter(
             name, position, goals, [], item.text("model", max_length=max_length(Respondent, "model")) or line_model,
             item.origin,
         )
@@ -364,7 +378,7 @@ def read_scene(fields: Fields, templates: dict[str, ScenarioDraft]) -> Scene:
     return Scene(scenario, characters, sample)
 
 
-def read_probe(question: Fields, asker: Character, characters: dict[str, Character]) -> ProbeDraft:
+def read_probe(question: Fields, asker: SceneCharacter, characters: dict[str, SceneCharacter]) -> ProbeDraft:
     """An ``info_reason_questions`` item: asked of ``asker``, about the character whose private
     information it asks for (``role`` when given, as the generating script names it; else the one other
     character named in the question; else, in a scene of two, the other one)."""
@@ -378,7 +392,7 @@ def read_probe(question: Fields, asker: Character, characters: dict[str, Charact
     if question.has("role"):
         about = question.choice("role", others)
     else:
-        named = [name for name in others if re.search(rf"\b{re.escape(name.split()[0])}\b", text)]
+        named = [name for name in others if re.search(rf"(?<!\w){re.escape(name.split()[0])}(?!\w)", text)]
         if len(named) == 1 or len(others) == 1:
             about = named[0] if len(named) == 1 else others[0]
         else:

@@ -191,6 +191,11 @@ def edited(change) -> dict:
      "field goal_answer.Lena Berg.To open a terrace.: Lena Berg has no goal with this text"),
     (edited(lambda r: r["info_answer"]["Lena Berg"].pop()),
      "field info_answer.Lena Berg: 1 answers, but Lena Berg has 2 info_reason_questions"),
+    (edited(lambda r: r.pop("goal_metrics")),
+     "line 1, field goal_metrics: the judges are not named"),
+    (edited(lambda r: r["goal_answer"]["Lena Berg"]["To win Marta Ruiz's support for a shared terrace."].update(
+        self=[3])), "field goal_answer.Lena Berg.To win Marta Ruiz's support for a shared terrace..self[0]: expected a "
+                    "string, got number 3"),
     (edited(lambda r: r.pop("model")),
      "field characters[0].model: the file does not say which model played Marta Ruiz"),
     (edited(lambda r: r["characters"][0]["info_reason_questions"][0].update(answer_label=4)),
