@@ -159,54 +159,21 @@ class Scene:
         return turns
 
     def goal_responses(self, fields: Fields) -> list[ResponseDraft]:
-        instrument = goals_instrument()
+        """``goal_answer`` as answers to the goals preset: one response per interviewed seat, one per judge."""
         judges = judge_models(fields)
         by_seat: dict[int, list[AnswerDraft]] = {}
         by_judge: dict[str, list[AnswerDraft]] = {}
-        given_all = fields.nested("goal_answer") if fields.has("goal_answer") else None
-        for name, goals in (given_all.data.items() if given_all else ()):
-            owner = self.character(name, given_all.origin.at(name))
-            goals_fields = Fields(goals, given_all.origin.at(name))
-            texts = [goal.data["goal"] for goal in owner.goals]
-            for text, perspectives in goals_fields.data.items():
-                where = goals_fields.origin.at(text)
-                if text not in texts:
-                    raise where.problem(f"{owner.name} has no goal with this text (goals: {' | '.join(texts)})")
-                number = texts.index(text)
-                asked = owner.goals[number].nested("eval_questions")
-                given = Fields(perspectives, where)
-                for perspective in given.data:
-                    if perspective not in PERSPECTIVES:
-                        raise where.at(perspective).problem(f"not one of {', '.join(PERSPECTIVES)}")
-                    replies = [check_text(reply, where.at(perspective).at(place))
-                               for place, reply in enumerate(given.sequence(perspective))]
-                    questions = asked.objects(perspective)
-                    if perspective == "judge" and replies and not judges:
-                        raise fields.origin.at("goal_metrics").problem(
-                            "the judges are not named: give goal_metrics with its judge_<model> keys, as SENSE "
-                            "writes it, or a \"judges\" list of model names"
-                        )
-                    if perspective == "judge" and len(questions) > 1:
-                        raise asked.origin.at("judge").problem(
-                            f"{len(questions)} judge questions; Parley keeps one answer per judge and goal"
-                        )
-                    expected = len(questions) * (len(judges) if perspective == "judge" else 1)
-                    if len(replies) != expected:
-                        raise where.at(perspective).problem(
-                            f"{len(replies)} answers, but the goal has {len(questions)} {perspective} question(s)"
-                            + (f" for {len(judges)} judge(s)" if perspective == "judge" else "")
-                        )
-                    for place, reply in enumerate(replies):
-                        answer = AnswerDraft(
-                            "goal_achieved", where.at(perspective).at(place), goal=(owner.position, number),
-                            value="yes" if "Yes" in reply else "no", reasoning=reply,
-                        )
-                        if perspective == "judge":
-                            by_judge.setdefault(judges[place % len(judges)], []).append(answer)
-                        else:
-                            asked_of = self.character(questions[place].data.get("obj"),
-                                                      questions[place].origin.at("obj"))
-                            by_seat.setdefault(asked_of.position, []).append(answer)
+        answered = fields.nested("goal_answer") if fields.has("goal_answer") else None
+        for name, goals in (answered.data.items() if answered else ()):
+            owner = self.character(name, answered.origin.at(name))
+            for text, perspectives in Fields(goals, answered.origin.at(name)).data.items():
+                given = Fields(perspectives, answered.origin.at(name).at(text))
+                for perspective, who, answer in self.goal_answers(owner, text, given, judges, fields.origin):
+                    if perspective == "judge":
+                        by_judge.setdefault(judges[who], []).append(answer)
+                    else:
+                        by_seat.setdefault(who, []).append(answer)
+        instrument = goals_instrument()
         models = {c.position: c.model for c in self.characters.values()}
         origin = fields.origin.at("goal_answer")
         return [
@@ -215,6 +182,47 @@ class Scene:
             *(self.response(instrument.name, instrument.version, "judge", judge, origin, answers=answers)
               for judge, answers in by_judge.items()),
         ]
+
+    def goal_answers(
+        self, owner: SceneCharacter, text: str, given: Fields, judges: list[str], line: Origin
+    ) -> list[tuple[str, int, AnswerDraft]]:
+        """One goal's replies as (perspective, seat or judge index, answer), checked against its questions."""
+        texts = [goal.data["goal"] for goal in owner.goals]
+        if text not in texts:
+            raise given.origin.problem(f"{owner.name} has no goal with this text (goals: {' | '.join(texts)})")
+        number = texts.index(text)
+        asked = owner.goals[number].nested("eval_questions")
+        found = []
+        for perspective in given.data:
+            where = given.origin.at(perspective)
+            if perspective not in PERSPECTIVES:
+                raise where.problem(f"not one of {', '.join(PERSPECTIVES)}")
+            replies = [check_text(reply, where.at(place)) for place, reply in enumerate(given.sequence(perspective))]
+            questions = asked.objects(perspective)
+            if perspective == "judge" and replies and not judges:
+                raise line.at("goal_metrics").problem(
+                    "the judges are not named: give goal_metrics with its judge_<model> keys, as SENSE writes it, "
+                    "or a \"judges\" list of model names"
+                )
+            if perspective == "judge" and len(questions) > 1:
+                raise asked.origin.at("judge").problem(
+                    f"{len(questions)} judge questions; Parley keeps one answer per judge and goal"
+                )
+            expected = len(questions) * (len(judges) if perspective == "judge" else 1)
+            if len(replies) != expected:
+                raise where.problem(
+                    f"{len(replies)} answers, but the goal has {len(questions)} {perspective} question(s)"
+                    + (f" for {len(judges)} judge(s)" if perspective == "judge" else "")
+                )
+            for place, reply in enumerate(replies):
+                answer = AnswerDraft("goal_achieved", where.at(place), goal=(owner.position, number),
+                                     value="yes" if "Yes" in reply else "no", reasoning=reply)
+                if perspective == "judge":
+                    who = place
+                else:
+                    who = self.character(questions[place].data.get("obj"), questions[place].origin.at("obj")).position
+                found.append((perspective, who, answer))
+        return found
 
     def probe_responses(self, fields: Fields) -> list[ResponseDraft]:
         if not fields.has("info_answer"):
