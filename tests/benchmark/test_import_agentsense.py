@@ -9,10 +9,12 @@ import pytest
 from django.core.management import call_command
 
 from benchmark.evaluation.interviews.instruments import GOALS_PRESET, PROBES_PRESET
+from benchmark.exporting import export_episodes, select_episodes
 from benchmark.importing import ImportProblem, detect_format
 from benchmark.importing.agentsense import read_choice
 from benchmark.models import Answer, Character, Episode, Goal, Probe, Response, Role, Scenario, Turn
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
+from tests.builders import make_team
 
 pytestmark = pytest.mark.django_db
 
@@ -253,3 +255,20 @@ def test_an_imported_scene_file_simulates_and_evaluates_offline():
     assert judged.exists()
     assert set(judged.values_list("response__episode", flat=True)) == {e.pk for e in episodes}
     assert Character.objects.filter(first_name="Marta").count() == 1
+
+
+def test_an_imported_agentsense_episode_exports_to_parley_and_back_byte_for_byte(tmp_path):
+    import_file(WITH_OUTPUTS)
+    first = io.StringIO()
+    export_episodes(select_episodes(Scenario.objects.first().team), first)
+    record = json.loads(first.getvalue())
+    assert record["scenario"]["roles"][0]["goals"][0]["goal_type"] == "cooperation"
+    assert record["scenario"]["template"]["external_id"] == "agentsense-template-0"
+
+    other = make_team()
+    path = tmp_path / "parley.jsonl"
+    path.write_text(first.getvalue(), encoding="utf-8")
+    assert import_file(path, team=other).created["answer"] == 27
+    again = io.StringIO()
+    export_episodes(select_episodes(other), again)
+    assert again.getvalue() == first.getvalue()
