@@ -57,7 +57,8 @@ class ImportResult:
     """What one file did: rows created, objects already present (unchanged), records only checked.
 
     Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``answer``; ``checked`` counts
-    records that were validated but have no place in Parley (Sotopia relationship profiles).
+    records that were validated but have no place in Parley (Sotopia relationship profiles);
+    ``skipped`` what a file holds but no one can read (an AgentSense reply that picks no option).
     """
 
     file: str
