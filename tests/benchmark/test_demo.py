@@ -104,7 +104,9 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         assert episode.status == Episode.Status.FINISHED and episode.seats.count() == 3
         assert set(episode.turns.values_list("seat__position", flat=True)) == {0, 1, 2}
         judged = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE)
-        assert judged.count() == 3 * 7 + 2  # seven questions per seat, two per episode
+        assert judged.filter(goal__isnull=True).count() == 3 * 7 + 2  # seven questions per seat, two per episode
+        # and the scripted judge answers each of the six goals (the external perspective)
+        assert judged.filter(goal__isnull=False, response__seat_position__isnull=True).count() == 6
         # every seat answers the six goal questions and the probes it may be asked
         responses = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
         assert sorted(responses.values_list("seat_position", flat=True)) == [0, 0, 1, 1, 2, 2]
@@ -210,7 +212,7 @@ def test_each_template_is_filled_with_three_casts_that_fit_its_slots_and_carry_i
         assert len(casts) == 3
 
 
-def test_template_episodes_open_with_the_greeter_and_have_self_other_and_probe_answers():
+def test_template_episodes_open_with_the_greeter_and_have_self_other_external_and_probe_answers():
     load("--skip-accounts")
 
     episodes = Episode.objects.filter(tag="demo-groups", scenario__template__isnull=False)
@@ -232,6 +234,13 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_and_probe_a
         # every seat answers every goal: its own (self) and each other role's (other)
         assert len(own) == goals.count() and len(other) == (seats - 1) * goals.count()
         assert all(a.value in {"yes", "no"} and a.reasoning for a in goal_answers)
+        external = Answer.objects.filter(
+            response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE, goal__isnull=False,
+            response__seat_position__isnull=True,
+        )
+        # and the scripted judge answers each goal once, yes or no with its reasons (external)
+        assert sorted(external.values_list("goal_id", flat=True)) == sorted(goals.values_list("pk", flat=True))
+        assert all(a.value in {"yes", "no"} and a.reasoning for a in external)
         probe_answers = [answer for answer in answers if answer.goal is None]
         probes = list(episode.scenario.probes.select_related("about"))
         assert len(probe_answers) == sum(seats - 1 for probe in probes)

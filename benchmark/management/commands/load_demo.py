@@ -8,7 +8,8 @@ episodes are played by the offline scripted model with each role's beats, so the
 same on every machine and needs no API key. The episodes of more than two parties (tag
 ``demo-groups``: the three-party scenario under each condition, and each template's instances
 without a barrier) are also interviewed: each seat answers the AgentSense goal questions about
-its own goals (self) and the others' (other), and the scenario's probes.
+its own goals (self) and the others' (other), and the scenario's probes, and the scripted judge
+answers every goal (external).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from ...demo.group_templates import TEMPLATES
 from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
 from ...evaluation import judge
+from ...evaluation.goal_judge import CACHED, judge_goals
 from ...evaluation.interviews.running import interview_episodes
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
@@ -46,7 +48,7 @@ GROUP_TAG = "demo-groups"  # the scenarios of more than two parties, kept out of
 class Command(BaseCommand):
     help = (
         "Load the demo scenarios and templates, 58 scripted episodes with scripted scores (those of more "
-        "than two parties with interviews), and demo accounts."
+        "than two parties with interviews and goal verdicts), and demo accounts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -141,17 +143,25 @@ class Command(BaseCommand):
         return episode, new
 
     def _interview(self, episode_ids: list[int]) -> None:
-        """Every seat of the group episodes on every goal (its own: self; the others': other) and on its
-        probes; answers already stored are kept."""
+        """AgentSense's three perspectives on the group episodes: every seat on every goal (its own: self;
+        the others': other) and on its probes, and the scripted judge on every goal (external). Answers
+        already stored are kept."""
         started = time.monotonic()
         results = async_to_sync(interview_episodes)(episode_ids)
         for result in results:
             if result.error:
                 raise CommandError(f"the scripted interview of episode {result.episode_id} failed: {result.error}")
+        judgements = async_to_sync(judge_goals)(episode_ids, SCRIPTED)  # AgentSense's external perspective
+        for judgement in judgements:
+            if not judgement.ok:
+                raise CommandError(
+                    f"the scripted goal judge could not answer episode {judgement.episode_id}: {judgement.error}"
+                )
         answered = sum(result.responses for result in results)
+        judged = sum(judgement.outcome != CACHED for judgement in judgements)
         self.stdout.write(
-            f"Interviews of {len(episode_ids)} group episodes: {answered} new responses "
-            f"({sum(result.cached for result in results)} kept), in {time.monotonic() - started:.1f}s."
+            f"Group episodes: {len(episode_ids)} interviewed ({answered} new responses) and "
+            f"{judged} judged on every goal, in {time.monotonic() - started:.1f}s."
         )
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
