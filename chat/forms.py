@@ -17,7 +17,7 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from benchmark.forms import team_field
 from benchmark.models import Barrier, Question, Scenario
@@ -39,15 +39,15 @@ NUMBER_BOUNDS = {
 
 
 def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """Those of ``scenarios`` a person can play against one agent: exactly two roles, both cast, and not
-    a template (whose roles are slots to fill)."""
+    """Those of ``scenarios`` a person can play with agents in the other seats: two roles or more, every
+    one cast, and not a template (whose roles are slots to fill)."""
     return (
         scenarios.filter(is_template=False)
         .annotate(
             role_count=Count("roles", distinct=True),
             cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
         )
-        .filter(role_count=2, cast_count=2)
+        .filter(role_count__gte=2, cast_count=F("role_count"))
         .order_by("codename", "pk")
     )
 
@@ -69,11 +69,17 @@ class ChatStudyForm(forms.ModelForm):
 
     scenarios = ScenarioChoiceField(
         queryset=Scenario.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="Each participant plays one of these. Only scenarios with two cast roles are listed.",
+        help_text="Each participant plays one of these, agents the other roles. Only scenarios whose roles are all "
+        "cast are listed; in those of three or more roles the agents speak in the scenario's turn-taking order.",
     )
     human_position = forms.TypedChoiceField(
         coerce=int, label="The participant plays",
-        choices=[(0, "the first role: the participant speaks first"), (1, "the second role: the agent speaks first")],
+        choices=[
+            (0, "the first role: the participant speaks first"),
+            (1, "the second role: the agent speaks first"),
+            (2, "the third role (scenarios of three roles or more)"),
+            (3, "the fourth role (scenarios of four roles or more)"),
+        ],
     )
     questionnaire = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),

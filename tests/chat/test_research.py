@@ -219,14 +219,15 @@ def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, rese
     assert (study.instrument.team, study.instrument.preset) == (None, CHAT_PRESET)
 
 
-def test_scenarios_without_two_cast_roles_are_not_offered(client, researcher):
+def test_scenarios_with_an_uncast_role_are_not_offered(client, researcher):
     chat_ready = make_scenario()
     three_roles = make_scenario(roles=3)
+    uncast = make_scenario(roles=[{}, {}, {"character": None}])
     client.force_login(researcher)
 
     offered = set(client.get(reverse("chat:study-create")).context["form"].fields["scenarios"].queryset)
 
-    assert chat_ready in offered and three_roles not in offered
+    assert chat_ready in offered and three_roles in offered and uncast not in offered
 
 
 def test_a_study_needs_at_least_one_condition(client, researcher):
