@@ -33,10 +33,11 @@ class SessionRow:
     last_turn_at: datetime | None
     snippet: str
     idle: bool
+    speaker: str = ""  # who said the last words (a group chat has several agents)
 
 
 def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participant]:
-    """Add each participant's turn count, last turn time and last turn text, in the same query."""
+    """Add each participant's turn count, last turn time, text and speaker, in the same query."""
     turns = Turn.objects.filter(episode_id=OuterRef("episode_id"))
     last_turn = turns.order_by("-index")
     counted = turns.order_by().values("episode_id").annotate(count=Count("pk")).values("count")
@@ -44,6 +45,7 @@ def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participa
         turn_count=Coalesce(Subquery(counted), 0),
         last_turn_at=Subquery(last_turn.values("created_at")[:1]),
         last_turn_text=Subquery(last_turn.values("content")[:1]),
+        last_turn_speaker=Subquery(last_turn.values("seat__character__name")[:1]),
     )
 
 
@@ -68,6 +70,7 @@ def active_sessions(study: ChatStudy, *, now: datetime | None = None) -> list[Se
             turn_count=participant.turn_count,
             last_turn_at=participant.last_turn_at,
             snippet=snippet(participant.last_turn_text or ""),
+            speaker=participant.last_turn_speaker or "",
             idle=participant.last_seen_at < since,
         )
         for participant in participants
