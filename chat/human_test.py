@@ -24,7 +24,7 @@ from typing import Any
 from django import forms
 
 from benchmark.evaluation.interviews.instruments import goals_instrument, may_be_asked, probes_instrument
-from benchmark.instruments.values import check_value
+from benchmark.instruments.values import check_value, what_to_answer
 from benchmark.models import Answer, Goal, Instrument, Probe, Question, Response, Seat
 
 from .answers import participant_respondent, question_field
@@ -95,11 +95,13 @@ class HumanTestForm(forms.Form):
             field.label, field.number, field.help_text = goal.text, number, ""
             field.required = True
             field.error_messages["required"] = f"Please say whether you reached your goal {number}: “{goal.text}”."
+            field.error_messages["invalid_choice"] = f"Goal {number}: {what_to_answer(test.goal_question)}"
             self.fields[goal_field_name(goal)] = field
         for number, (question, _) in enumerate(test.probes, start=1):
             field = question_field(question)
             field.number, field.required = number, True
             field.error_messages["required"] = f"Please answer question {number} about the others: “{question.prompt}”."
+            field.error_messages["invalid_choice"] = f"Question {number} about the others: {what_to_answer(question)}"
             self.fields[probe_field_name(question)] = field
 
     @property
