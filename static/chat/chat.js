@@ -369,8 +369,8 @@ function start(root) {
   // The order of turns (group chats): who speaks now, and after them.
   function renderOrder() {
     if (!el.order) return;
-    el.order.hidden = !state.group;
-    if (!state.group) return;
+    el.order.hidden = !state.group || state.finished;
+    if (el.order.hidden) return;
     let text = "";
     if (state.finished || !state.next) text = "";
     else if (state.next.side === "you") {
