@@ -37,9 +37,12 @@ def study() -> ChatStudy:
         greeter_position=0,
         turn_cap=9,
         roles=[
-            {"goal": "Hold the party on the roof terrace.", "character": make_character(first_name="Ana", last_name="Ruiz")},
-            {"goal": "Make sure the party ends before ten.", "character": make_character(first_name="Ben", last_name="Osei")},
-            {"goal": "Get the band booked.", "character": make_character(first_name="Cleo", last_name="Park")},
+            {"goal": goal, "character": make_character(first_name=first, last_name=last)}
+            for goal, first, last in [
+                ("Hold the party on the roof terrace.", "Ana", "Ruiz"),
+                ("Make sure the party ends before ten.", "Ben", "Osei"),
+                ("Get the band booked.", "Cleo", "Park"),
+            ]
         ],
     )
     roles = {role.position: role for role in scenario.roles.all()}
