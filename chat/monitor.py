@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
 from benchmark.models import Turn
@@ -45,7 +45,11 @@ def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participa
         turn_count=Coalesce(Subquery(counted), 0),
         last_turn_at=Subquery(last_turn.values("created_at")[:1]),
         last_turn_text=Subquery(last_turn.values("content")[:1]),
-        last_turn_speaker=Subquery(last_turn.values("seat__character__name")[:1]),
+        last_turn_speaker=Subquery(
+            last_turn.annotate(
+                who=Concat("seat__character__first_name", Value(" "), "seat__character__last_name")
+            ).values("who")[:1]
+        ),
     )
 
 
@@ -70,7 +74,7 @@ def active_sessions(study: ChatStudy, *, now: datetime | None = None) -> list[Se
             turn_count=participant.turn_count,
             last_turn_at=participant.last_turn_at,
             snippet=snippet(participant.last_turn_text or ""),
-            speaker=participant.last_turn_speaker or "",
+            speaker=(participant.last_turn_speaker or "").strip(),
             idle=participant.last_seen_at < since,
         )
         for participant in participants
