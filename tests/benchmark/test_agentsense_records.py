@@ -86,3 +86,34 @@ def test_no_answers_gives_an_empty_report_that_says_what_to_run():
     assert report["models"] == []
     assert goals.empty and probes.empty
     assert any("--interview" in note for note in report["notes"])
+
+
+def test_a_scripted_interview_is_read_as_self_other_and_attacker_answers(settings):
+    from asgiref.sync import async_to_sync
+
+    from benchmark.agents import llm
+    from benchmark.demo.content import GROUP_SCENARIOS
+    from benchmark.demo.install import beats_of, install_scenario
+    from benchmark.evaluation.interviews.running import interview_episode
+    from benchmark.runs.simulation import create_episode, run_episode
+    from tests.builders import get_barrier
+
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+    spec = GROUP_SCENARIOS[0]
+    scenario = install_scenario(spec, default_team())
+    episode = create_episode(scenario, get_barrier("none"), models=dict.fromkeys(range(3), llm.SCRIPTED),
+                             turn_cap=scenario.turn_cap)
+    episode = async_to_sync(run_episode)(episode, seed=1, beats=beats_of(spec))
+    async_to_sync(interview_episode)(episode.pk)
+
+    report, goals, probes = report_for(default_team())
+
+    goal_count = sum(role.goals.count() for role in scenario.roles.all())
+    assert (goals["perspective"] == "self").sum() == goal_count
+    assert (goals["perspective"] == "other").sum() == 2 * goal_count
+    assert set(report["completion"]) == {"self", "other"}
+    assert report["completion"]["self"][llm.SCRIPTED]["n"] == 3
+    assert scenario.probes.exists()  # the demo's group scenario has probes about its characters
+    assert len(probes) and not probes["blind"].any()
+    assert (probes["seat"] != probes["defender_seat"]).all()
+    assert llm.SCRIPTED in report["reasoning"]["attacker"]
