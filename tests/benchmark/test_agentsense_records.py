@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmark.models import Episode
+from benchmark.models import Answer, Episode
 from benchmark.results.agentsense.records import AgentSenseFilters, build_agentsense
 from tests.benchmark.agentsense_data import agentsense_episode, agentsense_scenario
 from tests.builders import default_team, make_scenario, make_team
@@ -115,5 +115,7 @@ def test_a_scripted_interview_is_read_as_self_other_and_attacker_answers(setting
     assert report["completion"]["self"][llm.SCRIPTED]["n"] == 3
     assert scenario.probes.exists()  # the demo's group scenario has probes about its characters
     assert len(probes) and not probes["blind"].any()
-    assert (probes["seat"] != probes["defender_seat"]).all()
+    stored = Answer.objects.filter(response__episode=episode, response__instrument__preset="scenario-probes")
+    assert len(probes) == stored.count()  # answers about oneself too; the statistics leave those out
+    assert report["reasoning"]["attacker"][llm.SCRIPTED]["n"] == 3
     assert llm.SCRIPTED in report["reasoning"]["attacker"]
