@@ -46,7 +46,7 @@ def agentsense_report(
     )
     notes: list[str] = []
     if not len(goal_records):
-        notes.append("no goal answers: interview the agents (`simulate --interview`) and have judges answer the goals")
+        notes.append("no goal answers: interview the agents and have judges answer the goals (`evaluate --interview`)")
     if not len(probe_records):
         notes.append("no probe answers: the scenarios need probes and the agents an interview")
     psi = {f"goal_completion.{view}": goals.profile_sensitivity(characters[characters[goals.VIEW] == view], **options)

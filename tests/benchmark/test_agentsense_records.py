@@ -85,7 +85,7 @@ def test_no_answers_gives_an_empty_report_that_says_what_to_run():
 
     assert report["models"] == []
     assert goals.empty and probes.empty
-    assert any("--interview" in note for note in report["notes"])
+    assert any("evaluate --interview" in note for note in report["notes"])
 
 
 def test_a_scripted_interview_is_read_as_self_other_and_attacker_answers(settings):

@@ -76,4 +76,4 @@ def test_an_empty_selection_says_what_to_run():
     out, _ = run("--bootstrap", "0")
 
     assert "(none)" in out
-    assert "simulate --interview" in out
+    assert "evaluate --interview" in out

@@ -85,7 +85,7 @@ def test_a_team_without_answers_is_told_what_to_run(researcher_client):
     assert response.status_code == 200
     page = response.content.decode()
     assert "Nothing to analyse yet" in page
-    assert "simulate --interview" in page
+    assert "evaluate --interview --blind" in page
     assert "<svg" not in page
 
 
