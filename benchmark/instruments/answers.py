@@ -35,6 +35,8 @@ class RespondentAnswer:
     dimension: str
     value: str
     number: float | None
+    goal_id: int | None = None  # the goal the answer is about, for a per-goal question
+    response_seat: int | None = None  # the seat that answered, for an interviewed agent or a participant
 
     @property
     def respondent_key(self) -> tuple[str, str, str]:
@@ -76,13 +78,15 @@ def respondent_answers(
         RespondentAnswer(
             episode_id=episode_id, seat=seat,
             respondent_kind=kind, respondent=model or label or f"user:{user_id}", prompt_version=prompt_version,
-            question_id=question_id, dimension=dimension, value=value, number=number,
+            question_id=question_id, dimension=dimension, value=value, number=number, goal_id=goal_id,
+            response_seat=response_seat,
         )
         for (episode_id, seat, kind, model, label, user_id, prompt_version, question_id, dimension, value,
-             number) in answers.values_list(
+             number, goal_id, response_seat) in answers.values_list(
             "response__episode_id", "seat_position", "response__respondent__kind",
             "response__respondent__model", "response__respondent__label", "response__respondent__user_id",
             "response__respondent__prompt_version", "question_id", "question__dimension", "value", "number",
+            "goal_id", "response__seat_position",
         ).order_by("pk")
     ]
     return rows
