@@ -152,6 +152,18 @@ def agent_positions(study: ChatStudy, scenario: Scenario) -> list[int]:
     return [position for position in positions if position != study.human_position]
 
 
+def agent_models(study: ChatStudy, scenario: Scenario, agents: list[int]) -> dict[int, str]:
+    """Each agent seat's model: its position's entry in the study's seat models, else its role label's
+    (sender or receiver), else the study's agent model, else the configured agent model."""
+    chosen = study.seat_model_map()
+    labels = dict(scenario.roles.values_list("position", "communication"))
+    default = study.agent_model or llm.model_for("agent")
+    return {
+        position: chosen.get(str(position)) or chosen.get(labels.get(position) or "") or default
+        for position in agents
+    }
+
+
 def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) -> Episode:
     """The participant's episode: every agent seat carries the condition, the human seat is theirs.
 
@@ -160,13 +172,12 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
     a reconnecting page) agrees on who speaks when.
     """
     agents = agent_positions(study, scenario)
-    model = study.agent_model or llm.model_for("agent")
     with transaction.atomic():
         episode = create_episode(
             scenario,
             barrier,
             barrier_seats=agents,
-            models=dict.fromkeys(agents, model),
+            models=agent_models(study, scenario, agents),
             source=Episode.Source.HUMAN_CHAT,
             turn_cap=turn_cap_for(scenario, study.turn_cap),
             tag=study.episode_tag,

@@ -254,3 +254,18 @@ def assign_or_full(participant):
     except StudyFull:
         return "full"
     return "assigned"
+
+
+@pytest.mark.django_db
+def test_each_agent_seat_gets_the_model_the_study_names_for_it():
+    scenario = make_scenario(roles=[{"communication": "sender"}, {}, {}])
+    study = make_chat_study(
+        scenarios=[scenario], conditions=["none"], human_position=1, agent_model="scripted",
+        seat_models="sender=openai/strong-model",
+    )
+
+    episode = arrive(study, "p").episode
+
+    assert list(episode.seats.order_by("position").values_list("position", "model")) == [
+        (0, "openai/strong-model"), (1, ""), (2, "scripted")
+    ]

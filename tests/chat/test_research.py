@@ -219,6 +219,23 @@ def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, rese
     assert (study.instrument.team, study.instrument.preset) == (None, CHAT_PRESET)
 
 
+def test_seat_models_are_checked_with_the_runs_reading_and_stored_as_text(client, researcher):
+    client.force_login(researcher)
+    scenario = make_scenario(roles=3)
+    url = reverse("chat:study-create")
+
+    bad = client.post(url, form_data([scenario], seat_models="0=a/model, keeper", target_none="2"))
+    theirs = client.post(url, form_data([scenario], seat_models="1=a/model", target_none="2"))
+    missing = client.post(url, form_data([scenario], seat_models="3=a/model", target_none="2"))
+    good = client.post(url, form_data([scenario], seat_models=" 0=openai/a-model , receiver=scripted", target_none="2"))
+
+    assert "'keeper' is not SEAT=MODEL" in bad.context["form"].errors["seat_models"][0]
+    assert theirs.context["form"].errors["seat_models"] == ["Seat 1 is the participant's; name the agents' seats only."]
+    assert missing.context["form"].errors["seat_models"] == ["None of the chosen scenarios has a role at position 3."]
+    assert good.status_code == 302
+    assert ChatStudy.objects.get(slug="barrier-chats").seat_models == "0=openai/a-model,receiver=scripted"
+
+
 def test_scenarios_with_an_uncast_role_are_not_offered(client, researcher):
     chat_ready = make_scenario()
     three_roles = make_scenario(roles=3)
