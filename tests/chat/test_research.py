@@ -478,6 +478,9 @@ def test_active_sessions_show_stage_cell_turns_and_the_last_words(client, study,
     assert row.turn_count == 2
     assert row.last_turn_at is not None
     assert row.snippet == "<script>alert('x')</script> hi"
+    human = chatting.episode.seats.get(player=Seat.Player.HUMAN)
+    assert row.speaker == human.character.name  # who said it: a group chat has several agents
+    assert f"<strong>{human.character.name}:</strong>" in response.text
     assert str(chatting.scenario) in response.text
     assert chatting.barrier.name in response.text
 
