@@ -4,12 +4,13 @@
 profile and goals, the transcript text and the instrument's questions with their stored or posted
 values: per episode, per character, or once per goal of every character (labelled with the
 character's name and the goal's text), then the scenario's probes when the study asks them
-(``annotator.probes``), without their correct option. Its ``context`` holds no model instance at all — not the assignment, study, annotation,
-question, barrier or social attribute either, since any of them leads through its relations to an
-episode (``assignment.item.episode``, ``question.answers``, ``barrier.episodes``) — only the
-dataclasses below, each with exactly what the page shows. So an episode's barrier, tag, source,
-settings or external id, a seat's model, strategy or barrier flag, a turn's model, an evaluation,
-or another annotator's answers cannot reach the page, whatever a template asks for
+(``annotator.probes``), without their correct option. Its ``context`` holds no model instance at
+all — not the assignment, study, annotation, question, barrier or social attribute either, since any
+of them leads through its relations to an episode (``assignment.item.episode``,
+``question.answers``, ``barrier.episodes``) — only the dataclasses below, each with exactly what the
+page shows. So an episode's barrier, tag, source, settings or external id, a seat's model, strategy
+or barrier flag, a turn's model, an evaluation, or another annotator's answers cannot reach the
+page, whatever a template asks for
 (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
@@ -209,7 +210,9 @@ class ItemPage:
     def goals(self) -> list[GoalRef]:
         """Every goal of every character of the item's episode, seat by seat."""
         return [
-            GoalRef(goal.pk, seat.character.name, goal.text) for seat in self.main_seats for goal in seat.role.goals.all()
+            GoalRef(goal.pk, seat.character.name, goal.text)
+            for seat in self.main_seats
+            for goal in seat.role.goals.all()
         ]
 
     def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:

@@ -411,7 +411,6 @@ AGENTSENSE = PresetSpec(
                 "it was reached; a goal half reached, or only promised, is a no. Say in a sentence which "
                 "turns decided it."
             ),
-            options={"choices": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]},
         ),
     ),
     asks_probes=True,

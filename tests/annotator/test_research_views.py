@@ -594,7 +594,7 @@ def test_an_instrument_that_marks_spans_per_goal_is_refused_for_a_study(research
 def test_an_instrument_that_asks_per_goal_makes_a_study(researcher_client, episodes):
     instrument = make_instrument(name="Per goal")
     make_question(instrument=instrument, key="reached", position=1, kind=Question.Kind.YES_NO, prompt="Reached?",
-                  scope="goal", options={"choices": [{"value": "yes"}, {"value": "no"}]})
+                  scope="goal")
 
     create(researcher_client, preset="", instrument=str(instrument.pk))
 
