@@ -22,7 +22,7 @@ from benchmark.evaluation.interviews.instruments import goals_instrument, probes
 from benchmark.instruments.presets import install_preset
 from benchmark.models import Answer, Goal, Probe, Respondent, Response
 from tests.annotator.builders import make_study
-from tests.builders import make_character, make_episode, make_scenario, make_user
+from tests.builders import make_character, make_episode, make_researcher, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +107,8 @@ def test_the_item_page_asks_every_goal_of_every_character_and_the_probes_without
 
 def test_the_page_hides_the_models_and_every_other_answer(client, study, episode):
     agent = Respondent.objects.create(kind="agent", model=PLANTED_MODEL, prompt_version="goals-1")
-    response = Response.objects.create(instrument=goals_instrument(), episode=episode, respondent=agent, seat_position=0)
+    response = Response.objects.create(instrument=goals_instrument(), episode=episode, respondent=agent,
+                                       seat_position=0)
     Answer.objects.create(response=response, question=goals_instrument().questions.get(), goal=goals(episode)[0],
                           value="yes", reasoning=PLANTED_REASONING)
     submit(study, study.annotators.get(username="annotator-b"),
@@ -294,3 +295,13 @@ def test_agreement_report_prints_the_goal_comparison(annotated, tmp_path):
     assert "external m-judge (judge): accuracy 0.750 (n=4, 4 goals)" in printed
     assert "Probes: humans 0.667 correct (n=6)." in printed
     assert "attacker m-agent: 0.500 (n=4)" in printed
+
+
+def test_the_report_page_shows_the_goal_comparison(client, annotated):
+    researcher = make_researcher(username="researcher")
+    client.force_login(researcher)
+
+    page = client.get(reverse("annotator:report", args=[annotated.slug]), {"compare": ["agent", "judge"]}).text
+
+    assert "Goals and probes: humans against the models" in page
+    assert "<td>external</td><td>m-judge (judge)</td><td>0.750</td><td>4</td><td>4</td><td>0.500</td>" in page
