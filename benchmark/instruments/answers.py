@@ -51,11 +51,6 @@ class RespondentAnswer:
         """Who answered, as a key: (kind, name, prompt version)."""
         return self.respondent_kind, self.respondent, self.prompt_version
 
-    @property
-    def about(self) -> tuple[int, int | None, int | None]:
-        """What the answer is about, as a key: (episode, seat, goal); seat and goal None where not asked so."""
-        return self.episode_id, self.seat, self.goal_id
-
 
 def respondent_answers(
     episodes: QuerySet[Episode] | Iterable[int],
