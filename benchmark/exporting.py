@@ -136,6 +136,7 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
         "original_context": scenario.original_context,
         "difficulty": scenario.difficulty,
         "relationship": scenario.relationship,
+        **_when_set("category", scenario.category),
         "turn_taking": scenario.turn_taking,
         "greeter": scenario.greeter_position,
         "turn_cap": scenario.turn_cap,
@@ -145,11 +146,12 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
             {
                 "position": role.position,
                 "goals": [
-                    {"text": goal.text, "tags": list(goal.tags)}
+                    {"text": goal.text, "tags": list(goal.tags), **_when_set("goal_type", goal.goal_type)}
                     for goal in sorted(role.goals.all(), key=lambda goal: goal.position)
                 ],
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,
+                **_when_set("communication", role.communication),
                 "character": character_record(role.character) if role.character else None,
                 "slot": {
                     "min_age": role.min_age, "max_age": role.max_age, "gender": role.gender,
@@ -170,6 +172,12 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
             for probe in sorted(scenario.probes.all(), key=lambda probe: probe.position)
         ],
     }
+
+
+def _when_set(name: str, value: str) -> dict[str, str]:
+    """``{name: value}`` for an AgentSense label that is set, else nothing: files from before the labels
+    (and scenarios without them) export exactly as they did."""
+    return {name: value} if value else {}
 
 
 def episode_record(episode: Episode) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, or a flat CSV of turns.
+"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -7,7 +7,7 @@ external id; what is already present is skipped and counted as unchanged, so imp
 twice changes nothing.
 
 The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
-``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from django.db import DatabaseError, transaction
 
 from ..models import Team
 
-FORMATS = ("parley", "sotopia", "csv")
+FORMATS = ("parley", "sotopia", "agentsense", "csv")
+# Keys by which a JSON Lines record shows itself as one of Sotopia's shapes (``sotopia.record``).
+SOTOPIA_KEYS = frozenset({
+    "raw_messages", "episode_id", "messages", "rewards_prompt", "first_name", "agent_goals", "background_story",
+    "agent1_id", "agent_1_id", "pk", "agent_id", "env_id", "relationship_id",
+})
 
 
 class ImportProblem(Exception):
@@ -52,7 +57,8 @@ class ImportResult:
     """What one file did: rows created, objects already present (unchanged), records only checked.
 
     Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``answer``; ``checked`` counts
-    records that were validated but have no place in Parley (Sotopia relationship profiles).
+    records that were validated but have no place in Parley (Sotopia relationship profiles);
+    ``skipped`` what a file holds but no one can read (an AgentSense reply that picks no option).
     """
 
     file: str
@@ -61,6 +67,7 @@ class ImportResult:
     created: Counter[str] = field(default_factory=Counter)
     unchanged: Counter[str] = field(default_factory=Counter)
     checked: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)  # read from the file but not storable, by kind
 
     def summary(self) -> str:
         """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``."""
@@ -76,6 +83,8 @@ class ImportResult:
         if self.checked:
             listed = [_count(number, f"{kind} profile") for kind, number in sorted(self.checked.items())]
             parts.append(f"checked, not stored: {', '.join(listed)}")
+        if self.skipped:
+            parts.append(f"skipped {', '.join(_count(number, kind) for kind, number in sorted(self.skipped.items()))}")
         return f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
 
 
@@ -95,27 +104,53 @@ def read_text(path: Path) -> str:
         raise ImportProblem(f"cannot read the file: {error.strerror}", file=path.name) from None
 
 
-def detect_format(path: Path, text: str) -> str:
-    """``parley``, ``sotopia`` or ``csv``, from the extension and a look at the first record.
+def looks_like_agentsense(record: object) -> bool:
+    """An AgentSense scene line (``sample_idx`` and ``characters``) or a scene's output object."""
+    return isinstance(record, dict) and (
+        {"sample_idx", "characters"} <= record.keys() or {"chat_history", "goal_answer"} <= record.keys()
+    )
 
-    ``.csv`` is the turns CSV. A ``.json`` file is Sotopia (Parley writes JSON Lines only). In a JSON
-    Lines file, a first record with ``seats`` and ``scenario`` is Parley, anything else Sotopia.
+
+def detect_format(path: Path, text: str) -> str:
+    """``parley``, ``sotopia``, ``agentsense`` or ``csv``, from the extension and a look at the first record.
+
+    ``.csv`` is the turns CSV. A ``.json`` file is Sotopia (Parley writes JSON Lines only), unless it
+    is an AgentSense scene's output. In a JSON Lines file, a first record with ``seats`` and
+    ``scenario`` is Parley, one with ``sample_idx`` and ``characters`` AgentSense, one with a key of
+    Sotopia's shapes Sotopia; any other record is refused as not a known format.
     """
     suffix = path.suffix.lower()
     head = text.lstrip()
     if suffix == ".csv":
         return "csv"
     if suffix == ".json" or head.startswith(("[", '"')):
+        if suffix == ".json" and head.startswith("{") and '"goal_answer"' in head:
+            try:
+                record = json.loads(head)
+            except (ValueError, RecursionError):
+                record = None
+            if looks_like_agentsense(record):
+                return "agentsense"
         return "sotopia"
     if head.startswith("{"):
         first_line = head.split("\n", 1)[0]
         try:
             record = json.loads(first_line)
         except (ValueError, RecursionError):  # the chosen parser names the problem
-            return "parley" if '"seats"' in first_line else "sotopia"
+            return "parley" if '"seats"' in first_line else "agentsense" if '"sample_idx"' in first_line else "sotopia"
         if isinstance(record, dict) and ("format_version" in record or {"seats", "scenario"} <= record.keys()):
             return "parley"
-        return "sotopia"
+        if looks_like_agentsense(record):
+            return "agentsense"
+        if isinstance(record, dict) and (SOTOPIA_KEYS & record.keys() or any(
+            key.startswith(":sotopia.") for key in record
+        )):
+            return "sotopia"
+        raise ImportProblem(
+            "not a known format: the first record is neither a Parley episode (scenario, seats), an AgentSense "
+            "scene (sample_idx, characters) nor a Sotopia log or profile; see docs/formats.md, or pass --format",
+            file=path.name, place="line 1",
+        )
     first_line = head.split("\n", 1)[0]
     if "episode_id" in first_line and "," in first_line:
         return "csv"
@@ -124,14 +159,14 @@ def detect_format(path: Path, text: str) -> str:
 
 def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
-    from . import parley, saving, sotopia, turns_csv
+    from . import agentsense, parley, saving, sotopia, turns_csv
     from .checks import check_unique_records
 
     path = Path(path)
     text = read_text(path)
     if format == "auto":
         format = detect_format(path, text)
-    parsers = {"parley": parley.parse, "sotopia": sotopia.parse, "csv": turns_csv.parse}
+    parsers = {"parley": parley.parse, "sotopia": sotopia.parse, "agentsense": agentsense.parse, "csv": turns_csv.parse}
     if format not in parsers:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)

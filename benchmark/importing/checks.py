@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..models import Character, Episode, Relationship, Role, Scenario, Seat, Turn
-from ..models.scenarios import Difficulty, TurnTaking
+from ..models.scenarios import Category, Difficulty, TurnTaking
 from .drafts import (
     MAX_TAG_LENGTH,
     MAX_TURNS,
@@ -53,6 +53,9 @@ def check_scenario_values(values: Mapping[str, Any], origin: Origin, names: Mapp
             check_integer(value, where, low=min(Relationship.values), high=max(Relationship.values))
         elif name == "difficulty":
             check_choice(value, values_of(Difficulty), where)
+        elif name == "category":
+            if value:
+                check_choice(value, values_of(Category), where)
         else:
             check_text(value, where, blank=name != "context", max_length=max_length(Scenario, name))
 

@@ -11,6 +11,7 @@ database constraint halfway through.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -278,6 +279,7 @@ class CharacterRef:
 class GoalDraft:
     text: str
     tags: list[str] = field(default_factory=list)
+    goal_type: str = ""  # one of GoalType's values, or "" for none
 
 
 def goals_from_text(text: str) -> list[GoalDraft]:
@@ -291,6 +293,7 @@ class RoleDraft:
     goals: list[GoalDraft]
     reason: str = ""
     private_knowledge: str = ""
+    communication: str = ""  # Communication's sender or receiver, or ""
     character: CharacterRef | None = None
     slot: dict[str, Any] = field(default_factory=dict)  # SLOT_FIELDS that are set
     goals_field: str = "goal"  # how the file names the goals, for messages
@@ -378,6 +381,7 @@ class EpisodeDraft:
     turns: list[TurnDraft] = field(default_factory=list)
     responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
+    skipped: Counter[str] = field(default_factory=Counter)  # what the file holds but cannot be read, by kind
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
-from ..models.scenarios import Difficulty, TurnTaking
+from ..models.scenarios import Category, Communication, Difficulty, GoalType, TurnTaking
 from .checks import (
     check_character_values,
     check_episode,
@@ -142,6 +142,7 @@ def scenario(fields: Fields) -> ScenarioDraft:
         "original_context": fields.text("original_context"),
         "difficulty": fields.choice("difficulty", values_of(Difficulty), default=Difficulty.STANDARD),
         "relationship": fields.integer("relationship", default=0),
+        "category": fields.choice("category", values_of(Category)),
     }
     check_scenario_values(values, fields.origin)
     values.update(
@@ -166,7 +167,10 @@ def role(fields: Fields) -> RoleDraft:
     """A role; its goals are a list of ``{"text", "tags"}``, or (older files) one ``goal`` text."""
     if fields.has("goals") or not fields.has("goal"):
         goals = [
-            GoalDraft(item.text("text", required=True, blank=False), item.texts("tags"))
+            GoalDraft(
+                item.text("text", required=True, blank=False), item.texts("tags"),
+                goal_type=item.choice("goal_type", values_of(GoalType)),
+            )
             for item in fields.objects("goals", required=True)
         ]
         goals_field = "goals"
@@ -187,6 +191,7 @@ def role(fields: Fields) -> RoleDraft:
         goals=goals,
         reason=fields.text("reason"),
         private_knowledge=fields.text("private_knowledge"),
+        communication=fields.choice("communication", values_of(Communication)),
         character=character(fields.nested("character")) if fields.has("character") else None,
         slot=slot,
         goals_field=goals_field,

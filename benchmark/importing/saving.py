@@ -193,6 +193,7 @@ class Saver:
                 position=role.position,
                 reason=role.reason,
                 private_knowledge=role.private_knowledge,
+                communication=role.communication,
                 character=self.character(role.character) if role.character else None,
                 **role.slot,
             )
@@ -204,7 +205,10 @@ class Saver:
         self.new[Role].extend(roles.values())
         for role in draft.roles:
             for number, goal in enumerate(role.goals):
-                row = Goal(role=roles[role.position], position=number, text=goal.text, tags=goal.tags)
+                row = Goal(
+                    role=roles[role.position], position=number, text=goal.text, goal_type=goal.goal_type,
+                    tags=goal.tags,
+                )
                 self.new_goals[(id(roles[role.position]), number)] = row
                 self.new[Goal].append(row)
         self.new[Probe].extend(
@@ -290,6 +294,7 @@ class Saver:
             self.response(response, episode, roles, answered)
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
+        self.result.skipped.update(draft.skipped)
 
     # --- responses ------------------------------------------------------------------------------
 

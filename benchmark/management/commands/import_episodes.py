@@ -1,4 +1,4 @@
-"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, or a CSV of turns."""
+"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns."""
 
 from collections import Counter
 
@@ -10,8 +10,9 @@ from benchmark.management.team_option import add_team_argument, team_from_option
 
 class Command(BaseCommand):
     help = (
-        "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, or a CSV of "
-        "turns). Each file is imported all or nothing; what is already present is left unchanged."
+        "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, AgentSense scene "
+        "lines with or without a run's outputs, or a CSV of turns). Each file is imported all or nothing; "
+        "what is already present is left unchanged."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
