@@ -181,7 +181,7 @@ def probe_comparison(human: Sequence[tuple[int, str]], agents: Sequence[Responde
         if row.value == "":
             continue
         blind = row.prompt_version.startswith(BLIND_PREFIXES)
-        if not blind and seat_roles.get((row.episode_id, row.respondent_seat)) == about.get(row.question_id):
+        if not blind and seat_roles.get((row.episode_id, row.response_seat)) == about.get(row.question_id):
             continue  # an answer about the seat's own information is no inference
         by_model["blind" if blind else "attacker", row.respondent].append(row.value == correct.get(row.question_id))
     return {

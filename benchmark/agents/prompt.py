@@ -8,7 +8,10 @@ them:
 - the barrier seat gets the barrier's style directive and its parameterisation (SocialVeil §2.2:
   the partner's instruction stays unmodified, so the barrier is the only source of disruption);
 - a partner seat with the ``repair`` strategy is told to ask clarifying questions and paraphrase
-  to check understanding (SocialVeil's repair instruction).
+  to check understanding (SocialVeil's repair instruction);
+- in a scenario with probes (questions about what each character keeps private), every seat is
+  told not to ask the others for their private information outright: it may only work it out
+  from what they say (AgentSense's rule, so the probes measure inference, not asking).
 
 What a seat may see of the others follows the relationship (``Character.visible_to``): their
 goals, reasons, private knowledge and secrets never reach this prompt. A scenario may have more
@@ -32,6 +35,11 @@ AGENT_PROMPT_VERSION = "agent-2025.1"
 
 ALL_ACTION_TYPES: tuple[str, ...] = tuple(ActionType.values)
 ACTIONS_WITH_TEXT = frozenset({ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION})
+
+PRIVATE_INFORMATION_RULE = (
+    "Do not ask {others} outright for their private information (their goals, their reasons, their "
+    "secrets or what only they know). You may work it out from what they say and do."
+)
 
 REPAIR_INSTRUCTION = (
     "Misunderstandings are likely in this conversation. When something the other person says is "
@@ -109,6 +117,8 @@ class AgentContext:
     ``goal`` is the role's goals, one a line. ``partner_first_name`` is the other this seat
     addresses: the one who spoke last, else the next to speak (with two seats, the only other).
     ``opens_with_greeting`` is set when the scenario takes turns in random order after a greeting.
+    ``private_information_rule`` is set when the scenario has probes: the seat must not ask the
+    others for their private information outright.
     """
 
     seat_position: int
@@ -131,6 +141,7 @@ class AgentContext:
     partner_first_name: str = ""
     other_first_names: tuple[str, ...] = ()
     opens_with_greeting: bool = False
+    private_information_rule: bool = False
 
     @property
     def turn_number(self) -> int:
@@ -166,11 +177,13 @@ class AgentContext:
         *,
         seats: Sequence[Seat] | None = None,
         cues: Sequence[BarrierCue] | None = None,
+        has_probes: bool | None = None,
     ) -> AgentContext:
         """Build the context for ``seat`` from an episode and its earlier turns.
 
-        Pass ``seats`` (with role and character loaded) and the barrier's ``cues`` to build it
-        without touching the database, as the async runner does; otherwise they are fetched.
+        Pass ``seats`` (with role and character loaded), the barrier's ``cues`` and whether the
+        scenario ``has_probes`` to build it without touching the database, as the async runner
+        does; otherwise they are fetched.
         """
         if seats is None:
             seats = list(
@@ -185,6 +198,8 @@ class AgentContext:
         brief = None
         if seat.carries_barrier and not barrier.is_baseline:
             brief = BarrierBrief.from_barrier(barrier, barrier.cues.all() if cues is None else cues)
+        if has_probes is None:
+            has_probes = scenario.probes.exists()
         character: Character = seat.character
         return cls(
             seat_position=seat.position,
@@ -211,6 +226,7 @@ class AgentContext:
             partner_first_name=addressed.character.first_name if addressed else "",
             other_first_names=tuple(o.character.first_name for o in others),
             opens_with_greeting=scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
+            private_information_rule=has_probes,
         )
 
     def fill(self, template: str) -> str:
@@ -306,6 +322,8 @@ def _system_prompt(context: AgentContext) -> str:
         "You may leave the conversation when the goal is reached, when it makes you uncomfortable, "
         "when you lose patience or interest, or for any other reason the character would have.",
     ]
+    if context.private_information_rule:
+        lines.insert(-1, PRIVATE_INFORMATION_RULE.format(others=others_said.replace("anyone else", "the others")))
     if context.barrier is not None:
         lines.append(_barrier_section(context))
     if context.repairs:

@@ -24,6 +24,11 @@ last, answers a clarifying question only when the question was about its own lin
 greeting to everyone, sometimes addresses the last speaker by name (when the relationship lets
 it know the name), and leaves in time for its last turn before the cap. With two seats every
 reply is exactly what it was before groups existed.
+
+It never asks another character for their private information (AgentSense's rule, told to a
+language model in a scenario with probes): its questions only ask what the last line meant, or
+check it by paraphrase, and its beats offer its own view, so whatever the others keep private can
+reach it only through what they choose to say.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ class RespondentAnswer:
     dimension: str
     value: str
     number: float | None
-    goal_id: int | None = None  # the goal the answer is about, for a question asked per goal
-    respondent_seat: int | None = None  # the seat the respondent answered from (``Response.seat_position``)
+    goal_id: int | None = None  # the goal the answer is about, for a per-goal question
+    response_seat: int | None = None  # the seat that answered, for an interviewed agent or a participant
     perspective: str = ""  # for an answer about a goal: SELF, OTHER or EXTERNAL (see the module's docstring)
 
     @property
@@ -89,12 +89,11 @@ def respondent_answers(
         RespondentAnswer(
             episode_id=episode_id, seat=seat,
             respondent_kind=kind, respondent=model or label or f"user:{user_id}", prompt_version=prompt_version,
-            question_id=question_id, dimension=dimension, value=value, number=number,
-            goal_id=goal_id, respondent_seat=respondent_seat,
-            perspective=_perspective(goal_id, goal_role, respondent_seat, seat_role),
+            question_id=question_id, dimension=dimension, value=value, number=number, goal_id=goal_id,
+            response_seat=response_seat, perspective=_perspective(goal_id, goal_role, response_seat, seat_role),
         )
         for (episode_id, seat, kind, model, label, user_id, prompt_version, question_id, dimension, value,
-             number, goal_id, goal_role, respondent_seat, seat_role) in answers.annotate(
+             number, goal_id, goal_role, response_seat, seat_role) in answers.annotate(
             answering_role=Subquery(answering_role)
         ).values_list(
             "response__episode_id", "seat_position", "response__respondent__kind",
@@ -106,9 +105,9 @@ def respondent_answers(
     return rows
 
 
-def _perspective(goal_id: int | None, goal_role: int | None, respondent_seat: int | None, seat_role: int | None) -> str:
+def _perspective(goal_id: int | None, goal_role: int | None, response_seat: int | None, seat_role: int | None) -> str:
     if goal_id is None:
         return ""
-    if respondent_seat is None:
+    if response_seat is None:
         return EXTERNAL
     return SELF if seat_role == goal_role else OTHER

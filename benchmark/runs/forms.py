@@ -35,6 +35,11 @@ class RunForm(forms.Form):
         help_text="A litellm model name, e.g. openai/gpt-4o-mini; 'scripted' is the offline scripted model.",
     )
     partner_model = forms.CharField(max_length=200, initial=SCRIPTED, label="Partner's model")
+    seat_models = forms.CharField(
+        max_length=1000, required=False, label="Models by seat",
+        help_text="For pairwise designs: sender=MODEL, receiver=MODEL (every role labelled so) or POSITION=MODEL, "
+        "comma-separated, e.g. sender=openai/gpt-4o,receiver=scripted. Other seats get the models above.",
+    )
     judge_model = forms.CharField(
         max_length=1000, initial=SCRIPTED, label="Judge",
         help_text="Scores the finished episodes at the end of the run, so the results page can show them; "
@@ -63,7 +68,8 @@ class RunForm(forms.Form):
     )
     interview = forms.BooleanField(
         required=False, label="Interview the agents",
-        help_text="After the episodes, ask each agent whether every goal was achieved and the scenario's probes.",
+        help_text="After the episodes, ask each agent whether every goal was achieved and the scenario's probes, "
+        "and have the judges answer every goal yes or no.",
     )
 
     FIELD_OF_OPTION = {"difficulties": "difficulty"}
@@ -100,6 +106,7 @@ class RunForm(forms.Form):
             conditions=tuple(data["conditions"]),
             agent_model=data["agent_model"].strip(),
             partner_model=data["partner_model"].strip(),
+            seat_models=tuple(s.strip() for s in data["seat_models"].split(",") if s.strip()),
             judge_model=data["judge_model"].strip(),
             strategy=data["strategy"],
             episodes_per_cell=data["episodes_per_cell"],

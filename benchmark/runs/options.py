@@ -14,7 +14,7 @@ from typing import Any
 
 from ..agents import llm
 from ..evaluation.judge import judge_models
-from ..models import Seat
+from ..models import Communication, Seat
 from ..models.scenarios import Difficulty
 
 DEFAULT_CONDITIONS: tuple[str, ...] = ("none", "semantic", "sociocultural", "emotional")
@@ -28,6 +28,7 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "workers": (1, 64),
 }
 MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
+SEAT_LABELS = tuple(Communication.values)  # the role labels a seat model may name: sender, receiver
 
 
 class RunOptionsError(ValueError):
@@ -50,7 +51,8 @@ class RunOptions:
     judge, else the offline scripted heuristics; several names separated by commas: each of them;
     ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
     the derived run name. Nor does ``interview``, which asks each agent seat of a finished episode
-    about the goals and probes (``benchmark.evaluation.interviews``). ``barrier_seats`` are the role
+    about the goals and probes (``benchmark.evaluation.interviews``) and has the judges answer every
+    goal (``benchmark.evaluation.goal_judge``). ``barrier_seats`` are the role
     positions that speak under the condition (the first role by default; ``barrier_seat``, one
     position, is the older spelling).
     """
@@ -70,6 +72,7 @@ class RunOptions:
     workers: int = 1
     judge_model: str = ""
     interview: bool = False
+    seat_models: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
@@ -139,6 +142,7 @@ class RunOptions:
                 "difficulties",
                 f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
             )
+        self.seat_model_map()  # refuses a malformed entry, naming it
         if self.judge_model and self.judge_model != NO_JUDGE:
             try:
                 names = judge_models(self.judge_model)
@@ -150,6 +154,24 @@ class RunOptions:
                     f"Judge: name a model, or several separated by commas, or '{NO_JUDGE}' alone to leave the "
                     f"episodes unscored; got {self.judge_model!r}.",
                 )
+
+    def seat_model_map(self) -> dict[str, str]:
+        """``seat_models`` as {"sender" | "receiver" | "<position>": model}; a bad entry is refused."""
+        found: dict[str, str] = {}
+        for entry in self.seat_models:
+            seat, _, model = (part.strip() for part in entry.partition("="))
+            seat = seat.lower()
+            if not model or not (seat in SEAT_LABELS or (seat.isdigit() and int(seat) <= MAX_POSITION)):
+                raise RunOptionsError(
+                    "seat_models",
+                    f"seat models: {entry!r} is not SEAT=MODEL, where SEAT is sender, receiver or a role position "
+                    f"from 0 to {MAX_POSITION} (e.g. sender=openai/gpt-4o,receiver=scripted).",
+                )
+            seat = str(int(seat)) if seat.isdigit() else seat
+            if seat in found:
+                raise RunOptionsError("seat_models", f"seat models: {seat} is given a model twice.")
+            found[seat] = model
+        return found
 
     @property
     def barrier_positions(self) -> tuple[int, ...]:
@@ -170,6 +192,8 @@ class RunOptions:
         """A run name derived from everything that shapes the episodes, so the same command resumes."""
         speed_and_scoring = {"concurrency", "workers", "judge_model", "interview"}
         shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
+        if not self.seat_models:  # runs named before seats could have their own models keep their names
+            del shaping["seat_models"]
         if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
             shaping["barrier_seat"] = self.barrier_positions[0]
             del shaping["barrier_seats"]
@@ -194,6 +218,7 @@ _OPTION_LABELS = {
     "barrier_seats": ("Barrier seats (role positions)", ""),
     "barrier_seat": ("Barrier seat (role position)", ""),
     "interview": ("Interview the agents", ""),
+    "seat_models": ("Models by seat", "none"),
 }
 
 

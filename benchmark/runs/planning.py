@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -44,11 +44,20 @@ class RunPlan:
     scenarios: list[Scenario]
     barriers: list[Barrier]
     positions: dict[int, list[int]]  # scenario id -> its role positions
+    labels: dict[int, dict[int, str]] = field(default_factory=dict)  # scenario id -> position -> sender/receiver
 
     def models_for(self, scenario: Scenario) -> dict[int, str]:
-        """The agent model for the barrier seats, the partner model for every other seat."""
+        """Each seat's model: its position's entry in ``seat_models``, else its role label's (sender or
+        receiver), else the agent model for a barrier seat and the partner model for the others."""
         agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
-        return {position: agent if position in seats else partner for position in self.positions[scenario.pk]}
+        chosen = self.options.seat_model_map()
+        labels = self.labels.get(scenario.pk, {})
+        return {
+            position: chosen.get(str(position))
+            or chosen.get(labels.get(position, ""))
+            or (agent if position in seats else partner)
+            for position in self.positions[scenario.pk]
+        }
 
     @property
     def total(self) -> int:
@@ -147,12 +156,15 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
     barriers = resolve_conditions(team, options.conditions)
     scenarios = resolve_scenarios(team, options.scenarios, options.difficulties)
     positions: dict[int, list[int]] = {s.pk: [] for s in scenarios}
+    labels: dict[int, dict[int, str]] = {s.pk: {} for s in scenarios}
     uncast: set[int] = set()
     for chunk in chunks([s.pk for s in scenarios]):
-        for scenario_id, position, character_id in Role.objects.filter(scenario_id__in=chunk).values_list(
-            "scenario_id", "position", "character_id"
+        for scenario_id, position, character_id, label in Role.objects.filter(scenario_id__in=chunk).values_list(
+            "scenario_id", "position", "character_id", "communication"
         ):
             positions[scenario_id].append(position)
+            if label:
+                labels[scenario_id][position] = label
             if character_id is None:
                 uncast.add(scenario_id)
     for scenario in scenarios:
@@ -171,7 +183,29 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
         greeter_problem = check_greeter(scenario, positions[scenario.pk])
         if greeter_problem:
             raise RunOptionsError("scenarios", greeter_problem)
-    return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()})
+    check_seat_models(options, scenarios, positions, labels)
+    return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels)
+
+
+def check_seat_models(
+    options: RunOptions, scenarios: Sequence[Scenario], positions: dict[int, list[int]],
+    labels: dict[int, dict[int, str]],
+) -> None:
+    """Refuse seat models no seat would take: a position some scenario lacks, a label no role carries."""
+    named = options.seat_model_map()
+    for seat in (key for key in named if key.isdigit()):
+        lacking = [str(scenario) for scenario in scenarios if int(seat) not in positions[scenario.pk]]
+        if lacking:
+            raise RunOptionsError(
+                "seat_models", f"seat models: scenario {lacking[0]} has no role at position {seat}."
+            )
+    for label in (key for key in named if not key.isdigit()):
+        if not any(label in found.values() for found in labels.values()):
+            raise RunOptionsError(
+                "seat_models",
+                f"seat models: no role of the chosen scenarios is labelled {label}; label roles sender or receiver "
+                "in the scenario, or name seats by position.",
+            )
 
 
 def chunks(items: Sequence[Any], size: int = 5000) -> Iterable[Sequence[Any]]:

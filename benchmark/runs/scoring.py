@@ -1,4 +1,5 @@
-"""The passes over a run's finished episodes, once they are played: the judges', then the interviews."""
+"""The passes over a run's finished episodes, once they are played: the judges', then the interviews
+(each agent on the goals and probes, then the run's judges on every goal: AgentSense's three perspectives)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from ..agents import llm
-from ..evaluation import judge
+from ..evaluation import goal_judge, judge
 from ..evaluation.interviews import running as interviews
 from ..models import Episode, SimulationRun
-from .options import RunOptions
+from .options import NO_JUDGE, RunOptions
 from .planning import chunks
 from .status import heartbeat
 
@@ -49,7 +50,8 @@ def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions)
 
 
 def interview_run_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
-    """Interview the agents of the run's finished episodes (stored interviews are kept); a one-line outcome."""
+    """Interview the agents of the run's finished episodes, then have the run's judges answer every goal
+    (unless the run has no judge); stored answers are kept. A one-line outcome."""
     finished = [
         pk for chunk in chunks(episode_ids)
         for pk in Episode.objects.filter(pk__in=chunk, status=Episode.Status.FINISHED).values_list("pk", flat=True)
@@ -72,4 +74,31 @@ def interview_run_episodes(run_id: int, episode_ids: Sequence[int], options: Run
     failures = [result for result in results if result.outcome == interviews.FAILED]
     if failures:
         line += f" First interview error (episode {failures[0].episode_id}): {failures[0].error}"
+    if options.judge_model != NO_JUDGE:
+        line += " " + judge_run_goals(run_id, finished, options)
+    return line
+
+
+def judge_run_goals(run_id: int, finished: Sequence[int], options: RunOptions) -> str:
+    """The run's judges answer every goal of its finished episodes that have goals; a one-line outcome."""
+    models = judge.judge_models(options.judge_model or llm.model_for("judge"))
+    with_goals = [
+        pk for chunk in chunks(list(finished))
+        for pk in Episode.objects.filter(pk__in=chunk, scenario__roles__goals__isnull=False)
+        .distinct().values_list("pk", flat=True)
+    ]
+    results: list[goal_judge.GoalJudgement] = []
+    batch = max(1, options.concurrency) * 2
+    for start in range(0, len(with_goals), batch):
+        chunk = with_goals[start : start + batch]
+        results += async_to_sync(goal_judge.judge_goals)(chunk, models, concurrency=options.concurrency)
+        heartbeat(run_id)
+    outcomes = Counter(result.outcome for result in results)
+    line = (
+        f"Goal judges {', '.join(models)}: {outcomes[goal_judge.JUDGED]} judged, {outcomes[goal_judge.CACHED]} "
+        f"already judged, {outcomes[goal_judge.FAILED]} failed."
+    )
+    failures = [result for result in results if not result.ok]
+    if failures:
+        line += f" First goal-judge error (episode {failures[0].episode_id}): {failures[0].error}"
     return line

@@ -123,6 +123,7 @@ async def run_episode(
     if not seats:
         raise ValueError(f"{episode} has no seats.")
     cues = [c async for c in episode.barrier.cues.all()]
+    has_probes = await episode.scenario.probes.aexists()
     turns = [t async for t in episode.turns.order_by("index")]
     beats = beats or {}
     temperature = float(episode.settings.get("temperature", 0.7))
@@ -142,7 +143,7 @@ async def run_episode(
     while end_reason is None:
         position = turn_taking.next_speaker(policy, list(by_position), spoken, left, seed=seed, greeter=greeter)
         seat = by_position[position]
-        context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+        context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues, has_probes=has_probes)
         try:
             action, usage = await acting.act(
                 context, model=seat.model, temperature=temperature, seed=seed, beats=beats.get(seat.role.position)

@@ -199,5 +199,6 @@ def _load_gateway(options: RunOptions) -> None:
     The import costs seconds of CPU; done before the workers fork, they share it, and no
     worker's event loop stalls on it while its first episodes wait.
     """
-    if not (llm.is_scripted(options.agent_model) and llm.is_scripted(options.partner_model)):
+    models = [options.agent_model, options.partner_model, *options.seat_model_map().values()]
+    if not all(llm.is_scripted(model) for model in models):
         llm.preload()

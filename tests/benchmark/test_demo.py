@@ -99,7 +99,9 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         assert episode.status == Episode.Status.FINISHED and episode.seats.count() == 3
         assert set(episode.turns.values_list("seat__position", flat=True)) == {0, 1, 2}
         judged = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE)
-        assert judged.count() == 3 * 7 + 2  # seven questions per seat, two per episode
+        assert judged.filter(goal__isnull=True).count() == 3 * 7 + 2  # seven questions per seat, two per episode
+        # and the scripted judge answers each of the six goals (the external perspective)
+        assert judged.filter(goal__isnull=False, response__seat_position__isnull=True).count() == 6
         # every seat answers the six goal questions and the probes it may be asked
         responses = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
         assert sorted(responses.values_list("seat_position", flat=True)) == [0, 0, 1, 1, 2, 2]

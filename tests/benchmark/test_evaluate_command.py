@@ -7,7 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.evaluation import judge, scripted_judge
-from benchmark.models import Answer, Episode, Response
+from benchmark.evaluation.goal_judge import load_goals
+from benchmark.evaluation.interviews.instruments import GOALS_PRESET as GOALS
+from benchmark.models import Answer, Episode, Goal, Probe, Response
 from tests.benchmark.test_judge import PROMPT_MARK, reply
 from tests.builders import make_episode
 from tests.fake_llm import FAKE_MODEL
@@ -185,3 +187,56 @@ def test_the_configured_judge_may_name_several_models(fake_llm, settings):
     out, _ = evaluate()
 
     assert out.count("1 scored, 0 cached, 0 failed.") == 2
+
+
+# --- --interview and --blind: AgentSense's perspectives and its baseline ---------------------------------
+
+
+def goals_reply(episode: Episode) -> str:
+    return json.dumps({goal.key: {"reasoning": "Agreed at the end.", "answer": "yes"}
+                       for goal in load_goals(episode.pk).goals})
+
+
+def test_interview_asks_the_agents_and_has_every_judge_answer_every_goal(fake_llm):
+    episode = make_episode(tag="pilot", seat_fields={"model": "scripted"})
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    fake_llm.reply_when("For each goal, was it achieved?", goals_reply(episode))
+
+    out, _ = evaluate("--tag", "pilot", "--model", f"scripted,{FAKE_MODEL}", "--interview")
+
+    assert "Interviewed the agents of 1 episode(s): 1 interviewed, 0 cached, 0 failed." in out
+    assert f"Judged the goals of 1 episode(s) with {FAKE_MODEL} (goals-judge-1): 1 judged, 0 cached, 0 failed." in out
+    assert "with scripted (scripted-goals-judge-1): 1 judged" in out
+    goals = Goal.objects.filter(role__scenario=episode.scenario).count()
+    for model in ("scripted", FAKE_MODEL):
+        verdict = Response.objects.get(respondent__kind="judge", respondent__model=model, instrument__preset=GOALS)
+        assert verdict.seat_position is None and verdict.answers.count() == goals
+    assert Response.objects.filter(respondent__kind="agent").count() == 2  # each seat on the goals (no probes)
+
+    fake_llm.reset()
+    out, _ = evaluate("--tag", "pilot", "--model", f"scripted,{FAKE_MODEL}", "--interview")
+    assert "0 interviewed, 1 cached" in out and "0 judged, 1 cached" in out and fake_llm.requests == []
+
+
+def test_without_interview_nobody_is_asked_about_the_goals(fake_llm):
+    fake_llm.reply_when(PROMPT_MARK, reply())
+    make_episode(tag="pilot", seat_fields={"model": "scripted"})
+    out, _ = evaluate("--tag", "pilot")
+    assert "Interviewed" not in out and not Response.objects.filter(instrument__preset=GOALS).exists()
+
+
+def test_blind_asks_each_seat_its_probes_without_the_transcript():
+    episode = make_episode(tag="pilot", seat_fields={"model": "scripted"})
+    plain = make_episode(tag="pilot", seat_fields={"model": "scripted"})
+    Probe.objects.create(scenario=episode.scenario, about=episode.scenario.roles.get(position=1), position=0,
+                         topic=Probe.Topic.GOAL, text="What does the other want?", options=["Quiet", "A party"],
+                         correct=0)
+
+    out, _ = evaluate("--tag", "pilot", "--model", "scripted", "--blind")
+
+    assert "Blind test on 1 episode(s) with probes (1 without): 1 answered, 0 cached, 0 failed." in out
+    [response] = Response.objects.filter(respondent__kind="agent")
+    assert (response.episode, response.seat_position, response.respondent.prompt_version) == (
+        episode, 0, "scripted-blind-1"
+    )
+    assert not Response.objects.filter(episode=plain, respondent__kind="agent").exists()

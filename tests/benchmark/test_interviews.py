@@ -12,6 +12,7 @@ from benchmark.agents import llm
 from benchmark.demo.content import GROUP_SCENARIOS
 from benchmark.demo.install import beats_of, install_scenario
 from benchmark.evaluation.answer_groups import answer_groups
+from benchmark.evaluation.interviews import blind
 from benchmark.evaluation.interviews import scripted as scripted_answers
 from benchmark.evaluation.interviews.asking import load_interviews
 from benchmark.evaluation.interviews.instruments import (
@@ -257,8 +258,22 @@ def test_simulate_with_interview_asks_the_agents_after_the_run():
     call_command("simulate", "--scenarios", "heating-bill", "--conditions", "none", "--run-name", "asked",
                  "--interview", stdout=out)
     assert "Interviews: 1 episode(s) interviewed, 0 already interviewed, 0 failed." in out.getvalue()
+    assert "Goal judges scripted: 1 judged, 0 already judged, 0 failed." in out.getvalue()
     episode = Episode.objects.get(tag="asked")
     assert episode.responses.filter(respondent__kind=Respondent.Kind.AGENT).count() == 6
+    verdict = episode.responses.get(respondent__kind=Respondent.Kind.JUDGE, instrument__preset=GOALS_PRESET)
+    assert verdict.seat_position is None
+    assert verdict.answers.count() == sum(len(role.goals) for role in GROUP_SCENARIOS[0].roles)
+
+
+def test_a_run_without_a_judge_interviews_the_agents_but_judges_no_goal():
+    install_scenario(GROUP_SCENARIOS[0], default_team())
+    out = StringIO()
+    call_command("simulate", "--scenarios", "heating-bill", "--conditions", "none", "--run-name", "unjudged",
+                 "--interview", "--judge-model", "none", stdout=out)
+    assert "Goal judges" not in out.getvalue()
+    assert not Response.objects.filter(respondent__kind=Respondent.Kind.JUDGE).exists()
+    assert Response.objects.filter(respondent__kind=Respondent.Kind.AGENT).count() == 6
 
 
 def test_simulate_without_interview_asks_nobody():
@@ -311,3 +326,81 @@ def test_the_episode_page_shows_each_seats_interview_to_its_teams_researchers(cl
     assert client.get(reverse("benchmark:episode", args=[episode.pk])).status_code == 404
     client.force_login(make_user())
     assert client.get(reverse("benchmark:episode", args=[episode.pk])).status_code == 403
+
+
+# --- the blind test: the probes before any interaction -------------------------------------------------
+
+
+def blind_test(episode: Episode, **options):
+    return async_to_sync(blind.blind_test_episode)(episode.pk, **options)
+
+
+def test_the_blind_test_asks_every_seat_its_probes_and_stores_them_as_blind_answers():
+    episode = group_episode()
+    result = blind_test(episode)
+
+    assert (result.outcome, result.responses) == (INTERVIEWED, 3)
+    respondent = Respondent.objects.get()
+    assert (respondent.kind, respondent.model, respondent.prompt_version) == ("agent", "scripted", "scripted-blind-1")
+    spec = GROUP_SCENARIOS[0]
+    for seat in range(3):
+        asked = {probe.text for probe in spec.probes if probe.asked_of == "anyone" or probe.about != seat}
+        assert {text for text, _ in answers_of(episode, seat)["scenario-probes"]} == asked
+    assert all(reason.startswith(scripted_answers.DISCLAIMER) for reason in Answer.objects.values_list("reasoning",
+                                                                                                      flat=True))
+    assert not Response.objects.filter(instrument__preset=GOALS_PRESET).exists()
+
+
+def test_blind_scripted_answers_follow_what_the_seat_knew_not_the_stored_answer():
+    episode = group_episode()
+    scenario = episode.scenario
+    Probe.objects.filter(scenario=scenario).delete()
+    about_callum = scenario.roles.get(position=2)
+    # Mei (seat 0) knows about the meter app; the correct option shares no word with what she can see
+    scenario.roles.filter(position=0).update(private_knowledge="The meter app shows the radiator readings.")
+    Probe.objects.create(scenario=scenario, about=about_callum, position=0, topic=Probe.Topic.PRIVATE_INFO,
+                         text="What does Callum keep quiet?", options=["Nothing at all", "The radiator readings app"],
+                         correct=0, asked_of=Probe.AskedOf.ANYONE)
+    blind_test(episode)
+    mei = Answer.objects.get(response__seat_position=0)
+    assert mei.value == "1" and "shares" in mei.reasoning  # the wrong option, by word overlap
+
+
+def test_a_stored_blind_test_is_kept_unless_forced_and_is_apart_from_the_interview():
+    episode = group_episode()
+    interview(episode)
+    blind_test(episode)
+    responses = set(Response.objects.values_list("pk", flat=True))
+    assert len(responses) == 6 + 3
+    again = blind_test(episode)
+    assert (again.outcome, again.cached) == (CACHED, 3)
+    forced = blind_test(episode, force=True)
+    assert forced.responses == 3 and Response.objects.count() == 9
+    assert len(set(Response.objects.values_list("pk", flat=True)) & responses) == 6  # the interview is untouched
+
+
+def test_a_scenario_without_probes_has_no_blind_test():
+    episode = make_episode(turns=2, seat_fields={"model": llm.SCRIPTED})
+    result = blind_test(episode)
+    assert result.outcome == FAILED and "has no probes to ask" in result.error
+
+
+def test_a_model_takes_the_blind_test_without_the_transcript(fake_llm):
+    episode = group_episode(FAKE_MODEL)
+    episode.seats.exclude(position=0).update(player=Seat.Player.HUMAN)
+    mei = load_interviews(episode.pk).seats[0]
+    fake_llm.reply_when("choose the most likely option", json.dumps(
+        {item.key: {"answer": "A", "reasoning": "A hunch."} for item in mei.probes}
+    ))
+
+    assert blind_test(episode).outcome == INTERVIEWED
+    [request] = fake_llm.requests
+    system, prompt = (message["content"] for message in request["messages"])
+    assert "Before it begins" in system
+    assert "The conversation has not begun" in prompt and "What only you know: The meter app shows" in prompt
+    said = [turn.content for turn in episode.turns.exclude(content="")]
+    assert said and not any(line in prompt for line in said)
+    assert "What had the landlord told Ifeoma about the radiator in her room?" in prompt
+    response = Response.objects.get()
+    assert (response.respondent.prompt_version, response.seat_position) == ("blind-1", 0)
+    assert set(response.answers.values_list("value", flat=True)) == {"0"}

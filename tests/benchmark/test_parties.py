@@ -9,10 +9,10 @@ from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
 from benchmark.agents import llm, scripted
-from benchmark.agents.prompt import AgentContext, build_agent_messages
+from benchmark.agents.prompt import PRIVATE_INFORMATION_RULE, AgentContext, build_agent_messages
 from benchmark.demo.content import GROUP_SCENARIOS
 from benchmark.demo.install import beats_of, install_scenario
-from benchmark.models import ActionType, Episode, Relationship, Turn, TurnTaking
+from benchmark.models import ActionType, Episode, Probe, Relationship, Turn, TurnTaking
 from benchmark.runs.options import RunOptions
 from benchmark.runs.planning import plan_run, prepare_episodes
 from benchmark.runs.simulation import create_episode, run_episode
@@ -114,6 +114,47 @@ def test_a_two_party_prompt_does_not_speak_of_a_group():
     context = AgentContext.for_seat(episode, episode.seats.get(position=0), [])
     assert "in a conversation with another person" in prompt(context)
     assert "other people" not in prompt(context)
+
+
+def add_probe(scenario) -> Probe:
+    return Probe.objects.create(
+        scenario=scenario, about=scenario.roles.get(position=1), position=0, topic=Probe.Topic.PRIVATE_INFO,
+        text="What does Ben keep at home?", options=["A snake", "A cat"], correct=0,
+    )
+
+
+def test_with_probes_every_seat_is_told_not_to_ask_for_private_information_outright():
+    scenario = trio()
+    assert not any("outright" in prompt(context) for context in contexts(scenario))
+    add_probe(scenario)
+    for context in contexts(scenario):
+        system = build_agent_messages(context)[0]["content"]
+        assert PRIVATE_INFORMATION_RULE.format(others="the others") in system
+        assert "You may work it out from what they say and do." in system
+
+
+def test_the_async_runner_tells_the_rule_as_the_prompt_does(fake_llm):
+    fake_llm.reply_when("What does", '{"action_type": "speak", "argument": "Shall we split it?"}')
+    scenario = trio()
+    add_probe(scenario)
+    episode = create_episode(scenario, get_barrier("none"), models=dict.fromkeys(range(3), FAKE_MODEL), turn_cap=3)
+    async_to_sync(run_episode)(episode)
+    assert all("outright for their private information" in p for p in fake_llm.prompts)
+
+
+def test_the_scripted_model_never_asks_for_private_information():
+    scenario = trio()
+    add_probe(scenario)
+    asked = []
+    for condition in ("none", "semantic", "sociocultural", "emotional"):
+        for seed in range(3):
+            episode = create_episode(scenario, get_barrier(condition), models=dict.fromkeys(range(3), llm.SCRIPTED),
+                                     strategy="repair", turn_cap=12)
+            episode = async_to_sync(run_episode)(episode, seed=seed)
+            asked += [t.content for t in episode.turns.all() if "?" in t.content]
+    assert asked  # it does ask questions: what a line meant, or a proposal
+    for line in asked:
+        assert not any(word in line.lower() for word in ("secret", "private", "your goal", "hiding", "only you"))
 
 
 def test_random_order_tells_the_opener_to_greet():

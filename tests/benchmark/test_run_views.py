@@ -200,6 +200,24 @@ def test_bad_choices_are_shown_on_the_form_and_nothing_starts(researcher_client,
     assert not SimulationRun.objects.exists() and spawned == []
 
 
+def test_the_form_takes_models_by_seat_and_the_run_page_shows_them(researcher_client, scenario, spawned):
+    form = {**FORM, "tag": "paired", "seat_models": "1=openai/weak"}
+    response = researcher_client.post(reverse("benchmark:run-new"), form)
+    run = SimulationRun.objects.get(tag="paired")
+    assert response.status_code == 302 and run.options["seat_models"] == ["1=openai/weak"]
+    page = researcher_client.get(reverse("benchmark:run", args=[run.pk])).text
+    assert "Models by seat" in page and "1=openai/weak" in page
+
+
+def test_bad_models_by_seat_are_shown_beside_the_field(researcher_client, scenario, spawned):
+    response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "seat_models": "receiver=openai/weak"})
+    assert response.status_code == 200 and spawned == []
+    assert response.context["form"].errors["seat_models"] == [
+        "seat models: no role of the chosen scenarios is labelled receiver; label roles sender or receiver in the "
+        "scenario, or name seats by position."
+    ]
+
+
 def test_a_run_name_in_use_is_refused(researcher_client, scenario, spawned):
     make_run(tag="taken")
     response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "tag": "taken"})

@@ -137,3 +137,72 @@ def test_bad_options_are_refused_with_a_message_naming_the_option(scenarios, arg
 def test_a_strategy_outside_the_choices_is_refused(scenarios):
     with pytest.raises(CommandError, match="invalid choice: 'flatter'"):
         simulate("--strategy", "flatter")
+
+
+# --- pairwise designs: a model per seat ------------------------------------------------------------
+
+
+@pytest.fixture
+def pairwise():
+    """A three-role scenario: a sender, a receiver and an unlabelled bystander."""
+    roles = [
+        {"character": make_character(first_name=name, last_name="Pair"), "communication": label}
+        for name, label in (("Sia", "sender"), ("Rui", "receiver"), ("Bo", ""))
+    ]
+    return make_scenario(roles=roles, codename="pairwise")
+
+
+def seat_models_of(tag: str) -> list[tuple[int, str]]:
+    episode = Episode.objects.get(tag=tag)
+    return list(episode.seats.order_by("position").values_list("position", "model"))
+
+
+def test_seat_models_give_the_sender_and_the_receiver_their_own_models(pairwise, fake_llm):
+    fake_llm.reply_when("role-playing", json.dumps({"action_type": "speak", "argument": "Right."}))
+    out, _ = simulate("--scenarios", "pairwise", "--conditions", "none", "--tag", "pairs", "--turn-cap", "3",
+                      "--seat-models", "sender=openai/strong, receiver=openai/weak")
+    assert seat_models_of("pairs") == [(0, "openai/strong"), (1, "openai/weak"), (2, "scripted")]
+    assert "seat models sender=openai/strong, receiver=openai/weak." in out
+    assert Episode.objects.get(tag="pairs").status == "finished"
+    assert [request["model"] for request in fake_llm.requests] == ["strong", "weak"]  # seat 2 is scripted
+
+
+def test_a_position_wins_over_a_label_and_a_label_over_the_agent_model(pairwise):
+    simulate("--scenarios", "pairwise", "--conditions", "none", "--tag", "mixed", "--agent-model", "openai/a",
+             "--seat-models", "Sender=openai/s,0=scripted,2=scripted,receiver=scripted", "--episodes-per-cell", "1")
+    assert seat_models_of("mixed") == [(0, "scripted"), (1, "scripted"), (2, "scripted")]
+    assert Episode.objects.get(tag="mixed").status == "finished"  # openai/a and openai/s were never asked
+
+
+def test_seat_models_are_in_the_run_name_only_when_given(pairwise):
+    simulate("--scenarios", "pairwise", "--conditions", "none")
+    simulate("--scenarios", "pairwise", "--conditions", "none", "--seat-models", "receiver=scripted")
+    plain, paired = SimulationRun.objects.order_by("pk")
+    assert plain.tag != paired.tag
+    assert "seat_models" not in plain.options or plain.options["seat_models"] == []
+    assert paired.options["seat_models"] == ["receiver=scripted"]
+    # the same command finds the same run again
+    simulate("--scenarios", "pairwise", "--conditions", "none", "--seat-models", "receiver=scripted")
+    assert SimulationRun.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("sender", "--seat-models: seat models: 'sender' is not SEAT=MODEL"),
+        ("boss=openai/x", "'boss=openai/x' is not SEAT=MODEL, where SEAT is sender, receiver or a role position"),
+        ("receiver=", "'receiver=' is not SEAT=MODEL"),
+        ("1=scripted,01=scripted", "seat models: 1 is given a model twice."),
+        ("7=scripted", "seat models: scenario pairwise has no role at position 7."),
+    ],
+)
+def test_bad_seat_models_are_refused_with_a_clear_message(pairwise, value, message):
+    with pytest.raises(CommandError) as error:
+        simulate("--scenarios", "pairwise", "--conditions", "none", "--seat-models", value)
+    assert message in str(error.value)
+    assert not Episode.objects.exists()
+
+
+def test_a_label_no_role_carries_is_refused(scenarios):
+    with pytest.raises(CommandError, match="no role of the chosen scenarios is labelled sender"):
+        simulate("--scenarios", "kitchen", "--conditions", "none", "--seat-models", "sender=scripted")

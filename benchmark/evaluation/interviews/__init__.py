@@ -27,6 +27,7 @@ replaces it whole.
 
 The package: ``instruments`` (the goals preset and the per-scenario probes instrument), ``asking``
 (what each seat is asked and how a model is asked it), ``scripted`` (the offline answers),
-``running`` (interviewing episodes and storing the answers) and ``showing`` (the episode page's
-tables).
+``running`` (interviewing episodes and storing the answers) and ``blind`` (the blind test: the
+probes answered before any interaction, without the transcript). The third perspective, external
+judges of every goal, is ``benchmark.evaluation.goal_judge``.
 """

@@ -12,6 +12,7 @@ from ...models import PROFILE_LABELS, ActionType, Episode, Seat
 from .instruments import goals_instrument, may_be_asked, probes_instrument
 
 PROMPT_VERSION = "interview-1"
+BLIND_PROMPT_VERSION = "blind-1"  # the probes asked before the conversation (the blind test)
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
@@ -117,27 +118,37 @@ def load_interviews(episode_id: int) -> EpisodeInterviews:
 # --- asking a model -----------------------------------------------------------------------------
 
 
-def _preamble(interview: SeatInterview) -> list[str]:
+def _preamble(interview: SeatInterview, *, transcript: bool = True) -> list[str]:
     context = interview.context
+    were, knew = ("were", "knew") if transcript else ("are", "know")
     sections = [f"Scenario: {context.scenario_context}"]
     own = "\n".join(f"- {PROFILE_LABELS.get(k, k)}: {v}" for k, v in context.profile.items() if v and k != "name")
     sections.append(f"{context.name} (you):\n{own}" if own else f"{context.name} (you).")
     for other in context.others:
         seen = "\n".join(f"- {PROFILE_LABELS.get(k, k)}: {v}" for k, v in other.profile.items() if v and k != "name")
-        sections.append(f"{other.name}:\n{seen}" if seen else f"{other.name}: you knew nothing about them beforehand.")
+        unknown = "you knew nothing about them beforehand" if transcript else "you know nothing about them yet"
+        sections.append(f"{other.name}:\n{seen}" if seen else f"{other.name}: {unknown}.")
     goals = "\n".join(f"- {line}" for line in context.goal.splitlines() if line.strip())
-    sections.append(f"Your goals were:\n{goals}")
+    sections.append(f"Your goals {were}:\n{goals}")
     if context.reason:
-        sections.append(f"Why they mattered to you: {context.reason}")
+        sections.append(f"Why they matter{'ed' if transcript else ''} to you: {context.reason}")
     if context.private_knowledge:
-        sections.append(f"What only you knew: {context.private_knowledge}")
+        sections.append(f"What only you {knew}: {context.private_knowledge}")
+    if not transcript:  # the blind test: asked before anyone has spoken
+        sections.append("The conversation has not begun: you have heard nothing from the others yet.")
+        return sections
     lines = [describe_turn(entry) for entry in context.history] or ["(Nothing was said.)"]
     sections.append("The conversation, now over:\n" + "\n".join(lines))
     return sections
 
 
-def _system(interview: SeatInterview) -> str:
+def _system(interview: SeatInterview, *, blind: bool = False) -> str:
     name = interview.context.name
+    if blind:
+        return (
+            f"You are {name}, about to join the conversation described below. Before it begins, you are asked "
+            f"about the others. Answer as {name}, from what you know now. Answer with one JSON object and nothing else."
+        )
     return (
         f"You are {name}. The conversation below is over, and you are asked about it. Answer as {name}, "
         f"honestly and from what was said and done in it. Answer with one JSON object and nothing else."
@@ -159,8 +170,9 @@ def goal_messages(interview: SeatInterview) -> list[dict[str, str]]:
             {"role": "user", "content": "\n\n".join([*_preamble(interview), question])}]
 
 
-def probe_messages(interview: SeatInterview) -> list[dict[str, str]]:
-    """Ask the probes this seat may be asked, each with its options lettered A, B, ..."""
+def probe_messages(interview: SeatInterview, *, blind: bool = False) -> list[dict[str, str]]:
+    """Ask the probes this seat may be asked, each with its options lettered A, B, ...; ``blind``: before
+    the conversation, with no transcript (the blind test)."""
     blocks = []
     for item in interview.probes:
         options = "\n".join(f"  {LETTERS[n]}. {option}" for n, option in enumerate(item.options))
@@ -168,12 +180,13 @@ def probe_messages(interview: SeatInterview) -> list[dict[str, str]]:
     shape = ",\n".join(
         f'  "{item.key}": {{"answer": "<the letter of one option>", "reasoning": "<why>"}}' for item in interview.probes
     )
+    source = "what you know before the conversation" if blind else "what you saw and heard"
     question = (
-        "Answer each question from what you saw and heard. If you cannot be sure, choose the most likely "
+        f"Answer each question from {source}. If you cannot be sure, choose the most likely "
         f"option.\n\n{chr(10).join(blocks)}\n\nReply with exactly this JSON shape, every key present:\n{{\n{shape}\n}}"
     )
-    return [{"role": "system", "content": _system(interview)},
-            {"role": "user", "content": "\n\n".join([*_preamble(interview), question])}]
+    return [{"role": "system", "content": _system(interview, blind=blind)},
+            {"role": "user", "content": "\n\n".join([*_preamble(interview, transcript=not blind), question])}]
 
 
 def validate_replies(data: Any, allowed: dict[str, Sequence[str]]) -> dict[str, tuple[str, str]]:

@@ -12,23 +12,35 @@ from ...agents import llm
 from ...agents.batches import map_bounded
 from ...models import Answer, Episode, Question, Respondent, Response
 from . import scripted
-from .asking import LETTERS, PROMPT_VERSION, SeatInterview, ask, goal_messages, load_interviews, probe_messages
+from .asking import (
+    BLIND_PROMPT_VERSION,
+    LETTERS,
+    PROMPT_VERSION,
+    SeatInterview,
+    ask,
+    goal_messages,
+    load_interviews,
+    probe_messages,
+)
 from .instruments import NO, YES
 
 INTERVIEWED, CACHED, FAILED = "interviewed", "cached", "failed"
 
 
-def respondent_for(model: str) -> Respondent:
-    offline = llm.is_scripted(model)
+def respondent_for(model: str, *, blind: bool = False) -> Respondent:
+    """The agent respondent of ``model``: interviewed after the episode, or (``blind``) asked before it."""
+    if blind:
+        version = scripted.BLIND_VERSION if llm.is_scripted(model) else BLIND_PROMPT_VERSION
+    else:
+        version = scripted.VERSION if llm.is_scripted(model) else PROMPT_VERSION
     respondent, _ = Respondent.objects.get_or_create(
-        kind=Respondent.Kind.AGENT, user=None, model=model, label="",
-        prompt_version=scripted.VERSION if offline else PROMPT_VERSION,
+        kind=Respondent.Kind.AGENT, user=None, model=model, label="", prompt_version=version
     )
     return respondent
 
 
-def is_stored(episode_id: int, instrument_id: int, seat_position: int, model: str) -> bool:
-    respondent = respondent_for(model)
+def is_stored(episode_id: int, instrument_id: int, seat_position: int, model: str, *, blind: bool = False) -> bool:
+    respondent = respondent_for(model, blind=blind)
     return Response.objects.filter(
         episode_id=episode_id, instrument_id=instrument_id, respondent=respondent, seat_position=seat_position
     ).exists()
@@ -39,9 +51,11 @@ def store(
     instrument_id: int,
     rows: Iterable[tuple[int, int | None, str, str]],
     usage: llm.Usage | None,
+    *,
+    blind: bool = False,
 ) -> Response:
     """Replace this seat's interview on ``instrument_id`` with ``rows`` of (question, goal, value, reasoning)."""
-    respondent = respondent_for(interview.model)
+    respondent = respondent_for(interview.model, blind=blind)
     with transaction.atomic():
         Response.objects.filter(
             episode_id=interview.episode_id, instrument_id=instrument_id, respondent=respondent,
@@ -59,8 +73,6 @@ def store(
             for question, goal, value, reasoning in rows
         )
     return response
-
-
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""Have one or several automated judges answer the judge's instruments about episodes."""
+"""Have one or several automated judges answer the judge's instruments about episodes; with
+--interview also the agents' interviews and the judges' verdicts on every goal, with --blind the
+blind test (AgentSense's three perspectives and its baseline)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
 from benchmark.agents import llm
-from benchmark.evaluation import judge
+from benchmark.evaluation import goal_judge, judge
+from benchmark.evaluation.interviews import blind, running
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 from benchmark.progress import ProgressBar
@@ -38,7 +41,9 @@ class Command(BaseCommand):
         "Sotopia-EVAL judge instrument (seven goal-oriented dimensions per seat) and the SocialVeil judge "
         "instrument (unresolved confusion and mutual understanding per episode). Episodes a judge model has "
         "already answered under the same prompt version are skipped unless --force is given. With several "
-        "judges, each is stored as its own respondent; reports show each and their majority."
+        "judges, each is stored as its own respondent; reports show each and their majority. --interview also "
+        "asks each agent seat about every goal and its probes and has the judges answer every goal yes or no; "
+        "--blind has each agent seat's model answer its probes before the conversation (the blind test)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -70,6 +75,16 @@ class Command(BaseCommand):
             "--retries", type=int,
             help="Times to ask again for the whole evaluation when a reply stays unusable after its repair "
             f"(default: PARLEY_JUDGE_RETRIES, else {judge.DEFAULT_RETRIES}).",
+        )
+        parser.add_argument(
+            "--interview", action="store_true",
+            help="Also interview every agent seat (was each goal achieved? the probes it may be asked; its own "
+            "model answers, the scripted model offline) and have each judge model answer every goal yes or no.",
+        )
+        parser.add_argument(
+            "--blind", action="store_true",
+            help="Also run the blind test: each agent seat's model answers its probes from the scenario alone, "
+            "without the transcript (episodes whose scenario has probes).",
         )
 
     def handle(self, *args: object, **options: object) -> None:
@@ -118,8 +133,72 @@ class Command(BaseCommand):
                 f"{tally[(model, judge.SCORED)]} scored, {tally[(model, judge.CACHED)]} cached, "
                 f"{tally[(model, judge.FAILED)]} failed."
             )
+        problems = len(failures)
+        if options["interview"]:
+            problems += self.interview(ids, models, concurrency, bool(options["force"]), retries)
+        if options["blind"]:
+            problems += self.blind_test(ids, concurrency, bool(options["force"]))
+        if problems > len(failures):
+            raise CommandError(f"{problems} judgement(s), interview(s) or blind test(s) failed; see the errors above.")
         if failures:
             raise CommandError(f"{len(failures)} judgement(s) could not be made; nothing was stored for them.")
+
+    def interview(self, ids: list[int], models: list[str], concurrency: int, force: bool, retries: int | None) -> int:
+        """Interview the agents of the episodes with turns, then have every judge answer every goal; the failures."""
+        asked = list(Episode.objects.filter(pk__in=ids, turns__isnull=False).distinct().values_list("pk", flat=True))
+        bar = ProgressBar(self.stderr, len(asked), "interview")
+        results = async_to_sync(running.interview_episodes)(
+            asked, concurrency=concurrency, force=force, on_result=lambda result: bar.advance()
+        )
+        bar.close()
+        outcomes = Counter(result.outcome for result in results)
+        failed = [result for result in results if result.outcome == running.FAILED]
+        for result in failed:
+            self.stderr.write(f"interview of episode {result.episode_id}: {result.error}")
+        self.stdout.write(
+            f"Interviewed the agents of {len(asked)} episode(s): {outcomes[running.INTERVIEWED]} interviewed, "
+            f"{outcomes[running.CACHED]} cached, {outcomes[running.FAILED]} failed."
+        )
+        with_goals = Episode.objects.filter(pk__in=asked, scenario__roles__goals__isnull=False).distinct()
+        goal_ids = list(with_goals.values_list("pk", flat=True))
+        bar = ProgressBar(self.stderr, len(goal_ids) * len(models), "goal judges")
+        verdicts = async_to_sync(goal_judge.judge_goals)(
+            goal_ids, models, concurrency=concurrency, force=force, retries=retries,
+            on_result=lambda result: bar.advance(),
+        )
+        bar.close()
+        for result in verdicts:
+            if not result.ok:
+                self.stderr.write(f"{result.model} on the goals of episode {result.episode_id}: {result.error}")
+        for model in models:
+            name, version = goal_judge.respondent_name(model)
+            tally = Counter(result.outcome for result in verdicts if result.model == name)
+            self.stdout.write(
+                f"Judged the goals of {len(goal_ids)} episode(s) with {name} ({version}): "
+                f"{tally[goal_judge.JUDGED]} judged, {tally[goal_judge.CACHED]} cached, "
+                f"{tally[goal_judge.FAILED]} failed."
+            )
+        return len(failed) + sum(1 for result in verdicts if not result.ok)
+
+    def blind_test(self, ids: list[int], concurrency: int, force: bool) -> int:
+        """Every agent seat answers its probes without the transcript, for episodes with probes; the failures."""
+        probed = list(Episode.objects.filter(pk__in=ids, scenario__probes__isnull=False).distinct()
+                      .values_list("pk", flat=True))
+        bar = ProgressBar(self.stderr, len(probed), "blind test")
+        results = async_to_sync(blind.blind_test_episodes)(
+            probed, concurrency=concurrency, force=force, on_result=lambda result: bar.advance()
+        )
+        bar.close()
+        outcomes = Counter(result.outcome for result in results)
+        failed = [result for result in results if result.outcome == running.FAILED]
+        for result in failed:
+            self.stderr.write(f"blind test of episode {result.episode_id}: {result.error}")
+        skipped = len(ids) - len(probed)
+        self.stdout.write(
+            f"Blind test on {len(probed)} episode(s) with probes ({skipped} without): "
+            f"{outcomes[running.INTERVIEWED]} answered, {outcomes[running.CACHED]} cached, {len(failed)} failed."
+        )
+        return len(failed)
 
     def select(self, options: dict[str, object]) -> QuerySet[Episode]:
         """The chosen episodes, oldest first; a filter that matches nothing is an error that says so."""

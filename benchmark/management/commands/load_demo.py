@@ -5,7 +5,8 @@ Everything is found again by external id or username, so running it twice change
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
 episodes are played by the offline scripted model with each role's beats, so the result is the
 same on every machine and needs no API key. The three-party episodes (tag ``demo-groups``) are
-also interviewed: each seat answers the AgentSense goal questions and the scenario's probes.
+also interviewed: each seat answers the AgentSense goal questions and the scenario's probes, and
+the scripted judge answers every goal (the external perspective).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...agents.llm import SCRIPTED
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS, DemoScenario
 from ...demo.install import EPISODE_ID, beats_of, install_scenario
 from ...evaluation import judge
+from ...evaluation.goal_judge import judge_goals
 from ...evaluation.interviews.running import interview_episode
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
@@ -111,8 +113,9 @@ class Command(BaseCommand):
         result = async_to_sync(judge.evaluate_episode)(episode, model=SCRIPTED, force=new)
         if not result.ok:
             raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
-        if group:
+        if group:  # AgentSense's three perspectives: each agent on itself and the others, and a judge
             async_to_sync(interview_episode)(episode.pk)  # kept when already stored
+            async_to_sync(judge_goals)([episode.pk], SCRIPTED)
         return episode, new
 
     def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:

@@ -45,6 +45,12 @@ class Command(BaseCommand):
             help="Model for the partner seat(s) (default: PARLEY_PARTNER_MODEL, else scripted).",
         )
         parser.add_argument(
+            "--seat-models", default="", metavar="SEAT=MODEL,...",
+            help="Models for particular seats, for pairwise designs: sender=MODEL and receiver=MODEL give every "
+            "role labelled so its model, <position>=MODEL one role (e.g. sender=openai/gpt-4o,receiver=scripted). "
+            "A position wins over a label; other seats get --agent-model or --partner-model.",
+        )
+        parser.add_argument(
             "--judge-model", "--judge-models", dest="judge_model", default="", metavar="MODEL",
             help="Judge that scores the finished episodes at the end, or several separated by commas, each "
             "scoring every episode (default: PARLEY_JUDGE_MODEL, else the scripted heuristics); 'none' leaves "
@@ -121,6 +127,7 @@ class Command(BaseCommand):
                     "conditions": options["conditions"],
                     "agent_model": options["agent_model"],
                     "partner_model": options["partner_model"],
+                    "seat_models": options["seat_models"],
                     "judge_model": options["judge_model"],
                     "strategy": options["strategy"],
                     "episodes_per_cell": options["episodes_per_cell"],
@@ -141,6 +148,7 @@ class Command(BaseCommand):
             f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} condition(s) × "
             f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat(s) "
             f"{', '.join(plan.options.barrier_seats)} {plan.options.agent_model}, partner "
-            f"{plan.options.partner_model} ({plan.options.strategy})."
+            f"{plan.options.partner_model} ({plan.options.strategy})"
+            + (f"; seat models {', '.join(plan.options.seat_models)}." if plan.options.seat_models else ".")
         )
         return run_for_command(plan.options, plan.tag, team)
