@@ -122,9 +122,10 @@ def goal_records(episodes: QuerySet[Episode], known: _Episodes) -> tuple[pd.Data
         role, goal_type = goal_info[row.goal_id]
         seat = known.seat_of_role.get((row.episode_id, role))
         answer = {YES: 1, NO: 0}.get(row.value.strip().lower())
-        perspective = PERSPECTIVE_OF_KIND.get(row.respondent_kind)
-        if perspective is None and row.response_seat is not None:
-            perspective = goals.SELF if row.response_seat == seat else goals.OTHER
+        # a judge's or annotator's answer is theirs; a seated respondent's is self or other, as the reader says
+        perspective = PERSPECTIVE_OF_KIND.get(row.respondent_kind) or (
+            row.perspective if row.perspective in (goals.SELF, goals.OTHER) else None
+        )
         if seat is None or answer is None or perspective is None:
             skipped += 1
             continue
