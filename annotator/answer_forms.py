@@ -1,8 +1,8 @@
 """Reading an annotation form: the answers and spans an annotator posted for one item.
 
-An annotation form posts, per question (and per seat for questions asked per seat), the fields
-named by ``field_name``: ``answer-<key>[-<seat>]``, ``rationale-<key>[-<seat>]`` and, for span
-questions, ``spans-<key>`` holding a JSON array of spans. A multi-label question posts its
+An annotation form posts, per question (and per seat or per goal for questions asked that way),
+the fields named by ``field_name``: ``answer-<key>[-<seat>|-g<goal id>]``, ``rationale-…`` and, for
+span questions, ``spans-<key>`` holding a JSON array of spans. A multi-label question posts its
 ``answer-…`` field once per picked label. ``parse_form`` reads them strictly on submit and
 leniently for an autosaved draft (see its docstring). Each answer is checked against its question
 by ``benchmark.instruments.values``, the rule every respondent's answers follow; what this module
@@ -30,13 +30,33 @@ Kind = Question.Kind
 FIELD_PARTS = ("answer", "rationale", "spans")
 
 
-def field_name(question: Question, seat: int | None = None, part: str = "answer") -> str:
-    """The form field for one part of a question: ``answer-<key>[-<seat>]``, ``rationale-…``, ``spans-<key>``."""
+def field_name(question: Question, seat: int | None = None, part: str = "answer", *, goal: int | None = None) -> str:
+    """The form field for one part of a question: ``answer-<key>[-<seat>|-g<goal id>]``, ``rationale-…``,
+    ``spans-<key>``."""
     if part not in FIELD_PARTS:
         raise ValueError(f"unknown field part {part!r}; use one of {', '.join(FIELD_PARTS)}")
-    if part == "spans" or seat is None:
+    if part == "spans":
+        return f"{part}-{question.key}"
+    if goal is not None:
+        return f"{part}-{question.key}-g{goal}"
+    if seat is None:
         return f"{part}-{question.key}"
     return f"{part}-{question.key}-{seat}"
+
+
+@dataclass(frozen=True)
+class GoalRef:
+    """A goal a per-goal question is asked about, as the form names it: whose it is and what it says."""
+
+    pk: int
+    character: str
+    text: str
+
+    @property
+    def label(self) -> str:
+        """``Character: goal text`` (long goals cut short), for messages."""
+        text = self.text if len(self.text) <= 60 else self.text[:57].rstrip() + "…"
+        return f"{self.character}: {text}"
 
 
 def question_label(question: Question) -> str:
@@ -56,6 +76,7 @@ class AnswerValue:
     value: str
     number: float | None
     rationale: str
+    goal: int | None = None  # the goal's id, for a question asked per goal
 
 
 @dataclass
@@ -95,9 +116,16 @@ class ParsedForm:
     def ok(self) -> bool:
         return not self.errors
 
-    def answer(self, key: str, seat: int | None = None) -> AnswerValue | None:
-        """The answer to the question with ``key`` (for ``seat``), if one was read (a multi-label's first label)."""
-        return next((a for a in self.answers if a.question.key == key and a.seat == seat), None)
+    def answer(self, key: str, seat: int | None = None, *, goal: int | None = None) -> AnswerValue | None:
+        """The answer to the question with ``key`` (for ``seat`` or ``goal``), if one was read (a multi-label's first
+        label)."""
+        return next((a for a in self.answers if a.question.key == key and a.seat == seat and a.goal == goal), None)
+
+    def extend(self, other: ParsedForm) -> None:
+        """Add what ``other`` read (another instrument's questions on the same page)."""
+        self.answers.extend(other.answers)
+        self.spans.extend(other.spans)
+        self.errors.update(other.errors)
 
     def labels(self, key: str, seat: int | None = None) -> list[str]:
         """The labels read for the multi-label question with ``key`` (for ``seat``)."""
@@ -112,13 +140,15 @@ def parse_form(
     turn_lengths: Sequence[int],
     complete: bool,
     seat_labels: Mapping[int, str] | None = None,
+    goals: Sequence[GoalRef] = (),
 ) -> ParsedForm:
     """Read an annotation form for ``instrument`` (a QueryDict, or a dict of field name → text or list of texts).
 
     ``seats`` are the episode's seat positions (per-seat questions are read once for each);
     ``turn_lengths[i]`` is the length of turn i's content, against which span anchors are checked;
     ``seat_labels`` optionally names seats in messages (e.g. the character's name; otherwise
-    "seat 1" for position 0).
+    "seat 1" for position 0); ``goals`` are the episode's goals, each read once for a per-goal question
+    and named in messages by character and text.
 
     With ``complete=True`` (submitting) every required answer must be present and valid, required
     rationales written, and every span complete; values are stripped. With ``complete=False``
@@ -127,8 +157,8 @@ def parse_form(
     attributes (see ``SpanValue.fits_span_table``). Only what cannot be stored at all is dropped —
     unreadable spans JSON, a span without a known label or anchored outside the transcript,
     unknown attributes — and each drop is reported in ``errors``, so a draft's ``ok`` means nothing
-    was lost. The instrument's questions are assumed to pass ``check_questions`` and to be asked
-    per episode or per seat (a study refuses instruments with questions per goal).
+    was lost. The instrument's questions are assumed to pass ``check_questions``, span questions to be
+    asked once per episode (``Study.clean``).
     """
     parsed = ParsedForm()
     seat_positions = list(dict.fromkeys(seats))
@@ -139,14 +169,18 @@ def parse_form(
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))
             _read_spans(question, data, parsed, turn_lengths=turn_lengths, complete=complete, known=known_attributes)
             continue
-        for seat in seat_positions if question.per_seat else [None]:
-            where = question_label(question)
-            if seat is not None:
-                where += f" ({(seat_labels or {}).get(seat) or f'seat {seat + 1}'})"
-            if question.kind == Kind.MULTI_LABEL:
-                _read_labels(question, seat, data, parsed, complete=complete, where=where)
-            else:
-                _read_answer(question, seat, data, parsed, complete=complete, where=where)
+        if question.scope == Question.Scope.GOAL:
+            slots = [(None, goal.pk, f"{question_label(question)} ({goal.label})") for goal in goals]
+        elif question.per_seat:
+            slots = [
+                (seat, None, f"{question_label(question)} ({(seat_labels or {}).get(seat) or f'seat {seat + 1}'})")
+                for seat in seat_positions
+            ]
+        else:
+            slots = [(None, None, question_label(question))]
+        for seat, goal, where in slots:
+            read = _read_labels if question.kind == Kind.MULTI_LABEL else _read_answer
+            read(question, seat, data, parsed, complete=complete, where=where, goal=goal)
     return parsed
 
 
@@ -168,16 +202,17 @@ def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
 
 
 def _read_answer(
-    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str
+    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
+    goal: int | None = None,
 ) -> None:
-    name = field_name(question, seat)
-    rationale_name = field_name(question, seat, "rationale")
+    name = field_name(question, seat, goal=goal)
+    rationale_name = field_name(question, seat, "rationale", goal=goal)
     value = _field_text(data, name)
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if not complete:
         if value or rationale:
             number = check_value(question, value.strip())[1] if question.kind in NUMERIC_KINDS else None
-            parsed.answers.append(AnswerValue(question, seat, value, number, rationale))
+            parsed.answers.append(AnswerValue(question, seat, value, number, rationale, goal))
         return
     value, rationale = value.strip(), rationale.strip()
     if not value:
@@ -192,15 +227,16 @@ def _read_answer(
         return
     if question.rationale == "required" and not rationale:
         parsed.errors[rationale_name] = f"{where}: say briefly why you chose this answer."
-    parsed.answers.append(AnswerValue(question, seat, value, number, rationale))
+    parsed.answers.append(AnswerValue(question, seat, value, number, rationale, goal))
 
 
 def _read_labels(
-    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str
+    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
+    goal: int | None = None,
 ) -> None:
     """A multi-label answer: one value per picked label, each label once (drafts keep what was posted)."""
-    name = field_name(question, seat)
-    rationale_name = field_name(question, seat, "rationale")
+    name = field_name(question, seat, goal=goal)
+    rationale_name = field_name(question, seat, "rationale", goal=goal)
     labels = list(dict.fromkeys(label.strip() for label in _field_texts(data, name) if label.strip()))
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if complete:
@@ -221,7 +257,7 @@ def _read_labels(
             parsed.errors[rationale_name] = f"{where}: say briefly why you chose these labels."
     elif not labels and rationale:
         labels = [""]  # a draft's reason written before any pick
-    parsed.answers.extend(AnswerValue(question, seat, label, None, rationale) for label in labels)
+    parsed.answers.extend(AnswerValue(question, seat, label, None, rationale, goal) for label in labels)
 
 
 def _read_spans(
@@ -341,9 +377,11 @@ def _span_anchors(
 
 
 class FormValues:
-    """Field values for the form: what was just posted, or what a stored annotation holds."""
+    """Field values for the form: what was just posted, or what a stored annotation holds (its probes too)."""
 
-    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, int | None, str], list[str]]) -> None:
+    def __init__(
+        self, posted: QueryDict | None, stored: dict[tuple[int, int | None, int | None, str], list[str]]
+    ) -> None:
         self._posted = posted
         self._stored = stored
 
@@ -353,28 +391,33 @@ class FormValues:
 
     @classmethod
     def stored(cls, annotation: Annotation | None) -> FormValues:
-        stored: dict[tuple[int, int | None, str], list[str]] = defaultdict(list)
+        stored: dict[tuple[int, int | None, int | None, str], list[str]] = defaultdict(list)
         if annotation is not None:
-            for answer in annotation.response.answers.all():
-                if answer.value:
-                    stored[answer.question_id, answer.seat_position, "answer"].append(answer.value)
-                stored[answer.question_id, answer.seat_position, "rationale"][:] = [answer.reasoning]
+            responses = [annotation.response] + ([annotation.probes_response] if annotation.probes_response_id else [])
+            for response in responses:
+                for answer in response.answers.all():
+                    where = (answer.question_id, answer.seat_position, answer.goal_id)
+                    if answer.value:
+                        stored[(*where, "answer")].append(answer.value)
+                    stored[(*where, "rationale")][:] = [answer.reasoning]
             spans = defaultdict(list)
             for span in annotation.spans.all():
                 spans[span.question_id].append(_span_json(span))
             for question_id, rows in spans.items():
-                stored[question_id, None, "spans"] = [json.dumps(rows)]
+                stored[question_id, None, None, "spans"] = [json.dumps(rows)]
         return cls(None, dict(stored))
 
-    def get(self, question: Question, seat: int | None, part: str) -> str:
-        values = self.get_all(question, seat, part)
+    def get(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> str:
+        values = self.get_all(question, seat, part, goal=goal)
         return values[-1] if values else ""
 
-    def get_all(self, question: Question, seat: int | None, part: str) -> list[str]:
+    def get_all(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> list[str]:
         """Every value of the field (several for a multi-label question's picked labels)."""
         if self._posted is not None:
-            return self._posted.getlist(field_name(question, seat, part))
-        return self._stored.get((question.pk, None if part == "spans" else seat, part), [])
+            return self._posted.getlist(field_name(question, seat, part, goal=goal))
+        if part == "spans":
+            seat = goal = None
+        return self._stored.get((question.pk, seat, goal, part), [])
 
 
 def _span_json(span: Span) -> dict[str, Any]:

@@ -10,7 +10,9 @@ Each version's answers are a ``benchmark.Response`` of the annotator (``Annotati
 whose status these functions keep in step with the version's: a new version's response is a
 draft; submitting makes it submitted and the earlier submitted version's superseded, so anyone
 reading responses (reports, the episode page) sees one current answer set per assignment.
-Leaving draft is when the database checks every answer against its question.
+Leaving draft is when the database checks every answer against its question. A study that asks
+the scenario's probes keeps them in a second response of the version (``annotator.probes``), in
+step the same way and in the same transactions.
 """
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -25,6 +27,7 @@ from benchmark.models import Answer, Respondent, Response, SocialAttribute
 from . import assignment as assignments
 from .answer_forms import ParsedForm
 from .models import Annotation, Assignment, Span
+from .probes import probes_for
 
 # More than this many seconds in one save is not time on the page (a sleeping laptop, a forged post).
 MAX_SECONDS_PER_SAVE = 3600
@@ -86,10 +89,10 @@ def submit(
         annotation.generated_by = generated_by
         annotation.save(update_fields=["status", "submitted_at", "generated_by", "updated_at"])
         # This version's answers become the current ones; the version it edits, if any, is superseded.
-        Response.objects.filter(
-            Q(pk=annotation.response_id) | Q(annotation__assignment=locked, status=Response.Status.SUBMITTED)
-        ).update(status=Case(
-            When(pk=annotation.response_id, then=Value(Response.Status.SUBMITTED)),
+        mine = [pk for pk in (annotation.response_id, annotation.probes_response_id) if pk is not None]
+        earlier = Q(annotation__assignment=locked) | Q(probe_annotation__assignment=locked)
+        Response.objects.filter(Q(pk__in=mine) | (earlier & Q(status=Response.Status.SUBMITTED))).update(status=Case(
+            When(pk__in=mine, then=Value(Response.Status.SUBMITTED)),
             default=Value(Response.Status.SUPERSEDED),
         ))
         versions.freeze(annotation.response.instrument)
@@ -111,7 +114,8 @@ def start_edit(assignment: Assignment, *, version: int) -> Annotation:
         )
         if latest is None or latest.version != version or latest.status != Annotation.Status.SUBMITTED:
             raise StaleVersion("Only the latest submitted version can be edited.")
-        draft = _new_version(locked, latest.version + 1, latest.response.instrument_id)
+        probes = latest.probes_response.instrument_id if latest.probes_response_id else None
+        draft = _new_version(locked, latest.version + 1, latest.response.instrument_id, probes)
         _copy(latest, draft)
     return draft
 
@@ -160,13 +164,15 @@ def _lock(assignment: Assignment) -> Assignment:
 def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
     """The draft a save at ``revision`` may write to (created at revision 0), or ``StaleVersion``."""
     latest = (
-        Annotation.objects.select_for_update(of=("self",)).select_related("response__instrument")
+        Annotation.objects.select_for_update(of=("self",)).select_related("response__instrument", "probes_response")
         .filter(assignment=assignment).order_by("-version").first()
     )
     if latest is None:
         if revision != 0:
             raise StaleVersion("This page is older than the stored annotation.")
-        return _new_version(assignment, 1, assignment.item.study.instrument_id)
+        instrument = assignment.item.study.instrument
+        probes = probes_for(instrument, assignment.item.episode.scenario)
+        return _new_version(assignment, 1, instrument.pk, probes.pk if probes else None)
     if latest.status == Annotation.Status.SUBMITTED:
         raise StaleVersion("This item was submitted in another tab or window.")
     if latest.revision != revision:
@@ -174,15 +180,22 @@ def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
     return latest
 
 
-def _new_version(assignment: Assignment, version: int, instrument_id: int) -> Annotation:
-    """A draft version of the annotator's work, with its (draft) response about the item's episode."""
-    response = Response.objects.create(
-        instrument_id=instrument_id,
-        episode_id=assignment.item.episode_id,
-        respondent=_respondent(assignment.annotator),
-        status=Response.Status.DRAFT,
+def _new_version(
+    assignment: Assignment, version: int, instrument_id: int, probes_instrument_id: int | None = None
+) -> Annotation:
+    """A draft version of the annotator's work, with its (draft) response about the item's episode, and
+    a second one to the scenario's probes when the study asks them."""
+    respondent = _respondent(assignment.annotator)
+    responses = [
+        Response.objects.create(
+            instrument_id=instrument, episode_id=assignment.item.episode_id, respondent=respondent,
+            status=Response.Status.DRAFT,
+        ) if instrument is not None else None
+        for instrument in (instrument_id, probes_instrument_id)
+    ]
+    return Annotation.objects.create(
+        assignment=assignment, version=version, response=responses[0], probes_response=responses[1]
     )
-    return Annotation.objects.create(assignment=assignment, version=version, response=response)
 
 
 def _respondent(annotator: AbstractBaseUser) -> Respondent:
@@ -193,15 +206,23 @@ def _store(annotation: Annotation, parsed: ParsedForm) -> None:
     """Replace the annotation's answer and span rows with ``parsed``'s.
 
     A draft span without a rationale (or an error without a correction) cannot be a ``Span`` row;
-    it is left out, and ``unstored_spans`` tells the caller how many were.
+    it is left out, and ``unstored_spans`` tells the caller how many were. Answers to the probes go
+    to the probes' response; an answer to a question of neither instrument means the page is older
+    than the version (the scenario's probes changed since it was drawn): ``StaleVersion``.
     """
-    Answer.objects.filter(response_id=annotation.response_id).delete()
+    response_of = {annotation.response.instrument_id: annotation.response_id}
+    if annotation.probes_response_id:
+        response_of[annotation.probes_response.instrument_id] = annotation.probes_response_id
+    if any(value.question.instrument_id not in response_of for value in parsed.answers):
+        raise StaleVersion("The questions of this item changed since the page was opened: reload it.")
+    Answer.objects.filter(response_id__in=response_of.values()).delete()
     annotation.spans.all().delete()
     Answer.objects.bulk_create(
         Answer(
-            response_id=annotation.response_id,
+            response_id=response_of[value.question.instrument_id],
             question=value.question,
             seat_position=value.seat,
+            goal_id=value.goal,
             value=value.value,
             number=value.number,
             reasoning=value.rationale,
@@ -248,10 +269,13 @@ def _create_spans(annotation: Annotation, spans: list[tuple[Span, list[str]]]) -
 
 
 def _copy(source: Annotation, target: Annotation) -> None:
-    """Copy ``source``'s answers, spans and span attributes onto ``target``."""
+    """Copy ``source``'s answers (its probes' too), spans and span attributes onto ``target``."""
+    copied = {source.response_id: target.response_id}
+    if source.probes_response_id and target.probes_response_id:
+        copied[source.probes_response_id] = target.probes_response_id
     Answer.objects.bulk_create(
         Answer(
-            response_id=target.response_id,
+            response_id=copied[answer.response_id],
             question_id=answer.question_id,
             seat_position=answer.seat_position,
             goal_id=answer.goal_id,
@@ -259,7 +283,7 @@ def _copy(source: Annotation, target: Annotation) -> None:
             number=answer.number,
             reasoning=answer.reasoning,
         )
-        for answer in Answer.objects.filter(response_id=source.response_id).order_by("pk")
+        for answer in Answer.objects.filter(response_id__in=copied).order_by("pk")
     )
     spans = list(source.spans.prefetch_related("attributes").order_by("pk"))  # keep their numbering
     _create_spans(

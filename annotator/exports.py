@@ -9,7 +9,9 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   are blind to it, never reach them);
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
 - ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
-  ``seat`` (the seat position for per-seat questions, else empty);
+  ``seat`` (the seat position for per-seat questions, else empty), ``goal`` and ``goal_text`` (for
+  questions asked per goal: ``<role position>.<goal position>``, both from 0, and the goal's text;
+  else empty);
 - ``value`` (an answer's text or choice — one row per label of a multi-label answer — or a span's
   label: ``error`` / ``competency``), ``number`` (numeric answers), ``rationale``;
 - span anchors ``start_turn``, ``start_char``, ``end_turn``, ``end_char`` (turn indexes inclusive;
@@ -17,7 +19,8 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   one line per turn when it runs over several; empty on answer rows), ``attributes`` (social attribute keys, joined
   by ``;`` in CSV, a list in JSON Lines) and ``correction``;
 - ``scheme``, ``scheme_version`` (the instrument's name and version: the column names predate
-  instruments and stay, so scripts that read exports keep working), ``annotation_version``,
+  instruments and stay, so scripts that read exports keep working; a study that asks the
+  scenario's probes exports those answers under the probes instrument's name), ``annotation_version``,
   ``status``, ``created_at``, ``submitted_at`` (ISO 8601, UTC);
 - ``generated_by``: empty for a person's answers; otherwise what generated them (the demo's
   ratings say "the offline scripted model for the demo"). Filter them out before publishing.
@@ -49,7 +52,7 @@ FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 COLUMNS = (
     "study", "item", "item_kind", "episode", "compared_episode", "condition", "annotator",
-    "row_type", "question", "question_kind", "seat", "value", "number", "rationale",
+    "row_type", "question", "question_kind", "seat", "goal", "goal_text", "value", "number", "rationale",
     "start_turn", "start_char", "end_turn", "end_char", "text", "attributes", "correction",
     "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
 )
@@ -72,12 +75,20 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
         annotations = annotations.filter(status=Annotation.Status.SUBMITTED).exclude(Exists(newer))
     return (
         annotations.select_related(
-            "assignment__item__episode__barrier", "assignment__item__compared_episode", "response__instrument"
+            "assignment__item__episode__barrier", "assignment__item__compared_episode", "response__instrument",
+            "probes_response__instrument",
         )
         .prefetch_related(
-            Prefetch("response__answers", queryset=Answer.objects.select_related("question").order_by(
-                "question__position", F("seat_position").asc(nulls_first=True), "pk"
-            )),
+            *(
+                Prefetch(
+                    f"{response}__answers",
+                    queryset=Answer.objects.select_related("question", "goal__role").order_by(
+                        "question__position", F("seat_position").asc(nulls_first=True), "goal__role__position",
+                        "goal__position", "pk",
+                    ),
+                )
+                for response in ("response", "probes_response")
+            ),
             Prefetch("spans", queryset=Span.objects.select_related("question").order_by(
                 "start_turn", F("start_char").asc(nulls_first=True),
                 "end_turn", F("end_char").asc(nulls_first=True), "pk",
@@ -111,21 +122,11 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "submitted_at": timestamp(annotation.submitted_at, "seconds"),
             "generated_by": annotation.generated_by,
         }
-        for answer in annotation.response.answers.all():
-            yield {
-                **shared,
-                "row_type": "answer",
-                "question": answer.question.key,
-                "question_kind": answer.question.kind,
-                "seat": answer.seat_position,
-                "value": answer.value,
-                "number": answer.number,
-                "rationale": answer.reasoning,
-                "start_turn": None, "start_char": None, "end_turn": None, "end_char": None, "text": None,
-                "attributes": None,
-                "correction": None,
-                **tail,
-            }
+        responses = [annotation.response] + ([annotation.probes_response] if annotation.probes_response_id else [])
+        for response in responses:
+            yield from _answer_rows(response, shared, {
+                **tail, "scheme": response.instrument.name, "scheme_version": response.instrument.version,
+            })
         for span in annotation.spans.all():
             if item.episode_id not in turns:
                 turns[item.episode_id] = dict(
@@ -137,6 +138,8 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "question": span.question.key,
                 "question_kind": span.question.kind,
                 "seat": None,
+                "goal": None,
+                "goal_text": None,
                 "value": span.label,
                 "number": None,
                 "rationale": span.rationale,
@@ -149,6 +152,28 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "correction": span.correction,
                 **tail,
             }
+
+
+def _answer_rows(response: Any, shared: dict[str, Any], tail: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One record per answer of ``response`` (an annotation version's, or its probes')."""
+    for answer in response.answers.all():
+        goal = answer.goal
+        yield {
+            **shared,
+            "row_type": "answer",
+            "question": answer.question.key,
+            "question_kind": answer.question.kind,
+            "seat": answer.seat_position,
+            "goal": f"{goal.role.position}.{goal.position}" if goal else None,
+            "goal_text": goal.text if goal else None,
+            "value": answer.value,
+            "number": answer.number,
+            "rationale": answer.reasoning,
+            "start_turn": None, "start_char": None, "end_turn": None, "end_char": None, "text": None,
+            "attributes": None,
+            "correction": None,
+            **tail,
+        }
 
 
 def span_text(span: Span, contents: dict[int, str]) -> str:

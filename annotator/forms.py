@@ -79,6 +79,14 @@ DEFAULT_INSTRUCTIONS = {
         "misunderstandings. Choose 'tie' only when you truly cannot tell them apart. Your answers save as "
         "you go."
     ),
+    "agentsense": (
+        "You will read conversations among two or more characters. Each character pursues goals of their "
+        "own and knows things the others do not.\n\n"
+        "For every goal of every character, answer yes if the character had reached it by the end of the "
+        "conversation and no otherwise, and write a sentence on why: the turn that settled it is enough. "
+        "Then answer the multiple-choice questions about what the characters kept to themselves, going by "
+        "what the conversation reveals. Your answers save as you go."
+    ),
 }
 GENERIC_INSTRUCTIONS = (
     "Read each conversation carefully, then answer every question. Your answers save as you go, and you can "

@@ -1,13 +1,16 @@
 """The annotation item page, built from plain values so no template can reach what annotators must not see.
 
-``ItemPage`` gathers, in a fixed number of queries, the scenario context, both characters' names,
-profiles and goals, the transcript text and the instrument's questions with their stored or posted
-values. Its ``context`` holds no model instance at all — not the assignment, study, annotation,
-question, barrier or social attribute either, since any of them leads through its relations to an
-episode (``assignment.item.episode``, ``question.answers``, ``barrier.episodes``) — only the
-dataclasses below, each with exactly what the page shows. So an episode's barrier, tag, source,
-settings or external id, a seat's model, strategy or barrier flag, a turn's model, an evaluation,
-or another annotator's answers cannot reach the page, whatever a template asks for
+``ItemPage`` gathers, in a fixed number of queries, the scenario context, every character's name,
+profile and goals, the transcript text and the instrument's questions with their stored or posted
+values: per episode, per character, or once per goal of every character (labelled with the
+character's name and the goal's text), then the scenario's probes when the study asks them
+(``annotator.probes``), without their correct option. Its ``context`` holds no model instance at
+all — not the assignment, study, annotation, question, barrier or social attribute either, since any
+of them leads through its relations to an episode (``assignment.item.episode``,
+``question.answers``, ``barrier.episodes``) — only the dataclasses below, each with exactly what the
+page shows. So an episode's barrier, tag, source, settings or external id, a seat's model, strategy
+or barrier flag, a turn's model, an evaluation, or another annotator's answers cannot reach the
+page, whatever a template asks for
 (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
@@ -23,8 +26,9 @@ from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relation
 
 from . import answer_forms
 from . import assignment as assignments
-from .answer_forms import FormValues
+from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
+from .probes import probes_for
 
 Kind = Question.Kind
 
@@ -114,6 +118,7 @@ class _Field:
     rationale_value: str = ""
     rationale_error: str = ""
     seat_name: str = ""
+    goal_text: str = ""  # for a question asked per goal: the goal it is about
 
 
 @dataclass
@@ -170,14 +175,21 @@ class ItemPage:
             .select_related("response__instrument")
             .order_by("-version")
         )
+        annotations = annotations.select_related("probes_response__instrument")
         if with_answers:
             annotations = annotations.prefetch_related(
                 Prefetch("response__answers", queryset=Answer.objects.order_by("pk")),
+                Prefetch("probes_response__answers", queryset=Answer.objects.order_by("pk")),
                 Prefetch("spans", queryset=Span.objects.prefetch_related("attributes").order_by("pk")),
             )
         self.annotation: Annotation | None = annotations.first()
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
         self.questions = list(self.instrument.questions.all())
+        if self.annotation is None:
+            self.probes = probes_for(self.instrument, self.item.episode.scenario)
+        else:
+            self.probes = self.annotation.probes_response.instrument if self.annotation.probes_response_id else None
+        self.probe_questions = list(self.probes.questions.all()) if self.probes else []
         episodes = [self.item.episode_id] + ([self.item.compared_episode_id] if self.item.compared_episode_id else [])
         seats = (
             Seat.objects.filter(episode_id__in=episodes)
@@ -194,15 +206,28 @@ class ItemPage:
     def main_seats(self) -> list[Seat]:
         return self.seats[self.item.episode_id]
 
+    @property
+    def goals(self) -> list[GoalRef]:
+        """Every goal of every character of the item's episode, seat by seat."""
+        return [
+            GoalRef(goal.pk, seat.character.name, goal.text)
+            for seat in self.main_seats
+            for goal in seat.role.goals.all()
+        ]
+
     def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:
-        return answer_forms.parse_form(
-            self.instrument,
-            data,
-            seats=[seat.position for seat in self.main_seats],
-            turn_lengths=_turn_lengths(self.turns[self.item.episode_id]),
-            complete=complete,
-            seat_labels={seat.position: seat.character.name for seat in self.main_seats},
-        )
+        """The posted form read for the study's instrument and, when the study asks them, the probes."""
+        common = {
+            "seats": [seat.position for seat in self.main_seats],
+            "turn_lengths": _turn_lengths(self.turns[self.item.episode_id]),
+            "complete": complete,
+            "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
+            "goals": self.goals,
+        }
+        parsed = answer_forms.parse_form(self.instrument, data, **common)
+        if self.probes is not None:
+            parsed.extend(answer_forms.parse_form(self.probes, data, **common))
+        return parsed
 
     def context(self, annotator: Any, values: FormValues, *, errors: dict[str, str] | None = None) -> dict[str, Any]:
         """The template's context; ``annotator`` is the signed-in user, whose assignment this is."""
@@ -210,6 +235,11 @@ class ItemPage:
         assignment, item, study = self.assignment, self.item, self.item.study
         read_only = self.annotation is not None and self.annotation.status == Annotation.Status.SUBMITTED
         sections = _sections(self.questions, self.main_seats, values, errors, pairwise=bool(item.compared_episode_id))
+        if self.probe_questions:
+            sections.append(_Section(
+                title="What the characters kept to themselves",
+                entries=[_entry(question, None, values, errors) for question in self.probe_questions],
+            ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
         has_spans = any(question.kind == Kind.SPAN for question in self.questions)
         conversations = [
@@ -278,20 +308,29 @@ def _anchors(entry: _Entry) -> list[tuple[str, str]]:
 def _sections(
     questions: list[Question], seats: list[Seat], values: FormValues, errors: dict[str, str], *, pairwise: bool
 ) -> list[_Section]:
-    """The form, question by question; consecutive per-seat questions are grouped per character."""
+    """The form, question by question; consecutive per-seat and per-goal questions are grouped per character
+    (a per-goal question once for each of the character's goals)."""
     sections: list[_Section] = []
     run: list[Question] = []
 
     def close_run() -> None:
         for seat in seats:
-            entries = [_entry(question, seat, values, errors) for question in run]
-            sections.append(_Section(title=f"About {seat.character.name}", entries=entries))
+            entries = [
+                entry
+                for question in run
+                for entry in (
+                    [_entry(question, seat, values, errors, goal=goal) for goal in seat.role.goals.all()]
+                    if question.scope == Question.Scope.GOAL else [_entry(question, seat, values, errors)]
+                )
+            ]
+            if entries:
+                sections.append(_Section(title=f"About {seat.character.name}", entries=entries))
         run.clear()
 
     for question in questions:
         if question.kind == Kind.PAIRWISE and not pairwise and not question.required:
             continue  # asked only of items that pair two conversations
-        if question.per_seat:
+        if question.per_seat or question.scope == Question.Scope.GOAL:
             run.append(question)
             continue
         if run:
@@ -302,7 +341,10 @@ def _sections(
     return sections
 
 
-def _entry(question: Question, seat: Seat | None, values: FormValues, errors: dict[str, str]) -> _Entry:
+def _entry(
+    question: Question, seat: Seat | None, values: FormValues, errors: dict[str, str], *, goal: Any = None
+) -> _Entry:
+    """One stop of the form; ``goal`` (a ``Goal`` of ``seat``'s role) for a question asked per goal."""
     options = question.options or {}
     if question.kind == Kind.SPAN:
         name = answer_forms.field_name(question, part="spans")
@@ -312,18 +354,20 @@ def _entry(question: Question, seat: Seat | None, values: FormValues, errors: di
             spans=values.get(question, None, "spans") or "[]",
             span_labels=list(options.get("labels", [])),
         )
-    position = seat.position if seat else None
-    name = answer_forms.field_name(question, position)
+    goal_id = goal.pk if goal is not None else None
+    position = seat.position if seat and goal is None else None
+    name = answer_forms.field_name(question, position, goal=goal_id)
     answer = _Field(
         name=name,
-        value=values.get(question, position, "answer"),
-        values=values.get_all(question, position, "answer") if question.kind == Kind.MULTI_LABEL else [],
+        value=values.get(question, position, "answer", goal=goal_id),
+        values=values.get_all(question, position, "answer", goal=goal_id) if question.kind == Kind.MULTI_LABEL else [],
         error=errors.get(name, ""),
         seat_name=seat.character.name if seat else "",
+        goal_text=goal.text if goal is not None else "",
     )
     if question.rationale != "none":
-        answer.rationale_name = answer_forms.field_name(question, position, "rationale")
-        answer.rationale_value = values.get(question, position, "rationale")
+        answer.rationale_name = answer_forms.field_name(question, position, "rationale", goal=goal_id)
+        answer.rationale_value = values.get(question, position, "rationale", goal=goal_id)
         answer.rationale_error = errors.get(answer.rationale_name, "")
     choices = options.get("anchors") if question.kind == Kind.LIKERT else choices_of(question)
     entry = _Entry(
@@ -442,6 +486,7 @@ def summarise(question: Question) -> dict[str, Any]:
         "details": details,
         "numbered": question.kind == Kind.LIKERT,
         "per_seat": question.per_seat,
+        "per_goal": question.scope == Question.Scope.GOAL,
     }
 
 

@@ -2,7 +2,7 @@
 
 ``Annotation.response`` points from the annotator app into the core (the core knows nothing of
 annotations), so deleting a version (a cancelled edit, a study deleted in the admin) cannot
-cascade to its ``benchmark.Response`` by itself; this receiver deletes the response, and its
+cascade to its ``benchmark.Response`` (nor its probes' response) by itself; this receiver deletes them, and their
 answers with it, so no orphaned answers linger in reports that read every respondent's answers.
 """
 
@@ -18,4 +18,4 @@ from .models import Annotation
 
 @receiver(post_delete, sender=Annotation, dispatch_uid="annotator_annotation_takes_its_response")
 def delete_response(sender: type[Annotation], instance: Annotation, **kwargs: Any) -> None:
-    Response.objects.filter(pk=instance.response_id).delete()
+    Response.objects.filter(pk__in=[instance.response_id, instance.probes_response_id]).delete()

@@ -189,7 +189,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
         return None
     seats = list(episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position"))
     turns = list(episode.turns.order_by("index"))
-    cast = Cast.of(seats, relationship=episode.scenario.relationship, human_position=participant.study.human_position)
+    cast = Cast.for_episode(episode, seats, human_position=participant.study.human_position)
     index = len(turns)
     if index >= episode.turn_cap or cast.is_human_turn(index):
         return None

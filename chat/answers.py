@@ -12,8 +12,9 @@ for the CSV download and the transcript page, as text keyed by question key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -43,7 +44,7 @@ class QuestionnaireForm(forms.Form):
         super().__init__(data)
         self.questions = list(instrument.questions.all()) if instrument is not None else []
         for question in self.questions:
-            self.fields[question.key] = _field(question)
+            self.fields[question.key] = question_field(question)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -65,7 +66,7 @@ class QuestionnaireForm(forms.Form):
         return data
 
 
-def _field(question: Question) -> forms.Field:
+def question_field(question: Question) -> forms.Field:
     number = question.position + 1
     messages = {
         "required": f"Please answer question {number}: “{question.prompt}”.",
@@ -110,11 +111,14 @@ def _choices(question: Question) -> list[tuple[str, str]]:
 # Storing
 
 
-def save_answers(participant: Participant, form: QuestionnaireForm) -> bool:
+def save_answers(
+    participant: Participant, form: QuestionnaireForm, also: Callable[[Participant, datetime], Any] | None = None
+) -> bool:
     """Store the valid form's answers and finish the participant, all at once; False if they had already finished.
 
     Only a participant at the questionnaire stage can submit, so a second submission never
     overwrites the first. A study without questions finishes the participant without a response.
+    ``also(participant, now)`` stores more answers in the same transaction (``chat.human_test``).
     """
     with transaction.atomic():
         current = Participant.objects.select_for_update(of=("self",)).select_related("study__instrument").get(
@@ -123,6 +127,8 @@ def save_answers(participant: Participant, form: QuestionnaireForm) -> bool:
         if current.stage != Participant.Stage.QUESTIONNAIRE:
             return False
         now = timezone.now()
+        if also is not None:
+            also(current, now)
         instrument = current.study.instrument
         if instrument is not None and form.questions:
             current.response = _response(current, instrument, form, now)

@@ -17,6 +17,7 @@ at random, so no scenario or condition is systematically filled first.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +29,7 @@ from django.utils import timezone
 from benchmark.agents import llm
 from benchmark.models import Barrier, Episode, Scenario, Seat
 from benchmark.runs.simulation import create_episode
+from benchmark.runs.turn_taking import turn_cap_for
 
 from .models import ChatStudy, Participant
 
@@ -139,33 +141,49 @@ def assign(participant: Participant, *, now: datetime | None = None, rng: random
     return current
 
 
-def agent_position(study: ChatStudy, scenario: Scenario) -> int:
-    """The seat the agent plays: the scenario's other role (chat scenarios have exactly two)."""
+def agent_positions(study: ChatStudy, scenario: Scenario) -> list[int]:
+    """The seats agents play: every role of the scenario but the participant's (two roles or more)."""
     positions = sorted(scenario.roles.values_list("position", flat=True))
-    if len(positions) != 2 or study.human_position not in positions:
+    if len(positions) < 2 or study.human_position not in positions:
         raise ValueError(
-            f"Scenario {scenario} has roles {positions}; a chat needs exactly two, one of them "
+            f"Scenario {scenario} has roles {positions}; a chat needs at least two, one of them "
             f"at the participant's position {study.human_position}."
         )
-    return next(position for position in positions if position != study.human_position)
+    return [position for position in positions if position != study.human_position]
+
+
+def agent_models(study: ChatStudy, scenario: Scenario, agents: list[int]) -> dict[int, str]:
+    """Each agent seat's model: its position's entry in the study's seat models, else its role label's
+    (sender or receiver), else the study's agent model, else the configured agent model."""
+    chosen = study.seat_model_map()
+    labels = dict(scenario.roles.values_list("position", "communication"))
+    default = study.agent_model or llm.model_for("agent")
+    return {
+        position: chosen.get(str(position)) or chosen.get(labels.get(position) or "") or default
+        for position in agents
+    }
 
 
 def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) -> Episode:
-    """The participant's episode: the agent seat carries the condition, the human seat is theirs."""
-    agent = agent_position(study, scenario)
+    """The participant's episode: every agent seat carries the condition, the human seat is theirs.
+
+    The turn cap is the scenario's own when it has one, else the study's; the seed that draws a
+    random speaking order is drawn here and kept in the episode's settings, so every process (and
+    a reconnecting page) agrees on who speaks when.
+    """
+    agents = agent_positions(study, scenario)
     with transaction.atomic():
         episode = create_episode(
             scenario,
             barrier,
-            barrier_seats=(agent,),
-            models={agent: study.agent_model or llm.model_for("agent")},
+            barrier_seats=agents,
+            models=agent_models(study, scenario, agents),
             source=Episode.Source.HUMAN_CHAT,
-            turn_cap=study.turn_cap,
+            turn_cap=turn_cap_for(scenario, study.turn_cap),
             tag=study.episode_tag,
-            settings={"chat_study": study.slug, "temperature": 0.7},
+            settings={"chat_study": study.slug, "temperature": 0.7, "seed": secrets.randbelow(2**31)},
         )
         episode.seats.filter(position=study.human_position).update(
             player=Seat.Player.HUMAN, model="", strategy=study.partner_strategy
         )
     return episode
-

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.models import PROFILE_LABELS, Relationship, Seat
+from benchmark.models import PROFILE_LABELS, Relationship, Seat, TurnTaking
 
 from .models import ChatStudy
+from .protocol import Cast
 
 # How the participant is told they know the other person, by relationship.
 RELATIONSHIP_SENTENCES = {
@@ -40,43 +41,66 @@ ACTIONS = (
 )
 
 
-def build_briefing(study: ChatStudy, human_seat: Seat, agent_seat: Seat) -> dict[str, Any]:
+def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> dict[str, Any]:
     """The participant's briefing as a plain dict for templates.
 
     Keys: ``context`` (the scenario's public context); ``me`` (``name``, ``profile``, a list of
     ``(label, value)`` for the fields the character has, and ``secret``); ``goal``, ``reason``,
-    ``private_knowledge``; ``partner`` (``name``, the name the participant may use, and
-    ``profile``, only what the relationship reveals); ``relationship`` (a sentence); ``repair``
-    (advice text, or ""); ``rules`` (``turn_cap``, ``my_turns``, ``min_turns`` the study's minimum,
-    ``opens`` whether the participant speaks first, ``actions``, and ``timeout_minutes``). Seats need
-    ``role`` and ``character`` loaded.
+    ``private_knowledge``; ``partner`` (the first other seat: ``name``, the name the participant may
+    use, ``display_name`` and ``profile``, only what the relationship reveals) and ``others`` (every
+    other seat so, in seat order; a group chat of three or more names them all, as ``chat.protocol.Cast``
+    does); ``group`` (three seats or more); ``human_test`` (whether the questions afterwards include
+    ``chat.human_test``'s); ``relationship`` (a sentence); ``repair`` (advice text,
+    or ""); ``rules`` (``turn_cap`` the episode's, ``my_turns`` how many of them are the participant's,
+    ``min_turns`` the study's minimum, ``opens`` whether the participant speaks first, ``greets``
+    whether they open with the scenario's greeting, ``random_order`` whether the speaking order is
+    drawn at random, ``first_speaker``, ``actions``, and ``timeout_minutes``). Seats need ``role``,
+    ``character`` and ``episode.scenario`` loaded.
     """
-    scenario = human_seat.episode.scenario
+    episode = human_seat.episode
+    scenario = episode.scenario
     relationship = Relationship(scenario.relationship)
     mine = human_seat.character
-    theirs = agent_seat.character.visible_to(relationship)
-    opens = human_seat.position < agent_seat.position
+    others = sorted(others, key=lambda seat: seat.position)
+    cast = Cast.for_episode(episode, [human_seat, *others], human_position=human_seat.position)
+    group = cast.is_group
+    seen = [_other(seat, relationship, named=group) for seat in others]
+    first = cast.seat_at(0)
+    opens = first == human_seat.pk
     return {
         "context": scenario.context,
         "me": {"name": mine.name, "profile": _labelled(mine.profile(), skip=("name", "secret")), "secret": mine.secret},
         "goal": human_seat.role.goal_text,
         "reason": human_seat.role.reason,
         "private_knowledge": human_seat.role.private_knowledge,
-        "partner": {
-            "name": theirs.get("name", ""),
-            "display_name": theirs.get("name") or "the other person",
-            "profile": _labelled(theirs, skip=("name",)),
-        },
+        "partner": seen[0],
+        "others": seen,
+        "group": group,
+        "human_test": group or scenario.probes.exists(),
         "relationship": RELATIONSHIP_SENTENCES[relationship],
         "repair": REPAIR_ADVICE if human_seat.strategy == Seat.Strategy.REPAIR else "",
         "rules": {
-            "turn_cap": study.turn_cap,
-            "my_turns": study.participant_turns,
+            "turn_cap": episode.turn_cap,
+            "my_turns": sum(cast.is_human_turn(index) for index in range(episode.turn_cap)),
             "min_turns": study.min_participant_turns,
             "opens": opens,
+            "greets": opens and scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
+            "random_order": scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
+            "first_speaker": cast.names[first],
             "actions": ACTIONS,
             "timeout_minutes": max(1, round(study.inactivity_timeout / 60)),
         },
+    }
+
+
+def _other(seat: Seat, relationship: Relationship, *, named: bool) -> dict[str, Any]:
+    """What the participant knows of another seat: its name (always, in a group) and the visible profile."""
+    theirs = seat.character.visible_to(relationship)
+    name = seat.character.name if named else theirs.get("name", "")
+    return {
+        "name": name,
+        "display_name": name or "the other person",
+        "profile": _labelled(theirs, skip=("name",)),
     }
 
 

@@ -17,10 +17,11 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from benchmark.forms import team_field
 from benchmark.models import Barrier, Question, Scenario
+from benchmark.runs.options import RunOptionsError
 
 from .models import PARTICIPANT_KINDS, ChatCondition, ChatStudy
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
@@ -39,15 +40,15 @@ NUMBER_BOUNDS = {
 
 
 def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """Those of ``scenarios`` a person can play against one agent: exactly two roles, both cast, and not
-    a template (whose roles are slots to fill)."""
+    """Those of ``scenarios`` a person can play with agents in the other seats: two roles or more, every
+    one cast, and not a template (whose roles are slots to fill)."""
     return (
         scenarios.filter(is_template=False)
         .annotate(
             role_count=Count("roles", distinct=True),
             cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
         )
-        .filter(role_count=2, cast_count=2)
+        .filter(role_count__gte=2, cast_count=F("role_count"))
         .order_by("codename", "pk")
     )
 
@@ -69,11 +70,17 @@ class ChatStudyForm(forms.ModelForm):
 
     scenarios = ScenarioChoiceField(
         queryset=Scenario.objects.none(), widget=forms.CheckboxSelectMultiple,
-        help_text="Each participant plays one of these. Only scenarios with two cast roles are listed.",
+        help_text="Each participant plays one of these, agents the other roles. Only scenarios whose roles are all "
+        "cast are listed; in those of three or more roles the agents speak in the scenario's turn-taking order.",
     )
     human_position = forms.TypedChoiceField(
         coerce=int, label="The participant plays",
-        choices=[(0, "the first role: the participant speaks first"), (1, "the second role: the agent speaks first")],
+        choices=[
+            (0, "the first role: the participant speaks first"),
+            (1, "the second role: the agent speaks first"),
+            (2, "the third role (scenarios of three roles or more)"),
+            (3, "the fourth role (scenarios of four roles or more)"),
+        ],
     )
     questionnaire = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
@@ -85,12 +92,13 @@ class ChatStudyForm(forms.ModelForm):
     class Meta:
         model = ChatStudy
         fields = [
-            "title", "slug", "scenarios", "human_position", "agent_model", "partner_strategy", "turn_cap",
-            "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
+            "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
+            "turn_cap", "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
             "consent_text", "completion_code", "screen_out_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
+            "seat_models": "Models by seat",
             "turn_cap": "Turn cap",
             "inactivity_timeout": "Inactivity timeout (seconds)",
             "max_message_chars": "Longest message (characters)",
@@ -178,6 +186,18 @@ class ChatStudyForm(forms.ModelForm):
             ) from None
         return questions_from_json(questions)
 
+    def clean_seat_models(self) -> str:
+        """The seat models, checked with the runs' own reading of SEAT=MODEL, as tidy text."""
+        text = ",".join(entry.strip() for entry in self.cleaned_data["seat_models"].split(",") if entry.strip())
+        try:
+            named = ChatStudy(seat_models=text).seat_model_map()
+        except RunOptionsError as problem:
+            raise forms.ValidationError(str(problem)) from None
+        for model in named.values():
+            if not MODEL_NAME.match(model):
+                raise forms.ValidationError(f"{model!r} is not a model name: a model name has no spaces.")
+        return text
+
     def clean_return_url(self) -> str:
         url = self.cleaned_data["return_url"]
         leftover = url.replace("{code}", "")
@@ -204,7 +224,21 @@ class ChatStudyForm(forms.ModelForm):
             positions = set(scenario.roles.values_list("position", flat=True))
             if position is not None and position not in positions:
                 self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
+        self._check_seat_models(data)
         return data
+
+    def _check_seat_models(self, data: dict[str, Any]) -> None:
+        """Refuse a seat model no agent would take: the participant's seat, or a position no scenario has."""
+        if "seat_models" not in data:  # refused already
+            return
+        named = ChatStudy(seat_models=data["seat_models"]).seat_model_map()
+        scenarios = data.get("scenarios") or []
+        for seat in (key for key in named if key.isdigit()):
+            if int(seat) == data.get("human_position"):
+                self.add_error("seat_models", f"Seat {seat} is the participant's; name the agents' seats only.")
+            elif scenarios and not any(scenario.roles.filter(position=int(seat)).exists() for scenario in scenarios):
+                self.add_error("seat_models", f"None of the chosen scenarios has a role at position {seat}.")
+
 
     # Saving
 

@@ -28,7 +28,7 @@ from .models import ChatStudy, Participant
 ENDED = frozenset({Episode.Status.FINISHED, Episode.Status.FAILED, Episode.Status.ABANDONED})
 
 END_MESSAGES = {
-    Episode.EndReason.LEAVE: "The conversation is over: the other side left.",
+    Episode.EndReason.LEAVE: "The conversation is over: someone else left it.",
     Episode.EndReason.TURN_CAP: "The conversation has reached its length limit.",
     Episode.EndReason.TIMEOUT: "The conversation ended after a long pause.",
     Episode.EndReason.MODEL_ERROR: (
@@ -52,8 +52,8 @@ YOU_LEFT = "The conversation is over: you left it."
 def end_message(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> str:
     """What the participant is told when the conversation ends for this reason.
 
-    A leave is told from the participant's side: they left, or the other side did
-    (``participant_left`` says which; see ``ended_by_participant``).
+    A leave is told from the participant's side: they left, or someone else did (``participant_left``
+    says which; see ``ended_by_participant``). In a group chat any leave ends the chat.
     """
     if screened_out:
         return SCREENED_OUT_MESSAGES.get(end_reason, "The study ends here, without the questions.")

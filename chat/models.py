@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from benchmark.models import OwnedQuerySet, Question, Seat
+from benchmark.runs.options import RunOptions, RunOptionsError
 
 DEFAULT_CONSENT = """\
 You are invited to take part in a research study on how people and AI agents communicate.
@@ -74,6 +75,13 @@ class ChatStudy(models.Model):
         blank=True,
         help_text="A litellm model name; blank uses the configured agent model, or the offline scripted one.",
     )
+    seat_models = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Models of particular agent seats, as SEAT=MODEL separated by commas: SEAT is a role position "
+        "(0 = the first) or a role label, sender or receiver (e.g. 0=openai/gpt-4o,receiver=scripted). Seats not "
+        "named get the agent model.",
+    )
     partner_strategy = models.CharField(
         max_length=20,
         choices=Seat.Strategy,
@@ -133,6 +141,10 @@ class ChatStudy(models.Model):
         return self.title
 
     def clean(self) -> None:
+        try:
+            self.seat_model_map()
+        except RunOptionsError as problem:
+            raise ValidationError({"seat_models": str(problem)}) from None
         if self.instrument_id is not None and self.team_id is not None:
             problem = self.questionnaire_problem()
             if problem:
@@ -159,6 +171,12 @@ class ChatStudy(models.Model):
                 return (f"Question {question.position + 1} ({question.key}) is a {question.get_kind_display()} "
                         "question, which participants cannot answer after a chat.")
         return ""
+
+    def seat_model_map(self) -> dict[str, str]:
+        """``seat_models`` as {"<position>" | "sender" | "receiver": model}, read as runs read theirs
+        (``benchmark.runs.options.RunOptions.seat_model_map``); ``RunOptionsError`` names a bad entry."""
+        entries = tuple(entry.strip() for entry in self.seat_models.split(",") if entry.strip())
+        return RunOptions(seat_models=entries).seat_model_map()
 
     @property
     def participant_turns(self) -> int:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
 from benchmark.models import Turn
@@ -33,10 +33,11 @@ class SessionRow:
     last_turn_at: datetime | None
     snippet: str
     idle: bool
+    speaker: str = ""  # who said the last words (a group chat has several agents)
 
 
 def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participant]:
-    """Add each participant's turn count, last turn time and last turn text, in the same query."""
+    """Add each participant's turn count, last turn time, text and speaker, in the same query."""
     turns = Turn.objects.filter(episode_id=OuterRef("episode_id"))
     last_turn = turns.order_by("-index")
     counted = turns.order_by().values("episode_id").annotate(count=Count("pk")).values("count")
@@ -44,6 +45,11 @@ def with_turn_summary(participants: QuerySet[Participant]) -> QuerySet[Participa
         turn_count=Coalesce(Subquery(counted), 0),
         last_turn_at=Subquery(last_turn.values("created_at")[:1]),
         last_turn_text=Subquery(last_turn.values("content")[:1]),
+        last_turn_speaker=Subquery(
+            last_turn.annotate(
+                who=Concat("seat__character__first_name", Value(" "), "seat__character__last_name")
+            ).values("who")[:1]
+        ),
     )
 
 
@@ -68,6 +74,7 @@ def active_sessions(study: ChatStudy, *, now: datetime | None = None) -> list[Se
             turn_count=participant.turn_count,
             last_turn_at=participant.last_turn_at,
             snippet=snippet(participant.last_turn_text or ""),
+            speaker=(participant.last_turn_speaker or "").strip(),
             idle=participant.last_seen_at < since,
         )
         for participant in participants

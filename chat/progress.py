@@ -132,6 +132,8 @@ def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str
             "action_type": reply.action_type if reply else None,
             "text": reply.text if reply else "",
         }
+        if cast.is_group:
+            typing["seat"] = cast.position_of(cast.seat_at(index))
     limits = {
         "max_chars": participant.study.max_message_chars,
         "messages_per_minute": participant.study.messages_per_minute,

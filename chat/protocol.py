@@ -10,11 +10,13 @@ model or the barrier condition: the participant must never learn them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from channels.layers import get_channel_layer
 
-from benchmark.models import ActionType, Episode, Seat, Turn
+from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
+from benchmark.runs.turn_taking import next_speaker
 
 from .lifecycle import ENDED, end_message
 
@@ -31,6 +33,7 @@ SCREENED_OUT = "screened_out"
 
 YOU = "you"
 PARTNER = "partner"
+UPCOMING = 4  # turns of a group chat's order shown ahead
 
 
 def episode_group(episode_pk: int) -> str:
@@ -42,17 +45,30 @@ def episode_group(episode_pk: int) -> str:
 class Cast:
     """Who sits where, as the participant sees it: speaking order, their own seat, names shown.
 
-    Turns go round-robin by seat position, so the seat of turn ``i`` is ``order[i % len(order)]``.
-    The partner's name is shown only when the scenario's relationship lets the participant know
-    it (strangers see "The other person"), as on the briefing page.
+    Who speaks at turn ``i`` follows the scenario's turn-taking policy
+    (``benchmark.runs.turn_taking``, the same function agent-only runs use): round robin by seat
+    position, or a greeting by one role and then random order drawn from the episode's seed, never
+    the same seat twice in a row. A leave ends a chat, so the order never has to step round a seat
+    that left and is a pure function of the turn's index. In a two-party chat the partner's name
+    is shown only when the scenario's relationship lets the participant know it (strangers see
+    "The other person"), as on the briefing page; in a chat of three or more every speaker is
+    named, as every agent's prompt names them, or nobody could tell who said what.
     """
 
-    order: tuple[int, ...]
+    order: tuple[int, ...]  # seat pks by seat position
     human_seat: int
     names: dict[int, str]
+    positions: tuple[int, ...] = ()  # seat positions, aligned with ``order``
+    policy: str = TurnTaking.ROUND_ROBIN
+    seed: int = 0
+    greeter: int | None = None
+    turn_cap: int = 0  # the episode's; 0: unknown
 
     @classmethod
-    def of(cls, seats: list[Seat], *, relationship: int, human_position: int) -> Cast:
+    def of(
+        cls, seats: list[Seat], *, relationship: int, human_position: int, policy: str = TurnTaking.ROUND_ROBIN,
+        seed: int = 0, greeter: int | None = None, turn_cap: int = 0,
+    ) -> Cast:
         """Build the cast from the episode's seats (role-less; ``character`` loaded)."""
         seats = sorted(seats, key=lambda s: s.position)
         human = next((s for s in seats if s.player == Seat.Player.HUMAN), None)
@@ -60,14 +76,38 @@ class Cast:
             human = next(s for s in seats if s.position == human_position)
         names = {}
         for seat in seats:
-            if seat.pk == human.pk:
+            if seat.pk == human.pk or len(seats) > 2:
                 names[seat.pk] = seat.character.name
             else:
                 names[seat.pk] = seat.character.visible_to(relationship).get("name") or "The other person"
-        return cls(order=tuple(s.pk for s in seats), human_seat=human.pk, names=names)
+        return cls(
+            order=tuple(s.pk for s in seats), human_seat=human.pk, names=names,
+            positions=tuple(s.position for s in seats), policy=policy, seed=seed, greeter=greeter, turn_cap=turn_cap,
+        )
+
+    @classmethod
+    def for_episode(cls, episode: Episode, seats: list[Seat], *, human_position: int) -> Cast:
+        """The cast of a chat episode (``scenario`` loaded): its policy, greeter and seed included."""
+        scenario = episode.scenario
+        return cls.of(
+            seats, relationship=scenario.relationship, human_position=human_position, policy=scenario.turn_taking,
+            seed=int(episode.settings.get("seed", episode.pk)), greeter=scenario.greeter_position,
+            turn_cap=episode.turn_cap,
+        )
+
+    @property
+    def is_group(self) -> bool:
+        """Three or more seats: the page names every speaker and shows the order of turns."""
+        return len(self.order) > 2
 
     def seat_at(self, index: int) -> int:
-        return self.order[index % len(self.order)]
+        if self.policy == TurnTaking.ROUND_ROBIN or not self.positions:
+            return self.order[index % len(self.order)]
+        spoken = speaking_order(self.policy, self.positions, self.seed, self.greeter, index + 1)
+        return self.order[self.positions.index(spoken[index])]
+
+    def position_of(self, seat_pk: int) -> int:
+        return self.positions[self.order.index(seat_pk)] if self.positions else self.order.index(seat_pk)
 
     def side(self, seat_pk: int) -> str:
         return YOU if seat_pk == self.human_seat else PARTNER
@@ -78,11 +118,37 @@ class Cast:
     def is_human_turn(self, index: int) -> bool:
         return self.seat_at(index) == self.human_seat
 
+    def speaker(self, seat_pk: int) -> dict[str, Any]:
+        """One speaker as a group chat's page lists them: seat position, name, and whether it is you."""
+        you = seat_pk == self.human_seat
+        return {"seat": self.position_of(seat_pk), "name": self.names.get(seat_pk, ""), "you": you}
+
+    def upcoming(self, index: int, count: int = UPCOMING) -> list[dict[str, Any]]:
+        """Who speaks at turn ``index`` and the ones after it, at most ``count``, none past the turn cap."""
+        last = index + count if not self.turn_cap else min(index + count, self.turn_cap)
+        return [self.speaker(self.seat_at(i)) for i in range(index, last)]
+
+
+@lru_cache(maxsize=1024)
+def speaking_order(
+    policy: str, positions: tuple[int, ...], seed: int, greeter: int | None, length: int
+) -> tuple[int, ...]:
+    """The seat positions of the first ``length`` turns under ``policy``, nobody leaving."""
+    spoken: list[int] = []
+    for _ in range(length):
+        spoken.append(next_speaker(policy, positions, spoken, seed=seed, greeter=greeter))
+    return tuple(spoken)
+
 
 def turn_message(turn: Turn, cast: Cast, *, ended: bool = False) -> dict[str, Any]:
-    """A stored turn as the page shows it; ``next`` says whose turn follows (None once over)."""
+    """A stored turn as the page shows it; ``next`` says whose turn follows (None once over).
+
+    In a group chat it also carries ``upcoming``: who speaks next and after, up to the turn cap.
+    """
     message: dict[str, Any] = {"type": "turn", **turn_fields(turn, cast)}
     message["next"] = None if ended else cast.side_at(turn.index + 1)
+    if cast.is_group:
+        message["upcoming"] = [] if ended else cast.upcoming(turn.index + 1)
     return message
 
 
@@ -96,6 +162,8 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
     }
     if turn.seat_id == cast.human_seat and turn.client_id:
         fields["client_id"] = turn.client_id
+    if cast.is_group:
+        fields["seat"] = cast.position_of(turn.seat_id)
     return fields
 
 
@@ -114,13 +182,16 @@ def ended_message(end_reason: str, *, screened_out: bool = False, participant_le
 
 
 def typing_message(index: int, cast: Cast, *, text: str = "", action_type: str | None = None) -> dict[str, Any]:
-    return {
+    message = {
         "type": "typing",
         "index": index,
         "speaker": cast.names.get(cast.seat_at(index), ""),
         "action_type": action_type,
         "text": text,
     }
+    if cast.is_group:
+        message["seat"] = cast.position_of(cast.seat_at(index))
+    return message
 
 
 def history_message(
@@ -136,7 +207,7 @@ def history_message(
     over = episode.status in ENDED
     next_index = len(turns)
     left = bool(turns) and turns[-1].seat_id == cast.human_seat and turns[-1].action_type == ActionType.LEAVE
-    return {
+    history = {
         "type": "history",
         "you": cast.names[cast.human_seat],
         "partner": next((name for pk, name in cast.names.items() if pk != cast.human_seat), ""),
@@ -146,6 +217,10 @@ def history_message(
         "ended": ended_fields(episode.end_reason, screened_out=screened_out, participant_left=left) if over else None,
         "limits": limits,
     }
+    if cast.is_group:
+        history["speakers"] = [cast.speaker(seat_pk) for seat_pk in cast.order]
+        history["upcoming"] = [] if over else cast.upcoming(next_index)
+    return history
 
 
 async def broadcast(episode_pk: int, message: dict[str, Any]) -> None:

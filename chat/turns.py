@@ -73,7 +73,7 @@ def load_cast(participant: Participant) -> Cast:
     """The participant's episode's seats in speaking order, with the names the participant may see."""
     episode = Episode.objects.select_related("scenario").get(pk=participant.episode_id)
     seats = list(episode.seats.select_related("character"))
-    return Cast.of(seats, relationship=episode.scenario.relationship, human_position=participant.study.human_position)
+    return Cast.for_episode(episode, seats, human_position=participant.study.human_position)
 
 
 def clean_action(action_type: Any, content: Any, *, max_chars: int) -> tuple[str, str]:

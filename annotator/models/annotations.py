@@ -16,6 +16,10 @@ class Annotation(models.Model):
     a judge or a participant writes, so reports compare them through one code path. The response's
     status follows the version's (``annotator.drafts`` keeps them in step): draft, submitted, or
     superseded once a later version is submitted. Spans stay here, on the version.
+
+    A study whose preset asks the scenario's probes (AgentSense) keeps the version's answers to them
+    in ``probes_response``: the same annotator's response to the scenario's probes instrument, whose
+    status follows the version's just as ``response``'s does (``annotator.probes`` says why).
     """
 
     class Status(models.TextChoices):
@@ -28,6 +32,11 @@ class Annotation(models.Model):
     response = models.OneToOneField(
         "benchmark.Response", on_delete=models.PROTECT, related_name="annotation",
         help_text="This version's answers (deleted with the version: see annotator.signals).",
+    )
+    probes_response = models.OneToOneField(
+        "benchmark.Response", on_delete=models.PROTECT, null=True, blank=True, related_name="probe_annotation",
+        help_text="This version's answers to the scenario's probes, when the study asks them (deleted with the "
+        "version).",
     )
     revision = models.PositiveIntegerField(default=0, help_text="Autosaves so far; guards against stale tabs.")
     created_at = models.DateTimeField(auto_now_add=True)

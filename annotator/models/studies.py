@@ -54,14 +54,17 @@ class Study(models.Model):
         return self.title
 
     def clean(self) -> None:
-        """An annotation study asks per episode or per character; an instrument that asks per goal does not fit."""
+        """Questions are asked per episode, per character or per goal; a span is marked on the transcript,
+        so a span question asked per seat or per goal does not fit."""
         if self.instrument_id is None:
             return
-        per_goal = list(self.instrument.questions.filter(scope="goal").values_list("key", flat=True))
-        if per_goal:
+        misplaced = list(
+            self.instrument.questions.filter(kind="span").exclude(scope="episode").values_list("key", flat=True)
+        )
+        if misplaced:
             raise ValidationError({"instrument": (
-                f"{self.instrument} asks {', '.join(per_goal)} once per goal, and annotation studies ask questions "
-                "per episode or per character only: choose another instrument."
+                f"{self.instrument} asks the span question {', '.join(misplaced)} per character or per goal; spans "
+                "are marked once on the whole conversation: ask it once per episode, or choose another instrument."
             )})
 
 

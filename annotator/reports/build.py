@@ -51,6 +51,7 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
 from ..models import Annotation, Span, Study, StudyItem
+from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .methods import study_methods
 
@@ -250,7 +251,8 @@ def build_report(
     ``compared_with`` (the respondent kinds human answers are compared with), ``counts``,
     ``conditions`` (barrier key -> name), ``questions`` (per question key: the statistics of
     ``benchmark.stats.report`` plus ``question`` and ``judge``), ``skipped_questions``,
-    ``methods`` and ``notes``. docs/report-schema.md describes every key.
+    ``agentsense`` (goals and probes against self, other and external answers, ``reports.agentsense``;
+    null when the study asks neither), ``methods`` and ``notes``. docs/report-schema.md describes every key.
     """
     instrument = study.instrument
     questions = list(instrument.questions.order_by("position"))
@@ -284,6 +286,7 @@ def build_report(
         "conditions": dict(sorted(data.conditions.items())),
         "questions": {},
         "skipped_questions": {},
+        "agentsense": None,
         "methods": study_methods(resamples, seed),
         "notes": _study_notes(data),
     }
@@ -305,10 +308,16 @@ def build_report(
             entry = _numeric(question, answers_by_question[question.key], data, resamples, seed)
         elif question.kind == Kind.SPAN:
             entry = _spans(question, data, coders)
+        elif question.scope == Question.Scope.GOAL and question.kind == Kind.YES_NO:
+            report["skipped_questions"][question.key] = "asked per goal: see agentsense.goals"
+            continue
         else:
             report["skipped_questions"][question.key] = f"{question.get_kind_display()}: no agreement statistic applies"
             continue
         report["questions"][question.key] = entry
+    report["agentsense"] = agentsense_report(
+        latest_submitted(study), questions, respondent_kinds, exclude_study=study, resamples=resamples, seed=seed
+    )
     return plain_report(report)
 
 

@@ -116,6 +116,8 @@ class ReportView:
     methods: list[tuple[str, str]]
     questions: list[QuestionView]
     skipped: list[tuple[str, str]]
+    goal_rows: list[list[str]] = field(default_factory=list)  # AgentSense: human majority vs each perspective
+    probe_rows: list[list[str]] = field(default_factory=list)  # AgentSense: probe accuracy, humans and agents
 
 
 def report_view(
@@ -150,7 +152,31 @@ def report_view(
         methods=[(name.capitalize(), text) for name, text in report.get("methods", {}).items()],
         questions=questions,
         skipped=list(report.get("skipped_questions", {}).items()),
+        **_agentsense_rows(report.get("agentsense") or {}),
     )
+
+
+def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:
+    """The goal comparison (one row per perspective, pooled then per respondent) and the probes' accuracies."""
+    goals = section.get("goals") or {}
+    goal_rows = [
+        [
+            row["perspective"],
+            "all" if row["respondent"] is None else f"{row['respondent']} ({row['respondent_kind']})",
+            number(row["accuracy"]), str(row["n"]), str(row["goals"]), number(row["kappa"]),
+            f"{number(row['yes_share'])} vs {number(row['human_yes_share'])}",
+        ]
+        for row in goals.get("perspectives", [])
+    ]
+    probes = section.get("probes") or {}
+    probe_rows = []
+    if probes:
+        humans = probes["humans"]
+        probe_rows.append(["annotators", "humans", number(humans["accuracy"]), str(humans["n"])])
+        probe_rows.extend(
+            [row["measure"], row["model"], number(row["accuracy"]), str(row["n"])] for row in probes["agents"]
+        )
+    return {"goal_rows": goal_rows, "probe_rows": probe_rows}
 
 
 def _question(

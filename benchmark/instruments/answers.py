@@ -7,6 +7,11 @@ reads them, filtered by respondent kind (judges, interviewed agents, participant
 from submitted responses only (drafts and superseded versions never count), as plain rows.
 Imported ``human mean`` scores are an annotator respondent labelled so
 (``benchmark.instruments.respondents``), never a judge.
+
+An answer to a question asked per goal carries its goal, and its ``perspective`` after AgentSense:
+**self** when the respondent answered from the seat whose role holds the goal (an interviewed
+agent's ``Response.seat_position``, a participant's own seat), **other** when it answered from
+another seat, **external** when it answered from no seat (a judge, an annotator).
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from benchmark.instruments.respondents import HUMAN_MEAN
-from benchmark.models import Answer, Episode, Question, Respondent, Response
+from benchmark.models import Answer, Episode, Question, Respondent, Response, Seat
 
-__all__ = ["HUMAN_MEAN", "RespondentAnswer", "respondent_answers"]
+__all__ = ["EXTERNAL", "HUMAN_MEAN", "OTHER", "SELF", "RespondentAnswer", "respondent_answers"]
+
+SELF, OTHER, EXTERNAL = "self", "other", "external"
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,9 @@ class RespondentAnswer:
     dimension: str
     value: str
     number: float | None
+    goal_id: int | None = None  # the goal the answer is about, for a per-goal question
+    response_seat: int | None = None  # the seat that answered, for an interviewed agent or a participant
+    perspective: str = ""  # for an answer about a goal: SELF, OTHER or EXTERNAL (see the module's docstring)
 
     @property
     def respondent_key(self) -> tuple[str, str, str]:
@@ -72,17 +82,32 @@ def respondent_answers(
     )
     if exclude_responses is not None:
         answers = answers.exclude(response__in=exclude_responses.values("pk"))
+    answering_role = Seat.objects.filter(
+        episode_id=OuterRef("response__episode_id"), position=OuterRef("response__seat_position")
+    ).values("role_id")[:1]
     rows = [
         RespondentAnswer(
             episode_id=episode_id, seat=seat,
             respondent_kind=kind, respondent=model or label or f"user:{user_id}", prompt_version=prompt_version,
-            question_id=question_id, dimension=dimension, value=value, number=number,
+            question_id=question_id, dimension=dimension, value=value, number=number, goal_id=goal_id,
+            response_seat=response_seat, perspective=_perspective(goal_id, goal_role, response_seat, seat_role),
         )
         for (episode_id, seat, kind, model, label, user_id, prompt_version, question_id, dimension, value,
-             number) in answers.values_list(
+             number, goal_id, goal_role, response_seat, seat_role) in answers.annotate(
+            answering_role=Subquery(answering_role)
+        ).values_list(
             "response__episode_id", "seat_position", "response__respondent__kind",
             "response__respondent__model", "response__respondent__label", "response__respondent__user_id",
             "response__respondent__prompt_version", "question_id", "question__dimension", "value", "number",
+            "goal_id", "goal__role_id", "response__seat_position", "answering_role",
         ).order_by("pk")
     ]
     return rows
+
+
+def _perspective(goal_id: int | None, goal_role: int | None, response_seat: int | None, seat_role: int | None) -> str:
+    if goal_id is None:
+        return ""
+    if response_seat is None:
+        return EXTERNAL
+    return SELF if seat_role == goal_role else OTHER

@@ -54,6 +54,8 @@ class PresetSpec:
 
     ``seats_needed`` is the fewest seats an episode must have for the questions to make sense (a
     mediator rating needs two parties and the mediator); ``seats_reason`` says why, for messages.
+    ``asks_probes``: an annotation study with this preset also asks each episode's scenario probes
+    (``annotator.probes`` says how), which differ per scenario and so cannot be questions of the preset.
     """
 
     name: str
@@ -61,6 +63,7 @@ class PresetSpec:
     questions: tuple[QuestionSpec, ...]
     seats_needed: int = 2
     seats_reason: str = ""
+    asks_probes: bool = False
 
 
 def _anchors(*anchors: tuple[int, str, str]) -> dict[str, Any]:
@@ -389,11 +392,36 @@ CHAT_QUESTIONNAIRE = PresetSpec(
     ),
 )
 
+AGENTSENSE_PRESET = "agentsense"
+AGENTSENSE = PresetSpec(
+    name="AgentSense goals and probes",
+    description=(
+        "For every goal of every character, say whether the character reached it by the end of the "
+        "conversation and why; then answer the scenario's multiple-choice questions about what the "
+        "characters kept to themselves (after AgentSense's human evaluation). Human answers are set "
+        "against the characters' own view (self), the other characters' view (other) and external judges."
+    ),
+    questions=(
+        QuestionSpec(
+            key="goal_achieved", kind=Kind.YES_NO, scope=Question.Scope.GOAL, rationale="required",
+            dimension="goal_achieved",
+            prompt="By the end of the conversation, had the character reached this goal?",
+            help_text=(
+                "Judge this one goal from what was said and done in the conversation. Answer yes only when "
+                "it was reached; a goal half reached, or only promised, is a no. Say in a sentence which "
+                "turns decided it."
+            ),
+        ),
+    ),
+    asks_probes=True,
+)
+
 PRESETS: dict[str, PresetSpec] = {
     "socialveil": SOCIALVEIL,
     "sotopia-eval": SOTOPIA_EVAL,
     "shrec-spans": SHREC_SPANS,
     "promediate": PROMEDIATE,
+    AGENTSENSE_PRESET: AGENTSENSE,
 }
 # Presets participants answer after a chat (not offered to annotation studies).
 CHAT_PRESET = "chat-questionnaire"

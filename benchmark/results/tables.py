@@ -153,7 +153,8 @@ def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
 
 
-def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def text_grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A plain-text table: the header, a rule, then the rows, columns padded to their widest cell."""
     widths = [max(len(str(line)) for line in column) for column in zip(header, *rows, strict=True)]
     lines = [_row(header, widths), _row(["-" * width for width in widths], widths)]
     lines += [_row(row, widths) for row in rows]
@@ -170,7 +171,7 @@ def _means_block(report: Mapping[str, Any], split: str, means: Mapping[str, Any]
             if condition != "none" and any(change_text(cells.get(key)) for key in dimensions):
                 rows.append(["", "  change vs none", *(change_text(cells.get(key)) for key in dimensions)])
     scope = "all scenarios" if split == "all" else f"difficulty: {split}"
-    return [f"Mean ± SE per {report['seat_role']} model and condition ({scope})", "", *_grid(header, rows), ""]
+    return [f"Mean ± SE per {report['seat_role']} model and condition ({scope})", "", *text_grid(header, rows), ""]
 
 
 def _legend(report: Mapping[str, Any]) -> str:
@@ -218,7 +219,7 @@ def text_report(report: Mapping[str, Any]) -> str:
                  interval_text(e["deviation_ci95"]), deviation_percent_text(e),
                  "—" if e["percent"] is None else interval_text(e["percent_ci95"], 1, "%")] for e in deviations]
         lines += ["Barrier signatures: deviation from the other barriers on the same scenarios, in score points "
-                  "(* CI excludes 0)", "", *_grid(header, rows),
+                  "(* CI excludes 0)", "", *text_grid(header, rows),
                   "Percent only where |mean of the other barriers| >= 10% of the dimension's scale range; "
                   "— otherwise (the JSON notes say why).", ""]
     correlations = [e for e in report["correlations"]["all"] if e["pearson_r"] is not None]
@@ -226,7 +227,7 @@ def text_report(report: Mapping[str, Any]) -> str:
         header = ["feature", "dimension", "n", "pearson r", "p", "spearman rho", "p"]
         rows = [[e["feature"], e["dimension"], str(e["n"]), f"{e['pearson_r']:+.3f}", f"{e['pearson_p']:.3g}",
                  f"{e['spearman_rho']:+.3f}", f"{e['spearman_p']:.3g}"] for e in correlations]
-        lines += ["Linguistic features vs scores (all models pooled)", "", *_grid(header, rows), ""]
+        lines += ["Linguistic features vs scores (all models pooled)", "", *text_grid(header, rows), ""]
     undefined = len(report["correlations"]["all"]) - len(correlations)
     if undefined:
         lines += [f"{undefined} feature-score pairs have no correlation (a value does not vary, or fewer than "
@@ -237,7 +238,7 @@ def text_report(report: Mapping[str, Any]) -> str:
         rows = [[row["evaluator"] + (" *" if row["chosen"] and row["first"] else ""), row["condition"], *row["cells"]]
                 for row in compared["rows"]]
         lines += [f"Every {kind} and their majority (median): mean ± SE over all "
-                  "models (* the one reported above)", "", *_grid(header, rows), ""]
+                  "models (* the one reported above)", "", *text_grid(header, rows), ""]
     if report["notes"]:
         lines += ["Notes", *(f"- {note}" for note in report["notes"]), ""]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from P draws per resample instead of n.
 """
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -81,3 +82,32 @@ def percentile_interval(replicates: np.ndarray) -> list[float] | None:
         return None
     low, high = np.percentile(finite, [2.5, 97.5])
     return [float(low), float(high)]
+
+
+def clustered_mean(
+    values: Any, clusters: Any, *, resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0
+) -> dict[str, Any]:
+    """Mean of the finite ``values`` with a percentile 95% CI from a bootstrap that resamples clusters.
+
+    Units of one cluster (the characters of one scenario's episodes) are not independent, so each
+    resample draws as many clusters as there are, with replacement, and takes every unit of a
+    drawn cluster; its replicate is the ratio of the drawn units' sum to their number (Field &
+    Welsh 2007, "Bootstrapping clustered data", JRSS B 69(3):369-390). Returns ``mean``, ``ci95``
+    (None with fewer than two clusters, or with 0 resamples), ``n`` (units) and ``clusters``.
+    """
+    x = np.asarray(values, dtype=float)
+    codes = np.asarray(clusters)
+    keep = np.isfinite(x)
+    x, codes = x[keep], codes[keep]
+    n = int(x.size)
+    if n == 0:
+        return {"mean": None, "ci95": None, "n": 0, "clusters": 0}
+    labels, inverse = np.unique(codes.astype(str), return_inverse=True)
+    totals = np.column_stack([
+        np.bincount(inverse, weights=x, minlength=len(labels)), np.bincount(inverse, minlength=len(labels)),
+    ])
+    cell: dict[str, Any] = {"mean": float(x.mean()), "ci95": None, "n": n, "clusters": len(labels)}
+    if resamples and len(labels) >= 2:
+        sums = resampled_sums(totals, resamples, make_rng(seed))
+        cell["ci95"] = percentile_interval(sums[:, 0] / sums[:, 1])
+    return cell

@@ -12,7 +12,7 @@ condition or the model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -50,6 +50,7 @@ from ..flow import (
     start_conversation,
     touch,
 )
+from ..human_test import HumanTestForm, human_test_for, store_human_test
 from ..lifecycle import end_message, ended_by_participant
 from ..models import ChatStudy, Participant
 
@@ -212,12 +213,13 @@ def declined(request: HttpRequest, study: ChatStudy, participant: Participant) -
     return render(request, "chat/participant/declined.html", {"study": study})
 
 
-def _seats(participant: Participant) -> tuple[Seat, Seat]:
-    """The participant's seat and the agent's, with role, character and scenario loaded."""
-    seats = list(participant.episode.seats.select_related("role", "character", "episode__scenario"))
+def _seats(participant: Participant) -> tuple[Seat, list[Seat]]:
+    """The participant's seat and the agents', in seat order, with role, character and scenario loaded."""
+    seats = list(
+        participant.episode.seats.select_related("role", "character", "episode__scenario").order_by("position")
+    )
     human = next(seat for seat in seats if seat.player == Seat.Player.HUMAN)
-    agent = next(seat for seat in seats if seat.pk != human.pk)
-    return human, agent
+    return human, [seat for seat in seats if seat.pk != human.pk]
 
 
 @require_http_methods(["GET", "POST"])
@@ -228,8 +230,8 @@ def briefing(request: HttpRequest, study: ChatStudy, participant: Participant) -
         start_conversation(participant)
         return redirect("chat:chat", slug=study.slug)
     touch(participant)
-    human, agent = _seats(participant)
-    context = {"study": study, "briefing": build_briefing(study, human, agent)}
+    human, agents = _seats(participant)
+    context = {"study": study, "briefing": build_briefing(study, human, agents)}
     context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/briefing.html", context)
 
@@ -239,18 +241,19 @@ def briefing(request: HttpRequest, study: ChatStudy, participant: Participant) -
 def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
     """The chat page; the conversation itself runs over the study's websocket."""
     touch(participant)
-    human, agent = _seats(participant)
+    human, agents = _seats(participant)
     context: dict[str, Any] = {
         "study": study,
         "participant": participant,
         "episode": participant.episode,
         "human_seat": human,
-        "agent_seat": agent,
+        "agent_seat": agents[0],
+        "agent_seats": agents,
         "ws_path": f"/ws/chat/{study.slug}/",
         "max_message_chars": study.max_message_chars,
         "questionnaire_url": reverse("chat:questionnaire", args=[study.slug]),
         "screened_out_url": reverse("chat:screened-out", args=[study.slug]),
-        "briefing": build_briefing(study, human, agent),
+        "briefing": build_briefing(study, human, agents),
         **_resume_context(request, study, participant),
     }
     return render(request, "chat/chat.html", context)
@@ -259,14 +262,17 @@ def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> Ht
 @require_http_methods(["GET", "POST"])
 @participant_page(Participant.Stage.QUESTIONNAIRE)
 def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
-    """The study's questions after the chat; submitting stores every answer at once and finishes."""
-    form = QuestionnaireForm(study.instrument, request.POST if request.method == "POST" else None)
-    if request.method == "POST" and form.is_valid():
-        save_answers(participant, form)
+    """The study's questions after the chat, after the human test where there is one (``chat.human_test``);
+    submitting stores every answer at once and finishes."""
+    data = request.POST if request.method == "POST" else None
+    form = QuestionnaireForm(study.instrument, data)
+    test_form = HumanTestForm(human_test_for(participant), data)
+    if request.method == "POST" and all([test_form.is_valid(), form.is_valid()]):
+        save_answers(participant, form, also=partial(store_human_test, test_form))
         return redirect("chat:done", slug=study.slug)
     end_reason = participant.episode.end_reason if participant.episode else ""
     left = bool(end_reason) and ended_by_participant(participant.episode, end_reason)
-    context = {"study": study, "form": form,
+    context = {"study": study, "form": form, "test_form": test_form,
                "end_message": end_message(end_reason, participant_left=left) if end_reason else ""}
     context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/questionnaire.html", context)

@@ -3,6 +3,9 @@
 // written, and an outbox kept in sessionStorage so a message typed before a dropped connection or
 // a reload is resent with the same client_id (the server stores it once, whatever happens).
 // All text from people or the model goes into the page with textContent, never as HTML.
+// In a group chat (three seats or more) the history lists the speakers and every turn carries its
+// seat: each speaker gets a colour from a small palette, the page shows who speaks next, and the
+// message box opens only on the participant's turn.
 
 const root = document.querySelector("[data-chat]");
 
@@ -15,6 +18,7 @@ const REFUSALS = {
 // Close codes after which the page tries again, but only after a longer back-off.
 const FLOOD = 4429;
 const TOO_MANY_PAGES = 4413;
+const VOICES = 6; // colours in chat.css (.chat-voice-0 is the participant, 1-5 the others in seat order)
 const PLACEHOLDERS = {
   speak: "Type what you say…",
   "non-verbal": "Describe a gesture or expression, e.g. smiles and nods",
@@ -45,6 +49,9 @@ function start(root) {
     endedMessage: find("ended-message"),
     endedHeading: find("ended-heading"),
     endedLink: find("ended-link"),
+    order: find("order"),
+    orderList: find("order-list"),
+    turnState: find("turn-state"),
   };
   const storageKey = root.dataset.storageKey;
   const state = {
@@ -60,6 +67,10 @@ function start(root) {
     minTurns: 0, // the participant's turns the study needs before leaving counts as finishing
     you: "",
     partner: "",
+    group: false, // three seats or more: speakers by seat, the order of turns, the box only on your turn
+    speakers: new Map(), // seat position -> {name, you, voice}
+    upcoming: [], // [{seat, name, you}] who speaks at the next turn and after
+    greets: root.dataset.greets === "true", // the participant opens with the scenario's greeting
     turns: new Map(), // index -> turn as the server sent it
     next: null, // {index, side} whose turn it is, null once over
     typing: null, // {index, speaker, text, actionType, gap}
@@ -137,6 +148,17 @@ function start(root) {
       state.maxChars = message.limits.max_chars;
       state.turnCap = message.limits.turn_cap;
       state.minTurns = message.limits.min_turns || 0;
+      if (message.speakers) {
+        state.group = true;
+        let others = 0;
+        state.speakers = new Map(
+          message.speakers.map((speaker) => [
+            speaker.seat,
+            { ...speaker, voice: speaker.you ? 0 : (others++ % (VOICES - 1)) + 1 },
+          ]),
+        );
+        state.upcoming = message.upcoming || [];
+      }
       state.turns.clear();
       el.log.replaceChildren();
       for (const turn of message.turns) addTurn(turn);
@@ -173,6 +195,7 @@ function start(root) {
       addTurn(message);
       if (state.typing && state.typing.index <= message.index) clearTyping();
       state.next = message.next ? { index: message.index + 1, side: message.next } : null;
+      if (message.upcoming) state.upcoming = message.upcoming;
       if (message.client_id) dropFromOutbox(message.client_id);
       if (message.index > highest + 1) send({ type: "sync" }); // missed a turn: ask for the history
       updateComposer();
@@ -248,9 +271,14 @@ function start(root) {
     scrollToEnd();
   }
 
+  function voiceClass(seat) {
+    const speaker = state.speakers.get(seat);
+    return speaker ? ` chat-voice-${speaker.voice}` : "";
+  }
+
   function turnNode(turn) {
     const item = document.createElement("li");
-    item.className = `chat-msg chat-msg--${turn.side} chat-msg--${turn.action_type}`;
+    item.className = `chat-msg chat-msg--${turn.side} chat-msg--${turn.action_type}${voiceClass(turn.seat)}`;
     item.dataset.index = String(turn.index);
     const speaker = document.createElement("span");
     speaker.className = "chat-msg__speaker";
@@ -302,7 +330,9 @@ function start(root) {
   function typingFor(message) {
     if (state.turns.has(message.index)) return null;
     if (!state.typing || state.typing.index !== message.index) {
-      startTyping({ index: message.index, speaker: state.partner, text: "", action_type: message.action_type });
+      const next = state.upcoming[0];
+      const speaker = next && !next.you ? next.name : state.partner;
+      startTyping({ index: message.index, speaker, seat: next && next.seat, text: "", action_type: message.action_type });
     }
     return state.typing;
   }
@@ -311,6 +341,7 @@ function start(root) {
     state.typing = {
       index: typing.index,
       speaker: typing.speaker || state.partner,
+      seat: typing.seat,
       text: typing.text || "",
       actionType: typing.action_type || null,
       gap: false,
@@ -326,11 +357,38 @@ function start(root) {
   function renderTyping() {
     const typing = state.typing;
     el.typing.hidden = !typing;
+    renderOrder();
     if (!typing) return;
+    el.typing.className = `chat-msg chat-msg--partner chat-msg--typing${voiceClass(typing.seat)}`;
     el.typingSpeaker.textContent = `${typing.speaker} is typing…`;
     el.typingText.className = `chat-msg__content chat-msg--${typing.actionType || "speak"}`;
     el.typingText.textContent = typing.text;
     scrollToEnd();
+  }
+
+  // The order of turns (group chats): who speaks now, and after them.
+  function renderOrder() {
+    if (!el.order) return;
+    el.order.hidden = !state.group || state.finished;
+    if (el.order.hidden) return;
+    let text = "";
+    if (state.finished || !state.next) text = "";
+    else if (state.next.side === "you") {
+      text = state.greets && state.next.index === 0 ? "Your turn: open the conversation with a greeting." : "Your turn.";
+    } else if (state.typing) text = `${state.typing.speaker} is typing…`;
+    else if (state.upcoming.length) text = `Waiting for ${state.upcoming[0].name}…`;
+    el.turnState.textContent = text;
+    el.turnState.dataset.mine = String(Boolean(state.next && state.next.side === "you" && !state.finished));
+    const shown = state.finished ? [] : state.upcoming;
+    el.orderList.replaceChildren(
+      ...shown.map((speaker, position) => {
+        const item = document.createElement("li");
+        item.className = `chat-order__speaker${voiceClass(speaker.seat)}`;
+        if (position === 0) item.setAttribute("aria-current", "step");
+        item.textContent = speaker.you ? `You (${speaker.name})` : speaker.name;
+        return item;
+      }),
+    );
   }
 
   function scrollToEnd() {
@@ -460,6 +518,13 @@ function start(root) {
 
   function updateComposer() {
     el.send.disabled = !canSend();
+    if (state.group) {
+      // In a group chat the box opens only on the participant's turn, so nobody types to the wrong moment.
+      const open = Boolean(state.next && state.next.side === "you" && !state.finished);
+      el.message.disabled = !open;
+      el.action.disabled = !open;
+    }
+    renderOrder();
     el.leave.disabled = state.finished;
     let hint = "";
     if (state.finished) hint = "";
@@ -468,6 +533,7 @@ function start(root) {
       hint = `Too long by ${characters(el.message.value) - state.maxChars} characters.`;
     } else if (state.outbox.length) hint = "Sending…";
     else if (myTurn()) hint = state.turnCap ? `Your turn (turn ${state.next.index + 1} of at most ${state.turnCap}).` : "Your turn.";
+    else if (state.next && state.group && state.upcoming.length) hint = `Waiting for ${state.upcoming[0].name}…`;
     else if (state.next) hint = `Waiting for ${state.partner || "the other person"}…`;
     el.hint.textContent = hint;
   }

@@ -34,7 +34,7 @@ def model_objects(value: Any, path: str = "context") -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("preset", ["socialveil", "sotopia-eval", "shrec-spans"])
+@pytest.mark.parametrize("preset", ["socialveil", "sotopia-eval", "shrec-spans", "agentsense"])
 def test_the_item_page_context_holds_no_model_instance(preset):
     annotator = make_user()
     study = make_study(instrument=install_preset(preset), items=1, overlap=1, annotators=[annotator])

@@ -581,11 +581,21 @@ def test_a_teams_own_instruments_and_the_shared_ones_are_offered_and_no_other_te
     assert not Study.objects.filter(slug="new-study").exists()
 
 
-def test_an_instrument_that_asks_per_goal_is_refused_for_a_study(researcher_client, episodes):
+def test_an_instrument_that_marks_spans_per_goal_is_refused_for_a_study(researcher_client, episodes):
+    instrument = make_instrument(name="Per goal")
+    make_question(instrument=instrument, key="marks", position=1, kind=Question.Kind.SPAN, prompt="Mark it.",
+                  scope="goal", options={"labels": ["error", "competency"], "attributes": ["emotions"]})
+
+    response = create(researcher_client, preset="", instrument=str(instrument.pk))
+
+    assert "asks the span question marks per character or per goal" in response.context["form"].errors["instrument"][0]
+
+
+def test_an_instrument_that_asks_per_goal_makes_a_study(researcher_client, episodes):
     instrument = make_instrument(name="Per goal")
     make_question(instrument=instrument, key="reached", position=1, kind=Question.Kind.YES_NO, prompt="Reached?",
                   scope="goal")
 
-    response = create(researcher_client, preset="", instrument=str(instrument.pk))
+    create(researcher_client, preset="", instrument=str(instrument.pk))
 
-    assert "asks reached once per goal" in response.context["form"].errors["instrument"][0]
+    assert Study.objects.get(slug="new-study").instrument == instrument

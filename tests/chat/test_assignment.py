@@ -168,6 +168,8 @@ def test_the_episode_follows_the_chat_contract():
 
     assert (episode.source, episode.status, episode.turn_cap) == (Episode.Source.HUMAN_CHAT, Episode.Status.PENDING, 14)
     assert episode.tag == "chat:contract"
+    seed = episode.settings.pop("seed")  # drawn per episode: it draws a random speaking order
+    assert isinstance(seed, int) and 0 <= seed < 2**31
     assert episode.settings == {"chat_study": "contract", "temperature": 0.7}
     assert episode.barrier.key == "semantic"
     agent, human = episode.seats.order_by("position")
@@ -208,10 +210,24 @@ def test_without_any_configuration_the_agent_is_the_scripted_model(settings):
 
 
 @pytest.mark.django_db
-def test_a_scenario_with_three_roles_cannot_be_chatted():
-    study = make_chat_study(scenarios=[make_scenario(roles=3)], conditions=["none"])
+def test_a_scenario_with_three_roles_puts_agents_in_both_other_seats():
+    scenario = make_scenario(roles=3, turn_cap=9)
+    study = make_chat_study(scenarios=[scenario], conditions=["none"], human_position=2, agent_model="scripted")
 
-    with pytest.raises(ValueError, match="exactly two"):
+    episode = arrive(study, "p").episode
+
+    seats = list(episode.seats.order_by("position"))
+    assert [(s.position, s.player, s.model) for s in seats] == [
+        (0, Seat.Player.AGENT, "scripted"), (1, Seat.Player.AGENT, "scripted"), (2, Seat.Player.HUMAN, ""),
+    ]
+    assert episode.turn_cap == 9  # the scenario's own cap wins over the study's
+
+
+@pytest.mark.django_db
+def test_a_scenario_without_the_participants_role_cannot_be_chatted():
+    study = make_chat_study(scenarios=[make_scenario(roles=2)], conditions=["none"], human_position=2)
+
+    with pytest.raises(ValueError, match="at least two, one of them at the participant's position 2"):
         arrive(study, "p")
     assert not Episode.objects.exists()
 
@@ -238,3 +254,18 @@ def assign_or_full(participant):
     except StudyFull:
         return "full"
     return "assigned"
+
+
+@pytest.mark.django_db
+def test_each_agent_seat_gets_the_model_the_study_names_for_it():
+    scenario = make_scenario(roles=[{"communication": "sender"}, {}, {}])
+    study = make_chat_study(
+        scenarios=[scenario], conditions=["none"], human_position=1, agent_model="scripted",
+        seat_models="sender=openai/strong-model",
+    )
+
+    episode = arrive(study, "p").episode
+
+    assert list(episode.seats.order_by("position").values_list("position", "model")) == [
+        (0, "openai/strong-model"), (1, ""), (2, "scripted")
+    ]

@@ -219,14 +219,32 @@ def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, rese
     assert (study.instrument.team, study.instrument.preset) == (None, CHAT_PRESET)
 
 
-def test_scenarios_without_two_cast_roles_are_not_offered(client, researcher):
+def test_seat_models_are_checked_with_the_runs_reading_and_stored_as_text(client, researcher):
+    client.force_login(researcher)
+    scenario = make_scenario(roles=3)
+    url = reverse("chat:study-create")
+
+    bad = client.post(url, form_data([scenario], seat_models="0=a/model, keeper", target_none="2"))
+    theirs = client.post(url, form_data([scenario], seat_models="1=a/model", target_none="2"))
+    missing = client.post(url, form_data([scenario], seat_models="3=a/model", target_none="2"))
+    good = client.post(url, form_data([scenario], seat_models=" 0=openai/a-model , receiver=scripted", target_none="2"))
+
+    assert "'keeper' is not SEAT=MODEL" in bad.context["form"].errors["seat_models"][0]
+    assert theirs.context["form"].errors["seat_models"] == ["Seat 1 is the participant's; name the agents' seats only."]
+    assert missing.context["form"].errors["seat_models"] == ["None of the chosen scenarios has a role at position 3."]
+    assert good.status_code == 302
+    assert ChatStudy.objects.get(slug="barrier-chats").seat_models == "0=openai/a-model,receiver=scripted"
+
+
+def test_scenarios_with_an_uncast_role_are_not_offered(client, researcher):
     chat_ready = make_scenario()
     three_roles = make_scenario(roles=3)
+    uncast = make_scenario(roles=[{}, {}, {"character": None}])
     client.force_login(researcher)
 
     offered = set(client.get(reverse("chat:study-create")).context["form"].fields["scenarios"].queryset)
 
-    assert chat_ready in offered and three_roles not in offered
+    assert chat_ready in offered and three_roles in offered and uncast not in offered
 
 
 def test_a_study_needs_at_least_one_condition(client, researcher):
@@ -460,6 +478,9 @@ def test_active_sessions_show_stage_cell_turns_and_the_last_words(client, study,
     assert row.turn_count == 2
     assert row.last_turn_at is not None
     assert row.snippet == "<script>alert('x')</script> hi"
+    human = chatting.episode.seats.get(player=Seat.Player.HUMAN)
+    assert row.speaker == human.character.name  # who said it: a group chat has several agents
+    assert f"<strong>{human.character.name}:</strong>" in response.text
     assert str(chatting.scenario) in response.text
     assert chatting.barrier.name in response.text
 

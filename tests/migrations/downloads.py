@@ -100,6 +100,10 @@ ADDED: dict[tuple[str, str], str] = {
     (_PARLEY_EXPORT, "*.scenario.turn_cap"): "a scenario's own turn cap, overriding a run's",
     (_PARLEY_EXPORT, "*.scenario.is_template"): "templates: scenarios whose roles are slots to fill with casts",
     (_PARLEY_EXPORT, "*.scenario.template"): "the template a scenario was instantiated from, in full",
+    (_REPORTS, "agentsense"): "AgentSense (issue 14): goals and probes against self, other and external answers; "
+        "null for a study that asks neither",
+    ("GET /annotate/studies/*/export.csv*", "goal"): "AgentSense (issue 14): the goal a per-goal answer is about",
+    ("GET /annotate/studies/*/export.csv*", "goal_text"): "AgentSense (issue 14): that goal's text",
 }
 DROPPED: dict[tuple[str, str], str] = {
     (_PARLEY_EXPORT, "*.evaluations"):

@@ -128,6 +128,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.perf_counter()
+        self._summary: list[str] = []
         out, format = options["output"], options["format"]
         if out == "-" and format not in TEXT_FORMATS:
             raise CommandError(f"--format {format} writes a ZIP file; give --out a file path, not '-'")
@@ -148,6 +149,8 @@ class Command(BaseCommand):
             f"Wrote the {format} report of {source} to {written}: {counts} in {time.perf_counter() - started:.2f} s.",
             style_func=lambda text: text,
         )
+        for line in self._summary:
+            log.write(line, style_func=lambda text: text)
 
     def _from_csv(self, options: dict[str, Any]) -> tuple[str | bytes, str, str]:
         format = options["format"]
@@ -198,10 +201,14 @@ class Command(BaseCommand):
             )
         study = _find_study(options["study"], team_from_options(options))
         from annotator.reports import build_report, render_bundle, render_html, render_tables_zip, report_json
+        from annotator.reports.agentsense import summary_lines
         from annotator.reports.build import DEFAULT_RESPONDENTS
 
         kinds = options["compare_with"] or DEFAULT_RESPONDENTS
         report = build_report(study, resamples=options["resamples"], seed=options["seed"], respondent_kinds=kinds)
+        # A study that asks about goals (AgentSense) also gets its comparison with self, other and
+        # external answers printed, so the command line shows Table 8's figures at once.
+        self._summary = summary_lines(report["agentsense"])
         renderers: dict[str, Callable[[], str | bytes]] = {
             "json": lambda: report_json(report),
             "html": lambda: render_html(study, report),

@@ -1,4 +1,5 @@
-"""Print or write the benchmark results: SocialVeil's Table 2, barrier signatures, linguistic correlations.
+"""Print or write the benchmark results: SocialVeil's Table 2, barrier signatures, linguistic correlations;
+or, with ``--analysis agentsense``, AgentSense's analyses of multi-party episodes (the AgentSense results page).
 
 The report is computed in full before anything is written, and a file is written under a
 temporary name and renamed into place, so bad input or a failure leaves no partial output.
@@ -15,7 +16,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Episode, Respondent, Seat
+from benchmark.models import Category, Episode, Respondent, Seat
+from benchmark.results.agentsense import tables as agentsense_tables
+from benchmark.results.agentsense.records import AgentSenseFilters, build_agentsense
 from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
@@ -23,6 +26,7 @@ from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES
 
 FORMATS = ("text", "json", "csv")
+ANALYSES = ("barriers", "agentsense")
 
 
 def _count(text: str) -> int:
@@ -36,11 +40,20 @@ class Command(BaseCommand):
         "Report the judges' scores of benchmark episodes (or another kind of respondent's): mean ± SE per "
         "model and condition with the change "
         "from 'none' (all scenarios and per difficulty), each barrier's deviation from the others with bootstrap "
-        "CIs, and correlations of linguistic features with the scores. Text (default), JSON or CSV."
+        "CIs, and correlations of linguistic features with the scores. With --analysis agentsense: goal completion "
+        "per model and perspective (self, other, judges), by ERG need, goal type and category, attackers and "
+        "defenders, PSI, sender/receiver pairings and agreement between perspectives. Text (default), JSON or CSV."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_team_argument(parser)
+        parser.add_argument("--analysis", default="barriers", choices=ANALYSES,
+                            help="barriers: the judges' scores under communication barriers (default); agentsense: "
+                            "AgentSense's analyses of goal and probe answers.")
+        parser.add_argument("--model", default="",
+                            help="With --analysis agentsense: only episodes in which this model plays a seat.")
+        parser.add_argument("--category", default="", choices=["", *Category.values],
+                            help="With --analysis agentsense: only scenarios of this AgentSense category.")
         parser.add_argument("--tag", default="", help="Only episodes with this experiment tag (a run's name).")
         parser.add_argument("--source", default="", choices=["", *Episode.Source.values],
                             help="Only episodes from this source.")
@@ -67,14 +80,17 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="text", choices=FORMATS,
                             help="text: readable tables (default); json: every number (docs/results-schema.md); "
                             "csv: one table, chosen with --table.")
-        parser.add_argument("--table", default=None, choices=CSV_TABLES,
+        parser.add_argument("--table", default=None,
+                            choices=list(dict.fromkeys([*CSV_TABLES, *agentsense_tables.CSV_TABLES])),
                             help="With --format csv: which table (default: means; episodes is one row per "
-                            "episode and seat with scores and linguistic features).")
+                            "episode and seat with scores and linguistic features). With --analysis agentsense: "
+                            f"{', '.join(agentsense_tables.CSV_TABLES)} (default: completion).")
         parser.add_argument("--output", "--out", dest="output", default="-", metavar="PATH",
                             help="The file to write, or '-' for standard output (the default). Written whole or "
                             "not at all.")
         parser.add_argument("--bootstrap", type=_count, default=DEFAULT_RESAMPLES, metavar="B",
-                            help="Bootstrap resamples for the deviation CIs (default: %(default)s; 0 skips them).")
+                            help="Bootstrap resamples for the deviation CIs and every AgentSense CI (default: "
+                            "%(default)s; 0 skips them).")
         parser.add_argument("--seed", type=_count, default=DEFAULT_SEED, metavar="N",
                             help="Seed of the bootstrap, so a report can be reproduced exactly (default: "
                             "%(default)s).")
@@ -95,6 +111,14 @@ class Command(BaseCommand):
                 template = str(find_template(team, options["template"]).pk)
             except TemplateProblem as problem:
                 raise CommandError(f"--template: {problem}") from problem
+        if options["analysis"] == "agentsense":
+            content, summary = _agentsense(options, episodes, template)
+            _emit(self, content, target, f"Wrote the {format} AgentSense results to", summary, started)
+            return
+        if options["model"] or options["category"]:
+            raise CommandError("--model and --category apply to --analysis agentsense only")
+        if table_name and table_name not in CSV_TABLES:
+            raise CommandError(f"--table {table_name}: the barrier analysis has the tables {', '.join(CSV_TABLES)}")
         filters = ResultFilters(
             tag=options["tag"], source=options["source"], strategy=options["strategy"],
             respondent_kind=options["respondent_kind"], evaluator=options["evaluator"],
@@ -110,20 +134,45 @@ class Command(BaseCommand):
             content = csv_table(table_name or "means", report, table)
         else:
             content = text_report(report)
-
-        if target is None:
-            self.stdout.write(content, ending="")
-            log, written = self.stderr, "standard output"
-        else:
-            _write_atomically(target, content)
-            log, written = self.stdout, str(target)
         judge = report["evaluator"]
-        log.write(
-            f"Wrote the {format} results to {written}: {report['counts']['episodes']} episode(s) scored by "
-            f"{judge['evaluator'] if judge else 'no ' + report['respondent_kind']}, {len(report['models'])} model(s), "
-            f"{len(report['conditions'])} condition(s) in {time.perf_counter() - started:.2f} s.",
-            style_func=lambda text: text,
-        )
+        summary = (f"{report['counts']['episodes']} episode(s) scored by "
+                   f"{judge['evaluator'] if judge else 'no ' + report['respondent_kind']}, "
+                   f"{len(report['models'])} model(s), {len(report['conditions'])} condition(s)")
+        _emit(self, content, target, f"Wrote the {format} results to", summary, started)
+
+
+def _agentsense(options: dict[str, Any], episodes: Any, template: str) -> tuple[str, str]:
+    """The AgentSense report in the asked format, and a summary line."""
+    format, table_name = options["format"], options["table"] or "completion"
+    if table_name not in agentsense_tables.CSV_TABLES:
+        raise CommandError(f"--table {table_name}: the AgentSense analysis has the tables "
+                           f"{', '.join(agentsense_tables.CSV_TABLES)}")
+    if options["respondent_kind"] or options["evaluator"] or options["prompt_version"] or options["strategy"]:
+        raise CommandError("--respondent-kind, --evaluator, --prompt-version and --strategy apply to the barrier "
+                           "analysis; AgentSense reads every perspective")
+    filters = AgentSenseFilters(tag=options["tag"], model=options["model"], template=template,
+                                category=options["category"])
+    report, goals, probes = build_agentsense(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])
+    if format == "json":
+        content = report_json(report)
+    elif format == "csv":
+        content = agentsense_tables.csv_table(table_name, report, goals, probes)
+    else:
+        content = agentsense_tables.text_report(report)
+    counts = report["counts"]
+    return content, (f"{counts['episodes']} episode(s) with answers, {len(report['models'])} model(s), "
+                     f"{counts['goal_answers']} goal and {counts['probe_answers']} probe answer(s)")
+
+
+def _emit(command: BaseCommand, content: str, target: Path | None, what: str, summary: str, started: float) -> None:
+    """Write the content to the file or standard output; the summary goes to the other stream."""
+    if target is None:
+        command.stdout.write(content, ending="")
+        log, written = command.stderr, "standard output"
+    else:
+        _write_atomically(target, content)
+        log, written = command.stdout, str(target)
+    log.write(f"{what} {written}: {summary} in {time.perf_counter() - started:.2f} s.", style_func=lambda text: text)
 
 
 def _writable(path: Path) -> Path:

@@ -1,0 +1,228 @@
+"""A participant in one seat of a three-party scenario, agents in the other two, over the real socket.
+
+Who should speak when is computed here with ``benchmark.runs.turn_taking.next_speaker`` (the
+policy agent-only runs use) from the episode's stored seed, and compared with what the socket
+did. Marked ``concurrency``: ``make test`` runs them on PostgreSQL with Redis and again on SQLite
+with the in-memory channel layer.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from itertools import count
+from uuid import uuid4
+
+import pytest
+from channels.db import database_sync_to_async
+from django.utils import timezone
+
+from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
+from benchmark.runs.turn_taking import next_speaker
+from chat.assignment import create_chat_episode
+from chat.models import ChatStudy, Participant
+from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user
+from tests.chat.conftest import session_for
+
+pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+_numbers = count(1)
+NAMES = ("Ana Greeter", "Ben Middle", "Cleo Last")
+
+
+@dataclass
+class GroupChat:
+    study: ChatStudy
+    participant: Participant
+    episode: Episode
+    session_key: str
+    seed: int
+    policy: str
+    greeter: int | None
+
+    @property
+    def path(self) -> str:
+        return f"/ws/chat/{self.study.slug}/"
+
+    def order(self, length: int) -> list[int]:
+        """The seat positions of the first ``length`` turns, as the scenario's policy deals them."""
+        spoken: list[int] = []
+        for _ in range(length):
+            spoken.append(next_speaker(self.policy, [0, 1, 2], spoken, seed=self.seed, greeter=self.greeter))
+        return spoken
+
+
+def make_group_chat(
+    *, human_position: int = 1, turn_cap: int = 12, policy: str = TurnTaking.RANDOM_AFTER_GREETING,
+    seed: int | None = None, wants: list[int] | None = None,
+) -> GroupChat:
+    """A three-role scenario and a participant in its chat, as consent assigns it. ``wants``: the speaking
+    order must start with these positions; the first seed (from 0) that deals them is used."""
+    number = next(_numbers)
+    greeter = 0 if policy == TurnTaking.RANDOM_AFTER_GREETING else None
+    team = default_team()
+    scenario = make_scenario(
+        roles=[{"character": make_character(team=team, first_name=name.split()[0], last_name=name.split()[1])}
+               for name in NAMES],
+        team=team, turn_taking=policy, greeter_position=greeter, turn_cap=turn_cap,
+        context="Three neighbours plan the building's summer party.",
+    )
+    study = ChatStudy.objects.create(
+        team=team, slug=f"group-{number}-{uuid4().hex[:6]}", title=f"Group {number}", created_by=make_user(staff=True),
+        human_position=human_position, agent_model="scripted", completion_code="C0MPLETE", min_participant_turns=0,
+    )
+    study.scenarios.add(scenario)
+    episode = create_chat_episode(study, scenario, get_barrier("none"))
+    chat_seed = seed if seed is not None else episode.settings["seed"]
+    if wants is not None:
+        chat_seed = next(s for s in range(10_000) if _order(policy, s, greeter, len(wants)) == wants)
+    episode.settings = {**episode.settings, "seed": chat_seed}
+    episode.status, episode.started_at = Episode.Status.RUNNING, timezone.now()
+    episode.save(update_fields=["settings", "status", "started_at"])
+    browser = secrets.token_urlsafe(24)
+    participant = Participant.objects.create(
+        study=study, participant_id=f"group-pid-{number}", stage=Participant.Stage.CHAT, scenario=scenario,
+        barrier=episode.barrier, episode=episode, consented_at=timezone.now(), browser_token=browser,
+    )
+    return GroupChat(study, participant, episode, session_for({str(study.pk): participant.pk}, browser=browser),
+                     chat_seed, policy, greeter)
+
+
+def _order(policy: str, seed: int, greeter: int | None, length: int) -> list[int]:
+    spoken: list[int] = []
+    for _ in range(length):
+        spoken.append(next_speaker(policy, [0, 1, 2], spoken, seed=seed, greeter=greeter))
+    return spoken
+
+
+@pytest.fixture
+def group_chat():
+    return database_sync_to_async(make_group_chat)
+
+
+@database_sync_to_async
+def store_turns(chat: GroupChat, positions: list[int]) -> None:
+    """Turns as if spoken already (a reconnect finds them), each by the seat the order gives it."""
+    seats = {seat.position: seat for seat in chat.episode.seats.all()}
+    for index, position in enumerate(positions):
+        Turn.objects.create(episode=chat.episode, index=index, seat=seats[position], content=f"Line {index}.",
+                            client_id=uuid4().hex if seats[position].player == Seat.Player.HUMAN else None)
+
+
+@database_sync_to_async
+def hold_agent_lease(chat: GroupChat) -> None:
+    """Another server process is writing the agent's turn (its lease is live), so this one waits."""
+    Participant.objects.filter(pk=chat.participant.pk).update(
+        agent_lease_until=timezone.now() + timedelta(minutes=5), agent_lease_owner="elsewhere"
+    )
+
+
+async def test_after_the_greeting_the_agents_speak_in_the_policys_order_until_the_participants_turn(
+    group_chat, sockets, stored_turns
+):
+    chat = await group_chat(human_position=1, wants=[0, 2, 0, 1])  # greeting, two agent turns, then the participant
+    page = sockets(chat)
+    assert await page.connect()
+
+    history = await page.receive_until("history")
+    await page.receive_until("turn", index=2)
+    typings = [message for message in page.seen if message["type"] == "typing"]
+    turns = [message for message in page.seen if message["type"] == "turn"]
+
+    assert history["speakers"] == [
+        {"seat": 0, "name": NAMES[0], "you": False},
+        {"seat": 1, "name": NAMES[1], "you": True},
+        {"seat": 2, "name": NAMES[2], "you": False},
+    ]
+    assert [speaker["seat"] for speaker in history["upcoming"]] == chat.order(4)
+    assert [(t["seat"], t["speaker"]) for t in typings] == [(0, NAMES[0]), (2, NAMES[2]), (0, NAMES[0])]
+    assert [(t["seat"], t["side"], t["next"]) for t in turns] == [
+        (0, "partner", "partner"), (2, "partner", "partner"), (0, "partner", "you")
+    ]
+    assert turns[2]["upcoming"][0] == {"seat": 1, "name": NAMES[1], "you": True}
+    assert await page.nothing_more()  # the participant's turn: no fourth agent turn starts
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)] == [0, 2, 0]
+
+
+async def test_after_the_participant_speaks_the_next_agents_follow_in_order(group_chat, sockets, stored_turns):
+    chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN, turn_cap=12)
+    page = sockets(chat)
+    await page.connect()
+    history = await page.receive_until("history")
+    assert history["next"] == {"index": 0, "side": "you"}
+
+    await page.act("Hello both of you!")
+    await page.receive_until("turn", index=2)
+    replies = [message for message in page.seen if message["type"] == "turn" and message["side"] == "partner"]
+
+    assert [(r["seat"], r["speaker"]) for r in replies] == [(1, NAMES[1]), (2, NAMES[2])]
+    assert replies[-1]["next"] == "you"
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)] == [0, 1, 2]
+
+
+async def test_a_message_out_of_turn_is_refused_and_not_stored(group_chat, sockets, stored_turns):
+    chat = await group_chat(human_position=1, wants=[0, 2, 0, 1])
+    await store_turns(chat, [0])  # the greeting is in; seat 2 speaks next
+    await hold_agent_lease(chat)
+    page = sockets(chat)
+    await page.connect()
+    history = await page.receive_until("history")
+
+    client_id = await page.act("Me first!")
+    refusal = await page.receive_until("error")
+
+    assert history["next"] == {"index": 1, "side": "partner"}
+    assert (refusal["code"], refusal["client_id"]) == ("not_your_turn", client_id)
+    assert len(await stored_turns(chat.episode.pk)) == 1
+
+
+async def test_a_page_reconnecting_mid_sequence_gets_the_whole_state_and_the_agents_go_on(
+    group_chat, sockets, stored_turns
+):
+    chat = await group_chat(human_position=2, wants=[0, 1, 2, 1, 0, 2])
+    await store_turns(chat, [0, 1, 2, 1])  # the participant spoke at turn 2; seat 0 is due at turn 4
+    page = sockets(chat)
+    await page.connect()
+
+    history = await page.receive_until("history")
+    turn = await page.receive_until("turn", index=4)
+
+    assert [(t["index"], t["seat"], t["speaker"], t["side"]) for t in history["turns"]] == [
+        (0, 0, NAMES[0], "partner"), (1, 1, NAMES[1], "partner"), (2, 2, NAMES[2], "you"), (3, 1, NAMES[1], "partner"),
+    ]
+    assert history["next"] == {"index": 4, "side": "partner"}
+    assert [speaker["seat"] for speaker in history["upcoming"]] == chat.order(8)[4:8]
+    assert (turn["seat"], turn["next"]) == (0, "you")
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)] == [0, 1, 2, 1, 0]
+
+
+async def test_the_turn_cap_ends_a_group_chat_and_no_agent_speaks_past_it(group_chat, sockets, stored_turns, reload):
+    chat = await group_chat(human_position=1, policy=TurnTaking.ROUND_ROBIN, turn_cap=5)
+    await store_turns(chat, [0, 1, 2, 0])  # the participant has the last turn under the cap
+    page = sockets(chat)
+    await page.connect()
+    history = await page.receive_until("history")
+    assert [speaker["seat"] for speaker in history["upcoming"]] == [1]  # nobody is shown past the cap
+
+    await page.act("Then that is settled. Bye!")
+    last = await page.receive_until("turn", index=4)
+    ended = await page.receive_until("ended")
+
+    assert (last["next"], last["upcoming"]) == (None, [])
+    assert ended["reason"] == Episode.EndReason.TURN_CAP
+    assert len(await stored_turns(chat.episode.pk)) == 5
+    episode = await reload(chat.episode)
+    assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.TURN_CAP)
+
+
+async def test_a_leave_ends_a_group_chat(group_chat, sockets, stored_turns):
+    chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN)
+    page = sockets(chat)
+    await page.connect()
+    await page.receive_until("history")
+
+    await page.act("", action_type=ActionType.LEAVE)
+    ended = await page.receive_until("ended")
+
+    assert ended["reason"] == Episode.EndReason.LEAVE
+    assert len(await stored_turns(chat.episode.pk)) == 1  # no agent speaks after the participant left
