@@ -108,8 +108,12 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
         # and the scripted judge answers each of the six goals (the external perspective)
         assert judged.filter(goal__isnull=False, response__seat_position__isnull=True).count() == 6
         # every seat answers the six goal questions and the probes it may be asked
-        responses = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
+        agents = episode.responses.filter(respondent__kind=Respondent.Kind.AGENT)
+        responses = agents.exclude(respondent__prompt_version__startswith="scripted-blind-")
         assert sorted(responses.values_list("seat_position", flat=True)) == [0, 0, 1, 1, 2, 2]
+        # and each seat answers its probes blind too, before the talk (the baseline)
+        blind = agents.filter(respondent__prompt_version="scripted-blind-1")
+        assert sorted(blind.values_list("seat_position", flat=True)) == [0, 1, 2]
         goal_answers = Answer.objects.filter(response__in=responses, goal__isnull=False)
         assert goal_answers.count() == 3 * 6
         assert set(goal_answers.values_list("value", flat=True)) <= {"yes", "no"}
@@ -212,7 +216,7 @@ def test_each_template_is_filled_with_three_casts_that_fit_its_slots_and_carry_i
         assert len(casts) == 3
 
 
-def test_template_episodes_open_with_the_greeter_and_have_self_other_external_and_probe_answers():
+def test_template_episodes_open_with_the_greeter_and_have_self_other_external_probe_and_blind_answers():
     load("--skip-accounts")
 
     episodes = Episode.objects.filter(tag="demo-groups", scenario__template__isnull=False)
@@ -225,9 +229,11 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_external_an
         seats = episode.seats.count()
         assert {turn.seat.position for turn in turns} == set(range(seats))
         goals = Goal.objects.filter(role__scenario=episode.scenario)
-        answers = Answer.objects.filter(
-            response__episode=episode, response__respondent__kind=Respondent.Kind.AGENT
-        ).select_related("response", "goal__role", "question")
+        agents = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.AGENT)
+        blind = agents.filter(response__respondent__prompt_version="scripted-blind-1")
+        answers = agents.exclude(response__respondent__prompt_version="scripted-blind-1").select_related(
+            "response", "goal__role", "question"
+        )
         goal_answers = [answer for answer in answers if answer.goal is not None]
         own = [a for a in goal_answers if a.goal.role.position == a.response.seat_position]
         other = [a for a in goal_answers if a.goal.role.position != a.response.seat_position]
@@ -245,10 +251,12 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_external_an
         probes = list(episode.scenario.probes.select_related("about"))
         assert len(probe_answers) == sum(seats - 1 for probe in probes)
         assert all(a.value in {"0", "1", "2", "3"} and "correct" in a.question.options for a in probe_answers)
+        # the blind test: the same probes, answered from the scenario alone
+        assert blind.filter(goal__isnull=True).count() == len(probe_answers) and not blind.filter(goal__isnull=False)
     # across the demo, seats judge their own goals more generously than the others' (AgentSense's finding)
-    mine = Answer.objects.filter(response__episode__in=episodes, goal__isnull=False)
-    own_yes = [a.value == "yes" for a in mine.select_related("goal__role", "response") if
-               a.goal.role.position == a.response.seat_position]
-    other_yes = [a.value == "yes" for a in mine.select_related("goal__role", "response") if
-                 a.goal.role.position != a.response.seat_position]
+    interviews = Answer.objects.filter(
+        response__episode__in=episodes, response__respondent__kind=Respondent.Kind.AGENT, goal__isnull=False
+    ).select_related("goal__role", "response")
+    own_yes = [a.value == "yes" for a in interviews if a.goal.role.position == a.response.seat_position]
+    other_yes = [a.value == "yes" for a in interviews if a.goal.role.position != a.response.seat_position]
     assert 0 < sum(other_yes) / len(other_yes) < sum(own_yes) / len(own_yes) < 1

@@ -8,8 +8,8 @@ episodes are played by the offline scripted model with each role's beats, so the
 same on every machine and needs no API key. The episodes of more than two parties (tag
 ``demo-groups``: the three-party scenario under each condition, and each template's instances
 without a barrier) are also interviewed: each seat answers the AgentSense goal questions about
-its own goals (self) and the others' (other), and the scenario's probes, and the scripted judge
-answers every goal (external).
+its own goals (self) and the others' (other), and the scenario's probes, after the talk and, for
+the blind test, from the scenario alone; and the scripted judge answers every goal (external).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ...demo.group_templates import TEMPLATES
 from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
 from ...evaluation import judge
 from ...evaluation.goal_judge import CACHED, judge_goals
+from ...evaluation.interviews.blind import blind_test_episodes
 from ...evaluation.interviews.running import interview_episodes
 from ...login_links import login_link_path
 from ...models import Barrier, Episode, Scenario, Team, TeamMember
@@ -144,13 +145,15 @@ class Command(BaseCommand):
 
     def _interview(self, episode_ids: list[int]) -> None:
         """AgentSense's three perspectives on the group episodes: every seat on every goal (its own: self;
-        the others': other) and on its probes, and the scripted judge on every goal (external). Answers
-        already stored are kept."""
+        the others': other) and on its probes, also before the talk (the blind test), and the scripted
+        judge on every goal (external). Answers already stored are kept."""
         started = time.monotonic()
         results = async_to_sync(interview_episodes)(episode_ids)
+        results += async_to_sync(blind_test_episodes)(episode_ids)  # the probes before the talk: the baseline
         for result in results:
             if result.error:
-                raise CommandError(f"the scripted interview of episode {result.episode_id} failed: {result.error}")
+                raise CommandError(f"the scripted interview or blind test of episode {result.episode_id} failed: "
+                                   f"{result.error}")
         judgements = async_to_sync(judge_goals)(episode_ids, SCRIPTED)  # AgentSense's external perspective
         for judgement in judgements:
             if not judgement.ok:
@@ -160,7 +163,7 @@ class Command(BaseCommand):
         answered = sum(result.responses for result in results)
         judged = sum(judgement.outcome != CACHED for judgement in judgements)
         self.stdout.write(
-            f"Group episodes: {len(episode_ids)} interviewed ({answered} new responses) and "
+            f"Group episodes: {len(episode_ids)} interviewed and blind-tested ({answered} new responses) and "
             f"{judged} judged on every goal, in {time.monotonic() - started:.1f}s."
         )
 
