@@ -8,6 +8,9 @@ that starts with ``[non-verbal]`` or ``[action]`` is that kind of action rather 
 
 The plain beats avoid the words the scripted partner and judge read as barrier signals (vague
 placeholders, ritual deferrals, statements of distress), so the baseline stays clean.
+
+The three-party scenario at the end carries AgentSense's labels (goal types, sender/receiver, a
+category); the demo's templates of three and four parties are in ``group_templates.py``.
 """
 
 from __future__ import annotations

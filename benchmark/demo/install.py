@@ -92,7 +92,8 @@ def _install_goals_and_probes(
     for position, role_goals in enumerate(goals):
         for number, goal in enumerate(role_goals):
             Goal.objects.update_or_create(
-                role=roles[position], position=number,
+                role=roles[position],
+                position=number,
                 defaults={"text": goal.text, "tags": list(goal.tags), "goal_type": goal.goal_type},
             )
         roles[position].goals.filter(position__gte=len(role_goals)).delete()
@@ -176,8 +177,7 @@ def install_template_instances(spec: DemoTemplate, team: Team, *, seed: int = 0)
     for scenario in instances:
         cast = {role.position: role.character for role in scenario.roles.select_related("character")}
         beats = {
-            position: tuple(fill_names(beat, cast) for beat in slot.beats)
-            for position, slot in enumerate(spec.slots)
+            position: tuple(fill_names(beat, cast) for beat in slot.beats) for position, slot in enumerate(spec.slots)
         }
         made.append(DemoInstance(scenario, beats))
     return made

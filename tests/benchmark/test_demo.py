@@ -241,7 +241,9 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_external_pr
         assert len(own) == goals.count() and len(other) == (seats - 1) * goals.count()
         assert all(a.value in {"yes", "no"} and a.reasoning for a in goal_answers)
         external = Answer.objects.filter(
-            response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE, goal__isnull=False,
+            response__episode=episode,
+            response__respondent__kind=Respondent.Kind.JUDGE,
+            goal__isnull=False,
             response__seat_position__isnull=True,
         )
         # and the scripted judge answers each goal once, yes or no with its reasons (external)
