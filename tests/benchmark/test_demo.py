@@ -1,6 +1,7 @@
 """The demo loader: 12 two-party scenarios and a three-party one × 4 conditions, two templates of three
 and four parties with three casts each, scripted episodes, scores, interviews and accounts, idempotent."""
 
+import json
 import re
 from io import StringIO
 
@@ -262,3 +263,20 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_external_pr
     own_yes = [a.value == "yes" for a in interviews if a.goal.role.position == a.response.seat_position]
     other_yes = [a.value == "yes" for a in interviews if a.goal.role.position != a.response.seat_position]
     assert 0 < sum(other_yes) / len(other_yes) < sum(own_yes) / len(own_yes) < 1
+
+
+def test_the_demo_feeds_every_agentsense_analysis_psi_over_the_templates_included():
+    load("--skip-accounts")
+    out = StringIO()
+
+    call_command("benchmark_report", "--analysis", "agentsense", "--tag", "demo-groups", "--format", "json", stdout=out)
+
+    report = json.loads(out.getvalue())
+    assert report["counts"]["episodes"] == 4 + 3 * len(TEMPLATES)
+    assert set(report["completion"]) >= {"self", "other", "judges_majority"}
+    assert set(report["completion_by_erg"]["scripted"]) == {"existence", "relatedness", "growth"}
+    assert set(report["completion_by_category"]["scripted"]) == {"personal_domain", "small_society"}
+    assert set(report["reasoning"]) == {"attacker", "defender", "blind"}
+    psi = report["psi"]["goal_completion.self"]["scripted"]
+    assert (psi["templates"], psi["scenarios"]) == (2, 6)
+    assert set(psi["by_template"]) == {template.codename for template in TEMPLATES}
