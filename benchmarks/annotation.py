@@ -55,6 +55,7 @@ def main() -> None:
     def empty() -> None:
         Study.objects.all().delete()
         Episode.objects.all().delete()
+        Scenario.objects.filter(template__isnull=False).delete()  # a template is protected while it has casts
         Scenario.objects.all().delete()
         Character.objects.all().delete()
         # A person's respondent row outlives their answers (it is protected, like the research data it names).
