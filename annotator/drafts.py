@@ -15,6 +15,8 @@ the scenario's probes keeps them in a second response of the version (``annotato
 step the same way and in the same transactions.
 """
 
+from collections import defaultdict
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Case, Q, Value, When
@@ -203,32 +205,36 @@ def _respondent(annotator: AbstractBaseUser) -> Respondent:
 
 
 def _store(annotation: Annotation, parsed: ParsedForm) -> None:
-    """Replace the annotation's answer and span rows with ``parsed``'s.
+    """Make the annotation's answer and span rows ``parsed``'s.
 
-    A draft span without a rationale (or an error without a correction) cannot be a ``Span`` row;
-    it is left out, and ``unstored_spans`` tells the caller how many were. Answers to the probes go
-    to the probes' response; an answer to a question of neither instrument means the page is older
-    than the version (the scenario's probes changed since it was drawn): ``StaleVersion``.
+    Answers are written as a difference (``_store_answers``), so an autosave that changed one
+    answer writes one row. Spans are replaced. A draft span without a rationale (or an error
+    without a correction) cannot be a ``Span`` row; it is left out, and ``unstored_spans`` tells
+    the caller how many were. Answers to the probes go to the probes' response; an answer to a
+    question of neither instrument means the page is older than the version (the scenario's probes
+    changed since it was drawn): ``StaleVersion``.
     """
     response_of = {annotation.response.instrument_id: annotation.response_id}
     if annotation.probes_response_id:
         response_of[annotation.probes_response.instrument_id] = annotation.probes_response_id
     if any(value.question.instrument_id not in response_of for value in parsed.answers):
         raise StaleVersion("The questions of this item changed since the page was opened: reload it.")
-    Answer.objects.filter(response_id__in=response_of.values()).delete()
-    annotation.spans.all().delete()
-    Answer.objects.bulk_create(
-        Answer(
-            response_id=response_of[value.question.instrument_id],
-            question=value.question,
-            seat_position=value.seat,
-            goal_id=value.goal,
-            value=value.value,
-            number=value.number,
-            reasoning=value.rationale,
-        )
-        for value in parsed.answers
+    _store_answers(
+        list(response_of.values()),
+        [
+            Answer(
+                response_id=response_of[value.question.instrument_id],
+                question=value.question,
+                seat_position=value.seat,
+                goal_id=value.goal,
+                value=value.value,
+                number=value.number,
+                reasoning=value.rationale,
+            )
+            for value in parsed.answers
+        ],
     )
+    annotation.spans.all().delete()
     _create_spans(
         annotation,
         [
@@ -250,6 +256,52 @@ def _store(annotation: Annotation, parsed: ParsedForm) -> None:
             if value.fits_span_table
         ],
     )
+
+
+def _store_answers(response_ids: list[int], wanted: list[Answer]) -> None:
+    """Make the answer rows of ``response_ids`` equal to ``wanted``, writing only the rows that differ.
+
+    Every answer row written fires the answer triggers (``benchmark.instruments.triggers``), so a
+    stored row that already says what is wanted is left alone; one whose value, number or
+    reasoning changed is updated in place (it keeps its pk); what is no longer wanted is deleted
+    and what is new inserted: at most one query each. A row is matched to a wanted answer by its
+    place (response, question, seat, goal), and where a multi-label question has several rows in
+    one place, by value first, so a row is only ever given a value no other row of its place holds.
+    """
+    places: dict[tuple, list[Answer]] = defaultdict(list)
+    for row in Answer.objects.filter(response_id__in=response_ids).order_by("pk"):
+        places[_place(row)].append(row)
+    unmatched, changed, new = [], [], []
+    for answer in wanted:
+        rows = places.get(_place(answer), [])
+        same_value = next((row for row in rows if row.value == answer.value), None)
+        if same_value is None:
+            unmatched.append(answer)
+            continue
+        rows.remove(same_value)
+        if (same_value.number, same_value.reasoning) != (answer.number, answer.reasoning):
+            same_value.number, same_value.reasoning = answer.number, answer.reasoning
+            changed.append(same_value)
+    for answer in unmatched:
+        rows = places.get(_place(answer))
+        if not rows:
+            new.append(answer)
+            continue
+        row = rows.pop(0)
+        row.value, row.number, row.reasoning = answer.value, answer.number, answer.reasoning
+        changed.append(row)
+    removed = [row.pk for rows in places.values() for row in rows]
+    if removed:
+        Answer.objects.filter(pk__in=removed).delete()
+    if changed:
+        Answer.objects.bulk_update(changed, ["value", "number", "reasoning"])
+    if new:
+        Answer.objects.bulk_create(new)
+
+
+def _place(answer: Answer) -> tuple[int, int, int | None, int | None]:
+    """Where an answer sits in its response: its question, for which seat and goal."""
+    return answer.response_id, answer.question_id, answer.seat_position, answer.goal_id
 
 
 def _create_spans(annotation: Annotation, spans: list[tuple[Span, list[str]]]) -> None:

@@ -10,6 +10,8 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator import drafts
@@ -158,6 +160,36 @@ def test_draft_submit_and_edit_keep_every_version_of_goals_and_probes(client, st
     assert versions[0].probes_response.answers.get(question__key="probe_1").value == "1"
     assert versions[1].probes_response.answers.get(question__key="probe_1").value == "0"
     assert versions[1].response.answers.count() == 4
+
+
+def test_an_autosave_writes_only_the_goal_and_probe_answers_that_changed(study, episode):
+    assignment = claim_next(study, study.annotators.get(username="annotator-a"))
+    data = form(episode, ["yes", "no", "no", "yes"])
+    draft = drafts.save_draft(assignment, ItemPage(assignment).parse(data, complete=False), revision=0, seconds=1)
+    rows = Answer.objects.filter(response__in=[draft.response_id, draft.probes_response_id])
+    before = {(row.question.key, row.goal_id): (row.pk, row.value) for row in rows.select_related("question")}
+    first = goals(episode)[0]
+    changed = form(episode, ["no", "no", "no", "yes"], probes=("0",))  # the first goal and probe 1; probe 2 cleared
+
+    with CaptureQueriesContext(connection) as queries:
+        draft = drafts.save_draft(assignment, ItemPage(assignment).parse(changed, complete=False), revision=1,
+                                  seconds=1)
+
+    writes = [q["sql"].split()[0] for q in queries.captured_queries if '"benchmark_answer"' in q["sql"]]
+    assert sorted(w for w in writes if w != "SELECT") == ["DELETE", "UPDATE"]
+    after = {(row.question.key, row.goal_id): (row.pk, row.value) for row in rows.select_related("question")}
+    expected = {**before, ("goal_achieved", first.pk): (before[("goal_achieved", first.pk)][0], "no"),
+                ("probe_1", None): (before[("probe_1", None)][0], "0")}
+    del expected[("probe_2", None)]
+    assert after == expected
+    assert draft.probes_response.answers.count() == 1
+
+    drafts.save_draft(assignment, ItemPage(assignment).parse({**changed, "answer-probe_2": "1"}, complete=False),
+                      revision=2, seconds=1)
+
+    assert dict(draft.probes_response.answers.values_list("question__key", "value")) == {"probe_1": "0", "probe_2": "1"}
+    assert draft.probes_response.answers.get(question__key="probe_1").pk == before[("probe_1", None)][0]
+    assert Answer.objects.filter(response=draft.response).count() == 4
 
 
 def test_a_cancelled_edit_takes_both_of_its_responses_with_it(study, episode):

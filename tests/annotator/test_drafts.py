@@ -6,6 +6,8 @@ from datetime import timedelta
 from functools import partial
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotator import drafts
@@ -56,6 +58,19 @@ def answers(annotation):
     return dict(annotation.response.answers.values_list("question__key", "value"))
 
 
+def answer_rows(annotation):
+    """question key → the pk and value of its answer row."""
+    return {row.question.key: (row.pk, row.value) for row in annotation.response.answers.select_related("question")}
+
+
+def answer_writes(queries):
+    """How many statements of each kind (INSERT, UPDATE, DELETE) wrote answer rows."""
+    return Counter(
+        query["sql"].split()[0].upper() for query in queries.captured_queries
+        if query["sql"].split()[0].upper() in {"INSERT", "UPDATE", "DELETE"} and '"benchmark_answer"' in query["sql"]
+    )
+
+
 def error_span(**fields):
     return {
         "label": "error", "start_turn": 1, "end_turn": 1, "start_char": 0, "end_char": 12,
@@ -88,6 +103,62 @@ def test_save_replaces_the_answers_in_place_and_counts_the_revision(socialveil):
     assert Annotation.objects.filter(assignment=socialveil).count() == 1
     assert answers(annotation) == {"unresolved_confusion": "4"}
     assert Answer.objects.get(response__annotation=annotation).number == 4
+
+
+def test_an_autosave_changing_one_answer_updates_only_that_row(socialveil):
+    first = drafts.save_draft(socialveil, parse(socialveil, COMPLETE), revision=0, seconds=0)
+    before = answer_rows(first)
+
+    with CaptureQueriesContext(connection) as queries:
+        annotation = drafts.save_draft(
+            socialveil, parse(socialveil, {**COMPLETE, "answer-unresolved_confusion": "4"}), revision=1, seconds=0
+        )
+
+    assert answer_writes(queries) == {"UPDATE": 1}
+    after = answer_rows(annotation)
+    assert after == {**before, "unresolved_confusion": (before["unresolved_confusion"][0], "4")}
+    assert Answer.objects.get(pk=after["unresolved_confusion"][0]).number == 4
+
+
+def test_an_autosave_with_nothing_changed_writes_no_answer(socialveil):
+    first = drafts.save_draft(socialveil, parse(socialveil, COMPLETE), revision=0, seconds=0)
+    before = answer_rows(first)
+
+    with CaptureQueriesContext(connection) as queries:
+        annotation = drafts.save_draft(socialveil, parse(socialveil, COMPLETE), revision=1, seconds=0)
+
+    assert answer_writes(queries) == {}
+    assert (annotation.revision, answer_rows(annotation)) == (2, before)
+
+
+def test_an_autosave_deletes_a_cleared_answer_and_inserts_a_new_one_keeping_the_rest(socialveil):
+    without_understanding = {key: value for key, value in COMPLETE.items() if key != "answer-mutual_understanding"}
+    first = drafts.save_draft(socialveil, parse(socialveil, without_understanding), revision=0, seconds=0)
+    before = answer_rows(first)
+    data = {**without_understanding, "answer-mutual_understanding": "5"}
+    del data["answer-unresolved_confusion"]
+
+    with CaptureQueriesContext(connection) as queries:
+        annotation = drafts.save_draft(socialveil, parse(socialveil, data), revision=1, seconds=0)
+
+    assert answer_writes(queries) == {"DELETE": 1, "INSERT": 1}
+    after = answer_rows(annotation)
+    assert set(after) == {"barrier_type", "mutual_understanding"}
+    assert after["barrier_type"] == before["barrier_type"]
+    assert after["mutual_understanding"][1] == "5"
+    assert not Answer.objects.filter(pk=before["unresolved_confusion"][0]).exists()
+
+
+def test_a_submit_after_an_autosave_of_the_same_answers_only_checks_them(socialveil):
+    drafts.save_draft(socialveil, parse(socialveil, COMPLETE), revision=0, seconds=0)
+    before = answer_rows(drafts.current(socialveil))
+
+    with CaptureQueriesContext(connection) as queries:
+        annotation = drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=1, seconds=0)
+
+    assert answer_writes(queries) == {}
+    assert answer_rows(annotation) == before
+    assert Response.objects.get(pk=annotation.response_id).status == Response.Status.SUBMITTED
 
 
 def test_stale_revision_raises_and_changes_nothing(socialveil):

@@ -94,3 +94,20 @@ def test_a_complete_submit_stores_every_kind(client, annotator, assignment):
     assert sorted(rows.values_list("question__key", "seat_position", "value")) == [
         ("agreed", None, "yes"), ("guess", None, "money"), ("tone", 1, "vague"),
     ]
+
+
+def test_an_autosave_keeps_the_row_of_a_label_still_picked_and_reuses_the_unpicked_ones(client, annotator, assignment):
+    client.force_login(annotator)
+    url = reverse("annotator:draft", args=[assignment.pk])
+    client.post(url, {"answer-agreed": "no", "answer-tone-0": ["curt", "warm"], "revision": "0"})
+    tone = Answer.objects.filter(response__annotation__assignment=assignment, question__key="tone")
+    before = dict(tone.values_list("value", "pk"))
+    agreed = Answer.objects.get(response__annotation__assignment=assignment, question__key="agreed").pk
+
+    client.post(url, {"answer-agreed": "no", "answer-tone-0": ["warm", "vague"], "answer-tone-1": ["curt"],
+                      "revision": "1"})
+
+    after = dict(tone.filter(seat_position=0).values_list("value", "pk"))
+    assert after == {"warm": before["warm"], "vague": before["curt"]}  # curt's row now says vague
+    assert tone.get(seat_position=1).value == "curt"
+    assert Answer.objects.filter(response__annotation__assignment=assignment, question__key="agreed").get().pk == agreed
