@@ -19,6 +19,8 @@ from benchmark.results.figures import (
     JUDGE_COLOUR,
     OVERALL_COLOUR,
     RASTER_POINTS,
+    SERIES_COLOURS,
+    SERIES_HATCHES,
     Figure,
     fmt,
     new_figure,
@@ -28,8 +30,16 @@ from benchmark.results.figures import (
     wrap,
 )
 
-__all__ = ["Figure", "accuracy_chart", "condition_chart", "confusion_chart", "judge_scatter", "question_figures",
-           "report_figures"]
+__all__ = ["AGENTSENSE", "Figure", "accuracy_chart", "agentsense_chart", "condition_chart", "confusion_chart",
+           "judge_scatter", "question_figures", "report_figures"]
+
+# The key of the AgentSense section's figures in ``report_figures``: not a slug, so no question key can take it.
+AGENTSENSE = "(agentsense)"
+# Bar styles by perspective or measure, so that neither colour nor hatch alone tells them apart.
+_BAR_STYLES = {
+    name: (SERIES_COLOURS[index], SERIES_HATCHES[index])
+    for index, name in enumerate(("self", "other", "external", "humans", "attacker", "blind"))
+}
 
 
 def accuracy_chart(name: str, accuracy: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> Figure:
@@ -244,7 +254,62 @@ def question_figures(key: str, entry: Mapping[str, Any], conditions: Mapping[str
     return figures
 
 
+def agentsense_chart(section: Mapping[str, Any]) -> Figure | None:
+    """Horizontal bars: each perspective's agreement with the human goal majority, and probe accuracy.
+
+    One panel per part the section has: goals (a perspective's pooled row, then each respondent's)
+    and probes (the annotators, then each model as attacker and blind). Every bar carries its value
+    and n; None when neither part has a number to draw.
+    """
+    goals = [
+        (row["perspective"], f"{row['perspective']}: " + ("all" if row["respondent"] is None else row["respondent"]),
+         row["accuracy"], row["n"])
+        for row in (section.get("goals") or {}).get("perspectives", []) if row["accuracy"] is not None
+    ]
+    probes = section.get("probes") or {}
+    probe_bars = []
+    if probes and probes["humans"]["accuracy"] is not None:
+        probe_bars.append(("humans", "annotators", probes["humans"]["accuracy"], probes["humans"]["n"]))
+    probe_bars += [(row["measure"], f"{row['measure']}: {row['model']}", row["accuracy"], row["n"])
+                   for row in probes.get("agents", [])]
+    panels = [(title, bars) for title, bars in (
+        ("Goals: share agreeing with the human majority", goals), ("Probes: share answered correctly", probe_bars),
+    ) if bars]
+    if not panels:
+        return None
+    rows = max(len(bars) for _, bars in panels)
+    figure = new_figure(4.6 * len(panels) + 0.6, 0.42 * rows + 1.4)
+    for index, (title, bars) in enumerate(panels, start=1):
+        axes = figure.add_subplot(1, len(panels), index)
+        positions = list(range(len(bars)))[::-1]  # the first bar on top
+        styles = [_BAR_STYLES.get(kind, (OVERALL_COLOUR, "")) for kind, _, _, _ in bars]
+        axes.barh(positions, [value for _, _, value, _ in bars], color=[colour for colour, _ in styles],
+                  hatch=[hatch for _, hatch in styles], edgecolor="black", linewidth=0.6, height=0.6)
+        for position, (_, _, value, n) in zip(positions, bars, strict=True):
+            axes.text(value + 0.02, position, f"{fmt(value)} (n = {n})", va="center", fontsize=FONT_SIZE - 1)
+        axes.set_yticks(positions, [wrap(label, 30) for _, label, _, _ in bars])
+        axes.set_xlim(0, 1.35)
+        axes.set_xticks([0, 0.25, 0.5, 0.75, 1])
+        axes.set_ylim(len(bars) - rows - 0.5, len(bars) - 0.5)  # bars as tall in both panels, from the top
+        axes.set_xlabel("Share of answers", fontsize=FONT_SIZE)
+        axes.set_title(title, fontsize=FONT_SIZE)
+        style_axes(axes)
+    title = "Goals and probes: humans against the models"
+    figure.suptitle(title, fontsize=FONT_SIZE + 1)
+    description = " ".join(
+        f"{panel}: " + "; ".join(f"{label} {fmt(value)} (n = {n})" for _, label, value, n in bars) + "."
+        for panel, bars in panels
+    )
+    name = "agentsense-comparison"
+    return Figure(f"{name}.svg", title, description, to_svg(figure, name, title, description))
+
+
 def report_figures(report: Mapping[str, Any]) -> dict[str, dict[str, Figure]]:
-    """The figures of every question of a report, by question key then figure kind."""
+    """The figures of every question of a report, by question key then figure kind; the AgentSense
+    section's under ``AGENTSENSE``, kind ``comparison``, when the report has one to draw."""
     conditions = report.get("conditions", {})
-    return {key: question_figures(key, entry, conditions) for key, entry in report.get("questions", {}).items()}
+    drawn = {key: question_figures(key, entry, conditions) for key, entry in report.get("questions", {}).items()}
+    comparison = agentsense_chart(report["agentsense"]) if report.get("agentsense") else None
+    if comparison is not None:
+        drawn[AGENTSENSE] = {"comparison": comparison}
+    return drawn

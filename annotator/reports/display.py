@@ -118,6 +118,7 @@ class ReportView:
     skipped: list[tuple[str, str]]
     goal_rows: list[list[str]] = field(default_factory=list)  # AgentSense: human majority vs each perspective
     probe_rows: list[list[str]] = field(default_factory=list)  # AgentSense: probe accuracy, humans and agents
+    agentsense_figure: report_figures.Figure | None = None  # both of them as bars
 
 
 def report_view(
@@ -153,6 +154,7 @@ def report_view(
         questions=questions,
         skipped=list(report.get("skipped_questions", {}).items()),
         **_agentsense_rows(report.get("agentsense") or {}),
+        agentsense_figure=drawn.get(report_figures.AGENTSENSE, {}).get("comparison"),
     )
 
 

@@ -14,9 +14,19 @@ Each table is long-format with a ``question`` column, so one file covers every q
 - ``spans.csv`` and ``span_attributes.csv``: span agreement, and counts and F1 per attribute;
 - ``notes.csv``: question (empty for the whole study), note.
 
-Every file is always there (with its header alone when nothing applies), so scripts can rely on
-the names. Text that a spreadsheet would run as a formula (a category, an item or a judge named
-``=...``) gets a leading quote, as in every CSV Parley writes (``benchmark.csv_output``).
+A study that asks AgentSense's goal or probe questions (``report["agentsense"]``) adds:
+
+- ``agentsense_goals.csv``: perspective (self, other, external), respondent_kind, respondent,
+  prompt_version (all three empty on a perspective's pooled row), accuracy, n, goals, kappa,
+  yes_share, human_yes_share;
+- ``agentsense_annotators.csv``: statistic, value, ci95_low, ci95_high: the goals asked, those
+  with a human majority, ties, ratings, and the annotators' Fleiss kappa and percent agreement;
+- ``agentsense_probes.csv``: measure (humans, attacker, blind), who, n, correct, accuracy.
+
+Every file is always there (with its header alone when nothing applies; the AgentSense ones in
+every report that has that section), so scripts can rely on the names. Text that a spreadsheet
+would run as a formula (a category, an item or a judge named ``=...``) gets a leading quote, as in
+every CSV Parley writes (``benchmark.csv_output``).
 """
 
 from __future__ import annotations
@@ -47,6 +57,14 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "span_attributes.csv": ("question", "attribute", "spans", "pairs_both", "f1"),
     "notes.csv": ("question", "note"),
+}
+AGENTSENSE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "agentsense_goals.csv": (
+        "perspective", "respondent_kind", "respondent", "prompt_version", "accuracy", "n", "goals", "kappa",
+        "yes_share", "human_yes_share",
+    ),
+    "agentsense_annotators.csv": ("statistic", "value", "ci95_low", "ci95_high"),
+    "agentsense_probes.csv": ("measure", "who", "n", "correct", "accuracy"),
 }
 
 LABELS = {
@@ -205,7 +223,43 @@ def _span_rows(tables: dict[str, list[Sequence[Any]]], key: str, spans: Mapping[
         )
 
 
+def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[Sequence[Any]]]:
+    """The goal comparison, the annotators' agreement on goals and the probes' accuracies, as rows."""
+    tables: dict[str, list[Sequence[Any]]] = {name: [] for name in AGENTSENSE_COLUMNS}
+    goals = section.get("goals")
+    if goals:
+        tables["agentsense_goals.csv"] = [
+            (
+                row["perspective"], row["respondent_kind"], row["respondent"], row["prompt_version"], row["accuracy"],
+                row["n"], row["goals"], row["kappa"], row["yes_share"], row["human_yes_share"],
+            )
+            for row in goals["perspectives"]
+        ]
+        annotators = goals["annotators"]
+        fleiss = annotators["fleiss_kappa"]
+        tables["agentsense_annotators.csv"] = [
+            ("goals", goals["goals"], None, None),
+            ("goals_with_majority", goals["goals_with_majority"], None, None),
+            ("ties", goals["ties"], None, None),
+            ("ratings", annotators["ratings"], None, None),
+            ("fleiss_kappa", fleiss["value"], _low(fleiss["ci95"]), _high(fleiss["ci95"])),
+            ("percent_agreement", annotators["percent_agreement"], None, None),
+        ]
+    probes = section.get("probes")
+    if probes:
+        humans = probes["humans"]
+        tables["agentsense_probes.csv"] = [("humans", "annotators", humans["n"], humans["correct"], humans["accuracy"])]
+        tables["agentsense_probes.csv"] += [
+            (row["measure"], row["model"], row["n"], row["correct"], row["accuracy"]) for row in probes["agents"]
+        ]
+    return tables
+
+
 def report_tables(report: Mapping[str, Any]) -> dict[str, str]:
     """The report's CSV tables by file name (see the module docstring for the columns)."""
     rows = _rows(report)
-    return {name: csv_text(columns, rows[name]) for name, columns in COLUMNS.items()}
+    tables = {name: csv_text(columns, rows[name]) for name, columns in COLUMNS.items()}
+    if report.get("agentsense"):
+        agentsense = _agentsense_rows(report["agentsense"])
+        tables.update({name: csv_text(columns, agentsense[name]) for name, columns in AGENTSENSE_COLUMNS.items()})
+    return tables

@@ -7,6 +7,7 @@ and to every other respondent's answers; the probes' correct options never reach
 
 import csv
 import io
+import zipfile
 
 import pytest
 from django.core.management import call_command
@@ -20,6 +21,8 @@ from annotator.exports import export_lines
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Membership
 from annotator.reports import build_report
+from annotator.reports.documents import render_bundle, render_tables_zip
+from annotator.reports.tables import report_tables
 from benchmark.evaluation.interviews.instruments import goals_instrument, probes_instrument
 from benchmark.instruments.presets import install_preset
 from benchmark.models import Answer, Goal, Probe, Respondent, Response
@@ -337,3 +340,76 @@ def test_the_report_page_shows_the_goal_comparison(client, annotated):
 
     assert "Goals and probes: humans against the models" in page
     assert "<td>external</td><td>m-judge (judge)</td><td>0.750</td><td>4</td><td>4</td><td>0.500</td>" in page
+    assert '<figure class="report-figure"><svg role="img" aria-labelledby="agentsense-comparison-title' in page
+    assert "0.750 (n = 4)" in page
+
+
+def _csv_rows(text):
+    return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+
+
+def test_the_report_tables_carry_the_goal_comparison_the_annotators_agreement_and_the_probes(annotated):
+    tables = report_tables(build_report(annotated, resamples=0, respondent_kinds=["agent", "judge"]))
+
+    goals = _csv_rows(tables["agentsense_goals.csv"])
+    assert [(row["perspective"], row["respondent"]) for row in goals] == [
+        ("self", ""), ("self", "m-agent"), ("other", ""), ("other", "m-agent"), ("external", ""),
+        ("external", "m-judge"),
+    ]
+    judge = goals[-1]
+    assert (judge["respondent_kind"], judge["prompt_version"], float(judge["accuracy"]), judge["n"]) == (
+        "judge", "goals-judge-1", 0.75, "4",
+    )
+    assert (float(goals[0]["yes_share"]), float(goals[0]["human_yes_share"])) == (1.0, 0.5)
+    annotators = {row["statistic"]: row["value"] for row in _csv_rows(tables["agentsense_annotators.csv"])}
+    assert (annotators["goals"], annotators["goals_with_majority"], annotators["ties"]) == ("4", "4", "0")
+    assert float(annotators["percent_agreement"]) == pytest.approx(0.5)
+    assert _csv_rows(tables["agentsense_probes.csv"]) == [
+        {"measure": "humans", "who": "annotators", "n": "6", "correct": "4", "accuracy": str(4 / 6)},
+        {"measure": "attacker", "who": "m-agent", "n": "4", "correct": "2", "accuracy": "0.5"},
+        {"measure": "blind", "who": "m-agent", "n": "2", "correct": "1", "accuracy": "0.5"},
+    ]
+
+
+def test_a_report_without_goals_or_probes_has_no_agentsense_tables(episode):
+    study = make_study(instrument=install_preset("socialveil"), items=[episode], overlap=1)
+
+    tables = report_tables(build_report(study, resamples=0))
+
+    assert "statistics.csv" in tables and not any(name.startswith("agentsense") for name in tables)
+
+
+def test_the_bundle_and_the_tables_zip_hold_the_agentsense_tables_and_figure(annotated):
+    report = build_report(annotated, resamples=0, respondent_kinds=["agent", "judge"])
+
+    bundle = zipfile.ZipFile(io.BytesIO(render_bundle(annotated, report)))
+    tables = zipfile.ZipFile(io.BytesIO(render_tables_zip(report)))
+
+    names = {"agentsense_goals.csv", "agentsense_annotators.csv", "agentsense_probes.csv"}
+    assert {f"tables/{name}" for name in names} <= set(bundle.namelist())
+    assert names <= set(tables.namelist())
+    assert bundle.read("tables/agentsense_probes.csv") == tables.read("agentsense_probes.csv")
+    svg = bundle.read("figures/agentsense-comparison.svg").decode()
+    assert "Goals and probes: humans against the models" in svg and "attacker: m-agent" in svg
+    assert "agentsense-comparison.svg" in bundle.read("README.txt").decode()
+    assert "agentsense-comparison-title" in bundle.read("report.html").decode()
+
+
+def test_a_respondents_name_is_escaped_in_the_figure_the_page_and_the_tables(client, annotated, episode):
+    planted = '=HYPERLINK("x") <script>alert(1)</script> $\\alpha$ & co'
+    judge = Respondent.objects.create(kind="judge", model=planted, prompt_version="goals-judge-1")
+    response = Response.objects.create(instrument=goals_instrument(), episode=episode, respondent=judge)
+    Answer.objects.bulk_create(Answer(response=response, question=goals_instrument().questions.get(), goal=goal,
+                                      value="yes") for goal in goals(episode))
+    report = build_report(annotated, resamples=0)
+    client.force_login(make_researcher(username="researcher"))
+
+    page = client.get(reverse("annotator:report", args=[annotated.slug]), {"compare": ["judge"]}).text
+    svg = render_bundle(annotated, report)
+
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; $\\alpha$ &amp; co" in page
+    figure = zipfile.ZipFile(io.BytesIO(svg)).read("figures/agentsense-comparison.svg").decode()
+    assert "<script>" not in figure and "&lt;script&gt;alert(1)&lt;/script&gt; $\\alpha$ &amp; co" in figure
+    rows = _csv_rows(report_tables(report)["agentsense_goals.csv"])
+    assert "'" + planted in {row["respondent"] for row in rows}
