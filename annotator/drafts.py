@@ -12,7 +12,9 @@ draft; submitting makes it submitted and the earlier submitted version's superse
 reading responses (reports, the episode page) sees one current answer set per assignment.
 Leaving draft is when the database checks every answer against its question. A study that asks
 the scenario's probes keeps them in a second response of the version (``annotator.probes``), in
-step the same way and in the same transactions.
+step the same way and in the same transactions. A save writes only the answer rows that changed
+since the last one (every row written fires the database's answer checks), so an autosave costs
+what the annotator changed, not the size of the form.
 """
 
 from collections import defaultdict
