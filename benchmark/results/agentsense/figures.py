@@ -33,11 +33,15 @@ def _grouped_bars(
     groups: Sequence[str],
     series: Sequence[str],
     cell_of: CellOf,
-    labels: Mapping[str, str],
+    labels: Mapping[str, str] | None,
     parts: list[str],
     ticks: Sequence[str] | None = None,
 ) -> None:
-    """One cluster of bars per group, one bar per series: mean with its 95% CI, the value written on top."""
+    """One cluster of bars per group, one bar per series: mean with its 95% CI, the value written on top.
+
+    ``labels`` name the series in the figure's legend; None leaves this panel's bars out of it (a
+    second panel with the same series).
+    """
     width = 0.8 / max(1, len(series))
     for s, name in enumerate(series):
         positions, heights, intervals = [], [], []
@@ -49,14 +53,14 @@ def _grouped_bars(
             heights.append(cell["mean"])
             intervals.append(cell.get("ci95"))
             ci = cell.get("ci95")
-            parts.append(f"{group}, {labels.get(name, name)}: {fmt(cell['mean'], 2)}"
+            parts.append(f"{group}, {(labels or {}).get(name, name)}: {fmt(cell['mean'], 2)}"
                          + (f" [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]" if ci else ""))
         if not positions:
             continue
         axes.bar(positions, heights, width=width * 0.95, color=SERIES_COLOURS[s % len(SERIES_COLOURS)],
                  hatch=SERIES_HATCHES[s % len(SERIES_HATCHES)], edgecolor="black", linewidth=0.5,
                  yerr=whiskers(heights, intervals), error_kw={"elinewidth": 0.8, "capsize": 2},
-                 label=labels.get(name, name))
+                 label=labels.get(name, name) if labels is not None else "_nolegend_")
         for position, height in zip(positions, heights, strict=True):
             axes.text(position, height + 0.02, f"{height:.2f}", ha="center", va="bottom", fontsize=FONT_SIZE - 3)
     axes.set_xticks(range(len(groups)), [wrap(tick, 16) for tick in ticks or groups], fontsize=FONT_SIZE - 2)
@@ -97,7 +101,7 @@ def label_bars(report: Mapping[str, Any], name: str = "agentsense-by-label") -> 
                   lambda need, model: report["completion_by_erg"].get(model, {}).get(need), labels, parts)
     left.set_title("By ERG need (unit: goal)", fontsize=FONT_SIZE)
     _grouped_bars(right, report["categories"], models,
-                  lambda category, model: report["completion_by_category"].get(model, {}).get(category), {}, [],
+                  lambda category, model: report["completion_by_category"].get(model, {}).get(category), None, [],
                   ticks=[category.replace("_", " ") for category in report["categories"]])
     right.set_title("By scenario category (unit: character)", fontsize=FONT_SIZE)
     left.set_ylabel("Goal completion", fontsize=FONT_SIZE - 1)
