@@ -100,11 +100,8 @@ class Cast:
         )
 
     def current(self) -> Cast:
-        """This cast with the leaves stored by now (a cast kept by a page may predate an agent's leave).
-
-        In a two-party chat any leave ends it, so only a group's order can change.
-        """
-        if not self.is_group or self.episode_pk is None:
+        """This cast with the leaves stored by now (a cast kept by a page may predate a leave)."""
+        if self.episode_pk is None:
             return self
         return replace(self, leaves=stored_leaves(self.episode_pk))
 
