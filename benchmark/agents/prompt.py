@@ -116,9 +116,8 @@ class AgentContext:
     barrier other than the ``none`` baseline; ``strategy`` is ``repair`` only for a partner seat.
     ``goal`` is the role's goals, one a line. ``partner_first_name`` is the other this seat
     addresses: the one who spoke last, else the next to speak (with two seats, the only other).
-    ``opens_with_greeting`` is set when the scenario takes turns in random order after a greeting;
-    ``turn_taking``, ``seat_positions`` and ``greeter`` are the scenario's turn order, for a model that
-    plans by it (the scripted one leaves on its own last turn before the cap).
+    ``opens_with_greeting`` is set when the scenario takes turns in random order after a greeting.
+    ``seat_positions`` are every seat's, for a model that plans by the turn order (the scripted one).
     ``private_information_rule`` is set when the scenario has probes: the seat must not ask the
     others for their private information outright.
     """
@@ -144,9 +143,7 @@ class AgentContext:
     other_first_names: tuple[str, ...] = ()
     opens_with_greeting: bool = False
     private_information_rule: bool = False
-    turn_taking: str = TurnTaking.ROUND_ROBIN
     seat_positions: tuple[int, ...] = ()
-    greeter: int | None = None
 
     @property
     def turn_number(self) -> int:
@@ -232,9 +229,7 @@ class AgentContext:
             other_first_names=tuple(o.character.first_name for o in others),
             opens_with_greeting=scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
             private_information_rule=has_probes,
-            turn_taking=scenario.turn_taking,
             seat_positions=tuple(sorted(s.position for s in seats)),
-            greeter=scenario.greeter_position,
         )
 
     def fill(self, template: str) -> str:

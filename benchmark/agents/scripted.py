@@ -44,7 +44,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..models import ActionType
+from ..models import ActionType, TurnTaking
 from ..runs import turn_taking
 from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
@@ -298,10 +298,7 @@ def _last_turn(context: AgentContext, seed: int) -> bool:
     if not context.in_a_group or not context.seat_positions:
         return context.turn_index >= context.turn_cap - context.seat_count
     leaves = tuple((n, e.position) for n, e in enumerate(context.history) if e.action_type == ActionType.LEAVE)
-    order = turn_taking.speaking_order(
-        context.turn_taking, context.seat_positions, context.turn_cap, seed=seed, greeter=context.greeter,
-        leaves=leaves,
-    )
+    order = _turn_order(context, seed, leaves)
     return context.seat_position not in order[context.turn_index + 1 :]
 
 
@@ -310,10 +307,20 @@ def _own_turns(context: AgentContext, seed: int) -> int:
     if not context.in_a_group or not context.seat_positions:
         seats = context.seat_count
         return (context.turn_cap - context.seat_position + seats - 1) // seats
-    order = turn_taking.speaking_order(
-        context.turn_taking, context.seat_positions, context.turn_cap, seed=seed, greeter=context.greeter
+    return _turn_order(context, seed).count(context.seat_position)
+
+
+def _turn_order(context: AgentContext, seed: int, leaves: tuple[tuple[int, int], ...] = ()) -> tuple[int, ...]:
+    """The seat positions of every turn up to the cap. Under random order the greeter is whoever opened
+    (this seat, before anyone has spoken)."""
+    if not context.opens_with_greeting:
+        positions, cap = context.seat_positions, context.turn_cap
+        return turn_taking.speaking_order(TurnTaking.ROUND_ROBIN, positions, cap, leaves=leaves)
+    greeter = context.history[0].position if context.history else context.seat_position
+    return turn_taking.speaking_order(
+        TurnTaking.RANDOM_AFTER_GREETING, context.seat_positions, context.turn_cap, seed=seed, greeter=greeter,
+        leaves=leaves,
     )
-    return order.count(context.seat_position)
 
 
 def _address(text: str, context: AgentContext, rng: random.Random) -> str:
