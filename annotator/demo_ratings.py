@@ -16,6 +16,16 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
   sometimes stretches one over the next turn, now and then reads the label the other way, and
   keeps most attributes while adding one of their own.
+- **AgentSense goals** (yes/no per goal of every character, the ``agentsense`` preset): each rater
+  agrees with the scripted goal judge's verdict on the goal (``benchmark.evaluation.goal_judge``,
+  its external perspective) with their own chance (76–88%, about the 72–82% agreement between
+  judges and people in AgentSense's Table 8) and otherwise says the opposite; a goal the judge
+  has not answered gets a coin toss. The rationale says which verdict it started from.
+- **AgentSense probes** (the scenario's multiple-choice questions, ``annotator.probes``): each
+  rater picks the question's correct option with their own chance (66–78%, about the 69–78% people
+  reached in AgentSense's human test, Table 11) and otherwise one of the wrong options at random.
+  The correct option is read only to draw this seeded accuracy: the generated humans know nothing
+  else about the answer.
 
 Each rating is submitted through the same path the item page uses (``annotator.assignment.claim_next``,
 ``ItemPage.parse`` with ``complete=True``, ``annotator.drafts.submit``), so it passes the same
@@ -37,7 +47,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 
 from benchmark.agents import scripted
-from benchmark.evaluation import scripted_judge
+from benchmark.agents.llm import SCRIPTED
+from benchmark.evaluation import goal_judge, scripted_judge
 from benchmark.instruments.answers import respondent_answers
 from benchmark.models import Question
 
@@ -91,12 +102,17 @@ class Rater:
     noise: float  # standard deviation of numeric answers, as a share of the scale's width
     span_recall: float  # chance of marking a candidate span
     attribute_care: float  # chance of keeping each of a span's attributes
+    goal_agreement: float  # chance of giving the scripted goal judge's verdict on a goal
+    probe_skill: float  # chance of picking a probe's correct option
 
 
 RATERS = (
-    Rater(barrier_skill=0.85, bias=0.04, noise=0.09, span_recall=0.8, attribute_care=0.85),
-    Rater(barrier_skill=0.78, bias=-0.06, noise=0.12, span_recall=0.65, attribute_care=0.75),
-    Rater(barrier_skill=0.70, bias=0.09, noise=0.15, span_recall=0.7, attribute_care=0.65),
+    Rater(barrier_skill=0.85, bias=0.04, noise=0.09, span_recall=0.8, attribute_care=0.85, goal_agreement=0.88,
+          probe_skill=0.78),
+    Rater(barrier_skill=0.78, bias=-0.06, noise=0.12, span_recall=0.65, attribute_care=0.75, goal_agreement=0.82,
+          probe_skill=0.72),
+    Rater(barrier_skill=0.70, bias=0.09, noise=0.15, span_recall=0.7, attribute_care=0.65, goal_agreement=0.76,
+          probe_skill=0.66),
 )
 
 
@@ -132,10 +148,16 @@ def generate(study: Study, annotators: Sequence[AbstractBaseUser], *, seed: int 
 def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     """The form one rater would post for the item, as field name → text."""
     episode = page.item.episode
+    rows = respondent_answers([episode.pk], page.questions)
     judge = {
         (row.dimension, row.seat): row.number
-        for row in respondent_answers([episode.pk], page.questions)
-        if row.respondent == scripted_judge.RESPONDENT and row.number is not None
+        for row in rows
+        if row.respondent == scripted_judge.RESPONDENT and row.number is not None and row.goal_id is None
+    }
+    verdicts = {
+        row.goal_id: row.value
+        for row in rows
+        if row.goal_id is not None and row.respondent == SCRIPTED and row.prompt_version == goal_judge.SCRIPTED_VERSION
     }
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)
@@ -144,6 +166,12 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
             turns = [turn.content for turn in page.turns[episode.pk]]
             form[field_name(question, part="spans")] = json.dumps(_spans(turns, rater, rng))
             continue
+        if question.scope == Question.Scope.GOAL:
+            for goal in page.goals:
+                verdict = verdicts.get(goal.pk)
+                form[field_name(question, goal=goal.pk)] = _goal_verdict(verdict, rater, rng)
+                form[field_name(question, part="rationale", goal=goal.pk)] = _goal_rationale(verdict)
+            continue
         for seat in seats if question.per_seat else [None]:
             value = _answer(question, page.item, judge.get((question.dimension, seat)), rater, rng)
             if value is None:
@@ -151,6 +179,8 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
             form[field_name(question, seat)] = value
             if question.rationale == "required":
                 form[field_name(question, seat, "rationale")] = _rationale(judge.get((question.dimension, seat)))
+    for question in page.probe_questions:
+        form[field_name(question)] = _probe_answer(question, rater, rng)
     return form
 
 
@@ -186,6 +216,31 @@ def _rationale(judge: float | None) -> str:
     if judge is None:
         return "Generated for the demo: no scripted score to start from."
     return f"Generated for the demo around the scripted judge's score of {judge:g}."
+
+
+def _goal_verdict(verdict: str | None, rater: Rater, rng: random.Random) -> str:
+    """Yes or no on one goal: the scripted goal judge's verdict with the rater's agreement, else the other one."""
+    if verdict not in ("yes", "no"):
+        return rng.choice(("yes", "no"))
+    if rng.random() < rater.goal_agreement:
+        return verdict
+    return "no" if verdict == "yes" else "yes"
+
+
+def _goal_rationale(verdict: str | None) -> str:
+    if verdict is None:
+        return "Generated for the demo: the scripted goal judge gave no verdict to start from."
+    return f"Generated for the demo from the scripted goal judge's verdict ({verdict})."
+
+
+def _probe_answer(question: Question, rater: Rater, rng: random.Random) -> str:
+    """An option of a probe: the correct one with the rater's skill, else a wrong one at random."""
+    values = [str(choice["value"]) for choice in question.options["choices"]]
+    correct = str(question.options.get("correct", ""))
+    wrong = [value for value in values if value != correct]
+    if correct in values and (rng.random() < rater.probe_skill or not wrong):
+        return correct
+    return rng.choice(wrong or values)
 
 
 def _spans(turns: list[str], rater: Rater, rng: random.Random) -> list[dict[str, Any]]:

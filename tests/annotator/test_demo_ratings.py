@@ -1,5 +1,7 @@
 """The demo studies open with generated ratings: real agreement numbers on first open, every generated
-rating labelled as such, and items left for the demo annotators to rate themselves."""
+rating labelled as such, and items left for the demo annotators to rate themselves. The AgentSense
+study over the group episodes sets the generated goal verdicts against self, other and external
+answers and the generated probe answers beside the agents' attacker and blind accuracy."""
 
 from io import StringIO
 
@@ -12,11 +14,13 @@ from annotator.assignment import remaining_for
 from annotator.demo_ratings import GENERATED_BY, GENERATED_NOTE
 from annotator.models import Annotation, Study
 from annotator.reports import build_report
-from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, RESEARCHER
+from benchmark.evaluation.goal_judge import SCRIPTED_VERSION
+from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, GROUP_TAG, RESEARCHER
+from benchmark.models import Answer
 
 pytestmark = pytest.mark.django_db
 
-STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans")
+STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense")
 
 
 @pytest.fixture
@@ -64,6 +68,61 @@ def test_the_shrec_report_has_span_agreement_with_imperfect_overlap_and_attribut
     assert 0 < spans["overlap_share"] < 1
     assert spans["label_agreement"] is not None
     assert 0 < spans["attributes"]["f1"] < 1
+
+
+def test_the_agentsense_report_sets_human_goal_verdicts_against_self_other_and_external_and_probes_beside_agents(
+    client, demo
+):
+    study = demo["demo-agentsense"]
+    section = build_report(study, respondent_kinds=["judge", "agent"], resamples=200)["agentsense"]
+
+    goals = section["goals"]
+    assert goals["goals_with_majority"] > 20
+    assert goals["annotators"]["fleiss_kappa"]["value"] is not None
+    pooled = {row["perspective"]: row for row in goals["perspectives"] if row["respondent"] is None}
+    assert set(pooled) == {"self", "other", "external"}
+    for perspective, row in pooled.items():
+        assert 0.55 < row["accuracy"] < 1, perspective  # the generated people mostly agree, never all of them
+        assert row["kappa"] is not None and row["n"] >= row["goals"] > 0, perspective
+    probes = section["probes"]
+    assert 0.5 < probes["humans"]["accuracy"] < 0.95 and probes["humans"]["n"] > 20
+    assert {row["measure"] for row in probes["agents"]} == {"attacker", "blind"}
+    client.force_login(User.objects.get(username=RESEARCHER))
+    page = client.get(reverse("annotator:report", args=[study.slug]) + "?compare=judge&compare=agent")
+    assert page.status_code == 200
+    assert f"{pooled['self']['accuracy']:.3f}" in page.text and f"{probes['humans']['accuracy']:.3f}" in page.text
+
+
+def test_the_generated_goal_verdicts_follow_the_scripted_goal_judge_with_seeded_disagreement(demo):
+    human = Answer.objects.filter(response__annotation__assignment__item__study=demo["demo-agentsense"])
+    judge = dict(
+        Answer.objects.filter(response__respondent__prompt_version=SCRIPTED_VERSION).values_list("goal_id", "value")
+    )
+
+    pairs = [(value, judge[goal]) for goal, value in human.values_list("goal_id", "value")]
+
+    assert len(pairs) > 50
+    agreement = sum(mine == theirs for mine, theirs in pairs) / len(pairs)
+    assert 0.7 < agreement < 0.95  # the raters' 76-88% chance of following the judge
+    assert human.filter(reasoning__contains="scripted goal judge").count() == len(pairs)
+
+
+def test_the_demo_studies_rate_their_own_episodes_and_the_first_three_keep_their_numbers(demo):
+    counts = {
+        slug: (study.items.count(), Annotation.objects.filter(assignment__item__study=study).count())
+        for slug, study in demo.items()
+    }
+
+    assert counts == {
+        "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 18),
+        "demo-agentsense": (10, 18),
+    }
+    assert demo["demo-agentsense"].instrument.preset == "agentsense"
+    tags = {slug: set(study.items.values_list("episode__tag", flat=True)) for slug, study in demo.items()}
+    assert tags.pop("demo-agentsense") == {GROUP_TAG}
+    assert all(found == {DEMO_TAG} for found in tags.values())
+    agentsense = Annotation.objects.filter(assignment__item__study=demo["demo-agentsense"])
+    assert not agentsense.filter(probes_response__isnull=True).exists()
 
 
 def test_every_demo_annotator_still_has_items_to_rate_in_every_study(demo):

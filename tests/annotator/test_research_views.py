@@ -551,7 +551,7 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     again = demo_studies("--base-url", "http://parley.test/")
 
     studies = {study.slug: study for study in Study.objects.all()}
-    assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans"}
+    assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense"}
     veil = studies["demo-socialveil"]
     assert (veil.items.count(), veil.overlap, veil.created_by.username) == (48, 3, "researcher")
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
@@ -560,8 +560,12 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     assert studies["demo-shrec-spans"].instrument.preset == "shrec-spans"
     assert "http://parley.test/annotate/studies/demo-socialveil/" in output
     assert f"http://parley.test/annotate/join/{veil.invite_token}/" in output
-    assert "(3 new)" in output and "(0 new)" in again
-    assert Study.objects.count() == 3
+    agentsense = studies["demo-agentsense"]
+    assert (agentsense.instrument.preset, agentsense.items.count(), agentsense.overlap) == ("agentsense", 10, 3)
+    assert "http://parley.test/annotate/studies/demo-agentsense/report/?compare=judge&compare=agent" in output
+    assert "No agentsense study" not in output and "No promediate study" in output
+    assert "(4 new)" in output and "(0 new)" in again
+    assert Study.objects.count() == 4
 
 
 # Which instruments a study may use

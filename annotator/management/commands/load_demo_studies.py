@@ -1,5 +1,11 @@
 """Create the demo annotation studies over ``load_demo``'s episodes: one per preset that fits them.
 
+The two-party episodes (tag ``demo``) get the SocialVeil, Sotopia-EVAL and SHREC studies; the
+episodes of three and four parties (tag ``demo-groups``, already interviewed and judged on every
+goal by ``load_demo``) get the AgentSense study, whose report sets the annotators' goal verdicts
+against the agents' own (self), each other's (other) and the scripted goal judge's (external),
+and their probe accuracy beside the agents' attacker and blind accuracy.
+
 Each study is then partly rated by the demo annotators with generated ratings
 (``annotator.demo_ratings``: written by the offline scripted model and labelled as such wherever they
 appear), so its agreement report shows real numbers on first open while every demo annotator still
@@ -12,16 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from benchmark.demo.content import CONDITIONS, SCENARIOS
+from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
+from benchmark.demo.group_templates import CASTS_PER_TEMPLATE, TEMPLATES
 from benchmark.instruments import presets
-from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, RESEARCHER
+from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, GROUP_TAG, RESEARCHER
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Episode
+from benchmark.models import Episode, Respondent
 
 from ... import demo_ratings
 from ...forms import create_study
@@ -39,16 +47,31 @@ class DemoStudy:
     gold_items: int = 0
     attention_items: int = 0
     seed: int = 2025
+    tag: str = DEMO_TAG  # the demo episodes it rates
+    compare: tuple[str, ...] = ()  # respondent kinds the printed report link compares with (none: no link)
 
 
 DEMO_STUDIES = (
     DemoStudy("demo-socialveil", "SocialVeil barrier rating", "socialveil", overlap=3, gold_items=2, attention_items=2),
     DemoStudy("demo-sotopia-eval", "Sotopia-EVAL rating", "sotopia-eval", overlap=2, limit=12),
     DemoStudy("demo-shrec-spans", "SHREC spans", "shrec-spans", overlap=2, limit=12),
+    DemoStudy(
+        "demo-agentsense", "AgentSense goals and probes", presets.AGENTSENSE_PRESET, overlap=3, tag=GROUP_TAG,
+        compare=(Respondent.Kind.JUDGE, Respondent.Kind.AGENT),  # external, self and other
+    ),
 )
-# The demo episodes are two-person conversations: presets that need more seats are left out, for
-# the reason the study form would give.
-SKIPPED = {key: reason for key in presets.PRESETS if (reason := presets.preset_misfit(key, 2))}
+# How many finished episodes of each tag load_demo makes.
+EXPECTED = {
+    DEMO_TAG: len(SCENARIOS) * len(CONDITIONS),
+    GROUP_TAG: len(GROUP_SCENARIOS) * len(CONDITIONS) + len(TEMPLATES) * CASTS_PER_TEMPLATE,
+}
+# The demo has no mediated conversations: presets that need a seat more than the two-party episodes
+# have, and no study of their own, are left out for the reason the study form would give.
+SKIPPED = {
+    key: reason
+    for key in presets.PRESETS
+    if key not in {spec.preset for spec in DEMO_STUDIES} and (reason := presets.preset_misfit(key, 2))
+}
 
 
 class Command(BaseCommand):
@@ -64,13 +87,16 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         team = team_from_options(options)
         researcher, pool = self._accounts()
-        episodes = Episode.objects.of_team(team).filter(tag=DEMO_TAG, status=Episode.Status.FINISHED)
-        expected = len(SCENARIOS) * len(CONDITIONS)
-        found = episodes.count()
-        if found < expected:
-            raise CommandError(
-                f"Found {found} of the {expected} finished demo episodes: run `python manage.py load_demo` first."
-            )
+        episodes = {
+            tag: Episode.objects.of_team(team).filter(tag=tag, status=Episode.Status.FINISHED) for tag in EXPECTED
+        }
+        for tag, expected in EXPECTED.items():
+            found = episodes[tag].count()
+            if found < expected:
+                raise CommandError(
+                    f"Found {found} of the {expected} finished demo episodes tagged {tag!r}: run "
+                    "`python manage.py load_demo` first."
+                )
 
         base_url = options["base_url"].rstrip("/")
         created = 0
@@ -79,7 +105,7 @@ class Command(BaseCommand):
             state = "already there"
             if study is None:
                 study = create_study(
-                    team=team, title=spec.title, slug=spec.slug, preset=spec.preset, episodes=episodes,
+                    team=team, title=spec.title, slug=spec.slug, preset=spec.preset, episodes=episodes[spec.tag],
                     limit=spec.limit, seed=spec.seed, overlap=spec.overlap, pool=pool, gold_items=spec.gold_items,
                     attention_items=spec.attention_items, created_by=researcher,
                 )
@@ -93,6 +119,9 @@ class Command(BaseCommand):
                 f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
                 f"    invite    {base_url}{reverse('annotator:join', args=[study.invite_token])}"
             )
+            if spec.compare:
+                query = urlencode({"compare": [str(kind) for kind in spec.compare]}, doseq=True)
+                self.stdout.write(f"    report    {base_url}{reverse('annotator:report', args=[study.slug])}?{query}")
         for preset, reason in SKIPPED.items():
             self.stdout.write(f"No {preset} study: {reason}.")
         self.stdout.write(self.style.SUCCESS(
