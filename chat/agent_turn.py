@@ -39,14 +39,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.agents import llm, prompt, scripted
-from benchmark.models import Episode, Turn
+from benchmark.models import ActionType, Episode, Turn
 
 from .lifecycle import ENDED, end_episode
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, turn_message, typing_message
 from .streaming import ArgumentExtractor, utf16_length
-from .turns import end_reason_after
 
 logger = logging.getLogger(__name__)
 
@@ -295,9 +294,10 @@ async def take_turn(participant_pk: int, owner: str) -> Cast | None:
         turn = await database_call(store_agent_turn)(plan, owner, action, usage)
         if turn is None:
             return None
-        over = end_reason_after(turn.index + 1, turn.action_type, plan.turn_cap) is not None
-        await broadcast(plan.episode_pk, turn_message(turn, plan.cast, ended=over))
-        return plan.cast
+        cast = plan.cast.with_leave(turn.index, turn.seat_id) if turn.action_type == ActionType.LEAVE else plan.cast
+        over = cast.end_reason_after(turn.index + 1) is not None
+        await broadcast(plan.episode_pk, turn_message(turn, cast, ended=over))
+        return cast
     except asyncio.CancelledError:
         await database_call(release_lease)(participant_pk, owner)
         raise

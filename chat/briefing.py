@@ -81,7 +81,7 @@ def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> di
         "repair": REPAIR_ADVICE if human_seat.strategy == Seat.Strategy.REPAIR else "",
         "rules": {
             "turn_cap": episode.turn_cap,
-            "my_turns": sum(cast.is_human_turn(index) for index in range(episode.turn_cap)),
+            "my_turns": cast.participant_turns(),
             "min_turns": study.min_participant_turns,
             "opens": opens,
             "greets": opens and scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,

@@ -20,8 +20,9 @@ from django.db import models, transaction
 from django.db.models import Count, F, Q, QuerySet
 
 from benchmark.forms import team_field
-from benchmark.models import Barrier, Question, Scenario
+from benchmark.models import Barrier, Question, Scenario, TurnTaking
 from benchmark.runs.options import RunOptionsError
+from benchmark.runs.turn_taking import turn_cap_for
 
 from .models import PARTICIPANT_KINDS, ChatCondition, ChatStudy
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
@@ -112,6 +113,12 @@ class ChatStudyForm(forms.ModelForm):
             "return_url": "Where the completion and screen-out pages send participants; {code} is replaced by "
             "the code they got, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
             "max_message_chars": "Longer messages are refused with a message saying so.",
+            "min_participant_turns": "Messages (say, non-verbal or action) the participant must send before their "
+            "chat counts. Leaving earlier, or going quiet past the inactivity timeout earlier, ends the study with "
+            "the screen-out code instead of the questions and the completion code, and frees their place. 0 turns "
+            "this off. It must fit every chosen scenario's turn order: under round robin the participant's exact "
+            "number of turns before the cap; under random order after a greeting, the number they can expect "
+            "(each chat draws its own order, and its briefing tells the participant their count).",
         }
         widgets = {"consent_text": forms.Textarea(attrs={"rows": 10})}
         formfield_callback = https_by_default
@@ -225,7 +232,28 @@ class ChatStudyForm(forms.ModelForm):
             if position is not None and position not in positions:
                 self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
         self._check_seat_models(data)
+        self._check_minimum(data)
         return data
+
+    def _check_minimum(self, data: dict[str, Any]) -> None:
+        """Refuse a minimum of participant turns a chosen scenario's turn order does not give the participant
+        (``ChatStudy.participant_turns_in``: exact under round robin, expected under random order)."""
+        minimum, position, cap = data.get("min_participant_turns"), data.get("human_position"), data.get("turn_cap")
+        if minimum is None or position is None or cap is None or self.has_error("scenarios"):
+            return
+        study = ChatStudy(human_position=position, turn_cap=cap)
+        for scenario in data.get("scenarios") or []:
+            turns = study.participant_turns_in(scenario)
+            if minimum <= turns:
+                continue
+            if scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING:
+                said = f"can expect {turns:.1f} turns in scenario {scenario} (its order is drawn anew in each chat)"
+            else:
+                said = f"has at most {turns:.0f} turns in scenario {scenario}"
+            self.add_error("min_participant_turns", (
+                f"With a turn cap of {turn_cap_for(scenario, cap)} the participant {said}, "
+                f"so a minimum of {minimum} could not be met."
+            ))
 
     def _check_seat_models(self, data: dict[str, Any]) -> None:
         """Refuse a seat model no agent would take: the participant's seat, or a position no scenario has."""

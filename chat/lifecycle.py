@@ -47,18 +47,25 @@ SCREENED_OUT_MESSAGES = {
 
 
 YOU_LEFT = "The conversation is over: you left it."
+EVERYONE_ELSE_LEFT = "The conversation is over: everyone else has left it."
 
 
-def end_message(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> str:
+def end_message(
+    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+) -> str:
     """What the participant is told when the conversation ends for this reason.
 
-    A leave is told from the participant's side: they left, or someone else did (``participant_left``
-    says which; see ``ended_by_participant``). In a group chat any leave ends the chat.
+    A leave is told from the participant's side: they left, or the others did (``participant_left``
+    says which; see ``ended_by_participant``). In a two-party chat the other side's leave ends it; in a
+    ``group`` chat an agent's leave ends it only once no other agent is left to talk to
+    (``chat.protocol.Cast.end_reason_after``), so the message says everyone else has gone.
     """
     if screened_out:
         return SCREENED_OUT_MESSAGES.get(end_reason, "The study ends here, without the questions.")
     if end_reason == Episode.EndReason.LEAVE and participant_left:
         return YOU_LEFT
+    if end_reason == Episode.EndReason.LEAVE and group:
+        return EVERYONE_ELSE_LEFT
     return END_MESSAGES.get(end_reason, "The conversation is over.")
 
 

@@ -13,8 +13,9 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from benchmark.models import OwnedQuerySet, Question, Seat
+from benchmark.models import OwnedQuerySet, Question, Scenario, Seat
 from benchmark.runs.options import RunOptions, RunOptionsError
+from benchmark.runs.turn_taking import expected_turns, turn_cap_for
 
 DEFAULT_CONSENT = """\
 You are invited to take part in a research study on how people and AI agents communicate.
@@ -149,13 +150,6 @@ class ChatStudy(models.Model):
             problem = self.questionnaire_problem()
             if problem:
                 raise ValidationError({"instrument": problem})
-        if self.turn_cap is None or self.min_participant_turns is None or self.human_position is None:
-            return
-        if self.min_participant_turns > self.participant_turns:
-            raise ValidationError({
-                "min_participant_turns": f"With a turn cap of {self.turn_cap} the participant has at most "
-                f"{self.participant_turns} turns, so a minimum of {self.min_participant_turns} could never be met."
-            })
 
     def questionnaire_problem(self) -> str:
         """Why the study cannot ask its instrument; empty when it can (a preset or the team's own, every
@@ -178,10 +172,17 @@ class ChatStudy(models.Model):
         entries = tuple(entry.strip() for entry in self.seat_models.split(",") if entry.strip())
         return RunOptions(seat_models=entries).seat_model_map()
 
-    @property
-    def participant_turns(self) -> int:
-        """The most turns the participant can take before the turn cap (turns alternate; seat 0 opens)."""
-        return (self.turn_cap + (1 if self.human_position == 0 else 0)) // 2
+    def participant_turns_in(self, scenario: Scenario) -> float:
+        """How many turns the participant takes in ``scenario`` before its turn cap, in the scenario's turn order.
+
+        Exact under round robin. Under random order after a greeting each chat draws its own order, so this
+        is the expected count (``turn_taking.expected_turns``); the briefing tells each participant theirs.
+        """
+        positions = list(scenario.roles.values_list("position", flat=True))
+        return expected_turns(
+            scenario.turn_taking, positions, self.human_position, turn_cap_for(scenario, self.turn_cap),
+            greeter=scenario.greeter_position,
+        )
 
     @property
     def episode_tag(self) -> str:

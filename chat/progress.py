@@ -24,7 +24,7 @@ from .lifecycle import ENDED, end_episode, end_if_idle, ended_by_participant
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, history_message
-from .turns import end_reason_after, load_cast
+from .turns import load_cast
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ class Step:
     screened_out: bool = False  # the end screened the participant out (``chat.lifecycle``)
     participant_left: bool = False  # the end is the participant's own leave
     owner: str = ""  # the lease owner, when this step claimed the agent's turn
+    group: bool = False  # three seats or more (the end message of a leave differs)
 
 
 def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
@@ -51,17 +52,18 @@ def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
     episode = participant.episode
     if participant.stage != Participant.Stage.CHAT or episode is None or episode.status in ENDED:
         return Step()
-    last = episode.turns.order_by("-index").values_list("index", "action_type").first()
-    count, last_action = (0, None) if last is None else (last[0] + 1, last[1])
-    reason = end_reason_after(count, last_action, episode.turn_cap)
+    cast = cast.current() if cast is not None else load_cast(participant)
+    count = episode.turns.count()
+    reason = cast.end_reason_after(count)
     if reason is not None:
         if not end_episode(participant, reason):
             return Step(episode.pk)
         return Step(
             episode.pk, ended=reason, screened_out=participant.stage == Participant.Stage.SCREENED_OUT,
             participant_left=reason == Episode.EndReason.LEAVE and ended_by_participant(episode, reason),
+            group=cast.is_group,
         )
-    if (cast or load_cast(participant)).is_human_turn(count):
+    if cast.is_human_turn(count):
         return Step(episode.pk)
     owner = agent_turn.new_owner()
     if agent_turn.claim_lease(participant_pk, owner):
@@ -73,7 +75,9 @@ async def advance(participant_pk: int, cast: Cast | None = None) -> None:
     """Act on the episode's state: tell the pages it ended, or start the agent's turn."""
     step = await database_call(next_step)(participant_pk, cast)
     if step.ended:
-        message = ended_message(step.ended, screened_out=step.screened_out, participant_left=step.participant_left)
+        message = ended_message(
+            step.ended, screened_out=step.screened_out, participant_left=step.participant_left, group=step.group
+        )
         await broadcast(step.episode_pk, message)
     if step.owner:
         start_agent_turn(participant_pk, step.owner)
@@ -151,6 +155,7 @@ class Watch:
     ended_elsewhere: str = ""  # the end reason when something that tells no page ended it (a researcher's monitor)
     screened_out: bool = False  # the end (either kind) screened the participant out
     participant_left: bool = False  # the end elsewhere was the participant's own leave
+    group: bool = False  # the episode has three seats or more
     agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
     wait: float = 0.0  # seconds until the next check
 
@@ -164,7 +169,8 @@ def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
         ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
         screened_out = participant.stage == Participant.Stage.SCREENED_OUT
         left = ended == Episode.EndReason.LEAVE and ended_by_participant(episode, ended)
-        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out, participant_left=left)
+        group = bool(ended) and episode.seats.count() > 2
+        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out, participant_left=left, group=group)
     if end_if_idle(participant, now):
         screened_out = participant.stage == Participant.Stage.SCREENED_OUT
         return Watch(over=True, ended=Episode.EndReason.TIMEOUT, screened_out=screened_out)
@@ -194,7 +200,8 @@ async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, 
             await broadcast(episode_pk, ended_message(state.ended, screened_out=state.screened_out))
         elif state.ended_elsewhere:
             await tell(ended_message(
-                state.ended_elsewhere, screened_out=state.screened_out, participant_left=state.participant_left
+                state.ended_elsewhere, screened_out=state.screened_out, participant_left=state.participant_left,
+                group=state.group,
             ))
         if state.over:
             return

@@ -9,14 +9,13 @@ model or the barrier condition: the participant must never learn them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
 from typing import Any
 
 from channels.layers import get_channel_layer
 
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
-from benchmark.runs.turn_taking import next_speaker
+from benchmark.runs.turn_taking import can_go_on, speaking_order
 
 from .lifecycle import ENDED, end_message
 
@@ -48,8 +47,9 @@ class Cast:
     Who speaks at turn ``i`` follows the scenario's turn-taking policy
     (``benchmark.runs.turn_taking``, the same function agent-only runs use): round robin by seat
     position, or a greeting by one role and then random order drawn from the episode's seed, never
-    the same seat twice in a row. A leave ends a chat, so the order never has to step round a seat
-    that left and is a pure function of the turn's index. In a two-party chat the partner's name
+    the same seat twice in a row. An agent that leaves a group chat is stepped round from the next
+    turn on, as in agent-only runs: ``leaves`` holds the (turn index, seat position) of each leave
+    stored when the cast was read, and :meth:`current` reads them again. In a two-party chat the partner's name
     is shown only when the scenario's relationship lets the participant know it (strangers see
     "The other person"), as on the briefing page; in a chat of three or more every speaker is
     named, as every agent's prompt names them, or nobody could tell who said what.
@@ -63,11 +63,14 @@ class Cast:
     seed: int = 0
     greeter: int | None = None
     turn_cap: int = 0  # the episode's; 0: unknown
+    leaves: tuple[tuple[int, int], ...] = ()  # (turn index, seat position) of each leave, in turn order
+    episode_pk: int | None = None
 
     @classmethod
     def of(
         cls, seats: list[Seat], *, relationship: int, human_position: int, policy: str = TurnTaking.ROUND_ROBIN,
-        seed: int = 0, greeter: int | None = None, turn_cap: int = 0,
+        seed: int = 0, greeter: int | None = None, turn_cap: int = 0, leaves: tuple[tuple[int, int], ...] = (),
+        episode_pk: int | None = None,
     ) -> Cast:
         """Build the cast from the episode's seats (role-less; ``character`` loaded)."""
         seats = sorted(seats, key=lambda s: s.position)
@@ -83,6 +86,7 @@ class Cast:
         return cls(
             order=tuple(s.pk for s in seats), human_seat=human.pk, names=names,
             positions=tuple(s.position for s in seats), policy=policy, seed=seed, greeter=greeter, turn_cap=turn_cap,
+            leaves=leaves, episode_pk=episode_pk,
         )
 
     @classmethod
@@ -92,8 +96,27 @@ class Cast:
         return cls.of(
             seats, relationship=scenario.relationship, human_position=human_position, policy=scenario.turn_taking,
             seed=int(episode.settings.get("seed", episode.pk)), greeter=scenario.greeter_position,
-            turn_cap=episode.turn_cap,
+            turn_cap=episode.turn_cap, leaves=stored_leaves(episode.pk), episode_pk=episode.pk,
         )
+
+    def current(self) -> Cast:
+        """This cast with the leaves stored by now (a cast kept by a page may predate a leave)."""
+        if self.episode_pk is None:
+            return self
+        return replace(self, leaves=stored_leaves(self.episode_pk))
+
+    def with_leave(self, index: int, seat_pk: int) -> Cast:
+        """This cast after the seat ``seat_pk`` left at turn ``index``."""
+        return replace(self, leaves=(*self.leaves, (index, self.position_of(seat_pk))))
+
+    @property
+    def left(self) -> frozenset[int]:
+        """The seat positions that have left."""
+        return frozenset(position for _, position in self.leaves)
+
+    @property
+    def human_position(self) -> int:
+        return self.position_of(self.human_seat)
 
     @property
     def is_group(self) -> bool:
@@ -101,10 +124,30 @@ class Cast:
         return len(self.order) > 2
 
     def seat_at(self, index: int) -> int:
-        if self.policy == TurnTaking.ROUND_ROBIN or not self.positions:
+        """The seat (pk) that speaks at turn ``index``, the seats that left so far stepped round."""
+        if not self.positions or (self.policy == TurnTaking.ROUND_ROBIN and not self.leaves):
             return self.order[index % len(self.order)]
-        spoken = speaking_order(self.policy, self.positions, self.seed, self.greeter, index + 1)
+        spoken = speaking_order(
+            self.policy, self.positions, index + 1, seed=self.seed, greeter=self.greeter, leaves=self.leaves
+        )
         return self.order[self.positions.index(spoken[index])]
+
+    def end_reason_after(self, turns_stored: int) -> str | None:
+        """Why the chat is over once ``turns_stored`` turns are in, or None while it goes on.
+
+        A leave ends it when the participant left or fewer than two seats can still speak (the rule of
+        agent-only runs, ``turn_taking.can_go_on``); otherwise the turn cap does. The cast must be current.
+        """
+        if self.leaves and self.leaves[-1][0] == turns_stored - 1:
+            if self.leaves[-1][1] == self.human_position or not can_go_on(self.positions, self.left):
+                return Episode.EndReason.LEAVE
+        if turns_stored >= self.turn_cap:
+            return Episode.EndReason.TURN_CAP
+        return None
+
+    def participant_turns(self) -> int:
+        """How many of the turns up to the cap are the participant's, nobody else leaving (the briefing says so)."""
+        return sum(self.is_human_turn(index) for index in range(self.turn_cap))
 
     def position_of(self, seat_pk: int) -> int:
         return self.positions[self.order.index(seat_pk)] if self.positions else self.order.index(seat_pk)
@@ -129,21 +172,17 @@ class Cast:
         return [self.speaker(self.seat_at(i)) for i in range(index, last)]
 
 
-@lru_cache(maxsize=1024)
-def speaking_order(
-    policy: str, positions: tuple[int, ...], seed: int, greeter: int | None, length: int
-) -> tuple[int, ...]:
-    """The seat positions of the first ``length`` turns under ``policy``, nobody leaving."""
-    spoken: list[int] = []
-    for _ in range(length):
-        spoken.append(next_speaker(policy, positions, spoken, seed=seed, greeter=greeter))
-    return tuple(spoken)
+def stored_leaves(episode_pk: int) -> tuple[tuple[int, int], ...]:
+    """The (turn index, seat position) of each leave stored in the episode, in turn order."""
+    leaves = Turn.objects.filter(episode_id=episode_pk, action_type=ActionType.LEAVE).order_by("index")
+    return tuple(leaves.values_list("index", "seat__position"))
 
 
 def turn_message(turn: Turn, cast: Cast, *, ended: bool = False) -> dict[str, Any]:
     """A stored turn as the page shows it; ``next`` says whose turn follows (None once over).
 
     In a group chat it also carries ``upcoming``: who speaks next and after, up to the turn cap.
+    Pass the cast as it is after ``turn`` (``Cast.with_leave`` when the turn is an agent's leave).
     """
     message: dict[str, Any] = {"type": "turn", **turn_fields(turn, cast)}
     message["next"] = None if ended else cast.side_at(turn.index + 1)
@@ -167,17 +206,21 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
     return fields
 
 
-def ended_fields(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> dict[str, Any]:
+def ended_fields(
+    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+) -> dict[str, Any]:
     """How the conversation ended, as ``ended`` and ``history`` carry it."""
     return {
         "reason": end_reason,
-        "message": end_message(end_reason, screened_out=screened_out, participant_left=participant_left),
+        "message": end_message(end_reason, screened_out=screened_out, participant_left=participant_left, group=group),
         "outcome": SCREENED_OUT if screened_out else QUESTIONS,
     }
 
 
-def ended_message(end_reason: str, *, screened_out: bool = False, participant_left: bool = False) -> dict[str, Any]:
-    fields = ended_fields(end_reason, screened_out=screened_out, participant_left=participant_left)
+def ended_message(
+    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+) -> dict[str, Any]:
+    fields = ended_fields(end_reason, screened_out=screened_out, participant_left=participant_left, group=group)
     return {"type": "ended", **fields}
 
 
@@ -214,11 +257,16 @@ def history_message(
         "turns": [turn_fields(turn, cast) for turn in turns],
         "next": None if over else {"index": next_index, "side": cast.side_at(next_index)},
         "typing": None if over else typing,
-        "ended": ended_fields(episode.end_reason, screened_out=screened_out, participant_left=left) if over else None,
+        "ended": ended_fields(
+            episode.end_reason, screened_out=screened_out, participant_left=left, group=cast.is_group
+        ) if over else None,
         "limits": limits,
     }
     if cast.is_group:
-        history["speakers"] = [cast.speaker(seat_pk) for seat_pk in cast.order]
+        gone = cast.left
+        history["speakers"] = [
+            {**cast.speaker(seat_pk), "left": cast.position_of(seat_pk) in gone} for seat_pk in cast.order
+        ]
         history["upcoming"] = [] if over else cast.upcoming(next_index)
     return history
 

@@ -157,6 +157,7 @@ def submit_human_turn(
             index = 0 if last is None else last + 1  # indices are contiguous from 0
             if index >= episode.turn_cap:
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
+            cast = cast.current()  # an agent may have left since the page read it
             if not cast.is_human_turn(index):
                 raise TurnRefused("not_your_turn", "It is not your turn yet: wait for the other side's reply.")
             if action_type != ActionType.LEAVE:
@@ -173,7 +174,9 @@ def submit_human_turn(
             Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
             if episode.status == Episode.Status.PENDING:
                 Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.RUNNING, started_at=now)
-            ends = end_reason_after(index + 1, action_type, episode.turn_cap)
+            if action_type == ActionType.LEAVE:
+                cast = cast.with_leave(index, cast.human_seat)
+            ends = cast.end_reason_after(index + 1)
     except IntegrityError:
         # Another process stored a turn at this index (or this very client id) first.
         stored = _stored(participant.episode_id, client_id)
@@ -206,15 +209,6 @@ def _check_rate(episode: Episode, seat_pk: int, per_minute: int, now: datetime) 
         f"Please wait {wait} second{'s' if wait != 1 else ''}.",
         retry_after=wait,
     )
-
-
-def end_reason_after(turns_stored: int, last_action: str | None, turn_cap: int) -> str | None:
-    """Why the episode is over after its latest turn, or None while it goes on."""
-    if last_action == ActionType.LEAVE:
-        return Episode.EndReason.LEAVE
-    if turns_stored >= turn_cap:
-        return Episode.EndReason.TURN_CAP
-    return None
 
 
 class FrameGuard:

@@ -117,6 +117,7 @@ class AgentContext:
     ``goal`` is the role's goals, one a line. ``partner_first_name`` is the other this seat
     addresses: the one who spoke last, else the next to speak (with two seats, the only other).
     ``opens_with_greeting`` is set when the scenario takes turns in random order after a greeting.
+    ``seat_positions`` are every seat's, for a model that plans by the turn order (the scripted one).
     ``private_information_rule`` is set when the scenario has probes: the seat must not ask the
     others for their private information outright.
     """
@@ -142,6 +143,7 @@ class AgentContext:
     other_first_names: tuple[str, ...] = ()
     opens_with_greeting: bool = False
     private_information_rule: bool = False
+    seat_positions: tuple[int, ...] = ()
 
     @property
     def turn_number(self) -> int:
@@ -227,6 +229,7 @@ class AgentContext:
             other_first_names=tuple(o.character.first_name for o in others),
             opens_with_greeting=scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
             private_information_rule=has_probes,
+            seat_positions=tuple(sorted(s.position for s in seats)),
         )
 
     def fill(self, template: str) -> str:

@@ -22,8 +22,11 @@ How a scripted seat acts on its turn:
 With more than two seats it does the same, speaking to the group: it reacts to whoever spoke
 last, answers a clarifying question only when the question was about its own line, opens with a
 greeting to everyone, sometimes addresses the last speaker by name (when the relationship lets
-it know the name), and leaves in time for its last turn before the cap. With two seats every
-reply is exactly what it was before groups existed.
+it know the name), and leaves on its own last turn before the cap, found by the scenario's turn
+order (``benchmark.runs.turn_taking``, from the same seed the episode's order is drawn from; in
+random order a seat's last turn may come well before the cap's last round), and its plan has as
+many lines as that order gives it turns. With two seats every reply is exactly what it was before
+groups existed.
 
 It never asks another character for their private information (AgentSense's rule, told to a
 language model in a scenario with probes): its questions only ask what the last line meant, or
@@ -41,7 +44,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..models import ActionType
+from ..models import ActionType, TurnTaking
+from ..runs import turn_taking
 from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
 if TYPE_CHECKING:
@@ -267,7 +271,7 @@ def scripted_action(context: AgentContext, *, seed: int = 0, beats: Sequence[str
 
     if state.beats_used >= len(plan):
         return Action(ActionType.LEAVE, "")
-    if not beats and context.turn_index >= context.turn_cap - context.seat_count and state.beats_used > 0:
+    if not beats and state.beats_used > 0 and _last_turn(context, seed):
         return Action(ActionType.LEAVE, "I'm afraid I have to go now.")
 
     beat = plan[state.beats_used]
@@ -283,6 +287,40 @@ def scripted_action(context: AgentContext, *, seed: int = 0, beats: Sequence[str
 
 # In a group, how often a reply opens with the name of the one it answers.
 ADDRESS_RATE = 0.4
+
+
+def _last_turn(context: AgentContext, seed: int) -> bool:
+    """Whether this is the seat's last turn before the cap, the ones who left so far stepped round.
+
+    With two seats (and in any round robin) that is a turn of the last round, as it always was; in a
+    group taking turns at random it is read from the episode's order drawn from ``seed``.
+    """
+    if not context.in_a_group or not context.seat_positions:
+        return context.turn_index >= context.turn_cap - context.seat_count
+    leaves = tuple((n, e.position) for n, e in enumerate(context.history) if e.action_type == ActionType.LEAVE)
+    order = _turn_order(context, seed, leaves)
+    return context.seat_position not in order[context.turn_index + 1 :]
+
+
+def _own_turns(context: AgentContext, seed: int) -> int:
+    """How many turns before the cap are this seat's, nobody leaving (by the turn order in a group)."""
+    if not context.in_a_group or not context.seat_positions:
+        seats = context.seat_count
+        return (context.turn_cap - context.seat_position + seats - 1) // seats
+    return _turn_order(context, seed).count(context.seat_position)
+
+
+def _turn_order(context: AgentContext, seed: int, leaves: tuple[tuple[int, int], ...] = ()) -> tuple[int, ...]:
+    """The seat positions of every turn up to the cap. Under random order the greeter is whoever opened
+    (this seat, before anyone has spoken)."""
+    if not context.opens_with_greeting:
+        positions, cap = context.seat_positions, context.turn_cap
+        return turn_taking.speaking_order(TurnTaking.ROUND_ROBIN, positions, cap, leaves=leaves)
+    greeter = context.history[0].position if context.history else context.seat_position
+    return turn_taking.speaking_order(
+        TurnTaking.RANDOM_AFTER_GREETING, context.seat_positions, context.turn_cap, seed=seed, greeter=greeter,
+        leaves=leaves,
+    )
 
 
 def _address(text: str, context: AgentContext, rng: random.Random) -> str:
@@ -815,9 +853,7 @@ def compose_beats(context: AgentContext, *, seed: int = 0) -> list[str]:
     turn of the seat recomputes the same plan.
     """
     rng = random.Random(f"parley-plan|{seed}|{context.seat_position}")
-    seats = context.seat_count
-    own_turns_left = (context.turn_cap - context.seat_position + seats - 1) // seats
-    size = max(2, min(rng.randint(5, 8), own_turns_left - 1))
+    size = max(2, min(rng.randint(5, 8), _own_turns(context, seed) - 1))
     if not _opens(context):
         opening = rng.choice(_REPLIES_FIRST)
     elif context.in_a_group:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from ..models import Scenario, TurnTaking
 
@@ -61,6 +62,49 @@ def next_speaker(
         candidates = [position for position in active if position != spoken[-1]] or active
         return random.Random(f"parley-turns|{seed}|{len(spoken)}").choice(candidates)
     raise ValueError(f"unknown turn-taking policy {policy!r}; use one of {', '.join(TurnTaking.values)}")
+
+
+@lru_cache(maxsize=1024)
+def speaking_order(
+    policy: str,
+    positions: tuple[int, ...],
+    length: int,
+    *,
+    seed: int = 0,
+    greeter: int | None = None,
+    leaves: tuple[tuple[int, int], ...] = (),
+) -> tuple[int, ...]:
+    """The seat positions of the first ``length`` turns under ``policy``, drawn as :func:`next_speaker` draws them.
+
+    ``leaves`` are the (turn index, seat position) of each leave so far: from the turn after a leave on,
+    that seat is stepped round, as in a running episode. Seats not listed are assumed to stay.
+    """
+    gone = {position: index for index, position in leaves}
+    spoken: list[int] = []
+    for index in range(length):
+        left = [position for position, at in gone.items() if at < index]
+        spoken.append(next_speaker(policy, positions, spoken, left, seed=seed, greeter=greeter))
+    return tuple(spoken)
+
+
+def expected_turns(
+    policy: str, positions: Collection[int], position: int, turn_cap: int, *, greeter: int | None = None
+) -> float:
+    """How many of the first ``turn_cap`` turns seat ``position`` takes, nobody leaving.
+
+    Exact under round robin. Under random order after a greeting the count depends on the episode's
+    seed, so this is its expectation over seeds: after the greeting each turn goes to one of the
+    ``n - 1`` seats that did not just speak, so the chance ``p`` that the seat speaks at a turn follows
+    ``p' = (1 - p) / (n - 1)`` from ``p = 1`` (it greets) or ``0`` (it does not).
+    """
+    order = tuple(sorted(positions))
+    if policy != TurnTaking.RANDOM_AFTER_GREETING:
+        return float(speaking_order(policy, order, turn_cap).count(position))
+    chance, total = (1.0 if position == (order[0] if greeter is None else greeter) else 0.0), 0.0
+    for _ in range(turn_cap):
+        total += chance
+        chance = (1 - chance) / (len(order) - 1)
+    return total
 
 
 def can_go_on(positions: Collection[int], left: Collection[int]) -> bool:

@@ -272,8 +272,9 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
         return redirect("chat:done", slug=study.slug)
     end_reason = participant.episode.end_reason if participant.episode else ""
     left = bool(end_reason) and ended_by_participant(participant.episode, end_reason)
+    group = bool(end_reason) and participant.episode.seats.count() > 2
     context = {"study": study, "form": form, "test_form": test_form,
-               "end_message": end_message(end_reason, participant_left=left) if end_reason else ""}
+               "end_message": end_message(end_reason, participant_left=left, group=group) if end_reason else ""}
     context.update(_resume_context(request, study, participant))
     return render(request, "chat/participant/questionnaire.html", context)
 

@@ -16,6 +16,7 @@ from benchmark.models import ActionType, Episode, Probe, Relationship, Turn, Tur
 from benchmark.runs.options import RunOptions
 from benchmark.runs.planning import plan_run, prepare_episodes
 from benchmark.runs.simulation import create_episode, run_episode
+from benchmark.runs.turn_taking import speaking_order
 from tests.builders import default_team, get_barrier, make_character, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
@@ -249,6 +250,24 @@ def test_without_beats_a_group_opens_with_a_greeting_to_everyone_and_leaves_befo
     assert turns[0].content.startswith(("Hi everyone", "Hello, all"))
     assert len(turns) <= 9
     assert any(turn.action_type == ActionType.LEAVE for turn in turns)
+
+
+def test_without_beats_a_seat_in_a_random_order_group_leaves_on_its_own_last_turn():
+    """Not a round before the cap: under random order a seat's last turn is read from the drawn order."""
+    for seed in range(6):
+        scenario = trio(Relationship.FRIEND, turn_taking=TurnTaking.RANDOM_AFTER_GREETING, greeter_position=0)
+        episode = create_episode(scenario, get_barrier("none"), models=dict.fromkeys(range(3), llm.SCRIPTED),
+                                 turn_cap=12)
+        episode = async_to_sync(run_episode)(episode, seed=seed)
+        turns = list(episode.turns.order_by("index").values_list("seat__position", "action_type"))
+        leaves: tuple[tuple[int, int], ...] = ()
+        for index, (position, action) in enumerate(turns):
+            later = speaking_order(TurnTaking.RANDOM_AFTER_GREETING, (0, 1, 2), 12, seed=seed, greeter=0,
+                                   leaves=leaves)[index + 1 :]
+            assert (action == ActionType.LEAVE) == (position not in later), (seed, index, turns)
+            if action == ActionType.LEAVE:
+                leaves += ((index, position),)
+        assert len(turns) == 11  # the second to last seat leaves at turn 10: one seat cannot talk alone
 
 
 def test_simulate_plays_the_three_party_demo_offline(capsys):

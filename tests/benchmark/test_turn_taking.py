@@ -7,7 +7,14 @@ from benchmark.models import ActionType, Episode, Scenario, TurnTaking
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run, prepare_episodes
 from benchmark.runs.simulation import create_episode, run_episode
-from benchmark.runs.turn_taking import can_go_on, check_greeter, next_speaker, turn_cap_for
+from benchmark.runs.turn_taking import (
+    can_go_on,
+    check_greeter,
+    expected_turns,
+    next_speaker,
+    speaking_order,
+    turn_cap_for,
+)
 from tests.builders import default_team, get_barrier, make_scenario
 
 ROUND_ROBIN, RANDOM = TurnTaking.ROUND_ROBIN, TurnTaking.RANDOM_AFTER_GREETING
@@ -79,6 +86,35 @@ def test_no_seat_left_to_speak_is_an_error():
 def test_an_unknown_policy_is_named():
     with pytest.raises(ValueError, match="unknown turn-taking policy 'shouting'"):
         next_speaker("shouting", [0, 1], [])
+
+
+def test_the_speaking_order_steps_round_a_seat_from_the_turn_after_its_leave():
+    """As a running episode draws it: each turn from next_speaker with the seats that left before it."""
+    for policy in (TurnTaking.ROUND_ROBIN, TurnTaking.RANDOM_AFTER_GREETING):
+        leaver = speaking_order(policy, (0, 1, 2, 3), 6, seed=7, greeter=0)[5]  # whoever speaks at turn 5 leaves
+        order = speaking_order(policy, (0, 1, 2, 3), 12, seed=7, greeter=0, leaves=((5, leaver),))
+        spoken: list[int] = []
+        for index in range(12):
+            left = {leaver} if index > 5 else set()
+            spoken.append(next_speaker(policy, [0, 1, 2, 3], spoken, left, seed=7, greeter=0))
+        assert order == tuple(spoken)
+        assert leaver not in order[6:]
+        assert order[:6] == speaking_order(policy, (0, 1, 2, 3), 6, seed=7, greeter=0)
+
+
+def test_expected_turns_are_exact_under_round_robin_and_the_mean_over_seeds_under_random_order():
+    assert expected_turns(TurnTaking.ROUND_ROBIN, [0, 1, 2], 1, 10) == 3  # turns 1, 4, 7
+    assert expected_turns(TurnTaking.ROUND_ROBIN, [0, 1], 0, 5) == 3
+    assert expected_turns(TurnTaking.RANDOM_AFTER_GREETING, [0, 1], 1, 5, greeter=0) == 2  # two seats alternate
+    seeds = range(2000)
+    for position in (0, 2):
+        mean = sum(
+            speaking_order(TurnTaking.RANDOM_AFTER_GREETING, (0, 1, 2), 12, seed=seed, greeter=0).count(position)
+            for seed in seeds
+        ) / len(seeds)
+        expected = expected_turns(TurnTaking.RANDOM_AFTER_GREETING, [0, 1, 2], position, 12, greeter=0)
+        assert mean == pytest.approx(expected, abs=0.1)
+    assert expected_turns(TurnTaking.RANDOM_AFTER_GREETING, [0, 1, 2], 0, 12, greeter=0) > 4  # the greeter's turn
 
 
 def test_a_conversation_needs_two_who_can_still_speak():

@@ -19,7 +19,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
-from benchmark.runs.turn_taking import next_speaker
+from benchmark.runs.turn_taking import next_speaker, speaking_order
 from chat.assignment import create_chat_episode
 from chat.models import ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user
@@ -101,11 +101,14 @@ def group_chat():
 
 
 @database_sync_to_async
-def store_turns(chat: GroupChat, positions: list[int]) -> None:
-    """Turns as if spoken already (a reconnect finds them), each by the seat the order gives it."""
+def store_turns(chat: GroupChat, positions: list[int], *, leaves: tuple[int, ...] = ()) -> None:
+    """Turns as if spoken already (a reconnect finds them), each by the seat the order gives it; the turns at
+    the indices in ``leaves`` are leaves."""
     seats = {seat.position: seat for seat in chat.episode.seats.all()}
     for index, position in enumerate(positions):
-        Turn.objects.create(episode=chat.episode, index=index, seat=seats[position], content=f"Line {index}.",
+        action = ActionType.LEAVE if index in leaves else ActionType.SPEAK
+        Turn.objects.create(episode=chat.episode, index=index, seat=seats[position], action_type=action,
+                            content="" if index in leaves else f"Line {index}.",
                             client_id=uuid4().hex if seats[position].player == Seat.Player.HUMAN else None)
 
 
@@ -130,9 +133,9 @@ async def test_after_the_greeting_the_agents_speak_in_the_policys_order_until_th
     turns = [message for message in page.seen if message["type"] == "turn"]
 
     assert history["speakers"] == [
-        {"seat": 0, "name": NAMES[0], "you": False},
-        {"seat": 1, "name": NAMES[1], "you": True},
-        {"seat": 2, "name": NAMES[2], "you": False},
+        {"seat": 0, "name": NAMES[0], "you": False, "left": False},
+        {"seat": 1, "name": NAMES[1], "you": True, "left": False},
+        {"seat": 2, "name": NAMES[2], "you": False, "left": False},
     ]
     assert [speaker["seat"] for speaker in history["upcoming"]] == chat.order(4)
     assert [(t["seat"], t["speaker"]) for t in typings] == [(0, NAMES[0]), (2, NAMES[2]), (0, NAMES[0])]
@@ -215,7 +218,7 @@ async def test_the_turn_cap_ends_a_group_chat_and_no_agent_speaks_past_it(group_
     assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.TURN_CAP)
 
 
-async def test_a_leave_ends_a_group_chat(group_chat, sockets, stored_turns):
+async def test_the_participants_leave_ends_a_group_chat(group_chat, sockets, stored_turns):
     chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN)
     page = sockets(chat)
     await page.connect()
@@ -224,5 +227,93 @@ async def test_a_leave_ends_a_group_chat(group_chat, sockets, stored_turns):
     await page.act("", action_type=ActionType.LEAVE)
     ended = await page.receive_until("ended")
 
-    assert ended["reason"] == Episode.EndReason.LEAVE
+    assert (ended["reason"], ended["message"]) == (Episode.EndReason.LEAVE, "The conversation is over: you left it.")
     assert len(await stored_turns(chat.episode.pk)) == 1  # no agent speaks after the participant left
+
+
+async def test_an_agent_that_leaves_is_stepped_round_and_the_chat_goes_on(group_chat, sockets, stored_turns, reload):
+    chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN, turn_cap=11)
+    await store_turns(chat, [0, 1, 2, 0, 1, 2, 0, 1])  # Cleo (seat 2) is due at turn 8, her last before the cap
+    page = sockets(chat)
+    await page.connect()
+    await page.receive_until("history")
+
+    left = await page.receive_until("turn", index=8)
+
+    assert (left["seat"], left["speaker"], left["action_type"]) == (2, NAMES[2], ActionType.LEAVE)
+    assert (left["next"], [speaker["seat"] for speaker in left["upcoming"]]) == ("you", [0, 1])
+    assert await page.nothing_more()  # no end, and no agent turn: it is the participant's
+    assert (await reload(chat.episode)).status == Episode.Status.RUNNING
+
+    await page.act("Ben, it is just us then.")
+    await page.receive_until("turn", index=10)  # Ben answers: Cleo is stepped round
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)][8:] == [2, 0, 1]
+
+
+async def test_the_chat_ends_when_the_last_other_seat_leaves(group_chat, sockets, stored_turns, reload):
+    chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN, turn_cap=6)
+    await store_turns(chat, [0, 1, 2, 0], leaves=(1,))  # Ben left at turn 1; Cleo's turn 4 is her last
+    page = sockets(chat)
+    await page.connect()
+    await page.receive_until("history")
+
+    last = await page.receive_until("turn", index=4)
+    ended = await page.receive_until("ended")
+
+    assert (last["seat"], last["action_type"], last["next"], last["upcoming"]) == (2, ActionType.LEAVE, None, [])
+    assert ended == {"type": "ended", "reason": Episode.EndReason.LEAVE,
+                     "message": "The conversation is over: everyone else has left it.", "outcome": "questions"}
+    episode = await reload(chat.episode)
+    assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.LEAVE)
+    assert len(await stored_turns(chat.episode.pk)) == 5  # ended before the cap of 6
+
+
+async def test_a_page_reconnecting_after_a_leave_knows_who_left_and_who_is_next(group_chat, sockets, stored_turns):
+    chat = await group_chat(human_position=1, turn_cap=14)
+    leaver = 2 if chat.order(2)[1] == 2 else 0  # an agent seat; it leaves at turn 1 or 2, whichever is its
+    leave_at = chat.order(3).index(leaver, 1)
+    spoken = chat.order(leave_at + 1)
+    await store_turns(chat, spoken, leaves=(leave_at,))
+    await hold_agent_lease(chat)  # nobody speaks meanwhile: this is about what the page is told
+    expected = speaking_order(chat.policy, (0, 1, 2), 14, seed=chat.seed, greeter=chat.greeter,
+                              leaves=((leave_at, leaver),))
+    page = sockets(chat)
+    await page.connect()
+
+    history = await page.receive_until("history")
+
+    assert [(s["seat"], s["left"]) for s in history["speakers"]] == [(p, p == leaver) for p in (0, 1, 2)]
+    assert history["turns"][leave_at]["action_type"] == ActionType.LEAVE
+    assert history["turns"][leave_at]["speaker"] == NAMES[leaver]
+    assert history["ended"] is None
+    upcoming = [speaker["seat"] for speaker in history["upcoming"]]
+    assert upcoming == list(expected[leave_at + 1:leave_at + 5])
+    assert leaver not in upcoming
+
+
+async def test_a_resent_turn_after_an_agents_leave_is_stored_once(group_chat, sockets, stored_turns):
+    chat = await group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN, turn_cap=12)
+    await store_turns(chat, [0, 1], leaves=(1,))  # Ben left; Cleo speaks next, then the participant
+    await hold_agent_lease(chat)
+    page = sockets(chat)
+    await page.connect()
+    history = await page.receive_until("history")
+    assert history["next"] == {"index": 2, "side": "partner"}
+
+    refusal_id = await page.act("Too early.")
+    refusal = await page.receive_until("error")
+    assert (refusal["code"], refusal["client_id"]) == ("not_your_turn", refusal_id)
+    await store_turns_after(chat, 2, position=2)  # Cleo's turn arrives from another process
+    client_id = await page.act("Now me.")
+    first = await page.receive_until("ack")
+    await page.act("Now me.", client_id=client_id)  # the page resends after a dropped frame
+    second = await page.receive_until("ack")
+
+    assert first["index"] == second["index"] == 3
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)] == [0, 1, 2, 0]
+
+
+@database_sync_to_async
+def store_turns_after(chat: GroupChat, index: int, *, position: int) -> None:
+    seat = chat.episode.seats.get(position=position)
+    Turn.objects.create(episode=chat.episode, index=index, seat=seat, content=f"Line {index}.")

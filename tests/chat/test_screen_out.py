@@ -9,11 +9,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import ActionType, Episode, Seat, Turn
+from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
 from chat import progress
+from chat.forms import ChatStudyForm
 from chat.lifecycle import end_episode
 from chat.models import ChatStudy, Participant
 from chat.turns import submit_human_turn
+from tests.builders import make_scenario
 from tests.chat.builders import chat_until, join, make_chat_study
 
 STAGE = Participant.Stage
@@ -28,7 +30,8 @@ def one_cell_study(**fields):
     fields.setdefault("completion_code", "C0DE-42")
     fields.setdefault("screen_out_code", "SCREEN-7")
     fields.setdefault("return_url", "https://example.org/done?cc={code}")
-    return make_chat_study(scenarios=1, conditions=["none"], target=1, **fields)
+    fields.setdefault("scenarios", 1)
+    return make_chat_study(conditions=["none"], target=1, **fields)
 
 
 def chatting(client, study, participant_id="quick", *, turns=0):
@@ -247,6 +250,35 @@ def test_a_minimum_the_turn_cap_never_allows_is_refused(client):
     assert response.status_code == 200
     assert "With a turn cap of 6 the participant has at most 3 turns" in response.text
     assert ChatStudy.objects.get(pk=study.pk).min_participant_turns == 3
+
+
+@pytest.mark.django_db
+def test_the_minimum_follows_a_group_scenarios_round_robin_order(client):
+    """Three seats taking turns: the participant in the second seat has 3 of 9 turns, not the 4 or 5 of two."""
+    study = one_cell_study(scenarios=[make_scenario(roles=3, turn_taking=TurnTaking.ROUND_ROBIN)])
+
+    refused = edit_study(client, study, turn_cap="9", min_participant_turns="4")
+    accepted = edit_study(client, study, turn_cap="9", min_participant_turns="3")
+
+    assert "With a turn cap of 9 the participant has at most 3 turns in scenario" in refused.text
+    assert "min_participant_turns" not in accepted.context["form"].errors
+
+
+@pytest.mark.django_db
+def test_the_minimum_under_random_order_is_checked_against_the_expected_count(client):
+    """After Ana's greeting each of 11 turns goes to one of the two who did not just speak: the second seat
+    can expect 0 + 1/2 + 1/4 + 3/8 + ... = about 3.8 turns of 12, which the help text says is what is used."""
+    scenario = make_scenario(roles=3, turn_taking=TurnTaking.RANDOM_AFTER_GREETING, greeter_position=0)
+    study = one_cell_study(scenarios=[scenario])
+
+    refused = edit_study(client, study, turn_cap="12", min_participant_turns="4")
+    accepted = edit_study(client, study, turn_cap="12", min_participant_turns="3")
+
+    assert "the participant can expect 3.8 turns in scenario" in refused.text
+    assert "min_participant_turns" not in accepted.context["form"].errors
+    assert "random order after a greeting, the number they can expect" in ChatStudyForm(
+        user=study.created_by
+    ).fields["min_participant_turns"].help_text
 
 
 @pytest.mark.django_db
