@@ -52,11 +52,15 @@ class LLMUnavailable(LLMError):
 
 
 class LLMOutputError(LLMError):
-    """The model replied, but not with usable JSON, even after one repair attempt."""
+    """The model replied, but not with usable JSON, even after one repair attempt.
 
-    def __init__(self, message: str, text: str) -> None:
+    ``attempts`` counts the whole requests (each with its repair) that were made.
+    """
+
+    def __init__(self, message: str, text: str, attempts: int = 1) -> None:
         super().__init__(message)
         self.text = text
+        self.attempts = attempts
 
 
 @dataclass

@@ -42,7 +42,7 @@ from .briefing import EpisodeForJudge, load_episode_for_judge
 from .interviews.asking import validate_replies
 from .interviews.instruments import NO, YES, goals_instrument
 from .interviews.scripted import goal_reached
-from .judge import default_retries, judge_models
+from .judge import complete_json_retrying, judge_models
 
 PROMPT_VERSION = "goals-judge-1"
 SCRIPTED_VERSION = "scripted-goals-judge-1"
@@ -227,22 +227,18 @@ async def judge_episode_goals(
     def validate(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
         return validate_goal_verdict(data, keys)
 
-    messages = goal_judge_messages(subject)
-    retries = default_retries() if retries is None else retries
-    for attempt in range(1, retries + 2):
-        result.attempts = attempt
-        try:
-            data, usage = await llm.complete_json(messages, model=model, temperature=0, validate=validate)
-        except llm.LLMOutputError as error:
-            result.error = f"{error} (after {attempt} attempt{'s' if attempt > 1 else ''})"
-            continue
-        except llm.LLMError as error:
-            result.error = str(error)
-            return result
-        result.usage = usage
-        result.answers = await sync_to_async(store)(subject, model, validate(data), usage)
-        result.outcome, result.error = JUDGED, ""
+    try:
+        data, result.usage, result.attempts = await complete_json_retrying(
+            goal_judge_messages(subject), model=model, retries=retries, validate=validate
+        )
+    except llm.LLMOutputError as error:
+        result.attempts, result.error = error.attempts, str(error)
         return result
+    except llm.LLMError as error:
+        result.error = str(error)
+        return result
+    result.answers = await sync_to_async(store)(subject, model, validate(data), result.usage)
+    result.outcome = JUDGED
     return result
 
 

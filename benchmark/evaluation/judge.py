@@ -80,6 +80,34 @@ def default_retries() -> int:
     return int(getattr(settings, "PARLEY_JUDGE_RETRIES", DEFAULT_RETRIES))
 
 
+async def complete_json_retrying(
+    messages: list[dict[str, Any]],
+    *,
+    model: str,
+    retries: int | None = None,
+    temperature: float = 0,
+    validate: Callable[[dict[str, Any]], object] | None = None,
+) -> tuple[dict[str, Any], llm.Usage, int]:
+    """``llm.complete_json``, asked afresh up to ``retries`` more times while a reply stays unusable.
+
+    What the judge, the goal judges, the interviews and the blind test ask with (``retries``:
+    ``PARLEY_JUDGE_RETRIES`` unless given, ``default_retries``). Returns the
+    object, the usage of the request that gave it and how many requests were made. When every
+    request fails, raises ``LLMOutputError`` saying after how many; a model that cannot be reached
+    is not asked again here (the gateway has retried it already): its ``LLMError`` passes through.
+    """
+    retries = default_retries() if retries is None else retries
+    for attempt in range(1, retries + 2):
+        try:
+            data, usage = await llm.complete_json(messages, model=model, temperature=temperature, validate=validate)
+        except llm.LLMOutputError as error:
+            last = error
+            continue
+        return data, usage, attempt
+    attempts = retries + 1
+    raise llm.LLMOutputError(f"{last} (after {attempts} attempt{'s' if attempts > 1 else ''})", last.text, attempts)
+
+
 def respondent_name(model: str) -> tuple[str, str]:
     """The (model, prompt version) of the judge respondent that ``model`` answers as."""
     if llm.is_scripted(model):
@@ -141,7 +169,6 @@ async def evaluate_episode(
     episode_id = episode if isinstance(episode, int) else episode.pk
     name, version = respondent_name(model)
     result = JudgeResult(episode_id, FAILED, name, version)
-    retries = default_retries() if retries is None else retries
     if questions is None:
         questions = await sync_to_async(questionnaire)()
     respondent, cached = await sync_to_async(_respondent_and_cache)(episode_id, model, questions)
@@ -177,26 +204,24 @@ async def evaluate_episode(
         return validate_verdict(data, keys, questions, names)
 
     messages = build_judge_messages(facts, questions)
-    for attempt in range(1, retries + 2):
-        result.attempts = attempt
-        try:
-            data, usage = await llm.complete_json(messages, model=model, temperature=0, validate=validate)
-        except llm.LLMOutputError as error:
-            result.error = f"{error} (after {attempt} attempt{'s' if attempt > 1 else ''})"
-            continue
-        except llm.LLMError as error:
-            result.error = str(error)
-            return result
-        result.usage = usage if result.usage is None else result.usage + usage
-        try:
-            result.answers = await sync_to_async(store_verdict)(
-                facts, validate(data), respondent=respondent, questions=questions, usage=usage
-            )
-        except (DatabaseError, ValueError) as error:
-            result.error = f"could not store the scores of episode {episode_id}: {error}"
-            return result
-        result.outcome, result.error = SCORED, ""
+    try:
+        data, result.usage, result.attempts = await complete_json_retrying(
+            messages, model=model, retries=retries, validate=validate
+        )
+    except llm.LLMOutputError as error:
+        result.attempts, result.error = error.attempts, str(error)
         return result
+    except llm.LLMError as error:
+        result.error = str(error)
+        return result
+    try:
+        result.answers = await sync_to_async(store_verdict)(
+            facts, validate(data), respondent=respondent, questions=questions, usage=result.usage
+        )
+    except (DatabaseError, ValueError) as error:
+        result.error = f"could not store the scores of episode {episode_id}: {error}"
+        return result
+    result.outcome = SCORED
     return result
 
 

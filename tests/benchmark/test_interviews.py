@@ -241,12 +241,30 @@ def test_an_answer_out_of_range_is_repaired_once(fake_llm):
     assert set(Answer.objects.filter(goal__isnull=False).values_list("value", flat=True)) == {"yes"}
 
 
-def test_a_model_that_cannot_answer_fails_the_interview_with_the_reason(fake_llm):
+def test_a_model_that_cannot_answer_fails_the_interview_with_the_reason(fake_llm, settings):
+    settings.PARLEY_JUDGE_RETRIES = 1
     episode = group_episode(FAKE_MODEL)
     fake_llm.reply_when("was it achieved", "I would rather not say.")
     result = interview(episode)
     assert result.outcome == FAILED and "seat 1 (openai/fake-model)" in result.error
+    assert "after 2 attempts" in result.error and len(fake_llm.requests) == 2 * 2  # each with its repair
     assert not Response.objects.exists()
+
+
+def test_an_interview_whose_repair_fails_is_asked_again_as_the_judge_would_be(fake_llm, settings):
+    settings.PARLEY_JUDGE_RETRIES = 1
+    episode = group_episode(FAKE_MODEL)
+    episode.seats.exclude(position=0).update(player=Seat.Player.HUMAN)
+    mei = load_interviews(episode.pk).seats[0]
+    for _ in range(2):  # the first request and its repair
+        fake_llm.enqueue(text="I would rather not say.")
+    fake_llm.enqueue(text=json.dumps({item.key: {"answer": "no", "reasoning": "Not yet."} for item in mei.goals}))
+    fake_llm.reply_when("choose the most likely option", json.dumps(
+        {item.key: {"answer": "A", "reasoning": "Guess."} for item in mei.probes}
+    ))
+
+    assert interview(episode).outcome == INTERVIEWED
+    assert set(Answer.objects.filter(goal__isnull=False).values_list("value", flat=True)) == {"no"}
 
 
 # --- where interviews are asked for and shown ----------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 from ...agents import llm
 from ...agents.prompt import AgentContext, describe_turn
 from ...models import PROFILE_LABELS, ActionType, Episode, Seat
+from ..judge import complete_json_retrying
 from .instruments import goals_instrument, may_be_asked, probes_instrument
 
 PROMPT_VERSION = "interview-1"
@@ -223,8 +224,12 @@ def validate_replies(data: Any, allowed: dict[str, Sequence[str]]) -> dict[str, 
 async def ask(
     messages: list[dict[str, str]], model: str, allowed: dict[str, Sequence[str]]
 ) -> tuple[dict[str, tuple[str, str]], llm.Usage]:
+    """Ask at temperature 0, a reply repaired once and asked afresh as often as the judge's retries allow."""
+
     def validate(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
         return validate_replies(data, allowed)
 
-    data, usage = await llm.complete_json(messages, model=model, temperature=0, validate=validate)
+    data, usage, _ = await complete_json_retrying(
+        messages, model=model, validate=validate
+    )
     return validate(data), usage
