@@ -12,21 +12,16 @@ The formats are described in ``docs/formats.md``. Each has its own module (``par
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 
 from django.db import DatabaseError, transaction
 
 from ..models import Team
-
-FORMATS = ("parley", "sotopia", "agentsense", "csv")
-# Keys by which a JSON Lines record shows itself as one of Sotopia's shapes (``sotopia.record``).
-SOTOPIA_KEYS = frozenset({
-    "raw_messages", "episode_id", "messages", "rewards_prompt", "first_name", "agent_goals", "background_story",
-    "agent1_id", "agent_1_id", "pk", "agent_id", "env_id", "relationship_id",
-})
 
 
 class ImportProblem(Exception):
@@ -54,11 +49,15 @@ class ImportProblem(Exception):
 
 @dataclass
 class ImportResult:
-    """What one file did: rows created, objects already present (unchanged), records only checked.
+    """What one file did, for the command's summary and the import page.
 
-    Keys are ``episode``, ``scenario``, ``character``, ``turn`` and ``answer``; ``checked`` counts
-    records that were validated but have no place in Parley (Sotopia relationship profiles);
-    ``skipped`` what a file holds but no one can read (an AgentSense reply that picks no option).
+    ``created`` rows made; ``unchanged`` objects already present and left as they were; ``changed``
+    objects already present that the file added to (an episode that got new scores); ``checked``
+    records validated but with no place in Parley (Sotopia relationship profiles); ``skipped`` what
+    a file holds but no one can read (an AgentSense reply that picks no option); ``ignored`` fields
+    read but not kept, by field name, counted in records (never dropped silently); ``notes`` anything
+    else a researcher must know (ids the file names that Parley does not have, values read as
+    missing), one sentence each. Counter keys are singular nouns (``episode``, ``scenario``, ...).
     """
 
     file: str
@@ -66,18 +65,26 @@ class ImportResult:
     dry_run: bool = False
     created: Counter[str] = field(default_factory=Counter)
     unchanged: Counter[str] = field(default_factory=Counter)
+    changed: Counter[str] = field(default_factory=Counter)
     checked: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)  # read from the file but not storable, by kind
+    ignored: Counter[str] = field(default_factory=Counter)  # field name -> records in which it was not kept
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, sentence: str) -> None:
+        if sentence not in self.notes:
+            self.notes.append(sentence)
 
     def summary(self) -> str:
-        """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``."""
-        kinds = ("episode", "scenario", "character", "turn", "answer")
+        """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``,
+        then the notes, one per line."""
         parts = []
         for label, counts in (
             ("would create" if self.dry_run else "created", self.created),
+            ("would add to" if self.dry_run else "added to", self.changed),
             ("unchanged", self.unchanged),
         ):
-            listed = [_count(counts[kind], kind) for kind in kinds if counts[kind]]
+            listed = [_count(counts[kind], kind) for kind in _ordered(counts) if counts[kind]]
             if listed:
                 parts.append(f"{label} {', '.join(listed)}")
         if self.checked:
@@ -85,7 +92,19 @@ class ImportResult:
             parts.append(f"checked, not stored: {', '.join(listed)}")
         if self.skipped:
             parts.append(f"skipped {', '.join(_count(number, kind) for kind, number in sorted(self.skipped.items()))}")
-        return f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
+        if self.ignored:
+            listed = [f"{name} (in {_count(number, 'record')})" for name, number in sorted(self.ignored.items())]
+            parts.append(f"ignored: {', '.join(listed)}")
+        line = f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
+        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+
+
+_KINDS = ("episode", "scenario", "character", "turn", "answer")
+
+
+def _ordered(counts: Counter[str]) -> list[str]:
+    """The usual kinds in their usual order, then any other kind in alphabetical order."""
+    return [kind for kind in _KINDS if kind in counts] + sorted(set(counts) - set(_KINDS))
 
 
 def _count(number: int, noun: str) -> str:
@@ -104,75 +123,94 @@ def read_text(path: Path) -> str:
         raise ImportProblem(f"cannot read the file: {error.strerror}", file=path.name) from None
 
 
-def looks_like_agentsense(record: object) -> bool:
-    """An AgentSense scene line (``sample_idx`` and ``characters``) or a scene's output object."""
-    return isinstance(record, dict) and (
-        {"sample_idx", "characters"} <= record.keys() or {"chat_history", "goal_answer"} <= record.keys()
-    )
+# Format name -> module of this package, in the order formats are tried on a file's first record.
+# Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
+# names) and ``parse(text, file) -> list[Draft]``. A new format adds one line here.
+FORMAT_MODULES = {
+    "parley": "parley",
+    "agentsense": "agentsense",
+    "sotopia": "sotopia",
+    "csv": "turns_csv",
+}
+FORMATS = tuple(FORMAT_MODULES)
+
+
+def format_module(name: str):  # noqa: ANN201 - a module
+    return import_module(f".{FORMAT_MODULES[name]}", __name__)
+
+
+def first_record(path: Path, text: str) -> object:
+    """What the formats look at to recognise a file: a CSV's header (column names, trimmed and in lower
+    case), else the first JSON record: the first line of JSON Lines, the first item of a JSON array,
+    the value of a double-encoded string, or the file's one JSON value. ``None`` when nothing reads."""
+    head = text.lstrip()
+    first_line = head.split("\n", 1)[0]
+    if path.suffix.lower() == ".csv" or (not head.startswith(("{", "[", '"')) and "," in first_line):
+        return [column.strip().lower() for column in next(csv.reader([first_line]), [])]
+    for candidate in (head, first_line) if path.suffix.lower() != ".jsonl" else (first_line,):
+        try:
+            value = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except (ValueError, RecursionError):
+                return None
+        if isinstance(value, list):
+            return value[0] if value else None
+        return value
+    return None
 
 
 def detect_format(path: Path, text: str) -> str:
-    """``parley``, ``sotopia``, ``agentsense`` or ``csv``, from the extension and a look at the first record.
+    """The format of a file, from its first record (``first_record``), asking each format in turn.
 
-    ``.csv`` is the turns CSV. A ``.json`` file is Sotopia (Parley writes JSON Lines only), unless it
-    is an AgentSense scene's output. In a JSON Lines file, a first record with ``seats`` and
-    ``scenario`` is Parley, one with ``sample_idx`` and ``characters`` AgentSense, one with a key of
-    Sotopia's shapes Sotopia; any other record is refused as not a known format.
+    A record no format recognises is refused as not a known format, with the shapes Parley reads
+    listed, instead of being read as one format and refused for a field of that format.
     """
-    suffix = path.suffix.lower()
-    head = text.lstrip()
-    if suffix == ".csv":
-        return "csv"
-    if suffix == ".json" or head.startswith(("[", '"')):
-        if suffix == ".json" and head.startswith("{") and '"goal_answer"' in head:
-            try:
-                record = json.loads(head)
-            except (ValueError, RecursionError):
-                record = None
-            if looks_like_agentsense(record):
-                return "agentsense"
-        return "sotopia"
-    if head.startswith("{"):
-        first_line = head.split("\n", 1)[0]
-        try:
-            record = json.loads(first_line)
-        except (ValueError, RecursionError):  # the chosen parser names the problem
-            return "parley" if '"seats"' in first_line else "agentsense" if '"sample_idx"' in first_line else "sotopia"
-        if isinstance(record, dict) and ("format_version" in record or {"seats", "scenario"} <= record.keys()):
-            return "parley"
-        if looks_like_agentsense(record):
-            return "agentsense"
-        if isinstance(record, dict) and (SOTOPIA_KEYS & record.keys() or any(
-            key.startswith(":sotopia.") for key in record
-        )):
-            return "sotopia"
-        raise ImportProblem(
-            "not a known format: the first record is neither a Parley episode (scenario, seats), an AgentSense "
-            "scene (sample_idx, characters) nor a Sotopia log or profile; see docs/formats.md, or pass --format",
-            file=path.name, place="line 1",
-        )
-    first_line = head.split("\n", 1)[0]
-    if "episode_id" in first_line and "," in first_line:
-        return "csv"
-    raise ImportProblem("cannot tell the format from the name or the content; pass --format", file=path.name)
+    first = first_record(path, text)
+    for name in FORMATS:
+        if format_module(name).recognises(first):
+            return name
+    if first is None and text.lstrip().startswith(("{", "[", '"')):
+        from .drafts import Origin
+        from .reading import decode_json
+
+        jsonl = path.suffix.lower() == ".jsonl"
+        decode_json(text.lstrip().split("\n", 1)[0] if jsonl else text, Origin(path.name, "line 1" if jsonl else None))
+    if first is None:
+        raise ImportProblem("cannot tell the format from the name or the content; pass --format", file=path.name)
+    place = "row 1" if isinstance(first, list) else "line 1" if path.suffix.lower() == ".jsonl" else "record 1"
+    raise ImportProblem(
+        f"not a known format: the first record is none of the shapes Parley reads ({KNOWN_SHAPES}); "
+        "see docs/formats.md, or pass --format",
+        file=path.name, place=place,
+    )
+
+
+# Named in the "not a known format" message; each format adds its shape in a few words.
+KNOWN_SHAPES = (
+    "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
+    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+)
 
 
 def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
-    from . import agentsense, parley, saving, sotopia, turns_csv
+    from . import saving
     from .checks import check_unique_records
 
     path = Path(path)
     text = read_text(path)
     if format == "auto":
         format = detect_format(path, text)
-    parsers = {"parley": parley.parse, "sotopia": sotopia.parse, "agentsense": agentsense.parse, "csv": turns_csv.parse}
-    if format not in parsers:
+    if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
     try:
         with transaction.atomic():
-            drafts = parsers[format](text, path.name)
+            drafts = format_module(format).parse(text, path.name)
             check_unique_records(drafts)
             saving.save(drafts, result, team)
             if dry_run:

@@ -66,6 +66,13 @@ PERSPECTIVES = ("self", "others", "judge")
 JUDGE_SUMMARIES = ("judge_avg", "judge_majority")  # goal_metrics keys that are not a judge
 
 
+def recognises(first: object) -> bool:
+    """An AgentSense scene line (``sample_idx`` and ``characters``) or a scene's output object."""
+    return isinstance(first, dict) and (
+        {"sample_idx", "characters"} <= first.keys() or {"chat_history", "goal_answer"} <= first.keys()
+    )
+
+
 def parse(text: str, file: str) -> list[Draft]:
     templates: dict[str, ScenarioDraft] = {}
     drafts: list[Draft] = []

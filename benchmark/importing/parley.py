@@ -72,6 +72,11 @@ def json_lines(text: str, file: str) -> list[tuple[Origin, Any]]:
     return records
 
 
+def recognises(first: object) -> bool:
+    """A Parley episode line: ``format_version``, or ``scenario`` and ``seats``."""
+    return isinstance(first, dict) and ("format_version" in first or {"seats", "scenario"} <= first.keys())
+
+
 def parse(text: str, file: str) -> list[Draft]:
     return [episode(Fields(record, origin)) for origin, record in json_lines(text, file)]
 

@@ -82,6 +82,20 @@ AGENT_FIELD_NAMES = {
 }
 
 
+# Keys by which a record shows itself as one of Sotopia's shapes (``record``).
+SOTOPIA_KEYS = frozenset({
+    "raw_messages", "episode_id", "messages", "rewards_prompt", "first_name", "agent_goals", "background_story",
+    "agent1_id", "agent_1_id", "pk", "agent_id", "env_id", "relationship_id",
+})
+
+
+def recognises(first: object) -> bool:
+    """A Sotopia log or profile (a key of its shapes), or the redis dump of profiles."""
+    return isinstance(first, dict) and bool(
+        SOTOPIA_KEYS & first.keys() or any(key.startswith(":sotopia.") for key in first)
+    )
+
+
 def parse(text: str, file: str) -> list[Draft]:
     return [record(value, origin) for origin, value in records(text, file)]
 

@@ -75,6 +75,11 @@ class EpisodeRows:
     barrier: str = ""
 
 
+def recognises(first: object) -> bool:
+    """Any CSV (a header read as column names): the last CSV format tried, whose parser names missing columns."""
+    return isinstance(first, list)
+
+
 def parse(text: str, file: str) -> list[Draft]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header_origin = Origin(file, "row 1")
