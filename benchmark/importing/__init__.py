@@ -15,7 +15,9 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 
@@ -78,6 +80,13 @@ class ImportResult:
     def summary(self) -> str:
         """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``,
         then the notes, one per line."""
+        parts = [f"{label} {what}" for label, what in self.parts()]
+        line = f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
+        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+
+    def parts(self) -> list[tuple[str, str]]:
+        """The summary's parts as (label, what), e.g. ``("would create", "5 episodes, 56 turns")``; the
+        import page shows them as a list, the command joins them into one line."""
         parts = []
         for label, counts in (
             ("would create" if self.dry_run else "created", self.created),
@@ -86,17 +95,16 @@ class ImportResult:
         ):
             listed = [_count(counts[kind], kind) for kind in _ordered(counts) if counts[kind]]
             if listed:
-                parts.append(f"{label} {', '.join(listed)}")
+                parts.append((label, ", ".join(listed)))
         if self.checked:
             listed = [_count(number, f"{kind} profile") for kind, number in sorted(self.checked.items())]
-            parts.append(f"checked, not stored: {', '.join(listed)}")
+            parts.append(("checked, not stored:", ", ".join(listed)))
         if self.skipped:
-            parts.append(f"skipped {', '.join(_count(number, kind) for kind, number in sorted(self.skipped.items()))}")
+            parts.append(("skipped", ", ".join(_count(number, kind) for kind, number in sorted(self.skipped.items()))))
         if self.ignored:
             listed = [f"{name} (in {_count(number, 'record')})" for name, number in sorted(self.ignored.items())]
-            parts.append(f"ignored: {', '.join(listed)}")
-        line = f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
-        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+            parts.append(("ignored:", ", ".join(listed)))
+        return parts
 
 
 _KINDS = ("episode", "scenario", "character", "turn", "answer")
@@ -196,7 +204,14 @@ KNOWN_SHAPES = (
 )
 
 
-def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
+# Told how far a file has got: ``progress("parsed", records, records)`` once the file is read, then
+# ``progress("saved", done, records)`` as records are saved (done may repeat; the listener throttles).
+Progress = Callable[[str, int, int], None]
+
+
+def import_file(
+    path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False, progress: Progress | None = None
+) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
     from . import saving
     from .checks import check_unique_records
@@ -208,11 +223,15 @@ def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: 
     if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
+    # Parsing reads no rows, so it runs before the transaction: on SQLite the transaction takes the
+    # write lock as it begins, and other writers wait for it no longer than they must.
+    drafts = format_module(format).parse(text, path.name)
+    check_unique_records(drafts)
+    if progress is not None:
+        progress("parsed", len(drafts), len(drafts))
     try:
         with transaction.atomic():
-            drafts = format_module(format).parse(text, path.name)
-            check_unique_records(drafts)
-            saving.save(drafts, result, team)
+            saving.save(drafts, result, team, progress=partial(progress, "saved") if progress else None)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:
