@@ -391,7 +391,16 @@ class CheckedRecord:
     kind: str
 
 
-Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord
+@dataclass
+class Remark:
+    """What a file held that Parley does not keep (``ignored``: field name -> records) and sentences a
+    researcher must read (``notes``), added to the ``ImportResult`` as they are."""
+
+    ignored: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+
+Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord | Remark
 
 
 def unique(values: Iterable[str]) -> list[str]:

@@ -42,6 +42,7 @@ from .drafts import (
     CheckedRecord,
     Draft,
     EpisodeDraft,
+    Remark,
     ScenarioDraft,
     ScenarioRef,
 )
@@ -409,6 +410,10 @@ class Saver:
                 self.scenario_from(draft)
             elif isinstance(draft, CheckedRecord):
                 self.result.checked[draft.kind] += 1
+            elif isinstance(draft, Remark):
+                self.result.ignored.update(draft.ignored)
+                for note in draft.notes:
+                    self.result.note(note)
         for draft in self.drafts:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
