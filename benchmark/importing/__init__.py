@@ -132,6 +132,7 @@ FORMAT_MODULES = {
     "parley": "parley",
     "agentsense": "agentsense",
     "socialveil-run": "socialveil_runs",
+    "promediate": "promediate",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -197,7 +198,8 @@ def detect_format(path: Path, text: str) -> str:
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
     "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), a SocialVeil run's "
-    "conversation_log.json (experimental_context, conversation_log)"
+    "conversation_log.json (experimental_context, conversation_log), a ProMediate case (instruction, issues, "
+    "options, names)"
 )
 
 
