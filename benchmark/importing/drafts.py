@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..models import ActionType, Episode, Probe, Seat
+from ..models import ActionType, Character, Episode, Probe, Seat
 from ..models.scenarios import goal_lines
 from . import ImportProblem
 
@@ -273,6 +273,7 @@ class CharacterRef:
     draft: CharacterDraft | None = None
     name: str | None = None
     noun: str = "character"
+    found: Character | None = None  # a stored character a format's ``resolve`` already found
 
 
 @dataclass

@@ -148,6 +148,8 @@ class Saver:
         return self.by_name[name]
 
     def character(self, ref: CharacterRef) -> Character:
+        if ref.found is not None:
+            return ref.found
         if ref.external_id and ref.external_id in self.characters:
             self._reuse("character", ref.external_id)
             return self.characters[ref.external_id]

@@ -224,7 +224,7 @@ def _resolve_episode(draft: EpisodeDraft, by_names: dict[frozenset[str], list[Sc
     for seat, name in zip(draft.seats, match.agents, strict=True):
         role = roles[name]
         seat.role_position = role.position
-        seat.character = CharacterRef(seat.origin, external_id=role.character.external_id, name=name)
+        seat.character = CharacterRef(seat.origin, name=name, found=role.character)
 
 
 class RunOutput:

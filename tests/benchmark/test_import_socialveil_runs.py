@@ -204,3 +204,12 @@ def test_the_judge_answers_reach_the_benchmark_report(scenario, tmp_path):
     assert means["semantic"]["unresolved_confusion"]["mean"] == 2
     assert means["sociocultural"]["mutual_understanding"]["mean"] == 4
     assert means["semantic"]["mutual_understanding"]["mean"] is None
+
+
+def test_a_namesake_elsewhere_in_the_team_does_not_hide_the_roles_character(scenario):
+    make_character(team=default_team(), first_name="Rafael", last_name="Cortez")
+
+    import_file(RUNS / "mode_baseline")
+
+    seat = Episode.objects.get().seats.get(position=0)
+    assert seat.character == scenario.roles.get(position=0).character
