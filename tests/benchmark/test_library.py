@@ -2,6 +2,7 @@
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -363,3 +364,25 @@ def test_command_writes_to_standard_output_and_names_an_unknown_codename():
     assert "Exported" in err.getvalue()
     with pytest.raises(CommandError, match="codename 'nope'"):
         call_command("export_library", "--out", "-", "--codename", "nope", stdout=io.StringIO())
+
+
+def test_the_example_in_the_format_documentation_imports(tmp_path):
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = docs.split("## Scenario library", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+
+    result = import_file(write(tmp_path, example))
+
+    assert (result.created["barrier"], result.created["character"], result.created["scenario"]) == (1, 1, 1)
+    assert Scenario.objects.get(external_id="flat-dishes").roles.get(position=0).character.first_name == "Ann"
+
+
+def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path):
+    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+    first = library()
+    other = make_team()
+
+    import_file(write(tmp_path, first), team=other)
+
+    assert library(other) == first
+    assert design(other) == design(default_team())
