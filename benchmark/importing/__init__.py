@@ -1,4 +1,5 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns.
+"""Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
+AgentSense scenes, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -6,7 +7,7 @@ field, so a researcher can fix the file without reading our code. Every object c
 external id; what is already present is skipped and counted as unchanged, so importing the same file
 twice changes nothing.
 
-The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
 ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
@@ -125,10 +126,13 @@ def read_text(path: Path) -> str:
 
 # Format name -> module of this package, in the order formats are tried on a file's first record.
 # Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
-# names) and ``parse(text, file) -> list[Draft]``. A new format adds one line here. A format that reads
-# files beside the one named, or a directory, also has ``parse_path(path)``; one that must look things
-# up in the team's data before saving (a scenario named by its content) has ``resolve(drafts, team)``.
+# names) and ``parse(text, file) -> list[Draft]``, and may have its own ``save(drafts, result, team)``
+# when its records need more than ``saving.save`` (the library's barriers). A new format adds one line here.
+# A format that reads files beside the one named, or a directory, also has ``parse_path(path)``; one that
+# must look things up in the team's data before saving (a scenario named by its content) has
+# ``resolve(drafts, team)``.
 FORMAT_MODULES = {
+    "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
     "socialveil-run": "socialveil_runs",
@@ -196,10 +200,10 @@ def detect_format(path: Path, text: str) -> str:
 
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
-    "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), a SocialVeil run's "
-    "conversation_log.json (experimental_context, conversation_log), a ProMediate case (instruction, issues, "
-    "options, names)"
+    "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
+    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
+    "a SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
+    "(instruction, issues, options, names)"
 )
 
 
@@ -225,7 +229,7 @@ def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: 
             if hasattr(module, "resolve"):
                 module.resolve(drafts, team)
             check_unique_records(drafts)
-            saving.save(drafts, result, team)
+            getattr(module, "save", saving.save)(drafts, result, team)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:
