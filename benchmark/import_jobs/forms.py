@@ -7,8 +7,11 @@ from ..importing import FORMATS
 
 # How the format choice names each format; a format missing here is offered under its own name.
 FORMAT_LABELS = {
+    "library": "Parley scenario library",
     "parley": "Parley JSON Lines",
     "agentsense": "AgentSense scenes (with or without a run's outputs)",
+    "socialveil-run": "SocialVeil conversation log (turns only; scores come with a run's directory)",
+    "promediate": "ProMediate case",
     "sotopia": "Sotopia episode logs or profiles",
     "csv": "CSV of turns",
 }
