@@ -1,4 +1,5 @@
 from .barriers import Barrier, BarrierCue
+from .casts import Cast, CastMember
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
@@ -9,6 +10,8 @@ from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 __all__ = [
     "ActionType",
     "Answer",
+    "Cast",
+    "CastMember",
     "Category",
     "Communication",
     "ERG",
