@@ -7,7 +7,7 @@ external id; what is already present is skipped and counted as unchanged, so imp
 twice changes nothing.
 
 The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
-``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+``castings``, ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ def read_text(path: Path) -> str:
 FORMAT_MODULES = {
     "parley": "parley",
     "agentsense": "agentsense",
+    "castings": "castings",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -192,7 +193,8 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+    "profile, a Sotopia casting (combo_id, env_id, agent_ids), a CSV of turns (episode_id, turn_index, speaker, "
+    "action_type, text)"
 )
 
 
