@@ -193,7 +193,7 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a Sotopia casting (combo_id, env_id, agent_ids), a CSV of turns (episode_id, turn_index, speaker, "
+    "profile, a Sotopia casting (combo_id, env_id), a CSV of turns (episode_id, turn_index, speaker, "
     "action_type, text)"
 )
 

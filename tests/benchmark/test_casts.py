@@ -9,7 +9,8 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from benchmark.importing import ImportProblem
-from benchmark.models import Cast, CastMember, Character, Episode, Scenario
+from benchmark.models import Cast, CastMember, Character, Episode, Scenario, SimulationRun
+from benchmark.runs import launching
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
@@ -288,3 +289,47 @@ def test_a_cast_may_not_use_another_teams_character():
 
     with pytest.raises(ValidationError, match="scenario's team"):
         member.full_clean()
+
+
+# --- the run form ---------------------------------------------------------------------------------
+
+RUN_FORM = {
+    "tag": "", "difficulty": "", "scenarios": "", "conditions": ["none"], "agent_model": "scripted",
+    "partner_model": "scripted", "judge_model": "scripted", "strategy": "default", "episodes_per_cell": "1",
+    "turn_cap": "6", "temperature": "0.7", "concurrency": "4", "workers": "1", "seed": "0",
+}
+
+
+@pytest.fixture
+def spawned(monkeypatch, settings, tmp_path):
+    """The run's worker is not started: only the command it would run is recorded."""
+    settings.VAR_DIR = tmp_path
+    calls = []
+    monkeypatch.setattr(launching, "spawn_process", lambda command, *, cwd, log: calls.append(command) or 4242)
+    return calls
+
+
+def test_the_run_form_takes_casts_and_the_run_page_shows_them(client, spawned):
+    scenario = make_scenario()
+    make_cast(scenario), make_cast(scenario)
+    client.force_login(make_researcher())
+
+    response = client.post(reverse("benchmark:run-new"), {**RUN_FORM, "tag": "with-casts", "casts": "default,all"})
+
+    run = SimulationRun.objects.get(tag="with-casts")
+    assert response.status_code == 302 and run.options["casts"] == ["default", "all"] and run.total == 3
+    page = client.get(reverse("benchmark:run", args=[run.pk])).text
+    assert "Casts" in page and "default, all" in page
+
+
+def test_another_teams_cast_is_refused_beside_the_field(client, spawned):
+    make_scenario()
+    foreign = make_cast(make_scenario(team=make_team()))
+    client.force_login(make_researcher())
+
+    response = client.post(reverse("benchmark:run-new"), {**RUN_FORM, "casts": str(foreign.pk)})
+
+    assert response.status_code == 200 and spawned == []
+    assert response.context["form"].errors["casts"] == [
+        f"No cast of the team has the id or external id '{foreign.pk}'."
+    ]
