@@ -2,7 +2,8 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia.
+them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, and
+importing Sotopia's 450 castings after the profiles they name.
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -47,6 +48,7 @@ def main() -> None:
     def empty() -> None:
         """Remove episodes, scenarios and characters; the seeded barriers stay."""
         Episode.objects.all().delete()
+        Scenario.objects.filter(template__isnull=False).delete()  # instances first: they protect their templates
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -104,6 +106,26 @@ def main() -> None:
         print(f"  refused: {line}")
 
     empty()
+    time_castings(team)
+    empty()
+
+
+def time_castings(team) -> None:  # noqa: ANN001 - a Team, imported after django.setup()
+    """Sotopia's 450 castings as casts, after the serialized profiles they name (not timed), then again."""
+    from benchmark.importing import import_file
+
+    import_file(SOTOPIA / "serialized_agent_profiles.jsonl", team=team)
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl", team=team)
+    castings = SOTOPIA / "sotopia_env_agent_combos_450.jsonl"
+    started = time.perf_counter()
+    result = import_file(castings, team=team)
+    elapsed = time.perf_counter() - started
+    again_started = time.perf_counter()
+    again = import_file(castings, team=team)
+    again_elapsed = time.perf_counter() - again_started
+    assert result.created["cast"] == again.unchanged["cast"] == 450
+    print(f"castings:  {elapsed:6.2f} s  {450 / elapsed:7.0f} casts/s  (re-import, all unchanged: "
+          f"{again_elapsed:.2f} s)")
 
 
 if __name__ == "__main__":
