@@ -3,7 +3,8 @@
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
 them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
-run's results (180 scenario folders) and both real ProMediate cases; then the same for a scenario
+run's results (180 scenario folders) and both real ProMediate cases, Sotopia's 450 castings after
+the profiles they name; then the same for a scenario
 library of N scenarios (``--scenarios``).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
@@ -113,6 +114,8 @@ def main() -> None:
     time_socialveil_runs(team, workdir)
     time_promediate(team)
     empty()
+    time_castings(team)
+    empty()
     time_library(team, workdir, args.scenarios, empty)
     empty()
 
@@ -196,6 +199,24 @@ def time_promediate(team) -> None:
     elapsed = time.perf_counter() - started
     roles = sum(r.created["character"] for r in results)
     print(f"promediate:     {elapsed:6.2f} s  for {len(results)} real cases ({roles} parties)")
+
+
+def time_castings(team) -> None:  # noqa: ANN001 - a Team, imported after django.setup()
+    """Sotopia's 450 castings as casts, after the serialized profiles they name (not timed), then again."""
+    from benchmark.importing import import_file
+
+    import_file(SOTOPIA / "serialized_agent_profiles.jsonl", team=team)
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl", team=team)
+    castings = SOTOPIA / "sotopia_env_agent_combos_450.jsonl"
+    started = time.perf_counter()
+    result = import_file(castings, team=team)
+    elapsed = time.perf_counter() - started
+    again_started = time.perf_counter()
+    again = import_file(castings, team=team)
+    again_elapsed = time.perf_counter() - again_started
+    assert result.created["cast"] == again.unchanged["cast"] == 450
+    print(f"castings:  {elapsed:6.2f} s  {450 / elapsed:7.0f} casts/s  (re-import, all unchanged: "
+          f"{again_elapsed:.2f} s)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ external id; what is already present is skipped and counted as unchanged, so imp
 twice changes nothing.
 
 The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
-``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+``castings``, ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
 from __future__ import annotations
@@ -145,6 +145,7 @@ FORMAT_MODULES = {
     "agentsense": "agentsense",
     "socialveil-run": "socialveil_runs",
     "promediate": "promediate",
+    "castings": "castings",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -209,9 +210,9 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
-    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
-    "a SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
-    "(instruction, issues, options, names)"
+    "characters), a Sotopia log or profile, a Sotopia casting (combo_id, env_id), a CSV of turns (episode_id, "
+    "turn_index, speaker, action_type, text), a SocialVeil run's conversation_log.json (experimental_context, "
+    "conversation_log), a ProMediate case (instruction, issues, options, names)"
 )
 
 

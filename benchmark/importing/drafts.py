@@ -386,6 +386,23 @@ class EpisodeDraft:
 
 
 @dataclass
+class CastDraft:
+    """Another cast of a scenario: ``characters[i]`` plays its ``i``-th role (in position order).
+
+    The scenario and the characters must be in Parley already; ``first`` says what to import first
+    when they are not.
+    """
+
+    external_id: str
+    scenario: ScenarioRef
+    characters: list[CharacterRef]
+    origin: Origin
+    first: str = "import the scenario and its characters first"
+    id_field: str = "external_id"
+    characters_field: str = "characters"
+
+
+@dataclass
 class CheckedRecord:
     """A record that was validated and counted but has no place in Parley's schema."""
 
@@ -401,7 +418,7 @@ class Remark:
     notes: list[str] = field(default_factory=list)
 
 
-Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord | Remark
+Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CastDraft | CheckedRecord | Remark
 
 
 def unique(values: Iterable[str]) -> list[str]:

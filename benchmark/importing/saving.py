@@ -21,6 +21,8 @@ from ..instruments.respondents import find_respondent
 from ..models import (
     Answer,
     Barrier,
+    Cast,
+    CastMember,
     Character,
     Episode,
     Goal,
@@ -37,6 +39,7 @@ from ..models import (
 )
 from . import ImportResult
 from .drafts import (
+    CastDraft,
     CharacterDraft,
     CharacterRef,
     CheckedRecord,
@@ -86,9 +89,10 @@ class Saver:
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
             model: []
-            for model in (Character, Scenario, Role, Goal, Probe, Instrument, Question, Episode, Seat, Turn, Response,
-                          Answer)
+            for model in (Character, Scenario, Role, Goal, Probe, Cast, CastMember, Instrument, Question, Episode, Seat,
+                          Turn, Response, Answer)
         }
+        self.casts: dict[tuple[str, str], Cast] = {}  # (scenario external id, cast external id) -> cast
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
@@ -124,6 +128,10 @@ class Saver:
                     want_scenario(draft.scenario.draft)
                 for seat in draft.seats:
                     want_character(seat.character)
+            elif isinstance(draft, CastDraft):
+                scenario_ids.add(draft.scenario.external_id)
+                for ref in draft.characters:
+                    want_character(ref)
 
         for chunk in _chunks(character_ids):
             for character in Character.objects.of_team(self.team).filter(external_id__in=chunk):
@@ -134,6 +142,12 @@ class Saver:
                 self.scenarios[scenario.external_id] = scenario
                 self.roles[scenario.external_id] = {role.position: role for role in scenario.roles.all()}
                 self.existing["scenario"].add(scenario.external_id)
+        cast_ids = {draft.external_id for draft in self.drafts if isinstance(draft, CastDraft)}
+        for chunk in _chunks(cast_ids):
+            for cast in Cast.objects.of_team(self.team).filter(external_id__in=chunk).select_related(
+                "scenario"
+            ).prefetch_related("members__role", "members__character"):
+                self.casts[(cast.scenario.external_id, cast.external_id)] = cast
         for chunk in _chunks(episode_ids):
             self.episode_ids.update(
                 Episode.objects.of_team(self.team).filter(external_id__in=chunk).values_list("external_id", flat=True)
@@ -307,6 +321,40 @@ class Saver:
         self.result.created["turn"] += len(draft.turns)
         self.result.skipped.update(draft.skipped)
 
+    # --- casts ----------------------------------------------------------------------------------
+
+    def cast(self, draft: CastDraft) -> None:
+        """A cast of a scenario in Parley, one character per role, all of them already in Parley."""
+        ref = draft.scenario
+        if ref.external_id not in self.scenarios:
+            raise ref.origin.problem(f"{ref.noun} {ref.external_id!r} is not in Parley; {draft.first}")
+        scenario, roles = self.scenario(ref)
+        for wanted in draft.characters:
+            if wanted.external_id not in self.characters:
+                raise wanted.origin.problem(f"{wanted.noun} {wanted.external_id!r} is not in Parley; {draft.first}")
+        if len(draft.characters) != len(roles):
+            raise draft.origin.at(draft.characters_field).problem(
+                f"{ref.noun} {ref.external_id!r} has {len(roles)} roles; the cast names {len(draft.characters)}"
+            )
+        characters = {position: self.character(c) for position, c in zip(sorted(roles), draft.characters, strict=True)}
+        existing = self.casts.get((ref.external_id, draft.external_id))
+        if existing is not None:
+            self.result.unchanged["cast"] += 1
+            if existing.characters() != characters:
+                self.result.note(
+                    f"cast {draft.external_id!r} of {ref.noun} {ref.external_id!r} is in Parley with other "
+                    "characters than the file's; Parley's were kept"
+                )
+            return
+        cast = Cast(scenario=scenario, external_id=draft.external_id)
+        self.casts[(ref.external_id, draft.external_id)] = cast
+        self.new[Cast].append(cast)
+        self.new[CastMember].extend(
+            CastMember(cast=cast, role=roles[position], character=character)
+            for position, character in characters.items()
+        )
+        self.result.created["cast"] += 1
+
     # --- responses ------------------------------------------------------------------------------
 
     def instrument(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
@@ -431,6 +479,8 @@ class Saver:
                 done += 1
                 if self.progress:
                     self.progress(done, len(self.drafts))
+            elif isinstance(draft, CastDraft):
+                self.cast(draft)
         for model, rows in self.new.items():
             if model is Scenario:  # templates first: the scenarios made from them point at them
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
