@@ -1,4 +1,5 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns.
+"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, SocialVeil
+scenario files, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -129,6 +130,7 @@ def read_text(path: Path) -> str:
 FORMAT_MODULES = {
     "parley": "parley",
     "agentsense": "agentsense",
+    "socialveil": "socialveil",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -192,7 +194,8 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), a SocialVeil scenario "
+    "(episode_id, agent_profiles, agent_goals)"
 )
 
 

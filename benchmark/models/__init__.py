@@ -1,4 +1,4 @@
-from .barriers import Barrier, BarrierCue
+from .barriers import Barrier, BarrierCue, ScenarioBarrier
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
@@ -34,6 +34,7 @@ __all__ = [
     "Relationship",
     "Role",
     "Scenario",
+    "ScenarioBarrier",
     "Seat",
     "SimulationRun",
     "Turn",
