@@ -2,7 +2,8 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia.
+them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, and importing
+SocialVeil's two real files in ../shared/data/socialveil (the hard scenarios, then the semantic barrier file).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -22,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOTOPIA = ROOT.parent / "shared" / "data" / "sotopia"
+SOCIALVEIL = ROOT.parent / "shared" / "data" / "socialveil"
 
 
 def main() -> None:
@@ -47,6 +49,7 @@ def main() -> None:
     def empty() -> None:
         """Remove episodes, scenarios and characters; the seeded barriers stay."""
         Episode.objects.all().delete()
+        Scenario.objects.filter(template__isnull=False).delete()  # instances before the templates they protect
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -104,6 +107,24 @@ def main() -> None:
         print(f"  refused: {line}")
 
     empty()
+    time_socialveil(team, import_file)
+    empty()
+
+
+def time_socialveil(team, import_file) -> None:  # noqa: ANN001 - Django is set up inside main
+    """Import SocialVeil's hard file and its semantic barrier file into an empty database, then again."""
+    files = [SOCIALVEIL / "episode_hard.jsonl", SOCIALVEIL / "episodes_all_semantic.json"]
+    started = time.perf_counter()
+    results = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    scenarios = sum(r.created["scenario"] for r in results)
+    prompts = sum(r.created["barrier prompt"] for r in results)
+    print(f"socialveil:{elapsed:6.2f} s  for 2 real files ({scenarios} scenarios, {prompts} barrier prompts)")
+    started = time.perf_counter()
+    again = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    assert not any(r.created for r in again)
+    print(f"  again:   {elapsed:6.2f} s  (all unchanged)")
 
 
 if __name__ == "__main__":
