@@ -2,8 +2,9 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, and importing
-SocialVeil's two real files in ../shared/data/socialveil (the hard scenarios, then the semantic barrier file).
+them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia; then the
+same for a scenario library of N scenarios (``--scenarios``); then SocialVeil's two real files in
+../shared/data/socialveil (the hard scenarios, then the semantic barrier file).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -29,6 +30,7 @@ SOCIALVEIL = ROOT.parent / "shared" / "data" / "socialveil"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=2000, help="How many episodes to import and export.")
+    parser.add_argument("--scenarios", type=int, default=1000, help="How many scenarios of a library to time.")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="parley-bench-"))
@@ -47,9 +49,9 @@ def main() -> None:
     from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, Team, Turn
 
     def empty() -> None:
-        """Remove episodes, scenarios and characters; the seeded barriers stay."""
+        """Remove episodes, scenarios (instances before their templates) and characters; the seeded barriers stay."""
         Episode.objects.all().delete()
-        Scenario.objects.filter(template__isnull=False).delete()  # instances before the templates they protect
+        Scenario.objects.exclude(template=None).delete()
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -107,12 +109,53 @@ def main() -> None:
         print(f"  refused: {line}")
 
     empty()
+    time_library(team, workdir, args.scenarios, empty)
+    empty()
     time_socialveil(team, import_file)
     empty()
 
 
+def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN001 - a Team, imported after setup
+    """Export the demo's scenario library, multiply its scenarios into ``count`` with fresh ids, and time
+    importing them into an empty team, exporting them and re-importing them (everything unchanged)."""
+    from django.core.management import call_command
+
+    from benchmark.importing import import_file
+    from benchmark.scenarios.library import select_library, write_library
+
+    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+    demo = io.StringIO()
+    write_library(select_library(team), demo)
+    lines = [json.loads(line) for line in demo.getvalue().splitlines()]
+    scenarios = [line for line in lines if line["kind"] == "scenario" and not line["is_template"]]
+    path = workdir / "library.jsonl"
+    with path.open("w") as out:
+        for line in (line for line in lines if line["kind"] != "scenario" or line["is_template"]):
+            out.write(json.dumps(line, sort_keys=True) + "\n")
+        for number in range(count):
+            record = dict(scenarios[number % len(scenarios)], external_id=f"bench-scenario-{number:06d}")
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+    empty()
+    print(f"library: {count} scenarios, {path.stat().st_size / 1e6:.1f} MB")
+
+    started = time.perf_counter()
+    result = import_file(path, team=team)
+    elapsed = time.perf_counter() - started
+    assert result.created["scenario"] >= count
+    print(f"  import:    {elapsed:6.2f} s  {count / elapsed:7.0f} scenarios/s")
+    started = time.perf_counter()
+    write_library(select_library(team), io.StringIO())
+    elapsed = time.perf_counter() - started
+    print(f"  export:    {elapsed:6.2f} s  {count / elapsed:7.0f} scenarios/s")
+    started = time.perf_counter()
+    again = import_file(path, team=team)
+    elapsed = time.perf_counter() - started
+    assert not again.created and not again.notes
+    print(f"  re-import: {elapsed:6.2f} s  (all unchanged)")
+
+
 def time_socialveil(team, import_file) -> None:  # noqa: ANN001 - Django is set up inside main
-    """Import SocialVeil's hard file and its semantic barrier file into an empty database, then again."""
+    """Import SocialVeil's hard file and its semantic barrier file into an empty team, then again."""
     files = [SOCIALVEIL / "episode_hard.jsonl", SOCIALVEIL / "episodes_all_semantic.json"]
     started = time.perf_counter()
     results = [import_file(path, team=team) for path in files]

@@ -1,5 +1,5 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, SocialVeil
-scenario files, or a CSV of turns.
+"""Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
+AgentSense scenes, SocialVeil scenario files, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -7,7 +7,7 @@ field, so a researcher can fix the file without reading our code. Every object c
 external id; what is already present is skipped and counted as unchanged, so importing the same file
 twice changes nothing.
 
-The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
 ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
@@ -126,8 +126,10 @@ def read_text(path: Path) -> str:
 
 # Format name -> module of this package, in the order formats are tried on a file's first record.
 # Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
-# names) and ``parse(text, file) -> list[Draft]``. A new format adds one line here.
+# names) and ``parse(text, file) -> list[Draft]``, and may have its own ``save(drafts, result, team)``
+# when its records need more than ``saving.save`` (the library's barriers). A new format adds one line here.
 FORMAT_MODULES = {
+    "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
     "socialveil": "socialveil",
@@ -193,9 +195,9 @@ def detect_format(path: Path, text: str) -> str:
 
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
-    "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), a SocialVeil scenario "
-    "(episode_id, agent_profiles, agent_goals)"
+    "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
+    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
+    "a SocialVeil scenario (episode_id, agent_profiles, agent_goals)"
 )
 
 
@@ -215,7 +217,7 @@ def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: 
         with transaction.atomic():
             drafts = format_module(format).parse(text, path.name)
             check_unique_records(drafts)
-            saving.save(drafts, result, team)
+            getattr(format_module(format), "save", saving.save)(drafts, result, team)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:

@@ -311,7 +311,7 @@ class ProbeDraft:
 
 
 @dataclass
-class BarrierDraft:
+class BarrierDefinition:
     """A team barrier to create when the team has none with this key (SocialVeil's composite condition)."""
 
     key: str
@@ -328,7 +328,7 @@ class BarrierPromptDraft:
     origin: Origin
     trait_note: str = ""
     positions: list[int] = field(default_factory=lambda: [0])
-    barrier: BarrierDraft | None = None
+    barrier: BarrierDefinition | None = None
 
 
 @dataclass

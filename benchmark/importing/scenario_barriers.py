@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..models import Barrier, BarrierCue, ScenarioBarrier
-from .drafts import BarrierDraft, BarrierPromptDraft, EpisodeDraft, ScenarioDraft
+from ..models import Barrier, ScenarioBarrier
+from .drafts import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, ScenarioDraft
 
 if TYPE_CHECKING:
     from .saving import Saver
@@ -80,7 +80,7 @@ def barrier_for(saver: Saver, prompt: BarrierPromptDraft) -> Barrier:
     """The barrier the prompt is for: a built-in or the team's, else made from the prompt's definition."""
     barrier = saver.barriers.get(prompt.barrier_key)
     if barrier is None and prompt.barrier is not None:
-        barrier = create_barrier(saver, prompt.barrier)
+        barrier = create_barrier(saver, prompt, prompt.barrier)
     if barrier is None:
         raise prompt.origin.problem(
             f"{prompt.barrier_key!r} is not a barrier key; known keys: {', '.join(saver.barriers)}"
@@ -90,23 +90,23 @@ def barrier_for(saver: Saver, prompt: BarrierPromptDraft) -> Barrier:
     return barrier
 
 
-def create_barrier(saver: Saver, draft: BarrierDraft) -> Barrier:
-    """A team barrier from its definition; its cues and exemplar templates are those of ``cues_from``."""
-    sources = [saver.barriers[key] for key in draft.cues_from if key in saver.barriers]
-    templates = [line for source in sources for line in source.templates]
-    barrier = Barrier.objects.create(
-        team=saver.team, key=draft.key, exemplar_templates="\n".join(templates), **draft.values
-    )
-    BarrierCue.objects.bulk_create(
-        BarrierCue(barrier=barrier, dimension=cue.dimension, instruction=cue.instruction, rate=cue.rate, unit=cue.unit)
+def create_barrier(saver: Saver, prompt: BarrierPromptDraft, definition: BarrierDefinition) -> Barrier:
+    """A team barrier from its definition, with the cues and exemplar templates of ``cues_from``, saved
+    as a library's barrier is (``library.save_barriers``)."""
+    from .library import BarrierDraft, save_barriers
+
+    sources = [saver.barriers[key] for key in definition.cues_from if key in saver.barriers]
+    values = {**definition.values, "exemplar_templates": "\n".join(line for s in sources for line in s.templates)}
+    cues = [
+        {"dimension": cue.dimension, "instruction": cue.instruction, "rate": cue.rate, "unit": cue.unit}
         for source in sources
         for cue in source.cues.all()
-    )
-    saver.barriers[draft.key] = barrier
-    saver.result.created["barrier"] += 1
+    ]
+    save_barriers([BarrierDraft(definition.key, values, prompt.origin, cues=cues)], saver.result, saver.team)
+    barrier = Barrier.objects.get(team=saver.team, key=definition.key)
+    saver.barriers[definition.key] = barrier
     saver.result.note(
-        f"Made the team barrier {draft.key!r} ({barrier.name}) for the file's condition; edit its definition and "
-        "parameterisation in the admin."
+        f"Made the team barrier {definition.key!r} ({barrier.name}) for the file's condition; edit its definition "
+        "and parameterisation in the admin."
     )
     return barrier
-

@@ -30,7 +30,7 @@ from typing import Any
 from ..models import Probe, Relationship, Scenario
 from .checks import check_roles, check_scenario_shape, check_scenario_values
 from .drafts import (
-    BarrierDraft,
+    BarrierDefinition,
     BarrierPromptDraft,
     CharacterRef,
     Draft,
@@ -59,7 +59,7 @@ RELATIONSHIPS = {
     "family": Relationship.FAMILY,
 }
 
-COMPOSITE = BarrierDraft(
+COMPOSITE = BarrierDefinition(
     key="composite_emotional_semantic",
     values={
         "name": "Emotional + semantic (composite)",
@@ -80,7 +80,7 @@ COMPOSITE = BarrierDraft(
 )
 
 # barrier_type -> (the episode id's suffix, Parley's barrier key, a team barrier to make if missing)
-BARRIER_TYPES: dict[str, tuple[str, str, BarrierDraft | None]] = {
+BARRIER_TYPES: dict[str, tuple[str, str, BarrierDefinition | None]] = {
     "semantic_structure": ("semantic", "semantic", None),
     "cultural_style": ("cultural", "sociocultural", None),
     "emotional_influence": ("emotional", "emotional", None),
