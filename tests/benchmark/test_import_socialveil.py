@@ -19,6 +19,7 @@ from benchmark.models import Barrier, Character, Episode, Probe, Response, Role,
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run, prepare_episodes, resolve_scenarios
 from benchmark.runs.simulation import create_episode, run_episode
+from benchmark.scenarios.library import select_library, write_library
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 from tests.builders import default_team, make_team, make_user
 from tests.fake_llm import FAKE_MODEL
@@ -402,3 +403,20 @@ def test_a_socialveil_grid_runs_offline_through_simulate_evaluate_and_report():
     assert set(report["means"]["scripted"]) == {"none", "semantic", "sociocultural", "emotional"}
     assert report["means"]["scripted"]["semantic"]["goal"]["n"] == 3
     assert Role.objects.filter(scenario__external_id__in=chosen, character__isnull=True).count() == 0
+
+
+def test_a_library_export_carries_the_prompts_and_the_composite_barrier_to_another_team(tmp_path):
+    import_file(COMPOSITE)
+    path = tmp_path / "design.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        write_library(select_library(default_team()), out)
+    other = make_team()
+
+    result = import_file(path, team=other)
+
+    assert result.created["barrier"] == 1 and result.created["barrier prompt"] == 3
+    copied = ScenarioBarrier.objects.select_related("barrier").filter(scenario__team=other)
+    assert {prompt.barrier.team for prompt in copied} == {other}
+    assert sorted(p.style_directive for p in copied) == sorted(
+        ScenarioBarrier.objects.filter(scenario__team=default_team()).values_list("style_directive", flat=True)
+    )
