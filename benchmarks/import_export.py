@@ -2,9 +2,10 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia; then the
-same for a scenario library of N scenarios (``--scenarios``); then SocialVeil's two real files in
-../shared/data/socialveil (the hard scenarios, then the semantic barrier file).
+them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
+run's results (180 scenario folders) and both real ProMediate cases; then the same for a scenario
+library of N scenarios (``--scenarios``); then SocialVeil's two real scenario files in ../shared/data/socialveil
+(the hard scenarios, then the semantic barrier file).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -25,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOTOPIA = ROOT.parent / "shared" / "data" / "sotopia"
 SOCIALVEIL = ROOT.parent / "shared" / "data" / "socialveil"
+SOCIALVEIL_RUNS = ROOT / "tests" / "data" / "socialveil" / "runs" / "results"
+PROMEDIATE = ROOT.parent / "shared" / "data" / "promediate"
 
 
 def main() -> None:
@@ -108,6 +111,8 @@ def main() -> None:
     for line in refused:
         print(f"  refused: {line}")
 
+    time_socialveil_runs(team, workdir)
+    time_promediate(team)
     empty()
     time_library(team, workdir, args.scenarios, empty)
     empty()
@@ -168,6 +173,48 @@ def time_socialveil(team, import_file) -> None:  # noqa: ANN001 - Django is set 
     elapsed = time.perf_counter() - started
     assert not any(r.created for r in again)
     print(f"  again:   {elapsed:6.2f} s  (all unchanged)")
+
+
+def time_socialveil_runs(team, workdir: Path, scenarios: int = 60) -> None:
+    """A SocialVeil run's results: the fixture's outputs copied into 60 scenario folders x 3 conditions."""
+    import shutil
+
+    from benchmark.importing import import_file
+    from benchmark.models import Character, Goal, Role, Scenario
+
+    record = json.loads((SOCIALVEIL / "episodes_all_semantic.json").read_text())[0]
+    scenario = Scenario.objects.create(team=team, external_id="bench-socialveil", source="socialveil",
+                                       context=record["scenario"])
+    for position, (profile, goal) in enumerate(zip(record["agent_profiles"], record["agent_goals"], strict=True)):
+        character = Character.objects.create(team=team, first_name=profile["first_name"],
+                                             last_name=profile["last_name"])
+        role = Role.objects.create(scenario=scenario, position=position, character=character)
+        Goal.objects.create(role=role, position=0, text=goal)
+    results = workdir / "socialveil-results"
+    for mode in ("baseline", "semantic", "cultural"):
+        for number in range(1, scenarios + 1):
+            folder = results / f"mode_{mode}" / f"scenario_{number}"
+            shutil.copytree(SOCIALVEIL_RUNS / f"mode_{mode}" / "scenario_1", folder)
+            log = json.loads((folder / "conversation_log.json").read_text())
+            log["conversation_log"][0] += f" ({number})"  # another conversation, another episode
+            (folder / "conversation_log.json").write_text(json.dumps(log, indent=4))
+    started = time.perf_counter()
+    result = import_file(results, team=team)
+    elapsed = time.perf_counter() - started
+    episodes = result.created["episode"]
+    print(f"socialveil run: {elapsed:6.2f} s  for {episodes} scenario folders ({episodes / elapsed:.0f} episodes/s, "
+          f"{result.created['turn']} turns, {result.created['answer']} answers)")
+
+
+def time_promediate(team) -> None:
+    """Both real ProMediate cases in ../shared/data/promediate."""
+    from benchmark.importing import import_file
+
+    started = time.perf_counter()
+    results = [import_file(path, team=team) for path in sorted(PROMEDIATE.glob("*.json"))]
+    elapsed = time.perf_counter() - started
+    roles = sum(r.created["character"] for r in results)
+    print(f"promediate:     {elapsed:6.2f} s  for {len(results)} real cases ({roles} parties)")
 
 
 if __name__ == "__main__":

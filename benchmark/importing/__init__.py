@@ -128,15 +128,21 @@ def read_text(path: Path) -> str:
 # Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
 # names) and ``parse(text, file) -> list[Draft]``, and may have its own ``save(drafts, result, team)``
 # when its records need more than ``saving.save`` (the library's barriers). A new format adds one line here.
+# A format that reads files beside the one named, or a directory, also has ``parse_path(path)``; one that
+# must look things up in the team's data before saving (a scenario named by its content) has
+# ``resolve(drafts, team)``.
 FORMAT_MODULES = {
     "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
     "socialveil": "socialveil",
+    "socialveil-run": "socialveil_runs",
+    "promediate": "promediate",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
 FORMATS = tuple(FORMAT_MODULES)
+DIRECTORY_FORMAT = "socialveil-run"  # the one format imported from a directory (a run's scenario folders)
 
 
 def format_module(name: str):  # noqa: ANN201 - a module
@@ -197,7 +203,8 @@ def detect_format(path: Path, text: str) -> str:
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
     "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
-    "a SocialVeil scenario (episode_id, agent_profiles, agent_goals)"
+    "a SocialVeil scenario (episode_id, agent_profiles, agent_goals), a SocialVeil run's conversation_log.json "
+    "(experimental_context, conversation_log), a ProMediate case (instruction, issues, options, names)"
 )
 
 
@@ -207,17 +214,23 @@ def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: 
     from .checks import check_unique_records
 
     path = Path(path)
-    text = read_text(path)
+    is_directory = path.is_dir()
+    text = "" if is_directory else read_text(path)
     if format == "auto":
-        format = detect_format(path, text)
+        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text)
     if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
+    module = format_module(format)
+    if is_directory and not hasattr(module, "parse_path"):
+        raise ImportProblem(f"is a directory; only {DIRECTORY_FORMAT} reads one (a run's results)", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
     try:
         with transaction.atomic():
-            drafts = format_module(format).parse(text, path.name)
+            drafts = module.parse_path(path) if hasattr(module, "parse_path") else module.parse(text, path.name)
+            if hasattr(module, "resolve"):
+                module.resolve(drafts, team)
             check_unique_records(drafts)
-            getattr(format_module(format), "save", saving.save)(drafts, result, team)
+            getattr(module, "save", saving.save)(drafts, result, team)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:
