@@ -29,6 +29,7 @@ from .models import (
     Response,
     Role,
     Scenario,
+    ScenarioBarrier,
     Seat,
     SimulationRun,
     Team,
@@ -152,6 +153,14 @@ class CastInline(admin.TabularInline):
         return ", ".join(f"{position + 1}: {character}" for position, character in sorted(cast.characters().items()))
 
 
+class ScenarioBarrierInline(admin.StackedInline):
+    """This scenario's own barrier prompts (SocialVeil's barrier files): each replaces a barrier's directive."""
+
+    model = ScenarioBarrier
+    extra = 0
+    fields = ["barrier", "style_directive", "trait_note", "barrier_positions"]
+
+
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
     list_display = [
@@ -161,7 +170,7 @@ class ScenarioAdmin(admin.ModelAdmin):
     list_filter = ["team", "source", "difficulty", "relationship", "turn_taking", "is_template"]
     search_fields = ["codename", "context", "external_id"]
     autocomplete_fields = ["template"]
-    inlines = [RoleInline, ProbeInline, CastInline]
+    inlines = [RoleInline, ProbeInline, ScenarioBarrierInline, CastInline]
     ordering = ["codename", "pk"]  # the role count's GROUP BY drops Meta.ordering (autocomplete pages too)
 
     def save_related(self, request: HttpRequest, form: ModelForm, formsets: list, change: bool) -> None:

@@ -4,8 +4,9 @@ Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes w
 external ids, then times: importing them into an empty database, exporting them, re-importing
 them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
 run's results (180 scenario folders) and both real ProMediate cases, Sotopia's 450 castings after
-the profiles they name; then the same for a scenario
-library of N scenarios (``--scenarios``).
+the profiles they name; then the same for a scenario library of N scenarios (``--scenarios``); then
+SocialVeil's two real scenario files in ../shared/data/socialveil (the hard scenarios, then the semantic
+barrier file).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -118,6 +119,8 @@ def main() -> None:
     empty()
     time_library(team, workdir, args.scenarios, empty)
     empty()
+    time_socialveil(team, import_file)
+    empty()
 
 
 def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN001 - a Team, imported after setup
@@ -157,6 +160,22 @@ def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN00
     elapsed = time.perf_counter() - started
     assert not again.created and not again.notes
     print(f"  re-import: {elapsed:6.2f} s  (all unchanged)")
+
+
+def time_socialveil(team, import_file) -> None:  # noqa: ANN001 - Django is set up inside main
+    """Import SocialVeil's hard file and its semantic barrier file into an empty team, then again."""
+    files = [SOCIALVEIL / "episode_hard.jsonl", SOCIALVEIL / "episodes_all_semantic.json"]
+    started = time.perf_counter()
+    results = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    scenarios = sum(r.created["scenario"] for r in results)
+    prompts = sum(r.created["barrier prompt"] for r in results)
+    print(f"socialveil:{elapsed:6.2f} s  for 2 real files ({scenarios} scenarios, {prompts} barrier prompts)")
+    started = time.perf_counter()
+    again = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    assert not any(r.created for r in again)
+    print(f"  again:   {elapsed:6.2f} s  (all unchanged)")
 
 
 def time_socialveil_runs(team, workdir: Path, scenarios: int = 60) -> None:

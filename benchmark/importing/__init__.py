@@ -1,5 +1,5 @@
 """Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
-AgentSense scenes, or a CSV of turns.
+AgentSense scenes, SocialVeil scenario files, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -143,6 +143,7 @@ FORMAT_MODULES = {
     "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
+    "socialveil": "socialveil",
     "socialveil-run": "socialveil_runs",
     "promediate": "promediate",
     "castings": "castings",
@@ -211,8 +212,9 @@ def detect_format(path: Path, text: str) -> str:
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
     "characters), a Sotopia log or profile, a Sotopia casting (combo_id, env_id), a CSV of turns (episode_id, "
-    "turn_index, speaker, action_type, text), a SocialVeil run's conversation_log.json (experimental_context, "
-    "conversation_log), a ProMediate case (instruction, issues, options, names)"
+    "turn_index, speaker, action_type, text), a SocialVeil scenario (episode_id, agent_profiles, agent_goals), a "
+    "SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
+    "(instruction, issues, options, names)"
 )
 
 

@@ -50,6 +50,7 @@ from .drafts import (
     ScenarioRef,
 )
 from .responses import AnswerDraft, ResponseDraft
+from .scenario_barriers import save_barrier_prompts
 
 M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
@@ -466,6 +467,7 @@ class Saver:
                 self.character_from(draft)
             elif isinstance(draft, ScenarioDraft):
                 self.scenario_from(draft)
+                self.result.ignored.update(draft.ignored)
             elif isinstance(draft, CheckedRecord):
                 self.result.checked[draft.kind] += 1
             elif isinstance(draft, Remark):
@@ -486,6 +488,7 @@ class Saver:
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
                 rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=_CHUNK)
+        save_barrier_prompts(self)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)
         if self.progress:

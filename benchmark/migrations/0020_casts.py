@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0017_agentsense_labels'),
+        ('benchmark', '0018_scenario_barriers'),
     ]
 
     operations = [

@@ -1,4 +1,4 @@
-from .barriers import Barrier, BarrierCue
+from .barriers import Barrier, BarrierCue, ScenarioBarrier
 from .casts import Cast, CastMember
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
@@ -39,6 +39,7 @@ __all__ = [
     "Relationship",
     "Role",
     "Scenario",
+    "ScenarioBarrier",
     "Seat",
     "SimulationRun",
     "Turn",

@@ -24,7 +24,7 @@ class RunForm(forms.Form):
         help_text="Only scenarios with this difficulty tag.",
     )
     scenarios = forms.CharField(
-        required=False, label="Scenario ids or codenames",
+        required=False, label="Scenario ids, external ids or codenames",
         help_text="Comma-separated; leave empty for every scenario (of the chosen difficulty).",
     )
     casts = forms.CharField(

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
-from ..models import Barrier, Cast, Episode, Role, Scenario, Team
+from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team
 from .options import ALL_CASTS, DEFAULT_CAST, RunOptions, RunOptionsError
 from .simulation import create_episode
 from .turn_taking import check_greeter, turn_cap_for
@@ -47,14 +47,20 @@ class RunPlan:
     positions: dict[int, list[int]]  # scenario id -> its role positions
     labels: dict[int, dict[int, str]] = field(default_factory=dict)  # scenario id -> position -> sender/receiver
     casts: dict[int, list[Cast | None]] = field(default_factory=dict)  # scenario id -> its casts to play
+    imported_seats: dict[int, tuple[int, ...]] = field(default_factory=dict)  # scenario id -> its prompts' seats
 
     def casts_of(self, scenario: Scenario) -> list[Cast | None]:
         return self.casts.get(scenario.pk, [None])
 
+    def barrier_seats_for(self, scenario: Scenario) -> tuple[int, ...]:
+        """The seats that speak under the barrier in every condition of ``scenario``: those its own barrier
+        prompts name (``ScenarioBarrier``, as the file it came from says), else the run's ``barrier_seats``."""
+        return self.imported_seats.get(scenario.pk, self.options.barrier_positions)
+
     def models_for(self, scenario: Scenario) -> dict[int, str]:
         """Each seat's model: its position's entry in ``seat_models``, else its role label's (sender or
         receiver), else the agent model for a barrier seat and the partner model for the others."""
-        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
+        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.barrier_seats_for(scenario)
         chosen = self.options.seat_model_map()
         labels = self.labels.get(scenario.pk, {})
         return {
@@ -100,25 +106,26 @@ def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: 
 
 
 def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
-    """The team's scenarios by id or codename (all but templates when none is given), narrowed to the
-    difficulty tags.
+    """The team's scenarios by id, external id or codename (all but templates when none is given),
+    narrowed to the difficulty tags.
 
-    Another team's scenario is unknown here, exactly like an id that does not exist. A template
-    cannot be played; naming one is refused.
+    An external id is the id in the file a scenario came from (a SocialVeil ``episode_id``, a Sotopia
+    environment pk). Another team's scenario is unknown here, exactly like an id that does not exist.
+    A template cannot be played; naming one is refused.
     """
     scenarios = Scenario.objects.of_team(team).order_by("pk")
     if selectors:
         ids = {int(s) for s in selectors if s.isdigit()}
         names = {s for s in selectors if not s.isdigit()}
-        scenarios = scenarios.filter(Q(pk__in=ids) | Q(codename__in=names))
+        scenarios = scenarios.filter(Q(pk__in=ids) | Q(codename__in=names) | Q(external_id__in=selectors))
         found = list(scenarios)
         unknown = [
             s for s in selectors
-            if not any((s.isdigit() and x.pk == int(s)) or x.codename == s for x in found)
+            if not any((s.isdigit() and x.pk == int(s)) or s in (x.codename, x.external_id) for x in found)
         ]
         if unknown:
             raise RunOptionsError(
-                "scenarios", f"No scenario has the id or codename {', '.join(map(repr, unknown))}."
+                "scenarios", f"No scenario has the id, external id or codename {', '.join(map(repr, unknown))}."
             )
         templates = [str(x) for x in found if x.is_template]
         if templates:
@@ -180,6 +187,7 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
                 labels[scenario_id][position] = label
             if character_id is None:
                 uncast.add(scenario_id)
+    imported_seats = imported_barrier_seats(scenarios, barriers)
     for scenario in scenarios:
         if len(positions[scenario.pk]) < 2:
             raise RunOptionsError(
@@ -197,7 +205,8 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
                     "casts", f"Cast {cast} of scenario {scenario} leaves role {open_roles[0]} open, and the role "
                     "has no default character.",
                 )
-        missing = [seat for seat in options.barrier_positions if seat not in positions[scenario.pk]]
+        missing = [seat for seat in imported_seats.get(scenario.pk, options.barrier_positions)
+                   if seat not in positions[scenario.pk]]
         if missing:
             raise RunOptionsError(
                 "barrier_seats",
@@ -208,7 +217,8 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
             raise RunOptionsError("scenarios", greeter_problem)
     check_seat_models(options, scenarios, positions, labels)
     return RunPlan(
-        tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels, casts
+        tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels, casts,
+        imported_seats,
     )
 
 
@@ -266,6 +276,27 @@ def casts_to_play(scenarios: Sequence[Scenario], entries: Sequence[str], named: 
                 "choose other scenarios.",
             )
     return cells
+
+
+def imported_barrier_seats(scenarios: Sequence[Scenario], barriers: Sequence[Barrier]) -> dict[int, tuple[int, ...]]:
+    """Scenario id -> the seats its own prompts for the run's barriers name, for scenarios that have any.
+
+    Every condition of a scenario is played with the same barrier seats (the baseline marks them too),
+    so a scenario whose prompts name different seats cannot be played in one run and is refused.
+    """
+    found: dict[int, tuple[int, ...]] = {}
+    for chunk in chunks([s.pk for s in scenarios]):
+        prompts = ScenarioBarrier.objects.filter(scenario_id__in=chunk, barrier__in=barriers).order_by("barrier__key")
+        for scenario_id, key, seats in prompts.values_list("scenario_id", "barrier__key", "barrier_positions"):
+            seats = tuple(sorted(seats))
+            if found.setdefault(scenario_id, seats) != seats:
+                scenario = next(s for s in scenarios if s.pk == scenario_id)
+                raise RunOptionsError(
+                    "scenarios",
+                    f"Scenario {scenario}'s barrier prompts name different barrier seats ({key}: "
+                    f"{', '.join(map(str, seats))}); make them agree in the admin, or run the conditions apart.",
+                )
+    return found
 
 
 def check_seat_models(
@@ -331,7 +362,7 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
                 existing[item.external_id] = create_episode(
                     item.scenario,
                     item.barrier,
-                    barrier_seats=options.barrier_positions,
+                    barrier_seats=plan.barrier_seats_for(item.scenario),
                     models=plan.models_for(item.scenario),
                     strategy=options.strategy,
                     turn_cap=turn_cap_for(item.scenario, options.turn_cap),

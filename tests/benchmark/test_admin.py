@@ -112,6 +112,8 @@ def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
         "turn_taking": "round_robin",
         "probes-TOTAL_FORMS": "0",
         "probes-INITIAL_FORMS": "0",
+        "barrier_prompts-TOTAL_FORMS": "0",
+        "barrier_prompts-INITIAL_FORMS": "0",
         "roles-TOTAL_FORMS": str(roles),
         "roles-INITIAL_FORMS": "0",
         "roles-MIN_NUM_FORMS": "2",

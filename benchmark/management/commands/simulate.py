@@ -25,7 +25,8 @@ class Command(BaseCommand):
         add_team_argument(parser)
         parser.add_argument(
             "--scenarios", default="", metavar="IDS",
-            help="Comma-separated scenario ids or codenames of the team (default: every scenario of the team).",
+            help="Comma-separated scenario ids, external ids (the id in the imported file, e.g. a SocialVeil "
+            "episode_id) or codenames of the team (default: every scenario of the team).",
         )
         parser.add_argument(
             "--difficulty", "--tags", dest="difficulty", default="", metavar="DIFFICULTIES",
