@@ -57,7 +57,8 @@ class ImportResult:
     a file holds but no one can read (an AgentSense reply that picks no option); ``ignored`` fields
     read but not kept, by field name, counted in records (never dropped silently); ``notes`` anything
     else a researcher must know (ids the file names that Parley does not have, values read as
-    missing), one sentence each. Counter keys are singular nouns (``episode``, ``scenario``, ...).
+    missing), one sentence each; ``details`` the long lists behind them (every id not in Parley), shown
+    on request. Counter keys are singular nouns (``episode``, ``scenario``, ...).
     """
 
     file: str
@@ -70,6 +71,7 @@ class ImportResult:
     skipped: Counter[str] = field(default_factory=Counter)  # read from the file but not storable, by kind
     ignored: Counter[str] = field(default_factory=Counter)  # field name -> records in which it was not kept
     notes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # long lists behind the notes (--verbosity 2)
 
     def note(self, sentence: str) -> None:
         if sentence not in self.notes:
@@ -129,6 +131,8 @@ def read_text(path: Path) -> str:
 FORMAT_MODULES = {
     "parley": "parley",
     "agentsense": "agentsense",
+    "sotopia-scores": "sotopia_scores",
+    "scores": "scores",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -192,7 +196,8 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), Sotopia judge scores keyed by "
+    "episode pk (env_pk, agent1, agent2), a scores file (episode_id, respondent, question, value)"
 )
 
 
