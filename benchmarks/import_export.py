@@ -2,7 +2,8 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia.
+them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, and adding
+scores to stored episodes (Sotopia's GPT-4 judge file; a scores-only CSV of 10,000 rows, twice).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -102,8 +103,35 @@ def main() -> None:
     print(f"sotopia:   {elapsed:6.2f} s  for {len(imported)} real files ({episodes} episodes and their profiles)")
     for line in refused:
         print(f"  refused: {line}")
+    time_scores(team, workdir, min(args.episodes, 1000))
 
     empty()
+
+
+def time_scores(team, workdir: Path, episodes: int) -> None:  # noqa: ANN001 - a Team, after django.setup()
+    """Scores onto stored episodes: Sotopia's GPT-4 judge file onto the human-eval episodes, then a
+    scores-only CSV of 10 rows per episode (5 dimensions, 2 seats) onto the generated ones, and again."""
+    from benchmark.importing import import_file
+
+    started = time.perf_counter()
+    result = import_file(SOTOPIA / "sotopia_humaneval_gpt4_scores_140.json", team=team)
+    elapsed = time.perf_counter() - started
+    print(f"gpt-4 scores: {elapsed:6.2f} s  (140 scored, {result.changed['episode'] + result.unchanged['episode']} "
+          f"in Parley, {result.created['answer']} answers added)")
+    scores = workdir / "scores.csv"
+    with scores.open("w") as out:
+        out.write("episode_id,respondent,question,seat,value,reasoning\n")
+        for number in range(episodes):
+            for question in ("goal", "believability", "knowledge", "relationship", "secret"):
+                value = -(number % 3) if question == "secret" else number % 6
+                for seat in (0, 1):
+                    out.write(f"bench-{number:06d},bench-judge,{question},{seat},{value},because\n")
+    for label in ("scores csv", "again"):
+        started = time.perf_counter()
+        result = import_file(scores, team=team)
+        elapsed = time.perf_counter() - started
+        print(f"{label}: {elapsed:6.2f} s  {episodes * 10 / elapsed:8.0f} rows/s  ({episodes * 10} rows; "
+              f"{result.created['answer']} answers added, {result.unchanged['episode']} episodes unchanged)")
 
 
 if __name__ == "__main__":

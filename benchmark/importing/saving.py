@@ -93,6 +93,7 @@ class Saver:
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
         self.stored: dict[str, Episode] = {}  # stored episodes the file adds responses to (``load_stored``)
         self.not_stored: list[str] = []  # episodes a scores file names that the team does not have
+        self.stored_goals: dict[tuple[int, int], Goal] = {}  # (role id, position) -> goal, of stored episodes
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -402,7 +403,7 @@ class Saver:
         role = roles.get(role_position)
         found = None
         if role is not None:  # a goal made from this file, else a stored one
-            found = self.new_goals.get((id(role), position))
+            found = self.new_goals.get((id(role), position)) or self.stored_goals.get((role.pk, position))
             if found is None and role.pk is not None:
                 found = Goal.objects.filter(role=role, position=position).first()
         if found is None:
@@ -425,9 +426,11 @@ class Saver:
         for chunk in _chunks(wanted):
             for episode in (
                 Episode.objects.of_team(self.team).filter(external_id__in=chunk).select_related("scenario")
-                .prefetch_related("seats", "scenario__roles", Prefetch("responses", queryset=responses))
+                .prefetch_related("seats", "scenario__roles__goals", Prefetch("responses", queryset=responses))
             ):
                 self.stored[episode.external_id] = episode
+                for role in episode.scenario.roles.all():
+                    self.stored_goals.update(((role.pk, goal.position), goal) for goal in role.goals.all())
 
     def responses_for_stored(self, draft: EpisodeResponsesDraft) -> None:
         """A scores file's responses for one episode: added to the stored episode, which must play the
