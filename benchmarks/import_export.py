@@ -48,6 +48,7 @@ def main() -> None:
     def empty() -> None:
         """Remove episodes, scenarios and characters; the seeded barriers stay."""
         Episode.objects.all().delete()
+        Scenario.objects.filter(template__isnull=False).delete()  # before the templates they were made from
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -112,7 +113,11 @@ def time_scores(team, workdir: Path, episodes: int) -> None:  # noqa: ANN001 - a
     """Scores onto stored episodes: Sotopia's GPT-4 judge file onto the human-eval episodes, then a
     scores-only CSV of 10 rows per episode (5 dimensions, 2 seats) onto the generated ones, and again."""
     from benchmark.importing import import_file
+    from benchmark.models import Response
 
+    # The Sotopia files above already attached the file's scores: time attaching them, not finding them there.
+    judge = {"respondent__model": "gpt-4", "respondent__prompt_version": "sotopia"}
+    Response.objects.filter(episode__team=team, **judge).delete()
     started = time.perf_counter()
     result = import_file(SOTOPIA / "sotopia_humaneval_gpt4_scores_140.json", team=team)
     elapsed = time.perf_counter() - started
