@@ -18,6 +18,8 @@ from .models import (
     Answer,
     Barrier,
     BarrierCue,
+    Cast,
+    CastMember,
     Character,
     Episode,
     Goal,
@@ -27,6 +29,7 @@ from .models import (
     Response,
     Role,
     Scenario,
+    ScenarioBarrier,
     Seat,
     SimulationRun,
     Team,
@@ -133,6 +136,31 @@ class ProbeInline(admin.StackedInline):
     autocomplete_fields = ["about"]
 
 
+class CastInline(admin.TabularInline):
+    """The scenario's other casts, with who plays which role; a cast's characters are changed on its page."""
+
+    model = Cast
+    extra = 0
+    fields = ["external_id", "label", "who"]
+    readonly_fields = ["who"]
+    show_change_link = True
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cast]:
+        return super().get_queryset(request).prefetch_related("members__role", "members__character")
+
+    @admin.display(description="characters, by role")
+    def who(self, cast: Cast) -> str:
+        return ", ".join(f"{position + 1}: {character}" for position, character in sorted(cast.characters().items()))
+
+
+class ScenarioBarrierInline(admin.StackedInline):
+    """This scenario's own barrier prompts (SocialVeil's barrier files): each replaces a barrier's directive."""
+
+    model = ScenarioBarrier
+    extra = 0
+    fields = ["barrier", "style_directive", "trait_note", "barrier_positions"]
+
+
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
     list_display = [
@@ -142,7 +170,7 @@ class ScenarioAdmin(admin.ModelAdmin):
     list_filter = ["team", "source", "difficulty", "relationship", "turn_taking", "is_template"]
     search_fields = ["codename", "context", "external_id"]
     autocomplete_fields = ["template"]
-    inlines = [RoleInline, ProbeInline]
+    inlines = [RoleInline, ProbeInline, ScenarioBarrierInline, CastInline]
     ordering = ["codename", "pk"]  # the role count's GROUP BY drops Meta.ordering (autocomplete pages too)
 
     def save_related(self, request: HttpRequest, form: ModelForm, formsets: list, change: bool) -> None:
@@ -158,6 +186,33 @@ class ScenarioAdmin(admin.ModelAdmin):
     @admin.display(description="roles", ordering="role_count")
     def role_count(self, scenario: Scenario) -> int:
         return scenario.role_count
+
+
+class CastMemberInline(MinimumInline, admin.TabularInline):
+    """One character per role; only the roles of the cast's scenario are offered."""
+
+    model = CastMember
+    extra = 0
+    min_num = 1
+    autocomplete_fields = ["character"]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any):
+        if db_field.name == "role":
+            cast = self.parent_model.objects.filter(pk=request.resolver_match.kwargs.get("object_id")).first()
+            kwargs["queryset"] = Role.objects.filter(scenario=cast.scenario_id if cast else None).select_related(
+                "scenario"
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Cast)
+class CastAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "scenario", "external_id", "created_at"]
+    list_filter = ["scenario__team"]
+    list_select_related = ["scenario"]
+    search_fields = ["label", "external_id", "scenario__codename", "scenario__external_id"]
+    autocomplete_fields = ["scenario"]
+    inlines = [CastMemberInline]
 
 
 class GoalInline(MinimumInline, admin.TabularInline):

@@ -80,9 +80,11 @@ def in_export_order(episodes: QuerySet[Episode]) -> Iterator[Episode]:
                 "scenario__roles__character",
                 "scenario__roles__goals",
                 "scenario__probes",
+                "scenario__barrier_prompts__barrier",
                 "scenario__template__roles__character",
                 "scenario__template__roles__goals",
                 "scenario__template__probes",
+                "scenario__template__barrier_prompts__barrier",
                 "seats__character",
                 "turns",
                 Prefetch(
@@ -177,6 +179,26 @@ def scenario_record(scenario: Scenario, *, by_reference: bool = False) -> dict[s
             }
             for probe in sorted(scenario.probes.all(), key=lambda probe: probe.position)
         ],
+        **barrier_prompts_record(scenario),
+    }
+
+
+def barrier_prompts_record(scenario: Scenario) -> dict[str, Any]:
+    """``{"barrier_prompts": [...]}`` for a scenario with its own barrier prompts (SocialVeil's), else nothing,
+    so scenarios without them export exactly as they did. Expects ``barrier_prompts__barrier`` prefetched."""
+    prompts = sorted(scenario.barrier_prompts.all(), key=lambda prompt: prompt.barrier.key)
+    if not prompts:
+        return {}
+    return {
+        "barrier_prompts": [
+            {
+                "barrier": prompt.barrier.key,
+                "style_directive": prompt.style_directive,
+                "trait_note": prompt.trait_note,
+                "barrier_seats": list(prompt.barrier_positions),
+            }
+            for prompt in prompts
+        ]
     }
 
 

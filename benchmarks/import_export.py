@@ -3,9 +3,11 @@
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
 them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
-run's results (180 scenario folders) and both real ProMediate cases, adding scores to stored episodes
-(Sotopia's GPT-4 judge file; a scores-only CSV of 10,000 rows, twice); then the same for a scenario
-library of N scenarios (``--scenarios``).
+run's results (180 scenario folders) and both real ProMediate cases, Sotopia's 450 castings after
+the profiles they name, adding scores to stored episodes (Sotopia's GPT-4 judge file; a scores-only
+CSV of 10,000 rows, twice); then the same for a scenario library of N scenarios (``--scenarios``); then
+SocialVeil's two real scenario files in ../shared/data/socialveil (the hard scenarios, then the semantic
+barrier file).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -115,7 +117,11 @@ def main() -> None:
     time_socialveil_runs(team, workdir)
     time_promediate(team)
     empty()
+    time_castings(team)
+    empty()
     time_library(team, workdir, args.scenarios, empty)
+    empty()
+    time_socialveil(team, import_file)
     empty()
 
 
@@ -158,6 +164,22 @@ def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN00
     print(f"  re-import: {elapsed:6.2f} s  (all unchanged)")
 
 
+def time_socialveil(team, import_file) -> None:  # noqa: ANN001 - Django is set up inside main
+    """Import SocialVeil's hard file and its semantic barrier file into an empty team, then again."""
+    files = [SOCIALVEIL / "episode_hard.jsonl", SOCIALVEIL / "episodes_all_semantic.json"]
+    started = time.perf_counter()
+    results = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    scenarios = sum(r.created["scenario"] for r in results)
+    prompts = sum(r.created["barrier prompt"] for r in results)
+    print(f"socialveil:{elapsed:6.2f} s  for 2 real files ({scenarios} scenarios, {prompts} barrier prompts)")
+    started = time.perf_counter()
+    again = [import_file(path, team=team) for path in files]
+    elapsed = time.perf_counter() - started
+    assert not any(r.created for r in again)
+    print(f"  again:   {elapsed:6.2f} s  (all unchanged)")
+
+
 def time_socialveil_runs(team, workdir: Path, scenarios: int = 60) -> None:
     """A SocialVeil run's results: the fixture's outputs copied into 60 scenario folders x 3 conditions."""
     import shutil
@@ -198,6 +220,24 @@ def time_promediate(team) -> None:
     elapsed = time.perf_counter() - started
     roles = sum(r.created["character"] for r in results)
     print(f"promediate:     {elapsed:6.2f} s  for {len(results)} real cases ({roles} parties)")
+
+
+def time_castings(team) -> None:  # noqa: ANN001 - a Team, imported after django.setup()
+    """Sotopia's 450 castings as casts, after the serialized profiles they name (not timed), then again."""
+    from benchmark.importing import import_file
+
+    import_file(SOTOPIA / "serialized_agent_profiles.jsonl", team=team)
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl", team=team)
+    castings = SOTOPIA / "sotopia_env_agent_combos_450.jsonl"
+    started = time.perf_counter()
+    result = import_file(castings, team=team)
+    elapsed = time.perf_counter() - started
+    again_started = time.perf_counter()
+    again = import_file(castings, team=team)
+    again_elapsed = time.perf_counter() - again_started
+    assert result.created["cast"] == again.unchanged["cast"] == 450
+    print(f"castings:  {elapsed:6.2f} s  {450 / elapsed:7.0f} casts/s  (re-import, all unchanged: "
+          f"{again_elapsed:.2f} s)")
 
 
 def time_scores(team, workdir: Path, episodes: int) -> None:  # noqa: ANN001 - a Team, after django.setup()

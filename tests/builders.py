@@ -20,6 +20,8 @@ from benchmark.models import (
     ActionType,
     Answer,
     Barrier,
+    Cast,
+    CastMember,
     Character,
     Episode,
     Goal,
@@ -114,6 +116,19 @@ def make_role(
     texts = goal_lines(goal) if isinstance(goal, str) else list(goal)
     Goal.objects.bulk_create(Goal(role=role, position=number, text=text) for number, text in enumerate(texts))
     return role
+
+
+def make_cast(scenario: Scenario, characters: Sequence[Character] | None = None, **fields: Any) -> Cast:
+    """A cast of ``scenario``: ``characters`` in role order, or a new character of its team per role."""
+    number = next(_numbers)
+    fields.setdefault("external_id", f"cast-{number}")
+    cast = Cast.objects.create(scenario=scenario, **fields)
+    roles = list(scenario.roles.order_by("position"))
+    chosen = list(characters) if characters is not None else [make_character(team=scenario.team) for _ in roles]
+    CastMember.objects.bulk_create(
+        CastMember(cast=cast, role=role, character=character) for role, character in zip(roles, chosen, strict=False)
+    )
+    return cast
 
 
 def get_barrier(key: str = "none") -> Barrier:

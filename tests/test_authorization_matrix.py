@@ -67,6 +67,7 @@ from chat.routing import websocket_urlpatterns
 from tests.annotator.builders import make_study
 from tests.builders import (
     add_to_team,
+    make_cast,
     make_episode,
     make_researcher,
     make_scenario,
@@ -187,6 +188,7 @@ def build_team(mark: str) -> TeamWorld:
     episodes = [make_episode(scenario=scenario, tag=f"{mark}-tag", turns=2) for _ in range(2)]
     make_scores(episodes[0], [("goal", 0, 5)], evaluator="scripted")
     NeutralContext.objects.create(scenario=scenario, prompt_version="v1", model="scripted", text=f"{mark} neutral")
+    make_cast(scenario, label=f"{mark} cast")
     run = SimulationRun.objects.create(
         team=team, tag=f"{mark}-run", created_by=researcher, total=1, finished=1, status=SimulationRun.Status.FINISHED
     )

@@ -23,13 +23,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..models import PROFILE_LABELS, ActionType, Character, Episode, Relationship, Seat, Turn, TurnTaking
+from ..models import (
+    PROFILE_LABELS,
+    ActionType,
+    Character,
+    Episode,
+    Relationship,
+    ScenarioBarrier,
+    Seat,
+    Turn,
+    TurnTaking,
+)
 
 if TYPE_CHECKING:
     from ..models import Barrier, BarrierCue
+
+UNSET = object()  # an argument not given, where None is a value (a scenario without its own barrier prompt)
 
 AGENT_PROMPT_VERSION = "agent-2025.1"
 
@@ -180,11 +192,13 @@ class AgentContext:
         seats: Sequence[Seat] | None = None,
         cues: Sequence[BarrierCue] | None = None,
         has_probes: bool | None = None,
+        scenario_barrier: ScenarioBarrier | None | object = UNSET,
     ) -> AgentContext:
         """Build the context for ``seat`` from an episode and its earlier turns.
 
-        Pass ``seats`` (with role and character loaded), the barrier's ``cues`` and whether the
-        scenario ``has_probes`` to build it without touching the database, as the async runner
+        Pass ``seats`` (with role and character loaded), the barrier's ``cues``, whether the
+        scenario ``has_probes`` and its ``scenario_barrier`` (the scenario's own prompt for the
+        episode's barrier, or None) to build it without touching the database, as the async runner
         does; otherwise they are fetched.
         """
         if seats is None:
@@ -198,16 +212,21 @@ class AgentContext:
         last_other = next((by_id[t.seat_id] for t in reversed(history_turns) if t.seat_id != seat.pk), None)
         addressed = last_other or (others[0] if others else None)
         brief = None
+        character: Character = seat.character
+        profile = character.profile()
         if seat.carries_barrier and not barrier.is_baseline:
             brief = BarrierBrief.from_barrier(barrier, barrier.cues.all() if cues is None else cues)
+            if scenario_barrier is UNSET:
+                scenario_barrier = scenario.barrier_prompts.filter(barrier=barrier).first()
+            if isinstance(scenario_barrier, ScenarioBarrier):
+                brief, profile = with_scenario_prompt(brief, profile, scenario_barrier)
         if has_probes is None:
             has_probes = scenario.probes.exists()
-        character: Character = seat.character
         return cls(
             seat_position=seat.position,
             name=character.name,
             first_name=character.first_name,
-            profile=character.profile(),
+            profile=profile,
             goal=seat.role.goal_text,
             reason=seat.role.reason,
             private_knowledge=seat.role.private_knowledge,
@@ -249,6 +268,22 @@ class AgentContext:
         if "{goal}" in text:
             text = text.replace("{goal}", goal_phrase(self.goal))
         return text
+
+
+def with_scenario_prompt(
+    brief: BarrierBrief, profile: dict[str, str], prompt: ScenarioBarrier
+) -> tuple[BarrierBrief, dict[str, str]]:
+    """The barrier as this scenario's own prompt words it, and the seat's profile with its trait note.
+
+    SocialVeil gives each scenario of a barrier file the prompt its barrier agent is told, and adds a
+    trait note to that agent's profile; both replace or extend the barrier's generic wording for
+    this scenario only. The note joins the personality, where SocialVeil's profile sentence has it.
+    """
+    brief = replace(brief, style_directive=prompt.style_directive)
+    if prompt.trait_note:
+        personality = " ".join(filter(None, [profile.get("personality", ""), prompt.trait_note]))
+        profile = {**profile, "personality": personality}
+    return brief, profile
 
 
 def _round_robin_from(seats: Sequence[Seat], seat: Seat) -> list[Seat]:

@@ -61,6 +61,7 @@ def episode(request: HttpRequest, pk: int) -> HttpResponse:
         "scenario": episode.scenario,
         "roles": episode.scenario.roles.select_related("character").prefetch_related("goals"),
         "probes": episode.scenario.probes.select_related("about__character"),
+        "barrier_prompts": episode.scenario.barrier_prompts.select_related("barrier"),
         "seats": seats,
         "turns": turns,
         "answer_groups": answer_groups(episode),

@@ -1,5 +1,5 @@
 """Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
-AgentSense scenes, or a CSV of turns.
+AgentSense scenes, SocialVeil scenario files, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -8,7 +8,7 @@ external id; what is already present is skipped and counted as unchanged, so imp
 twice changes nothing.
 
 The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
-``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+``castings``, ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
 from __future__ import annotations
@@ -145,8 +145,10 @@ FORMAT_MODULES = {
     "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
+    "socialveil": "socialveil",
     "socialveil-run": "socialveil_runs",
     "promediate": "promediate",
+    "castings": "castings",
     "sotopia-scores": "sotopia_scores",
     "scores": "scores",
     "sotopia": "sotopia",
@@ -213,8 +215,9 @@ def detect_format(path: Path, text: str) -> str:
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
     "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
-    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
-    "a SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
+    "characters), a Sotopia log or profile, a Sotopia casting (combo_id, env_id), a CSV of turns (episode_id, "
+    "turn_index, speaker, action_type, text), a SocialVeil scenario (episode_id, agent_profiles, agent_goals), a "
+    "SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
     "(instruction, issues, options, names), "
     "Sotopia judge scores keyed by episode pk (env_pk, agent1, agent2), a scores file (episode_id, respondent, "
     "question, value)"

@@ -312,6 +312,27 @@ class ProbeDraft:
 
 
 @dataclass
+class BarrierDefinition:
+    """A team barrier to create when the team has none with this key (SocialVeil's composite condition)."""
+
+    key: str
+    values: dict[str, Any]  # Barrier fields besides the key and team
+    cues_from: tuple[str, ...] = ()  # barriers whose cues and exemplar templates it takes over
+
+
+@dataclass
+class BarrierPromptDraft:
+    """How the scenario is played under one barrier (``ScenarioBarrier``); ``barrier`` is made if missing."""
+
+    barrier_key: str
+    style_directive: str
+    origin: Origin
+    trait_note: str = ""
+    positions: list[int] = field(default_factory=lambda: [0])
+    barrier: BarrierDefinition | None = None
+
+
+@dataclass
 class ScenarioDraft:
     external_id: str
     values: dict[str, Any]
@@ -320,6 +341,8 @@ class ScenarioDraft:
     id_field: str = "external_id"
     probes: list[ProbeDraft] = field(default_factory=list)
     template: ScenarioDraft | None = None  # the template an instance was made from
+    barrier_prompts: list[BarrierPromptDraft] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # fields of the record not kept (ImportResult.ignored)
 
 
 @dataclass
@@ -386,6 +409,23 @@ class EpisodeDraft:
 
 
 @dataclass
+class CastDraft:
+    """Another cast of a scenario: ``characters[i]`` plays its ``i``-th role (in position order).
+
+    The scenario and the characters must be in Parley already; ``first`` says what to import first
+    when they are not.
+    """
+
+    external_id: str
+    scenario: ScenarioRef
+    characters: list[CharacterRef]
+    origin: Origin
+    first: str = "import the scenario and its characters first"
+    id_field: str = "external_id"
+    characters_field: str = "characters"
+
+
+@dataclass
 class CheckedRecord:
     """A record that was validated and counted but has no place in Parley's schema."""
 
@@ -401,7 +441,7 @@ class Remark:
     notes: list[str] = field(default_factory=list)
 
 
-Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord | Remark
+Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CastDraft | CheckedRecord | Remark
 
 
 def unique(values: Iterable[str]) -> list[str]:

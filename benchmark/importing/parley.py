@@ -28,6 +28,7 @@ from .drafts import (
     MAX_INTEGER,
     MAX_SMALL_INTEGER,
     MAX_TURN_CHARS,
+    BarrierPromptDraft,
     CharacterDraft,
     CharacterRef,
     Draft,
@@ -41,6 +42,7 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
+    check_integer,
     goals_from_text,
     max_length,
     values_of,
@@ -177,9 +179,28 @@ def scenario(fields: Fields, *, templates: Mapping[str, ScenarioDraft] | None = 
         external_id, values, roles, fields.origin,
         probes=[probe(item) for item in fields.objects("probes")],
         template=template(fields, templates) if fields.has("template") else None,
+        barrier_prompts=[barrier_prompt(item) for item in fields.objects("barrier_prompts")],
     )
     check_scenario_shape(draft)
     return draft
+
+
+def barrier_prompt(fields: Fields) -> BarrierPromptDraft:
+    """The scenario's own prompt for a barrier of the team (``ScenarioBarrier``)."""
+    origin = fields.origin.at("barrier_seats")
+    positions = [
+        check_integer(item, origin.at(index), low=0, high=MAX_SMALL_INTEGER)
+        for index, item in enumerate(fields.sequence("barrier_seats", required=True))
+    ]
+    if not positions or len(set(positions)) != len(positions):
+        raise origin.problem("give each barrier seat once, at least one")
+    return BarrierPromptDraft(
+        barrier_key=fields.text("barrier", required=True, blank=False),
+        style_directive=fields.text("style_directive", required=True, blank=False),
+        origin=fields.origin,
+        trait_note=fields.text("trait_note"),
+        positions=positions,
+    )
 
 
 def template(fields: Fields, templates: Mapping[str, ScenarioDraft] | None) -> ScenarioDraft:

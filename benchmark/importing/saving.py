@@ -29,6 +29,8 @@ from ..instruments.respondents import find_respondent
 from ..models import (
     Answer,
     Barrier,
+    Cast,
+    CastMember,
     Character,
     Episode,
     Goal,
@@ -45,6 +47,7 @@ from ..models import (
 )
 from . import ImportResult
 from .drafts import (
+    CastDraft,
     CharacterDraft,
     CharacterRef,
     CheckedRecord,
@@ -55,6 +58,7 @@ from .drafts import (
     ScenarioRef,
 )
 from .responses import AnswerDraft, EpisodeResponsesDraft, ResponseDraft
+from .scenario_barriers import save_barrier_prompts
 
 M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
@@ -94,9 +98,10 @@ class Saver:
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
             model: []
-            for model in (Character, Scenario, Role, Goal, Probe, Instrument, Question, Episode, Seat, Turn, Response,
-                          Answer)
+            for model in (Character, Scenario, Role, Goal, Probe, Cast, CastMember, Instrument, Question, Episode, Seat,
+                          Turn, Response, Answer)
         }
+        self.casts: dict[tuple[str, str], Cast] = {}  # (scenario external id, cast external id) -> cast
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
@@ -135,6 +140,10 @@ class Saver:
                     want_scenario(draft.scenario.draft)
                 for seat in draft.seats:
                     want_character(seat.character)
+            elif isinstance(draft, CastDraft):
+                scenario_ids.add(draft.scenario.external_id)
+                for ref in draft.characters:
+                    want_character(ref)
 
         for chunk in _chunks(character_ids):
             for character in Character.objects.of_team(self.team).filter(external_id__in=chunk):
@@ -145,6 +154,12 @@ class Saver:
                 self.scenarios[scenario.external_id] = scenario
                 self.roles[scenario.external_id] = {role.position: role for role in scenario.roles.all()}
                 self.existing["scenario"].add(scenario.external_id)
+        cast_ids = {draft.external_id for draft in self.drafts if isinstance(draft, CastDraft)}
+        for chunk in _chunks(cast_ids):
+            for cast in Cast.objects.of_team(self.team).filter(external_id__in=chunk).select_related(
+                "scenario"
+            ).prefetch_related("members__role", "members__character"):
+                self.casts[(cast.scenario.external_id, cast.external_id)] = cast
         for chunk in _chunks(episode_ids):
             self.episode_ids.update(
                 Episode.objects.of_team(self.team).filter(external_id__in=chunk).values_list("external_id", flat=True)
@@ -317,6 +332,40 @@ class Saver:
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
         self.result.skipped.update(draft.skipped)
+
+    # --- casts ----------------------------------------------------------------------------------
+
+    def cast(self, draft: CastDraft) -> None:
+        """A cast of a scenario in Parley, one character per role, all of them already in Parley."""
+        ref = draft.scenario
+        if ref.external_id not in self.scenarios:
+            raise ref.origin.problem(f"{ref.noun} {ref.external_id!r} is not in Parley; {draft.first}")
+        scenario, roles = self.scenario(ref)
+        for wanted in draft.characters:
+            if wanted.external_id not in self.characters:
+                raise wanted.origin.problem(f"{wanted.noun} {wanted.external_id!r} is not in Parley; {draft.first}")
+        if len(draft.characters) != len(roles):
+            raise draft.origin.at(draft.characters_field).problem(
+                f"{ref.noun} {ref.external_id!r} has {len(roles)} roles; the cast names {len(draft.characters)}"
+            )
+        characters = {position: self.character(c) for position, c in zip(sorted(roles), draft.characters, strict=True)}
+        existing = self.casts.get((ref.external_id, draft.external_id))
+        if existing is not None:
+            self.result.unchanged["cast"] += 1
+            if existing.characters() != characters:
+                self.result.note(
+                    f"cast {draft.external_id!r} of {ref.noun} {ref.external_id!r} is in Parley with other "
+                    "characters than the file's; Parley's were kept"
+                )
+            return
+        cast = Cast(scenario=scenario, external_id=draft.external_id)
+        self.casts[(ref.external_id, draft.external_id)] = cast
+        self.new[Cast].append(cast)
+        self.new[CastMember].extend(
+            CastMember(cast=cast, role=roles[position], character=character)
+            for position, character in characters.items()
+        )
+        self.result.created["cast"] += 1
 
     # --- responses ------------------------------------------------------------------------------
 
@@ -569,6 +618,7 @@ class Saver:
                 self.character_from(draft)
             elif isinstance(draft, ScenarioDraft):
                 self.scenario_from(draft)
+                self.result.ignored.update(draft.ignored)
             elif isinstance(draft, CheckedRecord):
                 self.result.checked[draft.kind] += 1
             elif isinstance(draft, Remark):
@@ -582,7 +632,9 @@ class Saver:
             elif isinstance(draft, EpisodeResponsesDraft):
                 self.responses_for_stored(draft)
             else:
-                continue
+                if isinstance(draft, CastDraft):
+                    self.cast(draft)
+                continue  # counted as done before the loop
             done += 1
             if self.progress:
                 self.progress(done, len(self.drafts))
@@ -592,6 +644,7 @@ class Saver:
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
                 rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=_CHUNK)
+        save_barrier_prompts(self)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)
         if self.progress:

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0017_agentsense_labels'),
+        ('benchmark', '0020_casts'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

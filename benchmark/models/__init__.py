@@ -1,4 +1,5 @@
-from .barriers import Barrier, BarrierCue
+from .barriers import Barrier, BarrierCue, ScenarioBarrier
+from .casts import Cast, CastMember
 from .characters import PROFILE_LABELS, Character, Relationship
 from .episodes import ActionType, Episode, Seat, Turn
 from .imports import ImportJob
@@ -10,6 +11,8 @@ from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 __all__ = [
     "ActionType",
     "Answer",
+    "Cast",
+    "CastMember",
     "Category",
     "Communication",
     "ERG",
@@ -36,6 +39,7 @@ __all__ = [
     "Relationship",
     "Role",
     "Scenario",
+    "ScenarioBarrier",
     "Seat",
     "SimulationRun",
     "Turn",

@@ -93,3 +93,60 @@ class BarrierCue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instruction} ({self.rate:.0%} {self.unit})"
+
+
+def check_positions(positions: object) -> str | None:
+    """Why ``positions`` is not a list of distinct role positions (integers from 0), or None if it is."""
+    if not isinstance(positions, list) or not positions:
+        return "Give at least one role position, as a list such as [0]."
+    if not all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 32_767 for p in positions):
+        return "Role positions are whole numbers from 0 (the first role)."
+    if len(set(positions)) != len(positions):
+        return "A role position is listed twice."
+    return None
+
+
+class ScenarioBarrier(models.Model):
+    """How one scenario is played under one barrier, when its source says so (SocialVeil's barrier files).
+
+    SocialVeil writes the barrier prompt into each scenario of a barrier file (``barrier_prompts.agentA``)
+    and appends a short trait note to the barrier agent's profile. Such a row replaces the barrier's
+    generic style directive for this scenario only, adds the trait note to the barrier seat's own
+    profile, and names which roles speak under the barrier (``barrier_positions``): a run plays every
+    condition of the scenario with those seats, so conditions stay comparable. Without a row the
+    barrier is played as defined.
+    """
+
+    scenario = models.ForeignKey("Scenario", on_delete=models.CASCADE, related_name="barrier_prompts")
+    barrier = models.ForeignKey(Barrier, on_delete=models.CASCADE, related_name="scenario_prompts")
+    style_directive = models.TextField(help_text="Told to the barrier seat instead of the barrier's own directive.")
+    trait_note = models.TextField(
+        blank=True, help_text="Added to the barrier seat's own profile, e.g. 'Tends to keep references implicit.'"
+    )
+    barrier_positions = models.JSONField(
+        default=list, help_text="The roles (0 = first) that speak under the barrier, e.g. [0]."
+    )
+
+    class Meta:
+        ordering = ["scenario", "barrier__position", "barrier__key"]
+        constraints = [
+            models.UniqueConstraint(fields=["scenario", "barrier"], name="scenario_barrier_unique"),
+            models.CheckConstraint(condition=~Q(style_directive=""), name="scenario_barrier_has_directive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} · {self.barrier}"
+
+    def clean(self) -> None:
+        problem = check_positions(self.barrier_positions)
+        if problem:
+            raise ValidationError({"barrier_positions": problem})
+        if self.barrier_id and self.barrier.is_baseline:
+            raise ValidationError({"barrier": "The no-barrier baseline has no prompt to replace."})
+        if self.barrier_id and self.scenario_id and self.barrier.team_id not in (None, self.scenario.team_id):
+            raise ValidationError({"barrier": "Choose a built-in barrier or one of the scenario's team."})
+        if self.scenario_id and self.barrier_positions and not problem:
+            known = set(self.scenario.roles.values_list("position", flat=True))
+            missing = [p for p in self.barrier_positions if p not in known]
+            if known and missing:
+                raise ValidationError({"barrier_positions": f"The scenario has no role at {missing[0]}."})

@@ -4,7 +4,7 @@ from ..agents.llm import SCRIPTED
 from ..forms import team_field
 from ..models import Barrier, Seat, SimulationRun, Team
 from ..models.scenarios import Difficulty
-from .options import DEFAULT_CONDITIONS, RunOptions, RunOptionsError
+from .options import ALL_CASTS, DEFAULT_CAST, DEFAULT_CONDITIONS, RunOptions, RunOptionsError
 from .planning import plan_run
 
 
@@ -24,8 +24,13 @@ class RunForm(forms.Form):
         help_text="Only scenarios with this difficulty tag.",
     )
     scenarios = forms.CharField(
-        required=False, label="Scenario ids or codenames",
+        required=False, label="Scenario ids, external ids or codenames",
         help_text="Comma-separated; leave empty for every scenario (of the chosen difficulty).",
+    )
+    casts = forms.CharField(
+        max_length=1000, required=False, initial=DEFAULT_CAST, label="Casts",
+        help_text=f"Who plays the roles, each cast its own cell: '{DEFAULT_CAST}' (the roles' default characters), "
+        f"'{ALL_CASTS}' (every cast of each scenario) or cast ids, comma-separated; empty: {DEFAULT_CAST}.",
     )
     conditions = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple, help_text="Every chosen scenario is played under each of these.",
@@ -117,4 +122,5 @@ class RunForm(forms.Form):
             seed=data["seed"],
             barrier_seats=tuple(s.strip() for s in data["barrier_seats"].split(",") if s.strip()) or ("0",),
             interview=data["interview"],
+            casts=tuple(s.strip() for s in data["casts"].split(",") if s.strip()) or (DEFAULT_CAST,),
         )

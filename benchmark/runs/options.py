@@ -19,6 +19,8 @@ from ..models.scenarios import Difficulty
 
 DEFAULT_CONDITIONS: tuple[str, ...] = ("none", "semantic", "sociocultural", "emotional")
 NO_JUDGE = "none"  # judge_model value that leaves a run's episodes unscored
+DEFAULT_CAST = "default"  # casts entry: the roles' default characters
+ALL_CASTS = "all"  # casts entry: every cast of each chosen scenario
 _LIMITS: dict[str, tuple[float, float]] = {
     "episodes_per_cell": (1, 1000),
     "turn_cap": (1, 1000),
@@ -54,7 +56,10 @@ class RunOptions:
     about the goals and probes (``benchmark.evaluation.interviews``) and has the judges answer every
     goal (``benchmark.evaluation.goal_judge``). ``barrier_seats`` are the role
     positions that speak under the condition (the first role by default; ``barrier_seat``, one
-    position, is the older spelling).
+    position, is the older spelling). ``casts`` says who plays the roles, each cast its own cell:
+    ``default`` (the roles' default characters), ``all`` (every cast of each chosen scenario,
+    ``benchmark.models.casts``), and cast ids or external ids; cast ids alone, with no scenarios
+    named, choose the scenarios they belong to.
     """
 
     scenarios: tuple[str, ...] = ()
@@ -73,6 +78,7 @@ class RunOptions:
     judge_model: str = ""
     interview: bool = False
     seat_models: tuple[str, ...] = ()
+    casts: tuple[str, ...] = (DEFAULT_CAST,)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
@@ -126,6 +132,12 @@ class RunOptions:
             )
         if not self.conditions:
             raise RunOptionsError("conditions", "Choose at least one condition.")
+        if not self.casts:
+            raise RunOptionsError(
+                "casts", f"Choose who plays the roles: '{DEFAULT_CAST}', '{ALL_CASTS}' or cast ids, comma-separated."
+            )
+        if len(set(self.casts)) != len(self.casts):
+            raise RunOptionsError("casts", "A cast is listed twice.")
         if not self.barrier_seats:
             raise RunOptionsError("barrier_seats", "Name at least one barrier seat (a role position such as 0).")
         wrong = [s for s in self.barrier_seats if not s.isdigit() or int(s) > MAX_POSITION]
@@ -194,6 +206,8 @@ class RunOptions:
         shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
         if not self.seat_models:  # runs named before seats could have their own models keep their names
             del shaping["seat_models"]
+        if self.casts == (DEFAULT_CAST,):  # and so do runs named before scenarios had other casts
+            del shaping["casts"]
         if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
             shaping["barrier_seat"] = self.barrier_positions[0]
             del shaping["barrier_seats"]
@@ -219,6 +233,7 @@ _OPTION_LABELS = {
     "barrier_seat": ("Barrier seat (role position)", ""),
     "interview": ("Interview the agents", ""),
     "seat_models": ("Models by seat", "none"),
+    "casts": ("Casts", DEFAULT_CAST),
 }
 
 

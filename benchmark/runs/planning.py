@@ -1,8 +1,8 @@
-"""A run's plan: scenarios × conditions × episodes per cell, then its episodes in the database.
+"""A run's plan: scenarios × casts × conditions × episodes per cell, then its episodes in the database.
 
-Each planned episode has an external id made from the run's tag, the scenario, the condition and
-its number in the cell, so planning the same run again finds the same episodes: that is what
-makes a run resumable.
+Each planned episode has an external id made from the run's tag, the scenario, the cast (none for
+the roles' default characters), the condition and its number in the cell, so planning the same run
+again finds the same episodes: that is what makes a run resumable.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
-from ..models import Barrier, Episode, Role, Scenario, Team
-from .options import RunOptions, RunOptionsError
+from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team
+from .options import ALL_CASTS, DEFAULT_CAST, RunOptions, RunOptionsError
 from .simulation import create_episode
 from .turn_taking import check_greeter, turn_cap_for
 
@@ -32,11 +32,12 @@ class PlannedEpisode:
     barrier: Barrier
     number: int  # within its cell, from 0
     seed: int
+    cast: Cast | None = None  # None: the roles' default characters
 
 
 @dataclass
 class RunPlan:
-    """The grid: scenarios × conditions × episodes per cell, with one external id per episode."""
+    """The grid: scenarios × casts × conditions × episodes per cell, with one external id per episode."""
 
     tag: str
     options: RunOptions  # resolved
@@ -45,11 +46,21 @@ class RunPlan:
     barriers: list[Barrier]
     positions: dict[int, list[int]]  # scenario id -> its role positions
     labels: dict[int, dict[int, str]] = field(default_factory=dict)  # scenario id -> position -> sender/receiver
+    casts: dict[int, list[Cast | None]] = field(default_factory=dict)  # scenario id -> its casts to play
+    imported_seats: dict[int, tuple[int, ...]] = field(default_factory=dict)  # scenario id -> its prompts' seats
+
+    def casts_of(self, scenario: Scenario) -> list[Cast | None]:
+        return self.casts.get(scenario.pk, [None])
+
+    def barrier_seats_for(self, scenario: Scenario) -> tuple[int, ...]:
+        """The seats that speak under the barrier in every condition of ``scenario``: those its own barrier
+        prompts name (``ScenarioBarrier``, as the file it came from says), else the run's ``barrier_seats``."""
+        return self.imported_seats.get(scenario.pk, self.options.barrier_positions)
 
     def models_for(self, scenario: Scenario) -> dict[int, str]:
         """Each seat's model: its position's entry in ``seat_models``, else its role label's (sender or
         receiver), else the agent model for a barrier seat and the partner model for the others."""
-        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.options.barrier_positions
+        agent, partner, seats = self.options.agent_model, self.options.partner_model, self.barrier_seats_for(scenario)
         chosen = self.options.seat_model_map()
         labels = self.labels.get(scenario.pk, {})
         return {
@@ -61,29 +72,32 @@ class RunPlan:
 
     @property
     def total(self) -> int:
-        return len(self.scenarios) * len(self.barriers) * self.options.episodes_per_cell
+        cells = sum(len(self.casts_of(scenario)) for scenario in self.scenarios)
+        return cells * len(self.barriers) * self.options.episodes_per_cell
 
     def episodes(self) -> list[PlannedEpisode]:
         """Scenario-major order, so a partly done run has whole scenarios compared across conditions."""
         per_cell = self.options.episodes_per_cell
         return [
             PlannedEpisode(
-                episode_external_id(self.tag, scenario, barrier, number),
+                episode_external_id(self.tag, scenario, barrier, number, cast),
                 scenario,
                 barrier,
                 number,
                 # the same seed in every condition: conditions are compared on paired episodes
                 self.options.seed + number,
+                cast,
             )
             for scenario in self.scenarios
+            for cast in self.casts_of(scenario)
             for number in range(per_cell)
             for barrier in self.barriers
         ]
 
 
-def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: int) -> str:
-    """``<tag>-s<scenario id>-<condition>-<n>``; a tag too long for that is shortened with a digest."""
-    tail = f"-s{scenario.pk}-{barrier.key}-{number}"
+def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: int, cast: Cast | None = None) -> str:
+    """``<tag>-s<scenario id>[-c<cast id>]-<condition>-<n>``; a tag too long for that is shortened with a digest."""
+    tail = f"-s{scenario.pk}{f'-c{cast.pk}' if cast else ''}-{barrier.key}-{number}"
     whole = f"{tag}{tail}"
     if len(whole) <= EXTERNAL_ID_LENGTH:
         return whole
@@ -92,25 +106,26 @@ def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: 
 
 
 def resolve_scenarios(team: Team, selectors: Sequence[str], difficulties: Sequence[str] = ()) -> list[Scenario]:
-    """The team's scenarios by id or codename (all but templates when none is given), narrowed to the
-    difficulty tags.
+    """The team's scenarios by id, external id or codename (all but templates when none is given),
+    narrowed to the difficulty tags.
 
-    Another team's scenario is unknown here, exactly like an id that does not exist. A template
-    cannot be played; naming one is refused.
+    An external id is the id in the file a scenario came from (a SocialVeil ``episode_id``, a Sotopia
+    environment pk). Another team's scenario is unknown here, exactly like an id that does not exist.
+    A template cannot be played; naming one is refused.
     """
     scenarios = Scenario.objects.of_team(team).order_by("pk")
     if selectors:
         ids = {int(s) for s in selectors if s.isdigit()}
         names = {s for s in selectors if not s.isdigit()}
-        scenarios = scenarios.filter(Q(pk__in=ids) | Q(codename__in=names))
+        scenarios = scenarios.filter(Q(pk__in=ids) | Q(codename__in=names) | Q(external_id__in=selectors))
         found = list(scenarios)
         unknown = [
             s for s in selectors
-            if not any((s.isdigit() and x.pk == int(s)) or x.codename == s for x in found)
+            if not any((s.isdigit() and x.pk == int(s)) or s in (x.codename, x.external_id) for x in found)
         ]
         if unknown:
             raise RunOptionsError(
-                "scenarios", f"No scenario has the id or codename {', '.join(map(repr, unknown))}."
+                "scenarios", f"No scenario has the id, external id or codename {', '.join(map(repr, unknown))}."
             )
         templates = [str(x) for x in found if x.is_template]
         if templates:
@@ -154,7 +169,12 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
     if slugify(tag) != tag or len(tag) > 100:
         raise RunOptionsError("tag", f"Run name {tag!r} must be a slug (letters, digits, - and _), at most 100.")
     barriers = resolve_conditions(team, options.conditions)
-    scenarios = resolve_scenarios(team, options.scenarios, options.difficulties)
+    named = resolve_named_casts(team, options.casts)
+    selectors = options.scenarios
+    if named and not selectors and not {DEFAULT_CAST, ALL_CASTS} & set(options.casts):
+        selectors = tuple(dict.fromkeys(str(cast.scenario_id) for cast in named))
+    scenarios = resolve_scenarios(team, selectors, options.difficulties)
+    casts = casts_to_play(scenarios, options.casts, named)
     positions: dict[int, list[int]] = {s.pk: [] for s in scenarios}
     labels: dict[int, dict[int, str]] = {s.pk: {} for s in scenarios}
     uncast: set[int] = set()
@@ -167,14 +187,26 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
                 labels[scenario_id][position] = label
             if character_id is None:
                 uncast.add(scenario_id)
+    imported_seats = imported_barrier_seats(scenarios, barriers)
     for scenario in scenarios:
         if len(positions[scenario.pk]) < 2:
             raise RunOptionsError(
                 "scenarios", f"Scenario {scenario} has {len(positions[scenario.pk])} role(s); an episode needs two."
             )
-        if scenario.pk in uncast:
-            raise RunOptionsError("scenarios", f"Scenario {scenario} has a role without a default character.")
-        missing = [seat for seat in options.barrier_positions if seat not in positions[scenario.pk]]
+        if scenario.pk in uncast and None in casts[scenario.pk]:
+            raise RunOptionsError(
+                "scenarios", f"Scenario {scenario} has a role without a default character; cast the role, or play "
+                f"the scenario's casts (casts: {ALL_CASTS}).",
+            )
+        for cast in filter(None, casts[scenario.pk]):
+            open_roles = sorted(set(positions[scenario.pk]) - set(cast.characters()))
+            if scenario.pk in uncast and open_roles:
+                raise RunOptionsError(
+                    "casts", f"Cast {cast} of scenario {scenario} leaves role {open_roles[0]} open, and the role "
+                    "has no default character.",
+                )
+        missing = [seat for seat in imported_seats.get(scenario.pk, options.barrier_positions)
+                   if seat not in positions[scenario.pk]]
         if missing:
             raise RunOptionsError(
                 "barrier_seats",
@@ -184,7 +216,87 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
         if greeter_problem:
             raise RunOptionsError("scenarios", greeter_problem)
     check_seat_models(options, scenarios, positions, labels)
-    return RunPlan(tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels)
+    return RunPlan(
+        tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels, casts,
+        imported_seats,
+    )
+
+
+def resolve_named_casts(team: Team, entries: Sequence[str]) -> list[Cast]:
+    """The team's casts that ``entries`` name by id or external id (``default`` and ``all`` name none);
+    one that names nothing is refused, as is another team's cast."""
+    wanted = [entry for entry in entries if entry not in (DEFAULT_CAST, ALL_CASTS)]
+    if not wanted:
+        return []
+    ids = {int(entry) for entry in wanted if entry.isdigit()}
+    found = list(
+        Cast.objects.of_team(team)
+        .filter(Q(pk__in=ids) | Q(external_id__in=wanted))
+        .select_related("scenario")
+        .prefetch_related("members__role", "members__character")
+        .order_by("scenario", "pk")
+    )
+    unknown = [
+        entry for entry in wanted if not any(entry == cast.external_id or entry == str(cast.pk) for cast in found)
+    ]
+    if unknown:
+        raise RunOptionsError(
+            "casts", f"No cast of the team has the id or external id {', '.join(map(repr, unknown))}."
+        )
+    return found
+
+
+def casts_to_play(scenarios: Sequence[Scenario], entries: Sequence[str], named: Sequence[Cast]) -> dict[
+    int, list[Cast | None]
+]:
+    """Each scenario's cells, in order: its default characters (``default``), its casts (``all``) and the
+    casts named. A named cast of a scenario not chosen, and a scenario left with nothing to play, are refused."""
+    chosen = {scenario.pk for scenario in scenarios}
+    stray = [cast for cast in named if cast.scenario_id not in chosen]
+    if stray:
+        raise RunOptionsError(
+            "casts", f"Cast {stray[0]} is of scenario {stray[0].scenario}, which is not among the chosen scenarios."
+        )
+    every: dict[int, list[Cast]] = {pk: [] for pk in chosen}
+    if ALL_CASTS in entries:
+        for chunk in chunks(sorted(chosen)):
+            for cast in Cast.objects.filter(scenario_id__in=chunk).prefetch_related(
+                "members__role", "members__character"
+            ).order_by("pk"):
+                every[cast.scenario_id].append(cast)
+    cells: dict[int, list[Cast | None]] = {}
+    for scenario in scenarios:
+        found = {cast.pk: cast for cast in every[scenario.pk]}
+        found.update((cast.pk, cast) for cast in named if cast.scenario_id == scenario.pk)
+        cells[scenario.pk] = ([None] if DEFAULT_CAST in entries else []) + list(found.values())
+        if not cells[scenario.pk]:
+            what = "has no casts" if ALL_CASTS in entries else "has none of the casts named"
+            raise RunOptionsError(
+                "casts", f"Scenario {scenario} {what}; add '{DEFAULT_CAST}' to play its default characters, or "
+                "choose other scenarios.",
+            )
+    return cells
+
+
+def imported_barrier_seats(scenarios: Sequence[Scenario], barriers: Sequence[Barrier]) -> dict[int, tuple[int, ...]]:
+    """Scenario id -> the seats its own prompts for the run's barriers name, for scenarios that have any.
+
+    Every condition of a scenario is played with the same barrier seats (the baseline marks them too),
+    so a scenario whose prompts name different seats cannot be played in one run and is refused.
+    """
+    found: dict[int, tuple[int, ...]] = {}
+    for chunk in chunks([s.pk for s in scenarios]):
+        prompts = ScenarioBarrier.objects.filter(scenario_id__in=chunk, barrier__in=barriers).order_by("barrier__key")
+        for scenario_id, key, seats in prompts.values_list("scenario_id", "barrier__key", "barrier_positions"):
+            seats = tuple(sorted(seats))
+            if found.setdefault(scenario_id, seats) != seats:
+                scenario = next(s for s in scenarios if s.pk == scenario_id)
+                raise RunOptionsError(
+                    "scenarios",
+                    f"Scenario {scenario}'s barrier prompts name different barrier seats ({key}: "
+                    f"{', '.join(map(str, seats))}); make them agree in the admin, or run the conditions apart.",
+                )
+    return found
 
 
 def check_seat_models(
@@ -250,12 +362,16 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
                 existing[item.external_id] = create_episode(
                     item.scenario,
                     item.barrier,
-                    barrier_seats=options.barrier_positions,
+                    barrier_seats=plan.barrier_seats_for(item.scenario),
                     models=plan.models_for(item.scenario),
                     strategy=options.strategy,
                     turn_cap=turn_cap_for(item.scenario, options.turn_cap),
                     tag=plan.tag,
-                    settings={"temperature": options.temperature, "seed": item.seed, "run": plan.tag},
+                    settings={
+                        "temperature": options.temperature, "seed": item.seed, "run": plan.tag,
+                        **({"cast": item.cast.key} if item.cast else {}),
+                    },
+                    characters=item.cast.characters() if item.cast else None,
                     external_id=item.external_id,
                 )
         if beat is not None:

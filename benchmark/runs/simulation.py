@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..agents import acting, llm, prompt
-from ..models import ActionType, Barrier, Character, Episode, Scenario, Seat, Turn
+from ..models import ActionType, Barrier, Character, Episode, Scenario, ScenarioBarrier, Seat, Turn
 from . import turn_taking
 
 
@@ -124,6 +124,9 @@ async def run_episode(
         raise ValueError(f"{episode} has no seats.")
     cues = [c async for c in episode.barrier.cues.all()]
     has_probes = await episode.scenario.probes.aexists()
+    scenario_barrier = await ScenarioBarrier.objects.filter(
+        scenario_id=episode.scenario_id, barrier_id=episode.barrier_id
+    ).afirst()
     turns = [t async for t in episode.turns.order_by("index")]
     beats = beats or {}
     temperature = float(episode.settings.get("temperature", 0.7))
@@ -143,7 +146,9 @@ async def run_episode(
     while end_reason is None:
         position = turn_taking.next_speaker(policy, list(by_position), spoken, left, seed=seed, greeter=greeter)
         seat = by_position[position]
-        context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues, has_probes=has_probes)
+        context = prompt.AgentContext.for_seat(
+            episode, seat, turns, seats=seats, cues=cues, has_probes=has_probes, scenario_barrier=scenario_barrier
+        )
         try:
             action, usage = await acting.act(
                 context, model=seat.model, temperature=temperature, seed=seed, beats=beats.get(seat.role.position)

@@ -141,7 +141,7 @@ def _scenarios_in_order(scenarios: models.QuerySet[Scenario]) -> Iterator[Scenar
     for start in range(0, len(pks), _BATCH):
         batch = pks[start : start + _BATCH]
         fetched = Scenario.objects.filter(pk__in=batch).select_related("template").prefetch_related(
-            "roles__character", "roles__goals", "probes"
+            "roles__character", "roles__goals", "probes", "barrier_prompts__barrier"
         )
         by_pk = {scenario.pk: scenario for scenario in fetched}
         yield from (by_pk[pk] for pk in batch)

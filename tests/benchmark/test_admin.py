@@ -5,7 +5,15 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from benchmark.models import ActionType, Barrier, BarrierCue, NeutralContext, Scenario, SimulationRun
-from tests.builders import default_team, make_character, make_episode, make_scenario, make_scores, make_user
+from tests.builders import (
+    default_team,
+    make_cast,
+    make_character,
+    make_episode,
+    make_scenario,
+    make_scores,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +40,7 @@ def data():
     )
     make_scores(episode, [("goal", 0, 5), ("mutual_understanding", None, 3)], evaluator="scripted")
     NeutralContext.objects.create(scenario=episode.scenario, prompt_version="v1", model="scripted", text="Two meet.")
+    make_cast(episode.scenario, label="pilot cast")
     SimulationRun.objects.create(
         team=default_team(), tag="pilot", total=4, finished=4, status=SimulationRun.Status.FINISHED
     )
@@ -46,7 +55,7 @@ def test_every_benchmark_model_has_an_admin():
     names = {model.__name__ for model in admin.site._registry if model._meta.app_label == "benchmark"}
     assert names == {
         "Character", "Scenario", "Role", "Barrier", "Episode", "Seat", "Turn", "Respondent", "Response",
-        "NeutralContext", "SimulationRun", "Team", "Instrument", "Question", "SocialAttribute", "Answer",
+        "NeutralContext", "SimulationRun", "Team", "Cast", "Instrument", "Question", "SocialAttribute", "Answer",
     }
 
 
@@ -103,10 +112,14 @@ def scenario_form(roles: int, character_pk: int) -> dict[str, str]:
         "turn_taking": "round_robin",
         "probes-TOTAL_FORMS": "0",
         "probes-INITIAL_FORMS": "0",
+        "barrier_prompts-TOTAL_FORMS": "0",
+        "barrier_prompts-INITIAL_FORMS": "0",
         "roles-TOTAL_FORMS": str(roles),
         "roles-INITIAL_FORMS": "0",
         "roles-MIN_NUM_FORMS": "2",
         "roles-MAX_NUM_FORMS": "1000",
+        "casts-TOTAL_FORMS": "0",
+        "casts-INITIAL_FORMS": "0",
     }
     for index in range(roles):
         form |= {

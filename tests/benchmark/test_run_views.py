@@ -196,7 +196,7 @@ def test_a_run_without_a_name_gets_a_dated_one(researcher_client, scenario, spaw
 def test_bad_choices_are_shown_on_the_form_and_nothing_starts(researcher_client, scenario, spawned):
     response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "scenarios": "stairwell,nowhere"})
     assert response.status_code == 200
-    assert "No scenario has the id or codename &#x27;nowhere&#x27;." in response.text
+    assert "No scenario has the id, external id or codename &#x27;nowhere&#x27;." in response.text
     assert not SimulationRun.objects.exists() and spawned == []
 
 

@@ -180,7 +180,7 @@ def test_simulate_does_not_find_another_teams_scenario():
     make_scenario(team=rival, codename="their-secret-scenario")
     make_scenario(codename="ours")
 
-    with pytest.raises(CommandError, match="No scenario has the id or codename 'their-secret-scenario'"):
+    with pytest.raises(CommandError, match="No scenario has the id, external id or codename 'their-secret-scenario'"):
         call_command(
             "simulate", "--team", "default", "--scenarios", "their-secret-scenario", "--conditions", "none",
             stdout=io.StringIO(), stderr=io.StringIO(),

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...models import Seat, SimulationRun
-from ...runs.options import DEFAULT_CONDITIONS, RunOptions, RunOptionsError
+from ...runs.options import ALL_CASTS, DEFAULT_CAST, DEFAULT_CONDITIONS, RunOptions, RunOptionsError
 from ...runs.planning import plan_run
 from ...runs.status import RunBusy, RunCancelled, run_for_command
 from ...runs.supervisor import execute_run
@@ -25,12 +25,20 @@ class Command(BaseCommand):
         add_team_argument(parser)
         parser.add_argument(
             "--scenarios", default="", metavar="IDS",
-            help="Comma-separated scenario ids or codenames of the team (default: every scenario of the team).",
+            help="Comma-separated scenario ids, external ids (the id in the imported file, e.g. a SocialVeil "
+            "episode_id) or codenames of the team (default: every scenario of the team).",
         )
         parser.add_argument(
             "--difficulty", "--tags", dest="difficulty", default="", metavar="DIFFICULTIES",
             help="Only scenarios with these comma-separated difficulty tags, e.g. 'hard' (--tags is an old "
             "spelling; prefer --difficulty).",
+        )
+        parser.add_argument(
+            "--casts", default=DEFAULT_CAST, metavar="CASTS",
+            help=f"Who plays the roles, each cast its own cell: '{DEFAULT_CAST}' (the roles' default characters), "
+            f"'{ALL_CASTS}' (every cast of each chosen scenario, e.g. Sotopia's imported castings), or cast ids or "
+            f"external ids; comma-separated, e.g. '{DEFAULT_CAST},{ALL_CASTS}' (default: %(default)s). Cast ids "
+            "alone, without --scenarios, play the scenarios they belong to.",
         )
         parser.add_argument(
             "--conditions", default=",".join(DEFAULT_CONDITIONS), metavar="KEYS",
@@ -138,14 +146,18 @@ class Command(BaseCommand):
                     "seed": options["seed"],
                     "barrier_seats": options["barrier_seats"],
                     "interview": options["interview"],
+                    "casts": options["casts"],
                 }
             )
             plan = plan_run(run_options, team, options["run_name"] or None)
         except RunOptionsError as error:
             flag = {"difficulties": "difficulty"}.get(error.option, error.option).replace("_", "-")
             raise CommandError(f"--{flag}: {error}") from error
+        cells = sum(len(plan.casts_of(scenario)) for scenario in plan.scenarios)
         self.stdout.write(
-            f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} condition(s) × "
+            f"Run {plan.tag}: {len(plan.scenarios)} scenario(s)"
+            + (f" in {cells} casts" if cells != len(plan.scenarios) or plan.options.casts != (DEFAULT_CAST,) else "")
+            + f" × {len(plan.barriers)} condition(s) × "
             f"{plan.options.episodes_per_cell} episode(s) = {plan.total} episodes; barrier seat(s) "
             f"{', '.join(plan.options.barrier_seats)} {plan.options.agent_model}, partner "
             f"{plan.options.partner_model} ({plan.options.strategy})"
