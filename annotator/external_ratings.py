@@ -503,22 +503,24 @@ def _store(context: _Study, rating: Rating, result: ImportResult, touched: set[i
         touched.add(item.pk)
 
 
-def import_ratings(path: str | Path, *, study: Study, dry_run: bool = False, name: str | None = None) -> ImportResult:
+def import_ratings(path: str | Path, *, study: Study, dry_run: bool = False) -> ImportResult:
     """Import one ratings file into ``study``, all or nothing; ``dry_run`` checks and writes, then rolls back.
 
-    ``name`` is the file's name in messages (an uploaded file's, rather than its temporary path's).
     Raises ``ImportProblem`` naming the row (or line) and column (or field) of the first problem.
     """
     path = Path(path)
-    file = name or path.name
-    text = read_text(path)
-    csv_file = (name or path.name).lower().endswith(".csv") or (
-        not text.lstrip().startswith("{") and "," in text.lstrip().split("\n", 1)[0]
-    )
+    return import_ratings_text(read_text(path), file=path.name, study=study, dry_run=dry_run)
+
+
+def import_ratings_text(text: str, *, file: str, study: Study, dry_run: bool = False) -> ImportResult:
+    """``import_ratings`` for a file already read (an upload): ``file`` is its name, for messages and to tell
+    a CSV (``.csv``, or a first line with commas that is not JSON) from JSON Lines."""
+    first_line = text.lstrip().split("\n", 1)[0]
+    csv_file = file.lower().endswith(".csv") or (not first_line.startswith("{") and "," in first_line)
     shape, ratings = read_ratings(text, file, csv_file=csv_file)
-    result = ImportResult(file=file, format=f"{shape} ratings", dry_run=dry_run)
     if not ratings:
         raise ImportProblem("holds no ratings", file=file)
+    result = ImportResult(file=file, format=f"{shape} ratings", dry_run=dry_run)
     try:
         with transaction.atomic():
             context = _Study(study)

@@ -50,7 +50,7 @@ from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
-from ..models import Annotation, Span, Study, StudyItem
+from ..models import Annotation, ExternalAnnotator, Span, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .methods import study_methods
@@ -288,7 +288,7 @@ def build_report(
         "skipped_questions": {},
         "agentsense": None,
         "methods": study_methods(resamples, seed),
-        "notes": _study_notes(data),
+        "notes": _study_notes(data) + _external_note(study, annotators),
     }
     if not data.annotations:
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
@@ -338,6 +338,18 @@ def _study_notes(data: StudyData) -> list[str]:
             "another version of the instrument; answers are pooled by question key."
         )
     return notes
+
+
+def _external_note(study: Study, annotators: set[str]) -> list[str]:
+    """How many of the annotators rated outside Parley (``annotator.external_ratings``): they count like the rest."""
+    users = ExternalAnnotator.objects.filter(study=study).values_list("user_id", flat=True)
+    external = annotators & {pseudonym(user_id) for user_id in users}
+    if not external:
+        return []
+    return [
+        f"{len(external)} of the {len(annotators)} annotators rated outside Parley; their ratings were imported and "
+        "count in every statistic like the others'."
+    ]
 
 
 def _question_info(question: Question, unit: str) -> dict[str, Any]:
