@@ -234,7 +234,7 @@ def _wide_cells(origin: Origin, values: dict[str, str]) -> tuple[str, str, list[
     row_seat = values.get("seat", "").strip()
     cells = []
     for column, value in values.items():
-        if column in (*WIDE_COLUMNS, "seat") or not value.strip():
+        if column in (*WIDE_COLUMNS, "seat"):
             continue
         match = _COLUMN.match(column)
         key, seat, goal = match["key"], match["seat"] or "", match["goal"] or ""
@@ -349,6 +349,8 @@ def _form(
             )
         if question.kind == Question.Kind.SPAN:
             raise cell.origin.problem(f"{cell.key!r} asks for spans, which a ratings file cannot carry")
+        if cell.wide and not cell.value.strip():
+            continue  # an empty cell of a wide file: no answer (a required one is missed below, by name)
         seat, goal = _slot(question, cell, seats, goals, rating)
         name = field_name(question, seat, "rationale" if cell.is_rationale else "answer", goal=goal)
         if question.rationale == "none" and (cell.is_rationale or cell.rationale is not None):
@@ -450,8 +452,12 @@ def _check(rating: Rating, page: ItemPage, ignored: set[str]) -> ParsedForm:
 
 
 def _places(rating: Rating) -> str:
-    shown = rating.places[:3] + (["…"] if len(rating.places) > 3 else [])
-    return ", ".join(shown)
+    """The rows (or lines) that give the rating: ``row 4``, ``rows 2, 3, 4, …``."""
+    if len(rating.places) == 1:
+        return rating.places[0]
+    kind = rating.places[0].split()[0]
+    numbers = [place.split()[-1] for place in rating.places[:3]] + (["…"] if len(rating.places) > 3 else [])
+    return f"{kind}s {', '.join(numbers)}"
 
 
 def _answers(parsed: ParsedForm) -> set[tuple[str, int | None, int | None, str, str]]:
@@ -524,6 +530,8 @@ def import_ratings_text(text: str, *, file: str, study: Study, dry_run: bool = F
     try:
         with transaction.atomic():
             context = _Study(study)
+            for rating in ratings:  # every episode first: a stray id would otherwise show as an incomplete rating
+                context.item(rating)
             touched: set[int] = set()
             for rating in ratings:
                 _store(context, rating, result, touched)
