@@ -260,7 +260,7 @@ def _group(rows: Any) -> list[Rating]:
 
 
 class _Study:
-    """What the import needs of the study, read once: its items by episode id, its external annotators."""
+    """What the import needs of the study, read once: its items by episode id, and the pages ratings are read by."""
 
     def __init__(self, study: Study) -> None:
         self.study = study

@@ -50,7 +50,7 @@ from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..exports import pseudonym
-from ..models import Annotation, ExternalAnnotator, Span, Study, StudyItem
+from ..models import Annotation, Span, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .methods import study_methods
@@ -106,6 +106,7 @@ class StudyData:
     automated: list[RespondentAnswer]  # other respondents' answers to compare with (``comparison.judge_of``)
     conditions: dict[str, str] = field(default_factory=dict)
     respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
+    external: set[str] = field(default_factory=set)  # pseudonyms of annotators whose ratings were imported
 
 
 def compared_kinds(asked: Iterable[str]) -> list[str]:
@@ -131,15 +132,18 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     other_instruments = 0
     generated: Counter[str] = Counter()
     annotation_of: dict[int, int] = {}  # response pk -> annotation pk
+    external: set[str] = set()
     rows = latest.values_list(
         "pk", "response_id", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id",
-        "response__instrument_id", "generated_by",
+        "response__instrument_id", "generated_by", "assignment__annotator__external_annotator__number",
     )
-    for pk, response_id, item_id, kind, annotator_id, instrument_id, generated_by in rows:
+    for pk, response_id, item_id, kind, annotator_id, instrument_id, generated_by, external_number in rows:
         if kind != StudyItem.Kind.REGULAR:
             excluded[kind] += 1
             continue
         annotations[pk] = (item_id, pseudonym(annotator_id))
+        if external_number is not None:
+            external.add(pseudonym(annotator_id))
         annotation_of[response_id] = pk
         other_instruments += instrument_id != study.instrument_id
         if generated_by:
@@ -165,7 +169,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         )
     return StudyData(
         units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,
-        respondent_kinds,
+        respondent_kinds, external,
     )
 
 
@@ -288,7 +292,7 @@ def build_report(
         "skipped_questions": {},
         "agentsense": None,
         "methods": study_methods(resamples, seed),
-        "notes": _study_notes(data) + _external_note(study, annotators),
+        "notes": _study_notes(data),
     }
     if not data.annotations:
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
@@ -332,24 +336,18 @@ def _study_notes(data: StudyData) -> list[str]:
             f"Left out of every statistic: {gold} annotation{'s' * (gold != 1)} of gold items and {attention} "
             f"of attention checks (they check annotators; their answers are steered by known keys)."
         )
+    if data.external:
+        everyone = len({annotator for _, annotator in data.annotations.values()})
+        notes.append(
+            f"{len(data.external)} of the {everyone} annotators rated outside Parley; their ratings were imported and "
+            "count in every statistic like the others'."
+        )
     if data.other_instruments:
         notes.append(
             f"{data.other_instruments} annotation{'s were' if data.other_instruments != 1 else ' was'} made under "
             "another version of the instrument; answers are pooled by question key."
         )
     return notes
-
-
-def _external_note(study: Study, annotators: set[str]) -> list[str]:
-    """How many of the annotators rated outside Parley (``annotator.external_ratings``): they count like the rest."""
-    users = ExternalAnnotator.objects.filter(study=study).values_list("user_id", flat=True)
-    external = annotators & {pseudonym(user_id) for user_id in users}
-    if not external:
-        return []
-    return [
-        f"{len(external)} of the {len(annotators)} annotators rated outside Parley; their ratings were imported and "
-        "count in every statistic like the others'."
-    ]
 
 
 def _question_info(question: Question, unit: str) -> dict[str, Any]:

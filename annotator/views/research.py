@@ -37,7 +37,7 @@ from ..forms import (
     initial_from_query,
     is_default_instructions,
 )
-from ..models import Assignment, ExternalAnnotator, Membership, ReportBundle, Study, StudyItem
+from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
 from ..reports import (
@@ -220,8 +220,14 @@ def _annotator_rows(
     assignments (someone removed from the pool)."""
     members = {m.annotator_id: m.annotator for m in Membership.objects.filter(study=study).select_related("annotator")}
     others = set(work) - set(members)
-    users = {**members, **get_user_model().objects.in_bulk(others)} if others else members
-    external = dict(ExternalAnnotator.objects.filter(study=study).values_list("user_id", "number"))
+    # External annotators are never members: they come with the others, their pseudonym read in the same query.
+    outside = get_user_model().objects.select_related("external_annotator").in_bulk(others) if others else {}
+    users = {**members, **outside}
+    external = {
+        user_id: user.external_annotator.number
+        for user_id, user in outside.items()
+        if hasattr(user, "external_annotator") and user.external_annotator.study_id == study.pk
+    }
     rows = []
     for user_id, user in users.items():
         figures = quality.get(user_id, AnnotatorQuality())
