@@ -1,4 +1,5 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns.
+"""Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
+AgentSense scenes, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -6,7 +7,7 @@ field, so a researcher can fix the file without reading our code. Every object c
 external id; what is already present is skipped and counted as unchanged, so importing the same file
 twice changes nothing.
 
-The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
 ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
@@ -125,14 +126,22 @@ def read_text(path: Path) -> str:
 
 # Format name -> module of this package, in the order formats are tried on a file's first record.
 # Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
-# names) and ``parse(text, file) -> list[Draft]``. A new format adds one line here.
+# names) and ``parse(text, file) -> list[Draft]``, and may have its own ``save(drafts, result, team)``
+# when its records need more than ``saving.save`` (the library's barriers). A new format adds one line here.
+# A format that reads files beside the one named, or a directory, also has ``parse_path(path)``; one that
+# must look things up in the team's data before saving (a scenario named by its content) has
+# ``resolve(drafts, team)``.
 FORMAT_MODULES = {
+    "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
+    "socialveil-run": "socialveil_runs",
+    "promediate": "promediate",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
 FORMATS = tuple(FORMAT_MODULES)
+DIRECTORY_FORMAT = "socialveil-run"  # the one format imported from a directory (a run's scenario folders)
 
 
 def format_module(name: str):  # noqa: ANN201 - a module
@@ -191,8 +200,10 @@ def detect_format(path: Path, text: str) -> str:
 
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
-    "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+    "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
+    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
+    "a SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
+    "(instruction, issues, options, names)"
 )
 
 
@@ -202,17 +213,23 @@ def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: 
     from .checks import check_unique_records
 
     path = Path(path)
-    text = read_text(path)
+    is_directory = path.is_dir()
+    text = "" if is_directory else read_text(path)
     if format == "auto":
-        format = detect_format(path, text)
+        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text)
     if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
+    module = format_module(format)
+    if is_directory and not hasattr(module, "parse_path"):
+        raise ImportProblem(f"is a directory; only {DIRECTORY_FORMAT} reads one (a run's results)", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
     try:
         with transaction.atomic():
-            drafts = format_module(format).parse(text, path.name)
+            drafts = module.parse_path(path) if hasattr(module, "parse_path") else module.parse(text, path.name)
+            if hasattr(module, "resolve"):
+                module.resolve(drafts, team)
             check_unique_records(drafts)
-            saving.save(drafts, result, team)
+            getattr(module, "save", saving.save)(drafts, result, team)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:

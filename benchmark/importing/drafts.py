@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..models import ActionType, Episode, Probe, Seat
+from ..models import ActionType, Character, Episode, Probe, Seat
 from ..models.scenarios import goal_lines
 from . import ImportProblem
 
@@ -273,6 +273,7 @@ class CharacterRef:
     draft: CharacterDraft | None = None
     name: str | None = None
     noun: str = "character"
+    found: Character | None = None  # a stored character a format's ``resolve`` already found
 
 
 @dataclass
@@ -391,7 +392,16 @@ class CheckedRecord:
     kind: str
 
 
-Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord
+@dataclass
+class Remark:
+    """What a file held that Parley does not keep (``ignored``: field name -> records) and sentences a
+    researcher must read (``notes``), added to the ``ImportResult`` as they are."""
+
+    ignored: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+
+Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord | Remark
 
 
 def unique(values: Iterable[str]) -> list[str]:

@@ -42,6 +42,7 @@ from .drafts import (
     CheckedRecord,
     Draft,
     EpisodeDraft,
+    Remark,
     ScenarioDraft,
     ScenarioRef,
 )
@@ -147,6 +148,8 @@ class Saver:
         return self.by_name[name]
 
     def character(self, ref: CharacterRef) -> Character:
+        if ref.found is not None:
+            return ref.found
         if ref.external_id and ref.external_id in self.characters:
             self._reuse("character", ref.external_id)
             return self.characters[ref.external_id]
@@ -409,6 +412,10 @@ class Saver:
                 self.scenario_from(draft)
             elif isinstance(draft, CheckedRecord):
                 self.result.checked[draft.kind] += 1
+            elif isinstance(draft, Remark):
+                self.result.ignored.update(draft.ignored)
+                for note in draft.notes:
+                    self.result.note(note)
         for draft in self.drafts:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)

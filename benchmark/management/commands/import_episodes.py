@@ -1,4 +1,5 @@
-"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns."""
+"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, SocialVeil run outputs,
+ProMediate cases, or a CSV of turns."""
 
 from collections import Counter
 
@@ -11,12 +12,14 @@ from benchmark.management.team_option import add_team_argument, team_from_option
 class Command(BaseCommand):
     help = (
         "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, AgentSense scene "
-        "lines with or without a run's outputs, or a CSV of turns). Each file is imported all or nothing; "
+        "lines with or without a run's outputs, a SocialVeil run's outputs, a ProMediate case, or a CSV of "
+        "turns). Each file is imported all or nothing; "
         "what is already present is left unchanged."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("files", nargs="+", metavar="FILE", help="Files to import, in order.")
+        parser.add_argument("files", nargs="+", metavar="FILE",
+                            help="Files to import, in order; a directory is read as a SocialVeil run's outputs.")
         add_team_argument(parser)
         parser.add_argument(
             "--format", choices=["auto", *FORMATS], default="auto",
