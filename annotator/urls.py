@@ -19,6 +19,7 @@ urlpatterns = [
     path("studies/new/", research.study_create, name="study-create"),
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
+    path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),
     path("studies/<slug:slug>/report.<str:fmt>", research.report_download, name="report-download"),
     path("studies/<slug:slug>/report/tables.zip", research.report_tables_download, name="report-tables"),

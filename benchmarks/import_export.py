@@ -5,7 +5,8 @@ external ids, then times: importing them into an empty database, exporting them,
 them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
 run's results (180 scenario folders) and both real ProMediate cases, Sotopia's 450 castings after
 the profiles they name, adding scores to stored episodes (Sotopia's GPT-4 judge file; a scores-only
-CSV of 10,000 rows, twice); then the same for a scenario library of N scenarios (``--scenarios``); then
+CSV of 10,000 rows, twice); then imports about 10,000 long rows of external ratings into a Sotopia-EVAL
+study (and again, unchanged); then the same for a scenario library of N scenarios (``--scenarios``); then
 SocialVeil's two real scenario files in ../shared/data/socialveil (the hard scenarios, then the semantic
 barrier file).
 
@@ -116,6 +117,7 @@ def main() -> None:
 
     time_socialveil_runs(team, workdir)
     time_promediate(team)
+    time_ratings(workdir, team)
     empty()
     time_castings(team)
     empty()
@@ -268,6 +270,52 @@ def time_scores(team, workdir: Path, episodes: int) -> None:  # noqa: ANN001 - a
         elapsed = time.perf_counter() - started
         print(f"{label}: {elapsed:6.2f} s  {episodes * 10 / elapsed:8.0f} rows/s  ({episodes * 10} rows; "
               f"{result.created['answer']} answers added, {result.unchanged['episode']} episodes unchanged)")
+
+
+def time_ratings(workdir: Path, team, raters: int = 15, episodes: int = 48) -> None:  # noqa: ANN001
+    """Import a long ratings file (raters x episodes x 2 seats x 7 questions rows) into a Sotopia-EVAL study."""
+    import csv
+
+    from django.contrib.auth import get_user_model
+
+    from annotator.external_ratings import import_ratings
+    from annotator.models import ExternalAnnotator, Study, StudyItem
+    from benchmark.instruments.presets import install_preset
+    from benchmark.models import Episode, Respondent
+
+    chosen = [episode for episode in Episode.objects.filter(team=team).prefetch_related("seats")[:episodes * 2]
+              if episode.seats.count() == 2][:episodes]
+    study = Study.objects.create(team=team, title="Ratings benchmark", slug="bench-ratings", overlap=3,
+                                 instrument=install_preset("sotopia-eval"), instructions="Rate.")
+    StudyItem.objects.bulk_create(StudyItem(study=study, episode=ep, position=n) for n, ep in enumerate(chosen))
+    questions = list(study.instrument.questions.order_by("position"))
+    path = workdir / "ratings.csv"
+    with path.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["episode_id", "annotator_id", "question", "seat", "value", "rationale"])
+        for rater in range(raters):
+            for episode in chosen:
+                for seat in (0, 1):
+                    for question in questions:
+                        value = int(question.low + (question.high - question.low) * ((rater + seat) % 5) / 4)
+                        out.writerow([episode.external_id or f"parley-episode-{episode.pk}", f"prolific-{rater:04d}",
+                                      question.key, seat, value, "Rated for the benchmark."])
+    rows = raters * len(chosen) * 2 * len(questions)
+    started = time.perf_counter()
+    result = import_ratings(path, study=study)
+    elapsed = time.perf_counter() - started
+    assert result.created["rating"] == raters * len(chosen)
+    print(f"ratings:   {elapsed:6.2f} s  {rows / elapsed:7.0f} rows/s  ({rows} long rows, "
+          f"{raters * len(chosen)} ratings)")
+    started = time.perf_counter()
+    again = import_ratings(path, study=study)
+    elapsed = time.perf_counter() - started
+    assert again.unchanged["rating"] == raters * len(chosen)
+    print(f"ratings again: {elapsed:6.2f} s  (all unchanged)")
+    users = list(ExternalAnnotator.objects.filter(study=study).values_list("user_id", flat=True))
+    study.delete()
+    Respondent.objects.filter(user_id__in=users).delete()
+    get_user_model().objects.filter(pk__in=users).delete()
 
 
 if __name__ == "__main__":

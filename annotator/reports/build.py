@@ -106,6 +106,7 @@ class StudyData:
     automated: list[RespondentAnswer]  # other respondents' answers to compare with (``comparison.judge_of``)
     conditions: dict[str, str] = field(default_factory=dict)
     respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
+    external: set[str] = field(default_factory=set)  # pseudonyms of annotators whose ratings were imported
 
 
 def compared_kinds(asked: Iterable[str]) -> list[str]:
@@ -131,15 +132,18 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     other_instruments = 0
     generated: Counter[str] = Counter()
     annotation_of: dict[int, int] = {}  # response pk -> annotation pk
+    external: set[str] = set()
     rows = latest.values_list(
         "pk", "response_id", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id",
-        "response__instrument_id", "generated_by",
+        "response__instrument_id", "generated_by", "assignment__annotator__external_annotator__number",
     )
-    for pk, response_id, item_id, kind, annotator_id, instrument_id, generated_by in rows:
+    for pk, response_id, item_id, kind, annotator_id, instrument_id, generated_by, external_number in rows:
         if kind != StudyItem.Kind.REGULAR:
             excluded[kind] += 1
             continue
         annotations[pk] = (item_id, pseudonym(annotator_id))
+        if external_number is not None:
+            external.add(pseudonym(annotator_id))
         annotation_of[response_id] = pk
         other_instruments += instrument_id != study.instrument_id
         if generated_by:
@@ -165,7 +169,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         )
     return StudyData(
         units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,
-        respondent_kinds,
+        respondent_kinds, external,
     )
 
 
@@ -331,6 +335,12 @@ def _study_notes(data: StudyData) -> list[str]:
         notes.append(
             f"Left out of every statistic: {gold} annotation{'s' * (gold != 1)} of gold items and {attention} "
             f"of attention checks (they check annotators; their answers are steered by known keys)."
+        )
+    if data.external:
+        everyone = len({annotator for _, annotator in data.annotations.values()})
+        notes.append(
+            f"{len(data.external)} of the {everyone} annotators rated outside Parley; their ratings were imported and "
+            "count in every statistic like the others'."
         )
     if data.other_instruments:
         notes.append(

@@ -23,11 +23,20 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmark.episodes.forms import EpisodeFilterForm
+from benchmark.importing import ImportProblem
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
-from ..forms import FILTER_FIELDS, StudyForm, default_instructions, initial_from_query, is_default_instructions
+from ..external_ratings import import_ratings_text
+from ..forms import (
+    FILTER_FIELDS,
+    RatingsFileForm,
+    StudyForm,
+    default_instructions,
+    initial_from_query,
+    is_default_instructions,
+)
 from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
@@ -164,6 +173,11 @@ class AnnotatorRow:
     quality: AnnotatorQuality
     time_spent: str
     gold_accuracy: int | None
+    external: int | None = None  # N of "external N", for someone whose ratings were imported (never a member)
+
+    @property
+    def name(self) -> str:
+        return f"external {self.external}" if self.external else self.user.get_username()
 
 
 @dataclass
@@ -202,10 +216,18 @@ def _generated(study: Study) -> list[dict]:
 def _annotator_rows(
     study: Study, work: dict[int, AnnotatorProgress], quality: dict[int, AnnotatorQuality]
 ) -> list[AnnotatorRow]:
-    """Every member, and anyone else who holds assignments (someone removed from the pool), by name."""
+    """Every member, then the external annotators (``external N``: ratings imported), then anyone else who holds
+    assignments (someone removed from the pool)."""
     members = {m.annotator_id: m.annotator for m in Membership.objects.filter(study=study).select_related("annotator")}
     others = set(work) - set(members)
-    users = {**members, **get_user_model().objects.in_bulk(others)} if others else members
+    # External annotators are never members: they come with the others, their pseudonym read in the same query.
+    outside = get_user_model().objects.select_related("external_annotator").in_bulk(others) if others else {}
+    users = {**members, **outside}
+    external = {
+        user_id: user.external_annotator.number
+        for user_id, user in outside.items()
+        if hasattr(user, "external_annotator") and user.external_annotator.study_id == study.pk
+    }
     rows = []
     for user_id, user in users.items():
         figures = quality.get(user_id, AnnotatorQuality())
@@ -214,8 +236,35 @@ def _annotator_rows(
         rows.append(AnnotatorRow(
             user=user, pseudonym=pseudonym(user_id), member=user_id in members, work=done, quality=figures,
             time_spent=duration(done.seconds_spent), gold_accuracy=None if accuracy is None else round(100 * accuracy),
+            external=external.get(user_id),
         ))
-    return sorted(rows, key=lambda row: (not row.member, row.user.get_username()))
+    return sorted(rows, key=lambda row: (not row.member, row.external or 0, row.user.get_username()))
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def ratings_import(request: HttpRequest, slug: str) -> HttpResponse:
+    """Import ratings made outside Parley: check the file first (a dry run), then import what was checked."""
+    study = get_object_or_404(researcher_studies(request.user).select_related("instrument"), slug=slug)
+    form = RatingsFileForm(request.POST or None, request.FILES or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        dry_run = request.POST.get("action") != "import"
+        try:
+            result = import_ratings_text(
+                form.cleaned_data["content"], file=form.cleaned_data["file_name"], study=study, dry_run=dry_run
+            )
+        except ImportProblem as problem:
+            form.add_error(None, str(problem))
+        else:
+            if not dry_run:
+                messages.success(request, result.summary())
+                return redirect("annotator:dashboard", slug=study.slug)
+            form = RatingsFileForm(initial={
+                "content": form.cleaned_data["content"], "file_name": form.cleaned_data["file_name"],
+            })
+    summary = result.summary().split("\n") if result else []
+    return render(request, "annotator/research/ratings_import.html", {"study": study, "form": form, "summary": summary})
 
 
 def _item_rows(study: Study, now: datetime) -> list[ItemRow]:

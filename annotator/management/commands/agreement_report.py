@@ -18,7 +18,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Team
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.csv_input import (
     CsvProblem,
@@ -31,7 +30,7 @@ from benchmark.stats.csv_input import (
 )
 from benchmark.stats.report import DEFAULT_SEED, agreement_report
 
-from ...models import Study
+from ..study_option import find_study
 
 FORMATS = ("json", "html", "csv", "zip")
 CSV_SOURCE_FORMATS = ("json", "csv")
@@ -199,7 +198,7 @@ class Command(BaseCommand):
                 f"{', '.join(given)} apply to --from-csv only; a study's instrument sets its questions' kinds and "
                 "options"
             )
-        study = _find_study(options["study"], team_from_options(options))
+        study = find_study(options["study"], team_from_options(options))
         from annotator.reports import build_report, render_bundle, render_html, render_tables_zip, report_json
         from annotator.reports.agentsense import summary_lines
         from annotator.reports.build import DEFAULT_RESPONDENTS
@@ -222,18 +221,6 @@ class Command(BaseCommand):
             f"{counted['answers']} answer(s), {counted['spans']} span(s)"
         )
         return content, f"study {study.slug!r}", counts
-
-
-def _find_study(reference: str, team: Team) -> Study:
-    """The team's study with this id or slug; another team's study is not found, as if it did not exist."""
-    studies = Study.objects.of_team(team)
-    study = None
-    if reference.isdigit():
-        study = studies.filter(pk=int(reference)).first()
-    study = study or studies.filter(slug=reference).first()
-    if study is None:
-        raise CommandError(f"--study {reference!r}: the team {team.slug!r} has no study with this id or slug")
-    return study
 
 
 def _json(report: dict[str, Any]) -> str:
