@@ -26,7 +26,9 @@ from . import ImportProblem
 if TYPE_CHECKING:
     from .responses import ResponseDraft
 
-SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
+# Speech and a physical action say something; a non-verbal turn may be a gesture no one described
+# (Sotopia logs hold "[non-verbal communication] " with nothing after it), so it may be empty.
+ACTIONS_NEEDING_CONTENT = (ActionType.SPEAK, ActionType.ACTION)
 MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
 MAX_INTEGER = 2_147_483_647  # PositiveIntegerField: turn index, latency, token counts
 MAX_TURNS = MAX_SMALL_INTEGER  # an episode's turn_cap holds its number of turns
@@ -195,6 +197,14 @@ class Fields:
         return [Fields(item, origin.at(index)) for index, item in enumerate(self.sequence(name, required=required))]
 
 
+def action_words(action_type: str) -> str:
+    """An action type as messages name it, in words ("non-verbal communication"), not as a value or enum."""
+    try:
+        return str(ActionType(action_type).label)
+    except ValueError:
+        return str(action_type)
+
+
 def check_text(value: Any, origin: Origin, *, blank: bool = True, max_length: int | None = None) -> str:
     if not isinstance(value, str):
         raise origin.problem(f"expected a string, got {describe(value)}")
@@ -262,6 +272,7 @@ class CharacterDraft:
     values: dict[str, Any]
     origin: Origin
     id_field: str = "external_id"
+    ignored: list[str] = field(default_factory=list)  # fields of the record read but not kept (``IGNORED``)
 
 
 @dataclass
@@ -319,6 +330,7 @@ class ScenarioDraft:
     id_field: str = "external_id"
     probes: list[ProbeDraft] = field(default_factory=list)
     template: ScenarioDraft | None = None  # the template an instance was made from
+    ignored: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -382,6 +394,7 @@ class EpisodeDraft:
     responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
     skipped: Counter[str] = field(default_factory=Counter)  # what the file holds but cannot be read, by kind
+    ignored: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -389,9 +402,13 @@ class CheckedRecord:
     """A record that was validated and counted but has no place in Parley's schema."""
 
     kind: str
+    ignored: list[str] = field(default_factory=list)
 
 
 Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord
+# Every draft has ``ignored``: the names of the record's fields that were read but have no place in
+# Parley, each once per record. ``saving`` adds them to ``ImportResult.ignored``, so the summary says
+# "ignored: context2 (in 4 records)" instead of dropping a field silently.
 
 
 def unique(values: Iterable[str]) -> list[str]:

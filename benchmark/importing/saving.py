@@ -83,6 +83,7 @@ class Saver:
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
+        self.unknown_relationships = 0  # scenarios created without a relationship
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -219,6 +220,8 @@ class Saver:
             for number, probe in enumerate(draft.probes)
         )
         self.result.created["scenario"] += 1
+        if scenario.relationship is None:
+            self.unknown_relationships += 1
         return scenario, roles
 
     # --- episodes -------------------------------------------------------------------------------
@@ -401,6 +404,8 @@ class Saver:
 
     def run(self) -> None:
         self.preload()
+        for draft in self.drafts:
+            self.result.ignored.update(draft.ignored)
         # Profiles first, so an episode finds a profile given anywhere in the same file.
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -419,6 +424,14 @@ class Saver:
             model.objects.bulk_create(rows, batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)
+        if self.unknown_relationships:
+            number = self.unknown_relationships
+            self.result.note(
+                f"{number} {'scenario' if number == 1 else 'scenarios'} made from this file "
+                f"{'has' if number == 1 else 'have'} an unknown relationship: the file does not say how the "
+                "people know each other, so they see no more of each other's profiles than strangers do until "
+                "a researcher sets it (admin, Scenarios)"
+            )
 
 
 NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)

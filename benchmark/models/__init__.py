@@ -1,5 +1,5 @@
 from .barriers import Barrier, BarrierCue
-from .characters import PROFILE_LABELS, Character, Relationship
+from .characters import PROFILE_LABELS, Character, Relationship, relationship_label
 from .episodes import ActionType, Episode, Seat, Turn
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
@@ -32,6 +32,7 @@ __all__ = [
     "NeutralContext",
     "PROFILE_LABELS",
     "Relationship",
+    "relationship_label",
     "Role",
     "Scenario",
     "Seat",
