@@ -490,7 +490,10 @@ def summarise(question: Question) -> dict[str, Any]:
     }
 
 
-def progress_bar(submitted: int, in_progress: int, remaining: int) -> dict[str, int]:
+def progress_bar(submitted: int, in_progress: int, remaining: int) -> dict[str, int | str]:
     """Submitted of the items the annotator has or can still get."""
     total = submitted + in_progress + remaining
-    return {"submitted": submitted, "total": total, "percent": round(100 * submitted / total) if total else 100}
+    return {
+        "done": submitted, "total": total, "percent": round(100 * submitted / total) if total else 100,
+        "label": f"{submitted} of {total} submitted",
+    }

@@ -120,11 +120,13 @@ def character_record(character: Character) -> dict[str, Any]:
     }
 
 
-def scenario_record(scenario: Scenario) -> dict[str, Any]:
+def scenario_record(scenario: Scenario, *, by_reference: bool = False) -> dict[str, Any]:
     """A scenario with its roles and goals, probes, turn-taking and (for an instance) its template in full.
 
     Expects ``roles__character``, ``roles__goals`` and ``probes`` prefetched (and the same under
-    ``template``), as :func:`in_export_order` does.
+    ``template``), as :func:`in_export_order` does. ``by_reference`` (the scenario library, which
+    writes characters and templates as records of their own) names a role's character and the
+    template by their stable ids instead, and needs only ``template`` itself.
     """
     roles = sorted(scenario.roles.all(), key=lambda role: role.position)
     positions = {role.pk: role.position for role in roles}
@@ -141,7 +143,9 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
         "greeter": scenario.greeter_position,
         "turn_cap": scenario.turn_cap,
         "is_template": scenario.is_template,
-        "template": scenario_record(scenario.template) if scenario.template_id else None,
+        "template": None if not scenario.template_id else (
+            stable_id(scenario.template) if by_reference else scenario_record(scenario.template)
+        ),
         "roles": [
             {
                 "position": role.position,
@@ -152,7 +156,9 @@ def scenario_record(scenario: Scenario) -> dict[str, Any]:
                 "reason": role.reason,
                 "private_knowledge": role.private_knowledge,
                 **_when_set("communication", role.communication),
-                "character": character_record(role.character) if role.character else None,
+                "character": None if not role.character else (
+                    stable_id(role.character) if by_reference else character_record(role.character)
+                ),
                 "slot": {
                     "min_age": role.min_age, "max_age": role.max_age, "gender": role.gender,
                     "occupation": role.occupation,

@@ -3,12 +3,14 @@
 from django.urls import include, path
 
 from .episodes import urls as episodes
+from .import_jobs import urls as import_jobs
 from .results import urls as results
 from .runs import urls as runs
 
 app_name = "benchmark"
 urlpatterns = [
     path("", include(episodes)),
+    path("import/", include(import_jobs)),
     path("results/", include(results)),
     path("runs/", include(runs)),
 ]

@@ -2,7 +2,9 @@
 
 Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes with fresh
 external ids, then times: importing them into an empty database, exporting them, re-importing
-them (everything unchanged), and importing every real Sotopia file in ../shared/data/sotopia.
+them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
+run's results (180 scenario folders) and both real ProMediate cases; then the same for a scenario
+library of N scenarios (``--scenarios``).
 
     .venv/bin/python benchmarks/import_export.py [--episodes 2000]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
@@ -22,11 +24,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOTOPIA = ROOT.parent / "shared" / "data" / "sotopia"
+SOCIALVEIL = ROOT.parent / "shared" / "data" / "socialveil"
+SOCIALVEIL_RUNS = ROOT / "tests" / "data" / "socialveil" / "runs" / "results"
+PROMEDIATE = ROOT.parent / "shared" / "data" / "promediate"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=2000, help="How many episodes to import and export.")
+    parser.add_argument("--scenarios", type=int, default=1000, help="How many scenarios of a library to time.")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="parley-bench-"))
@@ -45,9 +51,9 @@ def main() -> None:
     from benchmark.models import DEFAULT_TEAM_SLUG, Character, Episode, Scenario, Team, Turn
 
     def empty() -> None:
-        """Remove episodes, scenarios and characters; the seeded barriers stay."""
+        """Remove episodes, scenarios (instances before their templates) and characters; the seeded barriers stay."""
         Episode.objects.all().delete()
-        Scenario.objects.exclude(template=None).delete()  # instances first: they protect their templates
+        Scenario.objects.exclude(template=None).delete()
         Scenario.objects.all().delete()
         Character.objects.all().delete()
 
@@ -104,9 +110,94 @@ def main() -> None:
     for line in refused:
         print(f"  refused: {line}")
 
+    time_socialveil_runs(team, workdir)
+    time_promediate(team)
+    empty()
+    time_library(team, workdir, args.scenarios, empty)
     empty()
     time_sotopia_logs(team)
     empty()
+
+
+def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN001 - a Team, imported after setup
+    """Export the demo's scenario library, multiply its scenarios into ``count`` with fresh ids, and time
+    importing them into an empty team, exporting them and re-importing them (everything unchanged)."""
+    from django.core.management import call_command
+
+    from benchmark.importing import import_file
+    from benchmark.scenarios.library import select_library, write_library
+
+    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+    demo = io.StringIO()
+    write_library(select_library(team), demo)
+    lines = [json.loads(line) for line in demo.getvalue().splitlines()]
+    scenarios = [line for line in lines if line["kind"] == "scenario" and not line["is_template"]]
+    path = workdir / "library.jsonl"
+    with path.open("w") as out:
+        for line in (line for line in lines if line["kind"] != "scenario" or line["is_template"]):
+            out.write(json.dumps(line, sort_keys=True) + "\n")
+        for number in range(count):
+            record = dict(scenarios[number % len(scenarios)], external_id=f"bench-scenario-{number:06d}")
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+    empty()
+    print(f"library: {count} scenarios, {path.stat().st_size / 1e6:.1f} MB")
+
+    started = time.perf_counter()
+    result = import_file(path, team=team)
+    elapsed = time.perf_counter() - started
+    assert result.created["scenario"] >= count
+    print(f"  import:    {elapsed:6.2f} s  {count / elapsed:7.0f} scenarios/s")
+    started = time.perf_counter()
+    write_library(select_library(team), io.StringIO())
+    elapsed = time.perf_counter() - started
+    print(f"  export:    {elapsed:6.2f} s  {count / elapsed:7.0f} scenarios/s")
+    started = time.perf_counter()
+    again = import_file(path, team=team)
+    elapsed = time.perf_counter() - started
+    assert not again.created and not again.notes
+    print(f"  re-import: {elapsed:6.2f} s  (all unchanged)")
+
+
+def time_socialveil_runs(team, workdir: Path, scenarios: int = 60) -> None:
+    """A SocialVeil run's results: the fixture's outputs copied into 60 scenario folders x 3 conditions."""
+    import shutil
+
+    from benchmark.importing import import_file
+    from benchmark.models import Character, Goal, Role, Scenario
+
+    record = json.loads((SOCIALVEIL / "episodes_all_semantic.json").read_text())[0]
+    scenario = Scenario.objects.create(team=team, external_id="bench-socialveil", source="socialveil",
+                                       context=record["scenario"])
+    for position, (profile, goal) in enumerate(zip(record["agent_profiles"], record["agent_goals"], strict=True)):
+        character = Character.objects.create(team=team, first_name=profile["first_name"],
+                                             last_name=profile["last_name"])
+        role = Role.objects.create(scenario=scenario, position=position, character=character)
+        Goal.objects.create(role=role, position=0, text=goal)
+    results = workdir / "socialveil-results"
+    for mode in ("baseline", "semantic", "cultural"):
+        for number in range(1, scenarios + 1):
+            folder = results / f"mode_{mode}" / f"scenario_{number}"
+            shutil.copytree(SOCIALVEIL_RUNS / f"mode_{mode}" / "scenario_1", folder)
+            log = json.loads((folder / "conversation_log.json").read_text())
+            log["conversation_log"][0] += f" ({number})"  # another conversation, another episode
+            (folder / "conversation_log.json").write_text(json.dumps(log, indent=4))
+    started = time.perf_counter()
+    result = import_file(results, team=team)
+    elapsed = time.perf_counter() - started
+    episodes = result.created["episode"]
+    print(f"socialveil run: {elapsed:6.2f} s  for {episodes} scenario folders ({episodes / elapsed:.0f} episodes/s, "
+          f"{result.created['turn']} turns, {result.created['answer']} answers)")
+
+
+def time_promediate(team) -> None:
+    """Both real ProMediate cases in ../shared/data/promediate."""
+    from benchmark.importing import import_file
+
+    started = time.perf_counter()
+    results = [import_file(path, team=team) for path in sorted(PROMEDIATE.glob("*.json"))]
+    elapsed = time.perf_counter() - started
+    roles = sum(r.created["character"] for r in results)
+    print(f"promediate:     {elapsed:6.2f} s  for {len(results)} real cases ({roles} parties)")
 
 
 def time_sotopia_logs(team) -> None:  # noqa: ANN001 - a Team, imported after django.setup()

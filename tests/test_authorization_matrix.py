@@ -52,7 +52,16 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
-from benchmark.models import Barrier, Episode, NeutralContext, Scenario, SimulationRun, Team, TeamMember
+from benchmark.models import (
+    Barrier,
+    Episode,
+    ImportJob,
+    NeutralContext,
+    Scenario,
+    SimulationRun,
+    Team,
+    TeamMember,
+)
 from chat.models import ChatStudy, Participant
 from chat.routing import websocket_urlpatterns
 from tests.annotator.builders import make_study
@@ -142,6 +151,7 @@ class TeamWorld:
     episode: Episode
     barrier: Barrier
     run: SimulationRun
+    import_job: ImportJob  # a dry run that passed, waiting for the researcher to import it
     study: Study
     submitted: Assignment  # the annotator's submitted item
     claimed: Assignment  # the annotator's current item
@@ -180,6 +190,9 @@ def build_team(mark: str) -> TeamWorld:
     run = SimulationRun.objects.create(
         team=team, tag=f"{mark}-run", created_by=researcher, total=1, finished=1, status=SimulationRun.Status.FINISHED
     )
+    import_job = ImportJob.objects.create(
+        team=team, created_by=researcher, file_names=[f"{mark}-profiles.jsonl"], status=ImportJob.Status.CHECKED
+    )
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
                        annotators=[annotator], created_by=researcher)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
@@ -193,7 +206,8 @@ def build_team(mark: str) -> TeamWorld:
     assert live.stage == Participant.Stage.CHAT, live.stage
     return TeamWorld(
         team=team, researcher=researcher, annotator=annotator, scenario=scenario, episode=episodes[0],
-        barrier=barrier, run=run, study=study, submitted=submitted, claimed=claimed, bundle=ready_bundle(study),
+        barrier=barrier, run=run, import_job=import_job, study=study, submitted=submitted, claimed=claimed,
+        bundle=ready_bundle(study),
         chat=chat, finished_participant=finished, live_participant=live,
         session=browser.cookies[settings.SESSION_COOKIE_NAME].value,
     )
@@ -361,6 +375,14 @@ def forged_login_link(world: World) -> dict[str, Any]:
 # What refused requests must leave alone
 
 
+def own_import(world: World) -> dict[str, Any]:
+    return {"pk": world.own.import_job.pk}
+
+
+def import_state(world: World) -> str:
+    return ImportJob.objects.get(pk=world.own.import_job.pk).status
+
+
 def run_state(world: World) -> tuple:
     return SimulationRun.objects.filter(pk=world.own.run.pk).values_list("status", "cancel_requested").get()
 
@@ -403,6 +425,11 @@ MATRIX: dict[str, Access] = {
     "benchmark:run-progress": researcher_object(own_run),
     "benchmark:run-cancel": researcher_object(own_run, Redirect("benchmark:run"), method="POST", state=run_state),
     "benchmark:run-resume": researcher_object(own_run, Redirect("benchmark:run"), method="POST", state=run_state),
+    "benchmark:import": researcher_list(shows=lambda w: w.own.import_job.file_names[0]),
+    "benchmark:import-job": researcher_object(own_import),
+    "benchmark:import-job-progress": researcher_object(own_import),
+    "benchmark:import-job-start": researcher_object(own_import, Redirect("benchmark:import-job"), method="POST",
+                                                    state=import_state),
     # Annotators (the invite link is a secret: whoever holds it may join)
     "annotator:index": public(anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN),
     # Joining is a POST (a GET shows the study and a confirm button); callers without an account get

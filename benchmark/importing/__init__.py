@@ -1,4 +1,5 @@
-"""Import episodes from files: Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns.
+"""Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
+AgentSense scenes, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -6,7 +7,7 @@ field, so a researcher can fix the file without reading our code. Every object c
 external id; what is already present is skipped and counted as unchanged, so importing the same file
 twice changes nothing.
 
-The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``sotopia``,
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
 ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
 """
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import import_module
 from pathlib import Path
 
@@ -78,6 +81,13 @@ class ImportResult:
     def summary(self) -> str:
         """One line, e.g. ``x.jsonl (sotopia): created 5 episodes, 56 turns; unchanged 5 scenarios``,
         then the notes, one per line."""
+        parts = [f"{label} {what}" for label, what in self.parts()]
+        line = f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
+        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+
+    def parts(self) -> list[tuple[str, str]]:
+        """The summary's parts as (label, what), e.g. ``("would create", "5 episodes, 56 turns")``; the
+        import page shows them as a list, the command joins them into one line."""
         parts = []
         for label, counts in (
             ("would create" if self.dry_run else "created", self.created),
@@ -86,17 +96,16 @@ class ImportResult:
         ):
             listed = [_count(counts[kind], kind) for kind in _ordered(counts) if counts[kind]]
             if listed:
-                parts.append(f"{label} {', '.join(listed)}")
+                parts.append((label, ", ".join(listed)))
         if self.checked:
             listed = [_count(number, f"{kind} profile") for kind, number in sorted(self.checked.items())]
-            parts.append(f"checked, not stored: {', '.join(listed)}")
+            parts.append(("checked, not stored:", ", ".join(listed)))
         if self.skipped:
-            parts.append(f"skipped {', '.join(_count(number, kind) for kind, number in sorted(self.skipped.items()))}")
+            parts.append(("skipped", ", ".join(_count(number, kind) for kind, number in sorted(self.skipped.items()))))
         if self.ignored:
             listed = [f"{name} (in {_count(number, 'record')})" for name, number in sorted(self.ignored.items())]
-            parts.append(f"ignored: {', '.join(listed)}")
-        line = f"{self.file} ({self.format}): {'; '.join(parts) or 'nothing to import'}"
-        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+            parts.append(("ignored:", ", ".join(listed)))
+        return parts
 
 
 _KINDS = ("episode", "scenario", "character", "turn", "answer")
@@ -125,14 +134,22 @@ def read_text(path: Path) -> str:
 
 # Format name -> module of this package, in the order formats are tried on a file's first record.
 # Each module has ``recognises(first)`` (the first record, or a CSV's header as a list of column
-# names) and ``parse(text, file) -> list[Draft]``. A new format adds one line here.
+# names) and ``parse(text, file) -> list[Draft]``, and may have its own ``save(drafts, result, team)``
+# when its records need more than ``saving.save`` (the library's barriers). A new format adds one line here.
+# A format that reads files beside the one named, or a directory, also has ``parse_path(path)``; one that
+# must look things up in the team's data before saving (a scenario named by its content) has
+# ``resolve(drafts, team)``.
 FORMAT_MODULES = {
+    "library": "library",
     "parley": "parley",
     "agentsense": "agentsense",
+    "socialveil-run": "socialveil_runs",
+    "promediate": "promediate",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
 FORMATS = tuple(FORMAT_MODULES)
+DIRECTORY_FORMAT = "socialveil-run"  # the one format imported from a directory (a run's scenario folders)
 
 
 def format_module(name: str):  # noqa: ANN201 - a module
@@ -191,28 +208,52 @@ def detect_format(path: Path, text: str) -> str:
 
 # Named in the "not a known format" message; each format adds its shape in a few words.
 KNOWN_SHAPES = (
-    "a Parley episode (scenario, seats), an AgentSense scene (sample_idx, characters), a Sotopia log or "
-    "profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text)"
+    "a Parley episode (scenario, seats), a Parley library record (kind), an AgentSense scene (sample_idx, "
+    "characters), a Sotopia log or profile, a CSV of turns (episode_id, turn_index, speaker, action_type, text), "
+    "a SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
+    "(instruction, issues, options, names)"
 )
 
 
-def import_file(path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False) -> ImportResult:
+# Told how far a file has got: ``progress("parsed", records, records)`` once the file is read, then
+# ``progress("saved", done, records)`` as records are saved (done may repeat; the listener throttles).
+Progress = Callable[[str, int, int], None]
+
+
+def import_file(
+    path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False, progress: Progress | None = None
+) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back."""
     from . import saving
     from .checks import check_unique_records
 
     path = Path(path)
-    text = read_text(path)
+    is_directory = path.is_dir()
+    text = "" if is_directory else read_text(path)
     if format == "auto":
-        format = detect_format(path, text)
+        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text)
     if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
+    module = format_module(format)
+    if is_directory and not hasattr(module, "parse_path"):
+        raise ImportProblem(f"is a directory; only {DIRECTORY_FORMAT} reads one (a run's results)", file=path.name)
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
+    # Parsing reads no rows, so it runs before the transaction: on SQLite the transaction takes the
+    # write lock as it begins, and other writers wait for it no longer than they must.
+    drafts = module.parse_path(path) if hasattr(module, "parse_path") else module.parse(text, path.name)
+    if progress is not None:
+        progress("parsed", len(drafts), len(drafts))
     try:
         with transaction.atomic():
-            drafts = format_module(format).parse(text, path.name)
+            if hasattr(module, "resolve"):
+                module.resolve(drafts, team)
             check_unique_records(drafts)
-            saving.save(drafts, result, team)
+            if hasattr(module, "save"):
+                module.save(drafts, result, team)
+            else:
+                saving.save(drafts, result, team, progress=partial(progress, "saved") if progress else None)
+            if progress is not None:
+                progress("saved", len(drafts), len(drafts))
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
-from ..models import ActionType, Episode, Probe, Seat
+from ..models import ActionType, Character, Episode, Probe, Seat
 from ..models.scenarios import goal_lines
 from . import ImportProblem
 
@@ -272,7 +272,6 @@ class CharacterDraft:
     values: dict[str, Any]
     origin: Origin
     id_field: str = "external_id"
-    ignored: list[str] = field(default_factory=list)  # fields of the record read but not kept (``IGNORED``)
 
 
 @dataclass
@@ -284,6 +283,7 @@ class CharacterRef:
     draft: CharacterDraft | None = None
     name: str | None = None
     noun: str = "character"
+    found: Character | None = None  # a stored character a format's ``resolve`` already found
 
 
 @dataclass
@@ -330,7 +330,6 @@ class ScenarioDraft:
     id_field: str = "external_id"
     probes: list[ProbeDraft] = field(default_factory=list)
     template: ScenarioDraft | None = None  # the template an instance was made from
-    ignored: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -394,7 +393,6 @@ class EpisodeDraft:
     responses: list[ResponseDraft] = field(default_factory=list)  # checked by ``responses.check_responses``
     id_field: str = "external_id"
     skipped: Counter[str] = field(default_factory=Counter)  # what the file holds but cannot be read, by kind
-    ignored: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -402,13 +400,18 @@ class CheckedRecord:
     """A record that was validated and counted but has no place in Parley's schema."""
 
     kind: str
-    ignored: list[str] = field(default_factory=list)
 
 
-Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord
-# Every draft has ``ignored``: the names of the record's fields that were read but have no place in
-# Parley, each once per record. ``saving`` adds them to ``ImportResult.ignored``, so the summary says
-# "ignored: context2 (in 4 records)" instead of dropping a field silently.
+@dataclass
+class Remark:
+    """What a file held that Parley does not keep (``ignored``: field name -> records) and sentences a
+    researcher must read (``notes``), added to the ``ImportResult`` as they are."""
+
+    ignored: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+
+Draft = CharacterDraft | ScenarioDraft | EpisodeDraft | CheckedRecord | Remark
 
 
 def unique(values: Iterable[str]) -> list[str]:

@@ -11,6 +11,7 @@ read as responses to the judge presets.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
@@ -81,12 +82,17 @@ def parse(text: str, file: str) -> list[Draft]:
     return [episode(Fields(record, origin)) for origin, record in json_lines(text, file)]
 
 
-def episode(fields: Fields) -> EpisodeDraft:
+def check_version(fields: Fields) -> None:
+    """Refuse a line of a format version this Parley does not read (none given: this one)."""
     version = fields.integer("format_version", default=FORMAT_VERSION)
     if version != FORMAT_VERSION:
         raise fields.origin.at("format_version").problem(
             f"this Parley reads format version {FORMAT_VERSION}, not {version}"
         )
+
+
+def episode(fields: Fields) -> EpisodeDraft:
+    check_version(fields)
     scenario_fields = fields.nested("scenario")
     scenario_draft = scenario(scenario_fields)
     if scenario_draft.values["is_template"]:
@@ -139,7 +145,15 @@ def character(fields: Fields) -> CharacterRef:
     return CharacterRef(fields.origin, external_id=external_id, draft=draft)
 
 
-def scenario(fields: Fields) -> ScenarioDraft:
+def character_reference(fields: Fields) -> CharacterRef:
+    """A role's character named by external id: a character record of the file, or one the team has."""
+    external_id = fields.text("character", blank=False, max_length=max_length(Character, "external_id"))
+    return CharacterRef(fields.origin.at("character"), external_id=external_id)
+
+
+def scenario(fields: Fields, *, templates: Mapping[str, ScenarioDraft] | None = None) -> ScenarioDraft:
+    """A scenario in full; in a library file (``templates``: the templates read so far, by external id)
+    the template and the roles' characters are named by external id, as records of their own."""
     values: dict[str, Any] = {
         "codename": fields.text("codename"),
         "source": fields.text("source"),
@@ -157,20 +171,36 @@ def scenario(fields: Fields) -> ScenarioDraft:
         turn_cap=fields.integer("turn_cap", low=1, high=MAX_SMALL_INTEGER),
         is_template=fields.boolean("is_template"),
     )
-    roles = [role(item) for item in fields.objects("roles", required=True)]
+    roles = [role(item, by_reference=templates is not None) for item in fields.objects("roles", required=True)]
     check_roles(roles, fields.origin.at("roles"))
     external_id = fields.text("external_id", required=True, blank=False, max_length=max_length(Scenario, "external_id"))
     draft = ScenarioDraft(
         external_id, values, roles, fields.origin,
         probes=[probe(item) for item in fields.objects("probes")],
-        template=scenario(fields.nested("template")) if fields.has("template") else None,
+        template=template(fields, templates) if fields.has("template") else None,
     )
     check_scenario_shape(draft)
     return draft
 
 
-def role(fields: Fields) -> RoleDraft:
-    """A role; its goals are a list of ``{"text", "tags"}``, or (older files) one ``goal`` text."""
+def template(fields: Fields, templates: Mapping[str, ScenarioDraft] | None) -> ScenarioDraft:
+    """The template a scenario was made from: in full, or (a library) the external id of one given above."""
+    if templates is None:
+        return scenario(fields.nested("template"))
+    external_id = fields.text("template", blank=False)
+    if external_id not in templates:
+        raise fields.origin.at("template").problem(
+            f"{external_id!r} is not a template given above this line; a library gives each template before "
+            "the scenarios made from it"
+        )
+    return templates[external_id]
+
+
+def role(fields: Fields, *, by_reference: bool = False) -> RoleDraft:
+    """A role; its goals are a list of ``{"text", "tags"}``, or (older files) one ``goal`` text.
+
+    ``by_reference``: the character is named by its external id (a library's character record, or
+    one the team has), not given in full."""
     if fields.has("goals") or not fields.has("goal"):
         goals = [
             GoalDraft(
@@ -198,7 +228,9 @@ def role(fields: Fields) -> RoleDraft:
         reason=fields.text("reason"),
         private_knowledge=fields.text("private_knowledge"),
         communication=fields.choice("communication", values_of(Communication)),
-        character=character(fields.nested("character")) if fields.has("character") else None,
+        character=None if not fields.has("character") else (
+            character_reference(fields) if by_reference else character(fields.nested("character"))
+        ),
         slot=slot,
         goals_field=goals_field,
     )

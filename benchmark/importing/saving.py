@@ -10,7 +10,7 @@ nothing is ever updated, so importing a file twice leaves the database as it was
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from django.db import models
@@ -42,6 +42,7 @@ from .drafts import (
     CheckedRecord,
     Draft,
     EpisodeDraft,
+    Remark,
     ScenarioDraft,
     ScenarioRef,
 )
@@ -51,9 +52,13 @@ M = TypeVar("M", bound=models.Model)
 _CHUNK = 500
 
 
-def save(drafts: list[Draft], result: ImportResult, team: Team) -> None:
-    """Create in ``team`` what ``drafts`` describe and the team does not have yet; count it all in ``result``."""
-    Saver(drafts, result, team).run()
+def save(
+    drafts: list[Draft], result: ImportResult, team: Team, *, progress: Callable[[int, int], None] | None = None
+) -> None:
+    """Create in ``team`` what ``drafts`` describe and the team does not have yet; count it all in ``result``.
+
+    ``progress(done, total)`` is told, after each record, how many of the drafts have been handled."""
+    Saver(drafts, result, team, progress).run()
 
 
 def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
@@ -63,8 +68,12 @@ def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
 
 
 class Saver:
-    def __init__(self, drafts: list[Draft], result: ImportResult, team: Team) -> None:
+    def __init__(
+        self, drafts: list[Draft], result: ImportResult, team: Team,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.drafts = drafts
+        self.progress = progress
         self.result = result
         self.team = team
         self.barriers = {barrier.key: barrier for barrier in Barrier.objects.of_team(team)}
@@ -148,6 +157,8 @@ class Saver:
         return self.by_name[name]
 
     def character(self, ref: CharacterRef) -> Character:
+        if ref.found is not None:
+            return ref.found
         if ref.external_id and ref.external_id in self.characters:
             self._reuse("character", ref.external_id)
             return self.characters[ref.external_id]
@@ -404,8 +415,6 @@ class Saver:
 
     def run(self) -> None:
         self.preload()
-        for draft in self.drafts:
-            self.result.ignored.update(draft.ignored)
         # Profiles first, so an episode finds a profile given anywhere in the same file.
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -414,9 +423,17 @@ class Saver:
                 self.scenario_from(draft)
             elif isinstance(draft, CheckedRecord):
                 self.result.checked[draft.kind] += 1
+            elif isinstance(draft, Remark):
+                self.result.ignored.update(draft.ignored)
+                for note in draft.notes:
+                    self.result.note(note)
+        done = sum(not isinstance(draft, EpisodeDraft) for draft in self.drafts)
         for draft in self.drafts:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
+                done += 1
+                if self.progress:
+                    self.progress(done, len(self.drafts))
         for model, rows in self.new.items():
             if model is Scenario:  # templates first: the scenarios made from them point at them
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
@@ -424,6 +441,8 @@ class Saver:
             model.objects.bulk_create(rows, batch_size=_CHUNK)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)
+        if self.progress:
+            self.progress(len(self.drafts), len(self.drafts))
         if self.unknown_relationships:
             number = self.unknown_relationships
             self.result.note(

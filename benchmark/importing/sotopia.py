@@ -46,6 +46,7 @@ from .drafts import (
     EpisodeDraft,
     Fields,
     Origin,
+    Remark,
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
@@ -128,7 +129,10 @@ def recognises(first: object) -> bool:
 
 
 def parse(text: str, file: str) -> list[Draft]:
-    return [record(value, origin) for origin, value in records(text, file)]
+    """The file's drafts, and a remark with the fields they held but Parley does not keep."""
+    remark = Remark()
+    drafts = [record(value, origin, remark) for origin, value in records(text, file)]
+    return [*drafts, remark] if remark.ignored else drafts
 
 
 def records(text: str, file: str) -> list[tuple[Origin, Any]]:
@@ -170,7 +174,8 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
     return [(Origin(file, "record 1"), value)]
 
 
-def record(value: Any, origin: Origin) -> Draft:
+def record(value: Any, origin: Origin, remark: Remark | None = None) -> Draft:
+    """One record as a draft; the fields it holds but Parley does not keep are counted in ``remark``."""
     if isinstance(value, str):  # double-encoded
         value = load_json(value, origin)
     fields = Fields(value, origin)
@@ -194,7 +199,8 @@ def record(value: Any, origin: Origin) -> Draft:
         raise origin.problem(
             f"not a known Sotopia shape (its keys: {keys}); Parley reads {'; '.join(SHAPES)}"
         )
-    draft.ignored = ignored_fields(fields, found, draft)
+    if remark is not None:
+        remark.ignored.update(ignored_fields(fields, found, draft))
     return draft
 
 

@@ -1,6 +1,7 @@
 from .barriers import Barrier, BarrierCue
 from .characters import PROFILE_LABELS, Character, Relationship, relationship_label
 from .episodes import ActionType, Episode, Seat, Turn
+from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
 from .scenarios import ERG, Category, Communication, Goal, GoalType, Probe, Role, Scenario, TurnTaking
@@ -13,6 +14,7 @@ __all__ = [
     "Communication",
     "ERG",
     "Goal",
+    "ImportJob",
     "GoalType",
     "Instrument",
     "Probe",

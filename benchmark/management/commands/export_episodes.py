@@ -1,22 +1,11 @@
 """Export episodes as Parley JSON Lines or a CSV of turns."""
 
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.exporting import EXPORT_FORMATS, export_episodes, select_episodes
+from benchmark.management.stdout_writer import StdoutWriter
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Barrier, Episode
-
-
-class _Raw:
-    """Lets the exporter write through the command's stdout without an added line ending per call."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> None:
-        self.stream.write(text, ending="")
 
 
 class Command(BaseCommand):
@@ -56,7 +45,7 @@ class Command(BaseCommand):
             raise CommandError(f"--barrier {barrier!r} is not a barrier key; known keys: {known}")
         episodes = select_episodes(team, source=source, barrier=barrier, tag=tag)
         if out == "-":
-            count = export_episodes(episodes, _Raw(self.stdout), format=format)
+            count = export_episodes(episodes, StdoutWriter(self.stdout), format=format)
             report = self.stderr  # standard output carries the export itself
         else:
             try:

@@ -1,22 +1,27 @@
-"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, or a CSV of turns."""
+"""Import episodes from Parley JSON Lines, Sotopia logs and profiles, AgentSense scenes, SocialVeil run outputs,
+ProMediate cases, or a CSV of turns."""
 
 from collections import Counter
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from benchmark.import_jobs.jobs import JobNotRunnable, run_job
 from benchmark.importing import FORMATS, ImportProblem, import_file
 from benchmark.management.team_option import add_team_argument, team_from_options
+from benchmark.models import ImportJob
 
 
 class Command(BaseCommand):
     help = (
         "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, AgentSense scene "
-        "lines with or without a run's outputs, or a CSV of turns). Each file is imported all or nothing; "
+        "lines with or without a run's outputs, a SocialVeil run's outputs, a ProMediate case, or a CSV of "
+        "turns). Each file is imported all or nothing; "
         "what is already present is left unchanged."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("files", nargs="+", metavar="FILE", help="Files to import, in order.")
+        parser.add_argument("files", nargs="*", metavar="FILE",
+                            help="Files to import, in order; a directory is read as a SocialVeil run's outputs.")
         add_team_argument(parser)
         parser.add_argument(
             "--format", choices=["auto", *FORMATS], default="auto",
@@ -26,8 +31,21 @@ class Command(BaseCommand):
             "--dry-run", action="store_true",
             help="Check the files and report what would be created, then roll everything back.",
         )
+        parser.add_argument(
+            "--job", type=int, metavar="ID",
+            help="Do the dry run or the import of upload ID from the import page (the page starts this itself).",
+        )
 
-    def handle(self, *args: object, files: list[str], format: str, dry_run: bool, **options: object) -> None:
+    def handle(
+        self, *args: object, files: list[str], format: str, dry_run: bool, job: int | None, **options: object
+    ) -> None:
+        if job is not None:
+            if files:
+                raise CommandError("Give either files or --job, not both.")
+            self.run_job(job)
+            return
+        if not files:
+            raise CommandError("Name at least one file to import.")
         team = team_from_options(options)
         created: Counter[str] = Counter()
         unchanged: Counter[str] = Counter()
@@ -47,3 +65,16 @@ class Command(BaseCommand):
             f"{created['character']} character(s), {created['turn']} turn(s), {created['answer']} answer(s)."
             + (" Dry run: nothing was saved." if dry_run else "")
         )
+
+    def run_job(self, job_id: int) -> None:
+        try:
+            job = run_job(job_id)
+        except ImportJob.DoesNotExist:
+            raise CommandError(f"There is no import {job_id}.") from None
+        except JobNotRunnable as error:
+            raise CommandError(str(error)) from None
+        for result in job.results:
+            self.stdout.write(result["summary"])
+        if job.error:
+            raise CommandError(job.error)
+        self.stdout.write(f"Import {job.pk}: {job.get_status_display()}.")

@@ -1,0 +1,70 @@
+from django import forms
+from django.conf import settings
+from django.template.defaultfilters import filesizeformat
+
+from ..forms import team_field
+from ..importing import FORMATS
+
+# How the format choice names each format; a format missing here is offered under its own name.
+FORMAT_LABELS = {
+    "library": "Parley scenario library",
+    "parley": "Parley JSON Lines",
+    "agentsense": "AgentSense scenes (with or without a run's outputs)",
+    "socialveil-run": "SocialVeil conversation log (turns only; scores come with a run's directory)",
+    "promediate": "ProMediate case",
+    "sotopia": "Sotopia episode logs or profiles",
+    "csv": "CSV of turns",
+}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files, in the order the browser sends them."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):  # noqa: ANN001, ANN201 - Django's signature
+        if isinstance(data, list | tuple):
+            if not data:
+                raise forms.ValidationError(self.error_messages["required"], code="required")
+            return [super(MultipleFileField, self).clean(item, initial) for item in data]
+        return [super().clean(data, initial)]
+
+
+class ImportForm(forms.Form):
+    """Files to import into one of the researcher's teams; the size limit is ``PARLEY_IMPORT_MAX_BYTES``."""
+
+    files = MultipleFileField(
+        label="Files",
+        help_text="One or more files, imported in the order chosen; each one all or nothing.",
+        allow_empty_file=True,  # refused in clean_files, with the file's name
+        error_messages={"required": "Choose at least one file."},
+    )
+    format = forms.ChoiceField(
+        initial="auto", label="Format",
+        help_text="Left on 'tell from each file', each file's format is told from its name and first record.",
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"] = team_field(user)
+        self.fields["format"].choices = [
+            ("auto", "tell from each file"), *((name, FORMAT_LABELS.get(name, name)) for name in FORMATS)
+        ]
+        self.order_fields(["team", "files", "format"])
+
+    def clean_files(self) -> list:
+        files = self.cleaned_data["files"]
+        for upload in files:
+            if not upload.size:
+                raise forms.ValidationError(f"The file {upload.name} is empty.")
+        total, limit = sum(upload.size for upload in files), settings.PARLEY_IMPORT_MAX_BYTES
+        if total > limit:
+            raise forms.ValidationError(
+                f"These files come to {filesizeformat(total)}; this page takes at most {filesizeformat(limit)} at "
+                "once. Upload fewer at a time, or import them with manage.py import_episodes, which has no limit."
+            )
+        return files

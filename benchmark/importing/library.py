@@ -1,0 +1,240 @@
+"""A scenario library (``benchmark.scenarios.library`` writes it): barrier, character and scenario records.
+
+Each line is one record with ``format_version`` and ``kind`` (``docs/formats.md``, "Scenario
+library"). The rules, and why:
+
+- **One reader per kind.** A character is read as in an episode line (``parley.character``), and a
+  scenario too (``parley.scenario``), except that it names its template and its roles' characters
+  by external id; a barrier is read by :func:`barrier`. An unknown ``kind`` is refused, naming its line.
+- **Order.** A template must be given above the scenarios made from it (the file says so by being
+  written that way, and the reader checks it as it goes); a character may be given anywhere in
+  the file, or be one the team already has.
+- **Barriers are the team's own.** A built-in barrier's key is refused: built-in barriers come with
+  every install, and anything naming a barrier names it by key.
+- **Existing wins, and says so.** A record whose external id (a barrier: key) the team already has
+  is left as stored and counted unchanged, as every import does; when the file's definition differs
+  from the stored one, a note names the record and the fields that differ, since a lab moving its
+  design must learn that its file was not taken, and an import never overwrites a design.
+
+A field added to a kind is read in its reader, written by the writer of that kind in
+``benchmark.scenarios.library`` and compared in that kind's ``*_differences`` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.validators import slug_re
+
+from ..exporting import stable_id
+from ..models import Barrier, BarrierCue, Character, Scenario, Team
+from . import ImportResult, saving
+from .drafts import (
+    CHARACTER_FIELDS,
+    MAX_SMALL_INTEGER,
+    CharacterDraft,
+    Draft,
+    Fields,
+    Origin,
+    ScenarioDraft,
+    max_length,
+    values_of,
+)
+from .parley import character, check_version, json_lines, scenario
+
+KINDS = ("barrier", "character", "scenario")
+BARRIER_TEXTS = (
+    "example", "style_directive", "narrative_stance", "interaction_tactics", "confusion_mechanisms",
+    "exemplar_templates",
+)
+_SHOWN = 5  # differing records named in a note, per kind
+
+
+@dataclass
+class BarrierDraft:
+    """One of the team's barriers, to create unless the team has one with ``key`` (the stored one wins)."""
+
+    key: str
+    values: dict[str, Any]
+    origin: Origin
+    cues: list[dict[str, Any]] = field(default_factory=list)
+
+
+def recognises(first: object) -> bool:
+    """A library record: a ``kind`` (and, unlike an episode line, no ``seats``)."""
+    return isinstance(first, dict) and "kind" in first and "seats" not in first
+
+
+def parse(text: str, file: str) -> list[Draft | BarrierDraft]:
+    """The file's records as drafts: barriers, then characters, then scenarios, each in file order."""
+    templates: dict[str, ScenarioDraft] = {}
+    barriers: dict[str, BarrierDraft] = {}
+    drafts: list[Draft | BarrierDraft] = []
+    for origin, record in json_lines(text, file):
+        fields = Fields(record, origin)
+        check_version(fields)
+        kind = fields.choice("kind", KINDS, required=True)
+        if kind == "barrier":
+            draft = barrier(fields)
+            if draft.key in barriers:
+                raise origin.at("key").problem(
+                    f"barrier {draft.key!r} appears twice in this file (first at {barriers[draft.key].origin.place})"
+                )
+            barriers[draft.key] = draft
+        elif kind == "character":
+            draft = character(fields).draft
+        else:
+            draft = scenario(fields, templates=templates)
+            if draft.values["is_template"]:
+                templates.setdefault(draft.external_id, draft)
+        drafts.append(draft)
+    order = {BarrierDraft: 0, CharacterDraft: 1, ScenarioDraft: 2}
+    return sorted(drafts, key=lambda draft: order[type(draft)])
+
+
+def barrier(fields: Fields) -> BarrierDraft:
+    key = fields.text("key", required=True, blank=False, max_length=max_length(Barrier, "key"))
+    if not slug_re.fullmatch(key):
+        raise fields.origin.at("key").problem(f"{key!r} is not a key: use letters, digits, hyphens and underscores")
+    values: dict[str, Any] = {
+        "name": fields.text("name", required=True, blank=False, max_length=max_length(Barrier, "name")),
+        "definition": fields.text("definition", required=True, blank=False),
+        **{name: fields.text(name) for name in BARRIER_TEXTS},
+        "position": fields.integer("position", default=100, low=0, high=MAX_SMALL_INTEGER),
+    }
+    return BarrierDraft(key, values, fields.origin, cues=[cue(item) for item in fields.objects("cues")])
+
+
+def cue(fields: Fields) -> dict[str, Any]:
+    """A quantitative cue of a barrier, as ``BarrierCue`` takes it."""
+    rate = fields.number("rate", required=True)
+    if not 0 <= rate <= 1:
+        raise fields.origin.at("rate").problem(f"{rate:g} is not a share between 0 and 1")
+    return {
+        "dimension": fields.choice("dimension", values_of(BarrierCue.Dimension), required=True),
+        "instruction": fields.text(
+            "instruction", required=True, blank=False, max_length=max_length(BarrierCue, "instruction")
+        ),
+        "rate": rate,
+        "unit": fields.text("unit", required=True, blank=False, max_length=max_length(BarrierCue, "unit")),
+    }
+
+
+def save(drafts: Sequence[Draft | BarrierDraft], result: ImportResult, team: Team) -> None:
+    """Barriers first (records of other kinds may name them), then characters and scenarios by ``saving``."""
+    save_barriers([draft for draft in drafts if isinstance(draft, BarrierDraft)], result, team)
+    others = [draft for draft in drafts if not isinstance(draft, BarrierDraft)]
+    note_differences(others, result, team)
+    saving.save(others, result, team)
+
+
+def save_barriers(drafts: list[BarrierDraft], result: ImportResult, team: Team) -> None:
+    builtin = set(Barrier.objects.filter(team__isnull=True).values_list("key", flat=True))
+    found = Barrier.objects.filter(team=team, key__in=[draft.key for draft in drafts]).prefetch_related("cues")
+    stored = {barrier.key: barrier for barrier in found}
+    barriers, cues, differing = [], [], []
+    for draft in drafts:
+        if draft.key in builtin:
+            raise draft.origin.at("key").problem(
+                f"{draft.key!r} is a built-in barrier's key; built-in barriers come with every install and are "
+                "named by key, not given in a library"
+            )
+        if draft.key in stored:
+            result.unchanged["barrier"] += 1
+            if changed := barrier_differences(draft, stored[draft.key]):
+                differing.append((draft.key, changed))
+            continue
+        row = Barrier(team=team, builtin=False, key=draft.key, **draft.values)
+        barriers.append(row)
+        cues.extend(BarrierCue(barrier=row, **values) for values in draft.cues)
+    if barriers:
+        Barrier.objects.bulk_create(barriers)
+        BarrierCue.objects.bulk_create(cues)
+        result.created["barrier"] += len(barriers)
+    note_differing(result, "barrier", differing)
+
+
+def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) -> None:
+    """A note per kind naming the characters and scenarios the team has under the file's ids but with
+    another definition (they are kept as stored: ``saving`` reuses what exists)."""
+    characters = {draft.external_id: draft for draft in drafts if isinstance(draft, CharacterDraft)}
+    scenarios = {draft.external_id: draft for draft in drafts if isinstance(draft, ScenarioDraft)}
+    differing: dict[str, list[tuple[str, list[str]]]] = {"character": [], "scenario": []}
+    for chunk in saving._chunks(characters):
+        for stored in Character.objects.of_team(team).filter(external_id__in=chunk):
+            if changed := character_differences(characters[stored.external_id], stored):
+                differing["character"].append((stored.external_id, changed))
+    for chunk in saving._chunks(scenarios):
+        found = Scenario.objects.of_team(team).filter(external_id__in=chunk).select_related("template")
+        for stored in found.prefetch_related("roles__character", "roles__goals", "probes"):
+            if changed := scenario_differences(scenarios[stored.external_id], stored):
+                differing["scenario"].append((stored.external_id, changed))
+    for kind, found in differing.items():
+        note_differing(result, kind, sorted(found))
+
+
+def note_differing(result: ImportResult, kind: str, differing: list[tuple[str, list[str]]]) -> None:
+    if not differing:
+        return
+    shown = "; ".join(f"{name!r} ({', '.join(fields)})" for name, fields in differing[:_SHOWN])
+    more = f"; and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
+    noun = f"{kind} of the file differs" if len(differing) == 1 else f"{kind}s of the file differ"
+    result.note(
+        f"{len(differing)} {noun} from the team's under the same id, left as stored (an import never "
+        f"overwrites): {shown}{more}"
+    )
+
+
+def barrier_differences(draft: BarrierDraft, stored: Barrier) -> list[str]:
+    changed = [name for name, value in draft.values.items() if value != getattr(stored, name)]
+    cues = [(cue.dimension, cue.instruction, cue.rate, cue.unit) for cue in stored.cues.all()]
+    if sorted(cues) != sorted(tuple(cue.values()) for cue in draft.cues):
+        changed.append("cues")
+    return changed
+
+
+def character_differences(draft: CharacterDraft, stored: Character) -> list[str]:
+    return [name for name in CHARACTER_FIELDS if draft.values[name] != getattr(stored, name)]
+
+
+def scenario_differences(draft: ScenarioDraft, stored: Scenario) -> list[str]:
+    """The fields (as the file names them) in which ``draft`` differs from ``stored``."""
+    file_names = {"greeter_position": "greeter"}
+    changed = [file_names.get(name, name) for name, value in draft.values.items() if value != getattr(stored, name)]
+    roles = {role.position: role for role in stored.roles.all()}
+    if sorted(roles) != sorted(role.position for role in draft.roles):
+        changed.append("roles")
+    else:
+        for index, role in enumerate(draft.roles):
+            kept = roles[role.position]
+            pairs = {
+                "goals": (
+                    [(goal.text, goal.tags, goal.goal_type) for goal in role.goals],
+                    [(goal.text, list(goal.tags), goal.goal_type) for goal in kept.goals.all()],
+                ),
+                "reason": (role.reason, kept.reason),
+                "private_knowledge": (role.private_knowledge, kept.private_knowledge),
+                "communication": (role.communication, kept.communication),
+                "character": (
+                    role.character.external_id if role.character else None,
+                    stable_id(kept.character) if kept.character else None,
+                ),
+                "slot": (role.slot, kept.slot_constraints),
+            }
+            changed.extend(f"roles[{index}].{name}" for name, (new, old) in pairs.items() if new != old)
+        positions = {role.pk: role.position for role in roles.values()}
+        probes = [
+            (probe.about, probe.topic, probe.text, probe.options, probe.correct, probe.asked_of)
+            for probe in draft.probes
+        ]
+        if probes != [
+            (positions[probe.about_id], probe.topic, probe.text, list(probe.options), probe.correct, probe.asked_of)
+            for probe in stored.probes.all()
+        ]:
+            changed.append("probes")
+    template = draft.template.external_id if draft.template else None
+    if template != (stable_id(stored.template) if stored.template_id else None):
+        changed.append("template")
+    return changed

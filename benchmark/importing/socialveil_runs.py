@@ -1,0 +1,365 @@
+"""SocialVeil's run outputs (ulab-uiuc/social-veil), read into episodes with the SocialVeil judge's answers.
+
+A run of SocialVeil's ``scripts/run.py`` writes, for each condition, ``<results>/mode_<condition>/``
+(``baseline``, ``semantic``, ``cultural``, ``emotional``, ``composite_emotional_semantic``) and in it
+one ``scenario_<N>/`` directory per scenario of the condition's episode file. In each,
+``socialveil/communication.py`` (``run_single_scenario_simulation``) writes:
+
+- ``conversation_log.json``: ``experimental_context`` (``scenario``: ``description``, the shared
+  text the agents saw; ``agent_relationship``; ``barrier_type``, null for the baseline, else
+  ``semantic_structure``, ``cultural_style``, ``emotional_influence`` or
+  ``composite_emotional_semantic``; ``agents``: ``agent_a`` and ``agent_b``, each with ``name`` (the
+  first name), ``profile`` (names, age, occupation, ``model_id``...), ``goal``, ``reason``;
+  ``experimental_configuration.max_rounds``), ``conversation_log`` (one ``"Name: text"`` line a
+  turn; agent A opens, then B and A alternate; ``[nonverbal] ...`` and ``[action] ...`` mark those
+  actions, and a leave adds a line ``"Name left the conversation"``) and ``mcq_logs``.
+- ``eval_result.json``: ``aggregated_scores`` from ``socialveil/evaluate.py``
+  (``ConversationEvaluator.evaluate_conversation``): per agent the Sotopia-style dimensions
+  (``goal_completion``, ``believability``, ...), ``interaction_quality``, and ``episode_level``
+  ``unresolved_confusion`` and ``mutual_understanding`` on 1-5. Where the judge gave no score the
+  code writes 0 (``.get("score", 0)``), and null when no barrier evaluation ran.
+
+How Parley reads them:
+
+- Agent A carries the barrier (the barrier prompt is ``barrier_prompts.agentA``); it is seat 0, B
+  seat 1. ``barrier_type`` names the condition: ``cultural_style`` is Parley's ``sociocultural``;
+  the composite condition has no built-in barrier, so the team must create one with key
+  ``composite_emotional_semantic`` first (the import says so).
+- The log carries no scenario id, so the scenario is found among the team's SocialVeil scenarios
+  (imported from the episode file the run read) by its two characters' names and its context
+  (``description``); none, or more than one, is refused, naming the characters.
+- The two episode-level answers go onto the SocialVeil judge instrument; a 0 (or null) is read
+  as missing and not stored, with a note saying how many. The per-agent Sotopia-style scores are
+  not kept: on their scales 0 is both a real score and the code's "no score", so they cannot be
+  told apart; they are counted under ``ignored``, as are the ``mcq_logs``.
+- The judge's model is not in the files (``scripts/run.py --model``), so its answers are filed
+  under the judge ``socialveil-judge``.
+- An episode's id is ``socialveil-<barrier>-<digest of the log>``: importing the same output twice
+  changes nothing, two runs of one scenario are two episodes.
+
+Import a ``scenario_<N>`` directory, a ``mode_<condition>`` directory, a whole results directory,
+or one of the two files (its sibling is read when it is there; a ``conversation_log.json`` alone
+imports the turns without scores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..models import ActionType, Barrier, Scenario, Team
+from . import ImportProblem, read_text
+from .checks import check_episode
+from .drafts import (
+    MAX_TURN_CHARS,
+    CharacterRef,
+    Draft,
+    EpisodeDraft,
+    Fields,
+    Origin,
+    Remark,
+    ScenarioRef,
+    SeatDraft,
+    TurnDraft,
+    describe,
+)
+from .reading import load_json
+from .responses import ScoreDraft, check_responses, scores_to_responses
+
+SOURCE = "socialveil"
+LOG_FILE = "conversation_log.json"
+SCORES_FILE = "eval_result.json"
+JUDGE = "socialveil-judge"
+PROMPT_VERSION = "socialveil"
+# SocialVeil's barrier_type -> Parley's barrier key; any other value is looked up as a key of the team.
+BARRIER_KEYS = {
+    None: Barrier.NONE,
+    "semantic_structure": "semantic",
+    "cultural_style": "sociocultural",
+    "emotional_influence": "emotional",
+}
+EPISODE_DIMENSIONS = ("unresolved_confusion", "mutual_understanding")
+AGENTS = ("agent_a", "agent_b")
+LEFT = "left the conversation"
+
+
+def recognises(first: object) -> bool:
+    """A run's ``conversation_log.json`` or ``eval_result.json``."""
+    return isinstance(first, dict) and (
+        {"experimental_context", "conversation_log"} <= first.keys() or "aggregated_scores" in first
+    )
+
+
+def parse(text: str, file: str) -> list[Draft]:
+    """One ``conversation_log.json`` given as text alone (an upload): its turns, without scores."""
+    return read_outputs([RunOutput(file, text, None, None)])
+
+
+def parse_path(path: Path) -> list[Draft]:
+    """Every scenario output under ``path`` (a directory), or the output ``path`` (either file) belongs to."""
+    if not path.is_dir():
+        if path.name == SCORES_FILE:
+            return read_outputs([output_in(path.parent, path.parent.parent)])
+        scores = path.parent / SCORES_FILE if path.name == LOG_FILE else None
+        found = scores is not None and scores.is_file()
+        return read_outputs([RunOutput(
+            path.name, read_text(path), f"{path.parent.name}/{SCORES_FILE}" if found else None,
+            read_text(scores) if found else None,
+        )])
+    folders = sorted(
+        {found.parent for name in (LOG_FILE, SCORES_FILE) for found in path.rglob(name)},
+        key=lambda folder: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(folder))],
+    )
+    if not folders:
+        raise ImportProblem(f"holds no {LOG_FILE} or {SCORES_FILE} (a SocialVeil run's outputs)", file=path.name)
+    return read_outputs([output_in(folder, path.parent) for folder in folders])
+
+
+def output_in(folder: Path, base: Path) -> RunOutput:
+    """The output of one ``scenario_<N>`` folder, its files named from ``base`` in messages."""
+    log, scores = folder / LOG_FILE, folder / SCORES_FILE
+    if not log.is_file():
+        raise ImportProblem(
+            f"no {LOG_FILE} beside it: scores cannot be placed without the conversation they score",
+            file=scores.relative_to(base).as_posix(),
+        )
+    found = scores.is_file()
+    return RunOutput(
+        log.relative_to(base).as_posix(), read_text(log),
+        scores.relative_to(base).as_posix() if found else None, read_text(scores) if found else None,
+    )
+
+
+def read_outputs(outputs: list[RunOutput]) -> list[Draft]:
+    """The outputs' episodes, and one remark for them all: what was not kept, what was read as missing."""
+    remark = Remark()
+    drafts: list[Draft] = []
+    for output in outputs:
+        drafts.append(output.episode())
+        remark.ignored.update(output.ignored)
+    unscored = sum(output.scores_text is None for output in outputs)
+    if unscored:
+        remark.notes.append(
+            f"{unscored} conversation log(s) had no {SCORES_FILE} beside them: their turns were imported "
+            "without the judge's scores."
+        )
+    missing = sum(output.missing for output in outputs)
+    if missing:
+        remark.notes.append(
+            f"{missing} of the judge's episode-level scores were 0 or null, SocialVeil's mark for no score, and "
+            "were read as missing (not stored)."
+        )
+    if any(output.ignored for output in outputs):
+        remark.notes.append(
+            "The per-agent Sotopia-style scores were not kept: on their scales 0 is a real score and also "
+            "SocialVeil's mark for no score. The judge's model is not in the files; its answers are filed under "
+            f"the judge {JUDGE!r}."
+        )
+    return [*drafts, remark]
+
+
+@dataclass
+class ScenarioMatch(ScenarioRef):
+    """The scenario of a log, found by ``resolve`` among the team's SocialVeil scenarios (the log has no id)."""
+
+    context: str = ""
+    agents: tuple[str, str] = ("", "")  # agent A's and B's full names
+    seats: list[SeatDraft] = field(default_factory=list)
+
+
+def resolve(drafts: list[Draft], team: Team) -> None:
+    """Give each episode its scenario (by characters and context), the roles its seats play, and a known barrier."""
+    matches = [draft.scenario for draft in drafts if isinstance(draft, EpisodeDraft)]
+    if not matches:
+        return
+    candidates = list(
+        Scenario.objects.of_team(team).filter(source__startswith=SOURCE, is_template=False)
+        .prefetch_related("roles__character")
+    )
+    by_names: dict[frozenset[str], list[Scenario]] = {}
+    for scenario in candidates:
+        names = frozenset(role.character.name for role in scenario.roles.all() if role.character)
+        by_names.setdefault(names, []).append(scenario)
+    barriers = set(Barrier.objects.of_team(team).values_list("key", flat=True))
+    for draft in drafts:
+        if isinstance(draft, EpisodeDraft):
+            _resolve_episode(draft, by_names, barriers)
+
+
+def _resolve_episode(draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]], barriers: set[str]) -> None:
+    match = draft.scenario
+    assert isinstance(match, ScenarioMatch)
+    if draft.barrier_key not in barriers:
+        raise draft.origin.at("experimental_context.scenario.barrier_type").problem(
+            f"the condition {draft.settings['socialveil']['barrier_type']!r} has no barrier in Parley: create a "
+            f"barrier with key {draft.barrier_key!r} for this team (the style prompt is the episode file's "
+            "barrier_prompts.agentA), then import again"
+        )
+    wanted = " ".join(match.context.split())
+    found = [
+        scenario for scenario in by_names.get(frozenset(match.agents), [])
+        if wanted in (" ".join(scenario.context.split()), " ".join(scenario.original_context.split()))
+    ]
+    who = f"{match.agents[0]} and {match.agents[1]}"
+    if not found:
+        raise match.origin.at("experimental_context").problem(
+            f"no SocialVeil scenario of this team has the characters {who} and this context "
+            f"({match.context[:60]!r}); import the episode file the run read (data/episodes_all_<condition>.json "
+            "or the baseline's episode file) first"
+        )
+    if len(found) > 1:
+        ids = ", ".join(repr(scenario.external_id) for scenario in found)
+        raise match.origin.at("experimental_context").problem(
+            f"{len(found)} SocialVeil scenarios of this team have the characters {who} and this context ({ids}); "
+            "keep one"
+        )
+    scenario = found[0]
+    match.external_id = scenario.external_id or ""
+    roles = {role.character.name: role for role in scenario.roles.all() if role.character}
+    for seat, name in zip(draft.seats, match.agents, strict=True):
+        role = roles[name]
+        seat.role_position = role.position
+        seat.character = CharacterRef(seat.origin, name=name, found=role.character)
+
+
+class RunOutput:
+    """One scenario's ``conversation_log.json`` and, when given, its ``eval_result.json``."""
+
+    def __init__(self, file: str, text: str, scores_file: str | None, scores_text: str | None) -> None:
+        self.file = file
+        self.text = text
+        self.scores_file = scores_file
+        self.scores_text = scores_text
+        self.missing = 0  # episode-level scores read as missing
+        self.ignored: Counter[str] = Counter()
+
+    def episode(self) -> EpisodeDraft:
+        origin = Origin(self.file)
+        record = load_json(self.text, origin)
+        if isinstance(record, dict) and "aggregated_scores" in record:
+            raise origin.problem(
+                f"an {SCORES_FILE} alone cannot be imported: import the directory that also holds its {LOG_FILE}"
+            )
+        log = Fields(record, origin)
+        episode = self.conversation(log, record)
+        if self.scores_text is not None:
+            scores_origin = Origin(self.scores_file or SCORES_FILE)
+            scores = self.scores(Fields(load_json(self.scores_text, scores_origin), scores_origin))
+            episode.responses = scores_to_responses(scores, [0, 1]) if scores else []
+            check_responses(episode)
+        if log.sequence("mcq_logs"):
+            self.ignored["mcq_logs"] += 1
+        return episode
+
+    def conversation(self, log: Fields, record: Any) -> EpisodeDraft:
+        context = log.nested("experimental_context")
+        scenario = context.nested("scenario")
+        agents = context.nested("agents")
+        barrier_type = scenario.data.get("barrier_type")
+        if barrier_type is not None:
+            scenario.text("barrier_type", blank=False)
+        barrier_key = BARRIER_KEYS.get(barrier_type, barrier_type)
+        people = [self.agent(agents.nested(name)) for name in AGENTS]
+        if people[0].first == people[1].first:
+            raise agents.origin.problem(
+                f"both agents are named {people[0].first!r}: the conversation's lines cannot tell them apart"
+            )
+        rounds = context.nested("experimental_configuration").integer("max_rounds", required=True, low=1, high=10_000)
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:24]
+        seats = [
+            SeatDraft(position=number, role_position=number, origin=person.origin, model=person.model,
+                      character=CharacterRef(person.origin, name=person.name),
+                      carries_barrier=number == 0 and barrier_key != Barrier.NONE)
+            for number, person in enumerate(people)
+        ]
+        draft = EpisodeDraft(
+            external_id=f"{SOURCE}-{barrier_key}-{digest}",
+            scenario=ScenarioMatch("", context.origin, noun="SocialVeil scenario",
+                                   context=scenario.text("description", required=True, blank=False),
+                                   agents=(people[0].name, people[1].name)),
+            origin=log.origin,
+            barrier_key=barrier_key,
+            seats=seats,
+            turns=self.turns(log, people),
+            settings={"socialveil": {"barrier_type": barrier_type, "max_rounds": rounds}},
+            id_field="conversation_log",
+        )
+        draft.turn_cap = max(2 * rounds + 1, len(draft.turns), 1)  # A opens, then B and A each round
+        check_episode(draft)
+        return draft
+
+    def agent(self, fields: Fields) -> Agent:
+        profile = fields.nested("profile")
+        first = fields.text("name", required=True, blank=False)
+        last = profile.text("last_name")
+        return Agent(first, f"{first} {last}".strip(), profile.text("model_id"), fields.origin)
+
+    def turns(self, log: Fields, people: list[Agent]) -> list[TurnDraft]:
+        lines = log.texts("conversation_log", required=True, max_length=MAX_TURN_CHARS)
+        turns: list[TurnDraft] = []
+        for number, line in enumerate(lines):
+            origin = log.origin.at("conversation_log").at(number)
+            seat, content = self.speaker(line, people, origin)
+            if content is None:  # "Name left the conversation", written after a leave action
+                if turns and turns[-1].seat_position == seat and turns[-1].action_type == ActionType.LEAVE:
+                    continue
+                action, content = ActionType.LEAVE, ""
+            else:
+                action, content = read_action(content)
+            turns.append(TurnDraft(index=len(turns), seat_position=seat, action_type=action, content=content,
+                                   origin=origin, model=people[seat].model))
+        return turns
+
+    @staticmethod
+    def speaker(line: str, people: list[Agent], origin: Origin) -> tuple[int, str | None]:
+        for seat, person in enumerate(people):
+            if line == f"{person.first}:" or line.startswith(f"{person.first}: "):
+                return seat, line[len(person.first) + 1:].strip()
+            if line == f"{person.first} {LEFT}":
+                return seat, None
+        names = " or ".join(repr(person.first) for person in people)
+        raise origin.problem(f"a line must start with {names} and a colon, got {describe(line)}")
+
+    def scores(self, result: Fields) -> list[ScoreDraft]:
+        aggregated = result.nested("aggregated_scores")
+        episode = aggregated.nested("episode_level")
+        scores, missing = [], 0
+        for name in EPISODE_DIMENSIONS:
+            value = episode.number(name)
+            if not value:  # 0 is SocialVeil's "no score"; null: no barrier evaluation ran
+                missing += 1
+                continue
+            scores.append(ScoreDraft(JUDGE, name, value, episode.origin.at(name), prompt_version=PROMPT_VERSION))
+        self.missing += missing
+        for name in aggregated.data:
+            if name != "episode_level":
+                self.ignored[f"aggregated_scores.{name}"] += 1
+        return scores
+
+
+@dataclass
+class Agent:
+    first: str  # the name the conversation's lines use
+    name: str
+    model: str
+    origin: Origin
+
+
+_MARKS = {"[nonverbal]": ActionType.NON_VERBAL, "[action]": ActionType.ACTION}
+
+
+def read_action(content: str) -> tuple[str, str]:
+    """A line's text as (action type, content), after ``_format_action_output`` of communication.py."""
+    if content == LEFT:
+        return ActionType.LEAVE, ""
+    if not content:
+        return ActionType.NONE, ""
+    for mark, action in _MARKS.items():
+        if content.startswith(mark + " ") and " [" not in content:
+            return action, content[len(mark):].strip()
+    return ActionType.SPEAK, content

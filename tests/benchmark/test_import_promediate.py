@@ -1,0 +1,119 @@
+"""Importing ProMediate's real negotiation cases (microsoft/ProMediate-Eval cases/), one scenario each."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from benchmark.models import Episode, Scenario, TurnTaking
+from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
+
+pytestmark = pytest.mark.django_db
+
+PROMEDIATE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate"
+HMO = PROMEDIATE / "hmo.json"
+FRANCIS = PROMEDIATE / "francis.json"
+
+
+@pytest.fixture(autouse=True)
+def no_configured_models(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+
+
+def test_the_hmo_case_is_one_scenario_with_a_role_per_party_and_the_mediator_opening():
+    result = import_file(HMO)
+
+    scenario = Scenario.objects.get(external_id="promediate-hmo")
+    roles = list(scenario.roles.select_related("character").prefetch_related("goals"))
+    assert result.format == "promediate"
+    assert (result.created["scenario"], result.created["character"]) == (1, 4)
+    assert [role.character.name for role in roles] == ["Alex", "Jamie", "Lee", "Mediator"]
+    assert [role.goals.count() for role in roles] == [1, 1, 1, 1]
+    assert roles[0].goal_text == "Close the deal and secure market share for Profelice."
+    assert roles[2].character.occupation == "Pharmacy Director, Hopkins HMO"
+    assert (scenario.source, scenario.turn_taking, scenario.greeter_position) == (
+        "promediate", TurnTaking.RANDOM_AFTER_GREETING, 3)
+    assert scenario.turn_cap == 4 * 3 * 5  # the script's 4 x (parties - 1) x issues
+
+
+def test_the_shared_instruction_gets_the_issues_and_options_and_each_prompt_stays_private():
+    import_file(HMO)
+
+    scenario = Scenario.objects.get(external_id="promediate-hmo")
+    alex, jamie, lee, mediator = scenario.roles.order_by("position")
+    assert "{issues}" not in scenario.context and "{options}" not in scenario.context
+    assert "1. Market Share Target Tiers" in scenario.context
+    assert "(c) Exclusive" in scenario.context
+    assert "{issues}" in scenario.original_context
+    assert "First choice: c" in alex.private_knowledge and "First choice: c" not in scenario.context
+    assert jamie.private_knowledge.startswith("## Background\nYou are Jamie Seymour")
+    assert "## Strategy" in lee.private_knowledge
+    assert "5. Contract Term" in mediator.private_knowledge and "{issues}" not in mediator.private_knowledge
+    assert mediator.goal_text.startswith("You are the Mediator of the negotiation.")
+
+
+def test_the_francis_case_reads_goal_lines_written_either_way():
+    result = import_file(FRANCIS)
+
+    scenario = Scenario.objects.get(external_id="promediate-francis")
+    roles = list(scenario.roles.select_related("character").prefetch_related("goals"))
+    assert result.created["character"] == 6
+    assert [role.character.name for role in roles] == ["Bennett", "Macnamara", "Marshall", "Mason", "Parker",
+                                                       "Mediator"]
+    assert sum(role.goals.count() for role in roles) == 6
+    assert roles[1].goal_text.startswith("Advocate for a collaborative professional partnership")  # "Goal:"
+    assert (scenario.greeter_position, scenario.turn_cap) == (5, 4 * 5 * 4)
+
+
+def test_the_agents_proactivity_config_is_reported_as_ignored():
+    result = import_file(HMO)
+
+    assert result.ignored == {"config": 1}
+    assert "ignored: config (in 1 record)" in result.summary()
+
+
+def test_importing_a_case_again_changes_nothing():
+    import_file(HMO)
+    before = row_counts()
+
+    again = import_file(HMO)
+
+    assert (again.unchanged["scenario"], again.created["scenario"]) == (1, 0)
+    assert row_counts() == before
+
+
+def test_a_party_without_a_main_goal_is_named(tmp_path):
+    case = json.loads(HMO.read_text())
+    case["names"]["Lee"] = case["names"]["Lee"].replace("Main Goal:", "Aim:")
+    bad = tmp_path / "hmo.json"
+    bad.write_text(json.dumps(case))
+
+    assert_rejected(bad, "hmo.json, field names.Lee: no 'Main Goal:' (or 'Goal:') line")
+
+
+def test_a_prompt_that_is_not_text_is_named(tmp_path):
+    case = json.loads(HMO.read_text())
+    case["names"]["Alex"] = ["not", "a", "prompt"]
+    bad = tmp_path / "hmo.json"
+    bad.write_text(json.dumps(case))
+
+    assert_rejected(bad, "hmo.json, field names.Alex.prompt: expected a string, got a list")
+
+
+def test_an_imported_case_plays_offline_with_the_mediator_opening():
+    import_file(HMO)
+    out = io.StringIO()
+
+    call_command("simulate", "--scenarios", "promediate-hmo", "--conditions", "none", "--judge-model", "none",
+                 "--tag", "promediate", stdout=out, stderr=io.StringIO())
+
+    episode = Episode.objects.get(tag="promediate")
+    turns = list(episode.turns.select_related("seat__role").order_by("index"))
+    assert episode.status == Episode.Status.FINISHED
+    assert episode.seats.count() == 4
+    assert turns[0].seat.role.position == 3  # the Mediator greets
+    assert 4 <= len(turns) <= 60  # the scenario's cap wins over the run's
+    assert len({turn.seat.position for turn in turns}) == 4  # everyone at the table speaks
+    assert all(turn.content.strip() for turn in turns if turn.action_type == "speak")
