@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0017_agentsense_labels'),
+        ('benchmark', '0021_import_jobs'),
     ]
 
     operations = [
