@@ -270,7 +270,7 @@ class ItemPage:
             "revision": self.annotation.revision if self.annotation and not read_only else 0,
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
             "context_text": item.episode.scenario.context,
-            "relationship": Relationship(item.episode.scenario.relationship).label,
+            "relationship": item.episode.scenario.relationship_label,
             "speakers": _speakers(self.main_seats, show_secret=any(q.dimension == "secret" for q in self.questions)),
             "conversations": conversations,
             "pairwise": len(conversations) > 1,

@@ -124,6 +124,7 @@ def main() -> None:
     time_library(team, workdir, args.scenarios, empty)
     empty()
     time_socialveil(team, import_file)
+    time_sotopia_logs(team)
     empty()
 
 
@@ -316,6 +317,24 @@ def time_ratings(workdir: Path, team, raters: int = 15, episodes: int = 48) -> N
     study.delete()
     Respondent.objects.filter(user_id__in=users).delete()
     get_user_model().objects.filter(pk__in=users).delete()
+
+
+def time_sotopia_logs(team) -> None:  # noqa: ANN001 - a Team, imported after django.setup()
+    """The early v1 transcripts and the human-evaluation exports, each read from text alone, into an
+    empty team: the scenario and people are rebuilt from the log, the turns parsed out of prose."""
+    from benchmark.importing import import_file
+
+    for label, paths in (
+        ("v1 text", [SOTOPIA / "sotopia_v1_transcript_only_30.jsonl"]),
+        ("human eval", sorted(SOTOPIA.glob("*human_eval*.json")) + sorted(SOTOPIA.glob("*humaneval_[!g]*.json"))),
+    ):
+        started = time.perf_counter()
+        results = [import_file(path, team=team) for path in paths]
+        elapsed = time.perf_counter() - started
+        episodes = sum(result.created["episode"] for result in results)
+        turns = sum(result.created["turn"] for result in results)
+        print(f"{label + ':':11}{elapsed:6.2f} s  for {len(paths)} files, {episodes} episodes, {turns} turns "
+              f"({episodes / elapsed:.0f} episodes/s)")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ RELATIONSHIP_SENTENCES = {
     Relationship.FRIEND: "You are friends: you know each other well.",
     Relationship.ROMANTIC: "You are romantic partners: you know each other well.",
     Relationship.FAMILY: "You are family: you know each other well.",
+    None: "The study does not say how you know the other person: go by the situation described.",
 }
 
 REPAIR_ADVICE = (
@@ -59,7 +60,7 @@ def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> di
     """
     episode = human_seat.episode
     scenario = episode.scenario
-    relationship = Relationship(scenario.relationship)
+    relationship = None if scenario.relationship is None else Relationship(scenario.relationship)
     mine = human_seat.character
     others = sorted(others, key=lambda seat: seat.position)
     cast = Cast.for_episode(episode, [human_seat, *others], human_position=human_seat.position)
@@ -93,7 +94,7 @@ def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> di
     }
 
 
-def _other(seat: Seat, relationship: Relationship, *, named: bool) -> dict[str, Any]:
+def _other(seat: Seat, relationship: Relationship | None, *, named: bool) -> dict[str, Any]:
     """What the participant knows of another seat: its name (always, in a group) and the visible profile."""
     theirs = seat.character.visible_to(relationship)
     name = seat.character.name if named else theirs.get("name", "")

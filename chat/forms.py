@@ -63,7 +63,7 @@ def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
 
 class ScenarioChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, scenario: Scenario) -> str:
-        return f"{scenario} ({scenario.get_relationship_display()}, {scenario.get_difficulty_display()})"
+        return f"{scenario} ({scenario.relationship_label}, {scenario.get_difficulty_display()})"
 
 
 class ChatStudyForm(forms.ModelForm):

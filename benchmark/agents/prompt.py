@@ -37,6 +37,7 @@ from ..models import (
     Turn,
     TurnTaking,
 )
+from ..models.characters import relationship_label
 
 if TYPE_CHECKING:
     from ..models import Barrier, BarrierCue
@@ -143,7 +144,7 @@ class AgentContext:
     private_knowledge: str
     scenario_context: str
     topic: str
-    relationship: int
+    relationship: int | None  # None: unknown
     others: tuple[OtherParticipant, ...]
     history: tuple[HistoryEntry, ...]
     turn_index: int
@@ -176,7 +177,7 @@ class AgentContext:
 
     @property
     def knows_partner_by_name(self) -> bool:
-        return self.relationship >= Relationship.KNOW_BY_NAME
+        return self.relationship is not None and self.relationship >= Relationship.KNOW_BY_NAME
 
     @property
     def repairs(self) -> bool:
@@ -415,12 +416,15 @@ def _situation_prompt(context: AgentContext) -> str:
         f"Scenario: {context.scenario_context}",
         f"{context.name} (you):\n{_profile_text(context.profile)}",
     ]
-    relationship = Relationship(context.relationship).label
+    # An unknown relationship (an imported scenario that did not say) is left out rather than guessed.
+    relationship = ""
+    if context.relationship is not None:
+        relationship = f" (your relationship: {relationship_label(context.relationship)})"
     who = "Another person" if context.in_a_group else "The other person"
     for other in context.others:
         visible = {k: v for k, v in other.profile.items() if k != "name"}
         about = _profile_text(visible) or "You know nothing about this person beyond what they say and do."
-        sections.append(f"{who}, {other.name} (your relationship: {relationship}):\n{about}")
+        sections.append(f"{who}, {other.name}{relationship}:\n{about}")
         sections.append(f"{other.name}'s goal: unknown to you.")
     sections.append(f"{context.name}'s goal: {context.goal}")
     if context.reason:
@@ -463,6 +467,8 @@ def describe_turn(entry: HistoryEntry) -> str:
     if entry.action_type == ActionType.NONE:
         return f"{entry.speaker} did nothing."
     label = ActionType(entry.action_type).label
+    if not entry.content:  # a gesture no one described (an imported log)
+        return f"{entry.speaker} [{label}], not described."
     return f"{entry.speaker} [{label}]: {entry.content}"
 
 

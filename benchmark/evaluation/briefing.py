@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..agents.prompt import HistoryEntry, describe_turn
-from ..models import ActionType, Episode, Relationship, Seat
+from ..models import ActionType, Episode, Seat, relationship_label
 from .questionnaire import JudgedQuestion, Questionnaire, system_prompt
 
 EPISODE_KEY = "episode"
@@ -50,6 +50,14 @@ class EpisodeForJudge:
     turn_cap: int
 
 
+def relationship_sentence(relationship: str) -> str:
+    """How the characters know each other, for a judge; a relationship no one recorded (an imported
+    log) is said to be unknown rather than guessed."""
+    if relationship == relationship_label(None):
+        return "Relationship between the characters: not recorded; infer it from the situation and the conversation."
+    return f"Relationship between the characters: {relationship}."
+
+
 def seat_key(position_in_order: int) -> str:
     """The JSON key of the n-th seat (0-based) in speaking order: ``seat_1``, ``seat_2``, ..."""
     return f"seat_{position_in_order + 1}"
@@ -72,7 +80,7 @@ def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
         episode_id=episode.pk,
         original_context=scenario.original_context.strip(),
         shared_context=scenario.context.strip(),
-        relationship=Relationship(scenario.relationship).label,
+        relationship=scenario.relationship_label,
         seats=tuple(_judged_seat(number, seat) for number, seat in enumerate(seats)),
         transcript=transcript,
         cut_at_cap=not left and len(turns) >= episode.turn_cap,
@@ -109,7 +117,7 @@ def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
         sections.append(f"SITUATION:\n{facts.shared_context}")
     if facts.original_context and facts.shared_context != facts.original_context:
         sections.append(f"What both characters were told of the situation:\n{facts.shared_context}")
-    sections.append(f"Relationship between the characters: {facts.relationship}.")
+    sections.append(relationship_sentence(facts.relationship))
     for seat in facts.seats:
         lines = [f"CHARACTER {seat.label}"]
         lines.extend(f"- {key.replace('_', ' ')}: {value}" for key, value in seat.profile.items())

@@ -38,7 +38,7 @@ from ..agents.prompt import HistoryEntry, describe_turn
 from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Goal, Question, Response
 from . import scripted_judge
-from .briefing import EpisodeForJudge, load_episode_for_judge
+from .briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence
 from .interviews.asking import validate_replies
 from .interviews.instruments import NO, YES, goals_instrument
 from .interviews.scripted import goal_reached
@@ -119,7 +119,7 @@ def goal_judge_messages(subject: GoalsToJudge) -> list[dict[str, str]]:
     sections = [f"SITUATION:\n{facts.original_context or facts.shared_context}"]
     if facts.original_context and facts.shared_context != facts.original_context:
         sections.append(f"What the characters were all told of the situation:\n{facts.shared_context}")
-    sections.append(f"Relationship between the characters: {facts.relationship}.")
+    sections.append(relationship_sentence(facts.relationship))
     for seat in facts.seats:
         lines = [f"CHARACTER {seat.name}"]
         lines.extend(f"- {key.replace('_', ' ')}: {value}" for key, value in seat.profile.items())

@@ -12,9 +12,9 @@ from typing import Any
 from ..models import Character, Episode, Relationship, Role, Scenario, Seat, Turn
 from ..models.scenarios import Category, Difficulty, TurnTaking
 from .drafts import (
+    ACTIONS_NEEDING_CONTENT,
     MAX_TAG_LENGTH,
     MAX_TURNS,
-    SPEAKING_ACTIONS,
     CharacterDraft,
     Draft,
     EpisodeDraft,
@@ -22,6 +22,7 @@ from .drafts import (
     RoleDraft,
     ScenarioDraft,
     SeatDraft,
+    action_words,
     check_choice,
     check_integer,
     check_text,
@@ -50,7 +51,8 @@ def check_scenario_values(values: Mapping[str, Any], origin: Origin, names: Mapp
     for name, value in values.items():
         where = origin.at(names.get(name, name))
         if name == "relationship":
-            check_integer(value, where, low=min(Relationship.values), high=max(Relationship.values))
+            if value is not None:  # None: unknown
+                check_integer(value, where, low=min(Relationship.values), high=max(Relationship.values))
         elif name == "difficulty":
             check_choice(value, values_of(Difficulty), where)
         elif name == "category":
@@ -160,8 +162,8 @@ def check_episode(draft: EpisodeDraft) -> None:
         indexes.add(turn.index)
         if turn.seat_position not in seats:
             raise turn.origin.at("seat").problem(f"no seat at position {turn.seat_position} (seats: {positions})")
-        if turn.action_type in SPEAKING_ACTIONS and not turn.content.strip():
-            raise turn.origin.at("content").problem(f"a {turn.action_type!r} turn needs content")
+        if turn.action_type in ACTIONS_NEEDING_CONTENT and not turn.content.strip():
+            raise turn.origin.at("content").problem(f"a {action_words(turn.action_type)} turn needs content")
         if turn.client_id is not None:
             if turn.client_id in client_ids:
                 raise turn.origin.at("client_id").problem(f"client id {turn.client_id!r} appears twice")

@@ -26,7 +26,9 @@ from . import ImportProblem
 if TYPE_CHECKING:
     from .responses import ResponseDraft
 
-SPEAKING_ACTIONS = (ActionType.SPEAK, ActionType.NON_VERBAL, ActionType.ACTION)
+# Speech and a physical action say something; a non-verbal turn may be a gesture no one described
+# (Sotopia logs hold "[non-verbal communication] " with nothing after it), so it may be empty.
+ACTIONS_NEEDING_CONTENT = (ActionType.SPEAK, ActionType.ACTION)
 MAX_SMALL_INTEGER = 32_767  # PositiveSmallIntegerField: positions, turn_cap
 MAX_INTEGER = 2_147_483_647  # PositiveIntegerField: turn index, latency, token counts
 MAX_TURNS = MAX_SMALL_INTEGER  # an episode's turn_cap holds its number of turns
@@ -193,6 +195,14 @@ class Fields:
     def objects(self, name: str, *, required: bool = False) -> list[Fields]:
         origin = self.origin.at(name)
         return [Fields(item, origin.at(index)) for index, item in enumerate(self.sequence(name, required=required))]
+
+
+def action_words(action_type: str) -> str:
+    """An action type as messages name it, in words ("non-verbal communication"), not as a value or enum."""
+    try:
+        return str(ActionType(action_type).label)
+    except ValueError:
+        return str(action_type)
 
 
 def check_text(value: Any, origin: Origin, *, blank: bool = True, max_length: int | None = None) -> str:

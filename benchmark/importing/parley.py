@@ -162,7 +162,8 @@ def scenario(fields: Fields, *, templates: Mapping[str, ScenarioDraft] | None = 
         "context": fields.text("context", required=True, blank=False),
         "original_context": fields.text("original_context"),
         "difficulty": fields.choice("difficulty", values_of(Difficulty), default=Difficulty.STANDARD),
-        "relationship": fields.integer("relationship", default=0),
+        # Absent: strangers, as Parley's default; null: unknown, as an export writes a scenario without one.
+        "relationship": fields.integer("relationship") if "relationship" in fields.data else 0,
         "category": fields.choice("category", values_of(Category)),
     }
     check_scenario_values(values, fields.origin)

@@ -108,6 +108,7 @@ class Saver:
         self.stored: dict[str, Episode] = {}  # stored episodes the file adds responses to (``load_stored``)
         self.not_stored: list[str] = []  # episodes a scores file names that the team does not have
         self.stored_goals: dict[tuple[int, int], Goal] = {}  # (role id, position) -> goal, of stored episodes
+        self.unknown_relationships = 0  # scenarios created without a relationship
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -256,6 +257,8 @@ class Saver:
             for number, probe in enumerate(draft.probes)
         )
         self.result.created["scenario"] += 1
+        if scenario.relationship is None:
+            self.unknown_relationships += 1
         return scenario, roles
 
     # --- episodes -------------------------------------------------------------------------------
@@ -649,6 +652,14 @@ class Saver:
             self.result.unchanged[kind] += len(ids)
         if self.progress:
             self.progress(len(self.drafts), len(self.drafts))
+        if self.unknown_relationships:
+            number = self.unknown_relationships
+            self.result.note(
+                f"{number} {'scenario' if number == 1 else 'scenarios'} made from this file "
+                f"{'has' if number == 1 else 'have'} an unknown relationship: the file does not say how the "
+                "people know each other, so they see no more of each other's profiles than strangers do until "
+                "a researcher sets it (admin, Scenarios)"
+            )
 
 
 def _place(answer: Answer) -> tuple[int, int | None, int | None]:

@@ -17,12 +17,16 @@ How each field maps onto Parley, and why, is in ``docs/formats.md`` ("Sotopia").
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from django.utils.text import slugify
 
 from ..models import ActionType, Character, Episode, Scenario, Seat
 from . import ImportProblem
@@ -42,6 +46,7 @@ from .drafts import (
     EpisodeDraft,
     Fields,
     Origin,
+    Remark,
     RoleDraft,
     ScenarioDraft,
     ScenarioRef,
@@ -82,22 +87,52 @@ AGENT_FIELD_NAMES = {
 }
 
 
-# Keys by which a record shows itself as one of Sotopia's shapes (``record``).
-SOTOPIA_KEYS = frozenset({
-    "raw_messages", "episode_id", "messages", "rewards_prompt", "first_name", "agent_goals", "background_story",
-    "agent1_id", "agent_1_id", "pk", "agent_id", "env_id", "relationship_id",
-})
+# Sotopia's shapes, as the "not a known Sotopia shape" message lists them.
+SHAPES = (
+    "a native EpisodeLog (pk, environment, agents, messages)",
+    "a sotopia_episodes_v1 line (episode_id, environment_id, agent_ids, raw_messages)",
+    "an early v1 line (episode_id, social_interactions, agents_background)",
+    "a human-evaluation log (pk, environment, rewards_prompt)",
+    "an agent profile (pk or agent_id, first_name)",
+    "an environment profile (pk or env_id, agent_goals)",
+    "a relationship profile (agent1_id, agent2_id, background_story)",
+)
+
+
+def shape(value: dict[str, Any]) -> str | None:
+    """Which of Sotopia's shapes a record has, from the keys only that shape has; None for none.
+
+    The test is narrow on purpose: Sotopia's castings (``combo_id, env_id, agent_ids``) and the
+    human-evaluation judge scores share some key names with these shapes but are not them.
+    """
+    keys = value.keys()
+    if "episode_id" in keys and ({"raw_messages", "messages", "agent_ids"} & keys):
+        return "v1"
+    if "episode_id" in keys and "social_interactions" in keys:
+        return "v1 transcript"
+    if "pk" in keys and "messages" in keys:
+        return "native"
+    if "rewards_prompt" in keys and "environment" in keys:
+        return "human evaluation"
+    if "first_name" in keys:
+        return "agent"
+    if "agent_goals" in keys:
+        return "environment"
+    if "background_story" in keys or {"agent1_id", "agent2_id"} <= keys or {"agent_1_id", "agent_2_id"} <= keys:
+        return "relationship"
+    return None
 
 
 def recognises(first: object) -> bool:
-    """A Sotopia log or profile (a key of its shapes), or the redis dump of profiles."""
-    return isinstance(first, dict) and bool(
-        SOTOPIA_KEYS & first.keys() or any(key.startswith(":sotopia.") for key in first)
-    )
+    """One of Sotopia's shapes (``shape``), or the redis dump of profiles."""
+    return isinstance(first, dict) and bool(shape(first) or any(key.startswith(":sotopia.") for key in first))
 
 
 def parse(text: str, file: str) -> list[Draft]:
-    return [record(value, origin) for origin, value in records(text, file)]
+    """The file's drafts, and a remark with the fields they held but Parley does not keep."""
+    remark = Remark()
+    drafts = [record(value, origin, remark) for origin, value in records(text, file)]
+    return [*drafts, remark] if remark.ignored else drafts
 
 
 def records(text: str, file: str) -> list[tuple[Origin, Any]]:
@@ -139,26 +174,106 @@ def records(text: str, file: str) -> list[tuple[Origin, Any]]:
     return [(Origin(file, "record 1"), value)]
 
 
-def record(value: Any, origin: Origin) -> Draft:
+def record(value: Any, origin: Origin, remark: Remark | None = None) -> Draft:
+    """One record as a draft; the fields it holds but Parley does not keep are counted in ``remark``."""
     if isinstance(value, str):  # double-encoded
         value = load_json(value, origin)
     fields = Fields(value, origin)
-    keys = value.keys()
-    if "raw_messages" in keys or "episode_id" in keys:
-        return episode(fields, Log.from_v1(fields))
-    if "messages" in keys:
-        return episode(fields, Log.from_native(fields))
-    if "rewards_prompt" in keys and "environment" in keys:
-        return episode(fields, Log.from_human_eval(fields))
-    if "first_name" in keys:
-        return agent_profile(fields)
-    if "agent_goals" in keys:
-        return environment_profile(fields)
-    if "background_story" in keys or "agent1_id" in keys or "agent_1_id" in keys:
-        return relationship_profile(fields)
-    raise origin.problem(
-        "not a Sotopia record: expected an episode log, or an agent, environment or relationship profile"
-    )
+    found = shape(value)
+    if found == "v1":
+        draft = episode(fields, Log.from_v1(fields))
+    elif found == "v1 transcript":
+        draft = episode(fields, Log.from_v1_transcript(fields))
+    elif found == "native":
+        draft = episode(fields, Log.from_native(fields))
+    elif found == "human evaluation":
+        draft = episode(fields, Log.from_human_eval(fields))
+    elif found == "agent":
+        draft = agent_profile(fields)
+    elif found == "environment":
+        draft = environment_profile(fields)
+    elif found == "relationship":
+        draft = relationship_profile(fields)
+    else:
+        keys = ", ".join(sorted(value)[:8]) or "none"
+        raise origin.problem(
+            f"not a known Sotopia shape (its keys: {keys}); Parley reads {'; '.join(SHAPES)}"
+        )
+    if remark is not None:
+        remark.ignored.update(ignored_fields(fields, found, draft))
+    return draft
+
+
+# The fields each shape keeps (as a Parley field, a setting, or a check), by ``shape``; every other
+# field with a value is reported as ignored (``ignored_fields``).
+KEPT_FIELDS = {
+    "v1": {
+        "episode_id", "environment_id", "agent_ids", "experiment_tag", "experiment_model_name_pairs",
+        "raw_messages", "messages", "raw_rewards", "scenario", "codename", "agents_background", "social_goals",
+        # the transcript again as text, read from raw_messages
+        "social_interactions",
+    },
+    "v1 transcript": {
+        "episode_id", "scenario", "codename", "agents_background", "social_goals", "social_interactions", "rewards",
+    },
+    "native": {"pk", "environment", "agents", "tag", "models", "messages", "rewards"},
+    "human evaluation": {"pk", "environment", "agents", "tag", "models", "rewards_prompt", "rewards"},
+    "agent": {
+        "pk", "agent_id", "first_name", "last_name", "age", "occupation", "gender", "gender_pronoun", "public_info",
+        "big_five", "mbti", "moral_values", "schwartz_personal_values", "personality_and_values",
+        "decision_making_style", "secret",
+    },
+    "environment": {"pk", "env_id", "codename", "source", "scenario", "agent_goals", "relationship"},
+    "relationship": {
+        "pk", "relationship_id", "agent_1_id", "agent_2_id", "agent1_id", "agent2_id", "relationship",
+        "background_story",
+    },
+}
+_EMPTY_VALUES = ("", "nan", "none", "null")
+
+
+def ignored_fields(fields: Fields, found: str, draft: Draft) -> list[str]:
+    """The fields of a record that hold something Parley does not keep.
+
+    A field holding nothing (null, "", Sotopia's pandas "nan" or "none", an empty list) is not
+    reported. The v1 line's ``rewards`` repeats ``raw_rewards`` without the overall score and counts
+    as kept when it agrees; the judge's ``reasoning`` is kept with the scores, or as the environment's
+    comment, and is ignored only when a log has neither.
+    """
+    kept = set(KEPT_FIELDS[found])
+    if found == "v1" and rewards_agree(fields.data.get("raw_rewards"), fields.data.get("rewards")):
+        kept.add("rewards")
+    if isinstance(draft, EpisodeDraft) and (draft.responses or draft.settings.get("environment_comments")):
+        kept.add("reasoning")
+    ignored = []
+    for key, value in fields.data.items():
+        if key in kept or value is None or value == [] or value == {}:
+            continue
+        if isinstance(value, str) and value.strip().lower() in _EMPTY_VALUES:
+            continue
+        ignored.append(key)
+    return ignored
+
+
+def rewards_agree(raw: Any, plain: Any) -> bool:
+    """Whether v1's ``rewards`` (``[{dims}, ...]``) holds the scores of ``raw_rewards``
+    (``[[overall, {dims}], ...]``), the overall score left out; true when either is absent (then
+    ``rewards`` is the one read)."""
+    if raw is None or plain is None:
+        return True
+    if not (isinstance(raw, list) and isinstance(plain, list) and len(raw) == len(plain)):
+        return False
+    for entry, scores in zip(raw, plain, strict=True):
+        dims = entry[1] if isinstance(entry, list) and len(entry) == 2 else entry
+        if not (isinstance(dims, dict) and isinstance(scores, dict)) or without_derived(dims) != without_derived(
+            scores
+        ):
+            return False
+    return True
+
+
+def without_derived(scores: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in scores.items() if key not in DERIVED_SCORES}
 
 
 # --- small readers for Sotopia's loose typing -------------------------------------------------------
@@ -373,6 +488,8 @@ def parse_action(text: str, origin: Origin) -> tuple[str, str]:
         return ActionType.LEAVE, ""
     for marker, action_type in (("[non-verbal communication]", ActionType.NON_VERBAL), ("[action]", ActionType.ACTION)):
         if text.startswith(marker):
+            # A bare "[non-verbal communication] " is a gesture no one described: a silent non-verbal
+            # turn (checks.ACTIONS_NEEDING_CONTENT); a bare "[action]" is refused by check_episode.
             return action_type, text[len(marker) :].strip()
     raise origin.problem(
         f'{describe(text)} is not a Sotopia action (said: "...", did nothing, left the conversation, '
@@ -421,25 +538,55 @@ def turns_from_messages(messages: list[Any], names: list[str], origin: Origin) -
     return turns
 
 
+_TURN_HEADER = re.compile(r"^Turn #(?P<number>[0-9]+)(?:(?P<colon>:)[ \t]*|,?[ \t]*$)", re.M)
+
+
+def turn_headers(text: str, names: list[str], origin: Origin) -> list[tuple[re.Match[str], int]]:
+    """The real turn headers of a transcript, with their numbers.
+
+    A transcript writes "Turn #1" on a line of its own (the human-evaluation export) or "Turn #0: X
+    said ..." (Sotopia's prompt); the first header sets which. A model's utterance may itself hold
+    lines like "Turn #3: none" or a whole replayed transcript, so a header starts a turn only when it
+    is written like the first, carries the next number, and is followed by a participant's name or,
+    for an empty turn, by the next header or the end. Any other "Turn #" line stays in the utterance.
+    """
+    candidates = list(_TURN_HEADER.finditer(text))
+    if not candidates:
+        return []
+    colon = candidates[0].group("colon") is not None
+    expected = turn_number(candidates[0].group("number"), origin)
+    speakers = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    follows = re.compile(rf"(?:{speakers})[ :]|Turn #|Based on previous interactions|$")
+    headers = []
+    for header in candidates:
+        if (header.group("colon") is not None) != colon or header.group("number") != str(expected):
+            continue
+        if not follows.match(text[header.end() :].lstrip()):
+            continue
+        headers.append((header, expected))
+        expected += 1
+    return headers
+
+
 def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[TurnDraft]:
-    """Turns from the transcript in a prompt: "Turn #1\\nX said: ..." or "Turn #0: X said: ...".
+    """Turns from the transcript in a prompt: "Turn #1\nX said: ..." or "Turn #0: X said: ..."
+    (``turn_headers`` finds where each starts).
 
     Numbering starting at 1 (the human-evaluation export) is shifted to start at 0. An empty turn
     ("Turn #8,") is a ``none`` turn by the agent whose turn it was.
     """
-    headers = list(re.finditer(r"^Turn #([0-9]+)[:,]?[ \t]*", text, re.M))
+    headers = turn_headers(text, names, origin)
     if not headers:
         return []
-    numbers = [turn_number(header.group(1), origin) for header in headers]
-    offset = 1 if numbers[0] == 1 else 0
+    offset = 1 if headers[0][1] == 1 else 0
     speakers = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     turns: list[TurnDraft] = []
-    for position, header in enumerate(headers):
-        end = headers[position + 1].start() if position + 1 < len(headers) else len(text)
+    for position, (header, number) in enumerate(headers):
+        end = headers[position + 1][0].start() if position + 1 < len(headers) else len(text)
         body = text[header.end() : end]
         body = re.split(r"\n\s*Based on previous interactions", body)[0].strip().removesuffix(",").strip()
-        index = numbers[position] - offset
-        turn_origin = Origin(origin.file, origin.place, f"{origin.field} (Turn #{header.group(1)})")
+        index = number - offset
+        turn_origin = Origin(origin.file, origin.place, f"{origin.field} (Turn #{number})")
         if not body:
             turns.append(TurnDraft(index, index % len(names), ActionType.NONE, turn_origin))
             continue
@@ -447,12 +594,43 @@ def turns_from_transcript(text: str, names: list[str], origin: Origin) -> list[T
             speaker = re.match(rf"({speakers}) ", action)
             if not speaker:
                 raise turn_origin.problem(
-                    f"Turn #{header.group(1)} does not start with a participant's name ({', '.join(names)}): "
+                    f"Turn #{number} does not start with a participant's name ({', '.join(names)}): "
                     f"{describe(action)}"
                 )
             action_type, content = parse_action(action[speaker.end() :], turn_origin)
             check_text(content, turn_origin, max_length=MAX_TURN_CHARS)
             turns.append(TurnDraft(index, names.index(speaker.group(1)), action_type, turn_origin, content=content))
+    return turns
+
+
+def turns_from_interactions(text: str, names: list[str], origin: Origin) -> list[TurnDraft]:
+    """Turns from an early v1 line's ``social_interactions``: one paragraph per action,
+    'X said: "..."', 'X: left the conversation', 'X: [non-verbal communication] nod'.
+
+    Paragraphs are separated by a blank line; one that does not start with a participant's name
+    belongs to the utterance before it (an utterance may hold blank lines). Turns that did nothing
+    are not written there, so turns are numbered as they come.
+    """
+    speakers = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    starts = re.compile(rf"(?P<name>{speakers}):? (?=said:|did nothing|left the conversation|\[)")
+    actions: list[tuple[str, list[str]]] = []
+    for paragraph in text.strip().split("\n\n"):
+        start = starts.match(paragraph)
+        if start:
+            actions.append((start.group("name"), [paragraph[start.end() :]]))
+        elif actions:
+            actions[-1][1].append(paragraph)
+        elif paragraph.strip():
+            raise origin.problem(
+                f"the transcript does not start with a participant's name ({', '.join(names)}): "
+                f"{describe(paragraph)}"
+            )
+    turns = []
+    for index, (name, parts) in enumerate(actions):
+        turn_origin = Origin(origin.file, origin.place, f"{origin.field} (turn {index + 1})")
+        action_type, content = parse_action("\n\n".join(parts), turn_origin)
+        check_text(content, turn_origin, max_length=MAX_TURN_CHARS)
+        turns.append(TurnDraft(index, names.index(name), action_type, turn_origin, content=content))
     return turns
 
 
@@ -543,21 +721,7 @@ class Log:
             tag="experiment_tag",
             models="experiment_model_name_pairs",
         )
-        backgrounds = fields.mapping("agents_background")
-        goals = fields.mapping("social_goals")
-        for name, value in backgrounds.items():
-            check_text(value, fields.origin.at("agents_background").at(name))
-        for name, value in goals.items():
-            check_text(value, fields.origin.at("social_goals").at(name))
-        context = None
-        if backgrounds or goals:
-            context = Context(
-                scenario=fields.text("scenario"),
-                names=list(backgrounds or goals),
-                backgrounds=backgrounds,
-                goals=goals,
-                codename=fields.text("codename"),
-            )
+        context = v1_context(fields)
         messages_field = first_key(fields, "raw_messages", "messages")
         messages = fields.sequence(messages_field, required=True)
         names = context.names if context else senders(messages)
@@ -568,6 +732,35 @@ class Log:
             context_origin=fields.origin.at("agents_background"),
             turns=turns_from_messages(messages, names, fields.origin.at(messages_field)),
             rewards_field=first_key(fields, "raw_rewards", "rewards"),
+        )
+
+    @classmethod
+    def from_v1_transcript(cls, fields: Fields) -> Log:
+        """An early v1 line: no environment or agent ids, the transcript only as ``social_interactions``
+        text. The scenario's id is made from its text and goals, so lines of one environment share it;
+        the people are found by name, else built from their backgrounds."""
+        context = v1_context(fields)
+        if context is None or len(context.names) < 2:
+            raise fields.origin.at("agents_background").problem(
+                "an early v1 line needs the backgrounds of two or more agents, keyed by name"
+            )
+        transcript = fields.text("social_interactions", required=True, blank=False)
+        return cls(
+            fields=fields,
+            pk=fields.text("episode_id", required=True, blank=False, max_length=max_length(Episode, "external_id")),
+            pk_field="episode_id",
+            environment=scenario_key(context),
+            environment_field="scenario",
+            agents=None,
+            agents_field="agents_background",
+            names=context.names,
+            tag="",
+            models=[],
+            context=context,
+            context_origin=fields.origin.at("agents_background"),
+            turns=turns_from_interactions(transcript, context.names, fields.origin.at("social_interactions")),
+            rewards_field="rewards",
+            reasoning=fields.text("reasoning"),
         )
 
     @classmethod
@@ -588,8 +781,10 @@ class Log:
 
     @classmethod
     def from_human_eval(cls, fields: Fields) -> Log:
-        """A partial log for human evaluation: no agent pks, the transcript only inside the prompt."""
-        common = cls._common(fields, pk="pk", environment="environment", agents=None, tag="tag", models="models")
+        """A partial log for human evaluation: the transcript only inside the prompt; the agents' pks
+        in some exports (``agents``), else the people are found by name."""
+        agents = "agents" if fields.has("agents") else None
+        common = cls._common(fields, pk="pk", environment="environment", agents=agents, tag="tag", models="models")
         prompt_origin = fields.origin.at("rewards_prompt")
         prompt = fields.text("rewards_prompt", required=True)
         context = context_from_prompt(prompt)
@@ -605,6 +800,34 @@ class Log:
             turns=turns_from_transcript(prompt, context.names, prompt_origin),
             rewards_field="rewards" if fields.has("rewards") else None,
         )
+
+
+def v1_context(fields: Fields) -> Context | None:
+    """The scenario, backgrounds and goals a v1 line gives in clear (None when it gives neither)."""
+    backgrounds = fields.mapping("agents_background")
+    goals = fields.mapping("social_goals")
+    for name, value in backgrounds.items():
+        check_text(value, fields.origin.at("agents_background").at(name))
+    for name, value in goals.items():
+        check_text(value, fields.origin.at("social_goals").at(name))
+    if not (backgrounds or goals):
+        return None
+    return Context(
+        scenario=fields.text("scenario"),
+        names=list(backgrounds or goals),
+        backgrounds=backgrounds,
+        goals=goals,
+        codename=fields.text("codename"),
+    )
+
+
+def scenario_key(context: Context) -> str:
+    """An id for a scenario known only by its text: its codename and a digest of its text and goals in
+    order (not the names: the same environment is played by different agents)."""
+    digest = hashlib.sha256(
+        json.dumps([context.scenario, [context.goals.get(name, "") for name in context.names]]).encode()
+    ).hexdigest()[:16]
+    return f"sotopia-text:{slugify(context.codename)[:60]}:{digest}"
 
 
 def senders(messages: list[Any]) -> list[str]:
@@ -731,7 +954,7 @@ def scenario_from_context(
         "context": shared,
         "original_context": context.scenario,
         "difficulty": "standard",
-        "relationship": 0,
+        "relationship": None,  # a log does not say how its people know each other
     }
     check_scenario_values(values, origin, {"context": "scenario", "original_context": "scenario"})
     check_roles(roles, origin)
@@ -828,7 +1051,7 @@ def environment_profile(fields: Fields) -> ScenarioDraft:
         "context": shared,
         "original_context": scenario,
         "difficulty": "standard",
-        "relationship": int_of(fields, "relationship", low=0, high=5, default=0),
+        "relationship": int_of(fields, "relationship", low=0, high=5),  # None: unknown
     }
     check_scenario_values(values, fields.origin, {"context": "scenario", "original_context": "scenario"})
     goals_origin = fields.origin.at("agent_goals")

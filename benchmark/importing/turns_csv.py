@@ -29,9 +29,9 @@ from .checks import (
     check_episode,
 )
 from .drafts import (
+    ACTIONS_NEEDING_CONTENT,
     MAX_INTEGER,
     MAX_TURN_CHARS,
-    SPEAKING_ACTIONS,
     CharacterDraft,
     CharacterRef,
     Draft,
@@ -42,6 +42,7 @@ from .drafts import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
+    action_words,
     check_choice,
     check_text,
     goals_from_text,
@@ -141,8 +142,8 @@ def read_row(values: dict[str, str], origin: Origin) -> Row:
     action_type = check_choice(values["action_type"].strip() or ActionType.SPEAK, values_of(ActionType),
                                origin.at("action_type"))
     text = check_text(values["text"], origin.at("text"), max_length=MAX_TURN_CHARS)
-    if action_type in SPEAKING_ACTIONS and not text.strip():
-        raise origin.at("text").problem(f"a {action_type!r} turn needs text")
+    if action_type in ACTIONS_NEEDING_CONTENT and not text.strip():
+        raise origin.at("text").problem(f"a {action_words(action_type)} turn needs text")
     speaker = check_text(values["speaker"].strip(), origin.at("speaker"), blank=False)
     return Row(origin, int(index_text), speaker, action_type, text)
 
@@ -178,7 +179,7 @@ def episode(group: EpisodeRows, file: str) -> EpisodeDraft:
             ),
             "original_context": "",
             "difficulty": "standard",
-            "relationship": 0,
+            "relationship": None,  # the file does not say how its speakers know each other
         },
         roles=[
             RoleDraft(position, goals_from_text(PLACEHOLDER_GOAL), character=character)

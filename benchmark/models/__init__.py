@@ -1,6 +1,6 @@
 from .barriers import Barrier, BarrierCue, ScenarioBarrier
 from .casts import Cast, CastMember
-from .characters import PROFILE_LABELS, Character, Relationship
+from .characters import PROFILE_LABELS, Character, Relationship, relationship_label
 from .episodes import ActionType, Episode, Seat, Turn
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
@@ -37,6 +37,7 @@ __all__ = [
     "NeutralContext",
     "PROFILE_LABELS",
     "Relationship",
+    "relationship_label",
     "Role",
     "Scenario",
     "ScenarioBarrier",

@@ -14,6 +14,11 @@ class Relationship(models.IntegerChoices):
     FAMILY = 5, "family"
 
 
+def relationship_label(relationship: int | None) -> str:
+    """A scenario's relationship in words; ``None`` is a relationship no one recorded (an imported log)."""
+    return "unknown" if relationship is None else str(Relationship(relationship).label)
+
+
 # What one side may see of the other's profile, by relationship (Sotopia's visibility rule):
 # close ties see everything but the secret, acquaintances see the public face, strangers nothing.
 _PUBLIC_FACE = ("name", "occupation", "pronouns", "public_info")
@@ -108,8 +113,9 @@ class Character(models.Model):
             "secret": self.secret,
         }
 
-    def visible_to(self, relationship: int) -> dict[str, str]:
-        """The part of this profile that someone in ``relationship`` with the character may see."""
-        fields = VISIBLE_FIELDS[Relationship(relationship)]
+    def visible_to(self, relationship: int | None) -> dict[str, str]:
+        """The part of this profile that someone in ``relationship`` with the character may see; when
+        the relationship is unknown (``None``), no more than a stranger sees."""
+        fields = VISIBLE_FIELDS[Relationship(relationship)] if relationship is not None else ()
         profile = self.profile()
         return {field: profile[field] for field in fields if profile[field]}

@@ -151,8 +151,8 @@ class Turn(models.Model):
             models.UniqueConstraint(
                 fields=["episode", "client_id"], condition=Q(client_id__isnull=False), name="turn_client_id_unique"
             ),
-            models.CheckConstraint(
-                condition=~Q(action_type__in=["speak", "non-verbal", "action"]) | ~Q(content=""),
+            models.CheckConstraint(  # a non-verbal turn may be a gesture no one described
+                condition=~Q(action_type__in=["speak", "action"]) | ~Q(content=""),
                 name="turn_action_has_content",
             ),
         ]

@@ -2,7 +2,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from .characters import Relationship
+from .characters import Relationship, relationship_label
 from .teams import OwnedQuerySet
 
 
@@ -64,7 +64,10 @@ class Scenario(models.Model):
     context = models.TextField(help_text="The shared, neutral context every side sees.")
     original_context = models.TextField(blank=True)
     difficulty = models.CharField(max_length=10, choices=Difficulty, default=Difficulty.STANDARD)
-    relationship = models.PositiveSmallIntegerField(choices=Relationship, default=Relationship.STRANGER)
+    relationship = models.PositiveSmallIntegerField(
+        choices=Relationship, default=Relationship.STRANGER, null=True, blank=True,
+        help_text="How the characters know each other; empty: unknown (an imported log that does not say).",
+    )
     category = models.CharField(
         max_length=20, choices=Category, blank=True,
         help_text="AgentSense's scenario category: personal domain, small society or large society.",
@@ -94,7 +97,10 @@ class Scenario(models.Model):
         ordering = ["codename", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["team", "external_id"], name="scenario_external_id_per_team"),
-            models.CheckConstraint(condition=models.Q(relationship__lte=5), name="scenario_relationship_known"),
+            models.CheckConstraint(
+                condition=models.Q(relationship__isnull=True) | models.Q(relationship__lte=5),
+                name="scenario_relationship_known",
+            ),
             models.CheckConstraint(
                 condition=models.Q(turn_cap__isnull=True) | models.Q(turn_cap__gte=1), name="scenario_turn_cap_positive"
             ),
@@ -106,6 +112,11 @@ class Scenario(models.Model):
 
     def __str__(self) -> str:
         return self.codename or f"scenario {self.pk}"
+
+    @property
+    def relationship_label(self) -> str:
+        """The relationship in words, "unknown" when none was recorded."""
+        return relationship_label(self.relationship)
 
     def clean(self) -> None:
         if self.is_template and self.template_id:

@@ -139,7 +139,7 @@ class ScenarioFacts:
     source: str
     private_texts: tuple[str, ...]
     topic: str
-    relationship: int
+    relationship: int | None
     roles: int
     cached: NeutralContext | None
     edited: NeutralContext | None
@@ -231,7 +231,7 @@ _PEOPLE = {0: "strangers", 1: "people who know each other by name", 2: "acquaint
            4: "partners", 5: "family members"}
 
 
-def heuristic_neutral_sentence(source: str, *, topic: str = "", relationship: int = 0, roles: int = 2) -> str:
+def heuristic_neutral_sentence(source: str, *, topic: str = "", relationship: int | None = 0, roles: int = 2) -> str:
     """A deterministic stand-in for the neutraliser: the first sentence, cut before any goal or figure.
 
     The first sentence (or its part before a semicolon) is cut at the first word that states what

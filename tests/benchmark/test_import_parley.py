@@ -204,7 +204,7 @@ def test_scenario_with_fewer_than_two_roles_is_rejected(tmp_path):
 def test_speaking_turn_without_content_is_rejected(tmp_path):
     record = episode_record()
     record["turns"][0]["content"] = "  "
-    assert_rejected(write_lines(tmp_path, record), "field turns[0].content: a 'speak' turn needs content")
+    assert_rejected(write_lines(tmp_path, record), "field turns[0].content: a speak turn needs content")
 
 
 def test_seat_for_a_role_the_scenario_lacks_is_rejected(tmp_path):

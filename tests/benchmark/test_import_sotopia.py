@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.importing import ImportProblem
 from benchmark.models import Answer, Character, Episode, Response, Role, Scenario, Seat, Turn
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
@@ -278,14 +279,99 @@ def test_human_eval_log_without_profiles_builds_people_from_the_prompt():
 
 # --- all files, and bad input ----------------------------------------------------------------------
 
-# The shapes this importer was built for. The folder has since gained Sotopia's human-evaluation
-# variants, the env/agent combos and the early v1 transcripts: importing those is an issue of its own.
+# Every Sotopia file of the data folder but the castings and the GPT-4 judge scores, which have
+# their own formats (test_castings_and_judge_scores_are_not_read_as_sotopia).
 SUPPORTED_FILES = (
     "agent_profiles.json", "environment_profiles.json", "episodelog_native_01J0GZWDV6HMKQK4B3PTEZW5V8.json",
     "human_eval_01H7VM65KGGY7842XGE5A7PEK1.json", "human_eval_01HMN74FB8HVPT727QCV3SB27E.json",
     "relationship_profiles.json", "serialized_agent_profiles.jsonl", "serialized_environment_profiles.jsonl",
     "serialized_relationship_profiles.jsonl", "sotopia_episodes_v1_first5.jsonl",
+    "sotopia_humaneval_agents_variant_01H7ZEPYE09RAC869ZJX93BA2Z.json",
+    "sotopia_humaneval_context2_variant_01H87HF7X0SZS9Y5PJ2QER6H55.json",
+    "sotopia_humaneval_empty_nonverbal_01HP5MDHPWQJX965B3VT5A6934.json",
+    "sotopia_humaneval_turn_header_inside_utterance_01HNBCQQRFA7332019G6ABD7Y6.json",
+    "sotopia_v1_transcript_only_30.jsonl",
 )
+EMPTY_NONVERBAL = SOTOPIA / "sotopia_humaneval_empty_nonverbal_01HP5MDHPWQJX965B3VT5A6934.json"
+HEADER_INSIDE = SOTOPIA / "sotopia_humaneval_turn_header_inside_utterance_01HNBCQQRFA7332019G6ABD7Y6.json"
+CONTEXT2 = SOTOPIA / "sotopia_humaneval_context2_variant_01H87HF7X0SZS9Y5PJ2QER6H55.json"
+AGENTS_VARIANT = SOTOPIA / "sotopia_humaneval_agents_variant_01H7ZEPYE09RAC869ZJX93BA2Z.json"
+V1_TRANSCRIPT = SOTOPIA / "sotopia_v1_transcript_only_30.jsonl"
+
+# file -> (episodes, scenarios, characters, turns, answers) created when imported alone into an empty
+# team, then the checked profiles and the ignored fields of its summary.
+ALONE = {
+    "agent_profiles.json": ((0, 0, 40, 0, 0), {}, {}),
+    "environment_profiles.json": ((0, 20, 0, 0, 0), {}, {"age_constraint": 20, "occupation_constraint": 4}),
+    "episodelog_native_01J0GZWDV6HMKQK4B3PTEZW5V8.json": ((1, 1, 2, 12, 14), {}, {"rewards_prompt": 1}),
+    "human_eval_01H7VM65KGGY7842XGE5A7PEK1.json": ((1, 1, 2, 8, 0), {}, {}),
+    "human_eval_01HMN74FB8HVPT727QCV3SB27E.json": ((1, 1, 2, 17, 0), {}, {}),
+    "relationship_profiles.json": ((0, 0, 0, 0, 0), {"relationship": 20}, {}),
+    "serialized_agent_profiles.jsonl": ((0, 0, 40, 0, 0), {}, {}),
+    "serialized_environment_profiles.jsonl": ((0, 90, 0, 0, 0), {}, {"age_constraint": 90, "occupation_constraint": 1}),
+    "serialized_relationship_profiles.jsonl": ((0, 0, 0, 0, 0), {"relationship": 120}, {}),
+    "sotopia_episodes_v1_first5.jsonl": ((5, 5, 8, 56, 70), {}, {"raw_rewards_prompt": 5}),
+    "sotopia_humaneval_agents_variant_01H7ZEPYE09RAC869ZJX93BA2Z.json": ((1, 1, 2, 10, 0), {}, {}),
+    "sotopia_humaneval_context2_variant_01H87HF7X0SZS9Y5PJ2QER6H55.json": ((1, 1, 2, 4, 0), {}, {"context2": 1}),
+    "sotopia_humaneval_empty_nonverbal_01HP5MDHPWQJX965B3VT5A6934.json": ((1, 1, 2, 15, 0), {}, {}),
+    "sotopia_humaneval_turn_header_inside_utterance_01HNBCQQRFA7332019G6ABD7Y6.json": ((1, 1, 2, 7, 0), {}, {}),
+    "sotopia_v1_transcript_only_30.jsonl": ((30, 30, 27, 282, 420), {}, {}),
+}
+KINDS = ("episode", "scenario", "character", "turn", "answer")
+
+
+def test_the_count_table_covers_every_sotopia_file_of_the_data_folder():
+    others = {"sotopia_env_agent_combos_450.jsonl", "sotopia_humaneval_gpt4_scores_140.json"}
+    on_disk = {path.name for path in SOTOPIA.iterdir() if path.suffix in (".json", ".jsonl")}
+    assert on_disk - others == set(ALONE) == set(SUPPORTED_FILES)
+
+
+@pytest.mark.parametrize("name", sorted(ALONE))
+def test_each_real_file_imports_alone_with_its_counts(name):
+    created, checked, ignored = ALONE[name]
+
+    result = import_file(SOTOPIA / name)
+
+    assert tuple(result.created[kind] for kind in KINDS) == created
+    assert dict(result.checked) == checked
+    assert dict(result.ignored) == ignored
+    assert (Episode.objects.count(), Turn.objects.count(), Answer.objects.count()) == (
+        created[0], created[3], created[4]
+    )
+
+
+# file -> (episodes, turns, answers) created and (scenarios, characters) found after the serialized
+# profiles, which the README says these logs' ids and names resolve in.
+AFTER_PROFILES = {
+    "human_eval_01H7VM65KGGY7842XGE5A7PEK1.json": ((1, 8, 0), (1, 2)),
+    "human_eval_01HMN74FB8HVPT727QCV3SB27E.json": ((1, 17, 0), (1, 2)),
+    "sotopia_episodes_v1_first5.jsonl": ((5, 56, 70), (5, 8)),
+    "sotopia_humaneval_agents_variant_01H7ZEPYE09RAC869ZJX93BA2Z.json": ((1, 10, 0), (1, 2)),
+    "sotopia_humaneval_context2_variant_01H87HF7X0SZS9Y5PJ2QER6H55.json": ((1, 4, 0), (1, 2)),
+    "sotopia_humaneval_empty_nonverbal_01HP5MDHPWQJX965B3VT5A6934.json": ((1, 15, 0), (1, 2)),
+    "sotopia_humaneval_turn_header_inside_utterance_01HNBCQQRFA7332019G6ABD7Y6.json": ((1, 7, 0), (1, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AFTER_PROFILES))
+def test_each_real_log_finds_its_scenario_and_people_among_the_profiles(name):
+    import_file(SOTOPIA / "serialized_agent_profiles.jsonl")
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl")
+    created, found = AFTER_PROFILES[name]
+
+    result = import_file(SOTOPIA / name)
+
+    assert (result.created["episode"], result.created["turn"], result.created["answer"]) == created
+    assert (result.unchanged["scenario"], result.unchanged["character"]) == found
+    assert result.created["scenario"] == result.created["character"] == 0
+
+
+def test_early_v1_lines_find_their_people_by_name_among_the_profiles():
+    import_file(SOTOPIA / "serialized_agent_profiles.jsonl")
+
+    result = import_file(V1_TRANSCRIPT)
+
+    assert (result.created["character"], result.unchanged["character"]) == (0, 27)
 
 
 def test_importing_every_supported_real_file_twice_changes_nothing_the_second_time():
@@ -298,7 +384,7 @@ def test_importing_every_supported_real_file_twice_changes_nothing_the_second_ti
 
     assert row_counts() == before
     assert sum(result.created.total() for result in results) == 0
-    assert sum(result.unchanged["episode"] for result in results) == 8
+    assert sum(result.unchanged["episode"] for result in results) == 8 + 4 + 30
 
 
 def test_unknown_environment_is_named_when_the_log_has_no_context(tmp_path):
@@ -452,7 +538,7 @@ def test_an_age_written_in_other_digits_is_refused(tmp_path):
 
 def test_a_transcript_turn_number_beyond_the_index_column_is_refused(tmp_path):
     log = json.loads(HUMAN_EVAL_BED.read_text())
-    log["rewards_prompt"] = log["rewards_prompt"].replace("\nTurn #2\n", "\nTurn #" + "9" * 40 + "\n", 1)
+    log["rewards_prompt"] = log["rewards_prompt"].replace("\nTurn #1\n", "\nTurn #" + "9" * 40 + "\n", 1)
     path = tmp_path / "log.json"
     path.write_text(json.dumps(log))
 
@@ -477,3 +563,214 @@ def test_a_message_over_the_turn_size_cap_is_refused(tmp_path):
     assert_rejected(
         write_v1(tmp_path, line), "line 1, field raw_messages[1][3][2]: is 120000 characters long; at most 100000 fit"
     )
+
+
+# --- the human-evaluation study's odd exports ---------------------------------------------------------
+
+def test_a_bare_non_verbal_turn_is_kept_as_a_silent_gesture():
+    import_file(EMPTY_NONVERBAL)
+
+    turns = list(Episode.objects.get().turns.order_by("index"))
+    assert [(turn.index, turn.action_type, turn.content) for turn in turns if turn.index in (4, 6)] == [
+        (4, "non-verbal", ""), (6, "non-verbal", ""),
+    ]
+    assert (turns[13].action_type, turns[13].content) == ("non-verbal", "[non-verbal communication] [smiles]")
+    assert [turn.action_type for turn in turns if turn.index in (8, 10)] == ["none", "none"]
+
+
+def test_a_silent_gesture_reads_as_undescribed_in_prompts():
+    from benchmark.agents.prompt import HistoryEntry, describe_turn
+
+    assert describe_turn(HistoryEntry("Hendrick Heinz", "non-verbal", "", 0)) == (
+        "Hendrick Heinz [non-verbal communication], not described."
+    )
+
+
+def test_turn_headers_inside_an_utterance_stay_in_the_utterance():
+    import_file(HEADER_INSIDE)
+
+    turns = list(Episode.objects.get().turns.order_by("index"))
+    assert [turn.index for turn in turns] == list(range(7))
+    replay = turns[3].content
+    assert replay.startswith("Strangely, you have exited the conversation.")
+    assert "\n\nTurn #3: none\n\nTurn #4: Baxter Sterling said:" in replay and replay.endswith("Turn #6: leave\"")
+    assert (turns[4].action_type, turns[4].content) == ("non-verbal", "Smile and nod at Baxter enthusiastically")
+    assert turns[6].action_type == "leave"
+
+
+def test_an_empty_physical_action_is_refused_naming_the_action_type_in_words(tmp_path):
+    log = json.loads(HUMAN_EVAL_BED.read_text())
+    prompt = log["rewards_prompt"]
+    start = prompt.index("Turn #2\n") + len("Turn #2\n")
+    log["rewards_prompt"] = prompt[:start] + "Hendrick Heinz [action] \n" + prompt[prompt.index("Turn #3\n"):]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+
+    assert_rejected(path, "field rewards_prompt (Turn #2).content: a physical action turn needs content")
+
+
+def test_the_export_with_agent_pks_finds_its_people_by_pk():
+    import_file(SOTOPIA / "agent_profiles.json")
+
+    result = import_file(AGENTS_VARIANT)
+
+    seats = Seat.objects.select_related("character").order_by("position")
+    assert [seat.character.external_id for seat in seats] == [
+        "01H5TNE5PMBJ9VHH51YC0BB64C", "01H5TNE5Q1J7Z7Q12WA1W90MR9",
+    ]
+    assert result.unchanged["character"] == 2
+
+
+def test_the_second_agents_view_of_the_context_is_reported_as_ignored():
+    result = import_file(CONTEXT2)
+
+    assert "ignored: context2 (in 1 record)" in result.summary()
+    assert Episode.objects.get().turns.count() == 4
+
+
+# --- the early v1 release -------------------------------------------------------------------------------
+
+def test_early_v1_line_builds_its_scenario_people_turns_and_scores_from_the_text():
+    import_file(V1_TRANSCRIPT)
+
+    episode = Episode.objects.get(external_id="01HB5GHRZK82KZVHZVEAH9C81Q")
+    scenario = episode.scenario
+    assert scenario.codename == "play_hooky" and scenario.external_id.startswith("sotopia-text:play_hooky:")
+    assert scenario.relationship is None
+    ethan = episode.seats.get(position=0).character
+    assert (ethan.external_id, ethan.age, ethan.occupation) == ("sotopia-name:Ethan Smith", 29, "software developer")
+    first = episode.turns.order_by("index").first()
+    assert (first.action_type, first.content) == (
+        "speak", "Hey Noah, I noticed you've been around me all day. Is there something you need or is it just a "
+        "coincidence?"
+    )
+    assert Answer.objects.filter(response__episode=episode).count() == 14
+    goal = Answer.objects.get(response__episode=episode, question__key="goal", seat_position=0)
+    assert goal.number == 10 and goal.reasoning.startswith("Ethan")
+
+
+def test_early_v1_actions_of_every_kind_are_read():
+    import_file(V1_TRANSCRIPT)
+
+    kinds = set(Turn.objects.values_list("action_type", flat=True))
+    assert kinds == {"speak", "non-verbal", "action", "leave"}
+    assert Turn.objects.filter(action_type="leave").count() == 12
+
+
+def test_a_paragraph_that_names_no_one_belongs_to_the_utterance_before_it():
+    import_file(V1_TRANSCRIPT)
+
+    turn = Turn.objects.get(content__contains="* speak: to express")
+    assert turn.action_type == "speak" and "\n\n* speak: to express" in turn.content
+
+
+def test_early_v1_lines_of_one_environment_share_its_scenario(tmp_path):
+    first, second = (json.loads(line) for line in V1_TRANSCRIPT.read_text().splitlines()[:2])
+    second.update(scenario=first["scenario"], codename=first["codename"], social_goals={
+        name: goal for name, goal in zip(second["social_goals"], first["social_goals"].values(), strict=True)
+    })
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+
+    result = import_file(path)
+
+    assert (result.created["episode"], result.created["scenario"]) == (2, 1)
+
+
+def test_v1_rewards_that_differ_from_raw_rewards_are_reported_as_ignored(tmp_path):
+    line = v1_lines()[0]
+    line["rewards"][0]["goal"] = 0.0
+    path = tmp_path / "v1.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+
+    result = import_file(path)
+
+    assert result.ignored == {"raw_rewards_prompt": 1, "rewards": 1}
+
+
+def test_a_field_sotopia_never_wrote_is_reported_as_ignored(tmp_path):
+    log = json.loads(HUMAN_EVAL_BED.read_text())
+    log["scores"] = {"agent1": {"goal": 3}}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+
+    assert "ignored: scores (in 1 record)" in import_file(path).summary()
+
+
+# --- shapes that are not Sotopia's, and unknown relationships ---------------------------------------------
+
+def test_castings_and_judge_scores_are_not_read_as_sotopia():
+    from benchmark.importing import first_record, sotopia
+
+    for name in ("sotopia_env_agent_combos_450.jsonl", "sotopia_humaneval_gpt4_scores_140.json"):
+        path = SOTOPIA / name
+        assert not sotopia.recognises(first_record(path, path.read_text()))
+
+
+def test_a_record_of_no_sotopia_shape_says_so_and_lists_the_shapes(tmp_path):
+    path = tmp_path / "combos.jsonl"
+    path.write_text('{"combo_id": "c1", "env_id": "e1", "agent_ids": ["a", "b"]}\n')
+
+    with pytest.raises(ImportProblem) as problem:
+        import_file(path, format="sotopia")
+
+    message = str(problem.value)
+    assert message.startswith("combos.jsonl, line 1: not a known Sotopia shape (its keys: agent_ids, combo_id, env_id)")
+    assert "an early v1 line (episode_id, social_interactions, agents_background)" in message
+
+
+def test_a_scenario_from_a_log_has_an_unknown_relationship_and_the_summary_says_so():
+    result = import_file(HUMAN_EVAL_DISLIKE)
+
+    assert Scenario.objects.get().relationship is None
+    assert any("1 scenario made from this file has an unknown relationship" in note for note in result.notes)
+
+
+def test_an_environment_profile_keeps_its_relationship_and_one_without_is_unknown(tmp_path):
+    lines = (SOTOPIA / "serialized_environment_profiles.jsonl").read_text().splitlines()[:2]
+    second = json.loads(lines[1])
+    del second["relationship"]
+    path = tmp_path / "envs.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps(second) + "\n")
+
+    import_file(path)
+
+    assert Scenario.objects.get(external_id=json.loads(lines[0])["env_id"]).relationship == int(
+        json.loads(lines[0])["relationship"]
+    )
+    assert Scenario.objects.get(external_id=second["env_id"]).relationship is None
+
+
+def test_prompts_leave_an_unknown_relationship_out_and_the_judge_is_told_it_is_unknown():
+    from benchmark.agents.prompt import AgentContext, build_agent_messages
+    from benchmark.evaluation.briefing import load_episode_for_judge, relationship_sentence
+
+    import_file(HUMAN_EVAL_DISLIKE)
+    episode = Episode.objects.get()
+    seat = episode.seats.get(position=0)
+
+    prompt = build_agent_messages(AgentContext.for_seat(episode, seat, []))[-1]["content"]
+    facts = load_episode_for_judge(episode.pk)
+
+    assert "your relationship" not in prompt and "Zane Bennett" in prompt
+    assert facts.relationship == "unknown"
+    assert relationship_sentence(facts.relationship).startswith("Relationship between the characters: not recorded")
+
+
+def test_an_unknown_relationship_survives_export_and_import_into_another_team(tmp_path):
+    import io
+
+    from benchmark.exporting import export_episodes
+    from tests.builders import make_team
+
+    import_file(HUMAN_EVAL_DISLIKE)
+    out = io.StringIO()
+    export_episodes(Episode.objects.all(), out)
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(out.getvalue())
+    other = make_team()
+
+    import_file(path, team=other)
+
+    assert json.loads(out.getvalue())["scenario"]["relationship"] is None
+    assert Scenario.objects.get(team=other).relationship is None
