@@ -390,8 +390,10 @@ def test_the_example_in_the_format_documentation_imports(tmp_path):
 
     result = import_file(write(tmp_path, example))
 
-    assert (result.created["barrier"], result.created["character"], result.created["scenario"]) == (1, 1, 1)
+    assert (result.created["barrier"], result.created["character"], result.created["scenario"]) == (1, 2, 1)
     assert Scenario.objects.get(external_id="flat-dishes").roles.get(position=0).character.first_name == "Ann"
+    cast = Cast.objects.get(external_id="swapped").characters()
+    assert (cast[0].first_name, cast[1].first_name) == ("Bo", "Ann")
 
 
 def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path):
