@@ -4,7 +4,8 @@ Loads the demo, exports it as Parley JSON Lines, multiplies it into N episodes w
 external ids, then times: importing them into an empty database, exporting them, re-importing
 them (everything unchanged), importing every real Sotopia file in ../shared/data/sotopia, a SocialVeil
 run's results (180 scenario folders) and both real ProMediate cases, Sotopia's 450 castings after
-the profiles they name; then the same for a scenario library of N scenarios (``--scenarios``); then
+the profiles they name, adding scores to stored episodes (Sotopia's GPT-4 judge file; a scores-only
+CSV of 10,000 rows, twice); then the same for a scenario library of N scenarios (``--scenarios``); then
 SocialVeil's two real scenario files in ../shared/data/socialveil (the hard scenarios, then the semantic
 barrier file).
 
@@ -111,6 +112,7 @@ def main() -> None:
     print(f"sotopia:   {elapsed:6.2f} s  for {len(imported)} real files ({episodes} episodes and their profiles)")
     for line in refused:
         print(f"  refused: {line}")
+    time_scores(team, workdir, min(args.episodes, 1000))
 
     time_socialveil_runs(team, workdir)
     time_promediate(team)
@@ -236,6 +238,36 @@ def time_castings(team) -> None:  # noqa: ANN001 - a Team, imported after django
     assert result.created["cast"] == again.unchanged["cast"] == 450
     print(f"castings:  {elapsed:6.2f} s  {450 / elapsed:7.0f} casts/s  (re-import, all unchanged: "
           f"{again_elapsed:.2f} s)")
+
+
+def time_scores(team, workdir: Path, episodes: int) -> None:  # noqa: ANN001 - a Team, after django.setup()
+    """Scores onto stored episodes: Sotopia's GPT-4 judge file onto the human-eval episodes, then a
+    scores-only CSV of 10 rows per episode (5 dimensions, 2 seats) onto the generated ones, and again."""
+    from benchmark.importing import import_file
+    from benchmark.models import Response
+
+    # The Sotopia files above already attached the file's scores: time attaching them, not finding them there.
+    judge = {"respondent__model": "gpt-4", "respondent__prompt_version": "sotopia"}
+    Response.objects.filter(episode__team=team, **judge).delete()
+    started = time.perf_counter()
+    result = import_file(SOTOPIA / "sotopia_humaneval_gpt4_scores_140.json", team=team)
+    elapsed = time.perf_counter() - started
+    print(f"gpt-4 scores: {elapsed:6.2f} s  (140 scored, {result.changed['episode'] + result.unchanged['episode']} "
+          f"in Parley, {result.created['answer']} answers added)")
+    scores = workdir / "scores.csv"
+    with scores.open("w") as out:
+        out.write("episode_id,respondent,question,seat,value,reasoning\n")
+        for number in range(episodes):
+            for question in ("goal", "believability", "knowledge", "relationship", "secret"):
+                value = -(number % 3) if question == "secret" else number % 6
+                for seat in (0, 1):
+                    out.write(f"bench-{number:06d},bench-judge,{question},{seat},{value},because\n")
+    for label in ("scores csv", "again"):
+        started = time.perf_counter()
+        result = import_file(scores, team=team)
+        elapsed = time.perf_counter() - started
+        print(f"{label}: {elapsed:6.2f} s  {episodes * 10 / elapsed:8.0f} rows/s  ({episodes * 10} rows; "
+              f"{result.created['answer']} answers added, {result.unchanged['episode']} episodes unchanged)")
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ class ImportResult:
     a file holds but no one can read (an AgentSense reply that picks no option); ``ignored`` fields
     read but not kept, by field name, counted in records (never dropped silently); ``notes`` anything
     else a researcher must know (ids the file names that Parley does not have, values read as
-    missing), one sentence each. Counter keys are singular nouns (``episode``, ``scenario``, ...).
+    missing), one sentence each; ``details`` the long lists behind them (every id not in Parley), shown
+    on request. Counter keys are singular nouns (``episode``, ``scenario``, ...).
     """
 
     file: str
@@ -73,6 +74,7 @@ class ImportResult:
     skipped: Counter[str] = field(default_factory=Counter)  # read from the file but not storable, by kind
     ignored: Counter[str] = field(default_factory=Counter)  # field name -> records in which it was not kept
     notes: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # long lists behind the notes (--verbosity 2)
 
     def note(self, sentence: str) -> None:
         if sentence not in self.notes:
@@ -147,6 +149,8 @@ FORMAT_MODULES = {
     "socialveil-run": "socialveil_runs",
     "promediate": "promediate",
     "castings": "castings",
+    "sotopia-scores": "sotopia_scores",
+    "scores": "scores",
     "sotopia": "sotopia",
     "csv": "turns_csv",
 }
@@ -214,7 +218,9 @@ KNOWN_SHAPES = (
     "characters), a Sotopia log or profile, a Sotopia casting (combo_id, env_id), a CSV of turns (episode_id, "
     "turn_index, speaker, action_type, text), a SocialVeil scenario (episode_id, agent_profiles, agent_goals), a "
     "SocialVeil run's conversation_log.json (experimental_context, conversation_log), a ProMediate case "
-    "(instruction, issues, options, names)"
+    "(instruction, issues, options, names), "
+    "Sotopia judge scores keyed by episode pk (env_pk, agent1, agent2), a scores file (episode_id, respondent, "
+    "question, value)"
 )
 
 

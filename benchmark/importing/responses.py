@@ -87,6 +87,27 @@ class ResponseDraft:
     definition: InstrumentDraft | None = None
 
 
+@dataclass
+class EpisodeResponsesDraft:
+    """Responses about an episode that must already be in Parley: what a scores file gives per episode.
+
+    Saving adds them to the stored episode (``saving.Saver.add_to_stored``). An episode the team lacks is
+    refused (``REFUSE``, naming ``id_field``) or listed in a note and left out (``LIST``); ``scenario_id``,
+    when given, must be the stored episode's scenario (its external id), else the file is refused.
+    """
+
+    REFUSE = "refuse"
+    LIST = "list"
+
+    episode_id: str
+    origin: Origin
+    responses: list[ResponseDraft]
+    id_field: str = "episode_id"
+    scenario_id: str | None = None
+    scenario_field: str = "scenario"
+    when_missing: str = REFUSE
+
+
 # The judge presets' questions by dimension, for scores in the older shape (plain data, no query).
 JUDGE_QUESTIONS = rubrics.JUDGE_DIMENSIONS
 

@@ -6,6 +6,13 @@ that team. Lookups are cached for the whole file: each external id the
 file mentions is fetched once, in one query per model, before anything is created, and objects
 created earlier in the same file are found again without a query. What already exists wins:
 nothing is ever updated, so importing a file twice leaves the database as it was.
+
+An episode already stored keeps its seats and turns, but the file's responses it lacks are added to
+it (the episode counts as changed): a response of a respondent it has no response from (for that
+instrument and seat), or answers to questions that respondent's stored response leaves open. An
+answer the episode already has with the same value is unchanged; a different value is refused,
+naming the place in the file, since an import never overwrites. Scores-only files
+(``responses.EpisodeResponsesDraft``) add to stored episodes in the same way.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from django.db import models
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from ..evaluation.interviews.instruments import PROBES_PRESET
@@ -49,7 +57,7 @@ from .drafts import (
     ScenarioDraft,
     ScenarioRef,
 )
-from .responses import AnswerDraft, ResponseDraft
+from .responses import AnswerDraft, EpisodeResponsesDraft, ResponseDraft
 from .scenario_barriers import save_barrier_prompts
 
 M = TypeVar("M", bound=models.Model)
@@ -97,6 +105,9 @@ class Saver:
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
         self.instruments: dict[tuple[str, int], tuple[Instrument, dict[str, Question]]] = {}
         self.respondents: dict[tuple[tuple[str, str], ...], Respondent] = {}
+        self.stored: dict[str, Episode] = {}  # stored episodes the file adds responses to (``load_stored``)
+        self.not_stored: list[str] = []  # episodes a scores file names that the team does not have
+        self.stored_goals: dict[tuple[int, int], Goal] = {}  # (role id, position) -> goal, of stored episodes
 
     # --- lookups --------------------------------------------------------------------------------
 
@@ -267,7 +278,7 @@ class Saver:
 
     def episode(self, draft: EpisodeDraft) -> None:
         if draft.external_id in self.episode_ids:
-            self.result.unchanged["episode"] += 1
+            self.add_to_stored(draft.external_id, draft.responses)
             return
         self.episode_ids.add(draft.external_id)
         barrier = self.barriers.get(draft.barrier_key)
@@ -444,18 +455,22 @@ class Saver:
         if draft.created_at:
             response.created_at = draft.created_at
         self.new[Response].append(response)
-        for answer in draft.answers:
-            question = questions.get(answer.question)
-            if question is None:
-                raise answer.origin.at("question").problem(
-                    f"{instrument} has no question {answer.question!r} (its questions: {', '.join(questions)})"
-                )
-            check_answer(answer, question)
-            self.new[Answer].append(Answer(
-                response=response, question=question, seat_position=answer.seat_position,
-                goal=self.goal(answer, roles), value=answer.value, number=answer.number, reasoning=answer.reasoning,
-            ))
+        self.new[Answer].extend(self.answer(answer, response, questions, roles) for answer in draft.answers)
         self.result.created["answer"] += len(draft.answers)
+
+    def answer(self, draft: AnswerDraft, response: Response, questions: dict[str, Question],
+               roles: dict[int, Role]) -> Answer:
+        """The answer row of ``draft``, checked against its question as the database would."""
+        question = questions.get(draft.question)
+        if question is None:
+            raise draft.origin.at("question").problem(
+                f"{response.instrument} has no question {draft.question!r} (its questions: {', '.join(questions)})"
+            )
+        check_answer(draft, question)
+        return Answer(
+            response=response, question=question, seat_position=draft.seat_position,
+            goal=self.goal(draft, roles), value=draft.value, number=draft.number, reasoning=draft.reasoning,
+        )
 
     def goal(self, answer: AnswerDraft, roles: dict[int, Role]) -> Goal | None:
         if answer.goal is None:
@@ -464,7 +479,7 @@ class Saver:
         role = roles.get(role_position)
         found = None
         if role is not None:  # a goal made from this file, else a stored one
-            found = self.new_goals.get((id(role), position))
+            found = self.new_goals.get((id(role), position)) or self.stored_goals.get((role.pk, position))
             if found is None and role.pk is not None:
                 found = Goal.objects.filter(role=role, position=position).first()
         if found is None:
@@ -473,10 +488,146 @@ class Saver:
             )
         return found
 
+    # --- responses added to stored episodes -----------------------------------------------------
+
+    def load_stored(self) -> None:
+        """The stored episodes the file gives responses for, with their seats, roles and responses (with
+        answers): a few queries per 500 episodes, however many responses the file adds."""
+        wanted = {draft.episode_id for draft in self.drafts if isinstance(draft, EpisodeResponsesDraft)}
+        wanted.update(
+            draft.external_id for draft in self.drafts
+            if isinstance(draft, EpisodeDraft) and draft.responses and draft.external_id in self.episode_ids
+        )
+        responses = Response.objects.exclude(status=Response.Status.SUPERSEDED).prefetch_related("answers")
+        for chunk in _chunks(wanted):
+            for episode in (
+                Episode.objects.of_team(self.team).filter(external_id__in=chunk).select_related("scenario")
+                .prefetch_related("seats", "scenario__roles__goals", Prefetch("responses", queryset=responses))
+            ):
+                self.stored[episode.external_id] = episode
+                for role in episode.scenario.roles.all():
+                    self.stored_goals.update(((role.pk, goal.position), goal) for goal in role.goals.all())
+
+    def responses_for_stored(self, draft: EpisodeResponsesDraft) -> None:
+        """A scores file's responses for one episode: added to the stored episode, which must play the
+        scenario the file names; an episode the team lacks is refused or listed, as the format says."""
+        episode = self.stored.get(draft.episode_id)
+        if episode is None:
+            if draft.when_missing == EpisodeResponsesDraft.LIST:
+                self.not_stored.append(draft.episode_id)
+                return
+            raise draft.origin.at(draft.id_field).problem(
+                f"episode {draft.episode_id!r} is not in Parley (in this team); import the episode first"
+            )
+        if draft.scenario_id is not None and draft.scenario_id != episode.scenario.external_id:
+            raise draft.origin.at(draft.scenario_field).problem(
+                f"episode {draft.episode_id!r} plays scenario {episode.scenario.external_id!r} in Parley, "
+                f"not {draft.scenario_id!r}"
+            )
+        self.add_to_stored(draft.episode_id, draft.responses)
+
+    def add_to_stored(self, episode_id: str, responses: list[ResponseDraft]) -> None:
+        """Add to a stored episode what ``responses`` hold and it lacks; count it changed, else unchanged.
+
+        A file response is matched to the episode's stored response of the same instrument, respondent
+        and seat (one whose answers are the same, if the respondent has several); unmatched, it is a new
+        response. A judge answers once, so a file naming one judge twice is refused as it is for new episodes.
+        """
+        episode = self.stored.get(episode_id)
+        if episode is None:  # nothing to add: the file gives no responses for it
+            self.result.unchanged["episode"] += 1
+            return
+        roles = {role.position: role for role in episode.scenario.roles.all()}
+        seats = sorted(seat.position for seat in episode.seats.all())
+        stored = list(episode.responses.all())
+        answered: set[tuple[int, int, int | None]] = set()
+        matched: set[int] = set()
+        before = self.result.created["answer"]
+        for draft in responses:
+            for answer in draft.answers:
+                if answer.seat_position is not None and answer.seat_position not in seats:
+                    raise answer.origin.at("seat").problem(
+                        f"episode {episode_id!r} has no seat {answer.seat_position} "
+                        f"(seats: {', '.join(map(str, seats))})"
+                    )
+            instrument, questions = self.instrument(draft, episode.scenario)
+            respondent = self.respondent(draft)
+            key = (instrument.pk, respondent.pk, draft.seat_position)
+            same = [
+                response for response in stored
+                if (response.instrument_id, response.respondent_id, response.seat_position) == key
+                and response.pk not in matched
+            ]
+            if instrument.pk is None or not same:
+                self.response(draft, episode, roles, answered)
+                continue
+            answered.add(key)  # a second response of this judge in the file is refused as a new one
+            rows = [self.answer(answer, same[0], questions, roles) for answer in draft.answers]
+            target = next((response for response in same if _unchanged(response, rows)), None)
+            if target is None and len(same) > 1:
+                raise draft.origin.problem(
+                    f"episode {episode_id!r} has {len(same)} responses of {respondent} to {instrument}, none with "
+                    "exactly these answers; Parley cannot tell which one this file adds to"
+                )
+            target = target or same[0]
+            matched.add(target.pk)
+            self.add_answers(target, rows, draft)
+        if self.result.created["answer"] > before:
+            self.result.changed["episode"] += 1
+        else:
+            self.result.unchanged["episode"] += 1
+
+    def add_answers(self, response: Response, rows: list[Answer], draft: ResponseDraft) -> None:
+        """Answers to questions (per seat and goal) the stored response leaves open are added; where it has
+        an answer, the file's must be the same (its reasoning, when it differs, is not kept)."""
+        stored: dict[tuple[int, int | None, int | None], list[Answer]] = {}
+        for answer in response.answers.all():
+            stored.setdefault(_place(answer), []).append(answer)
+        given: dict[tuple[int, int | None, int | None], list[tuple[Answer, AnswerDraft]]] = {}
+        for row, answer in zip(rows, draft.answers, strict=True):
+            row.response = response
+            given.setdefault(_place(row), []).append((row, answer))
+        for place, pairs in given.items():
+            kept = stored.get(place)
+            if not kept:
+                self.new[Answer].extend(row for row, _ in pairs)
+                self.result.created["answer"] += len(pairs)
+                continue
+            if sorted(map(_value, kept)) != sorted(_value(row) for row, _ in pairs):
+                row, answer = pairs[0]
+                seat = "" if row.seat_position is None else f" for seat {row.seat_position}"
+                raise answer.origin.problem(
+                    f"{response.respondent} already answered {row.question.key!r}{seat} of episode "
+                    f"{response.episode.external_id!r} with {_shown(kept)}; this file gives "
+                    f"{_shown(row for row, _ in pairs)}. "
+                    "An import never overwrites an answer: delete that response first, or import these answers "
+                    "under another prompt version"
+                )
+            reasons = {answer.reasoning for answer in kept}
+            differ = sum(1 for row, _ in pairs if row.reasoning and row.reasoning not in reasons)
+            if differ:
+                self.result.ignored["reasoning"] += differ
+                self.result.note(
+                    "Where an answer was already stored with the same value, its stored reasoning was kept "
+                    "and the file's different reasoning was not."
+                )
+
+    def list_not_stored(self) -> None:
+        if not self.not_stored:
+            return
+        count = len(self.not_stored)
+        shown = ", ".join(self.not_stored[:5]) + (", ..." if count > 5 else "")
+        self.result.note(
+            f"{count} episode(s) the file scores are not in Parley, so their scores were not imported "
+            f"(nothing was invented for them): {shown}"
+        )
+        self.result.details.append(f"episodes not in Parley: {', '.join(self.not_stored)}")
+
     # --- the whole file -------------------------------------------------------------------------
 
     def run(self) -> None:
         self.preload()
+        self.load_stored()
         # Profiles first, so an episode finds a profile given anywhere in the same file.
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -490,15 +641,20 @@ class Saver:
                 self.result.ignored.update(draft.ignored)
                 for note in draft.notes:
                     self.result.note(note)
-        done = sum(not isinstance(draft, EpisodeDraft) for draft in self.drafts)
+        done = sum(not isinstance(draft, (EpisodeDraft, EpisodeResponsesDraft)) for draft in self.drafts)
         for draft in self.drafts:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
-                done += 1
-                if self.progress:
-                    self.progress(done, len(self.drafts))
-            elif isinstance(draft, CastDraft):
-                self.cast(draft)
+            elif isinstance(draft, EpisodeResponsesDraft):
+                self.responses_for_stored(draft)
+            else:
+                if isinstance(draft, CastDraft):
+                    self.cast(draft)
+                continue  # counted as done before the loop
+            done += 1
+            if self.progress:
+                self.progress(done, len(self.drafts))
+        self.list_not_stored()
         for model, rows in self.new.items():
             if model is Scenario:  # templates first: the scenarios made from them point at them
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
@@ -509,6 +665,27 @@ class Saver:
             self.result.unchanged[kind] += len(ids)
         if self.progress:
             self.progress(len(self.drafts), len(self.drafts))
+
+
+def _place(answer: Answer) -> tuple[int, int | None, int | None]:
+    """What an answer answers: its question, for which seat and goal (a multi-label answer: several rows)."""
+    return answer.question_id, answer.seat_position, answer.goal_id
+
+
+def _value(answer: Answer) -> tuple[str, float | str]:
+    return ("number", answer.number) if answer.number is not None else ("value", answer.value)
+
+
+def _shown(answers: Iterable[Answer]) -> str:
+    return ", ".join(sorted(f"{a.number:g}" if a.number is not None else repr(a.value) for a in answers))
+
+
+def _unchanged(response: Response, rows: list[Answer]) -> bool:
+    """The stored response has exactly these answers (questions, seats, goals and values)."""
+    def values(answers: Iterable[Answer]) -> list[tuple[object, ...]]:
+        return sorted((*_place(answer), *_value(answer)) for answer in answers)
+
+    return values(response.answers.all()) == values(rows)
 
 
 NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)

@@ -169,6 +169,7 @@ class ScenarioMatch(ScenarioRef):
 
     context: str = ""
     agents: tuple[str, str] = ("", "")  # agent A's and B's full names
+    reasons: tuple[str, str] = ("", "")  # agent A's and B's reasons, which tell apart scenarios of one cast
     seats: list[SeatDraft] = field(default_factory=list)
 
 
@@ -179,19 +180,36 @@ def resolve(drafts: list[Draft], team: Team) -> None:
         return
     candidates = list(
         Scenario.objects.of_team(team).filter(source__startswith=SOURCE, is_template=False)
-        .prefetch_related("roles__character")
+        .prefetch_related("roles__character", "roles__goals")
     )
     by_names: dict[frozenset[str], list[Scenario]] = {}
     for scenario in candidates:
         names = frozenset(role.character.name for role in scenario.roles.all() if role.character)
         by_names.setdefault(names, []).append(scenario)
     barriers = set(Barrier.objects.of_team(team).values_list("key", flat=True))
+    remark = Remark()
     for draft in drafts:
         if isinstance(draft, EpisodeDraft):
-            _resolve_episode(draft, by_names, barriers)
+            _resolve_episode(draft, by_names, barriers, remark)
+    if remark.notes:
+        drafts.append(remark)
 
 
-def _resolve_episode(draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]], barriers: set[str]) -> None:
+def _content(scenario: Scenario) -> tuple:
+    """What the agents of a scenario are given, to tell a word-for-word repeat from a different scenario."""
+    return (
+        " ".join(scenario.context.split()),
+        tuple(
+            (role.position, role.character_id, role.reason, role.private_knowledge,
+             tuple(goal.text for goal in role.goals.all()))
+            for role in scenario.roles.all()
+        ),
+    )
+
+
+def _resolve_episode(
+    draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]], barriers: set[str], remark: Remark
+) -> None:
     match = draft.scenario
     assert isinstance(match, ScenarioMatch)
     if draft.barrier_key not in barriers:
@@ -212,11 +230,29 @@ def _resolve_episode(draft: EpisodeDraft, by_names: dict[frozenset[str], list[Sc
             f"({match.context[:60]!r}); import the episode file the run read (data/episodes_all_<condition>.json "
             "or the baseline's episode file) first"
         )
+    if len(found) > 1 and any(match.reasons):
+        # SocialVeil's files hold some environments with one cast twice, worded apart only in the reasons
+        wanted_reasons = dict(zip(match.agents, (" ".join(reason.split()) for reason in match.reasons), strict=True))
+        found = [
+            scenario for scenario in found
+            if all(
+                " ".join(role.reason.split()) == wanted_reasons.get(role.character.name, "")
+                for role in scenario.roles.all() if role.character
+            )
+        ] or found
     if len(found) > 1:
         ids = ", ".join(repr(scenario.external_id) for scenario in found)
-        raise match.origin.at("experimental_context").problem(
-            f"{len(found)} SocialVeil scenarios of this team have the characters {who} and this context ({ids}); "
-            "keep one"
+        if len({_content(scenario) for scenario in found}) > 1:
+            raise match.origin.at("experimental_context").problem(
+                f"{len(found)} SocialVeil scenarios of this team have the characters {who} and this context ({ids}); "
+                "keep one"
+            )
+        # SocialVeil's episode files repeat some environment and cast under two episode ids, word for word;
+        # their runs cannot be told apart, so they go to the first imported, which is the same for every condition.
+        found.sort(key=lambda scenario: scenario.pk)
+        remark.notes.append(
+            f"{match.origin.file}: {len(found)} identical scenarios ({ids}) fit this log; its episode went to the "
+            f"first imported, {found[0].external_id!r}"
         )
     scenario = found[0]
     match.external_id = scenario.external_id or ""
@@ -281,7 +317,8 @@ class RunOutput:
             external_id=f"{SOURCE}-{barrier_key}-{digest}",
             scenario=ScenarioMatch("", context.origin, noun="SocialVeil scenario",
                                    context=scenario.text("description", required=True, blank=False),
-                                   agents=(people[0].name, people[1].name)),
+                                   agents=(people[0].name, people[1].name),
+                                   reasons=tuple(agents.nested(name).text("reason") for name in AGENTS)),
             origin=log.origin,
             barrier_key=barrier_key,
             seats=seats,

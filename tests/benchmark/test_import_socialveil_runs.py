@@ -213,3 +213,20 @@ def test_a_namesake_elsewhere_in_the_team_does_not_hide_the_roles_character(scen
 
     seat = Episode.objects.get().seats.get(position=0)
     assert seat.character == scenario.roles.get(position=0).character
+
+
+def test_run_outputs_attach_to_the_scenarios_the_socialveil_importer_made_from_the_real_file(tmp_path):
+    """The two importers meet: scenarios imported from the real barrier file, then a run's outputs over them."""
+    made = import_file(SEMANTIC)
+    assert made.created["scenario"] == 180
+
+    result = import_file(run_copy(tmp_path, "baseline", "semantic", "cultural"))
+
+    assert result.created["episode"] == 3
+    episodes = Episode.objects.filter(scenario__external_id=SCENARIO_ID, scenario__source="socialveil")
+    assert sorted(episodes.values_list("barrier__key", flat=True)) == [
+        "none", "semantic", "sociocultural",
+    ]
+    # The file holds this environment and cast a second time ('01H9HH1S3BQMETK25N54X8X275'), worded apart
+    # only in the reasons: the log's reasons pick the scenario the run played.
+    assert not Episode.objects.filter(scenario__external_id="01H9HH1S3BQMETK25N54X8X275").exists()

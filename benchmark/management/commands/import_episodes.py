@@ -15,8 +15,9 @@ class Command(BaseCommand):
     help = (
         "Import episodes from files (Parley JSON Lines, Sotopia episode logs and profiles, AgentSense scene "
         "lines with or without a run's outputs, a SocialVeil run's outputs, a ProMediate case, or a CSV of "
-        "turns). Each file is imported all or nothing; "
-        "what is already present is left unchanged."
+        "turns), or scores for episodes already here (Sotopia's judge scores, a scores CSV or JSON Lines). Each "
+        "file is imported all or nothing; what is already present is left unchanged, and an episode already "
+        "present gets the responses it lacks."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -56,6 +57,9 @@ class Command(BaseCommand):
                 kept = f" (the {number} file(s) before it were imported)" if number and not dry_run else ""
                 raise CommandError(f"{problem}{kept}") from problem
             self.stdout.write(result.summary())
+            if options["verbosity"] >= 2:
+                for line in result.details:
+                    self.stdout.write(f"  {line}")
             created.update(result.created)
             unchanged.update(result.unchanged)
         verb = "would create" if dry_run else "created"
