@@ -343,6 +343,16 @@ class BarrierPromptDraft:
 
 
 @dataclass
+class ScenarioCastDraft:
+    """Another cast of the scenario a library record describes (``Cast``): who plays the roles it names."""
+
+    external_id: str
+    label: str
+    members: dict[int, CharacterRef]  # role position -> character; a role left out keeps its default
+    origin: Origin
+
+
+@dataclass
 class ScenarioDraft:
     external_id: str
     values: dict[str, Any]
@@ -352,6 +362,7 @@ class ScenarioDraft:
     probes: list[ProbeDraft] = field(default_factory=list)
     template: ScenarioDraft | None = None  # the template an instance was made from
     barrier_prompts: list[BarrierPromptDraft] = field(default_factory=list)
+    casts: list[ScenarioCastDraft] = field(default_factory=list)  # created with a new scenario only
     ignored: list[str] = field(default_factory=list)  # fields of the record not kept (ImportResult.ignored)
 
 

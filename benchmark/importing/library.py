@@ -5,7 +5,9 @@ library"). The rules, and why:
 
 - **One reader per kind.** A character is read as in an episode line (``parley.character``), and a
   scenario too (``parley.scenario``), except that it names its template and its roles' characters
-  by external id; a barrier is read by :func:`barrier`. An unknown ``kind`` is refused, naming its line.
+  by external id; a barrier is read by :func:`barrier`. A scenario's other casts (``casts``, read by
+  :func:`cast`) name a character per role position by external id too, and are made with their
+  scenario. An unknown ``kind`` is refused, naming its line.
 - **Order.** A template must be given above the scenarios made from it (the file says so by being
   written that way, and the reader checks it as it goes); a character may be given anywhere in
   the file, or be one the team already has.
@@ -14,7 +16,8 @@ library"). The rules, and why:
 - **Existing wins, and says so.** A record whose external id (a barrier: key) the team already has
   is left as stored and counted unchanged, as every import does; when the file's definition differs
   from the stored one, a note names the record and the fields that differ, since a lab moving its
-  design must learn that its file was not taken, and an import never overwrites a design.
+  design must learn that its file was not taken, and an import never overwrites a design. A stored
+  scenario gets no casts from the file either: casts that differ are named among its fields.
 
 A field added to a kind is read in its reader, written by the writer of that kind in
 ``benchmark.scenarios.library`` and compared in that kind's ``*_differences`` here.
@@ -29,16 +32,19 @@ from typing import Any
 from django.core.validators import slug_re
 
 from ..exporting import stable_id
-from ..models import Barrier, BarrierCue, Character, Scenario, Team
+from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
 from . import ImportResult, saving
 from .drafts import (
     CHARACTER_FIELDS,
     MAX_SMALL_INTEGER,
     CharacterDraft,
+    CharacterRef,
     Draft,
     Fields,
     Origin,
+    ScenarioCastDraft,
     ScenarioDraft,
+    check_text,
     max_length,
     values_of,
 )
@@ -87,6 +93,8 @@ def parse(text: str, file: str) -> list[Draft | BarrierDraft]:
             draft = character(fields).draft
         else:
             draft = scenario(fields, templates=templates)
+            draft.casts = [cast(item, draft) for item in fields.objects("casts")]
+            check_casts(draft)
             if draft.values["is_template"]:
                 templates.setdefault(draft.external_id, draft)
         drafts.append(draft)
@@ -120,6 +128,41 @@ def cue(fields: Fields) -> dict[str, Any]:
         "rate": rate,
         "unit": fields.text("unit", required=True, blank=False, max_length=max_length(BarrierCue, "unit")),
     }
+
+
+def cast(fields: Fields, draft: ScenarioDraft) -> ScenarioCastDraft:
+    """Another cast of the scenario: ``members`` maps a role position (as a string, JSON's keys are) to the
+    external id of a character record of the file, or of one the team has."""
+    positions = sorted(role.position for role in draft.roles)
+    members: dict[int, CharacterRef] = {}
+    for key, value in fields.mapping("members").items():
+        at = fields.origin.at("members").at(key)
+        position = int(key) if key.isascii() and key.isdigit() else None
+        if position not in positions:
+            raise at.problem(
+                f"{key!r} is not a role position of scenario {draft.external_id!r} "
+                f"(positions: {', '.join(map(str, positions))})"
+            )
+        external_id = check_text(value, at, blank=False, max_length=max_length(Character, "external_id"))
+        if any(ref.external_id == external_id for ref in members.values()):
+            raise at.problem(f"character {external_id!r} plays two roles of this cast; give each role its own")
+        members[position] = CharacterRef(at, external_id=external_id)
+    return ScenarioCastDraft(
+        external_id=fields.text("external_id", required=True, blank=False, max_length=max_length(Cast, "external_id")),
+        label=fields.text("label", max_length=max_length(Cast, "label")),
+        members=dict(sorted(members.items())),
+        origin=fields.origin,
+    )
+
+
+def check_casts(draft: ScenarioDraft) -> None:
+    seen: dict[str, int] = {}
+    for index, item in enumerate(draft.casts):
+        first = seen.setdefault(item.external_id, index)
+        if first != index:
+            raise item.origin.at("external_id").problem(
+                f"cast {item.external_id!r} appears twice in this scenario (first at casts[{first}])"
+            )
 
 
 def save(drafts: Sequence[Draft | BarrierDraft], result: ImportResult, team: Team) -> None:
@@ -168,7 +211,9 @@ def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) 
                 differing["character"].append((stored.external_id, changed))
     for chunk in saving._chunks(scenarios):
         found = Scenario.objects.of_team(team).filter(external_id__in=chunk).select_related("template")
-        for stored in found.prefetch_related("roles__character", "roles__goals", "probes"):
+        for stored in found.prefetch_related(
+            "roles__character", "roles__goals", "probes", "casts__members__role", "casts__members__character"
+        ):
             if changed := scenario_differences(scenarios[stored.external_id], stored):
                 differing["scenario"].append((stored.external_id, changed))
     for kind, found in differing.items():
@@ -237,4 +282,10 @@ def scenario_differences(draft: ScenarioDraft, stored: Scenario) -> list[str]:
     template = draft.template.external_id if draft.template else None
     if template != (stable_id(stored.template) if stored.template_id else None):
         changed.append("template")
+    casts = {c.external_id: (c.label, {p: ref.external_id for p, ref in c.members.items()}) for c in draft.casts}
+    if casts != {
+        c.key: (c.label, {m.role.position: stable_id(m.character) for m in c.members.all()})
+        for c in stored.casts.all()
+    }:
+        changed.append("casts")
     return changed

@@ -126,6 +126,9 @@ class Saver:
             scenario_ids.add(draft.external_id)
             for role in draft.roles:
                 want_character(role.character)
+            for cast in draft.casts:
+                for ref in cast.members.values():
+                    want_character(ref)
             if draft.template is not None:
                 want_scenario(draft.template)
 
@@ -256,10 +259,23 @@ class Saver:
             )
             for number, probe in enumerate(draft.probes)
         )
+        self.scenario_casts(draft, scenario, roles)
         self.result.created["scenario"] += 1
         if scenario.relationship is None:
             self.unknown_relationships += 1
         return scenario, roles
+
+    def scenario_casts(self, draft: ScenarioDraft, scenario: Scenario, roles: dict[int, Role]) -> None:
+        """The casts a new scenario's record gives (a library's), their characters found as its roles' are."""
+        for cast in draft.casts:
+            row = Cast(scenario=scenario, external_id=cast.external_id, label=cast.label)
+            self.new[Cast].append(row)
+            self.new[CastMember].extend(
+                CastMember(cast=row, role=roles[position], character=self.character(ref))
+                for position, ref in cast.members.items()
+            )
+        if draft.casts:
+            self.result.created["cast"] += len(draft.casts)
 
     # --- episodes -------------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ A library file is Parley JSON Lines whose lines are typed records, each with ``f
 2. ``character``: characters, by external id.
 3. ``scenario``: templates first, then the other scenarios; each is the scenario object of an
    episode line (``exporting.scenario_record``), except that a role's character and the template
-   are named by external id, since they are records of their own.
+   are named by external id, since they are records of their own, and that its other casts come
+   along (``casts``, naming characters by external id too).
 
 Within a kind, records are sorted by key or external id, with keys sorted on each line, so the same
 design always gives the same bytes. Ids must be stable across installs, so exporting gives every
@@ -54,7 +55,7 @@ class Library:
 
 def select_library(team: Team, *, source: str = "", codenames: Iterable[str] = ()) -> Library:
     """The team's design; with a ``source`` or ``codenames``, only those scenarios, the templates they
-    were made from and the characters their roles name. The team's own barriers are always written."""
+    were made from and the characters their roles and casts name. The team's own barriers are always written."""
     codenames = list(codenames)
     scenarios = Scenario.objects.of_team(team)
     characters = Character.objects.of_team(team)
@@ -72,7 +73,9 @@ def select_library(team: Team, *, source: str = "", codenames: Iterable[str] = (
         scenarios = Scenario.objects.of_team(team).filter(models.Q(pk__in=scenarios.values("pk")) | models.Q(
             pk__in=templates
         ))
-        characters = characters.filter(roles__scenario__in=scenarios).distinct()
+        characters = characters.filter(
+            models.Q(roles__scenario__in=scenarios) | models.Q(cast_members__cast__scenario__in=scenarios)
+        ).distinct()
     return Library(team, Barrier.objects.of_team(team).filter(team=team), characters, scenarios)
 
 
@@ -127,8 +130,32 @@ def character_line(character: Character) -> dict[str, Any]:
 
 
 def scenario_line(scenario: Scenario) -> dict[str, Any]:
-    """A scenario as an episode line has it, the template and characters named by external id."""
-    return {"format_version": FORMAT_VERSION, "kind": "scenario", **scenario_record(scenario, by_reference=True)}
+    """A scenario as an episode line has it, the template and characters named by external id, and its
+    other casts."""
+    return {
+        "format_version": FORMAT_VERSION, "kind": "scenario", **scenario_record(scenario, by_reference=True),
+        **casts_record(scenario),
+    }
+
+
+def casts_record(scenario: Scenario) -> dict[str, Any]:
+    """``{"casts": [...]}`` for a scenario with other casts, by key, each naming a character per role
+    position it fills; else nothing, so scenarios without casts are written as before. A cast without an
+    external id is written under its key (its primary key), the name episodes and run options give it.
+    Expects ``casts__members__role`` and ``casts__members__character`` prefetched."""
+    casts = sorted(scenario.casts.all(), key=lambda cast: cast.key)
+    if not casts:
+        return {}
+    return {
+        "casts": [
+            {
+                "external_id": cast.key,
+                "label": cast.label,
+                "members": {str(member.role.position): stable_id(member.character) for member in cast.members.all()},
+            }
+            for cast in casts
+        ]
+    }
 
 
 def _scenarios_in_order(scenarios: models.QuerySet[Scenario]) -> Iterator[Scenario]:
@@ -141,7 +168,8 @@ def _scenarios_in_order(scenarios: models.QuerySet[Scenario]) -> Iterator[Scenar
     for start in range(0, len(pks), _BATCH):
         batch = pks[start : start + _BATCH]
         fetched = Scenario.objects.filter(pk__in=batch).select_related("template").prefetch_related(
-            "roles__character", "roles__goals", "probes", "barrier_prompts__barrier"
+            "roles__character", "roles__goals", "probes", "barrier_prompts__barrier",
+            "casts__members__role", "casts__members__character",
         )
         by_pk = {scenario.pk: scenario for scenario in fetched}
         yield from (by_pk[pk] for pk in batch)

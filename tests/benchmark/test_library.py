@@ -9,11 +9,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from benchmark.importing import detect_format
-from benchmark.models import Barrier, BarrierCue, Character, Goal, Probe, Scenario, Team
+from benchmark.models import Barrier, BarrierCue, Cast, Character, Goal, Probe, Scenario, Team
 from benchmark.scenarios.library import LibraryProblem, select_library, write_library
 from benchmark.scenarios.templates import instantiate
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
-from tests.builders import default_team, make_character, make_scenario, make_team
+from tests.builders import default_team, make_cast, make_character, make_scenario, make_team
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +93,9 @@ def design(team: Team) -> dict:
         for b in Barrier.objects.filter(team=team)
     }
     scenarios = {}
-    for s in Scenario.objects.of_team(team).prefetch_related("roles__goals", "probes__about", "roles__character"):
+    for s in Scenario.objects.of_team(team).prefetch_related(
+        "roles__goals", "probes__about", "roles__character", "casts__members__role", "casts__members__character"
+    ):
         fields = {f.name: getattr(s, f.name) for f in Scenario._meta.fields if f.name not in ("id", "team", "template",
                                                                                                "created_at")}
         fields["template"] = s.template.external_id if s.template else None
@@ -108,8 +110,23 @@ def design(team: Team) -> dict:
         fields["probes"] = [
             (p.position, p.about.position, p.topic, p.text, p.options, p.correct, p.asked_of) for p in s.probes.all()
         ]
+        fields["casts"] = {
+            c.key: (c.label, {m.role.position: m.character.external_id for m in c.members.all()}) for c in s.casts.all()
+        }
         scenarios[s.external_id] = fields
     return {"characters": characters, "barriers": barriers, "scenarios": scenarios}
+
+
+def add_casts(team: Team) -> Character:
+    """Two other casts of the scenario 'bill': one with an id and label naming Ann and a character that plays
+    no role, one without an id that fills role 1 only; returns the character only a cast names."""
+    bill = Scenario.objects.get(team=team, codename="bill")
+    stand_in = make_character(team=team, first_name="Stand-in", age=60)
+    make_cast(bill, [Character.objects.get(external_id="char-ann"), stand_in], external_id="combo-1",
+              label="Ann and the stand-in")
+    unnamed = make_cast(bill, [], external_id=None)
+    unnamed.members.create(role=bill.roles.get(position=1), character=Character.objects.get(external_id="char-ann"))
+    return stand_in
 
 
 def write(tmp_path, text: str, name: str = "library.jsonl"):
@@ -373,8 +390,10 @@ def test_the_example_in_the_format_documentation_imports(tmp_path):
 
     result = import_file(write(tmp_path, example))
 
-    assert (result.created["barrier"], result.created["character"], result.created["scenario"]) == (1, 1, 1)
+    assert (result.created["barrier"], result.created["character"], result.created["scenario"]) == (1, 2, 1)
     assert Scenario.objects.get(external_id="flat-dishes").roles.get(position=0).character.first_name == "Ann"
+    cast = Cast.objects.get(external_id="swapped").characters()
+    assert (cast[0].first_name, cast[1].first_name) == ("Bo", "Ann")
 
 
 def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path):
@@ -386,3 +405,97 @@ def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path):
 
     assert library(other) == first
     assert design(other) == design(default_team())
+
+
+def test_casts_move_to_another_team_and_export_again_byte_for_byte(tmp_path):
+    build_design(default_team())
+    stand_in = add_casts(default_team())
+    unnamed = Cast.objects.get(external_id=None)
+    first = library()
+    other = make_team()
+
+    result = import_file(write(tmp_path, first), team=other)
+
+    bill = next(record for record in records(first) if record.get("codename") == "bill")
+    assert bill["casts"] == [
+        {"external_id": str(unnamed.pk), "label": "", "members": {"1": "char-ann"}},
+        {"external_id": "combo-1", "label": "Ann and the stand-in",
+         "members": {"0": "char-ann", "1": f"parley-character-{stand_in.pk}"}},
+    ]  # by key: the unnamed cast's is its primary key
+    assert [record["kind"] for record in records(first) if "casts" in record] == ["scenario"]
+    assert result.created["cast"] == 2 and result.created["character"] == 7
+    assert design(other) == design(default_team())
+    assert Cast.objects.of_team(other).get(external_id="combo-1").characters()[1].first_name == "Stand-in"
+    assert library(other) == first
+
+
+def test_a_codename_brings_the_characters_its_casts_name():
+    build_design(default_team())
+    stand_in = add_casts(default_team())
+
+    lines = records(library(codenames=["bill"]))
+
+    characters = {record["external_id"] for record in lines if record["kind"] == "character"}
+    assert f"parley-character-{stand_in.pk}" in characters
+
+
+def test_casts_import_back_into_the_same_team_unchanged(tmp_path):
+    build_design(default_team())
+    add_casts(default_team())
+    path = write(tmp_path, library())
+    before = row_counts()
+
+    result = import_file(path)
+
+    assert row_counts() == before
+    assert not result.created and not result.notes
+
+
+def test_a_stored_scenario_gets_no_casts_from_the_file_and_a_note_says_so(tmp_path):
+    build_design(default_team())
+    add_casts(default_team())
+    lines = records(library())
+    bill = next(record for record in lines if record.get("codename") == "bill")
+    bill["casts"].append({"external_id": "combo-2", "label": "", "members": {"0": "char-ann"}})
+    before = row_counts()
+
+    result = import_file(write(tmp_path, "".join(json.dumps(record) + "\n" for record in lines)))
+
+    assert row_counts() == before
+    assert any(f"'{bill['external_id']}' (casts)" in note for note in result.notes), result.notes
+
+
+def cast_line(*casts: dict) -> dict:
+    return scenario_line(casts=list(casts))
+
+
+@pytest.mark.parametrize(("items", "message"), [
+    ([cast_line({"external_id": "c", "members": {"2": "ann"}})],
+     "line 1, field casts[0].members.2: '2' is not a role position of scenario 's1' (positions: 0, 1)"),
+    ([cast_line({"external_id": "c", "members": {"first": "ann"}})],
+     "line 1, field casts[0].members.first: 'first' is not a role position of scenario 's1'"),
+    ([cast_line({"external_id": "c", "members": {"0": "ghost"}})],
+     "line 1, field casts[0].members.0: character 'ghost' is not in the database or in this file"),
+    ([cast_line({"external_id": "c", "members": {"0": 7}})],
+     "line 1, field casts[0].members.0: expected a string, got"),
+    ([cast_line({"external_id": "c", "members": {"0": "ann", "1": "ann"}})],
+     "line 1, field casts[0].members.1: character 'ann' plays two roles of this cast"),
+    ([cast_line({"members": {"0": "ann"}})], "line 1, field casts[0].external_id: required field is missing"),
+    ([cast_line({"external_id": "c", "members": ["ann"]})], "line 1, field casts[0].members: expected an object"),
+    ([cast_line({"external_id": "c", "members": {}}, {"external_id": "c", "members": {}})],
+     "line 1, field casts[1].external_id: cast 'c' appears twice in this scenario (first at casts[0])"),
+])
+def test_bad_casts_are_named_by_line_and_field(tmp_path, items, message):
+    ann = {"format_version": 1, "kind": "character", "external_id": "ann", "first_name": "Ann"}
+    assert_rejected(write(tmp_path, lines(*items, ann)), message)
+
+
+def test_a_cast_may_name_a_character_the_team_already_has_and_leave_a_role_open(tmp_path):
+    make_character(external_id="known", first_name="Kim")
+    line = cast_line({"external_id": "c", "label": "Kim", "members": {"1": "known"}})
+
+    result = import_file(write(tmp_path, lines(line)))
+
+    cast = Cast.objects.get(scenario__external_id="s1")
+    assert (cast.external_id, cast.label, result.created["cast"]) == ("c", "Kim", 1)
+    assert {position: character.first_name for position, character in cast.characters().items()} == {1: "Kim"}
