@@ -453,6 +453,11 @@ class CheckedRecord:
     kind: str
 
 
+# External ids of scenarios known only by their text (Sotopia's early v1 lines carry no environment id):
+# a file that names the environment of such an episode cannot be checked against it.
+TEXT_SCENARIO_PREFIX = "sotopia-text:"
+
+
 @dataclass
 class Remark:
     """What a file held that Parley does not keep (``ignored``: field name -> records) and sentences a

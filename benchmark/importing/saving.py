@@ -47,6 +47,7 @@ from ..models import (
 )
 from . import ImportResult
 from .drafts import (
+    TEXT_SCENARIO_PREFIX,
     CastDraft,
     CharacterDraft,
     CharacterRef,
@@ -522,7 +523,13 @@ class Saver:
             raise draft.origin.at(draft.id_field).problem(
                 f"episode {draft.episode_id!r} is not in Parley (in this team); import the episode first"
             )
-        if draft.scenario_id is not None and draft.scenario_id != episode.scenario.external_id:
+        stored_scenario = episode.scenario.external_id or ""
+        if stored_scenario.startswith(TEXT_SCENARIO_PREFIX) and draft.scenario_id is not None:
+            self.result.note(
+                "some episodes play a scenario built from a log's text, which has no environment id: the file's "
+                f"{draft.scenario_field} could not be checked for them"
+            )
+        elif draft.scenario_id is not None and draft.scenario_id != stored_scenario:
             raise draft.origin.at(draft.scenario_field).problem(
                 f"episode {draft.episode_id!r} plays scenario {episode.scenario.external_id!r} in Parley, "
                 f"not {draft.scenario_id!r}"

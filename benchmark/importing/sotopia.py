@@ -39,6 +39,7 @@ from .checks import (
 from .drafts import (
     MAX_INTEGER,
     MAX_TURN_CHARS,
+    TEXT_SCENARIO_PREFIX,
     CharacterDraft,
     CharacterRef,
     CheckedRecord,
@@ -827,7 +828,7 @@ def scenario_key(context: Context) -> str:
     digest = hashlib.sha256(
         json.dumps([context.scenario, [context.goals.get(name, "") for name in context.names]]).encode()
     ).hexdigest()[:16]
-    return f"sotopia-text:{slugify(context.codename)[:60]}:{digest}"
+    return f"{TEXT_SCENARIO_PREFIX}{slugify(context.codename)[:60]}:{digest}"
 
 
 def senders(messages: list[Any]) -> list[str]:

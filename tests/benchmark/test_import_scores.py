@@ -132,6 +132,19 @@ def test_a_different_environment_is_refused(tmp_path):
     assert_rejected(write_scores(tmp_path, scores), "field env_pk: episode '01H7VM65KGGY7842XGE5A7PEK1' plays scenario")
 
 
+def test_episodes_of_early_v1_text_take_the_gpt4_scores_without_an_environment_to_check():
+    """Sotopia's early v1 lines carry no environment id, so their scenario is known by its text; the
+    GPT-4 file's env_pk cannot be checked against it, which the summary says instead of refusing."""
+    v1 = import_file(SOTOPIA / "sotopia_v1_transcript_only_30.jsonl")
+    scored = set(json.loads(GPT4_SCORES.read_text())) & set(Episode.objects.values_list("external_id", flat=True))
+    assert v1.created["episode"] == 30 and scored
+
+    result = import_file(GPT4_SCORES)
+
+    assert result.changed["episode"] + result.unchanged["episode"] == len(scored)
+    assert any("could not be checked" in note for note in result.notes)
+
+
 def test_a_score_out_of_range_is_refused_naming_record_and_field(tmp_path):
     scores = gpt4_scores()
     scores["01H8XN69V9XK68A7KM559RSTAN"]["agent2"]["secret"] = 3.0
