@@ -62,6 +62,7 @@ from benchmark.importing import ImportProblem, ImportResult, read_text
 from benchmark.importing.drafts import Origin, describe
 from benchmark.importing.parley import json_lines
 from benchmark.importing.reading import check_storable_text
+from benchmark.importing.turns_csv import rows
 from benchmark.models import Answer, Episode, Question
 
 from . import drafts
@@ -148,7 +149,7 @@ def _read_csv(text: str, file: str) -> tuple[str, list[Rating]]:
     names = lowered if long else [low if low in (*WIDE_COLUMNS, "seat") else name for name, low in
                                   zip(header, lowered, strict=True)]
     cells_read: list[tuple[Origin, dict[str, str]]] = []
-    for number, cells in enumerate(_csv_rows(reader, file), start=2):
+    for number, cells in enumerate(rows(reader, file), start=2):
         if not any(cell.strip() for cell in cells):
             continue
         origin = Origin(file, f"row {number}")
@@ -161,19 +162,6 @@ def _read_csv(text: str, file: str) -> tuple[str, list[Rating]]:
     if long:
         return "long", _group(_long_cells(origin, values) for origin, values in cells_read)
     return "wide", _group(_wide_cells(origin, values) for origin, values in cells_read)
-
-
-def _csv_rows(reader: Any, file: str) -> Any:
-    number = 1
-    while True:
-        number += 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            raise Origin(file, f"row {number}").problem(f"cannot be read as CSV ({error})") from None
-        yield cells
 
 
 def _read_jsonl(text: str, file: str) -> list[tuple[str, str, list[Cell], Origin]]:

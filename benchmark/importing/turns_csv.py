@@ -92,7 +92,8 @@ def parse(text: str, file: str) -> list[Draft]:
             f"(and may add {', '.join(OPTIONAL_COLUMNS)})"
         )
     episodes: dict[str, EpisodeRows] = {}
-    for number, cells in enumerate(rows(reader, file), start=2):
+    hint = f"; a turn's text may hold at most {MAX_TURN_CHARS} characters"
+    for number, cells in enumerate(rows(reader, file, hint), start=2):
         if not any(cell.strip() for cell in cells):
             continue
         origin = Origin(file, f"row {number}")
@@ -117,8 +118,9 @@ def parse(text: str, file: str) -> list[Draft]:
     return [episode(group, file) for group in episodes.values()]
 
 
-def rows(reader: Iterator[list[str]], file: str) -> Iterator[list[str]]:
-    """The data rows, with the csv module's own complaints (a cell over its size limit) located."""
+def rows(reader: Iterator[list[str]], file: str, hint: str = "") -> Iterator[list[str]]:
+    """The data rows, with the csv module's own complaints (a cell over its size limit) located, and
+    ``hint`` (what may cause them in this kind of file) added."""
     number = 1
     while True:
         number += 1
@@ -127,9 +129,7 @@ def rows(reader: Iterator[list[str]], file: str) -> Iterator[list[str]]:
         except StopIteration:
             return
         except csv.Error as error:
-            raise Origin(file, f"row {number}").problem(
-                f"cannot be read as CSV ({error}); a turn's text may hold at most {MAX_TURN_CHARS} characters"
-            ) from None
+            raise Origin(file, f"row {number}").problem(f"cannot be read as CSV ({error}){hint}") from None
         yield cells
 
 
