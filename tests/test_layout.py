@@ -24,6 +24,13 @@ LONG_MODULES = {
     "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
     "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
+    "benchmark/importing/saving.py": "the saver, now also adding responses to stored episodes, casts and notes; to be "
+    "split: responses onto stored episodes into a module of their own",
+    "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and an unknown relationship; "
+    "to be split: the barrier part into a module of its own",
+    "annotator/external_ratings.py": "external ratings: reading long and wide files and storing them; to be split into "
+    "reading and storing",
+    "annotator/forms.py": "the annotator's forms, now with the ratings upload; to be split by page",
 }
 
 
