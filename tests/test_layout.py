@@ -26,7 +26,7 @@ LONG_MODULES = {
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
     "benchmark/importing/saving.py": "the saver, now also adding responses to stored episodes, casts and notes; to be "
     "split: responses onto stored episodes into a module of their own",
-    "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and an unknown relationship; "
+    "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and unknown relationships; "
     "to be split: the barrier part into a module of its own",
     "annotator/external_ratings.py": "external ratings: reading long and wide files and storing them; to be split into "
     "reading and storing",
