@@ -6,19 +6,23 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo demo-reset test lint install install-dev browser services serve migrate clean
+.PHONY: demo demo-reset test lint lock install install-dev browser services serve migrate clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+# Every dependency comes at the version its lock file pins (`make lock` writes them); Parley itself
+# is installed on top without resolving anything again.
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
@@ -77,6 +81,17 @@ ifeq ($(CI),true)
 	env -u DATABASE_URL -u REDIS_URL PARLEY_REQUIRE_BACKENDS=false \
 	  $(BIN)/python -m pytest -m concurrency $(PYTEST_ARGS) || [ $$? -eq 5 ]
 endif
+
+## lock: pin pyproject.toml's dependencies in requirements.lock (the demo's) and requirements-dev.lock
+## (the tests'), keeping existing pins; `make lock UPGRADE=1` moves every pin to the newest allowed
+## release, `make lock UPGRADE=litellm` just that one package. Commit both files.
+COMPILE = $(BIN)/pip-compile --quiet --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
+lock: | $(BIN)/python
+	@test -x $(BIN)/pip-compile || $(BIN)/pip install --quiet pip-tools
+	$(COMPILE) $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  -o requirements.lock pyproject.toml
+	$(COMPILE) --extra dev $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  -c requirements.lock -o requirements-dev.lock pyproject.toml
 
 ## lint: static checks only
 lint: install-dev

@@ -5,9 +5,10 @@ timeouts, retries, JSON handling and token/latency accounting whatever the provi
 
 Why it looks the way it does:
 
-- ``litellm`` is imported lazily, after ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set, because
-  importing it is slow and would otherwise fetch a cost map from the network; a machine running
-  only the offline scripted model never imports it at all.
+- ``litellm`` is imported after ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set, because otherwise it
+  fetches a cost map from the network. Its import takes 10+ s of CPU, so a server that may call a
+  model starts it when it starts (``warm_up``), never on a participant's first message; a machine
+  running only the offline scripted model never imports it at all.
 - Retries live here and only here. litellm's own retries and those of the OpenAI client inside
   it (two by default) are switched off, so one attempt is exactly one HTTP request and the
   backoff is the one configured in settings.
@@ -25,6 +26,7 @@ import logging
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -402,6 +404,24 @@ def _elapsed_ms(started: float) -> int:
 def preload() -> None:
     """Import litellm now rather than on the first call (e.g. once before forking worker processes)."""
     _litellm()
+
+
+def may_call_models() -> bool:
+    """Whether this deployment has a model other than the scripted one configured."""
+    return any(not is_scripted(model_for(role)) for role in ROLES)
+
+
+def warm_up() -> threading.Thread | None:
+    """Start importing litellm in the background when a server starts, if it may call a model.
+
+    The server answers at once; a first model call that comes before the import is done waits
+    for it (``preload`` again is then a no-op) instead of paying the whole import itself.
+    """
+    if not may_call_models():
+        return None
+    thread = threading.Thread(target=preload, name="litellm-import", daemon=True)
+    thread.start()
+    return thread
 
 
 def _litellm() -> Any:
