@@ -33,15 +33,19 @@ install-dev: $(VENV)/.installed-dev
 demo serve migrate: export DEBUG ?= true
 
 migrate: install
-	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py migrate --no-input $(MIGRATE_FLAGS)
 
-## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/
+## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/; the login
+## links and passwords come last, and the server's request log goes to var/access.log
+demo: MIGRATE_FLAGS = --verbosity 0
 demo: migrate
-	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo --no-logins --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_studies --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
-	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	@echo
+	@$(BIN)/python manage.py demo_logins --base-url http://$(HOST):$(PORT)
+	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it; requests are logged to $${PARLEY_VAR_DIR:-var}/access.log)"
+	@$(BIN)/daphne -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) config.asgi:application
 
 ## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
 demo-reset:
