@@ -54,6 +54,7 @@ if (form) {
   let lastInput = 0;
   let conflict = false;
   let restoring = false;
+  let discarding = false;
   let retryTimer = null;
 
   const setStatus = (state, text) => {
@@ -172,13 +173,19 @@ if (form) {
   });
   window.addEventListener("pagehide", () => {
     forget("localStorage", `parley:tab-open:${tab}`);
-    if (conflict || restoring || form.dataset.submitting) return;
+    if (conflict || restoring || discarding || form.dataset.submitting) return;
     if (!dirty() && Number(seconds.value) < 5) return;
     const number = nextSave();
     const body = new FormData(form);
     body.set("tab_save", String(number));
     const sent = navigator.sendBeacon(form.dataset.draftUrl, body);
     if (dirty()) keepCopy(sent ? number : null);
+  });
+  // Cancelling an edit throws its draft away: this tab's copy of it goes too, and nothing is sent.
+  document.addEventListener("submit", (event) => {
+    if (!event.target.matches?.("form[data-discards-draft]")) return;
+    discarding = true;
+    forget("sessionStorage", copyKey);
   });
   window.addEventListener("pageshow", (event) => {
     if (event.persisted) window.location.reload();
