@@ -112,3 +112,32 @@ def test_typing_before_a_quick_reload_is_kept_and_the_tab_never_conflicts_with_i
     annotation = Annotation.objects.get(assignment__item__study=study["study"])
     assert annotation.status == Annotation.Status.SUBMITTED
     assert annotation.response.answers.get(question__key="barrier_type").reasoning == NEW_REASON
+
+
+def test_a_duplicated_tab_is_a_tab_of_its_own_and_gets_the_conflict(browser_page, study):
+    """A duplicated tab starts with a copy of the first tab's session storage, id included; while the
+    first tab shows the item, the copy must take an id of its own, or its saves would silently
+    overwrite the first tab's as if they were that tab's own later saves."""
+    first = browser_page
+    log_in(first, study["annotator"])
+    first.goto(f"/annotate/s/{study['study'].slug}/")
+    first.get_by_role("button", name=re.compile("start")).click()
+    expect(first).to_have_url(re.compile(r"/annotate/a/\d+/$"))
+    first.wait_for_load_state()
+    tab_id = first.evaluate("JSON.parse(sessionStorage.getItem('parley:tab'))")
+    assert re.fullmatch(r"[0-9a-f]{32}", tab_id)
+
+    duplicate = first.context.new_page()
+    duplicate.add_init_script(f"sessionStorage.setItem('parley:tab', JSON.stringify('{tab_id}'))")
+    duplicate.goto(first.url)
+    duplicate.wait_for_load_state()
+
+    first.locator("input[name='answer-barrier_type'][value='semantic']").check()
+    wait_until_saved(first)
+    duplicate.locator("input[name='answer-barrier_type'][value='emotional']").check()
+
+    expect(duplicate.locator("#save-status")).to_contain_text("saved from another tab or window")
+    annotation = Annotation.objects.get(assignment__item__study=study["study"])
+    assert annotation.response.answers.get(question__key="barrier_type").value == "semantic"
+    assert annotation.saved_by_tab == tab_id
+    expect(duplicate.locator("#tab")).not_to_have_value(tab_id)
