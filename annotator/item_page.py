@@ -50,11 +50,13 @@ class StudyRef:
 
 @dataclass(frozen=True)
 class VersionRef:
-    """The annotation version on show."""
+    """The annotation version on show, and which browser tab made its latest save (``annotator.drafts``)."""
 
     version: int
     status: str
     submitted_at: Any  # datetime | None
+    saved_by_tab: str = ""
+    tab_save: int = 0
 
 
 @dataclass(frozen=True)
@@ -264,8 +266,8 @@ class ItemPage:
         return {
             "assignment": ItemRef(assignment.pk),
             "study": StudyRef(study.title, study.slug),
-            "annotation": VersionRef(annotation.version, annotation.status, annotation.submitted_at)
-            if annotation else None,
+            "annotation": VersionRef(annotation.version, annotation.status, annotation.submitted_at,
+                                     annotation.saved_by_tab, annotation.tab_save) if annotation else None,
             "read_only": read_only,
             "revision": self.annotation.revision if self.annotation and not read_only else 0,
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
@@ -281,11 +283,7 @@ class ItemPage:
             "barriers": reference_barriers(self.questions, study.team_id),
             "attributes": span_attributes(self.questions),
             "has_spans": has_spans,
-            "progress": progress_bar(
-                submitted,
-                in_progress,
-                assignments.remaining_for(study, annotator),
-            ),
+            "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
 
 
