@@ -51,7 +51,7 @@ from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
 from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
 from ..stats.plain import plain_report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a deviation's percent is deviation_percent (apart from percent_change)
 MAJORITY = "majority"
 RESPONDENT_KINDS = tuple(Respondent.Kind.values)
 HUMAN_PLAYER = "human"
