@@ -14,7 +14,7 @@ environment × cast, named ``episode_id`` although nothing has been played yet:
 Each record becomes one scenario whose external id is the ``episode_id`` without that suffix, so
 one scenario gathers the prompts of every barrier file. Its difficulty is ``hard`` when its Sotopia
 ``environment_id`` is one of the 14 hard environments SocialVeil counts as Sotopia-Hard
-(``SOTOPIA_HARD_ENVIRONMENTS``, from ``data/data_check.py``) or when it comes from
+(``sotopia.HARD_ENVIRONMENTS``, from ``data/data_check.py``) or when it comes from
 ``episode_hard.jsonl``, so the report's ``hard`` split is the paper's Sotopia-Hard column. Its
 two roles are cast with the Sotopia profiles in ``agent_profiles`` (a character already imported
 with that ``pk`` is reused), its goals keep their hints and lose ``<extra_info>`` to the role's
@@ -47,18 +47,9 @@ from .drafts import (
     goals_from_text,
     max_length,
 )
-from .sotopia import agent_profile, records, split_goal
+from .sotopia import HARD_ENVIRONMENTS, agent_profile, records, split_goal
 
 SOURCE = "socialveil"
-# SocialVeil's SOTOPIA_HARD_ENVS (ulab-uiuc/social-veil @ 6008b2f, data/data_check.py): the Sotopia environments
-# its Sotopia-Hard column averages over (28 of its 180 scenarios: 14 environments, two casts each).
-SOTOPIA_HARD_ENVIRONMENTS = frozenset({
-    "01H7VFHNV13MHN97GAH73E3KM8", "01H7VFHN5WVC5HKKVBHZBA553R", "01H7VFHN9W0WAFZCBT09PKJJNK",
-    "01H7VFHPDZVVCDZR3AARA547CY", "01H7VFHPQQQY6H4DNC6NBQ8XTG", "01H7VFHN7WJK7VWVRZZTQ6DX9T",
-    "01H7VFHPS5WJW2694R1MNC8JFY", "01H7VFHNN7XTR99319DS8KZCQM", "01H7VFHQ11NAMZS4A2RDGDB01V",
-    "01H7VFHPSWGDGEYRP63H2DJKV0", "01H7VFHNF4G18PC9JHGRC8A1R6", "01H7VFHNNYH3W0VRWVY178K2TK",
-    "01H7VFHP8AN5643B0NR0NP00VE", "01H7VFHN7A1ZX5KSMT2YN9RXC4",
-})
 KEYS = frozenset({"episode_id", "agent_profiles", "agent_goals"})
 
 # Sotopia's relationship words as SocialVeil writes them (``agent_relationship``).
@@ -127,7 +118,7 @@ def scenario(fields: Fields, hard_file: bool = False) -> ScenarioDraft:
     external_id = SUFFIX.sub("", episode_id)
     check_text(external_id, fields.origin.at("episode_id"), max_length=max_length(Scenario, "external_id"))
     context = fields.text("scenario", required=True, blank=False)
-    hard = hard_file or fields.text("environment_id") in SOTOPIA_HARD_ENVIRONMENTS
+    hard = hard_file or fields.text("environment_id") in HARD_ENVIRONMENTS
     values: dict[str, Any] = {
         "codename": fields.text("codename"),
         "source": SOURCE,
