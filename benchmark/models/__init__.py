@@ -5,7 +5,7 @@ from .episodes import ActionType, Episode, Seat, Turn
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
-from .scenarios import ERG, Category, Communication, Goal, GoalType, Probe, Role, Scenario, TurnTaking
+from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "CastMember",
     "Category",
     "Communication",
+    "Difficulty",
     "ERG",
     "Goal",
     "ImportJob",

@@ -6,7 +6,8 @@ into that table, so the command line, the page and the downloads all report the 
 - **Scores**: numeric answers to questions that measure a ``dimension`` (the judge's presets, or
   any instrument asked per seat or per episode), by respondents of one kind (``judge`` by
   default; annotator, participant or agent on request), on the episodes matching the filters
-  (experiment tag, source, partner strategy, the template their scenario was instantiated from).
+  (experiment tag, source, partner strategy, the template their scenario was instantiated from, the
+  scenario's difficulty, the scenarios named by id, external id or codename).
   Each dimension's range and scope come from its question; the judge presets' nine dimensions are
   always reported, in their order.
 - **Evaluator**: one per report, since scales differ between judges. Given ``--evaluator`` (and
@@ -20,7 +21,9 @@ into that table, so the command line, the page and the downloads all report the 
 - **Rows**: one per (episode, seat). A seat is the ``barrier`` seat when it carries the barrier
   (also under ``none``, where it is marked so conditions stay comparable) and a ``partner``
   otherwise; an episode with no barrier seat counts all its seats as partners. Per-seat scores
-  go on their seat's row; episode-level scores are repeated on every row of the episode.
+  go on their seat's row; episode-level scores are repeated on every row of the episode. A row's
+  model for its own role is its seat's model, so the two seats of a pairwise run (Sotopia's
+  ``gpt-3.5-turbo`` against ``gpt-4``) give one row each to their own model.
 - **Linguistic features**: of the barrier seat's speech and of the whole transcript (spoken turns
   only), from ``benchmark.stats.linguistic``.
 
@@ -48,7 +51,7 @@ from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
 from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
 from ..stats.plain import plain_report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a deviation's percent is deviation_percent (apart from percent_change)
 MAJORITY = "majority"
 RESPONDENT_KINDS = tuple(Respondent.Kind.values)
 HUMAN_PLAYER = "human"
@@ -87,6 +90,8 @@ class ResultFilters:
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
     template: str = ""  # a template scenario's id: only episodes of scenarios instantiated from it
+    difficulty: str = ""  # only episodes of scenarios of this difficulty (hard: SocialVeil's Sotopia-Hard)
+    scenarios: tuple[str, ...] = ()  # only episodes of these scenarios: ids, external ids or codenames
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,7 +147,28 @@ def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> Qu
         episodes = episodes.filter(seats__carries_barrier=False, seats__strategy=filters.strategy).distinct()
     if filters.template:
         episodes = episodes.filter(scenario__template_id=int(filters.template))
+    if filters.difficulty:
+        episodes = episodes.filter(scenario__difficulty=filters.difficulty)
+    if filters.scenarios:
+        episodes = episodes.filter(scenario_selection(filters.scenarios, "scenario__"))
     return episodes
+
+
+def scenario_selection(selectors: tuple[str, ...], prefix: str = "") -> Q:
+    """Scenarios named by id, external id or codename, as ``simulate --scenarios`` names them."""
+    ids = {int(selector) for selector in selectors if selector.isdigit()}
+    return (Q(**{f"{prefix}pk__in": ids}) | Q(**{f"{prefix}codename__in": selectors})
+            | Q(**{f"{prefix}external_id__in": selectors}))
+
+
+def unknown_scenarios(selectors: tuple[str, ...], scenarios: QuerySet) -> list[str]:
+    """The selectors that name none of ``scenarios`` (a team's)."""
+    found = list(scenarios.filter(scenario_selection(selectors)).values_list("pk", "codename", "external_id"))
+    return [
+        selector for selector in selectors
+        if not any((selector.isdigit() and pk == int(selector)) or selector in (codename, external_id)
+                   for pk, codename, external_id in found)
+    ]
 
 
 def _respondent_name(kind: str, pk: int, model: str, label: str) -> str:
@@ -345,14 +371,17 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
         strategy = ", ".join(sorted({s[2] for s in partners}))
         features = _features(speech.get(pk, []), barrier_seat[0] if barrier_seat else None)
         for position, model, _, carries, _ in episode_seats:
+            # The analysed seat's own model: a partner row names its partner, a barrier row its barrier seat.
+            own_partner = model if not carries else partner_model
+            own_barrier = model if carries else (barrier_seat[1] if barrier_seat else "")
             records.append({
                 stats.EPISODE: pk,
                 "episode_label": external_id or f"episode {pk}",
                 stats.SEAT: position,
                 stats.SEAT_ROLE: stats.BARRIER if carries else stats.PARTNER,
                 stats.MODEL: model,
-                stats.PARTNER_MODEL: partner_model,
-                stats.BARRIER_MODEL: barrier_seat[1] if barrier_seat else "",
+                stats.PARTNER_MODEL: own_partner,
+                stats.BARRIER_MODEL: own_barrier,
                 stats.CONDITION: condition,
                 stats.SCENARIO: str(scenario_id),
                 "scenario_label": codename or f"scenario {scenario_id}",

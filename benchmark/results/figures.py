@@ -226,7 +226,7 @@ def deviation_forest(report: Mapping[str, Any], model: str, *, name: str | None 
                           markeredgecolor="black", markersize=5, elinewidth=1, capsize=2,
                           label=labels.get(barrier, barrier) if key == dimensions[0] else None)
             star = "*" if entry["ci_excludes_zero"] else ""
-            percent = "" if entry["percent"] is None else f" ({entry['percent']:+.1f}%)"
+            percent = "" if entry["deviation_percent"] is None else f" ({entry['deviation_percent']:+.1f}%)"
             axes.text(1.01, row, f"{entry['deviation']:+.2f}{percent}{star}", transform=axes.get_yaxis_transform(),
                       va="center", fontsize=FONT_SIZE - 2)
             ticks.append(row)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Episode, Respondent, Scenario, Seat
+from ..models import Difficulty, Episode, Respondent, Scenario, Seat
 from ..stats.results import PARTNER, SEAT_ROLES
 from .build import MAJORITY, ResultFilters
 
@@ -19,6 +19,10 @@ class ResultFilterForm(forms.Form):
     source = forms.ChoiceField(choices=[("", "any source"), *Episode.Source.choices], required=False)
     strategy = forms.ChoiceField(
         choices=[("", "any partner strategy"), *Seat.Strategy.choices], required=False, label="Partner strategy"
+    )
+    difficulty = forms.ChoiceField(
+        choices=[("", "any difficulty"), *Difficulty.choices], required=False,
+        help_text="Only scenarios of this difficulty: hard is SocialVeil's Sotopia-Hard.",
     )
     respondent_kind = forms.ChoiceField(
         choices=[("", "judges (or the kind of the one named)"), *Respondent.Kind.choices], required=False,
@@ -66,5 +70,5 @@ class ResultFilterForm(forms.Form):
             tag=data["tag"], source=data["source"], strategy=data["strategy"],
             respondent_kind=data["respondent_kind"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
-            template=data["template"],
+            template=data["template"], difficulty=data["difficulty"],
         )

@@ -88,6 +88,15 @@ def test_serialized_environment_relationship_string_is_read_as_a_number():
     assert Scenario.objects.get(external_id="01H7VFHN56ZT2Z4C0EFX79Q31F").relationship == 3
 
 
+def test_sotopias_14_hard_environments_are_hard_scenarios():
+    hard = set(json.loads((SOTOPIA.parents[1] / "realdata" / "socialveil" / "sotopia_hard_envs.json").read_text()))
+
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl")
+
+    assert set(Scenario.objects.filter(difficulty="hard").values_list("external_id", flat=True)) == hard
+    assert Scenario.objects.filter(difficulty="standard").count() == 90 - 14
+
+
 def test_environment_only_text_leaves_the_shared_context():
     import_file(SOTOPIA / "serialized_environment_profiles.jsonl")
 
