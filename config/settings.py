@@ -251,6 +251,11 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15))
 # A username at one address: a guesser cannot lock the real user out from elsewhere, nor lock out
 # everyone behind one university NAT, and each address gets LIMIT guesses per cool-off at an account.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Against password spraying (one password tried on many accounts): an address that failed this many
+# times within the cool-off, whatever the usernames, is locked out too (config/login_throttle.py); 0: no limit.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 30)
+AXES_HANDLER = "config.login_throttle.ParleyLoginHandler"
+AXES_USERNAME_CALLABLE = "config.login_throttle.attempted_username"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.views.locked_out"
 AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"

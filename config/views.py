@@ -48,8 +48,10 @@ def locked_out(request: HttpRequest, *args: Any) -> HttpResponse:
     (in an order that depends on sync or async serving); the page needs neither.
     """
     cooloff = settings.AXES_COOLOFF_TIME
+    address = getattr(request, "parley_address_locked_out", False)  # config.login_throttle
     context = {
-        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "address": address,
+        "failure_limit": settings.LOGIN_ADDRESS_FAILURE_LIMIT if address else settings.AXES_FAILURE_LIMIT,
         "cooloff_minutes": round(cooloff.total_seconds() / 60) if cooloff else None,
     }
     return render(request, "registration/locked_out.html", context, status=429)
