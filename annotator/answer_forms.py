@@ -276,7 +276,7 @@ def _read_spans(
     if raw.strip():
         try:
             items = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting ([[[[…) is a RecursionError
             parsed.errors[name] = f"{where}: the marked spans could not be read; reload the page and mark them again."
             return
     if not isinstance(items, list):

@@ -191,6 +191,11 @@ class ChatStudyForm(forms.ModelForm):
             raise forms.ValidationError(
                 f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
             ) from None
+        except RecursionError:  # Python's parser gives up on deep nesting ([[[[…) this way, not as bad JSON
+            raise forms.ValidationError(
+                "The questionnaire is nested too deeply to read: a question is an object in the list, "
+                "and its options hold lists and objects at most a few levels deep."
+            ) from None
         return questions_from_json(questions)
 
     def clean_seat_models(self) -> str:

@@ -272,6 +272,11 @@ def test_spans_that_are_not_json_are_refused(complete):
     assert "could not be read" in parsed.errors["spans-marks"] and parsed.spans == []
 
 
+def test_spans_nested_too_deeply_for_the_json_parser_are_refused():
+    parsed = parse(span_instrument(), {"spans-marks": "[" * 1000 + "]" * 1000})
+    assert "could not be read" in parsed.errors["spans-marks"] and parsed.spans == []
+
+
 @pytest.mark.parametrize("complete", [True, False])
 def test_span_on_a_turn_outside_the_transcript_is_refused(complete):
     parsed = parse(span_instrument(), {"spans-marks": spans(span(start_turn=2, end_turn=3))}, complete=complete)
