@@ -236,7 +236,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "home"  # only a fallback: each log-in lands where its role works (config.views.landing_page)
 
 # Login throttling (django-axes). Its backend refuses a locked-out login before the password is
 # checked, so it needs the request: Django's LoginView and admin pass it to authenticate(); tests

@@ -7,7 +7,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/<uidb64>/<token>/", views.login_by_link, name="login-link"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", views.ParleyLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("benchmark/", include("benchmark.urls")),
