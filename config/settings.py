@@ -78,6 +78,22 @@ def env_rate(name: str, default: str) -> str | None:
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
 DEBUG = env_bool("DEBUG", False)
 
+
+def _keep_files_private() -> None:
+    """Every file a Parley process writes is its owner's alone: 0600 files, 0700 directories.
+
+    var/ holds the SQLite database, uploaded transcripts, report bundles, worker logs and the
+    development key; other accounts on the machine have no business reading any of it. The umask
+    covers every writer at once (as Django's TIME_ZONE sets the process's zone); a var/ made
+    readable by an earlier version is closed too, which shuts everything under it.
+    """
+    os.umask(0o077)
+    if VAR_DIR.is_dir() and VAR_DIR.stat().st_uid == os.getuid():
+        VAR_DIR.chmod(0o700)
+
+
+_keep_files_private()
+
 # Placeholders that documentation shows; a deployment that copied one has no secret at all.
 EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-50-or-more-random-characters-from-secrets-token-urlsafe"})
 
@@ -113,8 +129,9 @@ def _secret_key() -> str:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=true to develop).")
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
+    path.chmod(0o600)  # a key written by an earlier version may be world-readable
     return path.read_text().strip()
 
 

@@ -98,6 +98,33 @@ def test_development_key_is_kept_under_var(tmp_path):
     assert (tmp_path / "secret_key").read_text().strip() == first
 
 
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_var_and_the_development_key_are_private(tmp_path):
+    """var/ (database, uploads, bundles, logs, key) was world-readable: files 0644, directories 0755."""
+    var = tmp_path / "var"
+    loaded(var)
+    assert (mode(var), mode(var / "secret_key")) == (0o700, 0o600)
+
+    var.chmod(0o755)
+    (var / "secret_key").chmod(0o644)  # as an earlier version left them
+    loaded(var)
+    assert (mode(var), mode(var / "secret_key")) == (0o700, 0o600)
+
+
+def test_files_and_directories_a_parley_process_writes_are_private(tmp_path):
+    probe = (
+        "import django, os, pathlib; django.setup(); from django.conf import settings; "
+        "folder = pathlib.Path(settings.VAR_DIR) / 'reports' / 'new'; folder.mkdir(parents=True); "
+        "(folder / 'bundle.zip').write_bytes(b'PK'); print('{}')"
+    )
+    loaded(tmp_path, probe)
+    assert mode(tmp_path / "reports" / "new") == 0o700
+    assert mode(tmp_path / "reports" / "new" / "bundle.zip") == 0o600
+
+
 def test_refuses_to_start_without_key_when_debug_is_off(tmp_path):
     result = load_settings(tmp_path, DEBUG="false")
     assert result.returncode != 0
