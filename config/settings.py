@@ -277,6 +277,26 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.views.locked_out"
 AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
 AXES_DISABLE_ACCESS_LOG = True  # keep failed attempts only, not every annotator's log-in address
+# Sign-ups through a study's invite link, and password-reset mails asked for, per client address and period.
+PARLEY_SIGNUP_RATE = env_rate("PARLEY_SIGNUP_RATE", "5/hour")
+PARLEY_PASSWORD_RESET_RATE = env_rate("PARLEY_PASSWORD_RESET_RATE", "5/hour")
+# Lifetime of password-reset and one-use login links, in seconds (Django's three days unless set).
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
+
+# E-mail (password resets). With EMAIL_HOST set, mail goes out through that SMTP server; without,
+# each mail is printed to the server's console, which is what a development machine wants.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == 465)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Parley <parley@localhost>")
+
 # How many reverse proxies in front of daphne append the client's address to X-Forwarded-For
 # (config/proxies.py); 0 trusts no header and uses the connection's address.
 PARLEY_PROXY_COUNT = env_int("PARLEY_PROXY_COUNT", 0)

@@ -4,7 +4,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.views import LoginView, PasswordResetView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_GET
 from benchmark.login_links import login_link_tokens
 from benchmark.models import Barrier, Episode, Scenario
 from benchmark.permissions import is_researcher
+from benchmark.throttle import allowance
 
 
 def landing_page(user: AbstractBaseUser) -> str:
@@ -36,6 +38,24 @@ class ParleyLoginView(LoginView):
 
     def get_default_redirect_url(self) -> str:
         return landing_page(self.request.user)
+
+
+class ParleyPasswordResetView(PasswordResetView):
+    """Django's password reset, with at most ``PARLEY_PASSWORD_RESET_RATE`` mails asked for per address.
+
+    The page says the same whether or not an account has that address (Django's own rule), so it
+    tells nobody who has an account; the limit keeps it from mailing someone a hundred times.
+    """
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        allowed = allowance(self.request, "password-reset", settings.PARLEY_PASSWORD_RESET_RATE, spend=True)
+        if not allowed:
+            form.add_error(None, "Too many password resets were asked for from your address; try again later.")
+            response = self.form_invalid(form)
+            response.status_code = 429
+            response["Retry-After"] = str(allowed.retry_after)
+            return response
+        return super().form_valid(form)
 
 
 @require_GET

@@ -214,3 +214,23 @@ def test_configured_channel_layer_round_trip():
     assert async_to_sync(round_trip)() == {"type": "ping", "text": "hello"}
     if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
         assert "channels_redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+
+
+MAIL_PROBE = (
+    "import json; from django.conf import settings as s; print(json.dumps({'backend': s.EMAIL_BACKEND, "
+    "'host': s.EMAIL_HOST, 'port': s.EMAIL_PORT, 'tls': s.EMAIL_USE_TLS, 'ssl': s.EMAIL_USE_SSL, "
+    "'user': s.EMAIL_HOST_USER, 'sender': s.DEFAULT_FROM_EMAIL}))"
+)
+
+
+def test_mail_is_printed_without_a_mail_server(tmp_path):
+    assert loaded(tmp_path, MAIL_PROBE)["backend"] == "django.core.mail.backends.console.EmailBackend"
+
+
+def test_the_mail_server_comes_from_the_environment(tmp_path):
+    mail = loaded(tmp_path, MAIL_PROBE, EMAIL_HOST="smtp.example.org", EMAIL_HOST_USER="parley",
+                  DEFAULT_FROM_EMAIL="Parley <noreply@example.org>")
+    assert mail == {"backend": "django.core.mail.backends.smtp.EmailBackend", "host": "smtp.example.org",
+                    "port": 587, "tls": True, "ssl": False, "user": "parley",
+                    "sender": "Parley <noreply@example.org>"}
+    assert loaded(tmp_path, MAIL_PROBE, EMAIL_HOST="smtp.example.org", EMAIL_PORT="465")["ssl"] is True
