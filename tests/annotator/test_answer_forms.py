@@ -206,6 +206,14 @@ def test_draft_keeps_text_longer_than_the_limit():
     assert parsed.ok and parsed.answer("note").value == "far too long"
 
 
+def test_nul_characters_are_dropped_from_drafts_answers_and_spans():
+    """PostgreSQL stores no NUL in text: a draft keeping one as posted was a 500 there."""
+    note = parse(instrument_with({"key": "note", "kind": "text"}), {"answer-note": "a\x00b"}, complete=False)
+    marked = parse(span_instrument(), {"spans-marks": spans(span(rationale="Saw\x00 it."))})
+    assert note.answer("note").value == "ab"
+    assert marked.spans[0].rationale == "Saw it."
+
+
 # parse_form: text
 
 
