@@ -18,7 +18,8 @@ PROBE = (
     "print(json.dumps({'db': s.DATABASES['default'], 'layer': s.CHANNEL_LAYERS['default'], "
     "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS, 'debug': s.DEBUG, "
     "'proxy_ssl_header': s.SECURE_PROXY_SSL_HEADER, 'login_limit': s.AXES_FAILURE_LIMIT, "
-    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT}, default=str))"
+    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT, "
+    "'address_limit': s.LOGIN_ADDRESS_FAILURE_LIMIT}, default=str))"
 )
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
 STRONG_KEY = "q8Vt-2mZ_pL4xR7nW1cY9bK3sH6dF0gJ5aE8uT2iO4yN7vB1xQ3"
@@ -183,8 +184,11 @@ def test_the_proxy_header_says_which_requests_came_over_https(tmp_path):
 def test_login_throttle_and_proxies_come_from_the_environment(tmp_path):
     defaults = loaded(tmp_path)
     assert (defaults["login_limit"], defaults["login_cooloff"], defaults["proxies"]) == (5, 900, 0)
-    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1")
+    assert defaults["address_limit"] == 30
+    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1",
+                    LOGIN_ADDRESS_FAILURE_LIMIT="100")
     assert (values["login_limit"], values["login_cooloff"], values["proxies"]) == (10, 150, 1)
+    assert values["address_limit"] == 100
 
 
 def test_unreadable_boolean_is_named(tmp_path):
