@@ -184,11 +184,17 @@ def parse_form(
     return parsed
 
 
+def _typed(text: str) -> str:
+    """``text`` without NUL characters: no keyboard types one, and PostgreSQL cannot store one in text
+    (a draft saved as posted was a 500 there)."""
+    return text.replace("\x00", "")
+
+
 def _field_text(data: Mapping[str, Any], name: str) -> str:
     value = data.get(name)
     if isinstance(value, list | tuple):
         value = value[-1] if value else None
-    return "" if value is None else str(value)
+    return "" if value is None else _typed(str(value))
 
 
 def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
@@ -198,7 +204,7 @@ def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
     else:
         value = data.get(name)
         values = value if isinstance(value, list | tuple) else [] if value is None else [value]
-    return [str(value) for value in values]
+    return [_typed(str(value)) for value in values]
 
 
 def _read_answer(
@@ -276,7 +282,7 @@ def _read_spans(
     if raw.strip():
         try:
             items = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting ([[[[…) is a RecursionError
             parsed.errors[name] = f"{where}: the marked spans could not be read; reload the page and mark them again."
             return
     if not isinstance(items, list):
@@ -328,7 +334,7 @@ def _read_span(
         if text is not None and not isinstance(text, str):
             problems.append(f"the {part} must be text")
             text = None
-        texts[part] = text or ""
+        texts[part] = _typed(text or "")
     rationale, correction = texts["rationale"], texts["correction"]
     if complete:
         rationale, correction = rationale.strip(), correction.strip()

@@ -19,7 +19,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Count, F, Q, QuerySet
 
-from benchmark.forms import team_field
+from benchmark.forms import RowsChoiceField, team_field
 from benchmark.models import Barrier, Question, Scenario, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.runs.turn_taking import turn_cap_for
@@ -61,7 +61,7 @@ def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class ScenarioChoiceField(forms.ModelMultipleChoiceField):
+class ScenarioChoiceField(RowsChoiceField):
     def label_from_instance(self, scenario: Scenario) -> str:
         return f"{scenario} ({scenario.relationship_label}, {scenario.get_difficulty_display()})"
 
@@ -190,6 +190,13 @@ class ChatStudyForm(forms.ModelForm):
         except json.JSONDecodeError as problem:
             raise forms.ValidationError(
                 f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
+            ) from None
+        except ValueError:  # Python reads no integer of more than sys.get_int_max_str_digits() digits
+            raise forms.ValidationError("The questionnaire holds a number of more than 4300 digits.") from None
+        except RecursionError:  # Python's parser gives up on deep nesting ([[[[…) this way, not as bad JSON
+            raise forms.ValidationError(
+                "The questionnaire is nested too deeply to read: a question is an object in the list, "
+                "and its options hold lists and objects at most a few levels deep."
             ) from None
         return questions_from_json(questions)
 

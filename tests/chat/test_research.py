@@ -752,3 +752,17 @@ def test_the_transcript_numbers_turns_from_one(client, study, researcher):
 
     assert re.findall(r'<span class="turn__index">(?:<span class="visually-hidden">Turn </span>)?(\d+)</span>',
                       page) == ["1", "2"]
+
+
+@pytest.mark.parametrize("name", ["chat:study-create", "chat:study-edit"])
+def test_a_questionnaire_nested_too_deeply_is_refused_with_a_message(client, researcher, name):
+    """Python's JSON parser raises RecursionError, not a JSON error, on [[[[…]]]]: it was a 500."""
+    client.force_login(researcher)
+    scenario = make_scenario()
+    study = make_chat_study(scenarios=[scenario], created_by=researcher, slug="existing")
+    url = reverse(name, args=[study.slug]) if name == "chat:study-edit" else reverse(name)
+
+    response = client.post(url, form_data([scenario], target_none="1", questionnaire="[" * 1000 + "]" * 1000))
+
+    assert response.status_code == 200
+    assert "The questionnaire is nested too deeply to read" in response.text
