@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0012_external_annotator'),
+        ('annotator', '0013_annotation_saved_by_tab'),
     ]
 
     operations = [
