@@ -81,15 +81,16 @@ def agentsense_report(
         result["goals"] = goal_comparison(human, [row for row in others if row.goal_id is not None],
                                           resamples=resamples, seed=seed)
     if has_probes:
+        # Only the probes annotators are asked, for humans (answers from before a probe was left out too) and agents.
+        probe_questions = asked_of_annotators(list(Question.objects.filter(
+            instrument__preset=PROBES_PRESET, instrument__scenario__episodes__in=episodes,
+        ).distinct()), list(questions))
         human_probes = list(
-            Answer.objects.filter(response__probe_annotation__in=regular).values_list("question_id", "value")
+            Answer.objects.filter(response__probe_annotation__in=regular, question__in=probe_questions)
+            .values_list("question_id", "value")
         )
         agents: list[RespondentAnswer] = []
         if Respondent.Kind.AGENT in respondent_kinds:
-            probe_questions = asked_of_annotators(list(Question.objects.filter(
-                instrument__preset=PROBES_PRESET,
-                instrument__scenario__episodes__in=episodes,
-            ).distinct()), list(questions))  # the same kinds of probes as the humans answer
             agents = respondent_answers(
                 episodes, probe_questions, kinds=[Respondent.Kind.AGENT], exclude_responses=own_probes
             )

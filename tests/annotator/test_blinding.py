@@ -199,8 +199,11 @@ def test_the_report_sets_the_agents_beside_the_annotators_on_the_same_probes(wor
     form = {"answer-probe_1": "0", "answer-probe_3": "1"}
     for goal in Goal.objects.filter(role__scenario=scenario):
         form |= {f"answer-goal_achieved-g{goal.pk}": "yes", f"rationale-goal_achieved-g{goal.pk}": "Turn 2."}
-    drafts.submit(assignment, ItemPage(assignment).parse(form, complete=True), revision=1, seconds=60)
+    annotation = drafts.submit(assignment, ItemPage(assignment).parse(form, complete=True), revision=1, seconds=60)
     probes = probes_instrument(scenario)
+    # An answer to the goal probe given before such probes were left out of the page does not count either.
+    Answer.objects.create(response=annotation.probes_response, question=probes.questions.get(key="probe_2"),
+                          value="1")
     agent = Respondent.objects.create(kind="agent", model="m-agent", prompt_version="probes-1")
     response = Response.objects.create(instrument=probes, episode=assignment.item.episode, respondent=agent,
                                        seat_position=1)
