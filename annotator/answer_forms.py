@@ -141,6 +141,7 @@ def parse_form(
     complete: bool,
     seat_labels: Mapping[int, str] | None = None,
     goals: Sequence[GoalRef] = (),
+    questions: Sequence[Question] | None = None,
 ) -> ParsedForm:
     """Read an annotation form for ``instrument`` (a QueryDict, or a dict of field name → text or list of texts).
 
@@ -148,7 +149,8 @@ def parse_form(
     ``turn_lengths[i]`` is the length of turn i's content, against which span anchors are checked;
     ``seat_labels`` optionally names seats in messages (e.g. the character's name; otherwise
     "seat 1" for position 0); ``goals`` are the episode's goals, each read once for a per-goal question
-    and named in messages by character and text.
+    and named in messages by character and text; ``questions``, when given, are the instrument's
+    questions the form asks (the probes an annotator is asked, ``annotator.probes``), else all of them.
 
     With ``complete=True`` (submitting) every required answer must be present and valid, required
     rationales written, and every span complete; values are stripped. With ``complete=False``
@@ -163,7 +165,7 @@ def parse_form(
     parsed = ParsedForm()
     seat_positions = list(dict.fromkeys(seats))
     known_attributes: set[str] | None = None
-    for question in instrument.questions.all():
+    for question in instrument.questions.all() if questions is None else questions:
         if question.kind == Kind.SPAN:
             if known_attributes is None:
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))

@@ -38,7 +38,8 @@ PLANTED_RATIONALE = "Planted rationale of another annotator."
 
 @pytest.fixture
 def episode():
-    """A three-party episode: Ada has two goals, Bo and Cy one each; two probes, about Ada and about Bo."""
+    """A three-party episode: Ada has two goals, Bo and Cy one each; two probes, about Ada's reason and Bo's
+    private information (a probe about a goal is not asked of annotators: test_blinding.py)."""
     scenario = make_scenario(
         context="Three neighbours meet to decide what to do with the shared garden.",
         roles=[
@@ -51,8 +52,8 @@ def episode():
         ],
     )
     roles = list(scenario.roles.order_by("position"))
-    Probe.objects.create(scenario=scenario, about=roles[0], position=0, topic="goal",
-                         text="What does Ada want most?", options=["A pond", "Vegetable beds", "A shed"], correct=1)
+    Probe.objects.create(scenario=scenario, about=roles[0], position=0, topic="reason",
+                         text="Why does Ada want the beds?", options=["A pond", "Fresh food", "A shed"], correct=1)
     Probe.objects.create(scenario=scenario, about=roles[1], position=1, topic="private_info",
                          text="What does Bo secretly know?", options=["The fence", "The pond", "The repair bill"],
                          correct=2)
@@ -105,7 +106,7 @@ def test_the_item_page_asks_every_goal_of_every_character_and_the_probes_without
     assert "Ada Lind’s goal: Keep Bo on your side." in page
     assert "Cy Holm’s goal: Avoid paying anything this year." in page
     assert page.count("By the end of the conversation, had the character reached this goal?") == 4
-    assert "What does Ada want most?" in page and "The repair bill" in page
+    assert "Why does Ada want the beds?" in page and "The repair bill" in page
     assert 'name="answer-probe_1"' in page and 'name="answer-probe_2"' in page
     assert "correct" not in page.lower()
 

@@ -266,9 +266,7 @@ def test_the_queue_thanks_the_annotator_when_nothing_is_left(client, study, peop
 # The item page
 
 
-def test_the_item_page_shows_the_situation_both_characters_their_goals_and_the_numbered_transcript(
-    client, study, people
-):
+def test_the_item_page_shows_the_situation_both_characters_and_the_numbered_transcript(client, study, people):
     client.force_login(people["a"])
 
     response = client.get(urls(assignment_on(study, people["a"]))["item"])
@@ -277,8 +275,9 @@ def test_the_item_page_shows_the_situation_both_characters_their_goals_and_the_n
     page = response.text
     assert "Two flatmates meet in the kitchen" in page
     assert "Maya Okafor" in page and "Tomás Reyes" in page
-    assert "Pay your half a week late without upsetting your flatmate." in page
-    assert "Get the whole rent paid by Friday." in page
+    # SocialVeil's questions rate no goal, so no goal is shown (tests/annotator/test_blinding.py)
+    assert "Pay your half a week late without upsetting your flatmate." not in page
+    assert "Get the whole rent paid by Friday." not in page
     assert 'data-turn="1"' in page and '<span class="visually-hidden">Turn </span>2</span>' in page
     assert "left the conversation" in page
     assert "0 of 2 submitted" in page
