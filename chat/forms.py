@@ -19,8 +19,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Count, F, Q, QuerySet
 
+from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.forms import team_field
-from benchmark.models import Barrier, Question, Scenario, TurnTaking
+from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.runs.turn_taking import turn_cap_for
 
@@ -232,8 +233,20 @@ class ChatStudyForm(forms.ModelForm):
             if position is not None and position not in positions:
                 self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
         self._check_seat_models(data)
+        self._check_models_allowed(data, Team.objects.get(pk=team_id).slug)
         self._check_minimum(data)
         return data
+
+    def _check_models_allowed(self, data: dict[str, Any], team_slug: str) -> None:
+        """Refuse a model the study's team may not call (``benchmark.agents.allowed_models``)."""
+        named = {"agent_model": [data["agent_model"]] if "agent_model" in data else []}
+        if "seat_models" in data:
+            named["seat_models"] = list(ChatStudy(seat_models=data["seat_models"]).seat_model_map().values())
+        for field, names in named.items():
+            try:
+                check_models(names, team_slug)
+            except ModelNotAllowed as problem:
+                self.add_error(field, str(problem))
 
     def _check_minimum(self, data: dict[str, Any]) -> None:
         """Refuse a minimum of participant turns a chosen scenario's turn order does not give the participant

@@ -328,7 +328,11 @@ PARLEY_MODELS = {
     "judge": os.environ.get("PARLEY_JUDGE_MODEL", ""),
     "neutralizer": os.environ.get("PARLEY_NEUTRALIZER_MODEL", ""),
 }
-# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set.
+# The models researchers may name (benchmark/agents/allowed_models.py): model names or provider prefixes
+# ending in "/", comma-separated; TEAM=ENTRY for one team's slug only. The configured models above and
+# the scripted model are always allowed; empty: only those.
+PARLEY_ALLOWED_MODELS = env_list("PARLEY_ALLOWED_MODELS", "")
+# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set; the key goes to it only.
 PARLEY_LLM_API_BASE = os.environ.get("PARLEY_LLM_API_BASE", "")
 PARLEY_LLM_API_KEY = os.environ.get("PARLEY_LLM_API_KEY", "")
 PARLEY_LLM_TIMEOUT = env_float("PARLEY_LLM_TIMEOUT", 60.0)
