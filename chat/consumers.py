@@ -34,7 +34,8 @@ from .turns import FrameGuard, TurnRefused, submit_human_turn
 logger = logging.getLogger(__name__)
 
 OPEN_STAGES = frozenset({
-    Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT
+    Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT,
+    Participant.Stage.TECHNICAL_PROBLEM,
 })
 BAD_MESSAGE = {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
 

@@ -96,7 +96,8 @@ class ChatStudyForm(forms.ModelForm):
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
             "turn_cap", "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
-            "consent_text", "completion_code", "screen_out_code", "return_url", "is_open",
+            "consent_text", "completion_code", "screen_out_code", "technical_problem_code", "return_url",
+            "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
@@ -107,6 +108,7 @@ class ChatStudyForm(forms.ModelForm):
             "messages_per_minute": "Messages per minute",
             "min_participant_turns": "Minimum participant turns",
             "screen_out_code": "Screen-out code",
+            "technical_problem_code": "Technical-problem code",
             "is_open": "Open for new participants",
             "return_url": "Return URL",
         }
