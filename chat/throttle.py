@@ -1,4 +1,5 @@
-"""How many new participants one client address may start, and wrong resume codes it may try.
+"""How many new participants one client address may start, and wrong resume codes it may try; how many
+frames one participant's chat sockets may send.
 
 Made-up ids cost nothing, so a script can fill a study with participants who consent and leave
 (the minimum of turns, ``chat.lifecycle``, stops them from earning the completion code; this stops
@@ -6,6 +7,12 @@ them from taking the places). The study link creates at most ``settings.PARLEY_E
 participants per client address per period ("10/hour" unless configured; "off" for none), and
 wrong resume codes count against the same allowance, so the codes cannot be guessed either.
 Returning participants are never counted.
+
+A participant's sockets may send at most ``FRAME_LIMIT`` frames in each ``FRAME_WINDOW`` seconds
+(:func:`allow_frame`), whatever they are (turns, resyncs, junk), and opening a socket counts as one,
+since it reads the whole transcript. The count is the participant's, not one socket's, and lives in
+the cache like the entry allowance, so closing and reopening sockets, on one server process or
+several, does not reset it.
 
 The counting is django-ratelimit's: a counter per address and fixed window in Django's cache
 (Redis, shared by every server process, when ``REDIS_URL`` is set), IPv6 addresses grouped by
@@ -15,9 +22,11 @@ proxy, run daphne with ``--proxy-headers`` so that it is the participant's, not 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
@@ -48,3 +57,21 @@ def _allowance(request: HttpRequest, *, increment: bool) -> Allowance:
     if usage is None or not usage["should_limit"]:
         return Allowance(True)
     return Allowance(False, retry_after=max(1, usage["time_left"]))
+
+
+FRAME_LIMIT = 30
+FRAME_WINDOW = 10  # seconds
+clock = time.time  # the windows are wall-clock time, the same on every server process
+
+
+async def allow_frame(participant_pk: int, *, now: float | None = None) -> bool:
+    """Count one frame (or one socket opened) of the participant; False once the window's limit is passed."""
+    now = clock() if now is None else now
+    key = f"chat-frames:{participant_pk}:{int(now // FRAME_WINDOW)}"
+    await cache.aadd(key, 0, timeout=FRAME_WINDOW * 2)
+    try:
+        count = await cache.aincr(key)
+    except ValueError:  # the key lapsed between the two calls: this frame starts the count again
+        await cache.aset(key, 1, timeout=FRAME_WINDOW * 2)
+        count = 1
+    return count <= FRAME_LIMIT
