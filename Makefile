@@ -37,7 +37,7 @@ demo: migrate
 	$(BIN)/python manage.py load_demo_studies --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
 	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/python -m config.serve -b $(HOST) -p $(PORT) config.asgi:application
 
 ## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
 demo-reset:
@@ -48,7 +48,7 @@ demo-reset:
 	$(MAKE) demo
 
 serve: migrate
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/python -m config.serve -b $(HOST) -p $(PORT) config.asgi:application
 
 ## browser: the Chromium that end-to-end tests drive (Debian's package)
 browser:
