@@ -112,6 +112,9 @@ class ChatStudyForm(forms.ModelForm):
             "is_open": "Open for new participants",
             "return_url": "Return URL",
         }
+        # The same words whoever has the slug: a study of another team answers 404, and the form must not
+        # say that it exists ("Chat study with this Slug already exists").
+        error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         help_texts = {
             "return_url": "Where the completion and screen-out pages send participants; {code} is replaced by "
             "the code they got, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
