@@ -349,6 +349,11 @@ PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD
 # Most bytes one upload on the import page may bring, all its files together; bigger imports go
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
+# What one team may have at work at once from the web, each a process on this server: simulation runs
+# queued or running, the worker processes of one run, and import jobs checking or importing.
+PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
+PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)
+PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
 
 LOGGING = {
     "version": 1,
