@@ -1,5 +1,7 @@
 """What keeps one run from wasting work or the server: a refused key stops it; a team's runs are capped."""
 
+from functools import partial
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -8,10 +10,12 @@ from django.utils import timezone
 from benchmark.import_jobs import jobs
 from benchmark.models import Episode, ImportJob, SimulationRun
 from benchmark.runs import launching
+from benchmark.runs.options import RunOptions
 from benchmark.runs.status import STALE_AFTER
 from tests.benchmark.test_run_views import FORM
 from tests.benchmark.test_runs import cast_scenario, execute, llm_options, speak
 from tests.builders import default_team, make_team, make_user
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +157,32 @@ def test_a_team_with_its_imports_at_work_cannot_upload_another(
     assert "already has 1 import under way" in second.context["form"].non_field_errors()[0]
     assert ImportJob.objects.count() == 1 and len(import_workers) == 1
     assert "1 upload\n    being checked or imported at once" in second.content.decode()
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_launches_at_the_same_moment_are_counted_in_turn(spawned, settings):
+    settings.PARLEY_TEAM_MAX_RUNS = 1
+    cast_scenario()
+    options = RunOptions(conditions=("none",), judge_model="none")
+    team = default_team()
+
+    outcomes = at_once(*(partial(launching.launch_run, options, f"race-{n}", team) for n in range(3)))
+
+    assert sorted(type(outcome).__name__ for outcome in outcomes) == ["SimulationRun", "TeamRunsFull", "TeamRunsFull"]
+    assert SimulationRun.objects.count() == 1
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_uploads_at_the_same_moment_are_counted_in_turn(import_workers, settings):
+    settings.PARLEY_TEAM_MAX_IMPORTS = 1
+    team, user = default_team(), make_user(staff=True)
+
+    def upload(n: int):
+        return jobs.store_upload(team, user, [SimpleUploadedFile(f"{n}.jsonl", b"{}\n")], "auto")
+
+    outcomes = at_once(*(partial(upload, n) for n in range(3)))
+
+    assert sorted(type(outcome).__name__ for outcome in outcomes) == ["ImportJob", "TeamImportsFull", "TeamImportsFull"]
+    assert ImportJob.objects.count() == 1
