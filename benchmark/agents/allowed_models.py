@@ -22,8 +22,11 @@ HTTP status and a short first line of its message with paths, markup and long ru
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 
@@ -106,6 +109,8 @@ def describe_failure(error: BaseException) -> str:
     if re.search(r"<\s*(?:html|!doctype|body|head)\b", text, re.IGNORECASE):
         return f"{label}: the server answered with a web page, not a model's reply."
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if (brace := line.find("{")) >= 0:  # a reply body: keep only the message it carries, if any
+        line = f"{line[:brace].rstrip(' -:')} - {_body_message(line[brace:])}"
     for _ in range(3):  # "litellm.AuthenticationError: AuthenticationError: OpenAIException - ..."
         line = _PREFIX.sub("", line).strip()
     line = _URL.sub("[address]", _PATH.sub("[path]", _MARKUP.sub("", line)))
@@ -113,3 +118,19 @@ def describe_failure(error: BaseException) -> str:
     if len(line) > MAX_MESSAGE:
         line = line[: MAX_MESSAGE - 1].rstrip() + "…"
     return f"{label}: {line}" if line else label
+
+
+def _body_message(body: str) -> str:
+    """The ``message`` an error body (JSON, or the Python repr litellm sometimes prints) carries, or ""."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value: Any = parse(body)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        while isinstance(value, dict):
+            found = value.get("error", value.get("message"))
+            if isinstance(found, str):
+                return found
+            value = found
+        return ""
+    return ""

@@ -211,3 +211,14 @@ def test_a_long_message_is_shortened_and_paths_in_it_removed():
 
     assert "/etc/parley" not in described and "[path]" in described
     assert len(described) < 220
+
+
+def test_an_error_body_gives_only_the_message_it_carries():
+    error = litellm.NotFoundError(
+        message='OllamaException - {"error": {"message": "model not found", "type": "x", "debug": "/srv/secret"}}',
+        llm_provider="ollama", model="ollama/llama3",
+    )
+
+    described = describe_failure(error)
+
+    assert described.endswith("OllamaException - model not found") and "debug" not in described
