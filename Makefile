@@ -45,7 +45,8 @@ demo: migrate
 	@echo
 	@$(BIN)/python manage.py demo_logins --base-url http://$(HOST):$(PORT)
 	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it; requests are logged to $${PARLEY_VAR_DIR:-var}/access.log)"
-	@$(BIN)/daphne -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) config.asgi:application
+	@$(BIN)/python -m config.serve -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) \
+	  config.asgi:application
 
 ## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
 demo-reset:
@@ -56,7 +57,7 @@ demo-reset:
 	$(MAKE) demo
 
 serve: migrate
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/python -m config.serve -b $(HOST) -p $(PORT) config.asgi:application
 
 ## browser: the Chromium that end-to-end tests drive (Debian's package)
 browser:

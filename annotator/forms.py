@@ -191,6 +191,8 @@ class StudyForm(forms.ModelForm):
         fields = ["title", "slug", "instructions", "overlap", "lease_minutes", "min_seconds_per_item", "seed",
                   "max_annotators"]
         labels = {"min_seconds_per_item": "Minimum seconds per item"}
+        # The same words whoever has the slug: another team's study answers 404, so the form must not say it exists.
+        error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
 
     field_order = [

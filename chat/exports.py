@@ -4,10 +4,11 @@ Columns (``COLUMNS``, then one per question):
 
 - ``participant_id`` (the recruiting platform's id), ``prolific_pid``, ``prolific_study_id``,
   ``prolific_session_id``;
-- ``stage`` (consent, briefing, chat, questionnaire, done, screened_out, declined);
+- ``stage`` (consent, briefing, chat, questionnaire, done, screened_out, technical_problem, declined);
 - ``outcome``: which code the participant was given: ``completed`` (the completion code),
   ``screened_out`` (the screen-out code: they ended the chat before the study's minimum of
-  turns), ``declined`` (no code), or empty while they are still on their way;
+  turns), ``technical_problem`` (the technical-problem code: the model failed before that minimum; review
+  and approve these), ``declined`` (no code), or empty while they are still on their way;
 - ``scenario`` (codename), ``condition`` (barrier key), ``episode`` (the episode's stable id,
   as in episode exports), ``episode_status``, ``end_reason``, ``turns`` (both sides),
   ``participant_turns``;

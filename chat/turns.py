@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -210,25 +207,3 @@ def _check_rate(episode: Episode, seat_pk: int, per_minute: int, now: datetime) 
         retry_after=wait,
     )
 
-
-class FrameGuard:
-    """A per-connection flood guard: at most ``limit`` frames in any ``window`` seconds.
-
-    The per-minute message limit counts stored turns; this one counts every frame a page sends
-    (resends, resyncs, junk), so a runaway script cannot keep a server process busy.
-    """
-
-    def __init__(self, limit: int = 30, window: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit = limit
-        self.window = window
-        self._clock = clock
-        self._times: deque[float] = deque()
-
-    def allow(self) -> bool:
-        now = self._clock()
-        while self._times and self._times[0] <= now - self.window:
-            self._times.popleft()
-        if len(self._times) >= self.limit:
-            return False
-        self._times.append(now)
-        return True

@@ -370,7 +370,11 @@ PARLEY_MODELS = {
     "judge": os.environ.get("PARLEY_JUDGE_MODEL", ""),
     "neutralizer": os.environ.get("PARLEY_NEUTRALIZER_MODEL", ""),
 }
-# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set.
+# The models researchers may name (benchmark/agents/allowed_models.py): model names or provider prefixes
+# ending in "/", comma-separated; TEAM=ENTRY for one team's slug only. The configured models above and
+# the scripted model are always allowed; empty: only those.
+PARLEY_ALLOWED_MODELS = env_list("PARLEY_ALLOWED_MODELS", "")
+# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set; the key goes to it only.
 PARLEY_LLM_API_BASE = os.environ.get("PARLEY_LLM_API_BASE", "")
 PARLEY_LLM_API_KEY = os.environ.get("PARLEY_LLM_API_KEY", "")
 PARLEY_LLM_TIMEOUT = env_float("PARLEY_LLM_TIMEOUT", 60.0)
@@ -387,6 +391,11 @@ PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD
 # Most bytes one upload on the import page may bring, all its files together; bigger imports go
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
+# What one team may have at work at once from the web, each a process on this server: simulation runs
+# queued or running, the worker processes of one run, and import jobs checking or importing.
+PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
+PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)
+PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
 
 LOGGING = {
     "version": 1,

@@ -489,6 +489,7 @@ MATRIX: dict[str, Access] = {
     "chat:questionnaire": participant_stage(),
     "chat:done": participant_stage(),
     "chat:screened-out": participant_stage(),
+    "chat:technical-problem": participant_stage(),
     # The resume form (its GET only fills in the fields; a POST with the right code moves a participant)
     "chat:resume": public(own_chat, link=True),
 }

@@ -66,7 +66,7 @@ def demo_recipe() -> list[str]:
     """The commands of the Makefile's demo target, in order."""
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     recipe = re.search(r"^demo: migrate\n((?:\t.*\n)+)", makefile, re.MULTILINE).group(1)
-    return [line.strip().lstrip("@") for line in recipe.splitlines()]
+    return [line.strip().lstrip("@") for line in re.sub(r"\\\n\s*", "", recipe).splitlines()]
 
 
 def test_make_demo_prints_the_logins_last_before_the_server_and_keeps_migrations_quiet():
@@ -74,7 +74,7 @@ def test_make_demo_prints_the_logins_last_before_the_server_and_keeps_migrations
     commands = [line.split()[2] for line in recipe if "manage.py" in line]
     assert commands == [*DEMO_COMMANDS, "demo_logins"]
     assert "--no-logins" in recipe[0]
-    assert recipe[-1].startswith("$(BIN)/daphne") and "--access-log" in recipe[-1]
+    assert recipe[-1].startswith("$(BIN)/python -m config.serve") and "--access-log" in recipe[-1]
     logins = next(index for index, line in enumerate(recipe) if "demo_logins" in line)
     assert all("manage.py" not in line for line in recipe[logins + 1 :])
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()

@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 
+from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, describe_failure
+
 if TYPE_CHECKING:
     from litellm import CustomStreamWrapper
 
 logger = logging.getLogger(__name__)
 
-SCRIPTED = "scripted"
 ROLES = ("agent", "partner", "judge", "neutralizer")
 
 T = TypeVar("T")
@@ -47,6 +48,10 @@ T = TypeVar("T")
 
 class LLMError(Exception):
     """A model call failed in a way the caller should report rather than retry."""
+
+
+class LLMRefused(LLMError):
+    """The provider refused the credentials (HTTP 401 or 403): every later call with them fails too."""
 
 
 class LLMUnavailable(LLMError):
@@ -192,7 +197,7 @@ class Stream:
                     yield delta
         except openai.APIError as error:
             raise LLMUnavailable(
-                f"{self.model} stream broke off after {len(self.text)} characters: {error}"
+                f"{self.model} stream broke off after {len(self.text)} characters: {describe_failure(error)}"
             ) from error
         self.usage = Usage(
             model=self.model,
@@ -443,6 +448,10 @@ def _request(
 ) -> dict[str, Any]:
     if is_scripted(model):
         raise LLMError("the scripted model is offline; call benchmark.agents.scripted instead")
+    try:
+        check_callable(model)
+    except ModelNotAllowed as problem:
+        raise LLMError(str(problem)) from None
     request: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -455,9 +464,11 @@ def _request(
     if max_tokens is not None:
         request["max_tokens"] = max_tokens
     if settings.PARLEY_LLM_API_BASE:
+        # The key belongs to that server: without it, each provider's own variable (OPENAI_API_KEY, …)
+        # as litellm reads it, so no provider is ever sent another's key.
         request["api_base"] = settings.PARLEY_LLM_API_BASE
-    if settings.PARLEY_LLM_API_KEY:
-        request["api_key"] = settings.PARLEY_LLM_API_KEY
+        if settings.PARLEY_LLM_API_KEY:
+            request["api_key"] = settings.PARLEY_LLM_API_KEY
     return request
 
 
@@ -485,10 +496,13 @@ async def _with_retries(model: str, attempt: Callable[[], Awaitable[T]]) -> tupl
             return await attempt(), number + 1
         except openai.APIError as error:
             if not _is_transient(error):
-                raise LLMError(f"{model} rejected the request: {error}") from error
+                refused = getattr(error, "status_code", None) in (401, 403)
+                raise (LLMRefused if refused else LLMError)(
+                    f"{model} rejected the request: {describe_failure(error)}"
+                ) from error
             if number == retries:
                 raise LLMUnavailable(
-                    f"{model} unavailable after {number + 1} attempts; last error: {error}"
+                    f"{model} unavailable after {number + 1} attempts; last error: {describe_failure(error)}"
                 ) from error
             delay = backoff * 2**number + random.uniform(0, backoff / 10)
             logger.warning(
@@ -496,7 +510,7 @@ async def _with_retries(model: str, attempt: Callable[[], Awaitable[T]]) -> tupl
                 model,
                 number + 1,
                 retries + 1,
-                error,
+                describe_failure(error),
                 delay,
             )
             await asyncio.sleep(delay)

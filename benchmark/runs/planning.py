@@ -164,6 +164,7 @@ def resolve_conditions(team: Team, keys: Sequence[str]) -> list[Barrier]:
 def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan:
     """Check options against the team's data and lay out the grid; nothing is written."""
     options.check()
+    options.check_models(team.slug)
     options = options.resolved()
     tag = tag or options.default_tag()
     if slugify(tag) != tag or len(tag) > 100:

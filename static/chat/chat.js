@@ -409,8 +409,10 @@ function start(root) {
     clearTimeout(state.retryTimer);
     hideNotice();
     el.endedMessage.textContent = ended.message;
-    if (ended.outcome === "screened_out") {
-      el.endedLink.href = root.dataset.screenedOutUrl;
+    // The study ends with a code rather than the questions (chat.lifecycle.outcome_of).
+    const codePage = {screened_out: root.dataset.screenedOutUrl, technical_problem: root.dataset.technicalProblemUrl};
+    if (codePage[ended.outcome]) {
+      el.endedLink.href = codePage[ended.outcome];
       el.endedLink.textContent = "Continue";
     }
     el.ended.hidden = false;

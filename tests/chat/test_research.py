@@ -175,7 +175,7 @@ def form_data(scenarios, **overrides):
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
         "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
-        "screen_out_code": "SCREEN-1",
+        "screen_out_code": "SCREEN-1", "technical_problem_code": "TECH-1",
         "return_url": "https://app.prolific.com/submissions/complete?cc={code}", "is_open": "on",
     }
     for barrier in Barrier.objects.all():
