@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 
-from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, describe_failure
+from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, configured_models, describe_failure
 
 if TYPE_CHECKING:
     from litellm import CustomStreamWrapper
@@ -412,8 +412,9 @@ def preload() -> None:
 
 
 def may_call_models() -> bool:
-    """Whether this deployment has a model other than the scripted one configured."""
-    return any(not is_scripted(model_for(role)) for role in ROLES)
+    """Whether this deployment may call a model other than the scripted one: one is configured for
+    a role, or PARLEY_ALLOWED_MODELS lets researchers pick one."""
+    return bool(settings.PARLEY_ALLOWED_MODELS) or any(not is_scripted(name) for name in configured_models())
 
 
 def warm_up() -> threading.Thread | None:

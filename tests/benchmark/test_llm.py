@@ -282,3 +282,7 @@ def test_a_server_with_only_the_scripted_model_never_imports_litellm():
     assert "litellm-import" not in _start_server_process(
         PARLEY_AGENT_MODEL="", PARLEY_PARTNER_MODEL="", PARLEY_JUDGE_MODEL="", PARLEY_NEUTRALIZER_MODEL=""
     )
+
+
+def test_a_server_whose_researchers_may_pick_a_model_imports_litellm_as_it_starts():
+    assert "litellm-import" in _start_server_process(PARLEY_ALLOWED_MODELS="openai/")
