@@ -38,7 +38,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.agents import llm, prompt, scripted
+from benchmark.agents import llm, loading, prompt, scripted
 from benchmark.models import ActionType, Episode, Turn
 
 from .lifecycle import ENDED, end_episode, outcome_of
@@ -350,7 +350,7 @@ async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[prompt.Action,
     messages = prompt.build_agent_messages(plan.context)
     # The first model call of a process imports litellm (seconds of CPU): do it off the event loop,
     # or every chat this process serves freezes meanwhile.
-    await asyncio.to_thread(llm.preload)
+    await asyncio.to_thread(loading.preload)
     stream = await llm.stream(messages, model=plan.model, temperature=plan.temperature)
     extractor = ArgumentExtractor()
     async for delta in stream:

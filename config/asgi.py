@@ -19,7 +19,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps loaded)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from benchmark.agents import llm  # noqa: E402
+from benchmark.agents import loading  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from config.origins import SameOriginValidator  # noqa: E402
 
@@ -30,4 +30,4 @@ application = ProtocolTypeRouter(
     }
 )
 
-llm.warm_up()
+loading.warm_up()

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from benchmark.agents import llm
+from benchmark.agents import loading
 
 FAKE_MODEL = "openai/fake-model"
 FAKE_API_KEY = "test-key"
@@ -340,7 +340,7 @@ def fake_llm_server() -> Iterator[FakeLLMServer]:
     server = FakeLLMServer().start()
     # A server that may call a model imports litellm when it starts (config.asgi); so does the
     # test session, once, instead of the first test that calls a model paying 10+ s for it.
-    llm.preload()
+    loading.preload()
     yield server
     server.stop()
 

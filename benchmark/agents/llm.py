@@ -5,10 +5,9 @@ timeouts, retries, JSON handling and token/latency accounting whatever the provi
 
 Why it looks the way it does:
 
-- ``litellm`` is imported after ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set, because otherwise it
-  fetches a cost map from the network. Its import takes 10+ s of CPU, so a server that may call a
-  model starts it when it starts (``warm_up``), never on a participant's first message; a machine
-  running only the offline scripted model never imports it at all.
+- ``litellm`` is imported through ``benchmark.agents.loading`` (offline, quiet, and when a server
+  starts rather than on a participant's first message); a machine running only the offline
+  scripted model never imports it at all.
 - Retries live here and only here. litellm's own retries and those of the OpenAI client inside
   it (two by default) are switched off, so one attempt is exactly one HTTP request and the
   backoff is the one configured in settings.
@@ -23,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -34,7 +31,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 
-from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, configured_models, describe_failure
+from . import loading
+from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, describe_failure
 
 if TYPE_CHECKING:
     from litellm import CustomStreamWrapper
@@ -122,7 +120,7 @@ async def complete(
 ) -> Completion:
     """One chat completion, retried on transient failures."""
     request = _request(messages, model, temperature, max_tokens, timeout)
-    litellm = _litellm()
+    litellm = loading.litellm()
     started = time.monotonic()
     response, attempts = await _with_retries(model, lambda: litellm.acompletion(**request))
     text = response.choices[0].message.content or ""
@@ -226,7 +224,7 @@ async def stream(
 ) -> Stream:
     """Start a streamed completion; retries cover everything up to the first text delta."""
     request = _request(messages, model, temperature, max_tokens, timeout)
-    litellm = _litellm()
+    litellm = loading.litellm()
     request["stream"] = True
     request["stream_options"] = {"include_usage": True}
     started = time.monotonic()
@@ -404,40 +402,6 @@ def _chunk_delta(chunk: Any) -> str:
 
 def _elapsed_ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
-
-
-def preload() -> None:
-    """Import litellm now rather than on the first call (e.g. once before forking worker processes)."""
-    _litellm()
-
-
-def may_call_models() -> bool:
-    """Whether this deployment may call a model other than the scripted one: one is configured for
-    a role, or PARLEY_ALLOWED_MODELS lets researchers pick one."""
-    return bool(settings.PARLEY_ALLOWED_MODELS) or any(not is_scripted(name) for name in configured_models())
-
-
-def warm_up() -> threading.Thread | None:
-    """Start importing litellm in the background when a server starts, if it may call a model.
-
-    The server answers at once; a first model call that comes before the import is done waits
-    for it (``preload`` again is then a no-op) instead of paying the whole import itself.
-    """
-    if not may_call_models():
-        return None
-    thread = threading.Thread(target=preload, name="litellm-import", daemon=True)
-    thread.start()
-    return thread
-
-
-def _litellm() -> Any:
-    """Import litellm on first use, with the settings that keep it offline and quiet."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
-    litellm.telemetry = False  # read by older releases only; current ones send nothing
-    return litellm
 
 
 def _request(
