@@ -150,6 +150,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.errors.NotFoundPageMiddleware",  # a view's 404 is Parley's page, DEBUG or not
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lockout into its page
 ]
 
@@ -346,9 +347,17 @@ PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
 
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"refusals_in_one_line": {"()": "config.errors.RefusalsInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Django's own console handler (DEBUG only) printed each of its entries a second time beside
+        # the root's; its entries now reach the log once, through the root.
+        "django": {"handlers": [], "level": LOG_LEVEL},
+        "django.request": {"filters": ["refusals_in_one_line"]},
+    },
 }
