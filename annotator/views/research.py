@@ -24,10 +24,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.importing import ImportProblem
+from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
-from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
+from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings_text
 from ..forms import (
     FILTER_FIELDS,
