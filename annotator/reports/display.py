@@ -137,7 +137,7 @@ def report_view(
         Row("Regular items", number(counts["items"])),
         Row("Items with a submitted annotation", number(counts["items_rated"])),
         Row("Submitted annotations used", number(counts["annotations"])),
-        Row("Annotators", number(counts["annotators"])),
+        Row("Annotators with a submitted annotation", number(counts["annotators"])),
         Row("Left out: gold items", f"{excluded['gold']} annotations"),
         Row("Left out: attention checks", f"{excluded['attention']} annotations"),
     ]
