@@ -14,12 +14,13 @@ from django import template
 
 register = template.Library()
 
-_WRAPPED = re.compile(r"^\s*(?:\*+(?P<starred>.*?)\*+|\[+(?P<bracketed>.*?)\]+)\s*$", re.DOTALL)
+_WRAPPED = re.compile(r"^\s*(?:\*+(?P<starred>[^*]*)\*+|\[+(?P<bracketed>[^\[\]]*)\]+)\s*$")
 
 
 @register.filter
 def without_marks(content: str) -> str:
-    """``content`` without the ``*…*`` or ``[…]`` (doubled or not) wrapped around all of it."""
+    """``content`` without the ``*…*`` or ``[…]`` (doubled or not) wrapped around all of it; a text with
+    marks inside (``*smiles* and *nods*``) is left as it is."""
     match = _WRAPPED.match(content or "")
     if match is None:
         return content
