@@ -205,8 +205,8 @@ def test_staff_see_the_episode_with_scenario_roles_seats_and_transcript(staff_cl
         second.character.name,
         "speaks under Semantic vagueness",
         "Can we talk about the rent?",
-        "*sighs*",
-        "[hands over an envelope]",
+        "<em>sighs</em>",
+        "<em>hands over an envelope</em>",
         "left the conversation",
     ]:
         assert expected in text
