@@ -142,7 +142,7 @@ class StudyForm(forms.ModelForm):
     )
     instrument = forms.ModelChoiceField(
         Instrument.objects.none(), required=False, label="or an existing instrument", empty_label="—",
-        help_text="Your team's own instruments and the shared ones (made in the admin).",
+        help_text="Your team's own instruments and the shared ones.",
     )
     # The episode browser's filters: same names, choices and labels.
     source = EpisodeFilterForm.base_fields["source"]

@@ -41,7 +41,7 @@ def outcome_of(stage: str) -> str:
     return str(stage) if stage in CODE_OUTCOMES else QUESTIONS
 
 END_MESSAGES = {
-    Episode.EndReason.LEAVE: "The conversation is over: someone else left it.",
+    Episode.EndReason.LEAVE: "Someone else left the conversation.",
     Episode.EndReason.TURN_CAP: "The conversation has reached its length limit.",
     Episode.EndReason.TIMEOUT: "The conversation ended after a long pause.",
     Episode.EndReason.MODEL_ERROR: (
@@ -65,8 +65,9 @@ SCREENED_OUT_MESSAGES = {
 }
 
 
-YOU_LEFT = "The conversation is over: you left it."
-EVERYONE_ELSE_LEFT = "The conversation is over: everyone else has left it."
+# The page's heading already says the conversation is over: the message gives the reason only.
+YOU_LEFT = "You left the conversation."
+EVERYONE_ELSE_LEFT = "Everyone else has left the conversation."
 
 
 def end_message(
@@ -87,7 +88,7 @@ def end_message(
         return YOU_LEFT
     if end_reason == Episode.EndReason.LEAVE and group:
         return EVERYONE_ELSE_LEFT
-    return END_MESSAGES.get(end_reason, "The conversation is over.")
+    return END_MESSAGES.get(end_reason, "The conversation has ended.")
 
 
 def participant_turn_count(episode: Episode) -> int:

@@ -156,7 +156,7 @@ def submit_human_turn(
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
             cast = cast.current()  # an agent may have left since the page read it
             if not cast.is_human_turn(index):
-                raise TurnRefused("not_your_turn", "It is not your turn yet: wait for the other side's reply.")
+                raise TurnRefused("not_your_turn", "It is not your turn yet.")
             if action_type != ActionType.LEAVE:
                 _check_rate(episode, cast.human_seat, study.messages_per_minute, now)
             turn = Turn.objects.create(
@@ -179,7 +179,7 @@ def submit_human_turn(
         stored = _stored(participant.episode_id, client_id)
         if stored is not None:
             return Submitted(stored, False, cast)
-        raise TurnRefused("not_your_turn", "It is not your turn yet: wait for the other side's reply.") from None
+        raise TurnRefused("not_your_turn", "It is not your turn yet.") from None
     return Submitted(turn, True, cast, ends)
 
 

@@ -24,10 +24,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.importing import ImportProblem
+from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
-from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
+from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings_text
 from ..forms import (
     FILTER_FIELDS,
@@ -208,9 +209,16 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _generated(study: Study) -> list[dict]:
-    """How many of the study's current ratings no person gave, by what generated them (the demo's)."""
-    rows = latest_submitted(study).exclude(generated_by="").values("generated_by").annotate(count=Count("pk"))
-    return [{"source": row["generated_by"], "count": row["count"]} for row in rows.order_by("generated_by")]
+    """How many of the study's current ratings no person gave, by what generated them (the demo's): on
+    regular items and on quality items apart, as the progress figures beside them count them."""
+    rows = (latest_submitted(study).exclude(generated_by="").values("generated_by", "assignment__item__kind")
+            .annotate(count=Count("pk")))
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows.order_by("generated_by"):
+        regular = row["assignment__item__kind"] == StudyItem.Kind.REGULAR
+        entry = counts.setdefault(row["generated_by"], {"regular": 0, "quality": 0})
+        entry["regular" if regular else "quality"] += row["count"]
+    return [{"source": source, **entry} for source, entry in counts.items()]
 
 
 def _annotator_rows(

@@ -44,6 +44,7 @@ from django.utils import timezone
 from ..agents.llm import is_scripted
 from ..evaluation import majority, rubrics
 from ..exporting import timestamp
+from ..instruments.respondents import respondent_name
 from ..models import ActionType, Answer, Barrier, Episode, Question, Respondent, Seat, Turn
 from ..stats import results as stats
 from ..stats.bootstrap import DEFAULT_RESAMPLES
@@ -122,8 +123,8 @@ class EvaluatorChoice:
 class Scores:
     """The numeric answers of one kind of respondent on the filtered episodes, and their dimensions.
 
-    ``named`` counts the scores of every respondent named by a model or a label, of any kind: the
-    evaluators a report can be asked for by name.
+    ``named`` counts the scores of every respondent of any kind, by the one name it has everywhere
+    (a model, a label, a person's pseudonym): the evaluators a report can be asked for by name.
     """
 
     kind: str
@@ -171,9 +172,14 @@ def unknown_scenarios(selectors: tuple[str, ...], scenarios: QuerySet) -> list[s
     ]
 
 
-def _respondent_name(kind: str, pk: int, model: str, label: str) -> str:
-    """A respondent's name in reports: its model or label; a person by kind and number, never by account."""
-    return model or label or f"{kind} {pk}"
+def score_answers(episodes: QuerySet[Episode]) -> QuerySet[Answer]:
+    """The answers on ``episodes`` that count as scores: numbers answering a dimension, per seat or episode."""
+    return Answer.objects.filter(
+        response__episode__in=episodes.values("pk"),
+        question__kind__in=NUMERIC_KINDS,
+        question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
+        number__isnull=False,
+    ).exclude(question__dimension="")
 
 
 def _kind_of_named(filters: ResultFilters, named: list[EvaluatorChoice]) -> str:
@@ -196,21 +202,14 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
         raise ResultsProblem(
             f"respondent kind must be one of {', '.join(RESPONDENT_KINDS)}, not {filters.respondent_kind!r}"
         )
-    answers = Answer.objects.filter(
-        response__episode__in=filtered_episodes(filters, episodes).values("pk"),
-        question__kind__in=NUMERIC_KINDS,
-        question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
-        number__isnull=False,
-    ).exclude(question__dimension="")
-    found = list(answers.values_list(
+    found = list(score_answers(filtered_episodes(filters, episodes)).values_list(
         "response__respondent_id", "response__respondent__kind", "response__respondent__user_id",
         "response__respondent__model", "response__respondent__label", "response__respondent__prompt_version",
         "response__episode_id", "seat_position", "question_id", "number",
     ))
     counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for _, kind, user, model, label, version, *_ in found:
-        if user is None:
-            counts[(model or label, version, kind)] += 1
+        counts[(respondent_name(model, label, user), version, kind)] += 1
     named = [EvaluatorChoice(name, version, n, kind)
              for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
     analysed = _kind_of_named(filters, named)
@@ -226,10 +225,10 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
         if dimension not in scores.scales and low is not None and high is not None:
             scores.scales[dimension] = stats.Scale(low, high, scope == Question.Scope.SEAT)
             scores.labels[dimension] = label or dimension
-    for respondent_id, kind, _, model, label, version, episode_id, seat, question_id, number in found:
+    for _, kind, user, model, label, version, episode_id, seat, question_id, number in found:
         dimension = dimension_of[question_id]
         if kind == analysed and dimension in scores.scales:
-            name = _respondent_name(kind, respondent_id, model, label)
+            name = respondent_name(model, label, user)
             per_seat = scores.scales[dimension].per_seat
             scores.rows.append((name, version, episode_id, seat if per_seat else None, dimension, number))
     return scores

@@ -295,7 +295,7 @@ def imported_barrier_seats(scenarios: Sequence[Scenario], barriers: Sequence[Bar
                 raise RunOptionsError(
                     "scenarios",
                     f"Scenario {scenario}'s barrier prompts name different barrier seats ({key}: "
-                    f"{', '.join(map(str, seats))}); make them agree in the admin, or run the conditions apart.",
+                    f"{', '.join(map(str, seats))}); choose one of these conditions per run.",
                 )
     return found
 

@@ -21,6 +21,7 @@ from annotator.exports import export_lines
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Membership
 from annotator.reports import build_report
+from annotator.reports.display import number as shown_number
 from annotator.reports.documents import render_bundle, render_tables_zip
 from annotator.reports.tables import report_tables
 from benchmark.evaluation.interviews.instruments import goals_instrument, probes_instrument
@@ -343,6 +344,22 @@ def test_the_report_page_shows_the_goal_comparison(client, annotated):
     assert "<td>external</td><td>m-judge (judge)</td><td>0.750</td><td>4</td><td>4</td><td>0.500</td>" in page
     assert '<figure class="report-figure"><svg role="img" aria-labelledby="agentsense-comparison-title' in page
     assert "0.750 (n = 4)" in page
+
+
+def test_the_report_page_shows_the_annotators_agreement_on_goals_that_its_csv_has(client, annotated):
+    client.force_login(make_researcher(username="researcher"))
+    report = build_report(annotated, resamples=0, respondent_kinds=["agent", "judge"])
+    csv_rows = {row["statistic"]: row["value"] for row in _csv_rows(report_tables(report)["agentsense_annotators.csv"])}
+
+    page = client.get(reverse("annotator:report", args=[annotated.slug]), {"compare": ["agent", "judge"]}).text
+
+    assert "The annotators' agreement on goals" in page
+    kappa = csv_rows["fleiss_kappa"]
+    shown = shown_number(float(kappa) if kappa else None)
+    assert f'<th scope="row">Fleiss&#x27; kappa</th><td class="num">{shown}</td>' in page
+    agreement = f"{float(csv_rows['percent_agreement']):.3f}"
+    assert f'<th scope="row">Percent agreement</th><td class="num">{agreement}</td>' in page
+    assert f'<th scope="row">Ratings</th><td class="num">{csv_rows["ratings"]}</td>' in page
 
 
 def _csv_rows(text):

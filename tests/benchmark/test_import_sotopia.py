@@ -735,6 +735,14 @@ def test_a_scenario_from_a_log_has_an_unknown_relationship_and_the_summary_says_
     assert any("1 scenario made from this file has an unknown relationship" in note for note in result.notes)
 
 
+def test_the_note_on_unknown_relationships_says_what_to_do_without_sending_a_researcher_to_the_admin():
+    result = import_file(HUMAN_EVAL_DISLIKE)
+
+    note = next(note for note in result.notes if "unknown relationship" in note)
+    assert "its relationship in the file before importing" in note
+    assert "admin" not in note.lower()
+
+
 def test_an_environment_profile_keeps_its_relationship_and_one_without_is_unknown(tmp_path):
     lines = (SOTOPIA / "serialized_environment_profiles.jsonl").read_text().splitlines()[:2]
     second = json.loads(lines[1])

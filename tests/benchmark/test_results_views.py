@@ -7,10 +7,11 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from benchmark.models import Barrier
+from benchmark.instruments.respondents import pseudonym, respondent_for
+from benchmark.models import Barrier, Instrument, Response
 from benchmark.permissions import RESEARCHERS
 from tests.benchmark.results_data import judged_experiment
-from tests.builders import make_user
+from tests.builders import make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -207,3 +208,31 @@ def test_the_page_reads_another_kind_of_respondent(researcher_client, experiment
     assert response.status_code == 200
     assert response.context["report"]["evaluator"]["evaluator"] == "human mean"
     assert "Annotator <strong>human mean</strong>" in response.text
+
+
+def test_only_respondents_with_scores_are_offered_each_by_the_name_the_exports_use(researcher_client, experiment):
+    scorer, idle = make_user(username="scoring-annotator"), make_user(username="idle-annotator")
+    for episode in experiment:
+        partner = episode.seats.get(carries_barrier=False).position
+        make_scores(episode, [("goal", partner, 7)], respondent=respondent_for(scorer, "annotator"))
+    instrument = Instrument.objects.filter(questions__dimension="goal").first()
+    Response.objects.create(  # answers to no dimension: nothing the results could report
+        episode=experiment[0], respondent=respondent_for(idle, "annotator"), instrument=instrument
+    )
+
+    page = researcher_client.get(PAGE)
+    offered = [value for value, _ in page.context["form"].fields["evaluator"].choices]
+    assert pseudonym(scorer.pk) in offered and pseudonym(idle.pk) not in offered
+    assert not any(name.startswith("annotator ") for name in offered)
+    assert "scoring-annotator" not in page.text and "idle-annotator" not in page.text
+
+    chosen = researcher_client.get(PAGE, {"evaluator": pseudonym(scorer.pk)})
+    assert chosen.status_code == 200
+    assert chosen.context["report"]["evaluator"]["evaluator"] == pseudonym(scorer.pk)
+    assert chosen.context["report"]["respondent_kind"] == "annotator"
+    report = json.loads(researcher_client.get(JSON, {"evaluator": pseudonym(scorer.pk)}).content)
+    assert report["evaluator"]["evaluator"] == pseudonym(scorer.pk)
+    side_by_side = researcher_client.get(PAGE, {"respondent_kind": "annotator"})
+    assert [entry["evaluator"] for entry in side_by_side.context["report"]["evaluators"]][:2] == [
+        "human mean", pseudonym(scorer.pk)
+    ]
