@@ -2,7 +2,8 @@
 
 The page shows SocialVeil's Table 2 (all scenarios and per difficulty), the barrier signatures and
 the linguistic correlations, each with an inline SVG figure; the downloads are ``results.json``
-and CSV tables, for the same filters (the page's query string).
+and CSV tables, for the same filters (the page's query string). The report and its figures are
+kept between loads while the data is unchanged (``report_cache``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from django.views.decorators.http import require_GET
 
 from ..models import Episode
 from ..permissions import researcher_required
-from .build import ResultFilters, ResultsProblem, build_results
-from .figures import results_figures
+from .build import ResultFilters, ResultsProblem
 from .forms import ResultFilterForm
+from .report_cache import cached_figures, cached_results
 from .tables import (
     CSV_TABLES,
     correlations_display,
@@ -46,7 +47,7 @@ def results(request: HttpRequest) -> HttpResponse:
                "csv_tables": CSV_TABLES}
     if filters is not None:
         try:
-            report, _ = build_results(filters, episodes)
+            report, _ = cached_results(filters, episodes)
         except ResultsProblem as problem:
             context["problem"] = str(problem)
         else:
@@ -57,7 +58,7 @@ def results(request: HttpRequest) -> HttpResponse:
 
 def page_context(report: dict[str, Any]) -> dict[str, Any]:
     """What the template shows: the report, its rows rounded for reading, and its figures."""
-    figures = results_figures(report)
+    figures = cached_figures(report)
     blocks = means_display(report)
     for block in blocks:
         block["figure"] = figures["means"] if block["split"] == "all" else None
@@ -82,7 +83,7 @@ def _report_or_error(request: HttpRequest) -> tuple[dict[str, Any], pd.DataFrame
         problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
         return HttpResponseBadRequest(f"Bad filters: {problems}", content_type="text/plain; charset=utf-8")
     try:
-        return build_results(filters, episodes)
+        return cached_results(filters, episodes)
     except ResultsProblem as problem:
         return HttpResponseBadRequest(str(problem), content_type="text/plain; charset=utf-8")
 
