@@ -2,8 +2,8 @@
 
 Building the report over 720 episodes and drawing its three figures takes seconds; a researcher
 reloading the page, changing nothing, or downloading its JSON and CSV asks the same question of the
-same data. So the built report and its table, and separately the figures, are kept in Django's
-cache (each process's own memory by default; shared by every process with ``REDIS_URL``):
+same data. So the built report with its table, and separately its figures, are kept
+(``benchmark.caching``):
 
 - **The report** is keyed by the filters, the episodes the asker may see (their queryset's SQL,
   which names their teams, so no one is served another team's report), and a *stamp* of the data
@@ -12,8 +12,8 @@ cache (each process's own memory by default; shared by every process with ``REDI
   import, a judge pass, ``evaluate --force``, a chat turn) changes the stamp, and so does a score or
   a turn's text edited in place in almost every case. What the stamp cannot see (an episode's tag
   or a seat's model edited in the admin) shows at the latest after
-  ``settings.PARLEY_REPORT_CACHE_SECONDS`` (10 minutes unless set; 0 keeps nothing).
-- **The figures** are a pure function of the report, so they are keyed by a digest of it: always
+  ``settings.PARLEY_REPORT_CACHE_SECONDS``.
+- **The figures** are a pure function of the report, so they are keyed by its content: always
   correct, and drawn once per report.
 
 The report's ``generated_at`` says when it was built, which may be before this load.
@@ -21,23 +21,19 @@ The report's ``generated_at`` says when it was built, which may be before this l
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet, Sum
 from django.db.models.functions import Length
 
+from ..caching import cached
 from ..models import Answer, Episode, Turn
 from . import build
-from .figures import Figure, results_figures
+from .figures import results_figures
 
 if TYPE_CHECKING:
     import pandas as pd
-
-PREFIX = "results-report"
 
 
 def data_stamp(episodes: QuerySet[Episode]) -> tuple[Any, ...]:
@@ -53,29 +49,18 @@ def data_stamp(episodes: QuerySet[Episode]) -> tuple[Any, ...]:
     return tuple(part[name] for part in (shown, turns, answers) for name in part)
 
 
-def _key(*parts: Any) -> str:
-    return f"{PREFIX}:{hashlib.sha256(repr(parts).encode()).hexdigest()}"
-
-
 def cached_results(
     filters: build.ResultFilters, episodes: QuerySet[Episode]
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """``build.build_results(filters, episodes)``, from the cache when nothing it reads has changed.
+    """``build.build_results(filters, episodes)``, kept while nothing it reads has changed.
 
-    A ``ResultsProblem`` is raised afresh each time, never cached."""
-    key = _key(build.SCHEMA_VERSION, filters.to_dict(), str(episodes.values("pk").query), data_stamp(episodes))
-    found = cache.get(key)
-    if found is None:
-        found = build.build_results(filters, episodes)
-        cache.set(key, found, settings.PARLEY_REPORT_CACHE_SECONDS)
-    return found
+    A ``ResultsProblem`` is raised afresh each time, never kept."""
+    return cached(
+        lambda: build.build_results(filters, episodes),
+        "results", build.SCHEMA_VERSION, filters.to_dict(), str(episodes.values("pk").query), data_stamp(episodes),
+    )
 
 
 def cached_figures(report: dict[str, Any]) -> dict[str, Any]:
-    """``results_figures(report)``, drawn once per report (keyed by a digest of its content)."""
-    key = _key("figures", json.dumps(report, sort_keys=True, default=str))
-    found: dict[str, Figure | dict[str, Figure] | None] | None = cache.get(key)
-    if found is None:
-        found = results_figures(report)
-        cache.set(key, found, settings.PARLEY_REPORT_CACHE_SECONDS)
-    return found
+    """``results_figures(report)``, drawn once per report (keyed by its content)."""
+    return cached(lambda: results_figures(report), "results-figures", json.dumps(report, sort_keys=True, default=str))
