@@ -13,8 +13,8 @@ same data. So the built report with its table, and separately its figures, are k
   a turn's text edited in place in almost every case. What the stamp cannot see (an episode's tag
   or a seat's model edited in the admin) shows at the latest after
   ``settings.PARLEY_REPORT_CACHE_SECONDS``.
-- **The figures** are a pure function of the report, so they are keyed by its content: always
-  correct, and drawn once per report.
+- **The figures** are a pure function of the report, so they are keyed by its content (less the
+  time it was built): always correct, and drawn once for the same numbers.
 
 The report's ``generated_at`` says when it was built, which may be before this load.
 """
@@ -62,5 +62,7 @@ def cached_results(
 
 
 def cached_figures(report: dict[str, Any]) -> dict[str, Any]:
-    """``results_figures(report)``, drawn once per report (keyed by its content)."""
-    return cached(lambda: results_figures(report), "results-figures", json.dumps(report, sort_keys=True, default=str))
+    """``results_figures(report)``, drawn once per report content: a report built again with the same numbers
+    (its cache time over, or a change that moved none of them) reuses the figures."""
+    content = {key: value for key, value in report.items() if key != "generated_at"}  # not drawn
+    return cached(lambda: results_figures(report), "results-figures", json.dumps(content, sort_keys=True, default=str))

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from benchmark.models import ActionType, Answer, Turn
+from benchmark.models import ActionType, Answer, Episode, Turn
 from benchmark.results import build, report_cache
 from tests.benchmark.results_data import judged_experiment
 from tests.builders import make_researcher, make_scores, make_team, make_user
@@ -128,3 +128,18 @@ def test_a_cache_time_of_zero_keeps_nothing(researcher_client, builds, settings)
     researcher_client.get(JSON)
 
     assert len(builds) == 2
+
+
+
+def test_a_report_built_again_with_the_same_numbers_reuses_its_figures(monkeypatch):
+    judged_experiment()
+    report, _ = build.build_results(build.ResultFilters(), Episode.objects.all(), resamples=0)
+    first = report_cache.cached_figures(report)
+    drawn = []
+    monkeypatch.setattr(report_cache, "results_figures", lambda report: drawn.append(report) or {})
+
+    again = report_cache.cached_figures({**report, "generated_at": "2030-01-01T00:00:00Z"})
+    changed = report_cache.cached_figures({**report, "models": [*report["models"], "another-model"]})
+
+    assert again["means"].svg == first["means"].svg
+    assert len(drawn) == 1 and changed == {}
