@@ -14,7 +14,9 @@ same data. So the built report with its table, and separately its figures, are k
   or a seat's model edited in the admin) shows at the latest after
   ``settings.PARLEY_REPORT_CACHE_SECONDS``.
 - **The figures** are a pure function of the report, so they are keyed by its content (less the
-  time it was built): always correct, and drawn once for the same numbers.
+  time it was built): always correct, and drawn once for the same numbers. The page asks for them
+  in requests of their own once it is shown (``views.results_figure``), so a cold page answers
+  after the report is built, not after three figures are drawn too.
 
 The report's ``generated_at`` says when it was built, which may be before this load.
 """
@@ -30,7 +32,7 @@ from django.db.models.functions import Length
 from ..caching import cached
 from ..models import Answer, Episode, Turn
 from . import build
-from .figures import results_figures
+from .figures import Figure, results_figures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,8 +63,13 @@ def cached_results(
     )
 
 
-def cached_figures(report: dict[str, Any]) -> dict[str, Any]:
-    """``results_figures(report)``, drawn once per report content: a report built again with the same numbers
-    (its cache time over, or a change that moved none of them) reuses the figures."""
+def cached_figures(report: dict[str, Any], name: str) -> list[Figure]:
+    """The figures ``name`` of ``results_figures(report)``, drawn once per report content: a report built again
+    with the same numbers (its cache time over, or a change that moved none of them) reuses them."""
     content = {key: value for key, value in report.items() if key != "generated_at"}  # not drawn
-    return cached(lambda: results_figures(report), "results-figures", json.dumps(content, sort_keys=True, default=str))
+
+    def draw() -> list[Figure]:
+        found = results_figures(report, [name])[name]
+        return list(found.values()) if isinstance(found, dict) else [found] if found else []
+
+    return cached(draw, "results-figures", name, json.dumps(content, sort_keys=True, default=str))

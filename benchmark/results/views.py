@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..models import Episode
 from ..permissions import researcher_required
 from .build import ResultFilters, ResultsProblem
+from .figures import RESULTS_FIGURES
 from .forms import ResultFilterForm
 from .report_cache import cached_figures, cached_results
 from .tables import (
@@ -57,20 +58,21 @@ def results(request: HttpRequest) -> HttpResponse:
 
 
 def page_context(report: dict[str, Any]) -> dict[str, Any]:
-    """What the template shows: the report, its rows rounded for reading, and its figures."""
-    figures = cached_figures(report)
+    """What the template shows: the report, its rows rounded for reading, and where its figures go (each is
+    drawn by ``results_figure``, which the page asks for once shown)."""
     blocks = means_display(report)
     for block in blocks:
-        block["figure"] = figures["means"] if block["split"] == "all" else None
+        block["figure"] = "means" if block["split"] == "all" and report["models"] else None
+    deviation_rows = deviations_display(report)
     return {
         "report": report,
         "respondent_kind": report["respondent_kind"],
         "evaluators": evaluators_display(report),
         "means_blocks": blocks,
-        "deviation_rows": deviations_display(report),
-        "deviation_figures": list(figures["deviations"].values()),
+        "deviation_rows": deviation_rows,
+        "deviation_figures": bool(report["models"] and any(e["deviation"] is not None for e in report["deviations"])),
         "correlation_rows": correlations_display(report),
-        "correlation_figure": figures["correlations"],
+        "correlation_figure": bool(report["models"] and report.get("features")),
         "methods": [(name.replace("_", " ").capitalize(), text) for name, text in report["methods"].items()],
     }
 
@@ -86,6 +88,19 @@ def _report_or_error(request: HttpRequest) -> tuple[dict[str, Any], pd.DataFrame
         return cached_results(filters, episodes)
     except ResultsProblem as problem:
         return HttpResponseBadRequest(str(problem), content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+@researcher_required
+def results_figure(request: HttpRequest, name: str) -> HttpResponse:
+    """One of the page's figures (``means``, ``deviations``, ``correlations``) for the page's filters, as the
+    HTML the page swaps in where the figure goes."""
+    if name not in RESULTS_FIGURES:
+        raise Http404(f"No results figure {name!r}.")
+    built = _report_or_error(request)
+    if isinstance(built, HttpResponse):
+        return built
+    return render(request, "benchmark/results/partials/_figures.html", {"figures": cached_figures(built[0], name)})
 
 
 @require_GET

@@ -45,14 +45,17 @@ def test_a_reload_of_unchanged_data_is_served_from_the_cache(researcher_client, 
     judged_experiment()
     first = researcher_client.get(PAGE)
     drawn = []
-    monkeypatch.setattr(report_cache, "results_figures", lambda report: drawn.append(report))
+    means = reverse("benchmark:results-figure", args=["means"])
+    drawn_first = researcher_client.get(means).text
+    monkeypatch.setattr(report_cache, "results_figures", lambda report, names: drawn.append(names))
 
     second = researcher_client.get(PAGE)
     researcher_client.get(JSON)
+    drawn_again = researcher_client.get(means).text
 
     assert first.status_code == second.status_code == 200
     assert len(builds) == 1 and drawn == []
-    assert second.text.count('<svg role="img"') == 3
+    assert drawn_again == drawn_first and drawn_first.count('<svg role="img"') == 1
     assert second.context["report"] == first.context["report"]
 
 
@@ -134,12 +137,13 @@ def test_a_cache_time_of_zero_keeps_nothing(researcher_client, builds, settings)
 def test_a_report_built_again_with_the_same_numbers_reuses_its_figures(monkeypatch):
     judged_experiment()
     report, _ = build.build_results(build.ResultFilters(), Episode.objects.all(), resamples=0)
-    first = report_cache.cached_figures(report)
+    first = report_cache.cached_figures(report, "means")
     drawn = []
-    monkeypatch.setattr(report_cache, "results_figures", lambda report: drawn.append(report) or {})
+    monkeypatch.setattr(report_cache, "results_figures",
+                        lambda report, names: drawn.append(names) or {"means": None})
 
-    again = report_cache.cached_figures({**report, "generated_at": "2030-01-01T00:00:00Z"})
-    changed = report_cache.cached_figures({**report, "models": [*report["models"], "another-model"]})
+    again = report_cache.cached_figures({**report, "generated_at": "2030-01-01T00:00:00Z"}, "means")
+    changed = report_cache.cached_figures({**report, "models": [*report["models"], "another-model"]}, "means")
 
-    assert again["means"].svg == first["means"].svg
-    assert len(drawn) == 1 and changed == {}
+    assert [figure.svg for figure in again] == [figure.svg for figure in first] and len(first) == 1
+    assert drawn == [["means"]] and changed == []
