@@ -1,9 +1,10 @@
 """The results page and its downloads: researchers only, filtered by GET, the same numbers as the command.
 
 The page shows SocialVeil's Table 2 (all scenarios and per difficulty), the barrier signatures and
-the linguistic correlations, each with an inline SVG figure; the downloads are ``results.json``
-and CSV tables, for the same filters (the page's query string). The report and its figures are
-kept between loads while the data is unchanged (``report_cache``).
+the linguistic correlations, each with an inline SVG figure that the page asks for once it is shown
+(``results_figure``, htmx), so the page answers before three figures are drawn; the downloads are
+``results.json`` and CSV tables, for the same filters (the page's query string). The report and
+its figures are kept between loads while the data is unchanged (``report_cache``).
 """
 
 from __future__ import annotations
