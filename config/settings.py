@@ -389,6 +389,9 @@ PARLEY_CHAT_SCRIPTED_DELAY = env_float("PARLEY_CHAT_SCRIPTED_DELAY", 0.04)  # se
 PARLEY_ENTRY_RATE = env_rate("PARLEY_ENTRY_RATE", "10/hour")
 PARLEY_CHAT_MAX_SOCKETS = env_int("PARLEY_CHAT_MAX_SOCKETS", 3)  # chat sockets one participant may hold open
 PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD", 2000)
+# How long the results and agreement reports stay in the cache at most (they are rebuilt sooner when
+# the answers or turns they read change); 0 keeps none.
+PARLEY_REPORT_CACHE_SECONDS = env_int("PARLEY_REPORT_CACHE_SECONDS", 600)
 # Most bytes one upload on the import page may bring, all its files together; bigger imports go
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)

@@ -43,9 +43,10 @@ from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
 from ..reports import (
     COMPARABLE,
-    build_report,
     bundle_path,
     bundle_state,
+    cached_report,
+    cached_view,
     compared_kinds,
     latest_submitted,
     render_bundle,
@@ -53,7 +54,6 @@ from ..reports import (
     render_tables_zip,
     report_json,
     report_tables,
-    report_view,
     start_bundle,
 )
 
@@ -342,13 +342,13 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     """
     study = _report_study(request, slug)
     kinds = compared_kinds(request.GET.getlist("compare"))
-    built = build_report(study, respondent_kinds=kinds)
+    built = cached_report(study, kinds)
     context = {
         "study": study,
         "compare": [(str(kind), label, str(kind) in kinds) for kind, label in COMPARABLE.items()],
         "compare_query": "" if built["compared_with"] == ["judge"] else urlencode({"compare": kinds}, doseq=True),
         "report": built,
-        "view": report_view(built),
+        "view": cached_view(built),
         "tables": list(report_tables(built)),
         "bundle": bundle_state(study),
     }
@@ -369,7 +369,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
                 return _bundle_file(study, state.bundle)
             messages.info(request, "This study is large, so its ZIP bundle is prepared in the background: see below.")
             return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
-    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
+    built = cached_report(study, compared_kinds(request.GET.getlist("compare")))
     if fmt == "json":
         content: str | bytes = report_json(built)
     elif fmt == "html":
@@ -384,7 +384,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 def report_tables_download(request: HttpRequest, slug: str, name: str | None = None) -> HttpResponse:
     """One CSV table of the report by file name, or all of them zipped."""
     study = _report_study(request, slug)
-    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
+    built = cached_report(study, compared_kinds(request.GET.getlist("compare")))
     if name is None:
         return _attachment(render_tables_zip(built), "application/zip", f"{study.slug}-report-tables.zip")
     tables = report_tables(built)

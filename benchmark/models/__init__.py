@@ -1,7 +1,7 @@
 from .barriers import Barrier, BarrierCue, ScenarioBarrier
 from .casts import Cast, CastMember
 from .characters import PROFILE_LABELS, Character, Relationship, relationship_label
-from .episodes import ActionType, Episode, Seat, Turn
+from .episodes import ActionType, Episode, Seat, Turn, TurnFeatures
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
@@ -45,4 +45,5 @@ __all__ = [
     "Seat",
     "SimulationRun",
     "Turn",
+    "TurnFeatures",
 ]

@@ -25,7 +25,7 @@ into that table, so the command line, the page and the downloads all report the 
   model for its own role is its seat's model, so the two seats of a pairwise run (Sotopia's
   ``gpt-3.5-turbo`` against ``gpt-4``) give one row each to their own model.
 - **Linguistic features**: of the barrier seat's speech and of the whole transcript (spoken turns
-  only), from ``benchmark.stats.linguistic``.
+  only), from ``benchmark.stats.linguistic``, each turn's stored once (``turn_features``).
 
 Every query is a fixed one, so the cost grows with rows fetched, not with round trips.
 """
@@ -45,12 +45,13 @@ from ..agents.llm import is_scripted
 from ..evaluation import majority, rubrics
 from ..exporting import timestamp
 from ..instruments.respondents import respondent_name
-from ..models import ActionType, Answer, Barrier, Episode, Question, Respondent, Seat, Turn
+from ..models import Answer, Barrier, Episode, Question, Respondent, Seat
 from ..stats import results as stats
 from ..stats.bootstrap import DEFAULT_RESAMPLES
-from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
+from ..stats.linguistic import FEATURE_LABELS, FEATURES, Utterance, combine
 from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
 from ..stats.plain import plain_report
+from .turn_features import spoken_features
 
 SCHEMA_VERSION = 2  # 2: a deviation's percent is deviation_percent (apart from percent_change)
 MAJORITY = "majority"
@@ -323,19 +324,9 @@ def _seat_rows(episode_ids: list[int]) -> dict[int, list[tuple[int, str, str, bo
     return seats
 
 
-def _speech(episode_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
-    spoken: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    rows = Turn.objects.filter(episode_id__in=episode_ids, action_type=ActionType.SPEAK).order_by(
-        "episode_id", "index"
-    ).values_list("episode_id", "seat__position", "content")
-    for episode_id, position, content in rows:
-        spoken[episode_id].append((position, content))
-    return spoken
-
-
-def _features(lines: list[tuple[int, str]], barrier_seat: int | None) -> dict[str, float | None]:
-    transcript = signature(content for _, content in lines)
-    barrier = signature(content for position, content in lines if position == barrier_seat)
+def _features(lines: list[tuple[int, Utterance]], barrier_seat: int | None) -> dict[str, float | None]:
+    transcript = combine(found for _, found in lines)
+    barrier = combine(found for position, found in lines if position == barrier_seat)
     values: dict[str, float | None] = {}
     for feature in FEATURES:
         values[f"barrier_speech.{feature}"] = getattr(barrier, feature) if barrier_seat is not None else None
@@ -360,7 +351,7 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
         "source", "scenario__template_id", "scenario__template__codename",
     )
     seats = _seat_rows(episode_ids)
-    speech = _speech(episode_ids)
+    speech = spoken_features(episode_ids)
     records = []
     for pk, external_id, condition, scenario_id, codename, difficulty, tag, source, template_id, template in episodes:
         episode_seats = seats.get(pk, [])

@@ -295,19 +295,24 @@ def correlation_heatmap(
     return Figure(f"{name}.svg", title, description, to_svg(figure, name, title, description))
 
 
-def results_figures(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The figures of a results page: ``means`` (all scenarios; the difficulty splits stay tables, since
-    drawing costs about half a second a figure), ``deviations`` per model and ``correlations`` (all models).
-    None or empty when nothing was scored."""
+RESULTS_FIGURES = ("means", "deviations", "correlations")
+
+
+def results_figures(report: Mapping[str, Any], names: Sequence[str] = RESULTS_FIGURES) -> dict[str, Any]:
+    """The figures of a results page named in ``names``: ``means`` (all scenarios; the difficulty splits stay
+    tables, since drawing costs about half a second a figure), ``deviations`` per model and ``correlations``
+    (all models). None or empty when nothing was scored."""
+    drawn: dict[str, Any] = {"means": None, "deviations": {}, "correlations": None}
     if not report.get("models"):
-        return {"means": None, "deviations": {}, "correlations": None}
-    deviations = {
-        model: deviation_forest(report, model, name=f"results-deviations-{index}")
-        for index, model in enumerate(report["models"])
-        if any(e["model"] == model and e["deviation"] is not None for e in report["deviations"])
-    }
-    return {
-        "means": condition_bars(report),
-        "deviations": deviations,
-        "correlations": correlation_heatmap(report) if report.get("features") else None,
-    }
+        return {name: drawn[name] for name in names}
+    if "means" in names:
+        drawn["means"] = condition_bars(report)
+    if "deviations" in names:
+        drawn["deviations"] = {
+            model: deviation_forest(report, model, name=f"results-deviations-{index}")
+            for index, model in enumerate(report["models"])
+            if any(e["model"] == model and e["deviation"] is not None for e in report["deviations"])
+        }
+    if "correlations" in names and report.get("features"):
+        drawn["correlations"] = correlation_heatmap(report)
+    return {name: drawn[name] for name in names}
