@@ -422,6 +422,7 @@ MATRIX: dict[str, Access] = {
     "benchmark:results": researcher_list(shows=lambda w: w.own.episode.tag),
     "benchmark:results-json": researcher_list(),
     "benchmark:results-csv": researcher_list(lambda w: {"table": "means"}),
+    "benchmark:results-figure": researcher_list(lambda w: {"name": "means"}),
     "benchmark:results-agentsense": researcher_list(shows=lambda w: w.own.episode.tag),
     "benchmark:results-agentsense-json": researcher_list(),
     "benchmark:results-agentsense-csv": researcher_list(lambda w: {"table": "completion"}),

@@ -430,7 +430,9 @@ PARTICIPANT_PRESETS: dict[str, PresetSpec] = {CHAT_PRESET: CHAT_QUESTIONNAIRE}
 
 
 def install_preset(key: str) -> Instrument:
-    """The newest shared instrument made from preset ``key``, created (version 1, with its questions) if there is none.
+    """The newest shared instrument made from preset ``key``, created (with its questions) if there is none,
+    or if the preset's questions in the code have changed since (then as the next version: answers given
+    to an earlier version keep the words they answered).
 
     Presets have no team: every team may use them, none may change them. Safe to call twice, or
     from two processes at once. Should an instrument of another origin already use the preset's
@@ -443,7 +445,7 @@ def install_preset(key: str) -> Instrument:
         raise ValueError(f"unknown preset {key!r}; known presets: {', '.join(known)}") from None
     for attempt in range(3):
         existing = Instrument.objects.filter(preset=key, team__isnull=True).order_by("-version", "-pk").first()
-        if existing is not None:
+        if existing is not None and _asks_as_shipped(existing, spec):
             return existing
         try:
             with transaction.atomic():
@@ -456,3 +458,14 @@ def install_preset(key: str) -> Instrument:
             if attempt == 2:
                 raise
     raise AssertionError("unreachable")
+
+
+QUESTION_FIELDS = ("key", "kind", "prompt", "help_text", "required", "scope", "rationale", "options", "dimension",
+                   "truth", "low", "high")
+
+
+def _asks_as_shipped(instrument: Instrument, spec: PresetSpec) -> bool:
+    """Whether ``instrument`` asks exactly the questions ``spec`` ships now, in its order."""
+    stored = list(instrument.questions.order_by("position").values_list(*QUESTION_FIELDS))
+    shipped = [q.build(instrument, position) for position, q in enumerate(spec.questions)]
+    return stored == [tuple(getattr(question, field) for field in QUESTION_FIELDS) for question in shipped]

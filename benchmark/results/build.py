@@ -211,8 +211,10 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
     counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for _, kind, user, model, label, version, *_ in found:
         counts[(respondent_name(model, label, user), version, kind)] += 1
-    named = [EvaluatorChoice(name, version, n, kind)
-             for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    # Models and labelled respondents first, then people (by their pseudonyms); most scores first in each.
+    people = {respondent_name(model, label, user) for _, _, user, model, label, *_ in found if user is not None}
+    named = [EvaluatorChoice(name, version, n, kind) for (name, version, kind), n in sorted(
+        counts.items(), key=lambda item: (item[0][0] in people, -item[1], item[0]))]
     analysed = _kind_of_named(filters, named)
     presets = Q(instrument__team__isnull=True, instrument__preset__in=[r.preset for r in rubrics.JUDGE_RUBRICS])
     questions = Question.objects.filter(presets | Q(pk__in={row[8] for row in found})).order_by(

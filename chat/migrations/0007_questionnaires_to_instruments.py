@@ -1,8 +1,8 @@
 """Move every chat questionnaire and participant's answers onto benchmark's instruments (step 2 of 3).
 
-- The default questionnaire becomes the shared preset ``chat-questionnaire`` (team NULL,
-  ``benchmark.instruments.presets.CHAT_QUESTIONNAIRE``): created here if missing, and asked by
-  every study that kept the default.
+- The default questionnaire becomes the shared preset ``chat-questionnaire`` (team NULL; its
+  questions as they were then, frozen below): created here if missing, and asked by every study
+  that kept the default.
 - Every other questionnaire becomes an instrument of the study's team, one per distinct
   questionnaire and team ("Chat questionnaire: <study title>"): a ``likert`` question (whole
   numbers ``low``..``high`` with labels at the two ends) becomes a slider of step 1 with the same
@@ -31,6 +31,100 @@ from django.utils import timezone
 PRESET = "chat-questionnaire"
 TEXT_MAX_LENGTH = 2000
 CHOICE_VALUE_MAX_LENGTH = 200
+# The preset as the participants of the studies moved here answered it, frozen: the shipped preset's
+# wording may change later, and then gets a version of its own (``benchmark.instruments.presets``).
+PRESET_NAME = "Chat questionnaire"
+PRESET_DESCRIPTION = (
+    "What a participant is asked after chatting with an agent: how far they reached their goal, how "
+    "much confusion was left and how well the two sides understood each other (SocialVeil's scales, "
+    "from the participant's side), and an optional comment."
+)
+PRESET_QUESTIONS = [{'key': 'goal',
+  'position': 0,
+  'kind': 'likert',
+  'prompt': "How well did you reach your character's goal?",
+  'help_text': '',
+  'required': True,
+  'scope': 'episode',
+  'rationale': 'none',
+  'options': {'anchors': [{'value': 1,
+                           'label': 'not at all',
+                           'description': 'Nothing of what your character wanted came about.'},
+                          {'value': 2,
+                           'label': 'a little',
+                           'description': 'A small part of the goal was reached, or only in words.'},
+                          {'value': 3,
+                           'label': 'partly',
+                           'description': 'About half of what your character wanted came about.'},
+                          {'value': 4,
+                           'label': 'mostly',
+                           'description': 'The main goal was reached; some details were not.'},
+                          {'value': 5,
+                           'label': 'completely',
+                           'description': 'Everything your character wanted came about.'}]},
+  'dimension': '',
+  'low': 1.0,
+  'high': 5.0},
+ {'key': 'unresolved_confusion',
+  'position': 1,
+  'kind': 'likert',
+  'prompt': 'How much confusion was left at the end of the conversation?',
+  'help_text': '',
+  'required': True,
+  'scope': 'episode',
+  'rationale': 'none',
+  'options': {'anchors': [{'value': 1,
+                           'label': 'a great deal: it never made sense',
+                           'description': 'You still do not know what the other side meant.'},
+                          {'value': 2, 'label': 'much', 'description': 'Important points stayed unclear.'},
+                          {'value': 3,
+                           'label': 'some',
+                           'description': 'Some points stayed unclear, others were cleared up.'},
+                          {'value': 4,
+                           'label': 'little',
+                           'description': 'Only small details stayed unclear.'},
+                          {'value': 5,
+                           'label': 'none: everything was cleared up',
+                           'description': 'By the end you understood everything that was said.'}]},
+  'dimension': 'unresolved_confusion',
+  'low': 1.0,
+  'high': 5.0},
+ {'key': 'mutual_understanding',
+  'position': 2,
+  'kind': 'likert',
+  'prompt': 'How well did you and the other side understand each other?',
+  'help_text': '',
+  'required': True,
+  'scope': 'episode',
+  'rationale': 'none',
+  'options': {'anchors': [{'value': 1, 'label': 'not at all', 'description': 'You talked past each other.'},
+                          {'value': 2,
+                           'label': 'a little',
+                           'description': 'You understood each other on a few points only.'},
+                          {'value': 3,
+                           'label': 'partly',
+                           'description': 'You understood each other on some points and not on others.'},
+                          {'value': 4,
+                           'label': 'well',
+                           'description': 'You understood each other on most points.'},
+                          {'value': 5,
+                           'label': 'fully',
+                           'description': "You understood each other's views and aims."}]},
+  'dimension': 'mutual_understanding',
+  'low': 1.0,
+  'high': 5.0},
+ {'key': 'comment',
+  'position': 3,
+  'kind': 'text',
+  'prompt': 'Anything you want to tell us about the conversation? (optional)',
+  'help_text': '',
+  'required': False,
+  'scope': 'episode',
+  'rationale': 'none',
+  'options': {'max_length': 2000},
+  'dimension': '',
+  'low': None,
+  'high': None}]
 QUESTION_DEFAULTS = {
     "key": "", "position": 0, "kind": "", "prompt": "", "label": "", "help_text": "", "required": True,
     "scope": "episode", "rationale": "none", "options": {}, "low": None, "high": None, "dimension": "", "truth": "",
@@ -113,8 +207,6 @@ def _answered(answers):
 
 
 def forward(apps, schema_editor):
-    from benchmark.instruments.presets import CHAT_QUESTIONNAIRE
-
     ChatStudy = apps.get_model("chat", "ChatStudy")
     Participant = apps.get_model("chat", "Participant")
     Instrument = apps.get_model("benchmark", "Instrument")
@@ -135,16 +227,7 @@ def forward(apps, schema_editor):
 
     preset = Instrument.objects.filter(team=None, preset=PRESET).order_by("-version", "-pk").first()
     if preset is None:
-        preset_questions = []
-        for position, spec in enumerate(CHAT_QUESTIONNAIRE.questions):
-            values = [a["value"] for a in spec.options.get("anchors", [])]
-            preset_questions.append({
-                "key": spec.key, "position": position, "kind": spec.kind, "prompt": spec.prompt,
-                "help_text": spec.help_text, "required": spec.required, "scope": spec.scope,
-                "rationale": spec.rationale, "options": spec.options, "dimension": spec.dimension,
-                "low": float(min(values)) if values else None, "high": float(max(values)) if values else None,
-            })
-        preset = create(CHAT_QUESTIONNAIRE.name, None, preset_questions, CHAT_QUESTIONNAIRE.description, PRESET)
+        preset = create(PRESET_NAME, None, PRESET_QUESTIONS, PRESET_DESCRIPTION, PRESET)
 
     default = _normalised(_old_default())
     made = {}  # (team, questions as JSON) -> instrument

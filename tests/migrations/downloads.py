@@ -66,7 +66,24 @@ NORMALISED = {"generated_at": "(the time of the request)"}
 # such as ``feature_labels.barrier_speech.hedges``, spans as many segments as it has parts).
 # RENAMED: old name -> (new key, why); ADDED: a new name -> why (a list's entries after the old ones are
 # named by index, ``evaluators.2``); DROPPED: an old name -> why.
-RENAMED: dict[tuple[str, str], tuple[str, str]] = {}
+_TWO_PERCENTS = ("issue 21: a barrier signature's deviation in percent is named apart from SocialVeil's change from "
+                 "baseline (percent_change)")
+_DEVIATIONS_CSV = "GET /benchmark/results/deviations.csv*"
+RENAMED: dict[tuple[str, str], tuple[str, str]] = {
+    ("GET /benchmark/results/results.json*", "deviations.*.percent"): ("deviation_percent", _TWO_PERCENTS),
+    ("GET /benchmark/results/results.json*", "deviations.*.percent_ci95"): ("deviation_percent_ci95", _TWO_PERCENTS),
+    ("GET /benchmark/results/results.json*", "deviations.*.percent_floor"): ("deviation_percent_floor", _TWO_PERCENTS),
+    (_DEVIATIONS_CSV, "percent"): ("deviation_percent", _TWO_PERCENTS),
+    (_DEVIATIONS_CSV, "percent_ci_low"): ("deviation_percent_ci_low", _TWO_PERCENTS),
+    (_DEVIATIONS_CSV, "percent_ci_high"): ("deviation_percent_ci_high", _TWO_PERCENTS),
+}
+# Values changed on purpose: the old one dropped and the new one added under the same name.
+_REWORDED = {
+    ("GET /benchmark/results/results.json*", "schema_version"): f"2 since {_TWO_PERCENTS}",
+    ("GET /benchmark/results/results.json*", "deviations.*.notes"): f"the notes name the key: {_TWO_PERCENTS}",
+    ("GET /benchmark/results/results.json*", "methods.deviations"): f"the method names the key: {_TWO_PERCENTS}",
+    (_DEVIATIONS_CSV, "notes"): f"the notes name the key: {_TWO_PERCENTS}",
+}
 _RESULTS = "GET /benchmark/results/results.json*"
 _JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
 _REPORTS = "GET /annotate/studies/*/report.json"
@@ -105,7 +122,21 @@ ADDED: dict[tuple[str, str], str] = {
     ("GET /annotate/studies/*/export.csv*", "goal"): "AgentSense (issue 14): the goal a per-goal answer is about",
     ("GET /annotate/studies/*/export.csv*", "goal_text"): "AgentSense (issue 14): that goal's text",
 }
+ADDED.update(_REWORDED)
+ADDED.update({
+    ("GET /benchmark/results/results.json*", "filters.difficulty"): "issue 21: results narrowed to a difficulty "
+        "(Sotopia-Hard)",
+    ("GET /benchmark/results/results.json*", "filters.scenarios"): "issue 21: results narrowed to named scenarios",
+    ("GET /chat/*/participants.csv", "goals"): "issue 21: a group chat participant's own goal verdicts and probe "
+        "answers (AgentSense's human test), before the questionnaire's columns",
+    ("GET /chat/*/participants.csv", "goals_reached"): "issue 21: as goals",
+    ("GET /chat/*/participants.csv", "goal_answers"): "issue 21: as goals",
+    ("GET /chat/*/participants.csv", "probes"): "issue 21: as goals",
+    ("GET /chat/*/participants.csv", "probes_correct"): "issue 21: as goals",
+    ("GET /chat/*/participants.csv", "probe_answers"): "issue 21: as goals",
+})
 DROPPED: dict[tuple[str, str], str] = {
+    **_REWORDED,
     (_PARLEY_EXPORT, "*.evaluations"):
         "scores are answers now, exported as responses; files with evaluations are still read",
     (_PARLEY_EXPORT, "*.scenario.roles.*.goal"): _GOALS_AS_ROWS + "; files with 'goal' still import",
