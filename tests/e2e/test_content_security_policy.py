@@ -95,7 +95,8 @@ def test_home_and_login_pages_keep_to_the_policy(browser_page):
     page.goto("/")
     expect(page.get_by_role("heading", name="Parley", level=1)).to_be_visible()
     watch.assert_none("home, anonymous")
-    log_in(page, make_user(staff=True))
+    log_in(page, make_user(staff=True))  # a researcher lands on their studies; the home page shows counts
+    page.goto("/")
     expect(page.locator(".stats")).to_be_visible()
     watch.assert_none("home, researcher")
 

@@ -65,8 +65,9 @@ def test_researcher_logs_in_filters_episodes_and_reads_a_transcript(browser_page
     screenshot(page, "01-login")
     page.get_by_role("button", name="Log in").click()
 
-    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page).to_have_url(re.compile(r"/annotate/studies/$"))  # a researcher lands on their studies
     expect(page.locator(".site-account")).to_contain_text("researcher")
+    page.goto("/")
     expect(page.locator(".stats")).to_contain_text("3 episodes")
     screenshot(page, "02-home")
 
@@ -91,8 +92,9 @@ def test_researcher_logs_in_filters_episodes_and_reads_a_transcript(browser_page
     transcript = page.locator("ol.transcript")
     expect(transcript.locator("li")).to_have_count(5)
     expect(transcript).to_contain_text("Sorry, which thing? Do you mean the rent?")
-    expect(transcript.locator(".turn--non-verbal")).to_contain_text("*shrugs and looks at the calendar*")
-    expect(transcript.locator(".turn--action")).to_contain_text("[slides an envelope across the table]")
+    # gestures and actions in emphasis, without the *…* and […] marks they are stored with
+    expect(transcript.locator(".turn--non-verbal em")).to_have_text("shrugs and looks at the calendar")
+    expect(transcript.locator(".turn--action em")).to_have_text("slides an envelope across the table")
     expect(transcript.locator(".turn--leave")).to_contain_text("left the conversation")
     expect(page.get_by_text("scripted (offline)").first).to_be_visible()
     expect(page.locator("table caption")).to_contain_text("scripted (offline)")
