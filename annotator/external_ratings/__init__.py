@@ -93,6 +93,7 @@ def import_ratings_text(text: str, *, file: str, study: Study, dry_run: bool = F
     try:
         with transaction.atomic():
             context = _Study(study)
+            context.read_pages(read.ratings)
             checked = [
                 (rating, parsed) for rating in read.ratings
                 if (parsed := context.check(rating, read.named, problems, result)) is not None
@@ -141,14 +142,15 @@ class _Study:
             )
         raise origin.problem(f"the team {self.study.team.slug!r} has no episode with the id {rating.episode_id!r}")
 
+    def read_pages(self, ratings: list[Rating]) -> None:
+        """Build, together, a fresh rating's page of each item the ratings name (the same for every annotator)."""
+        named = {items[0].pk: items[0] for items in (self.items.get(rating.episode_id) for rating in ratings) if items}
+        prefetch_related_objects([self.study.instrument], "questions")  # every page asks them: read them once
+        self.pages = ItemPage.fresh_pages(list(named.values()))
+        probes = [page.probes for page in self.pages.values() if page.probes is not None]
+        prefetch_related_objects(probes, "questions")
+
     def page(self, item: StudyItem) -> ItemPage:
-        """A fresh rating's page of the item, the same for every annotator: built once per item."""
-        if item.pk not in self.pages:
-            probe = Assignment(item=item)
-            probe.pk = 0  # an id no assignment has: the page then reads no stored annotation
-            page = ItemPage(probe, with_answers=False)
-            prefetch_related_objects([page.instrument, *([page.probes] if page.probes else [])], "questions")
-            self.pages[item.pk] = page
         return self.pages[item.pk]
 
     def check(self, rating: Rating, named: set[str], problems: Problems, result: ImportResult) -> ParsedForm | None:
