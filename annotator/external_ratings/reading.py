@@ -141,11 +141,14 @@ def _read_csv(text: str, file: str, problems: Problems) -> tuple[str, list[Read 
 def _row(origin: Origin, values: dict[str, str], problems: Problems, *, long: bool) -> Read | None:
     """One row's cells, or None when it cannot be read (its problems added; a known rating left out)."""
     before = problems.total
-    for column, value in values.items():
-        try:
-            check_storable_text(value, origin.at(column))
-        except ImportProblem as problem:
-            problems.add(problem)
+    try:
+        check_storable_text("".join(values.values()), origin)  # the whole row at once; cell by cell if it fails
+    except ImportProblem:
+        for column, value in values.items():
+            try:
+                check_storable_text(value, origin.at(column))
+            except ImportProblem as problem:
+                problems.add(problem)
     ids = _ids(values, origin, problems)
     if ids is None:
         return None

@@ -161,3 +161,11 @@ def test_importing_again_costs_the_same_queries_for_more_raters(study, tmp_path)
     import_ratings(write_csv(tmp_path / "many.csv", many), study=study)
 
     assert _queries(tmp_path / "many.csv", study) == _queries(tmp_path / "few.csv", study)
+
+
+def test_a_cell_the_database_cannot_store_is_named_by_row_and_column(study, tmp_path):  # noqa: F811
+    rows = rows_of(LONG)
+    rows[3]["rationale"] = "fine\x00print"
+    refused = refused_with_all(write_csv(tmp_path / "nul.csv", rows), study)
+
+    assert "nul.csv, row 5, field rationale: holds a NUL character" in str(refused)
