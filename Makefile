@@ -6,19 +6,23 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo demo-reset test lint install install-dev browser services serve migrate clean
+.PHONY: demo demo-reset test lint lock install install-dev browser services serve migrate clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+# Every dependency comes at the version its lock file pins (`make lock` writes them); Parley itself
+# is installed on top without resolving anything again.
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
@@ -29,15 +33,20 @@ install-dev: $(VENV)/.installed-dev
 demo serve migrate: export DEBUG ?= true
 
 migrate: install
-	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py migrate --no-input $(MIGRATE_FLAGS)
 
-## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/
+## demo: set up everything, load the demo data and serve it on http://$(HOST):$(PORT)/; the login
+## links and passwords come last, and the server's request log goes to var/access.log
+demo: MIGRATE_FLAGS = --verbosity 0
 demo: migrate
-	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo --no-logins --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_studies --base-url http://$(HOST):$(PORT)
 	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
-	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	@echo
+	@$(BIN)/python manage.py demo_logins --base-url http://$(HOST):$(PORT)
+	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it; requests are logged to $${PARLEY_VAR_DIR:-var}/access.log)"
+	@$(BIN)/python -m config.serve -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) \
+	  config.asgi:application
 
 ## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
 demo-reset:
@@ -48,7 +57,7 @@ demo-reset:
 	$(MAKE) demo
 
 serve: migrate
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/python -m config.serve -b $(HOST) -p $(PORT) config.asgi:application
 
 ## browser: the Chromium that end-to-end tests drive (Debian's package)
 browser:
@@ -77,6 +86,17 @@ ifeq ($(CI),true)
 	env -u DATABASE_URL -u REDIS_URL PARLEY_REQUIRE_BACKENDS=false \
 	  $(BIN)/python -m pytest -m concurrency $(PYTEST_ARGS) || [ $$? -eq 5 ]
 endif
+
+## lock: pin pyproject.toml's dependencies in requirements.lock (the demo's) and requirements-dev.lock
+## (the tests'), keeping existing pins; `make lock UPGRADE=1` moves every pin to the newest allowed
+## release, `make lock UPGRADE=litellm` just that one package. Commit both files.
+COMPILE = $(BIN)/pip-compile --quiet --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links
+lock: | $(BIN)/python
+	@test -x $(BIN)/pip-compile || $(BIN)/pip install --quiet pip-tools
+	$(COMPILE) $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  -o requirements.lock pyproject.toml
+	$(COMPILE) --extra dev $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  -c requirements.lock -o requirements-dev.lock pyproject.toml
 
 ## lint: static checks only
 lint: install-dev

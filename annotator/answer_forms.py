@@ -141,6 +141,7 @@ def parse_form(
     complete: bool,
     seat_labels: Mapping[int, str] | None = None,
     goals: Sequence[GoalRef] = (),
+    questions: Sequence[Question] | None = None,
 ) -> ParsedForm:
     """Read an annotation form for ``instrument`` (a QueryDict, or a dict of field name → text or list of texts).
 
@@ -148,7 +149,8 @@ def parse_form(
     ``turn_lengths[i]`` is the length of turn i's content, against which span anchors are checked;
     ``seat_labels`` optionally names seats in messages (e.g. the character's name; otherwise
     "seat 1" for position 0); ``goals`` are the episode's goals, each read once for a per-goal question
-    and named in messages by character and text.
+    and named in messages by character and text; ``questions``, when given, are the instrument's
+    questions the form asks (the probes an annotator is asked, ``annotator.probes``), else all of them.
 
     With ``complete=True`` (submitting) every required answer must be present and valid, required
     rationales written, and every span complete; values are stripped. With ``complete=False``
@@ -163,7 +165,7 @@ def parse_form(
     parsed = ParsedForm()
     seat_positions = list(dict.fromkeys(seats))
     known_attributes: set[str] | None = None
-    for question in instrument.questions.all():
+    for question in instrument.questions.all() if questions is None else questions:
         if question.kind == Kind.SPAN:
             if known_attributes is None:
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))
@@ -184,11 +186,17 @@ def parse_form(
     return parsed
 
 
+def _typed(text: str) -> str:
+    """``text`` without NUL characters: no keyboard types one, and PostgreSQL cannot store one in text
+    (a draft saved as posted was a 500 there)."""
+    return text.replace("\x00", "")
+
+
 def _field_text(data: Mapping[str, Any], name: str) -> str:
     value = data.get(name)
     if isinstance(value, list | tuple):
         value = value[-1] if value else None
-    return "" if value is None else str(value)
+    return "" if value is None else _typed(str(value))
 
 
 def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
@@ -198,7 +206,7 @@ def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
     else:
         value = data.get(name)
         values = value if isinstance(value, list | tuple) else [] if value is None else [value]
-    return [str(value) for value in values]
+    return [_typed(str(value)) for value in values]
 
 
 def _read_answer(
@@ -276,7 +284,7 @@ def _read_spans(
     if raw.strip():
         try:
             items = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting ([[[[…) is a RecursionError
             parsed.errors[name] = f"{where}: the marked spans could not be read; reload the page and mark them again."
             return
     if not isinstance(items, list):
@@ -328,7 +336,7 @@ def _read_span(
         if text is not None and not isinstance(text, str):
             problems.append(f"the {part} must be text")
             text = None
-        texts[part] = text or ""
+        texts[part] = _typed(text or "")
     rationale, correction = texts["rationale"], texts["correction"]
     if complete:
         rationale, correction = rationale.strip(), correction.strip()

@@ -1,4 +1,7 @@
+from collections.abc import Collection
+
 from django.apps import AppConfig
+from django.db.models import Q
 
 
 class AnnotatorConfig(AppConfig):
@@ -7,4 +10,23 @@ class AnnotatorConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from benchmark.evaluation.answer_groups import register_generated_responses
+
         from . import signals  # noqa: F401  (connects the receivers)
+
+        register_generated_responses(generated_responses)
+
+
+def generated_responses(response_ids: Collection[int]) -> dict[int, str]:
+    """Which of these responses hold an annotation version no person gave, and what generated it."""
+    from .models import Annotation
+
+    rows = Annotation.objects.filter(
+        Q(response_id__in=response_ids) | Q(probes_response_id__in=response_ids)
+    ).exclude(generated_by="").values_list("response_id", "probes_response_id", "generated_by")
+    found = {}
+    for response_id, probes_response_id, generated_by in rows:
+        for pk in (response_id, probes_response_id):
+            if pk in response_ids:
+                found[pk] = generated_by
+    return found

@@ -6,6 +6,17 @@ it raises ``StaleVersion`` and changes nothing, so a newer version is never over
 Each function runs in one transaction with the assignment row locked, so two tabs saving at once
 are serialised and every change is all or nothing.
 
+One tab never conflicts with itself, though. A page that unloads (a reload, a link) sends what is
+unsaved as a beacon, which reaches the server after the next page of the same tab was served with
+the revision before it; a save from an earlier page may also simply arrive late. So a save may name
+its browser ``tab`` (a random id the page keeps for the tab's life) and number itself (``tab_save``:
+the tab's saves are numbered in the order they are sent). When the stored save came from the same
+tab, the revision does not matter: a save numbered higher is newer work of that tab and is stored,
+one numbered lower or the same is older and raises ``Superseded`` (nothing changes). A save from any
+other tab, or naming none, must carry the current revision as before, so two real tabs still
+conflict. The page keeps a copy of unsaved typing until a save is confirmed and sends it again after
+a reload (``static/annotator/autosave.js``).
+
 Each version's answers are a ``benchmark.Response`` of the annotator (``Annotation.response``),
 whose status these functions keep in step with the version's: a new version's response is a
 draft; submitting makes it submitted and the earlier submitted version's superseded, so anyone
@@ -42,6 +53,10 @@ class StaleVersion(Exception):
     """The page that posted is behind what is stored: reload it before saving again."""
 
 
+class Superseded(StaleVersion):
+    """A save of this tab sent after this one is already stored: this one is older and is dropped."""
+
+
 class Incomplete(ValueError):
     """A submit whose answers do not pass the instrument's validation; ``errors`` says which fields."""
 
@@ -55,39 +70,44 @@ def current(assignment: Assignment) -> Annotation | None:
     return assignment.annotations.order_by("-version").first()
 
 
-def save_draft(assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int) -> Annotation:
+def save_draft(
+    assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int, tab: str = "", tab_save: int = 0
+) -> Annotation:
     """Store ``parsed`` as the assignment's draft, replacing what the draft held.
 
     The first save creates version 1. ``revision`` must be the draft's current revision (0 before
     the first save); otherwise another tab saved since, or the draft was submitted, and
-    ``StaleVersion`` is raised. ``seconds`` spent on the page since the last save are added to the
-    annotation and the assignment, and the claim's lease is renewed; if the lease ran out and the
-    slot went to someone else, ``annotator.assignment.SlotTaken`` is raised and nothing is stored.
+    ``StaleVersion`` is raised. When the stored save came from the same ``tab``, its number
+    ``tab_save`` decides instead, as the module's docstring says (``Superseded`` for an older one).
+    ``seconds`` spent on the page since the last save are added to the annotation and the
+    assignment, and the claim's lease is renewed; if the lease ran out and the slot went to someone
+    else, ``annotator.assignment.SlotTaken`` is raised and nothing is stored.
     """
     with transaction.atomic():
         locked = _lock(assignment)
-        annotation = _writable_draft(locked, revision)
+        annotation = _writable_draft(locked, revision, tab, tab_save)
         _store(annotation, parsed)
-        _count_save(locked, annotation, seconds)
+        _count_save(locked, annotation, seconds, tab, tab_save)
     return annotation
 
 
 def submit(
-    assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int, generated_by: str = ""
+    assignment: Assignment, parsed: ParsedForm, *, revision: int, seconds: int, tab: str = "", tab_save: int = 0,
+    generated_by: str = "",
 ) -> Annotation:
     """Save ``parsed`` (validated with ``complete=True``) and submit it; the instrument freezes.
 
     Raises ``Incomplete`` before touching anything when ``parsed`` has errors, and
-    ``StaleVersion`` like ``save_draft``. ``generated_by`` is for answers no person gave (see
-    ``Annotation.generated_by``); the item page never sets it.
+    ``StaleVersion`` like ``save_draft`` (which ``tab`` and ``tab_save`` are for). ``generated_by``
+    is for answers no person gave (see ``Annotation.generated_by``); the item page never sets it.
     """
     if not parsed.ok:
         raise Incomplete(parsed.errors)
     with transaction.atomic():
         locked = _lock(assignment)
-        annotation = _writable_draft(locked, revision)
+        annotation = _writable_draft(locked, revision, tab, tab_save)
         _store(annotation, parsed)
-        _count_save(locked, annotation, seconds)
+        _count_save(locked, annotation, seconds, tab, tab_save)
         now = timezone.now()
         annotation.status = Annotation.Status.SUBMITTED
         annotation.submitted_at = now
@@ -223,8 +243,8 @@ def _lock(assignment: Assignment) -> Assignment:
     return rows.select_related("item__study").get()
 
 
-def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
-    """The draft a save at ``revision`` may write to (created at revision 0), or ``StaleVersion``."""
+def _writable_draft(assignment: Assignment, revision: int, tab: str, tab_save: int) -> Annotation:
+    """The draft a save at ``revision`` from ``tab`` may write to (created at revision 0), or ``StaleVersion``."""
     latest = (
         Annotation.objects.select_for_update(of=("self",)).select_related("response__instrument", "probes_response")
         .filter(assignment=assignment).order_by("-version").first()
@@ -237,6 +257,10 @@ def _writable_draft(assignment: Assignment, revision: int) -> Annotation:
         return _new_version(assignment, 1, instrument.pk, probes.pk if probes else None)
     if latest.status == Annotation.Status.SUBMITTED:
         raise StaleVersion("This item was submitted in another tab or window.")
+    if tab and tab == latest.saved_by_tab:
+        if tab_save <= latest.tab_save:
+            raise Superseded("A later save from this tab is already stored.")
+        return latest
     if latest.revision != revision:
         raise StaleVersion("This draft was saved from another tab or window.")
     return latest
@@ -420,12 +444,13 @@ def _copy(source: Annotation, target: Annotation) -> None:
     )
 
 
-def _count_save(assignment: Assignment, annotation: Annotation, seconds: int) -> None:
-    """Bump the revision, add the time spent, and keep the claim alive."""
+def _count_save(assignment: Assignment, annotation: Annotation, seconds: int, tab: str, tab_save: int) -> None:
+    """Bump the revision, note which tab saved, add the time spent, and keep the claim alive."""
     seconds = max(0, min(int(seconds), MAX_SECONDS_PER_SAVE))
     annotation.revision += 1
+    annotation.saved_by_tab, annotation.tab_save = tab, tab_save if tab else 0
     annotation.seconds_spent += seconds
-    annotation.save(update_fields=["revision", "seconds_spent", "updated_at"])
+    annotation.save(update_fields=["revision", "saved_by_tab", "tab_save", "seconds_spent", "updated_at"])
     assignment.seconds_spent += seconds
     assignment.save(update_fields=["seconds_spent"])
     if assignment.status != Assignment.Status.SUBMITTED:

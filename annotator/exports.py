@@ -44,6 +44,7 @@ from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 
 from benchmark import csv_output
 from benchmark.exporting import stable_id, timestamp
+from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Answer, SocialAttribute, Turn
 
 from .models import Annotation, Span, Study
@@ -58,11 +59,6 @@ COLUMNS = (
 )
 _BATCH = 200
 _CHUNK_LINES = 500
-
-
-def pseudonym(user_id: int) -> str:
-    """The id an annotator has in exports and reports."""
-    return f"a{user_id}"
 
 
 def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySet[Annotation]:

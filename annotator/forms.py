@@ -31,7 +31,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 
 from benchmark.episodes.forms import EpisodeFilterForm
-from benchmark.forms import team_field
+from benchmark.forms import RowsChoiceField, team_field
 from benchmark.instruments import presets
 from benchmark.models import Barrier, Episode, Instrument, Question, Scenario, Team, TeamMember
 from benchmark.models.teams import research_teams
@@ -142,7 +142,7 @@ class StudyForm(forms.ModelForm):
     )
     instrument = forms.ModelChoiceField(
         Instrument.objects.none(), required=False, label="or an existing instrument", empty_label="—",
-        help_text="Your team's own instruments and the shared ones (made in the admin).",
+        help_text="Your team's own instruments and the shared ones.",
     )
     # The episode browser's filters: same names, choices and labels.
     source = EpisodeFilterForm.base_fields["source"]
@@ -159,7 +159,7 @@ class StudyForm(forms.ModelForm):
         help_text="Makes the sample, the quality items and each annotator's order reproducible. "
         "Leave empty for a random one (it is saved with the study).",
     )
-    pool = forms.ModelMultipleChoiceField(
+    pool = RowsChoiceField(
         get_user_model().objects.none(), required=False, widget=forms.CheckboxSelectMultiple, label="Annotator pool",
         help_text="Your team's annotators (people who joined one of its studies). Others can join later with the "
         "invite link.",
@@ -188,13 +188,17 @@ class StudyForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["title", "slug", "instructions", "overlap", "lease_minutes", "min_seconds_per_item", "seed"]
+        fields = ["title", "slug", "instructions", "overlap", "lease_minutes", "min_seconds_per_item", "seed",
+                  "max_annotators"]
         labels = {"min_seconds_per_item": "Minimum seconds per item"}
+        # The same words whoever has the slug: another team's study answers 404, so the form must not say it exists.
+        error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
 
     field_order = [
         "team", "title", "slug", "preset", "instrument", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
-        "overlap", "lease_minutes", "min_seconds_per_item", "pool", "gold_items", "attention_items", "instructions",
+        "overlap", "lease_minutes", "min_seconds_per_item", "pool", "max_annotators", "gold_items", "attention_items",
+        "instructions",
     ]
 
     def __init__(self, *args, user, **kwargs) -> None:

@@ -1,17 +1,17 @@
 """The annotation item page, built from plain values so no template can reach what annotators must not see.
 
-``ItemPage`` gathers, in a fixed number of queries, the scenario context, every character's name,
-profile and goals, the transcript text and the instrument's questions with their stored or posted
-values: per episode, per character, or once per goal of every character (labelled with the
-character's name and the goal's text), then the scenario's probes when the study asks them
-(``annotator.probes``), without their correct option. Its ``context`` holds no model instance at
-all — not the assignment, study, annotation, question, barrier or social attribute either, since any
-of them leads through its relations to an episode (``assignment.item.episode``,
-``question.answers``, ``barrier.episodes``) — only the dataclasses below, each with exactly what the
-page shows. So an episode's barrier, tag, source, settings or external id, a seat's model, strategy
-or barrier flag, a turn's model, an evaluation, or another annotator's answers cannot reach the
-page, whatever a template asks for
-(``tests/annotator/test_item_page_context.py`` walks the context to hold this).
+``ItemPage`` gathers, in a fixed number of queries, the scenario context, every character's name and
+profile (a goal or secret only where a question rates it: ``_speakers``), the transcript text and the
+instrument's questions with their stored or posted values: per episode, per character, or once per
+goal of every character (labelled with the character's name and the goal's text), then the
+scenario's probes when the study asks them (``annotator.probes``), without their correct option,
+and none a goal on the page would answer. Its ``context`` holds no model instance at all — not the
+assignment, study, annotation, question, barrier or social attribute either, since any of them leads
+through its relations to an episode (``assignment.item.episode``, ``question.answers``,
+``barrier.episodes``) — only the dataclasses below, each with exactly what the page shows. So an
+episode's barrier, tag, source, settings or external id, a seat's model, strategy or barrier flag,
+a turn's model, an evaluation, or another annotator's answers cannot reach the page, whatever a
+template asks for (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from . import answer_forms
 from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
-from .probes import probes_for
+from .probes import asked_of_annotators, probes_for
 
 Kind = Question.Kind
 
@@ -53,11 +53,13 @@ class StudyRef:
 
 @dataclass(frozen=True)
 class VersionRef:
-    """The annotation version on show."""
+    """The annotation version on show, and which browser tab made its latest save (``annotator.drafts``)."""
 
     version: int
     status: str
     submitted_at: Any  # datetime | None
+    saved_by_tab: str = ""
+    tab_save: int = 0
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,7 @@ class _Section:
 class _Speaker:
     name: str
     profile: list[tuple[str, str]]
-    goal: str
-    reason: str
-    private_knowledge: str
+    goal: str  # empty unless a question rates it (``_speakers``)
 
 
 @dataclass
@@ -194,7 +194,8 @@ class ItemPage:
             self.probes = probes_for(self.instrument, self.item.episode.scenario)
         else:
             self.probes = self.annotation.probes_response.instrument if self.annotation.probes_response_id else None
-        self.probe_questions = list(self.probes.questions.all()) if self.probes else []
+        probe_questions = list(self.probes.questions.all()) if self.probes else []
+        self.probe_questions = asked_of_annotators(probe_questions, self.questions)
         episodes = [self.item.episode_id] + ([self.item.compared_episode_id] if self.item.compared_episode_id else [])
         seats, turns = rows or _episode_rows(episodes)
         self.seats = {episode: seats.get(episode, []) for episode in episodes}
@@ -230,7 +231,7 @@ class ItemPage:
         }
         parsed = answer_forms.parse_form(self.instrument, data, **common)
         if self.probes is not None:
-            parsed.extend(answer_forms.parse_form(self.probes, data, **common))
+            parsed.extend(answer_forms.parse_form(self.probes, data, questions=self.probe_questions, **common))
         return parsed
 
     def context(self, annotator: Any, values: FormValues, *, errors: dict[str, str] | None = None) -> dict[str, Any]:
@@ -268,14 +269,14 @@ class ItemPage:
         return {
             "assignment": ItemRef(assignment.pk),
             "study": StudyRef(study.title, study.slug),
-            "annotation": VersionRef(annotation.version, annotation.status, annotation.submitted_at)
-            if annotation else None,
+            "annotation": VersionRef(annotation.version, annotation.status, annotation.submitted_at,
+                                     annotation.saved_by_tab, annotation.tab_save) if annotation else None,
             "read_only": read_only,
             "revision": self.annotation.revision if self.annotation and not read_only else 0,
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
             "context_text": item.episode.scenario.context,
             "relationship": item.episode.scenario.relationship_label,
-            "speakers": _speakers(self.main_seats, show_secret=any(q.dimension == "secret" for q in self.questions)),
+            "speakers": _speakers(self.main_seats, self.questions),
             "conversations": conversations,
             "pairwise": len(conversations) > 1,
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
@@ -285,11 +286,7 @@ class ItemPage:
             "barriers": reference_barriers(self.questions, study.team_id),
             "attributes": span_attributes(self.questions),
             "has_spans": has_spans,
-            "progress": progress_bar(
-                submitted,
-                in_progress,
-                assignments.remaining_for(study, annotator),
-            ),
+            "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
 
 
@@ -418,12 +415,15 @@ def _entry(
     return entry
 
 
-def _speakers(seats: list[Seat], *, show_secret: bool) -> list[_Speaker]:
-    """Each character's profile and goal: what a close friend would see, plus the secret when it is asked about."""
+def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
+    """Each character's profile as a close friend sees it, with the secret or the goal only when a question per
+    character rates it (Sotopia's *secret*, *goal*); never a role's reason or private knowledge, which the
+    scenario's probes test (``annotator.probes``). A question per goal shows its goal beside itself."""
+    rated = {question.dimension for question in questions if question.per_seat}
     speakers = []
     for seat in seats:
         profile = seat.character.visible_to(Relationship.FAMILY)
-        if show_secret and seat.character.secret:
+        if "secret" in rated and seat.character.secret:
             profile["secret"] = seat.character.secret
         speakers.append(
             _Speaker(
@@ -431,9 +431,7 @@ def _speakers(seats: list[Seat], *, show_secret: bool) -> list[_Speaker]:
                 profile=[
                     (label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile and key != "name"
                 ],
-                goal=seat.role.goal_text,
-                reason=seat.role.reason,
-                private_knowledge=seat.role.private_knowledge,
+                goal=seat.role.goal_text if "goal" in rated else "",
             )
         )
     return speakers

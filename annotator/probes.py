@@ -20,13 +20,22 @@ and the correct option stays in the question's options, which the page never sho
 (``item_page.QuestionView``). ``annotator.drafts`` keeps the second response's status in step with
 the version's (draft, submitted, superseded), exactly as it does the first's, and in the same
 transaction, so a submit or an edit is all or nothing across both.
+
+Annotators are tested on these probes, so the page never shows their answers: a role's private
+knowledge and reason are not on it at all (``annotator.item_page``). A goal is different: the
+preset asks whether each goal was reached, so each goal stands beside its question, and a probe
+*about a goal* would then be answered by the page itself. Such probes are left out of what
+annotators are asked (``asked_of_annotators``) whenever the study rates goals one by one; the
+agreement report sets the agents' accuracy on the same kinds of probes beside the humans'.
 """
 
 from __future__ import annotations
 
 from benchmark.evaluation.interviews.instruments import probes_instrument
 from benchmark.instruments.presets import PRESETS
-from benchmark.models import Instrument, Scenario
+from benchmark.models import Instrument, Probe, Question, Scenario
+
+GOAL_PROBE = f"probe_{Probe.Topic.GOAL}"  # the dimension of a probe question about a goal
 
 
 def asks_probes(instrument: Instrument) -> bool:
@@ -40,3 +49,15 @@ def probes_for(instrument: Instrument, scenario: Scenario) -> Instrument | None:
     if not asks_probes(instrument):
         return None
     return probes_instrument(scenario)
+
+
+def shows_goals(questions: list[Question]) -> bool:
+    """Whether an instrument's questions put every goal on the page, one question per goal."""
+    return any(question.scope == Question.Scope.GOAL for question in questions)
+
+
+def asked_of_annotators(probe_questions: list[Question], study_questions: list[Question]) -> list[Question]:
+    """The probe questions an annotator answers: all but those about a goal the study's questions show."""
+    if not shows_goals(study_questions):
+        return list(probe_questions)
+    return [question for question in probe_questions if question.dimension != GOAL_PROBE]

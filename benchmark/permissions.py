@@ -1,7 +1,8 @@
 """Who counts as a researcher: one definition for every app's researcher pages.
 
-Researchers are staff users or members of the ``researchers`` group. The annotator and chat apps
-both ask here, so a researcher is the same person on every page.
+Researchers are staff users, members of the ``researchers`` group, and every team's researchers
+(``TeamMember`` with the researcher role, as ``manage.py add_team_member`` makes them). The
+annotator and chat apps both ask here, so a researcher is the same person on every page.
 """
 
 from collections.abc import Callable
@@ -13,14 +14,20 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
+from .models import TeamMember
+
 RESEARCHERS = "researchers"
 
 
 def is_researcher(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Staff, or a member of the researchers group: they manage studies and see reports."""
+    """Staff, a member of the researchers group or a team's researcher: they manage studies and see reports."""
     if not user.is_authenticated or not user.is_active:
         return False
-    return user.is_staff or user.groups.filter(name=RESEARCHERS).exists()
+    return (
+        user.is_staff
+        or user.groups.filter(name=RESEARCHERS).exists()
+        or TeamMember.objects.filter(user=user, role=TeamMember.Role.RESEARCHER).exists()
+    )
 
 
 def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -50,6 +50,7 @@ STAGE_PAGES: dict[str, str] = {
     Participant.Stage.QUESTIONNAIRE: "chat:questionnaire",
     Participant.Stage.DONE: "chat:done",
     Participant.Stage.SCREENED_OUT: "chat:screened-out",
+    Participant.Stage.TECHNICAL_PROBLEM: "chat:technical-problem",
     Participant.Stage.DECLINED: "chat:declined",
 }
 

@@ -38,10 +38,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.agents import llm, prompt, scripted
+from benchmark.agents import llm, loading, prompt, scripted
 from benchmark.models import ActionType, Episode, Turn
 
-from .lifecycle import ENDED, end_episode
+from .lifecycle import ENDED, end_episode, outcome_of
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, turn_message, typing_message
@@ -242,11 +242,12 @@ def store_agent_turn(plan: Plan, owner: str, action: prompt.Action, usage: llm.U
     return turn
 
 
-def fail_episode(participant_pk: int, owner: str, error: BaseException) -> bool:
+def fail_episode(participant_pk: int, owner: str, error: BaseException) -> str:
     """End the chat as failed (reason ``model_error``) if this attempt still holds the lease.
 
     The error text goes into ``episode.settings["failure"]`` for the researchers; the participant
-    only ever sees ``chat.lifecycle.end_message``. True when this call ended the episode. The lease
+    only ever sees ``chat.lifecycle.end_message``. Returns where the end sends the participant
+    (``chat.lifecycle.outcome_of``) when this call ended the episode, "" otherwise. The lease
     is checked with the episode and then the participant locked (the order every writer of a turn
     takes), so a process that took the lease over a moment ago keeps its chat.
     """
@@ -255,12 +256,12 @@ def fail_episode(participant_pk: int, owner: str, error: BaseException) -> bool:
         episode = Episode.objects.select_for_update().get(pk=episode_pk)
         participant = Participant.objects.select_for_update().get(pk=participant_pk)
         if participant.agent_lease_owner != owner:
-            return False
+            return ""
         if not end_episode(participant, Episode.EndReason.MODEL_ERROR, status=Episode.Status.FAILED):
-            return False
+            return ""
         episode.settings = {**episode.settings, "failure": f"{type(error).__name__}: {error}"[:2000]}
         episode.save(update_fields=["settings"])
-    return True
+    return outcome_of(participant.stage)
 
 
 class _LeaseLost(Exception):
@@ -312,8 +313,8 @@ async def take_turn(participant_pk: int, owner: str) -> Cast | None:
 
 
 async def _fail(plan: Plan, owner: str, error: BaseException) -> None:
-    if await database_call(fail_episode)(plan.participant_pk, owner, error):
-        await broadcast(plan.episode_pk, ended_message(Episode.EndReason.MODEL_ERROR))
+    if outcome := await database_call(fail_episode)(plan.participant_pk, owner, error):
+        await broadcast(plan.episode_pk, ended_message(Episode.EndReason.MODEL_ERROR, outcome=outcome))
 
 
 async def _keep_lease(participant_pk: int, owner: str, reply: Reply) -> None:
@@ -349,7 +350,7 @@ async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[prompt.Action,
     messages = prompt.build_agent_messages(plan.context)
     # The first model call of a process imports litellm (seconds of CPU): do it off the event loop,
     # or every chat this process serves freezes meanwhile.
-    await asyncio.to_thread(llm.preload)
+    await asyncio.to_thread(loading.preload)
     stream = await llm.stream(messages, model=plan.model, temperature=plan.temperature)
     extractor = ArgumentExtractor()
     async for delta in stream:

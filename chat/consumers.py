@@ -29,12 +29,14 @@ from .protocol import (
     episode_group,
     turn_message,
 )
-from .turns import FrameGuard, TurnRefused, submit_human_turn
+from .throttle import allow_frame
+from .turns import TurnRefused, submit_human_turn
 
 logger = logging.getLogger(__name__)
 
 OPEN_STAGES = frozenset({
-    Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT
+    Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT,
+    Participant.Stage.TECHNICAL_PROBLEM,
 })
 BAD_MESSAGE = {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
 
@@ -83,6 +85,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=found)
             return
         participant_pk, episode_pk, self.browser = found
+        if not await allow_frame(participant_pk):  # each new socket reads the whole transcript
+            await self.close(code=CLOSE_FLOOD)
+            return
         self.connection = await database_call(connections.open_connection)(participant_pk)
         if self.connection is None:
             limit = connections.max_sockets()
@@ -95,7 +100,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_TOO_MANY_PAGES)
             return
         self.participant_pk, self.episode_pk = participant_pk, episode_pk
-        self.frames = FrameGuard()
         self.watcher: asyncio.Task | None = None
         self.keeper = asyncio.create_task(self._keep_connection())
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
@@ -141,7 +145,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not hasattr(self, "episode_pk"):
             return
-        if not self.frames.allow():
+        if not await allow_frame(self.participant_pk):
             await self.close(code=CLOSE_FLOOD)
             return
         kind = content.get("type") if isinstance(content, dict) else None

@@ -19,8 +19,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Count, F, Q, QuerySet
 
-from benchmark.forms import team_field
-from benchmark.models import Barrier, Question, Scenario, TurnTaking
+from benchmark.agents.allowed_models import ModelNotAllowed, check_models
+from benchmark.forms import RowsChoiceField, team_field
+from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.runs.turn_taking import turn_cap_for
 
@@ -61,7 +62,7 @@ def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class ScenarioChoiceField(forms.ModelMultipleChoiceField):
+class ScenarioChoiceField(RowsChoiceField):
     def label_from_instance(self, scenario: Scenario) -> str:
         return f"{scenario} ({scenario.relationship_label}, {scenario.get_difficulty_display()})"
 
@@ -95,7 +96,8 @@ class ChatStudyForm(forms.ModelForm):
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
             "turn_cap", "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
-            "consent_text", "completion_code", "screen_out_code", "return_url", "is_open",
+            "consent_text", "completion_code", "screen_out_code", "technical_problem_code", "return_url",
+            "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
@@ -106,9 +108,13 @@ class ChatStudyForm(forms.ModelForm):
             "messages_per_minute": "Messages per minute",
             "min_participant_turns": "Minimum participant turns",
             "screen_out_code": "Screen-out code",
+            "technical_problem_code": "Technical-problem code",
             "is_open": "Open for new participants",
             "return_url": "Return URL",
         }
+        # The same words whoever has the slug: a study of another team answers 404, and the form must not
+        # say that it exists ("Chat study with this Slug already exists").
+        error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         help_texts = {
             "return_url": "Where the completion and screen-out pages send participants; {code} is replaced by "
             "the code they got, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
@@ -191,6 +197,13 @@ class ChatStudyForm(forms.ModelForm):
             raise forms.ValidationError(
                 f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
             ) from None
+        except ValueError:  # Python reads no integer of more than sys.get_int_max_str_digits() digits
+            raise forms.ValidationError("The questionnaire holds a number of more than 4300 digits.") from None
+        except RecursionError:  # Python's parser gives up on deep nesting ([[[[…) this way, not as bad JSON
+            raise forms.ValidationError(
+                "The questionnaire is nested too deeply to read: a question is an object in the list, "
+                "and its options hold lists and objects at most a few levels deep."
+            ) from None
         return questions_from_json(questions)
 
     def clean_seat_models(self) -> str:
@@ -232,8 +245,20 @@ class ChatStudyForm(forms.ModelForm):
             if position is not None and position not in positions:
                 self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
         self._check_seat_models(data)
+        self._check_models_allowed(data, Team.objects.get(pk=team_id).slug)
         self._check_minimum(data)
         return data
+
+    def _check_models_allowed(self, data: dict[str, Any], team_slug: str) -> None:
+        """Refuse a model the study's team may not call (``benchmark.agents.allowed_models``)."""
+        named = {"agent_model": [data["agent_model"]] if "agent_model" in data else []}
+        if "seat_models" in data:
+            named["seat_models"] = list(ChatStudy(seat_models=data["seat_models"]).seat_model_map().values())
+        for field, names in named.items():
+            try:
+                check_models(names, team_slug)
+            except ModelNotAllowed as problem:
+                self.add_error(field, str(problem))
 
     def _check_minimum(self, data: dict[str, Any]) -> None:
         """Refuse a minimum of participant turns a chosen scenario's turn order does not give the participant

@@ -13,19 +13,31 @@ The answers are stored as responses of the participant's respondent (kind ``part
 ``chat.answers.participant_respondent``) with ``seat_position`` their seat, one per instrument,
 in the same transaction as the questionnaire (``chat.answers.save_answers``): all or nothing. A
 two-party scenario without probes asks nothing here, so such a study is as it was.
+
+``human_test_answers`` reads them back for the researcher (the live monitor, a participant's
+transcript page, the participants CSV): each own goal with its verdict, each probe with the option
+picked and whether it is the correct one. The researcher is blind to nothing here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django import forms
 
-from benchmark.evaluation.interviews.instruments import goals_instrument, may_be_asked, probes_instrument
+from benchmark.evaluation.interviews.instruments import (
+    GOALS_PRESET,
+    PROBES_PRESET,
+    YES,
+    goals_instrument,
+    may_be_asked,
+    probes_instrument,
+)
 from benchmark.instruments.values import check_value, what_to_answer
-from benchmark.models import Answer, Goal, Instrument, Probe, Question, Response, Seat
+from benchmark.models import Answer, Goal, Instrument, Probe, Question, Respondent, Response, Seat
 
 from .answers import participant_respondent, question_field
 from .models import Participant
@@ -153,3 +165,63 @@ def store_human_test(form: HumanTestForm, participant: Participant, now: datetim
         )
         stored.append(response)
     return stored
+
+
+# Reading back, for the researcher
+
+
+@dataclass
+class HumanTestAnswers:
+    """A participant's stored human test: (goal, yes / no) in goal order, (probe, option picked, correct?) in
+    probe order."""
+
+    goals: list[tuple[str, str]] = field(default_factory=list)
+    probes: list[tuple[str, str, bool]] = field(default_factory=list)
+
+    @property
+    def goals_reached(self) -> int:
+        return sum(verdict == YES for _, verdict in self.goals)
+
+    @property
+    def probes_correct(self) -> int:
+        return sum(correct for _, _, correct in self.probes)
+
+    @property
+    def summary(self) -> str:
+        """In a line, for a table cell: '1 of 2 own goals reached; 2 of 2 probes right'."""
+        parts = []
+        if self.goals:
+            parts.append(f"{self.goals_reached} of {len(self.goals)} own goals reached")
+        if self.probes:
+            parts.append(f"{self.probes_correct} of {len(self.probes)} probes right")
+        return "; ".join(parts)
+
+
+def human_test_answers(participants: Iterable[Participant]) -> dict[int, HumanTestAnswers]:
+    """The stored human tests of ``participants`` by participant pk (none for those without one), in one query.
+
+    A participant's answers are their respondent's (labelled with their id) about their own episode.
+    """
+    whose = {participant.episode_id: participant for participant in participants if participant.episode_id}
+    rows = (
+        Answer.objects.filter(
+            response__episode_id__in=whose,
+            response__respondent__kind=Respondent.Kind.PARTICIPANT,
+            response__instrument__preset__in=(GOALS_PRESET, PROBES_PRESET),
+        )
+        .order_by("response__episode_id", "goal__position", "question__position", "pk")
+        .values_list("response__episode_id", "response__respondent__label", "goal__text", "question__prompt",
+                     "question__options", "value")
+    )
+    found: dict[int, HumanTestAnswers] = {}
+    for episode_id, label, goal, prompt, options, value in rows:
+        participant = whose[episode_id]
+        if label != participant.participant_id:
+            continue
+        answers = found.setdefault(participant.pk, HumanTestAnswers())
+        if goal is not None:
+            answers.goals.append((goal, value))
+            continue
+        labels = {str(choice.get("value")): str(choice.get("label", "")) for choice in options.get("choices", [])}
+        answers.probes.append((prompt, labels.get(value, value), value == str(options.get("correct"))))
+    return found

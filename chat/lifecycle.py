@@ -10,8 +10,12 @@ once. When **the participant** ends the chat before that minimum, by leaving or 
 the inactivity timeout, they are **screened out**: no questions, the study's screen-out code instead
 of the completion code, their design cell is offered again (``chat.assignment`` counts only chats
 that went on to the questions), and the episode is marked ``abandoned`` so it is not annotated as a
-finished conversation. Every other end sends them to the questions and the completion code, however
-short the chat: the agent leaving, the turn cap, and a model failure are not the participant's doing.
+finished conversation. A **model failure** before that minimum is not their doing, but the chat is too
+short to count, and a participant could provoke it (a request the provider's content filter refuses
+fails at once): it ends with a **technical problem**, no questions, the study's technical-problem code,
+which the researcher reviews and approves (on Prolific, a code whose action is manual review), and a
+freed place. Every other end sends them to the questions and the completion code, however short the
+chat: the agent leaving, the turn cap, and a model failure after the minimum.
 """
 
 from __future__ import annotations
@@ -27,8 +31,17 @@ from .models import ChatStudy, Participant
 
 ENDED = frozenset({Episode.Status.FINISHED, Episode.Status.FAILED, Episode.Status.ABANDONED})
 
+# Where a page goes once the chat is over: the questions, or the page of the code that ends the study.
+QUESTIONS = "questions"
+CODE_OUTCOMES = frozenset({Participant.Stage.SCREENED_OUT, Participant.Stage.TECHNICAL_PROBLEM})
+
+
+def outcome_of(stage: str) -> str:
+    """The ``outcome`` the socket's ``ended`` carries for a participant now at ``stage``."""
+    return str(stage) if stage in CODE_OUTCOMES else QUESTIONS
+
 END_MESSAGES = {
-    Episode.EndReason.LEAVE: "The conversation is over: someone else left it.",
+    Episode.EndReason.LEAVE: "Someone else left the conversation.",
     Episode.EndReason.TURN_CAP: "The conversation has reached its length limit.",
     Episode.EndReason.TIMEOUT: "The conversation ended after a long pause.",
     Episode.EndReason.MODEL_ERROR: (
@@ -38,6 +51,12 @@ END_MESSAGES = {
 }
 
 
+TECHNICAL_PROBLEM_MESSAGE = (
+    "The other side could not continue because of a technical problem. This is not your fault. The "
+    "conversation was too short to go on to the questions; the next page gives you a code, and the "
+    "researchers will review your participation."
+)
+
 SCREENED_OUT_MESSAGES = {
     Episode.EndReason.LEAVE: "You left before the conversation was long enough for the study, so the study "
     "ends here, without the questions.",
@@ -46,12 +65,13 @@ SCREENED_OUT_MESSAGES = {
 }
 
 
-YOU_LEFT = "The conversation is over: you left it."
-EVERYONE_ELSE_LEFT = "The conversation is over: everyone else has left it."
+# The page's heading already says the conversation is over: the message gives the reason only.
+YOU_LEFT = "You left the conversation."
+EVERYONE_ELSE_LEFT = "Everyone else has left the conversation."
 
 
 def end_message(
-    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+    end_reason: str, *, outcome: str = QUESTIONS, participant_left: bool = False, group: bool = False
 ) -> str:
     """What the participant is told when the conversation ends for this reason.
 
@@ -60,13 +80,15 @@ def end_message(
     ``group`` chat an agent's leave ends it only once no other agent is left to talk to
     (``chat.protocol.Cast.end_reason_after``), so the message says everyone else has gone.
     """
-    if screened_out:
+    if outcome == Participant.Stage.TECHNICAL_PROBLEM:
+        return TECHNICAL_PROBLEM_MESSAGE
+    if outcome == Participant.Stage.SCREENED_OUT:
         return SCREENED_OUT_MESSAGES.get(end_reason, "The study ends here, without the questions.")
     if end_reason == Episode.EndReason.LEAVE and participant_left:
         return YOU_LEFT
     if end_reason == Episode.EndReason.LEAVE and group:
         return EVERYONE_ELSE_LEFT
-    return END_MESSAGES.get(end_reason, "The conversation is over.")
+    return END_MESSAGES.get(end_reason, "The conversation has ended.")
 
 
 def participant_turn_count(episode: Episode) -> int:
@@ -87,20 +109,23 @@ def ended_by_participant(episode: Episode, end_reason: str) -> bool:
 
 
 def stage_after_end(participant: Participant, episode: Episode, end_reason: str) -> str:
-    """Where a chatting participant goes once their episode ends for ``end_reason``: the questions,
-    or the screen-out page when they ended it themselves short of the study's minimum."""
-    if not ended_by_participant(episode, end_reason):
+    """Where a chatting participant goes once their episode ends for ``end_reason``: the questions; the
+    screen-out page when they ended it themselves short of the study's minimum; the technical-problem page
+    when the model failed short of it."""
+    failed = end_reason == Episode.EndReason.MODEL_ERROR
+    if not failed and not ended_by_participant(episode, end_reason):
         return Participant.Stage.QUESTIONNAIRE
     minimum = participant.study.min_participant_turns
     if minimum and participant_turn_count(episode) < minimum:
-        return Participant.Stage.SCREENED_OUT
+        return Participant.Stage.TECHNICAL_PROBLEM if failed else Participant.Stage.SCREENED_OUT
     return Participant.Stage.QUESTIONNAIRE
 
 
 def move_on(participant: Participant, stage: str, now: datetime) -> None:
-    """Move a participant whose chat ended to ``stage`` (only from the chat; a screen-out finishes them)."""
+    """Move a participant whose chat ended to ``stage`` (only from the chat; a code that ends the study
+    finishes them)."""
     fields: dict = {"stage": stage, "agent_lease_until": None, "agent_lease_owner": ""}
-    if stage == Participant.Stage.SCREENED_OUT:
+    if stage in CODE_OUTCOMES:
         fields["finished_at"] = now
     Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CHAT).update(**fields)
     participant.refresh_from_db(fields=["stage", "agent_lease_until", "agent_lease_owner", "finished_at"])

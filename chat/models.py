@@ -52,6 +52,11 @@ def default_screen_out_code() -> str:
     return f"SCREEN-{random_code(6)}"
 
 
+def default_technical_problem_code() -> str:
+    """A fresh technical-problem code for a new study (researchers may replace it with the platform's)."""
+    return f"TECH-{random_code(6)}"
+
+
 def new_resume_code() -> str:
     """A participant's resume code: 8 characters, about 39 bits, so it cannot be guessed online."""
     return random_code(RESUME_CODE_LENGTH)
@@ -118,6 +123,13 @@ class ChatStudy(models.Model):
         help_text="Shown instead of the completion code to participants who stop before the minimum "
         "(on Prolific, a screen-out or return code).",
     )
+    technical_problem_code = models.CharField(
+        max_length=60,
+        default=default_technical_problem_code,
+        help_text="Shown instead of the completion code when the agent fails for a technical reason before the "
+        "participant reached the minimum: they could not finish, but may have provoked the failure, so review "
+        "these (on Prolific, give this code the manual-review action).",
+    )
     return_url = models.URLField(
         max_length=500, blank=True, help_text="Where the completion page sends participants back to."
     )
@@ -135,6 +147,11 @@ class ChatStudy(models.Model):
                 condition=~Q(screen_out_code=F("completion_code")),
                 name="chat_study_screen_out_code_differs",
                 violation_error_message="The screen-out code must differ from the completion code.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(technical_problem_code=F("completion_code")),
+                name="chat_study_technical_problem_code_differs",
+                violation_error_message="The technical-problem code must differ from the completion code.",
             ),
         ]
 
@@ -225,6 +242,7 @@ class Participant(models.Model):
         QUESTIONNAIRE = "questionnaire", "questionnaire"
         DONE = "done", "done"
         SCREENED_OUT = "screened_out", "screened out"
+        TECHNICAL_PROBLEM = "technical_problem", "technical problem"
         DECLINED = "declined", "declined consent"
 
     study = models.ForeignKey(ChatStudy, on_delete=models.CASCADE, related_name="participants")
@@ -284,10 +302,12 @@ class Participant(models.Model):
 
     @property
     def outcome(self) -> str:
-        """Which code the participant was given: ``completed``, ``screened_out``, ``declined``, or "" yet."""
+        """Which code the participant was given: ``completed``, ``screened_out``, ``technical_problem``,
+        ``declined``, or "" yet."""
         return {
             self.Stage.DONE: "completed",
             self.Stage.SCREENED_OUT: "screened_out",
+            self.Stage.TECHNICAL_PROBLEM: "technical_problem",
             self.Stage.DECLINED: "declined",
         }.get(self.stage, "")
 

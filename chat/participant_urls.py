@@ -13,5 +13,6 @@ urlpatterns = [
     path("<slug:slug>/questionnaire/", participant.questionnaire, name="questionnaire"),
     path("<slug:slug>/done/", participant.done, name="done"),
     path("<slug:slug>/screened-out/", participant.screened_out, name="screened-out"),
+    path("<slug:slug>/technical-problem/", participant.technical_problem, name="technical-problem"),
     path("<slug:slug>/resume/", participant.resume, name="resume"),
 ]

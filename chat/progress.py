@@ -20,7 +20,7 @@ from django.utils import timezone
 from benchmark.models import Episode
 
 from . import agent_turn
-from .lifecycle import ENDED, end_episode, end_if_idle, ended_by_participant
+from .lifecycle import ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, history_message
@@ -37,7 +37,7 @@ WATCH_RETRY = 5.0  # seconds before a page's watch looks again after a failed ch
 class Step:
     episode_pk: int | None = None
     ended: str = ""  # the end reason, when this step ended the episode
-    screened_out: bool = False  # the end screened the participant out (``chat.lifecycle``)
+    outcome: str = QUESTIONS  # where the end sends the participant (``chat.lifecycle.outcome_of``)
     participant_left: bool = False  # the end is the participant's own leave
     owner: str = ""  # the lease owner, when this step claimed the agent's turn
     group: bool = False  # three seats or more (the end message of a leave differs)
@@ -59,7 +59,7 @@ def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
         if not end_episode(participant, reason):
             return Step(episode.pk)
         return Step(
-            episode.pk, ended=reason, screened_out=participant.stage == Participant.Stage.SCREENED_OUT,
+            episode.pk, ended=reason, outcome=outcome_of(participant.stage),
             participant_left=reason == Episode.EndReason.LEAVE and ended_by_participant(episode, reason),
             group=cast.is_group,
         )
@@ -76,7 +76,7 @@ async def advance(participant_pk: int, cast: Cast | None = None) -> None:
     step = await database_call(next_step)(participant_pk, cast)
     if step.ended:
         message = ended_message(
-            step.ended, screened_out=step.screened_out, participant_left=step.participant_left, group=step.group
+            step.ended, outcome=step.outcome, participant_left=step.participant_left, group=step.group
         )
         await broadcast(step.episode_pk, message)
     if step.owner:
@@ -144,8 +144,8 @@ def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str
         "turn_cap": episode.turn_cap,
         "min_turns": participant.study.min_participant_turns,
     }
-    screened_out = participant.stage == Participant.Stage.SCREENED_OUT
-    return history_message(episode, turns, cast, limits=limits, typing=typing, screened_out=screened_out), cast
+    outcome = outcome_of(participant.stage)
+    return history_message(episode, turns, cast, limits=limits, typing=typing, outcome=outcome), cast
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ class Watch:
     over: bool
     ended: str = ""  # TIMEOUT when this check ended the episode
     ended_elsewhere: str = ""  # the end reason when something that tells no page ended it (a researcher's monitor)
-    screened_out: bool = False  # the end (either kind) screened the participant out
+    outcome: str = QUESTIONS  # where the end (either kind) sends the participant
     participant_left: bool = False  # the end elsewhere was the participant's own leave
     group: bool = False  # the episode has three seats or more
     agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
@@ -167,13 +167,13 @@ def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         episode = participant.episode
         ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
-        screened_out = participant.stage == Participant.Stage.SCREENED_OUT
+        outcome = outcome_of(participant.stage)
         left = ended == Episode.EndReason.LEAVE and ended_by_participant(episode, ended)
         group = bool(ended) and episode.seats.count() > 2
-        return Watch(over=True, ended_elsewhere=ended, screened_out=screened_out, participant_left=left, group=group)
+        return Watch(over=True, ended_elsewhere=ended, outcome=outcome, participant_left=left, group=group)
     if end_if_idle(participant, now):
-        screened_out = participant.stage == Participant.Stage.SCREENED_OUT
-        return Watch(over=True, ended=Episode.EndReason.TIMEOUT, screened_out=screened_out)
+        outcome = outcome_of(participant.stage)
+        return Watch(over=True, ended=Episode.EndReason.TIMEOUT, outcome=outcome)
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
     wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
     count = participant.episode.turns.count()
@@ -197,10 +197,10 @@ async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, 
             await asyncio.sleep(WATCH_RETRY)
             continue
         if state.ended:
-            await broadcast(episode_pk, ended_message(state.ended, screened_out=state.screened_out))
+            await broadcast(episode_pk, ended_message(state.ended, outcome=state.outcome))
         elif state.ended_elsewhere:
             await tell(ended_message(
-                state.ended_elsewhere, screened_out=state.screened_out, participant_left=state.participant_left,
+                state.ended_elsewhere, outcome=state.outcome, participant_left=state.participant_left,
                 group=state.group,
             ))
         if state.over:

@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
 from benchmark.runs.turn_taking import can_go_on, speaking_order
 
-from .lifecycle import ENDED, end_message
+from .lifecycle import ENDED, QUESTIONS, end_message
 
 # Close codes (4000-4999 are free for applications). The page does not reconnect after the first three.
 CLOSE_UNKNOWN_STUDY = 4404
@@ -25,10 +25,6 @@ CLOSE_NO_PARTICIPANT = 4401  # also: the participant is bound to another browser
 CLOSE_NOT_IN_CHAT = 4409
 CLOSE_FLOOD = 4429
 CLOSE_TOO_MANY_PAGES = 4413  # the participant already holds the most sockets allowed
-
-# What the page does after the end: go on to the questions, or to the screen-out page.
-QUESTIONS = "questions"
-SCREENED_OUT = "screened_out"
 
 YOU = "you"
 PARTNER = "partner"
@@ -207,20 +203,21 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
 
 
 def ended_fields(
-    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+    end_reason: str, *, outcome: str = QUESTIONS, participant_left: bool = False, group: bool = False
 ) -> dict[str, Any]:
-    """How the conversation ended, as ``ended`` and ``history`` carry it."""
+    """How the conversation ended, as ``ended`` and ``history`` carry it; ``outcome`` is where the page goes
+    next (``chat.lifecycle.outcome_of``)."""
     return {
         "reason": end_reason,
-        "message": end_message(end_reason, screened_out=screened_out, participant_left=participant_left, group=group),
-        "outcome": SCREENED_OUT if screened_out else QUESTIONS,
+        "message": end_message(end_reason, outcome=outcome, participant_left=participant_left, group=group),
+        "outcome": outcome,
     }
 
 
 def ended_message(
-    end_reason: str, *, screened_out: bool = False, participant_left: bool = False, group: bool = False
+    end_reason: str, *, outcome: str = QUESTIONS, participant_left: bool = False, group: bool = False
 ) -> dict[str, Any]:
-    fields = ended_fields(end_reason, screened_out=screened_out, participant_left=participant_left, group=group)
+    fields = ended_fields(end_reason, outcome=outcome, participant_left=participant_left, group=group)
     return {"type": "ended", **fields}
 
 
@@ -244,7 +241,7 @@ def history_message(
     *,
     limits: dict[str, int],
     typing: dict[str, Any] | None,
-    screened_out: bool = False,
+    outcome: str = QUESTIONS,
 ) -> dict[str, Any]:
     """Everything a page needs after (re)connecting: the whole transcript and the episode's state."""
     over = episode.status in ENDED
@@ -258,7 +255,7 @@ def history_message(
         "next": None if over else {"index": next_index, "side": cast.side_at(next_index)},
         "typing": None if over else typing,
         "ended": ended_fields(
-            episode.end_reason, screened_out=screened_out, participant_left=left, group=cast.is_group
+            episode.end_reason, outcome=outcome, participant_left=left, group=cast.is_group
         ) if over else None,
         "limits": limits,
     }

@@ -7,44 +7,51 @@ participants per client address per period ("10/hour" unless configured; "off" f
 wrong resume codes count against the same allowance, so the codes cannot be guessed either.
 Returning participants are never counted.
 
-The counting is django-ratelimit's: a counter per address and fixed window in Django's cache
-(Redis, shared by every server process, when ``REDIS_URL`` is set), IPv6 addresses grouped by
-their /64 network as one household's devices are. The address is ``REMOTE_ADDR``: behind a
-proxy, run daphne with ``--proxy-headers`` so that it is the participant's, not the proxy's.
+The counting is ``benchmark.throttle``'s (per address and fixed window, in the cache).
+
+A participant's sockets may send at most ``FRAME_LIMIT`` frames in each ``FRAME_WINDOW`` seconds
+(:func:`allow_frame`), whatever they are (turns, resyncs, junk), and opening a socket counts as one,
+since it reads the whole transcript. The count is the participant's, not one socket's, and lives in
+the cache like the entry allowance, so closing and reopening sockets, on one server process or
+several, does not reset it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
-from django_ratelimit.core import get_usage
+
+from benchmark.throttle import Allowance, allowance
 
 GROUP = "chat-entry"
 
 
-@dataclass(frozen=True)
-class Allowance:
-    allowed: bool
-    retry_after: int = 0  # seconds until the window ends, when not allowed
-
-    def __bool__(self) -> bool:
-        return self.allowed
-
-
 def spend(request: HttpRequest) -> Allowance:
     """Count one new participant (or one wrong resume code) for the request's address."""
-    return _allowance(request, increment=True)
+    return allowance(request, GROUP, settings.PARLEY_ENTRY_RATE, spend=True)
 
 
 def remaining(request: HttpRequest) -> Allowance:
     """Whether the request's address has any allowance left, without spending it."""
-    return _allowance(request, increment=False)
+    return allowance(request, GROUP, settings.PARLEY_ENTRY_RATE, spend=False)
 
 
-def _allowance(request: HttpRequest, *, increment: bool) -> Allowance:
-    usage = get_usage(request, group=GROUP, key="ip", rate=settings.PARLEY_ENTRY_RATE, increment=increment)
-    if usage is None or not usage["should_limit"]:
-        return Allowance(True)
-    return Allowance(False, retry_after=max(1, usage["time_left"]))
+FRAME_LIMIT = 30
+FRAME_WINDOW = 10  # seconds
+clock = time.time  # the windows are wall-clock time, the same on every server process
+
+
+async def allow_frame(participant_pk: int, *, now: float | None = None) -> bool:
+    """Count one frame (or one socket opened) of the participant; False once the window's limit is passed."""
+    now = clock() if now is None else now
+    key = f"chat-frames:{participant_pk}:{int(now // FRAME_WINDOW)}"
+    await cache.aadd(key, 0, timeout=FRAME_WINDOW * 2)
+    try:
+        count = await cache.aincr(key)
+    except ValueError:  # the key lapsed between the two calls: this frame starts the count again
+        await cache.aset(key, 1, timeout=FRAME_WINDOW * 2)
+        count = 1
+    return count <= FRAME_LIMIT

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -159,7 +156,7 @@ def submit_human_turn(
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
             cast = cast.current()  # an agent may have left since the page read it
             if not cast.is_human_turn(index):
-                raise TurnRefused("not_your_turn", "It is not your turn yet: wait for the other side's reply.")
+                raise TurnRefused("not_your_turn", "It is not your turn yet.")
             if action_type != ActionType.LEAVE:
                 _check_rate(episode, cast.human_seat, study.messages_per_minute, now)
             turn = Turn.objects.create(
@@ -182,7 +179,7 @@ def submit_human_turn(
         stored = _stored(participant.episode_id, client_id)
         if stored is not None:
             return Submitted(stored, False, cast)
-        raise TurnRefused("not_your_turn", "It is not your turn yet: wait for the other side's reply.") from None
+        raise TurnRefused("not_your_turn", "It is not your turn yet.") from None
     return Submitted(turn, True, cast, ends)
 
 
@@ -210,25 +207,3 @@ def _check_rate(episode: Episode, seat_pk: int, per_minute: int, now: datetime) 
         retry_after=wait,
     )
 
-
-class FrameGuard:
-    """A per-connection flood guard: at most ``limit`` frames in any ``window`` seconds.
-
-    The per-minute message limit counts stored turns; this one counts every frame a page sends
-    (resends, resyncs, junk), so a runaway script cannot keep a server process busy.
-    """
-
-    def __init__(self, limit: int = 30, window: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit = limit
-        self.window = window
-        self._clock = clock
-        self._times: deque[float] = deque()
-
-    def allow(self) -> bool:
-        now = self._clock()
-        while self._times and self._times[0] <= now - self.window:
-            self._times.popleft()
-        if len(self._times) >= self.limit:
-            return False
-        self._times.append(now)
-        return True

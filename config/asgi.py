@@ -4,6 +4,9 @@ Websockets pass the origin check first (``config.origins``: the Origin header mu
 origin the socket was opened on, or a trusted one, so another site's page cannot open a
 participant's chat with their cookie), then get the Django session and user from the cookie, as
 the pages do.
+
+A server that may call a language model starts importing litellm as it starts (10+ s of CPU),
+so no participant's first message waits for it.
 """
 
 import os
@@ -16,6 +19,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs apps loaded)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from benchmark.agents import loading  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from config.origins import SameOriginValidator  # noqa: E402
 
@@ -25,3 +29,5 @@ application = ProtocolTypeRouter(
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+loading.warm_up()

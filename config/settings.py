@@ -78,6 +78,22 @@ def env_rate(name: str, default: str) -> str | None:
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
 DEBUG = env_bool("DEBUG", False)
 
+
+def _keep_files_private() -> None:
+    """Every file a Parley process writes is its owner's alone: 0600 files, 0700 directories.
+
+    var/ holds the SQLite database, uploaded transcripts, report bundles, worker logs and the
+    development key; other accounts on the machine have no business reading any of it. The umask
+    covers every writer at once (as Django's TIME_ZONE sets the process's zone); a var/ made
+    readable by an earlier version is closed too, which shuts everything under it.
+    """
+    os.umask(0o077)
+    if VAR_DIR.is_dir() and VAR_DIR.stat().st_uid == os.getuid():
+        VAR_DIR.chmod(0o700)
+
+
+_keep_files_private()
+
 # Placeholders that documentation shows; a deployment that copied one has no secret at all.
 EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-50-or-more-random-characters-from-secrets-token-urlsafe"})
 
@@ -113,8 +129,9 @@ def _secret_key() -> str:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (or set DEBUG=true to develop).")
     path = VAR_DIR / "secret_key"
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
+    path.chmod(0o600)  # a key written by an earlier version may be world-readable
     return path.read_text().strip()
 
 
@@ -150,6 +167,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "config.errors.NotFoundPageMiddleware",  # a view's 404 is Parley's page, DEBUG or not
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lockout into its page
 ]
 
@@ -236,7 +254,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "home"  # only a fallback: each log-in lands where its role works (config.views.landing_page)
 
 # Login throttling (django-axes). Its backend refuses a locked-out login before the password is
 # checked, so it needs the request: Django's LoginView and admin pass it to authenticate(); tests
@@ -251,10 +269,35 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15))
 # A username at one address: a guesser cannot lock the real user out from elsewhere, nor lock out
 # everyone behind one university NAT, and each address gets LIMIT guesses per cool-off at an account.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Against password spraying (one password tried on many accounts): an address that failed this many
+# times within the cool-off, whatever the usernames, is locked out too (config/login_throttle.py); 0: no limit.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 30)
+AXES_HANDLER = "config.login_throttle.ParleyLoginHandler"
+AXES_USERNAME_CALLABLE = "config.login_throttle.attempted_username"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.views.locked_out"
 AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
 AXES_DISABLE_ACCESS_LOG = True  # keep failed attempts only, not every annotator's log-in address
+# Sign-ups through a study's invite link, and password-reset mails asked for, per client address and period.
+PARLEY_SIGNUP_RATE = env_rate("PARLEY_SIGNUP_RATE", "5/hour")
+PARLEY_PASSWORD_RESET_RATE = env_rate("PARLEY_PASSWORD_RESET_RATE", "5/hour")
+# Lifetime of password-reset and one-use login links, in seconds (Django's three days unless set).
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
+
+# E-mail (password resets). With EMAIL_HOST set, mail goes out through that SMTP server; without,
+# each mail is printed to the server's console, which is what a development machine wants.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == 465)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Parley <parley@localhost>")
+
 # How many reverse proxies in front of daphne append the client's address to X-Forwarded-For
 # (config/proxies.py); 0 trusts no header and uses the connection's address.
 PARLEY_PROXY_COUNT = env_int("PARLEY_PROXY_COUNT", 0)
@@ -328,7 +371,11 @@ PARLEY_MODELS = {
     "judge": os.environ.get("PARLEY_JUDGE_MODEL", ""),
     "neutralizer": os.environ.get("PARLEY_NEUTRALIZER_MODEL", ""),
 }
-# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set.
+# The models researchers may name (benchmark/agents/allowed_models.py): model names or provider prefixes
+# ending in "/", comma-separated; TEAM=ENTRY for one team's slug only. The configured models above and
+# the scripted model are always allowed; empty: only those.
+PARLEY_ALLOWED_MODELS = env_list("PARLEY_ALLOWED_MODELS", "")
+# An OpenAI-compatible server (vLLM, Ollama, a proxy) used for every model when set; the key goes to it only.
 PARLEY_LLM_API_BASE = os.environ.get("PARLEY_LLM_API_BASE", "")
 PARLEY_LLM_API_KEY = os.environ.get("PARLEY_LLM_API_KEY", "")
 PARLEY_LLM_TIMEOUT = env_float("PARLEY_LLM_TIMEOUT", 60.0)
@@ -342,13 +389,29 @@ PARLEY_CHAT_SCRIPTED_DELAY = env_float("PARLEY_CHAT_SCRIPTED_DELAY", 0.04)  # se
 PARLEY_ENTRY_RATE = env_rate("PARLEY_ENTRY_RATE", "10/hour")
 PARLEY_CHAT_MAX_SOCKETS = env_int("PARLEY_CHAT_MAX_SOCKETS", 3)  # chat sockets one participant may hold open
 PARLEY_REPORT_BACKGROUND_THRESHOLD = env_int("PARLEY_REPORT_BACKGROUND_THRESHOLD", 2000)
+# How long the results and agreement reports stay in the cache at most (they are rebuilt sooner when
+# the answers or turns they read change); 0 keeps none.
+PARLEY_REPORT_CACHE_SECONDS = env_int("PARLEY_REPORT_CACHE_SECONDS", 600)
 # Most bytes one upload on the import page may bring, all its files together; bigger imports go
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
+# What one team may have at work at once from the web, each a process on this server: simulation runs
+# queued or running, the worker processes of one run, and import jobs checking or importing.
+PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
+PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)
+PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
 
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"refusals_in_one_line": {"()": "config.errors.RefusalsInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Django's own console handler (DEBUG only) printed each of its entries a second time beside
+        # the root's; its entries now reach the log once, through the root.
+        "django": {"handlers": [], "level": LOG_LEVEL},
+        "django.request": {"filters": ["refusals_in_one_line"]},
+    },
 }

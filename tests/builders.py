@@ -190,12 +190,14 @@ def make_scores(
     evaluator: str = "judge",
     prompt_version: str = "",
     reasoning: str = "",
+    respondent: Respondent | None = None,
 ) -> list[Answer]:
     """Scores of one evaluator on the judge presets' dimensions, as answers: ``(dimension, seat position or
-    None, score)`` each. The evaluator is a judge respondent (or, for ``human mean``, a labelled annotator);
-    its answers to each preset go into one response, added to any it already has."""
+    None, score)`` each. The evaluator is a judge respondent (or, for ``human mean``, a labelled annotator),
+    or the ``respondent`` given (a person, say); its answers to each preset go into one response, added to
+    any it already has."""
     instruments = {instrument.preset: instrument for instrument in rubrics.install(Instrument, Question)}
-    respondent = find_respondent(Respondent, respondent_fields(evaluator, prompt_version))
+    respondent = respondent or find_respondent(Respondent, respondent_fields(evaluator, prompt_version))
     responses: dict[str, Response] = {}
     answers = []
     for dimension, seat, score in scores:

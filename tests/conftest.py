@@ -31,6 +31,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 @pytest.fixture(autouse=True)
+def openai_compatible_models_allowed(settings):
+    """The tests' operator lets every team call OpenAI-compatible models, which the fake server answers
+    (``PARLEY_ALLOWED_MODELS``); tests of the list set their own."""
+    settings.PARLEY_ALLOWED_MODELS = ["openai/"]
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Full-strength hashing of the builders' passwords would cost most of each test's time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -37,6 +37,8 @@ from typing import Any
 
 import pytest
 
+from benchmark.agents import loading
+
 FAKE_MODEL = "openai/fake-model"
 FAKE_API_KEY = "test-key"
 
@@ -336,6 +338,9 @@ def _error_body(status: int, message: str) -> dict[str, Any]:
 def fake_llm_server() -> Iterator[FakeLLMServer]:
     """The one server of the test session; prefer the ``fake_llm`` fixture, which resets it."""
     server = FakeLLMServer().start()
+    # A server that may call a model imports litellm when it starts (config.asgi); so does the
+    # test session, once, instead of the first test that calls a model paying 10+ s for it.
+    loading.preload()
     yield server
     server.stop()
 

@@ -412,6 +412,10 @@ MATRIX: dict[str, Access] = {
     "login": public(),
     "logout": public(method="POST"),
     "login-link": public(forged_login_link, LOGIN),
+    "password_reset": public(),
+    "password_reset_done": public(),
+    "password_reset_confirm": public(forged_login_link),  # a forged token: "this link is used, expired or wrong"
+    "password_reset_complete": public(),
     # The research core
     "benchmark:index": researcher_list(shows=lambda w: w.own.scenario.codename),
     "benchmark:episode": researcher_object(lambda w: {"pk": w.own.episode.pk}),
@@ -485,6 +489,7 @@ MATRIX: dict[str, Access] = {
     "chat:questionnaire": participant_stage(),
     "chat:done": participant_stage(),
     "chat:screened-out": participant_stage(),
+    "chat:technical-problem": participant_stage(),
     # The resume form (its GET only fills in the fields; a POST with the right code moves a participant)
     "chat:resume": public(own_chat, link=True),
 }

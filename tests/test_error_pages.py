@@ -4,6 +4,8 @@ pytest-django runs every test with DEBUG off, as production does, so these are t
 participant or an annotator would see.
 """
 
+import logging
+
 import pytest
 from django.test import Client
 from django.urls import path, reverse
@@ -58,3 +60,28 @@ def test_a_form_without_its_security_token_is_a_parley_403_that_says_what_to_do(
     client = Client(enforce_csrf_checks=True)
     response = client.post(reverse("login"), {"username": "someone", "password": "secret"})
     assert_parley_page(response, 403, "reload the page")
+
+
+@pytest.mark.parametrize(
+    "url", ["/s/no-such-study/", "/s/no-such-study/consent/", "/annotate/join/not-a-real-invite-token/"]
+)
+def test_a_wrong_study_link_or_invite_is_parley_404_in_the_demo_with_debug_on(client, settings, url):
+    settings.DEBUG = True
+    response = client.get(url)
+    assert_parley_page(response, 404, "Page not found")
+    assert "ChatStudy" not in response.content.decode() and "Study matching" not in response.content.decode()
+
+
+def test_a_refusal_is_one_log_line_without_a_traceback(client, settings, monkeypatch):
+    settings.DEBUG = True  # as in the demo, where Django's own console handler is active too
+    written: list[str] = []  # what the server's console handlers print (pytest's own handlers aside)
+
+    def emit(handler: logging.Handler, record: logging.LogRecord) -> None:
+        if type(handler) is logging.StreamHandler:
+            written.append(handler.format(record))
+
+    monkeypatch.setattr(logging.StreamHandler, "emit", emit)
+    client.force_login(make_user())
+    assert client.get(reverse("benchmark:runs")).status_code == 403
+    refusals = [line for line in written if "Forbidden" in line]
+    assert refusals == [f"Forbidden (Permission denied): {reverse('benchmark:runs')}"]

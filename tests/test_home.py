@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import Barrier
-from tests.builders import make_episode, make_scenario, make_team, make_user
+from tests.builders import PASSWORD, add_to_team, make_episode, make_researcher, make_scenario, make_team, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -22,14 +22,16 @@ def test_home_shows_a_researcher_the_counts_of_their_teams_data(client):
     assert "<strong>2</strong> episodes" in response.text
 
 
-def test_home_tells_a_visitor_nothing_about_any_teams_data(client):
+def test_home_shows_visitors_and_annotators_no_counts(client):
+    """An annotator saw "0 scenarios / 0 episodes": counts of research data they may not see."""
     make_episode()
+    for user in (None, make_user()):
+        if user:
+            client.force_login(user)
+        response = client.get(reverse("home"))
 
-    response = client.get(reverse("home"))
-
-    assert response.context["counts"] == {
-        "scenarios": 0, "episodes": 0, "barriers": Barrier.objects.filter(builtin=True).count()
-    }
+        assert response.context["counts"] is None
+        assert "0</strong> scenarios" not in response.text and 'class="stats"' not in response.text
 
 
 def test_home_links_a_researcher_to_every_entry_page_and_a_superuser_to_the_admin(client):
@@ -77,16 +79,40 @@ def test_logout_is_a_post_form_that_returns_home(client):
     assert "_auth_user_id" not in client.session
 
 
-def test_login_form_logs_in_and_returns_home(client):
+def test_login_form_logs_in_and_goes_to_the_page_asked_for(client):
     user = make_user()
     assert client.get(reverse("login")).status_code == 200
 
-    response = client.post(reverse("login"), {"username": user.username, "password": "correct horse battery staple",
+    response = client.post(reverse("login"), {"username": user.username, "password": PASSWORD,
                                               "next": reverse("home")})
 
     assert response.status_code == 302
     assert response.url == reverse("home")
     assert client.session["_auth_user_id"] == str(user.pk)
+
+
+@pytest.mark.parametrize(
+    ("role", "landing"),
+    [
+        ("annotator", "annotator:index"),
+        ("researcher", "annotator:study-list"),
+        ("team researcher", "annotator:study-list"),
+        ("superuser", "admin:index"),
+    ],
+)
+def test_each_role_lands_where_its_work_is(client, role, landing):
+    """Every log-in landed on the home page; the form sent next=/ when no page was asked for."""
+    user = make_researcher() if role == "researcher" else make_user(superuser=role == "superuser")
+    if role == "team researcher":
+        add_to_team(user)
+    form = client.get(reverse("login")).text
+    assert 'name="next"' not in form
+
+    response = client.post(reverse("login"), {"username": user.username, "password": PASSWORD})
+
+    assert response.status_code == 302
+    assert response.url == reverse(landing)
+    assert client.get(response.url).status_code == 200
 
 
 # The entry pages the home page links to (the annotator's and chat's have their own tests in

@@ -1,8 +1,10 @@
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from benchmark.login_links import login_link_path
 from tests.builders import make_user
+from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +15,7 @@ def test_a_valid_link_logs_the_user_in(client):
     response = client.get(login_link_path(user))
 
     assert response.status_code == 302
-    assert response.url == reverse("home")
+    assert response.url == reverse("annotator:index")  # where an annotator's work is
     assert client.session["_auth_user_id"] == str(user.pk)
 
 
@@ -46,3 +48,21 @@ def test_a_link_for_an_unknown_user_fails(client):
 
     assert response.status_code == 302
     assert response.url == reverse("login")
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_link_opened_eight_times_at_once_logs_in_once():
+    """Each request checked the token before any had moved last_login: 8 parallel GETs gave 7 sessions."""
+    user = make_user()
+    path = login_link_path(user)
+
+    def open_link() -> bool:
+        browser = Client()
+        browser.get(path)
+        return "_auth_user_id" in browser.session
+
+    outcomes = at_once(*[open_link] * 8)
+
+    assert not errors(outcomes)
+    assert outcomes.count(True) == 1

@@ -1,4 +1,5 @@
-"""Failed log-ins are throttled (django-axes): a username at one address is locked out for a while.
+"""Failed log-ins are throttled (django-axes): a username at one address, and an address that failed
+with many usernames, are locked out for a while.
 
 The limit and the cool-off come from the environment (LOGIN_FAILURE_LIMIT, LOGIN_COOLOFF_MINUTES);
 the client's address is the connection's, or the one the trusted proxies report (PARLEY_PROXY_COUNT).
@@ -124,3 +125,34 @@ def test_behind_trusted_proxies_the_address_is_the_one_the_first_proxy_saw(setti
     headers = {"HTTP_X_FORWARDED_FOR": forwarded_for} if forwarded_for else {}
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", **headers)
     assert client_address(request) == expected
+
+
+def test_a_username_longer_than_any_account_is_a_failed_login_not_an_error(client):
+    """PostgreSQL refused to record it (varchar 255): a 500 instead of the form."""
+    for url in (reverse("login"), reverse("admin:login")):
+        response = client.post(url, {"username": "u" * 1000, "password": "x"}, REMOTE_ADDR="198.51.100.7")
+        assert response.status_code == 200
+    assert {len(name) for name in AccessAttempt.objects.values_list("username", flat=True)} == {255}
+
+
+def test_spraying_one_password_over_many_usernames_locks_the_address(client, settings):
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 10
+    make_user(username="ana")
+    for number in range(10):
+        assert log_in(client, f"user{number}", "Summer2026!").status_code == 200
+
+    response = log_in(client, "ana", PASSWORD)
+
+    assert response.status_code == 429 and not is_logged_in(client)
+    assert "No one can log in from your address for now" in response.text
+    assert log_in(client, "ana", PASSWORD, address="203.0.113.9").status_code == 302  # other addresses may
+
+
+def test_the_address_limit_ends_after_the_cool_off(client, settings):
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 4
+    make_user(username="ana")
+    for number in range(4):
+        log_in(client, f"user{number}", "Summer2026!")
+    AccessAttempt.objects.update(attempt_time=timezone.now() - timedelta(minutes=16))
+
+    assert log_in(client, "ana", PASSWORD).status_code == 302

@@ -18,7 +18,8 @@ PROBE = (
     "print(json.dumps({'db': s.DATABASES['default'], 'layer': s.CHANNEL_LAYERS['default'], "
     "'key': s.SECRET_KEY, 'hosts': s.ALLOWED_HOSTS, 'debug': s.DEBUG, "
     "'proxy_ssl_header': s.SECURE_PROXY_SSL_HEADER, 'login_limit': s.AXES_FAILURE_LIMIT, "
-    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT}, default=str))"
+    "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT, "
+    "'address_limit': s.LOGIN_ADDRESS_FAILURE_LIMIT}, default=str))"
 )
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
 STRONG_KEY = "q8Vt-2mZ_pL4xR7nW1cY9bK3sH6dF0gJ5aE8uT2iO4yN7vB1xQ3"
@@ -98,6 +99,33 @@ def test_development_key_is_kept_under_var(tmp_path):
     assert (tmp_path / "secret_key").read_text().strip() == first
 
 
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_var_and_the_development_key_are_private(tmp_path):
+    """var/ (database, uploads, bundles, logs, key) was world-readable: files 0644, directories 0755."""
+    var = tmp_path / "var"
+    loaded(var)
+    assert (mode(var), mode(var / "secret_key")) == (0o700, 0o600)
+
+    var.chmod(0o755)
+    (var / "secret_key").chmod(0o644)  # as an earlier version left them
+    loaded(var)
+    assert (mode(var), mode(var / "secret_key")) == (0o700, 0o600)
+
+
+def test_files_and_directories_a_parley_process_writes_are_private(tmp_path):
+    probe = (
+        "import django, os, pathlib; django.setup(); from django.conf import settings; "
+        "folder = pathlib.Path(settings.VAR_DIR) / 'reports' / 'new'; folder.mkdir(parents=True); "
+        "(folder / 'bundle.zip').write_bytes(b'PK'); print('{}')"
+    )
+    loaded(tmp_path, probe)
+    assert mode(tmp_path / "reports" / "new") == 0o700
+    assert mode(tmp_path / "reports" / "new" / "bundle.zip") == 0o600
+
+
 def test_refuses_to_start_without_key_when_debug_is_off(tmp_path):
     result = load_settings(tmp_path, DEBUG="false")
     assert result.returncode != 0
@@ -156,8 +184,11 @@ def test_the_proxy_header_says_which_requests_came_over_https(tmp_path):
 def test_login_throttle_and_proxies_come_from_the_environment(tmp_path):
     defaults = loaded(tmp_path)
     assert (defaults["login_limit"], defaults["login_cooloff"], defaults["proxies"]) == (5, 900, 0)
-    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1")
+    assert defaults["address_limit"] == 30
+    values = loaded(tmp_path, LOGIN_FAILURE_LIMIT="10", LOGIN_COOLOFF_MINUTES="2.5", PARLEY_PROXY_COUNT="1",
+                    LOGIN_ADDRESS_FAILURE_LIMIT="100")
     assert (values["login_limit"], values["login_cooloff"], values["proxies"]) == (10, 150, 1)
+    assert values["address_limit"] == 100
 
 
 def test_unreadable_boolean_is_named(tmp_path):
@@ -187,3 +218,23 @@ def test_configured_channel_layer_round_trip():
     assert async_to_sync(round_trip)() == {"type": "ping", "text": "hello"}
     if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
         assert "channels_redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+
+
+MAIL_PROBE = (
+    "import json; from django.conf import settings as s; print(json.dumps({'backend': s.EMAIL_BACKEND, "
+    "'host': s.EMAIL_HOST, 'port': s.EMAIL_PORT, 'tls': s.EMAIL_USE_TLS, 'ssl': s.EMAIL_USE_SSL, "
+    "'user': s.EMAIL_HOST_USER, 'sender': s.DEFAULT_FROM_EMAIL}))"
+)
+
+
+def test_mail_is_printed_without_a_mail_server(tmp_path):
+    assert loaded(tmp_path, MAIL_PROBE)["backend"] == "django.core.mail.backends.console.EmailBackend"
+
+
+def test_the_mail_server_comes_from_the_environment(tmp_path):
+    mail = loaded(tmp_path, MAIL_PROBE, EMAIL_HOST="smtp.example.org", EMAIL_HOST_USER="parley",
+                  DEFAULT_FROM_EMAIL="Parley <noreply@example.org>")
+    assert mail == {"backend": "django.core.mail.backends.smtp.EmailBackend", "host": "smtp.example.org",
+                    "port": 587, "tls": True, "ssl": False, "user": "parley",
+                    "sender": "Parley <noreply@example.org>"}
+    assert loaded(tmp_path, MAIL_PROBE, EMAIL_HOST="smtp.example.org", EMAIL_PORT="465")["ssl"] is True

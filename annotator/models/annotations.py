@@ -5,7 +5,8 @@ from django.db.models import F, Q
 class Annotation(models.Model):
     """One version of an annotator's answers to an item.
 
-    A draft is autosaved in place (``revision`` counts the saves, so a stale tab is caught);
+    A draft is autosaved in place (``revision`` counts the saves, so a stale tab is caught, and
+    ``saved_by_tab`` and ``tab_save`` say which browser tab made the latest one: see ``annotator.drafts``);
     submitting it fixes it. Editing a submitted annotation starts a new draft version; old
     versions are kept and never overwritten. ``generated_by`` marks answers no person gave (the
     demo's generated ratings, ``annotator.demo_ratings``), so every page and export can say so; an
@@ -39,6 +40,14 @@ class Annotation(models.Model):
         "version).",
     )
     revision = models.PositiveIntegerField(default=0, help_text="Autosaves so far; guards against stale tabs.")
+    saved_by_tab = models.CharField(
+        max_length=32, blank=True,
+        help_text="The browser tab whose save is stored (its random id), so that tab never conflicts with itself; "
+        "empty when the save named none.",
+    )
+    tab_save = models.PositiveIntegerField(
+        default=0, help_text="That tab's number for the stored save: a save of the tab numbered lower is older.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)

@@ -32,6 +32,10 @@ class Study(models.Model):
     seed = models.PositiveIntegerField(default=0, help_text="Makes each annotator's item order reproducible.")
     invite_token = models.CharField(max_length=40, unique=True, default=_invite_token, editable=False)
     is_open = models.BooleanField(default=True, help_text="Annotators can claim items while the study is open.")
+    max_annotators = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="Most annotators",
+        help_text="Once the pool has this many annotators, the invite link takes no one new. Blank: no limit.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="created_studies"
     )

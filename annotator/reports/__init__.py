@@ -5,6 +5,8 @@
 - ``report_tables(report)`` turns it into CSV tables by file name (``tables``);
 - ``render_html(study, report)`` and ``render_bundle(study, report)`` make the standalone HTML
   page and the ZIP bundle (``documents``); ``report_view`` formats it for a page (``display``);
+- ``cached_report`` and ``cached_view`` keep the report and its page view between loads until the
+  study's answers change (``stamp``);
 - ``start_bundle`` and ``bundle_state`` build a large study's bundle in a background thread
   (``background``).
 """
@@ -13,12 +15,15 @@ from .background import BundleState, bundle_path, bundle_state, start_bundle
 from .build import COMPARABLE, build_report, compared_kinds, latest_submitted
 from .display import report_view
 from .documents import render_bundle, render_html, render_tables_zip, report_json, write_bundle
+from .stamp import cached_report, cached_view
 from .tables import report_tables
 
 __all__ = [
     "BundleState",
     "COMPARABLE",
     "build_report",
+    "cached_report",
+    "cached_view",
     "bundle_path",
     "bundle_state",
     "compared_kinds",

@@ -22,7 +22,8 @@ against each question's correct option: the humans' accuracy. Beside it stands e
 model's **attacker accuracy** on the same questions and episodes: the share correct of its answers
 about other roles' information (``Probe.about`` vs the role of the seat that answered), and its
 **blind** accuracy (prompt versions starting ``blind-`` or ``scripted-blind-``: probes answered
-before the conversation). Agents are read only when the report compares with them.
+before the conversation). Agents are read only when the report compares with them, and only on the
+probes annotators are asked (``annotator.probes.asked_of_annotators``: none about a goal the page shows).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from benchmark.models import Answer, Probe, Question, Respondent, Response, Seat
 from benchmark.stats.kappa import cohen_kappa_from_table, fleiss_kappa, percent_agreement
 
 from ..models import Annotation, Study, StudyItem
-from ..probes import asks_probes
+from ..probes import asked_of_annotators, asks_probes
 from .comparison import respondent_name
 
 PERSPECTIVES = (SELF, OTHER, EXTERNAL)
@@ -80,15 +81,16 @@ def agentsense_report(
         result["goals"] = goal_comparison(human, [row for row in others if row.goal_id is not None],
                                           resamples=resamples, seed=seed)
     if has_probes:
+        # Only the probes annotators are asked, for humans (answers from before a probe was left out too) and agents.
+        probe_questions = asked_of_annotators(list(Question.objects.filter(
+            instrument__preset=PROBES_PRESET, instrument__scenario__episodes__in=episodes,
+        ).distinct()), list(questions))
         human_probes = list(
-            Answer.objects.filter(response__probe_annotation__in=regular).values_list("question_id", "value")
+            Answer.objects.filter(response__probe_annotation__in=regular, question__in=probe_questions)
+            .values_list("question_id", "value")
         )
         agents: list[RespondentAnswer] = []
         if Respondent.Kind.AGENT in respondent_kinds:
-            probe_questions = list(Question.objects.filter(
-                instrument__preset=PROBES_PRESET,
-                instrument__scenario__episodes__in=episodes,
-            ).distinct())
             agents = respondent_answers(
                 episodes, probe_questions, kinds=[Respondent.Kind.AGENT], exclude_responses=own_probes
             )

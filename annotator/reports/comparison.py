@@ -15,9 +15,8 @@ from typing import Any
 import pandas as pd
 
 from benchmark.instruments.answers import HUMAN_MEAN, RespondentAnswer
+from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Question
-
-from ..exports import pseudonym
 
 
 def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[str, Any] | None:

@@ -118,6 +118,7 @@ class ReportView:
     skipped: list[tuple[str, str]]
     goal_rows: list[list[str]] = field(default_factory=list)  # AgentSense: human majority vs each perspective
     probe_rows: list[list[str]] = field(default_factory=list)  # AgentSense: probe accuracy, humans and agents
+    goal_agreement: list[Row] = field(default_factory=list)  # AgentSense: the annotators' own agreement on goals
     agentsense_figure: report_figures.Figure | None = None  # both of them as bars
 
 
@@ -136,7 +137,7 @@ def report_view(
         Row("Regular items", number(counts["items"])),
         Row("Items with a submitted annotation", number(counts["items_rated"])),
         Row("Submitted annotations used", number(counts["annotations"])),
-        Row("Annotators", number(counts["annotators"])),
+        Row("Annotators with a submitted annotation", number(counts["annotators"])),
         Row("Left out: gold items", f"{excluded['gold']} annotations"),
         Row("Left out: attention checks", f"{excluded['attention']} annotations"),
     ]
@@ -159,7 +160,8 @@ def report_view(
 
 
 def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:
-    """The goal comparison (one row per perspective, pooled then per respondent) and the probes' accuracies."""
+    """The goal comparison (one row per perspective, pooled then per respondent), the annotators' agreement on
+    goals (as in ``agentsense_annotators.csv``) and the probes' accuracies."""
     goals = section.get("goals") or {}
     goal_rows = [
         [
@@ -170,6 +172,18 @@ def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:
         ]
         for row in goals.get("perspectives", [])
     ]
+    agreement = []
+    if goals:
+        annotators = goals["annotators"]
+        fleiss = annotators["fleiss_kappa"]
+        agreement = [
+            Row("Goals answered", str(goals["goals"])),
+            Row("Goals with a majority", str(goals["goals_with_majority"])),
+            Row("Ties (no majority)", str(goals["ties"])),
+            Row("Ratings", str(annotators["ratings"])),
+            Row("Fleiss' kappa", number(fleiss["value"]), interval(fleiss["ci95"])),
+            Row("Percent agreement", number(annotators["percent_agreement"])),
+        ]
     probes = section.get("probes") or {}
     probe_rows = []
     if probes:
@@ -178,7 +192,7 @@ def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:
         probe_rows.extend(
             [row["measure"], row["model"], number(row["accuracy"]), str(row["n"])] for row in probes["agents"]
         )
-    return {"goal_rows": goal_rows, "probe_rows": probe_rows}
+    return {"goal_rows": goal_rows, "probe_rows": probe_rows, "goal_agreement": agreement}
 
 
 def _question(

@@ -71,7 +71,7 @@ LABELS = {
     "n_items": "Rated units with two or more ratings",
     "n_ratings": "Ratings",
     "excluded_items": "Units excluded (fewer than two ratings)",
-    "n_annotators": "Annotators",
+    "n_annotators": "Annotators of those units",
     "percent_agreement": "Percent agreement",
     "fleiss_kappa": "Fleiss' kappa",
     "randolph_kappa": "Randolph's free-marginal kappa",

@@ -11,6 +11,7 @@ episode's barrier, tag, source, settings or external id, a seat's model, strateg
 a turn's model, an evaluation, or anyone else's answers.
 """
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -36,6 +37,9 @@ from ..item_page import (
 )
 from ..models import Annotation, Assignment, Membership
 from ..permissions import is_researcher, own_assignment
+
+# A browser tab's id, as static/annotator/autosave.js makes it.
+TAB_ID = re.compile(r"[0-9a-f]{32}")
 
 # Annotators' pages
 
@@ -138,9 +142,10 @@ def save_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     page = ItemPage(assignment, with_answers=False)
     parsed = page.parse(request.POST, complete=False)
     try:
-        annotation = drafts.save_draft(
-            assignment, parsed, revision=_number(request.POST, "revision"), seconds=_number(request.POST, "seconds")
-        )
+        annotation = drafts.save_draft(assignment, parsed, **_sender(request.POST))
+    except drafts.Superseded:
+        # A late save from an earlier page of this tab: what the tab sent after it is stored.
+        return _save_status(request, assignment, annotation=drafts.current(assignment))
     except (drafts.StaleVersion, assignments.SlotTaken) as problem:
         return _save_status(request, assignment, error=str(problem), status=409)
     problems = list(parsed.errors.values())
@@ -166,17 +171,17 @@ def submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def _submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = own_assignment(request, assignment_id)
     page = ItemPage(assignment, with_answers=False)
-    revision, seconds = _number(request.POST, "revision"), _number(request.POST, "seconds")
+    sender = _sender(request.POST)
     parsed = page.parse(request.POST, complete=True)
     try:
         if not parsed.ok:
             draft = page.parse(request.POST, complete=False)
-            drafts.save_draft(assignment, draft, revision=revision, seconds=seconds)
+            drafts.save_draft(assignment, draft, **sender)
             posted = request.POST.copy()
             posted.pop("csrfmiddlewaretoken", None)
             request.session[_failed_submit_key(assignment)] = {"posted": posted.urlencode(), "errors": parsed.errors}
             return redirect("annotator:item", assignment_id=assignment.pk)
-        drafts.submit(assignment, parsed, revision=revision, seconds=seconds)
+        drafts.submit(assignment, parsed, **sender)
     except (drafts.StaleVersion, assignments.SlotTaken) as problem:
         study = assignment.item.study
         context = {"assignment": ItemRef(assignment.pk), "study": StudyRef(study.title, study.slug),
@@ -233,6 +238,16 @@ def _number(data: QueryDict, name: str) -> int:
         return max(0, int(data.get(name, 0)))
     except (TypeError, ValueError):
         return 0
+
+
+def _sender(data: QueryDict) -> dict[str, Any]:
+    """What a save says about the page that sent it: ``revision``, ``seconds``, and its tab and that tab's
+    number for the save (``annotator.drafts``). A tab id or number out of shape counts as no tab."""
+    tab, tab_save = data.get("tab", ""), _number(data, "tab_save")
+    if not (TAB_ID.fullmatch(tab) and 0 < tab_save < 2**31):
+        tab, tab_save = "", 0
+    revision, seconds = _number(data, "revision"), _number(data, "seconds")
+    return {"revision": revision, "seconds": seconds, "tab": tab, "tab_save": tab_save}
 
 
 def _save_status(

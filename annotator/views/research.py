@@ -25,10 +25,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.importing import ImportProblem
+from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
-from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async, pseudonym
+from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings, uploads
 from ..forms import (
     FILTER_FIELDS,
@@ -43,9 +44,10 @@ from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
 from ..reports import (
     COMPARABLE,
-    build_report,
     bundle_path,
     bundle_state,
+    cached_report,
+    cached_view,
     compared_kinds,
     latest_submitted,
     render_bundle,
@@ -53,7 +55,6 @@ from ..reports import (
     render_tables_zip,
     report_json,
     report_tables,
-    report_view,
     start_bundle,
 )
 
@@ -209,9 +210,16 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _generated(study: Study) -> list[dict]:
-    """How many of the study's current ratings no person gave, by what generated them (the demo's)."""
-    rows = latest_submitted(study).exclude(generated_by="").values("generated_by").annotate(count=Count("pk"))
-    return [{"source": row["generated_by"], "count": row["count"]} for row in rows.order_by("generated_by")]
+    """How many of the study's current ratings no person gave, by what generated them (the demo's): on
+    regular items and on quality items apart, as the progress figures beside them count them."""
+    rows = (latest_submitted(study).exclude(generated_by="").values("generated_by", "assignment__item__kind")
+            .annotate(count=Count("pk")))
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows.order_by("generated_by"):
+        regular = row["assignment__item__kind"] == StudyItem.Kind.REGULAR
+        entry = counts.setdefault(row["generated_by"], {"regular": 0, "quality": 0})
+        entry["regular" if regular else "quality"] += row["count"]
+    return [{"source": source, **entry} for source, entry in counts.items()]
 
 
 def _annotator_rows(
@@ -348,13 +356,13 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     """
     study = _report_study(request, slug)
     kinds = compared_kinds(request.GET.getlist("compare"))
-    built = build_report(study, respondent_kinds=kinds)
+    built = cached_report(study, kinds)
     context = {
         "study": study,
         "compare": [(str(kind), label, str(kind) in kinds) for kind, label in COMPARABLE.items()],
         "compare_query": "" if built["compared_with"] == ["judge"] else urlencode({"compare": kinds}, doseq=True),
         "report": built,
-        "view": report_view(built),
+        "view": cached_view(built),
         "tables": list(report_tables(built)),
         "bundle": bundle_state(study),
     }
@@ -375,7 +383,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
                 return _bundle_file(study, state.bundle)
             messages.info(request, "This study is large, so its ZIP bundle is prepared in the background: see below.")
             return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
-    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
+    built = cached_report(study, compared_kinds(request.GET.getlist("compare")))
     if fmt == "json":
         content: str | bytes = report_json(built)
     elif fmt == "html":
@@ -390,7 +398,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 def report_tables_download(request: HttpRequest, slug: str, name: str | None = None) -> HttpResponse:
     """One CSV table of the report by file name, or all of them zipped."""
     study = _report_study(request, slug)
-    built = build_report(study, respondent_kinds=compared_kinds(request.GET.getlist("compare")))
+    built = cached_report(study, compared_kinds(request.GET.getlist("compare")))
     if name is None:
         return _attachment(render_tables_zip(built), "application/zip", f"{study.slug}-report-tables.zip")
     tables = report_tables(built)

@@ -5,9 +5,9 @@ timeouts, retries, JSON handling and token/latency accounting whatever the provi
 
 Why it looks the way it does:
 
-- ``litellm`` is imported lazily, after ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set, because
-  importing it is slow and would otherwise fetch a cost map from the network; a machine running
-  only the offline scripted model never imports it at all.
+- ``litellm`` is imported through ``benchmark.agents.loading`` (offline, quiet, and when a server
+  starts rather than on a participant's first message); a machine running only the offline
+  scripted model never imports it at all.
 - Retries live here and only here. litellm's own retries and those of the OpenAI client inside
   it (two by default) are switched off, so one attempt is exactly one HTTP request and the
   backoff is the one configured in settings.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
 import time
@@ -32,12 +31,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 
+from . import loading
+from .allowed_models import SCRIPTED, ModelNotAllowed, check_callable, describe_failure
+
 if TYPE_CHECKING:
     from litellm import CustomStreamWrapper
 
 logger = logging.getLogger(__name__)
 
-SCRIPTED = "scripted"
 ROLES = ("agent", "partner", "judge", "neutralizer")
 
 T = TypeVar("T")
@@ -45,6 +46,10 @@ T = TypeVar("T")
 
 class LLMError(Exception):
     """A model call failed in a way the caller should report rather than retry."""
+
+
+class LLMRefused(LLMError):
+    """The provider refused the credentials (HTTP 401 or 403): every later call with them fails too."""
 
 
 class LLMUnavailable(LLMError):
@@ -115,7 +120,7 @@ async def complete(
 ) -> Completion:
     """One chat completion, retried on transient failures."""
     request = _request(messages, model, temperature, max_tokens, timeout)
-    litellm = _litellm()
+    litellm = loading.litellm()
     started = time.monotonic()
     response, attempts = await _with_retries(model, lambda: litellm.acompletion(**request))
     text = response.choices[0].message.content or ""
@@ -190,7 +195,7 @@ class Stream:
                     yield delta
         except openai.APIError as error:
             raise LLMUnavailable(
-                f"{self.model} stream broke off after {len(self.text)} characters: {error}"
+                f"{self.model} stream broke off after {len(self.text)} characters: {describe_failure(error)}"
             ) from error
         self.usage = Usage(
             model=self.model,
@@ -219,7 +224,7 @@ async def stream(
 ) -> Stream:
     """Start a streamed completion; retries cover everything up to the first text delta."""
     request = _request(messages, model, temperature, max_tokens, timeout)
-    litellm = _litellm()
+    litellm = loading.litellm()
     request["stream"] = True
     request["stream_options"] = {"include_usage": True}
     started = time.monotonic()
@@ -399,21 +404,6 @@ def _elapsed_ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 
 
-def preload() -> None:
-    """Import litellm now rather than on the first call (e.g. once before forking worker processes)."""
-    _litellm()
-
-
-def _litellm() -> Any:
-    """Import litellm on first use, with the settings that keep it offline and quiet."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
-    litellm.telemetry = False  # read by older releases only; current ones send nothing
-    return litellm
-
-
 def _request(
     messages: list[dict[str, Any]],
     model: str,
@@ -423,6 +413,10 @@ def _request(
 ) -> dict[str, Any]:
     if is_scripted(model):
         raise LLMError("the scripted model is offline; call benchmark.agents.scripted instead")
+    try:
+        check_callable(model)
+    except ModelNotAllowed as problem:
+        raise LLMError(str(problem)) from None
     request: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -435,9 +429,11 @@ def _request(
     if max_tokens is not None:
         request["max_tokens"] = max_tokens
     if settings.PARLEY_LLM_API_BASE:
+        # The key belongs to that server: without it, each provider's own variable (OPENAI_API_KEY, …)
+        # as litellm reads it, so no provider is ever sent another's key.
         request["api_base"] = settings.PARLEY_LLM_API_BASE
-    if settings.PARLEY_LLM_API_KEY:
-        request["api_key"] = settings.PARLEY_LLM_API_KEY
+        if settings.PARLEY_LLM_API_KEY:
+            request["api_key"] = settings.PARLEY_LLM_API_KEY
     return request
 
 
@@ -465,10 +461,13 @@ async def _with_retries(model: str, attempt: Callable[[], Awaitable[T]]) -> tupl
             return await attempt(), number + 1
         except openai.APIError as error:
             if not _is_transient(error):
-                raise LLMError(f"{model} rejected the request: {error}") from error
+                refused = getattr(error, "status_code", None) in (401, 403)
+                raise (LLMRefused if refused else LLMError)(
+                    f"{model} rejected the request: {describe_failure(error)}"
+                ) from error
             if number == retries:
                 raise LLMUnavailable(
-                    f"{model} unavailable after {number + 1} attempts; last error: {error}"
+                    f"{model} unavailable after {number + 1} attempts; last error: {describe_failure(error)}"
                 ) from error
             delay = backoff * 2**number + random.uniform(0, backoff / 10)
             logger.warning(
@@ -476,7 +475,7 @@ async def _with_retries(model: str, attempt: Callable[[], Awaitable[T]]) -> tupl
                 model,
                 number + 1,
                 retries + 1,
-                error,
+                describe_failure(error),
                 delay,
             )
             await asyncio.sleep(delay)

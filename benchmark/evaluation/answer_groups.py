@@ -7,6 +7,9 @@ Where two or more judges answered the same instrument, a group for their majorit
 (``benchmark.evaluation.majority``: the median of numbers, the most common choice).
 
 Answers by people (annotators, participants) are shown only once submitted; drafts are theirs.
+Answers written for a person's respondent by a program (the demo's generated ratings) are labelled
+as generated, not as a person's: the app that writes them says which responses they are, through
+``register_generated_responses`` (``benchmark`` cannot read the annotator app's rows itself).
 The page that shows these groups is for the episode's team's researchers only: annotators never
 see it, so they never see a judge's verdict or each other's answers.
 """
@@ -14,7 +17,7 @@ see it, so they never see a judge's verdict or each other's answers.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +26,17 @@ from django.db.models import Prefetch
 from ..agents.llm import is_scripted
 from ..models import Answer, Episode, Question, Respondent, Response
 from .majority import MajorityAnswer, majority_answers
+
+# Each maps response ids to what generated those of them that no person gave (``register_generated_responses``).
+GeneratedResponses = Callable[[Collection[int]], dict[int, str]]
+_GENERATED_SOURCES: list[GeneratedResponses] = []
+
+
+def register_generated_responses(source: GeneratedResponses) -> None:
+    """Let an app say which of a page's responses were generated (the annotator app, from ``AppConfig.ready``)."""
+    if source not in _GENERATED_SOURCES:
+        _GENERATED_SOURCES.append(source)
+
 
 KIND_ORDER = {kind: position for position, kind in enumerate(
     [Respondent.Kind.JUDGE, Respondent.Kind.AGENT, Respondent.Kind.ANNOTATOR, Respondent.Kind.PARTICIPANT]
@@ -47,6 +61,7 @@ class AnswerGroup:
     prompt_version: str
     instrument: str
     scripted: bool = False
+    generated_by: str = ""  # what wrote these answers for a person's respondent, when no person gave them
     interviewed_seat: str = ""
     majority_of: int = 0
     created_at: Any = None
@@ -129,13 +144,17 @@ def answer_groups(episode: Episode) -> list[AnswerGroup]:
         .prefetch_related(Prefetch("answers", queryset=answers))
     )
     targets = _Targets(episode)
+    generated: dict[int, str] = {}
+    for source in _GENERATED_SOURCES:
+        generated.update(source([response.pk for response in responses]))
     groups: list[AnswerGroup] = []
     by_instrument: dict[int, list[Response]] = defaultdict(list)
     for response in sorted(responses, key=_response_order):
         respondent = response.respondent
         groups.append(AnswerGroup(
             kind=respondent.kind,
-            kind_label=respondent.get_kind_display(),
+            kind_label="generated, not a person's" if response.pk in generated else respondent.get_kind_display(),
+            generated_by=generated.get(response.pk, ""),
             respondent=respondent.name,
             prompt_version=respondent.prompt_version,
             instrument=str(response.instrument),

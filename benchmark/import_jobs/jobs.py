@@ -52,14 +52,34 @@ def uploaded_paths(job: ImportJob) -> list[Path]:
     return [job_directory(job.pk) / str(index) / name for index, name in enumerate(job.file_names)]
 
 
+class TeamImportsFull(RuntimeError):
+    """The team already has as many import jobs at work as one team may (``PARLEY_TEAM_MAX_IMPORTS``)."""
+
+
+def take_import_slot(team: Team) -> None:
+    """Refuse one more job at work for ``team`` when it has ``PARLEY_TEAM_MAX_IMPORTS`` already (each is a
+    worker process). Call inside the transaction that starts the job: the team's row stays locked until
+    it commits, so uploads at the same moment are counted one after the other."""
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+    working = ImportJob.objects.filter(team=team, status__in=[Status.CHECKING, Status.IMPORTING])
+    limit = settings.PARLEY_TEAM_MAX_IMPORTS
+    if sum(1 for job in working if not is_stale(job)) >= limit:
+        raise TeamImportsFull(
+            f"{team} already has {limit} import{'s' if limit != 1 else ''} under way, the most one team may have "
+            "at once: wait for one to end, then try again."
+        )
+
+
 def store_upload(team: Team, user: Any, files: Sequence[UploadedFile], format: str) -> ImportJob:
     """Keep the uploaded files for a new job and start its dry run. Raises ``OSError`` when they cannot be
-    written (the job is then deleted)."""
+    written (the job is then deleted), :class:`TeamImportsFull` when the team has as many jobs at work as it may."""
     remove_expired()
     names = [Path(upload.name).name for upload in files]
-    job = ImportJob.objects.create(
-        team=team, created_by=user, format=format, file_names=names, size=sum(upload.size for upload in files)
-    )
+    with transaction.atomic():
+        take_import_slot(team)
+        job = ImportJob.objects.create(
+            team=team, created_by=user, format=format, file_names=names, size=sum(upload.size for upload in files)
+        )
     try:
         for path, upload in zip(uploaded_paths(job), files, strict=True):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +95,12 @@ def store_upload(team: Team, user: Any, files: Sequence[UploadedFile], format: s
 
 
 def start_import(job: ImportJob) -> bool:
-    """Import for real the files of a checked job; False when it is not waiting for that (a second click)."""
+    """Import for real the files of a checked job; False when it is not waiting for that (a second click).
+    Raises :class:`TeamImportsFull` when the team has as many jobs at work as it may."""
     with transaction.atomic():
+        if not ImportJob.objects.filter(pk=job.pk, status=Status.CHECKED).exists():
+            return False
+        take_import_slot(job.team)
         started = ImportJob.objects.filter(pk=job.pk, status=Status.CHECKED).update(
             status=Status.IMPORTING, results=[], error="", failed_file=None, worker_pid=None,
             started_at=None, finished_at=None,

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..models import ImportJob
 from ..permissions import researcher_required
 from .forms import ImportForm
-from .jobs import start_import, store_upload
+from .jobs import TeamImportsFull, start_import, store_upload
 from .status import job_status
 
 RECENT_JOBS = 20
@@ -34,10 +34,15 @@ def import_page(request: HttpRequest) -> HttpResponse:
             job = store_upload(data["team"], request.user, data["files"], data["format"])
         except OSError as error:
             form.add_error(None, f"The files could not be stored on the server ({error.strerror or 'error'}).")
+        except TeamImportsFull as full:
+            form.add_error(None, str(full))
         else:
             return redirect("benchmark:import-job", pk=job.pk)
     jobs = ImportJob.objects.owned_by(request.user).select_related("team", "created_by")[:RECENT_JOBS]
-    context = {"form": form, "jobs": jobs, "max_bytes": settings.PARLEY_IMPORT_MAX_BYTES}
+    context = {
+        "form": form, "jobs": jobs, "max_bytes": settings.PARLEY_IMPORT_MAX_BYTES,
+        "max_imports": settings.PARLEY_TEAM_MAX_IMPORTS,
+    }
     return render(request, "benchmark/imports/page.html", context)
 
 
@@ -63,6 +68,11 @@ def import_job_progress(request: HttpRequest, pk: int) -> HttpResponse:
 def import_job_start(request: HttpRequest, pk: int) -> HttpResponse:
     """Import for real the files a dry run checked."""
     job = _owned_job(request, pk)
-    if not start_import(job):
+    try:
+        started = start_import(job)
+    except TeamImportsFull as full:
+        messages.error(request, str(full))
+        return redirect("benchmark:import-job", pk=job.pk)
+    if not started:
         messages.error(request, f"These files cannot be imported now: the job is {job.get_status_display()}.")
     return redirect("benchmark:import-job", pk=job.pk)

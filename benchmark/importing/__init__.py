@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.db import DatabaseError, transaction
 
-from ..models import Team
+from ..models import Episode, Team
 
 
 class ImportProblem(Exception):
@@ -238,11 +238,21 @@ Progress = Callable[[str, int, int], None]
 def import_file(
     path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False, progress: Progress | None = None,
     choose_format: str = CHOOSE_FORMAT,
+    tag: str = "",
 ) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back.
-    ``choose_format`` is how a problem tells the reader to name the format (``detect_format``)."""
+
+    ``choose_format`` is how a problem tells the reader to name the format (``detect_format``). ``tag``,
+    when given, is the experiment tag of every episode the file creates (instead of the file's own),
+    so two runs of one model imported apart can be reported apart.
+    """
     from . import saving
     from .checks import check_unique_records
+    from .drafts import EpisodeDraft, max_length
+
+    if len(tag) > (max_length(Episode, "tag") or 0):
+        raise ImportProblem(f"the tag {tag[:40]!r}... is longer than {max_length(Episode, 'tag')} characters",
+                            file=Path(path).name)
 
     path = Path(path)
     is_directory = path.is_dir()
@@ -258,6 +268,10 @@ def import_file(
     # Parsing reads no rows, so it runs before the transaction: on SQLite the transaction takes the
     # write lock as it begins, and other writers wait for it no longer than they must.
     drafts = module.parse_path(path) if hasattr(module, "parse_path") else module.parse(text, path.name)
+    if tag:
+        for draft in drafts:
+            if isinstance(draft, EpisodeDraft):
+                draft.tag = tag
     if progress is not None:
         progress("parsed", len(drafts), len(drafts))
     try:
@@ -282,10 +296,10 @@ def import_file(
 
 
 def import_files(
-    paths: list[str | Path], *, team: Team, format: str = "auto", dry_run: bool = False
+    paths: list[str | Path], *, team: Team, format: str = "auto", dry_run: bool = False, tag: str = ""
 ) -> list[ImportResult]:
     """Import several files in order, each in its own transaction; stops at the first bad file."""
-    return [import_file(path, team=team, format=format, dry_run=dry_run) for path in paths]
+    return [import_file(path, team=team, format=format, dry_run=dry_run, tag=tag) for path in paths]
 
 
 __all__ = ["FORMATS", "ImportProblem", "ImportResult", "detect_format", "import_file", "import_files"]

@@ -17,7 +17,9 @@ uses them, and how Parley keeps them:
   its goal is the ``Main Goal:`` line (the Mediator's: its Identity paragraph).
 - The Mediator opens ("Welcome everyone!") and the others then speak when they have something to
   say: turn-taking is random order after the Mediator's greeting. The turn cap is the script's,
-  4 x (parties - 1) x issues.
+  4 x (parties - 1) x issues. The issues are the ``topics`` when the case lists them, else the
+  numbered issues of ``issues``, in either shape the six cases use: numbered lines (``1. Budget
+  allocations: ...``) or headings (``## Issue 1: Water Prediction ...``, river).
 - ``config`` has no place in Parley (its agents do not think between turns) and is counted under
   ``ignored``.
 
@@ -56,7 +58,8 @@ CASE_KEYS = frozenset({"instruction", "issues", "options", "names"})
 _HEADING = re.compile(r"^\s*#+\s*(.*?)\s*$", re.M)
 _MAIN_GOAL = re.compile(r"^\s*(?:Main )?Goal:\s*(.+?)\s*$", re.M | re.I)
 _ROLE = re.compile(r"^\s*Role:\s*(.+?)\s*$", re.M | re.I)
-_NUMBERED = re.compile(r"^\s*\d+\.", re.M)
+# An issue's first line: "1. Title" / "1: Title", or a heading or line "Issue 1" (any heading level).
+_ISSUE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:issue[ \t]+(\d{1,3})\b|(\d{1,3})[.:][ \t])", re.M | re.I)
 
 
 def recognises(first: object) -> bool:
@@ -72,8 +75,7 @@ def parse(text: str, file: str) -> list[Draft]:
     options = case.text("options", required=True, blank=False)
     instruction = case.text("instruction", required=True, blank=False)
     context = instruction.replace("{issues}", issues).replace("{options}", options)
-    topics = case.texts("topics")
-    issue_count = len(topics) or len(_NUMBERED.findall(issues)) or 1
+    issue_count = len(case.texts("topics")) or count_issues(issues)
 
     names = case.mapping("names")
     if not names:
@@ -101,6 +103,12 @@ def parse(text: str, file: str) -> list[Draft]:
     if case.mapping("config"):
         remark.ignored["config"] += 1
     return [draft, remark]
+
+
+def count_issues(issues: str) -> int:
+    """How many issues the case's ``issues`` text numbers (distinct numbers, so a repeated one counts once);
+    1 when it numbers none."""
+    return len({heading or line for heading, line in _ISSUE.findall(issues)}) or 1
 
 
 def party(origin: Origin, name: str, prompt: object, issues: str, stem: str, position: int) -> RoleDraft:

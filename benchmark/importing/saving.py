@@ -681,8 +681,9 @@ class Saver:
             self.result.note(
                 f"{number} {'scenario' if number == 1 else 'scenarios'} made from this file "
                 f"{'has' if number == 1 else 'have'} an unknown relationship: the file does not say how the "
-                "people know each other, so they see no more of each other's profiles than strangers do until "
-                "a researcher sets it (admin, Scenarios)"
+                "people know each other, so they see no more of each other's profiles than strangers do. Give "
+                "each scenario its relationship in the file before importing it; for scenarios already imported, "
+                "ask whoever runs this Parley site to set it"
             )
 
 

@@ -60,7 +60,7 @@ def save_barrier_prompts(saver: Saver) -> None:
                 if stored[key] != prompt.style_directive:
                     saver.result.note(
                         f"Scenario {draft.external_id} already has a prompt for {barrier.key} that differs from "
-                        "the file's; the stored one was kept (edit it in the admin, or delete it and import again)."
+                        "the file's; the stored one was kept, since an import never overwrites a stored prompt."
                     )
                 continue
             stored[key] = prompt.style_directive
@@ -106,7 +106,7 @@ def create_barrier(saver: Saver, prompt: BarrierPromptDraft, definition: Barrier
     barrier = Barrier.objects.get(team=saver.team, key=definition.key)
     saver.barriers[definition.key] = barrier
     saver.result.note(
-        f"Made the team barrier {definition.key!r} ({barrier.name}) for the file's condition; edit its definition "
-        "and parameterisation in the admin."
+        f"Made the team barrier {definition.key!r} ({barrier.name}) for the file's condition, with Parley's "
+        "own definition and parameterisation of it."
     )
     return barrier

@@ -12,10 +12,14 @@ environment × cast, named ``episode_id`` although nothing has been played yet:
   trait note appended to ``agent1_profile``, with ``_<barrier>`` added to the ``episode_id``.
 
 Each record becomes one scenario whose external id is the ``episode_id`` without that suffix, so
-one scenario gathers the prompts of every barrier file. Its two roles are cast with the Sotopia
-profiles in ``agent_profiles`` (a character already imported with that ``pk`` is reused), its goals
-keep their hints and lose ``<extra_info>`` to the role's private knowledge (``sotopia.split_goal``),
-and the multiple-choice questions about goals and reasons become probes. A barrier file's prompt
+one scenario gathers the prompts of every barrier file. Its difficulty is ``hard`` when its Sotopia
+``environment_id`` is one of the 14 hard environments SocialVeil counts as Sotopia-Hard
+(``sotopia.HARD_ENVIRONMENTS``, from ``data/data_check.py``) or when it comes from
+``episode_hard.jsonl``, so the report's ``hard`` split is the paper's Sotopia-Hard column. Its
+two roles are cast with the Sotopia profiles in ``agent_profiles`` (a character already imported
+with that ``pk`` is reused), its goals keep their hints and lose ``<extra_info>`` to the role's
+private knowledge (``sotopia.split_goal``), and the multiple-choice questions about goals and
+reasons become probes. A barrier file's prompt
 becomes a ``ScenarioBarrier`` for that barrier: agentA is the first role, the one
 ``scripts/run.py`` builds from ``agent_profiles[0]`` and lets open the conversation. The field
 mapping is in ``docs/formats.md`` ("SocialVeil scenario files").
@@ -43,7 +47,7 @@ from .drafts import (
     goals_from_text,
     max_length,
 )
-from .sotopia import agent_profile, records, split_goal
+from .sotopia import HARD_ENVIRONMENTS, agent_profile, records, split_goal
 
 SOURCE = "socialveil"
 KEYS = frozenset({"episode_id", "agent_profiles", "agent_goals"})
@@ -105,21 +109,22 @@ def is_hard_file(file: str) -> bool:
 
 
 def parse(text: str, file: str) -> list[Draft]:
-    difficulty = "hard" if is_hard_file(file) else "standard"
-    return [scenario(Fields(value, origin), difficulty) for origin, value in records(text, file)]
+    hard_file = is_hard_file(file)
+    return [scenario(Fields(value, origin), hard_file) for origin, value in records(text, file)]
 
 
-def scenario(fields: Fields, difficulty: str) -> ScenarioDraft:
+def scenario(fields: Fields, hard_file: bool = False) -> ScenarioDraft:
     episode_id = fields.text("episode_id", required=True, blank=False)
     external_id = SUFFIX.sub("", episode_id)
     check_text(external_id, fields.origin.at("episode_id"), max_length=max_length(Scenario, "external_id"))
     context = fields.text("scenario", required=True, blank=False)
+    hard = hard_file or fields.text("environment_id") in HARD_ENVIRONMENTS
     values: dict[str, Any] = {
         "codename": fields.text("codename"),
         "source": SOURCE,
         "context": context,
         "original_context": fields.text("scenario_detailed") or context,
-        "difficulty": difficulty,
+        "difficulty": "hard" if hard else "standard",
         "relationship": relationship(fields),
     }
     check_scenario_values(values, fields.origin, {"context": "scenario", "original_context": "scenario_detailed"})

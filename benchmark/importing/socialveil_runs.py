@@ -28,14 +28,29 @@ How Parley reads them:
 - The log carries no scenario id, so the scenario is found among the team's SocialVeil scenarios
   (imported from the episode file the run read) by its two characters' names and its context
   (``description``); none, or more than one, is refused, naming the characters.
-- The two episode-level answers go onto the SocialVeil judge instrument; a 0 (or null) is read
-  as missing and not stored, with a note saying how many. The per-agent Sotopia-style scores are
-  not kept: on their scales 0 is both a real score and the code's "no score", so they cannot be
-  told apart; they are counted under ``ignored``, as are the ``mcq_logs``.
+- Agent A is the seat that carries the barrier, and it is marked so under the baseline too (the
+  seat that would carry it), as in Parley's own runs: the report then analyses agent B, the
+  partner, in every condition, as SocialVeil's Table 2 does.
+- The two episode-level answers go onto the SocialVeil judge instrument; on their 1-5 scales a 0
+  (or null) can only be the code's "no score", so it is read as missing and not stored, with a
+  note saying how many. The per-agent Sotopia-style scores go onto the Sotopia-EVAL judge
+  instrument, agent_1 for seat 0 and agent_2 for seat 1 (``goal_completion`` is ``goal``,
+  ``financial_benefits`` is ``financial``): there 0 is a real score (a goal of 0 is given in a few
+  episodes of every condition) and is kept; a score is missing only when its key is absent or
+  null. ``overall`` (the mean of the others), ``interaction_quality`` and the ``mcq_logs`` are
+  counted under ``ignored``.
 - The judge's model is not in the files (``scripts/run.py --model``), so its answers are filed
   under the judge ``socialveil-judge``.
 - An episode's id is ``socialveil-<barrier>-<digest of the log>``: importing the same output twice
-  changes nothing, two runs of one scenario are two episodes.
+  changes nothing, two runs of one scenario are two episodes. The run folder the log was read from
+  (``mode_<condition>/scenario_<N>``, as SocialVeil's own human-evaluation ids name an episode) is
+  kept in the episode's settings (``socialveil.run_folder``); ``import_episodes --tag`` keeps two
+  runs of one model (say, the default and the repair strategy) apart in the report.
+- SocialVeil's scenario files hold one environment and cast twice, word for word apart from the
+  multiple-choice questions (``01H9F2KC013F5MWANBXH5W0AB9`` and ``01H88DXBK9EVSMG21SA8WFFRVZ``,
+  records 19 and 20): their logs cannot be told apart by content, so the logs of one condition that
+  fit such twins are dealt to them in the order of their run folders (``scenario_19`` to the first
+  imported, ``scenario_20`` to the second), the order the run read the file in.
 
 Import a ``scenario_<N>`` directory, a ``mode_<condition>`` directory, a whole results directory,
 or one of the two files (its sibling is read when it is there; a ``conversation_log.json`` alone
@@ -84,6 +99,16 @@ BARRIER_KEYS = {
     "emotional_influence": "emotional",
 }
 EPISODE_DIMENSIONS = ("unresolved_confusion", "mutual_understanding")
+# SocialVeil's per-agent score -> the Sotopia-EVAL judge question it answers; ``overall`` is their mean, not kept.
+AGENT_DIMENSIONS = {
+    "goal_completion": "goal",
+    "believability": "believability",
+    "relationship": "relationship",
+    "knowledge": "knowledge",
+    "social_rules": "social_rules",
+    "financial_benefits": "financial",
+}
+SCORED_AGENTS = ("agent_1", "agent_2")  # seat 0 (agent A, the barrier seat) and seat 1
 AGENTS = ("agent_a", "agent_b")
 LEFT = "left the conversation"
 
@@ -109,7 +134,7 @@ def parse_path(path: Path) -> list[Draft]:
         found = scores is not None and scores.is_file()
         return read_outputs([RunOutput(
             path.name, read_text(path), f"{path.parent.name}/{SCORES_FILE}" if found else None,
-            read_text(scores) if found else None,
+            read_text(scores) if found else None, run_folder(path.resolve().parent),
         )])
     folders = sorted(
         {found.parent for name in (LOG_FILE, SCORES_FILE) for found in path.rglob(name)},
@@ -132,7 +157,15 @@ def output_in(folder: Path, base: Path) -> RunOutput:
     return RunOutput(
         log.relative_to(base).as_posix(), read_text(log),
         scores.relative_to(base).as_posix() if found else None, read_text(scores) if found else None,
+        run_folder(folder.resolve()),
     )
+
+
+def run_folder(folder: Path) -> str:
+    """The folder of one scenario's output as SocialVeil names it: ``mode_<condition>/scenario_<N>``."""
+    if folder.parent.name.startswith("mode_"):
+        return f"{folder.parent.name}/{folder.name}"
+    return folder.name
 
 
 def read_outputs(outputs: list[RunOutput]) -> list[Draft]:
@@ -154,12 +187,14 @@ def read_outputs(outputs: list[RunOutput]) -> list[Draft]:
             f"{missing} of the judge's episode-level scores were 0 or null, SocialVeil's mark for no score, and "
             "were read as missing (not stored)."
         )
-    if any(output.ignored for output in outputs):
+    absent = sum(output.absent for output in outputs)
+    if absent:
         remark.notes.append(
-            "The per-agent Sotopia-style scores were not kept: on their scales 0 is a real score and also "
-            "SocialVeil's mark for no score. The judge's model is not in the files; its answers are filed under "
-            f"the judge {JUDGE!r}."
+            f"{absent} of the judge's per-agent scores were absent or null and were read as missing (not stored); "
+            "a 0 is a score and was kept."
         )
+    if any(output.scores_text is not None for output in outputs):
+        remark.notes.append(f"The judge's model is not in the files; its answers are filed under the judge {JUDGE!r}.")
     return [*drafts, remark]
 
 
@@ -168,6 +203,7 @@ class ScenarioMatch(ScenarioRef):
     """The scenario of a log, found by ``resolve`` among the team's SocialVeil scenarios (the log has no id)."""
 
     context: str = ""
+    run_folder: str = ""  # mode_<condition>/scenario_<N>: deals logs out to identical scenarios in run order
     agents: tuple[str, str] = ("", "")  # agent A's and B's full names
     reasons: tuple[str, str] = ("", "")  # agent A's and B's reasons, which tell apart scenarios of one cast
     seats: list[SeatDraft] = field(default_factory=list)
@@ -188,11 +224,61 @@ def resolve(drafts: list[Draft], team: Team) -> None:
         by_names.setdefault(names, []).append(scenario)
     barriers = set(Barrier.objects.of_team(team).values_list("key", flat=True))
     remark = Remark()
+    twins: dict[tuple[str, tuple[int, ...]], list[EpisodeDraft]] = {}
     for draft in drafts:
         if isinstance(draft, EpisodeDraft):
-            _resolve_episode(draft, by_names, barriers, remark)
+            found = _resolve_episode(draft, by_names, barriers)
+            if len(found) > 1:
+                twins.setdefault((draft.barrier_key, tuple(sorted(s.pk for s in found))), []).append(draft)
+            else:
+                _seat(draft, found[0])
+    scenarios = {scenario.pk: scenario for scenario in candidates}
+    for (_, pks), group in twins.items():
+        _deal(group, [scenarios[pk] for pk in pks], remark)
     if remark.notes:
         drafts.append(remark)
+
+
+def _folder_order(draft: EpisodeDraft) -> list:
+    folder = draft.scenario.run_folder if isinstance(draft.scenario, ScenarioMatch) else ""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", folder)]
+
+
+def _deal(group: list[EpisodeDraft], scenarios: list[Scenario], remark: Remark) -> None:
+    """Logs of one condition that fit word-for-word identical scenarios (in import order), dealt to them in
+    run-folder order; a log beyond their number goes to the last."""
+    group.sort(key=_folder_order)
+    ids = ", ".join(repr(scenario.external_id) for scenario in scenarios)
+    for number, draft in enumerate(group):
+        scenario = scenarios[min(number, len(scenarios) - 1)]
+        _seat(draft, scenario)
+        remark.notes.append(
+            f"{draft.origin.file}: {len(scenarios)} identical scenarios ({ids}) fit this log; its episode went to "
+            f"{scenario.external_id!r}, number {min(number, len(scenarios) - 1) + 1} in import order, as its run "
+            f"folder is number {number + 1} of the {len(group)} that fit them"
+        )
+
+
+def _candidates(draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]]) -> list[Scenario]:
+    """The team's SocialVeil scenarios a log fits: its characters, its context, and its reasons when they tell."""
+    match = draft.scenario
+    assert isinstance(match, ScenarioMatch)
+    wanted = " ".join(match.context.split())
+    found = [
+        scenario for scenario in by_names.get(frozenset(match.agents), [])
+        if wanted in (" ".join(scenario.context.split()), " ".join(scenario.original_context.split()))
+    ]
+    if len(found) > 1 and any(match.reasons):
+        # SocialVeil's files hold some environments with one cast twice, worded apart only in the reasons
+        wanted_reasons = dict(zip(match.agents, (" ".join(reason.split()) for reason in match.reasons), strict=True))
+        found = [
+            scenario for scenario in found
+            if all(
+                " ".join(role.reason.split()) == wanted_reasons.get(role.character.name, "")
+                for role in scenario.roles.all() if role.character
+            )
+        ] or found
+    return found
 
 
 def _content(scenario: Scenario) -> tuple:
@@ -208,8 +294,9 @@ def _content(scenario: Scenario) -> tuple:
 
 
 def _resolve_episode(
-    draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]], barriers: set[str], remark: Remark
-) -> None:
+    draft: EpisodeDraft, by_names: dict[frozenset[str], list[Scenario]], barriers: set[str]
+) -> list[Scenario]:
+    """The scenarios a log fits: one, or several word-for-word identical ones (else the log is refused)."""
     match = draft.scenario
     assert isinstance(match, ScenarioMatch)
     if draft.barrier_key not in barriers:
@@ -218,11 +305,7 @@ def _resolve_episode(
             f"barrier with key {draft.barrier_key!r} for this team (the style prompt is the episode file's "
             "barrier_prompts.agentA), then import again"
         )
-    wanted = " ".join(match.context.split())
-    found = [
-        scenario for scenario in by_names.get(frozenset(match.agents), [])
-        if wanted in (" ".join(scenario.context.split()), " ".join(scenario.original_context.split()))
-    ]
+    found = _candidates(draft, by_names)
     who = f"{match.agents[0]} and {match.agents[1]}"
     if not found:
         raise match.origin.at("experimental_context").problem(
@@ -230,31 +313,19 @@ def _resolve_episode(
             f"({match.context[:60]!r}); import the episode file the run read (data/episodes_all_<condition>.json "
             "or the baseline's episode file) first"
         )
-    if len(found) > 1 and any(match.reasons):
-        # SocialVeil's files hold some environments with one cast twice, worded apart only in the reasons
-        wanted_reasons = dict(zip(match.agents, (" ".join(reason.split()) for reason in match.reasons), strict=True))
-        found = [
-            scenario for scenario in found
-            if all(
-                " ".join(role.reason.split()) == wanted_reasons.get(role.character.name, "")
-                for role in scenario.roles.all() if role.character
-            )
-        ] or found
-    if len(found) > 1:
+    if len(found) > 1 and len({_content(scenario) for scenario in found}) > 1:
         ids = ", ".join(repr(scenario.external_id) for scenario in found)
-        if len({_content(scenario) for scenario in found}) > 1:
-            raise match.origin.at("experimental_context").problem(
-                f"{len(found)} SocialVeil scenarios of this team have the characters {who} and this context ({ids}); "
-                "keep one"
-            )
-        # SocialVeil's episode files repeat some environment and cast under two episode ids, word for word;
-        # their runs cannot be told apart, so they go to the first imported, which is the same for every condition.
-        found.sort(key=lambda scenario: scenario.pk)
-        remark.notes.append(
-            f"{match.origin.file}: {len(found)} identical scenarios ({ids}) fit this log; its episode went to the "
-            f"first imported, {found[0].external_id!r}"
+        raise match.origin.at("experimental_context").problem(
+            f"{len(found)} SocialVeil scenarios of this team have the characters {who} and this context ({ids}); "
+            "keep one"
         )
-    scenario = found[0]
+    return found
+
+
+def _seat(draft: EpisodeDraft, scenario: Scenario) -> None:
+    """Give the episode its scenario and the roles (and characters) its seats play."""
+    match = draft.scenario
+    assert isinstance(match, ScenarioMatch)
     match.external_id = scenario.external_id or ""
     roles = {role.character.name: role for role in scenario.roles.all() if role.character}
     for seat, name in zip(draft.seats, match.agents, strict=True):
@@ -266,12 +337,16 @@ def _resolve_episode(
 class RunOutput:
     """One scenario's ``conversation_log.json`` and, when given, its ``eval_result.json``."""
 
-    def __init__(self, file: str, text: str, scores_file: str | None, scores_text: str | None) -> None:
+    def __init__(
+        self, file: str, text: str, scores_file: str | None, scores_text: str | None, folder: str = ""
+    ) -> None:
         self.file = file
         self.text = text
         self.scores_file = scores_file
         self.scores_text = scores_text
-        self.missing = 0  # episode-level scores read as missing
+        self.folder = folder  # mode_<condition>/scenario_<N>, or "" for an upload
+        self.missing = 0  # episode-level scores read as missing (0 or null)
+        self.absent = 0  # per-agent scores read as missing (absent or null)
         self.ignored: Counter[str] = Counter()
 
     def episode(self) -> EpisodeDraft:
@@ -310,20 +385,22 @@ class RunOutput:
         seats = [
             SeatDraft(position=number, role_position=number, origin=person.origin, model=person.model,
                       character=CharacterRef(person.origin, name=person.name),
-                      carries_barrier=number == 0 and barrier_key != Barrier.NONE)
+                      carries_barrier=number == 0)  # agent A; under the baseline, the seat that would
             for number, person in enumerate(people)
         ]
         draft = EpisodeDraft(
             external_id=f"{SOURCE}-{barrier_key}-{digest}",
             scenario=ScenarioMatch("", context.origin, noun="SocialVeil scenario",
                                    context=scenario.text("description", required=True, blank=False),
+                                   run_folder=self.folder,
                                    agents=(people[0].name, people[1].name),
                                    reasons=tuple(agents.nested(name).text("reason") for name in AGENTS)),
             origin=log.origin,
             barrier_key=barrier_key,
             seats=seats,
             turns=self.turns(log, people),
-            settings={"socialveil": {"barrier_type": barrier_type, "max_rounds": rounds}},
+            settings={"socialveil": {"barrier_type": barrier_type, "max_rounds": rounds,
+                                     **({"run_folder": self.folder} if self.folder else {})}},
             id_field="conversation_log",
         )
         draft.turn_cap = max(2 * rounds + 1, len(draft.turns), 1)  # A opens, then B and A each round
@@ -373,9 +450,30 @@ class RunOutput:
                 continue
             scores.append(ScoreDraft(JUDGE, name, value, episode.origin.at(name), prompt_version=PROMPT_VERSION))
         self.missing += missing
+        for seat, agent in enumerate(SCORED_AGENTS):
+            scores.extend(self.agent_scores(aggregated, agent, seat))
         for name in aggregated.data:
-            if name != "episode_level":
+            if name not in ("episode_level", *SCORED_AGENTS):
                 self.ignored[f"aggregated_scores.{name}"] += 1
+        return scores
+
+    def agent_scores(self, aggregated: Fields, agent: str, seat: int) -> list[ScoreDraft]:
+        """One agent's Sotopia-style scores; 0 is a score here, a missing one is absent or null."""
+        if aggregated.data.get(agent) is None:
+            self.absent += len(AGENT_DIMENSIONS)
+            return []
+        fields = aggregated.nested(agent)
+        scores = []
+        for name, dimension in AGENT_DIMENSIONS.items():
+            value = fields.number(name)
+            if value is None:
+                self.absent += 1
+                continue
+            scores.append(ScoreDraft(JUDGE, dimension, value, fields.origin.at(name), seat_position=seat,
+                                     prompt_version=PROMPT_VERSION))
+        for name in fields.data:
+            if name not in AGENT_DIMENSIONS:
+                self.ignored[f"aggregated_scores.{agent}.{name}"] += 1
         return scores
 
 

@@ -11,6 +11,9 @@ Accepted, in any ``.json`` (one value, a list, or a redis dump keyed ``:sotopia.
 - ``AgentProfile`` / ``EnvironmentProfile`` / ``RelationshipProfile`` in the redis-om shape (``pk``)
   and in the serialized shape (``agent_id``, ``env_id``, ``relationship_id``).
 
+An environment's id is its scenario's external id; the 14 environments of Sotopia-Hard
+(``HARD_ENVIRONMENTS``) are scenarios of difficulty ``hard``, the others ``standard``.
+
 How each field maps onto Parley, and why, is in ``docs/formats.md`` ("Sotopia").
 """
 
@@ -98,6 +101,21 @@ SHAPES = (
     "an environment profile (pk or env_id, agent_goals)",
     "a relationship profile (agent1_id, agent2_id, background_story)",
 )
+
+# Sotopia-Hard: the 14 environments Sotopia's hard subset plays, as SocialVeil lists them (SOTOPIA_HARD_ENVS of
+# ulab-uiuc/social-veil @ 6008b2f, data/data_check.py). A scenario of one of them is difficulty ``hard``.
+HARD_ENVIRONMENTS = frozenset({
+    "01H7VFHNV13MHN97GAH73E3KM8", "01H7VFHN5WVC5HKKVBHZBA553R", "01H7VFHN9W0WAFZCBT09PKJJNK",
+    "01H7VFHPDZVVCDZR3AARA547CY", "01H7VFHPQQQY6H4DNC6NBQ8XTG", "01H7VFHN7WJK7VWVRZZTQ6DX9T",
+    "01H7VFHPS5WJW2694R1MNC8JFY", "01H7VFHNN7XTR99319DS8KZCQM", "01H7VFHQ11NAMZS4A2RDGDB01V",
+    "01H7VFHPSWGDGEYRP63H2DJKV0", "01H7VFHNF4G18PC9JHGRC8A1R6", "01H7VFHNNYH3W0VRWVY178K2TK",
+    "01H7VFHP8AN5643B0NR0NP00VE", "01H7VFHN7A1ZX5KSMT2YN9RXC4",
+})
+
+
+def difficulty_of(environment_id: str) -> str:
+    """``hard`` for one of Sotopia's hard environments, else ``standard``."""
+    return "hard" if environment_id in HARD_ENVIRONMENTS else "standard"
 
 
 def shape(value: dict[str, Any]) -> str | None:
@@ -954,7 +972,7 @@ def scenario_from_context(
         "source": "sotopia",
         "context": shared,
         "original_context": context.scenario,
-        "difficulty": "standard",
+        "difficulty": difficulty_of(external_id),
         "relationship": None,  # a log does not say how its people know each other
     }
     check_scenario_values(values, origin, {"context": "scenario", "original_context": "scenario"})
@@ -1051,7 +1069,7 @@ def environment_profile(fields: Fields) -> ScenarioDraft:
         "source": f"sotopia/{source}" if source else "sotopia",
         "context": shared,
         "original_context": scenario,
-        "difficulty": "standard",
+        "difficulty": difficulty_of(external_id),
         "relationship": int_of(fields, "relationship", low=0, high=5),  # None: unknown
     }
     check_scenario_values(values, fields.origin, {"context": "scenario", "original_context": "scenario"})

@@ -347,9 +347,10 @@ def preset_misfit(key: str, seats: int) -> str:
 CHAT_QUESTIONNAIRE = PresetSpec(
     name="Chat questionnaire",
     description=(
-        "What a participant is asked after chatting with an agent: how far they reached their goal, how "
-        "much confusion was left and how well the two sides understood each other (SocialVeil's scales, "
-        "from the participant's side), and an optional comment."
+        "What a participant is asked after chatting with one agent or several: how far they reached their "
+        "goal, how much confusion was left and how well everyone in the conversation understood each other "
+        "(SocialVeil's scales, from the participant's side), and an optional comment. Its words fit a "
+        "two-party chat and a group chat alike."
     ),
     questions=(
         QuestionSpec(
@@ -366,7 +367,7 @@ CHAT_QUESTIONNAIRE = PresetSpec(
             key="unresolved_confusion", kind=Kind.LIKERT, dimension="unresolved_confusion",
             prompt="How much confusion was left at the end of the conversation?",
             options=_anchors(
-                (1, "a great deal: it never made sense", "You still do not know what the other side meant."),
+                (1, "a great deal: it never made sense", "You still do not know what was meant."),
                 (2, "much", "Important points stayed unclear."),
                 (3, "some", "Some points stayed unclear, others were cleared up."),
                 (4, "little", "Only small details stayed unclear."),
@@ -375,7 +376,7 @@ CHAT_QUESTIONNAIRE = PresetSpec(
         ),
         QuestionSpec(
             key="mutual_understanding", kind=Kind.LIKERT, dimension="mutual_understanding",
-            prompt="How well did you and the other side understand each other?",
+            prompt="How well did you and everyone else in the conversation understand each other?",
             options=_anchors(
                 (1, "not at all", "You talked past each other."),
                 (2, "a little", "You understood each other on a few points only."),

@@ -29,6 +29,17 @@ PARTICIPANT = "participant"
 HUMAN_MEAN = "human mean"
 
 
+def pseudonym(user_id: int) -> str:
+    """A person's name wherever their answers leave the site or meet others' (exports, reports, results):
+    ``a<account id>``; usernames never appear there."""
+    return f"a{user_id}"
+
+
+def respondent_name(model: str, label: str, user_id: int | None) -> str:
+    """A respondent's one name in results, exports and reports: its model or label, else the person's pseudonym."""
+    return model or label or (pseudonym(user_id) if user_id is not None else "")
+
+
 def respondent_for(user: AbstractBaseUser, kind: str) -> Respondent:
     """The respondent row of ``user`` answering as ``kind`` (annotator or participant), made on first use.
 

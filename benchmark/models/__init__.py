@@ -1,11 +1,11 @@
 from .barriers import Barrier, BarrierCue, ScenarioBarrier
 from .casts import Cast, CastMember
 from .characters import PROFILE_LABELS, Character, Relationship, relationship_label
-from .episodes import ActionType, Episode, Seat, Turn
+from .episodes import ActionType, Episode, Seat, Turn, TurnFeatures
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .runs import NeutralContext, SimulationRun
-from .scenarios import ERG, Category, Communication, Goal, GoalType, Probe, Role, Scenario, TurnTaking
+from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "CastMember",
     "Category",
     "Communication",
+    "Difficulty",
     "ERG",
     "Goal",
     "ImportJob",
@@ -44,4 +45,5 @@ __all__ = [
     "Seat",
     "SimulationRun",
     "Turn",
+    "TurnFeatures",
 ]

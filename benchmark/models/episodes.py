@@ -169,3 +169,27 @@ class Turn(models.Model):
     def clean(self) -> None:
         if self.seat_id and self.episode_id and self.seat.episode_id != self.episode_id:
             raise ValidationError({"seat": "The seat must belong to the same episode."})
+
+
+class TurnFeatures(models.Model):
+    """The linguistic counts and sentiment of one turn's text, stored the first time a report needs them.
+
+    A cache with a check, filled and read only by ``benchmark.results.turn_features``: ``digest``
+    hashes the text and the feature definitions they were computed from, so a turn edited since (by
+    any path) or features defined anew are seen as stale and computed again. The fields are
+    ``benchmark.stats.linguistic.Counts`` and the VADER sentiment (None when the text has no words).
+    """
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, primary_key=True, related_name="features")
+    digest = models.CharField(max_length=32)
+    words = models.PositiveIntegerField()
+    vague_pronouns = models.PositiveIntegerField()
+    hedges = models.PositiveIntegerField()
+    self_focus = models.PositiveIntegerField()
+    sentiment = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "turn features"
+
+    def __str__(self) -> str:
+        return f"features of {self.turn_id}"

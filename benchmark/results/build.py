@@ -6,7 +6,8 @@ into that table, so the command line, the page and the downloads all report the 
 - **Scores**: numeric answers to questions that measure a ``dimension`` (the judge's presets, or
   any instrument asked per seat or per episode), by respondents of one kind (``judge`` by
   default; annotator, participant or agent on request), on the episodes matching the filters
-  (experiment tag, source, partner strategy, the template their scenario was instantiated from).
+  (experiment tag, source, partner strategy, the template their scenario was instantiated from, the
+  scenario's difficulty, the scenarios named by id, external id or codename).
   Each dimension's range and scope come from its question; the judge presets' nine dimensions are
   always reported, in their order.
 - **Evaluator**: one per report, since scales differ between judges. Given ``--evaluator`` (and
@@ -20,9 +21,11 @@ into that table, so the command line, the page and the downloads all report the 
 - **Rows**: one per (episode, seat). A seat is the ``barrier`` seat when it carries the barrier
   (also under ``none``, where it is marked so conditions stay comparable) and a ``partner``
   otherwise; an episode with no barrier seat counts all its seats as partners. Per-seat scores
-  go on their seat's row; episode-level scores are repeated on every row of the episode.
+  go on their seat's row; episode-level scores are repeated on every row of the episode. A row's
+  model for its own role is its seat's model, so the two seats of a pairwise run (Sotopia's
+  ``gpt-3.5-turbo`` against ``gpt-4``) give one row each to their own model.
 - **Linguistic features**: of the barrier seat's speech and of the whole transcript (spoken turns
-  only), from ``benchmark.stats.linguistic``.
+  only), from ``benchmark.stats.linguistic``, each turn's stored once (``turn_features``).
 
 Every query is a fixed one, so the cost grows with rows fetched, not with round trips.
 """
@@ -41,14 +44,16 @@ from django.utils import timezone
 from ..agents.llm import is_scripted
 from ..evaluation import majority, rubrics
 from ..exporting import timestamp
-from ..models import ActionType, Answer, Barrier, Episode, Question, Respondent, Seat, Turn
+from ..instruments.respondents import respondent_name
+from ..models import Answer, Barrier, Episode, Question, Respondent, Seat
 from ..stats import results as stats
 from ..stats.bootstrap import DEFAULT_RESAMPLES
-from ..stats.linguistic import FEATURE_LABELS, FEATURES, signature
+from ..stats.linguistic import FEATURE_LABELS, FEATURES, Utterance, combine
 from ..stats.linguistic import METHOD as LINGUISTIC_METHOD
 from ..stats.plain import plain_report
+from .turn_features import spoken_features
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a deviation's percent is deviation_percent (apart from percent_change)
 MAJORITY = "majority"
 RESPONDENT_KINDS = tuple(Respondent.Kind.values)
 HUMAN_PLAYER = "human"
@@ -87,6 +92,8 @@ class ResultFilters:
     prompt_version: str | None = None
     seat_role: str = stats.PARTNER
     template: str = ""  # a template scenario's id: only episodes of scenarios instantiated from it
+    difficulty: str = ""  # only episodes of scenarios of this difficulty (hard: SocialVeil's Sotopia-Hard)
+    scenarios: tuple[str, ...] = ()  # only episodes of these scenarios: ids, external ids or codenames
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,8 +124,8 @@ class EvaluatorChoice:
 class Scores:
     """The numeric answers of one kind of respondent on the filtered episodes, and their dimensions.
 
-    ``named`` counts the scores of every respondent named by a model or a label, of any kind: the
-    evaluators a report can be asked for by name.
+    ``named`` counts the scores of every respondent of any kind, by the one name it has everywhere
+    (a model, a label, a person's pseudonym): the evaluators a report can be asked for by name.
     """
 
     kind: str
@@ -142,12 +149,38 @@ def filtered_episodes(filters: ResultFilters, episodes: QuerySet[Episode]) -> Qu
         episodes = episodes.filter(seats__carries_barrier=False, seats__strategy=filters.strategy).distinct()
     if filters.template:
         episodes = episodes.filter(scenario__template_id=int(filters.template))
+    if filters.difficulty:
+        episodes = episodes.filter(scenario__difficulty=filters.difficulty)
+    if filters.scenarios:
+        episodes = episodes.filter(scenario_selection(filters.scenarios, "scenario__"))
     return episodes
 
 
-def _respondent_name(kind: str, pk: int, model: str, label: str) -> str:
-    """A respondent's name in reports: its model or label; a person by kind and number, never by account."""
-    return model or label or f"{kind} {pk}"
+def scenario_selection(selectors: tuple[str, ...], prefix: str = "") -> Q:
+    """Scenarios named by id, external id or codename, as ``simulate --scenarios`` names them."""
+    ids = {int(selector) for selector in selectors if selector.isdigit()}
+    return (Q(**{f"{prefix}pk__in": ids}) | Q(**{f"{prefix}codename__in": selectors})
+            | Q(**{f"{prefix}external_id__in": selectors}))
+
+
+def unknown_scenarios(selectors: tuple[str, ...], scenarios: QuerySet) -> list[str]:
+    """The selectors that name none of ``scenarios`` (a team's)."""
+    found = list(scenarios.filter(scenario_selection(selectors)).values_list("pk", "codename", "external_id"))
+    return [
+        selector for selector in selectors
+        if not any((selector.isdigit() and pk == int(selector)) or selector in (codename, external_id)
+                   for pk, codename, external_id in found)
+    ]
+
+
+def score_answers(episodes: QuerySet[Episode]) -> QuerySet[Answer]:
+    """The answers on ``episodes`` that count as scores: numbers answering a dimension, per seat or episode."""
+    return Answer.objects.filter(
+        response__episode__in=episodes.values("pk"),
+        question__kind__in=NUMERIC_KINDS,
+        question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
+        number__isnull=False,
+    ).exclude(question__dimension="")
 
 
 def _kind_of_named(filters: ResultFilters, named: list[EvaluatorChoice]) -> str:
@@ -170,21 +203,14 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
         raise ResultsProblem(
             f"respondent kind must be one of {', '.join(RESPONDENT_KINDS)}, not {filters.respondent_kind!r}"
         )
-    answers = Answer.objects.filter(
-        response__episode__in=filtered_episodes(filters, episodes).values("pk"),
-        question__kind__in=NUMERIC_KINDS,
-        question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
-        number__isnull=False,
-    ).exclude(question__dimension="")
-    found = list(answers.values_list(
+    found = list(score_answers(filtered_episodes(filters, episodes)).values_list(
         "response__respondent_id", "response__respondent__kind", "response__respondent__user_id",
         "response__respondent__model", "response__respondent__label", "response__respondent__prompt_version",
         "response__episode_id", "seat_position", "question_id", "number",
     ))
     counts: dict[tuple[str, str, str], int] = defaultdict(int)
     for _, kind, user, model, label, version, *_ in found:
-        if user is None:
-            counts[(model or label, version, kind)] += 1
+        counts[(respondent_name(model, label, user), version, kind)] += 1
     named = [EvaluatorChoice(name, version, n, kind)
              for (name, version, kind), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
     analysed = _kind_of_named(filters, named)
@@ -200,10 +226,10 @@ def read_scores(filters: ResultFilters, episodes: QuerySet[Episode]) -> Scores:
         if dimension not in scores.scales and low is not None and high is not None:
             scores.scales[dimension] = stats.Scale(low, high, scope == Question.Scope.SEAT)
             scores.labels[dimension] = label or dimension
-    for respondent_id, kind, _, model, label, version, episode_id, seat, question_id, number in found:
+    for _, kind, user, model, label, version, episode_id, seat, question_id, number in found:
         dimension = dimension_of[question_id]
         if kind == analysed and dimension in scores.scales:
-            name = _respondent_name(kind, respondent_id, model, label)
+            name = respondent_name(model, label, user)
             per_seat = scores.scales[dimension].per_seat
             scores.rows.append((name, version, episode_id, seat if per_seat else None, dimension, number))
     return scores
@@ -298,19 +324,9 @@ def _seat_rows(episode_ids: list[int]) -> dict[int, list[tuple[int, str, str, bo
     return seats
 
 
-def _speech(episode_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
-    spoken: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    rows = Turn.objects.filter(episode_id__in=episode_ids, action_type=ActionType.SPEAK).order_by(
-        "episode_id", "index"
-    ).values_list("episode_id", "seat__position", "content")
-    for episode_id, position, content in rows:
-        spoken[episode_id].append((position, content))
-    return spoken
-
-
-def _features(lines: list[tuple[int, str]], barrier_seat: int | None) -> dict[str, float | None]:
-    transcript = signature(content for _, content in lines)
-    barrier = signature(content for position, content in lines if position == barrier_seat)
+def _features(lines: list[tuple[int, Utterance]], barrier_seat: int | None) -> dict[str, float | None]:
+    transcript = combine(found for _, found in lines)
+    barrier = combine(found for position, found in lines if position == barrier_seat)
     values: dict[str, float | None] = {}
     for feature in FEATURES:
         values[f"barrier_speech.{feature}"] = getattr(barrier, feature) if barrier_seat is not None else None
@@ -335,7 +351,7 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
         "source", "scenario__template_id", "scenario__template__codename",
     )
     seats = _seat_rows(episode_ids)
-    speech = _speech(episode_ids)
+    speech = spoken_features(episode_ids)
     records = []
     for pk, external_id, condition, scenario_id, codename, difficulty, tag, source, template_id, template in episodes:
         episode_seats = seats.get(pk, [])
@@ -345,14 +361,17 @@ def seat_records(episode_ids: list[int]) -> list[dict[str, Any]]:
         strategy = ", ".join(sorted({s[2] for s in partners}))
         features = _features(speech.get(pk, []), barrier_seat[0] if barrier_seat else None)
         for position, model, _, carries, _ in episode_seats:
+            # The analysed seat's own model: a partner row names its partner, a barrier row its barrier seat.
+            own_partner = model if not carries else partner_model
+            own_barrier = model if carries else (barrier_seat[1] if barrier_seat else "")
             records.append({
                 stats.EPISODE: pk,
                 "episode_label": external_id or f"episode {pk}",
                 stats.SEAT: position,
                 stats.SEAT_ROLE: stats.BARRIER if carries else stats.PARTNER,
                 stats.MODEL: model,
-                stats.PARTNER_MODEL: partner_model,
-                stats.BARRIER_MODEL: barrier_seat[1] if barrier_seat else "",
+                stats.PARTNER_MODEL: own_partner,
+                stats.BARRIER_MODEL: own_barrier,
                 stats.CONDITION: condition,
                 stats.SCENARIO: str(scenario_id),
                 "scenario_label": codename or f"scenario {scenario_id}",

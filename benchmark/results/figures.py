@@ -226,7 +226,7 @@ def deviation_forest(report: Mapping[str, Any], model: str, *, name: str | None 
                           markeredgecolor="black", markersize=5, elinewidth=1, capsize=2,
                           label=labels.get(barrier, barrier) if key == dimensions[0] else None)
             star = "*" if entry["ci_excludes_zero"] else ""
-            percent = "" if entry["percent"] is None else f" ({entry['percent']:+.1f}%)"
+            percent = "" if entry["deviation_percent"] is None else f" ({entry['deviation_percent']:+.1f}%)"
             axes.text(1.01, row, f"{entry['deviation']:+.2f}{percent}{star}", transform=axes.get_yaxis_transform(),
                       va="center", fontsize=FONT_SIZE - 2)
             ticks.append(row)
@@ -295,19 +295,24 @@ def correlation_heatmap(
     return Figure(f"{name}.svg", title, description, to_svg(figure, name, title, description))
 
 
-def results_figures(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The figures of a results page: ``means`` (all scenarios; the difficulty splits stay tables, since
-    drawing costs about half a second a figure), ``deviations`` per model and ``correlations`` (all models).
-    None or empty when nothing was scored."""
+RESULTS_FIGURES = ("means", "deviations", "correlations")
+
+
+def results_figures(report: Mapping[str, Any], names: Sequence[str] = RESULTS_FIGURES) -> dict[str, Any]:
+    """The figures of a results page named in ``names``: ``means`` (all scenarios; the difficulty splits stay
+    tables, since drawing costs about half a second a figure), ``deviations`` per model and ``correlations``
+    (all models). None or empty when nothing was scored."""
+    drawn: dict[str, Any] = {"means": None, "deviations": {}, "correlations": None}
     if not report.get("models"):
-        return {"means": None, "deviations": {}, "correlations": None}
-    deviations = {
-        model: deviation_forest(report, model, name=f"results-deviations-{index}")
-        for index, model in enumerate(report["models"])
-        if any(e["model"] == model and e["deviation"] is not None for e in report["deviations"])
-    }
-    return {
-        "means": condition_bars(report),
-        "deviations": deviations,
-        "correlations": correlation_heatmap(report) if report.get("features") else None,
-    }
+        return {name: drawn[name] for name in names}
+    if "means" in names:
+        drawn["means"] = condition_bars(report)
+    if "deviations" in names:
+        drawn["deviations"] = {
+            model: deviation_forest(report, model, name=f"results-deviations-{index}")
+            for index, model in enumerate(report["models"])
+            if any(e["model"] == model and e["deviation"] is not None for e in report["deviations"])
+        }
+    if "correlations" in names and report.get("features"):
+        drawn["correlations"] = correlation_heatmap(report)
+    return {name: drawn[name] for name in names}

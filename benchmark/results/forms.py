@@ -7,9 +7,10 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Episode, Respondent, Scenario, Seat
+from ..instruments.respondents import respondent_name
+from ..models import Difficulty, Episode, Respondent, Scenario, Seat
 from ..stats.results import PARTNER, SEAT_ROLES
-from .build import MAJORITY, ResultFilters
+from .build import MAJORITY, ResultFilters, score_answers
 
 
 class ResultFilterForm(forms.Form):
@@ -19,6 +20,10 @@ class ResultFilterForm(forms.Form):
     source = forms.ChoiceField(choices=[("", "any source"), *Episode.Source.choices], required=False)
     strategy = forms.ChoiceField(
         choices=[("", "any partner strategy"), *Seat.Strategy.choices], required=False, label="Partner strategy"
+    )
+    difficulty = forms.ChoiceField(
+        choices=[("", "any difficulty"), *Difficulty.choices], required=False,
+        help_text="Only scenarios of this difficulty: hard is SocialVeil's Sotopia-Hard.",
     )
     respondent_kind = forms.ChoiceField(
         choices=[("", "judges (or the kind of the one named)"), *Respondent.Kind.choices], required=False,
@@ -43,10 +48,11 @@ class ResultFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         tags = episodes.exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
+        # Only respondents with scores: one without any would be offered and then refused.
         respondents = Respondent.objects.filter(
-            pk__in=Respondent.objects.filter(responses__episode__in=episodes.values("pk")).values("pk")
-        ).values_list("pk", "kind", "model", "label", "prompt_version")
-        names = sorted({model or label or f"{kind} {pk}" for pk, kind, model, label, _ in respondents})
+            pk__in=score_answers(episodes).values("response__respondent_id")
+        ).values_list("model", "label", "user_id", "prompt_version")
+        names = sorted({respondent_name(model, label, user) for model, label, user, _ in respondents})
         self.fields["evaluator"].choices = [
             ("", "most scores"), (MAJORITY, "majority (median of all)"), *((name, name) for name in names)
         ]
@@ -66,5 +72,5 @@ class ResultFilterForm(forms.Form):
             tag=data["tag"], source=data["source"], strategy=data["strategy"],
             respondent_kind=data["respondent_kind"], evaluator=data["evaluator"],
             prompt_version=data["prompt_version"] or None, seat_role=data["seat"] or PARTNER,
-            template=data["template"],
+            template=data["template"], difficulty=data["difficulty"],
         )

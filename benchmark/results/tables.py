@@ -28,7 +28,8 @@ SHORT_LABELS = {
 MEANS_COLUMNS = ("split", "model", "condition", "dimension", "n", "mean", "sd", "se", "percent_change", "notes")
 DEVIATION_COLUMNS = (
     "model", "barrier", "dimension", "scenarios", "barrier_mean", "others_mean", "deviation", "deviation_ci_low",
-    "deviation_ci_high", "percent", "percent_ci_low", "percent_ci_high", "ci_excludes_zero", "other_barriers",
+    "deviation_ci_high", "deviation_percent", "deviation_percent_ci_low", "deviation_percent_ci_high",
+    "ci_excludes_zero", "other_barriers",
     "notes",
 )
 CORRELATION_COLUMNS = (
@@ -64,12 +65,12 @@ def _interval(value: Sequence[float] | None) -> tuple[float | None, float | None
 def deviation_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for entry in report["deviations"]:
         low, high = _interval(entry["deviation_ci95"])
-        percent_low, percent_high = _interval(entry["percent_ci95"])
+        percent_low, percent_high = _interval(entry["deviation_percent_ci95"])
         yield {
             **{key: entry[key] for key in ("model", "barrier", "dimension", "scenarios", "barrier_mean",
-                                            "others_mean", "deviation", "percent", "ci_excludes_zero")},
+                                            "others_mean", "deviation", "deviation_percent", "ci_excludes_zero")},
             "deviation_ci_low": low, "deviation_ci_high": high,
-            "percent_ci_low": percent_low, "percent_ci_high": percent_high,
+            "deviation_percent_ci_low": percent_low, "deviation_percent_ci_high": percent_high,
             "other_barriers": " ".join(entry["other_barriers"]), "notes": "; ".join(entry["notes"]),
         }
 
@@ -126,7 +127,8 @@ def mean_text(cell: Mapping[str, Any] | None) -> str:
 
 
 def percent_note(notes: Sequence[str], prefix: str) -> str:
-    """The reason a percent is missing: the first note starting with ``prefix`` (``percent:``), without it."""
+    """The reason a percent is missing: the first note starting with ``prefix`` (``percent_change:`` or
+    ``deviation_percent:``), without it."""
     return next((note[len(prefix):].strip() for note in notes if note.startswith(prefix)), "")
 
 
@@ -138,9 +140,14 @@ def change_text(cell: Mapping[str, Any] | None) -> str:
     return "" if not note or note == "this is the baseline" else "—"
 
 
+def deviation_percent_interval(entry: Mapping[str, Any]) -> str:
+    """A signature's percent interval, or '—' where the percent itself is."""
+    return "—" if entry["deviation_percent"] is None else interval_text(entry["deviation_percent_ci95"], 1, "%")
+
+
 def deviation_percent_text(entry: Mapping[str, Any]) -> str:
     """A signature's percent, or '—' when its baseline is 0 or near it (the entry's notes say why)."""
-    return "—" if entry["percent"] is None else f"{entry['percent']:+.1f}%"
+    return "—" if entry["deviation_percent"] is None else f"{entry['deviation_percent']:+.1f}%"
 
 
 def interval_text(interval: Sequence[float] | None, digits: int = 2, suffix: str = "") -> str:
@@ -213,11 +220,12 @@ def text_report(report: Mapping[str, Any]) -> str:
         lines += _means_block(report, split, means)
     deviations = [e for e in report["deviations"] if e["deviation"] is not None]
     if deviations:
-        header = ["model", "barrier", "dimension", "scenarios", "deviation (points)", "95% CI", "percent", "95% CI"]
+        header = ["model", "barrier", "dimension", "scenarios", "deviation (points)", "95% CI", "deviation (%)",
+                  "95% CI"]
         rows = [[e["model"], e["barrier"], e["dimension"], str(e["scenarios"]),
                  f"{e['deviation']:+.2f}" + ("*" if e["ci_excludes_zero"] else ""),
                  interval_text(e["deviation_ci95"]), deviation_percent_text(e),
-                 "—" if e["percent"] is None else interval_text(e["percent_ci95"], 1, "%")] for e in deviations]
+                 deviation_percent_interval(e)] for e in deviations]
         lines += ["Barrier signatures: deviation from the other barriers on the same scenarios, in score points "
                   "(* CI excludes 0)", "", *text_grid(header, rows),
                   "Percent only where |mean of the other barriers| >= 10% of the dimension's scale range; "
@@ -324,9 +332,9 @@ def deviations_display(report: Mapping[str, Any]) -> list[dict[str, str | bool]]
             "scenarios": str(e["scenarios"]),
             "deviation": f"{e['deviation']:+.2f}",
             "deviation_ci": interval_text(e["deviation_ci95"]),
-            "percent": deviation_percent_text(e),
-            "percent_ci": "—" if e["percent"] is None else interval_text(e["percent_ci95"], 1, "%"),
-            "percent_note": percent_note(e["notes"], "percent:"),
+            "deviation_percent": deviation_percent_text(e),
+            "deviation_percent_ci": deviation_percent_interval(e),
+            "deviation_percent_note": percent_note(e["notes"], "deviation_percent:"),
             "significant": bool(e["ci_excludes_zero"]),
         }
         for e in report["deviations"] if e["deviation"] is not None

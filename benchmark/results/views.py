@@ -1,23 +1,26 @@
 """The results page and its downloads: researchers only, filtered by GET, the same numbers as the command.
 
 The page shows SocialVeil's Table 2 (all scenarios and per difficulty), the barrier signatures and
-the linguistic correlations, each with an inline SVG figure; the downloads are ``results.json``
-and CSV tables, for the same filters (the page's query string).
+the linguistic correlations, each with an inline SVG figure that the page asks for once it is shown
+(``results_figure``, htmx), so the page answers before three figures are drawn; the downloads are
+``results.json`` and CSV tables, for the same filters (the page's query string). The report and
+its figures are kept between loads while the data is unchanged (``report_cache``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..models import Episode
 from ..permissions import researcher_required
-from .build import ResultFilters, ResultsProblem, build_results
-from .figures import results_figures
+from .build import ResultFilters, ResultsProblem
+from .figures import RESULTS_FIGURES
 from .forms import ResultFilterForm
+from .report_cache import cached_figures, cached_results
 from .tables import (
     CSV_TABLES,
     correlations_display,
@@ -46,7 +49,7 @@ def results(request: HttpRequest) -> HttpResponse:
                "csv_tables": CSV_TABLES}
     if filters is not None:
         try:
-            report, _ = build_results(filters, episodes)
+            report, _ = cached_results(filters, episodes)
         except ResultsProblem as problem:
             context["problem"] = str(problem)
         else:
@@ -56,20 +59,21 @@ def results(request: HttpRequest) -> HttpResponse:
 
 
 def page_context(report: dict[str, Any]) -> dict[str, Any]:
-    """What the template shows: the report, its rows rounded for reading, and its figures."""
-    figures = results_figures(report)
+    """What the template shows: the report, its rows rounded for reading, and where its figures go (each is
+    drawn by ``results_figure``, which the page asks for once shown)."""
     blocks = means_display(report)
     for block in blocks:
-        block["figure"] = figures["means"] if block["split"] == "all" else None
+        block["figure"] = "means" if block["split"] == "all" and report["models"] else None
+    deviation_rows = deviations_display(report)
     return {
         "report": report,
         "respondent_kind": report["respondent_kind"],
         "evaluators": evaluators_display(report),
         "means_blocks": blocks,
-        "deviation_rows": deviations_display(report),
-        "deviation_figures": list(figures["deviations"].values()),
+        "deviation_rows": deviation_rows,
+        "deviation_figures": bool(report["models"] and any(e["deviation"] is not None for e in report["deviations"])),
         "correlation_rows": correlations_display(report),
-        "correlation_figure": figures["correlations"],
+        "correlation_figure": bool(report["models"] and report.get("features")),
         "methods": [(name.replace("_", " ").capitalize(), text) for name, text in report["methods"].items()],
     }
 
@@ -82,9 +86,22 @@ def _report_or_error(request: HttpRequest) -> tuple[dict[str, Any], pd.DataFrame
         problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
         return HttpResponseBadRequest(f"Bad filters: {problems}", content_type="text/plain; charset=utf-8")
     try:
-        return build_results(filters, episodes)
+        return cached_results(filters, episodes)
     except ResultsProblem as problem:
         return HttpResponseBadRequest(str(problem), content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+@researcher_required
+def results_figure(request: HttpRequest, name: str) -> HttpResponse:
+    """One of the page's figures (``means``, ``deviations``, ``correlations``) for the page's filters, as the
+    HTML the page swaps in where the figure goes."""
+    if name not in RESULTS_FIGURES:
+        raise Http404(f"No results figure {name!r}.")
+    built = _report_or_error(request)
+    if isinstance(built, HttpResponse):
+        return built
+    return render(request, "benchmark/results/partials/_figures.html", {"figures": cached_figures(built[0], name)})
 
 
 @require_GET

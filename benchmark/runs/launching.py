@@ -19,15 +19,45 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import SimulationRun, Team
-from .options import RunOptions
+from .options import RunOptions, RunOptionsError
 from .planning import plan_run
 from .status import can_resume, close, is_stale
 
 logger = logging.getLogger(__name__)
 
+class TeamRunsFull(RuntimeError):
+    """The team already has as many runs at work as one team may (``PARLEY_TEAM_MAX_RUNS``)."""
+
+
+def runs_at_work(team: Team) -> int:
+    """The team's runs that hold a worker or wait for one: queued or running, and not lost (``is_stale``)."""
+    waiting = SimulationRun.objects.of_team(team).filter(
+        status__in=[SimulationRun.Status.QUEUED, SimulationRun.Status.RUNNING]
+    )
+    return sum(1 for run in waiting.only("status", "heartbeat_at", "created_at") if not is_stale(run))
+
+
+def take_run_slot(team: Team) -> None:
+    """Refuse one more run of ``team`` when it has ``PARLEY_TEAM_MAX_RUNS`` at work already.
+
+    Call inside the transaction that queues the run: the team's row stays locked until it commits, so
+    two launches at the same moment are counted one after the other.
+    """
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+    limit = settings.PARLEY_TEAM_MAX_RUNS
+    if runs_at_work(team) >= limit:
+        raise TeamRunsFull(
+            f"{team} already has {limit} run{'s' if limit != 1 else ''} queued or running, the most one team may "
+            "have at once: wait for one to end, or cancel one."
+        )
+
+
 def create_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> SimulationRun:
-    """A queued run of ``team`` for ``options``, checked against the team's data, stored with the
-    model names resolved."""
+    """A queued run of ``team`` for ``options``, checked against the team's data and the web's limit of
+    worker processes (``PARLEY_RUN_MAX_WORKERS``), stored with the model names resolved."""
+    limit = settings.PARLEY_RUN_MAX_WORKERS
+    if options.workers > limit:
+        raise RunOptionsError("workers", f"A run launched here may use at most {limit} worker processes.")
     plan = plan_run(options, team, tag)
     return SimulationRun.objects.create(
         team=team, tag=plan.tag, options=plan.options.as_dict(), created_by=user, total=plan.total
@@ -35,8 +65,12 @@ def create_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> S
 
 
 def launch_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> SimulationRun:
-    """Store a queued run and start its worker once the row is committed (so the worker finds it)."""
+    """Store a queued run and start its worker once the row is committed (so the worker finds it).
+
+    Raises :class:`TeamRunsFull` when the team has as many runs at work as it may.
+    """
     with transaction.atomic():
+        take_run_slot(team)
         run = create_run(options, tag, team, user)
         transaction.on_commit(partial(start_worker, run))
     return run
@@ -45,12 +79,14 @@ def launch_run(options: RunOptions, tag: str, team: Team, user: Any = None) -> S
 def resume_run(run: SimulationRun) -> bool:
     """Queue a stopped run again and start a new worker for it; False when it cannot be resumed now.
 
-    The row is locked while deciding, so two clicks start one worker.
+    The row is locked while deciding, so two clicks start one worker. Raises :class:`TeamRunsFull` when
+    the team has as many runs at work as it may.
     """
     with transaction.atomic():
-        run = SimulationRun.objects.select_for_update().get(pk=run.pk)
+        run = SimulationRun.objects.select_for_update().select_related("team").get(pk=run.pk)
         if not can_resume(run):
             return False
+        take_run_slot(run.team)
         SimulationRun.objects.filter(pk=run.pk).update(
             status=SimulationRun.Status.QUEUED, cancel_requested=False, heartbeat_at=timezone.now(),
             worker_pid=None, finished_at=None, message="",

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..agents import llm
+from ..agents.allowed_models import ModelNotAllowed, check_models
 from ..evaluation.judge import judge_models
 from ..models import Communication, Seat
 from ..models.scenarios import Difficulty
@@ -166,6 +167,20 @@ class RunOptions:
                     f"Judge: name a model, or several separated by commas, or '{NO_JUDGE}' alone to leave the "
                     f"episodes unscored; got {self.judge_model!r}.",
                 )
+
+    def check_models(self, team_slug: str) -> None:
+        """Refuse a model the team may not call (``benchmark.agents.allowed_models``), naming its option."""
+        named = {
+            "agent_model": [self.agent_model],
+            "partner_model": [self.partner_model],
+            "seat_models": list(self.seat_model_map().values()),
+            "judge_model": judge_models(self.judge_model) if self.judge_model else [],
+        }
+        for option, models in named.items():
+            try:
+                check_models(models, team_slug)
+            except ModelNotAllowed as problem:
+                raise RunOptionsError(option, str(problem)) from None
 
     def seat_model_map(self) -> dict[str, str]:
         """``seat_models`` as {"sender" | "receiver" | "<position>": model}; a bad entry is refused."""

@@ -164,6 +164,7 @@ def resolve_conditions(team: Team, keys: Sequence[str]) -> list[Barrier]:
 def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan:
     """Check options against the team's data and lay out the grid; nothing is written."""
     options.check()
+    options.check_models(team.slug)
     options = options.resolved()
     tag = tag or options.default_tag()
     if slugify(tag) != tag or len(tag) > 100:
@@ -294,7 +295,7 @@ def imported_barrier_seats(scenarios: Sequence[Scenario], barriers: Sequence[Bar
                 raise RunOptionsError(
                     "scenarios",
                     f"Scenario {scenario}'s barrier prompts name different barrier seats ({key}: "
-                    f"{', '.join(map(str, seats))}); make them agree in the admin, or run the conditions apart.",
+                    f"{', '.join(map(str, seats))}); choose one of these conditions per run.",
                 )
     return found
 

@@ -21,7 +21,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connections
 from django.utils import timezone
 
-from ..agents import llm
+from ..agents import llm, loading
 from ..models import Episode, SimulationRun
 from ..progress import ProgressBar
 from .interrupts import install_signal_handlers
@@ -201,4 +201,4 @@ def _load_gateway(options: RunOptions) -> None:
     """
     models = [options.agent_model, options.partner_model, *options.seat_model_map().values()]
     if not all(llm.is_scripted(model) for model in models):
-        llm.preload()
+        loading.preload()

@@ -8,6 +8,7 @@ so any server process can answer them and a page reload changes nothing. Every v
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -19,8 +20,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..models import SimulationRun
 from ..permissions import researcher_required
 from .forms import RunForm
-from .launching import launch_run, request_cancel, resume_run, unused_tag
-from .options import describe_options
+from .launching import TeamRunsFull, launch_run, request_cancel, resume_run, unused_tag
+from .options import RunOptionsError, describe_options
 from .status import may_control, run_progress
 
 RUNS_PER_PAGE = 50
@@ -44,10 +45,17 @@ def run_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         team = form.cleaned_data["team"]
         tag = form.cleaned_data["tag"] or unused_tag(timezone.now().strftime("run-%Y%m%d-%H%M"), team)
-        run = launch_run(form.options(), tag, team, request.user)
-        messages.success(request, f"Run {run.tag} launched: {run.total} episodes.")
-        return redirect("benchmark:run", pk=run.pk)
-    return render(request, "benchmark/runs/new.html", {"form": form})
+        try:
+            run = launch_run(form.options(), tag, team, request.user)
+        except TeamRunsFull as busy:
+            form.add_error(None, str(busy))
+        except RunOptionsError as error:
+            form.add_error(error.option if error.option in form.fields else None, str(error))
+        else:
+            messages.success(request, f"Run {run.tag} launched: {run.total} episodes.")
+            return redirect("benchmark:run", pk=run.pk)
+    limits = {"runs": settings.PARLEY_TEAM_MAX_RUNS, "workers": settings.PARLEY_RUN_MAX_WORKERS}
+    return render(request, "benchmark/runs/new.html", {"form": form, "limits": limits})
 
 
 @require_GET
@@ -85,7 +93,12 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(SimulationRun.objects.owned_by(request.user), pk=pk)
     if not may_control(request.user, run):
         raise PermissionDenied("Only the researcher who launched this run can resume it.")
-    if resume_run(run):
+    try:
+        resumed = resume_run(run)
+    except TeamRunsFull as busy:
+        messages.error(request, f"Run {run.tag} cannot be resumed now: {busy}")
+        return redirect("benchmark:run", pk=run.pk)
+    if resumed:
         messages.success(request, f"Run {run.tag} resumed: finished episodes are kept, the others go on.")
     else:
         messages.error(request, f"Run {run.tag} cannot be resumed now: it is {run.get_status_display()}.")

@@ -94,7 +94,7 @@ async def play_episodes(shared: Shared, concurrency: int) -> None:
             item = shared.episodes.next()
             if item is None:
                 return
-            await _play_one(*item, errors=shared.errors, writer=writer)
+            await _play_one(*item, shared=shared, writer=writer)
 
     tasks = [asyncio.create_task(player()) for _ in range(concurrency)]
     pending = set(tasks)
@@ -111,9 +111,14 @@ async def play_episodes(shared: Shared, concurrency: int) -> None:
             raise task.exception()
 
 
-async def _play_one(episode_id: int, seed: int, *, errors: ErrorLog, writer: TurnWriter) -> None:
+async def _play_one(episode_id: int, seed: int, *, shared: Shared, writer: TurnWriter) -> None:
+    """Play one episode; a refused key stops the whole run, since every other episode would fail alike."""
+    errors = shared.errors
     try:
         await run_episode(Episode(pk=episode_id), seed=seed, save_turn=writer.save)
+    except llm.LLMRefused as error:
+        errors.add(f"the run stopped at the first authentication error, in episode {episode_id}: {error}")
+        shared.stop.set()
     except llm.LLMError as error:
         errors.add(f"episode {episode_id}: {error}")
     except Exception as error:  # one broken episode must not stop the run; logged with its traceback

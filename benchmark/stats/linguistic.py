@@ -20,15 +20,19 @@ time. The lists are written here, not copied from any tool; each is a *proxy*:
 
 Rates are counts per word (tokens of letters, with an inner apostrophe kept: ``don't`` is one
 word). A text with no words has no rates and no sentiment: those are None, never NaN.
-This module needs no Django; it imports ``vaderSentiment`` on first use.
+This module needs no Django; it imports ``vaderSentiment`` on first use. ``definitions_key`` names
+the lists, rules and VADER release the features come from, so features stored elsewhere can tell
+when they were computed under other definitions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from importlib.metadata import version
 from typing import Any
 
 VAGUE_REFERENCES = frozenset(
@@ -135,6 +139,17 @@ def utterance(text: str) -> Utterance:
     found = counts(text)
     polarity = float(_analyzer().polarity_scores(text)["compound"]) if found.words else None
     return Utterance(found, polarity)
+
+
+@lru_cache(maxsize=1)
+def definitions_key() -> str:
+    """A digest of everything an utterance's features depend on besides its text: the word lists, the
+    tokeniser, the hedge phrases and the ``vaderSentiment`` release (its lexicon and rules)."""
+    parts = (
+        sorted(VAGUE_REFERENCES), sorted(SELF_FOCUS), sorted(HEDGE_WORDS), HEDGE_PHRASES, _WORD.pattern,
+        version("vaderSentiment"),
+    )
+    return hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ METHODS = {
     "deviations": (
         "For each barrier b, dimension and model: on every scenario that has episodes under b and under at "
         "least one other barrier, d = mean under b - mean of the other barriers' means ('none' excluded). "
-        "deviation = mean of d over those scenarios; percent = 100 x sum(d) / |sum of the other barriers' "
+        "deviation = mean of d over those scenarios; deviation_percent = 100 x sum(d) / |sum of the other barriers' "
         "means|, given only when |mean of the other barriers' means| >= 10% of the dimension's scale range, "
         "so read signatures in score points. 95% CIs: percentiles (2.5, 97.5) of a cluster bootstrap that "
         "resamples scenarios with replacement, all barriers and dimensions of a model sharing the same resamples."
@@ -332,9 +332,9 @@ def _deviation_entry(model: str, barrier: str, dimension: str, others: list[str]
         "others_mean": None,
         "deviation": None,
         "deviation_ci95": None,
-        "percent": None,
-        "percent_ci95": None,
-        "percent_floor": floor,
+        "deviation_percent": None,
+        "deviation_percent_ci95": None,
+        "deviation_percent_floor": floor,
         "ci_excludes_zero": None,
         "notes": [],
     }
@@ -408,11 +408,12 @@ def barrier_deviations(
             entry["deviation"] = float(totals_d[column] / count)
             entry["others_mean"] = float(totals_o[column] / count)
             entry["barrier_mean"] = entry["others_mean"] + entry["deviation"]
-            reason = near_zero_reason(entry["others_mean"], entry["percent_floor"], "the other barriers' mean")
+            floor = entry["deviation_percent_floor"]
+            reason = near_zero_reason(entry["others_mean"], floor, "the other barriers' mean")
             if reason is None:
-                entry["percent"] = float(100.0 * totals_d[column] / abs(totals_o[column]))
+                entry["deviation_percent"] = float(100.0 * totals_d[column] / abs(totals_o[column]))
             else:
-                entry["notes"].append(f"percent: {reason}")
+                entry["notes"].append(f"deviation_percent: {reason}")
             if replicates is None or count < 2:
                 entry["notes"].append(
                     "ci95: bootstrap skipped (0 resamples)" if resamples <= 0
@@ -420,8 +421,8 @@ def barrier_deviations(
                 )
                 continue
             entry["deviation_ci95"] = percentile_interval(replicates[0][:, column])
-            if entry["percent"] is not None:
-                entry["percent_ci95"] = percentile_interval(replicates[1][:, column])
+            if entry["deviation_percent"] is not None:
+                entry["deviation_percent_ci95"] = percentile_interval(replicates[1][:, column])
             interval = entry["deviation_ci95"]
             if interval is not None:
                 entry["ci_excludes_zero"] = bool(interval[0] > 0 or interval[1] < 0)

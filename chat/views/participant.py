@@ -253,6 +253,7 @@ def chat(request: HttpRequest, study: ChatStudy, participant: Participant) -> Ht
         "max_message_chars": study.max_message_chars,
         "questionnaire_url": reverse("chat:questionnaire", args=[study.slug]),
         "screened_out_url": reverse("chat:screened-out", args=[study.slug]),
+        "technical_problem_url": reverse("chat:technical-problem", args=[study.slug]),
         "briefing": build_briefing(study, human, agents),
         **_resume_context(request, study, participant),
     }
@@ -298,3 +299,11 @@ def screened_out(request: HttpRequest, study: ChatStudy, participant: Participan
         "left": end_reason == Episode.EndReason.LEAVE,
     }
     return render(request, "chat/participant/screened_out.html", context)
+
+
+@require_GET
+@participant_page(Participant.Stage.TECHNICAL_PROBLEM)
+def technical_problem(request: HttpRequest, study: ChatStudy, participant: Participant) -> HttpResponse:
+    """The technical-problem code for a chat the model ended before the study's minimum (``chat.lifecycle``)."""
+    context = {"study": study, "return_url": _return_url(study, study.technical_problem_code)}
+    return render(request, "chat/participant/technical_problem.html", context)

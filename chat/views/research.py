@@ -28,6 +28,7 @@ from ..answers import answer_table
 from ..assignment import FINISHED_STAGES, ON_THE_WAY_STAGES, Cell, design_cells
 from ..exports import participants_csv
 from ..forms import ChatStudyForm
+from ..human_test import human_test_answers
 from ..models import ChatCondition, ChatStudy, Participant
 from ..monitor import active_sessions, with_turn_summary
 
@@ -110,10 +111,14 @@ def _monitor_context(study: ChatStudy) -> dict:
     """
     now = timezone.now()
     cells = design_cells(study, now=now)
+    participants = list(with_turn_summary(Participant.objects.filter(study=study)).order_by("-created_at", "-pk"))
+    tests = human_test_answers(participants)
+    for participant in participants:
+        participant.human_test = tests.get(participant.pk)
     return {
         "study": study,
         "sessions": active_sessions(study, now=now),
-        "participants": with_turn_summary(Participant.objects.filter(study=study)).order_by("-created_at", "-pk"),
+        "participants": participants,
         "grid": _grid(cells),
         "totals": {
             "finished": sum(c.finished for c in cells),
@@ -203,6 +208,7 @@ def transcript(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "seats": seats,
         "turns": turns,
         "answers": answers,
+        "human_test": human_test_answers([participant]).get(participant.pk),
     }
     return render(request, "chat/research/transcript.html", context)
 

@@ -74,6 +74,7 @@ function start(root) {
     turns: new Map(), // index -> turn as the server sent it
     next: null, // {index, side} whose turn it is, null once over
     typing: null, // {index, speaker, text, actionType, gap}
+    noticeAboutDraft: false, // the notice shown is about the text in the box: editing it makes it stale
     outbox: loadOutbox(),
   };
 
@@ -242,10 +243,11 @@ function start(root) {
       } else if (message.code === "not_your_turn" && entry) {
         // Kept: it goes out as soon as it is the participant's turn again.
       } else {
-        showNotice(message.message);
+        const givenBack = entry && entry.action_type !== "leave" && !el.message.value;
+        showNotice(message.message, { aboutDraft: givenBack });
         if (entry) {
           dropFromOutbox(entry.client_id);
-          if (entry.action_type !== "leave" && !el.message.value) {
+          if (givenBack) {
             el.message.value = entry.content; // give the text back so it can be shortened or fixed
             el.action.value = entry.action_type;
             updateCounter();
@@ -409,13 +411,15 @@ function start(root) {
     clearTimeout(state.retryTimer);
     hideNotice();
     el.endedMessage.textContent = ended.message;
-    if (ended.outcome === "screened_out") {
-      el.endedLink.href = root.dataset.screenedOutUrl;
+    // The study ends with a code rather than the questions (chat.lifecycle.outcome_of).
+    const codePage = {screened_out: root.dataset.screenedOutUrl, technical_problem: root.dataset.technicalProblemUrl};
+    if (codePage[ended.outcome]) {
+      el.endedLink.href = codePage[ended.outcome];
       el.endedLink.textContent = "Continue";
     }
     el.ended.hidden = false;
     el.composer.hidden = true;
-    setStatus("ended", "The conversation is over");
+    setStatus("ended", "Ended"); // the panel below says so in full, with the reason
     if (first) el.endedHeading.focus();
     if (state.socket) state.socket.close(1000);
   }
@@ -461,7 +465,7 @@ function start(root) {
     const content = el.message.value.trim();
     if (!canSend()) return;
     if (!content) {
-      showNotice("Write something before sending.");
+      showNotice("Write something before sending.", { aboutDraft: true });
       return;
     }
     queue(el.action.value, content);
@@ -478,6 +482,7 @@ function start(root) {
     }
   });
   el.message.addEventListener("input", () => {
+    if (state.noticeAboutDraft) hideNotice();
     saveDraft();
     updateCounter();
   });
@@ -545,12 +550,14 @@ function start(root) {
     el.status.textContent = text;
   }
 
-  function showNotice(text) {
+  function showNotice(text, { aboutDraft = false } = {}) {
     el.notice.textContent = text;
     el.notice.hidden = false;
+    state.noticeAboutDraft = aboutDraft;
   }
 
   function hideNotice() {
+    state.noticeAboutDraft = false;
     el.notice.hidden = true;
     el.notice.textContent = "";
   }

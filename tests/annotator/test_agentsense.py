@@ -21,6 +21,7 @@ from annotator.exports import export_lines
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Membership
 from annotator.reports import build_report
+from annotator.reports.display import number as shown_number
 from annotator.reports.documents import render_bundle, render_tables_zip
 from annotator.reports.tables import report_tables
 from benchmark.evaluation.interviews.instruments import goals_instrument, probes_instrument
@@ -38,7 +39,8 @@ PLANTED_RATIONALE = "Planted rationale of another annotator."
 
 @pytest.fixture
 def episode():
-    """A three-party episode: Ada has two goals, Bo and Cy one each; two probes, about Ada and about Bo."""
+    """A three-party episode: Ada has two goals, Bo and Cy one each; two probes, about Ada's reason and Bo's
+    private information (a probe about a goal is not asked of annotators: test_blinding.py)."""
     scenario = make_scenario(
         context="Three neighbours meet to decide what to do with the shared garden.",
         roles=[
@@ -51,8 +53,8 @@ def episode():
         ],
     )
     roles = list(scenario.roles.order_by("position"))
-    Probe.objects.create(scenario=scenario, about=roles[0], position=0, topic="goal",
-                         text="What does Ada want most?", options=["A pond", "Vegetable beds", "A shed"], correct=1)
+    Probe.objects.create(scenario=scenario, about=roles[0], position=0, topic="reason",
+                         text="Why does Ada want the beds?", options=["A pond", "Fresh food", "A shed"], correct=1)
     Probe.objects.create(scenario=scenario, about=roles[1], position=1, topic="private_info",
                          text="What does Bo secretly know?", options=["The fence", "The pond", "The repair bill"],
                          correct=2)
@@ -105,7 +107,7 @@ def test_the_item_page_asks_every_goal_of_every_character_and_the_probes_without
     assert "Ada Lind’s goal: Keep Bo on your side." in page
     assert "Cy Holm’s goal: Avoid paying anything this year." in page
     assert page.count("By the end of the conversation, had the character reached this goal?") == 4
-    assert "What does Ada want most?" in page and "The repair bill" in page
+    assert "Why does Ada want the beds?" in page and "The repair bill" in page
     assert 'name="answer-probe_1"' in page and 'name="answer-probe_2"' in page
     assert "correct" not in page.lower()
 
@@ -342,6 +344,22 @@ def test_the_report_page_shows_the_goal_comparison(client, annotated):
     assert "<td>external</td><td>m-judge (judge)</td><td>0.750</td><td>4</td><td>4</td><td>0.500</td>" in page
     assert '<figure class="report-figure"><svg role="img" aria-labelledby="agentsense-comparison-title' in page
     assert "0.750 (n = 4)" in page
+
+
+def test_the_report_page_shows_the_annotators_agreement_on_goals_that_its_csv_has(client, annotated):
+    client.force_login(make_researcher(username="researcher"))
+    report = build_report(annotated, resamples=0, respondent_kinds=["agent", "judge"])
+    csv_rows = {row["statistic"]: row["value"] for row in _csv_rows(report_tables(report)["agentsense_annotators.csv"])}
+
+    page = client.get(reverse("annotator:report", args=[annotated.slug]), {"compare": ["agent", "judge"]}).text
+
+    assert "The annotators' agreement on goals" in page
+    kappa = csv_rows["fleiss_kappa"]
+    shown = shown_number(float(kappa) if kappa else None)
+    assert f'<th scope="row">Fleiss&#x27; kappa</th><td class="num">{shown}</td>' in page
+    agreement = f"{float(csv_rows['percent_agreement']):.3f}"
+    assert f'<th scope="row">Percent agreement</th><td class="num">{agreement}</td>' in page
+    assert f'<th scope="row">Ratings</th><td class="num">{csv_rows["ratings"]}</td>' in page
 
 
 def _csv_rows(text):

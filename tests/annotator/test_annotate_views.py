@@ -266,9 +266,7 @@ def test_the_queue_thanks_the_annotator_when_nothing_is_left(client, study, peop
 # The item page
 
 
-def test_the_item_page_shows_the_situation_both_characters_their_goals_and_the_numbered_transcript(
-    client, study, people
-):
+def test_the_item_page_shows_the_situation_both_characters_and_the_numbered_transcript(client, study, people):
     client.force_login(people["a"])
 
     response = client.get(urls(assignment_on(study, people["a"]))["item"])
@@ -277,8 +275,9 @@ def test_the_item_page_shows_the_situation_both_characters_their_goals_and_the_n
     page = response.text
     assert "Two flatmates meet in the kitchen" in page
     assert "Maya Okafor" in page and "Tomás Reyes" in page
-    assert "Pay your half a week late without upsetting your flatmate." in page
-    assert "Get the whole rent paid by Friday." in page
+    # SocialVeil's questions rate no goal, so no goal is shown (tests/annotator/test_blinding.py)
+    assert "Pay your half a week late without upsetting your flatmate." not in page
+    assert "Get the whole rent paid by Friday." not in page
     assert 'data-turn="1"' in page and '<span class="visually-hidden">Turn </span>2</span>' in page
     assert "left the conversation" in page
     assert "0 of 2 submitted" in page
@@ -468,6 +467,79 @@ def test_autosave_with_a_stale_revision_is_a_conflict_that_overwrites_nothing(cl
     assert f'href="{urls(assignment)["item"]}"' in response.text
     assert "hx-swap-oob" not in response.text
     assert Annotation.objects.get(assignment=assignment).response.answers.get().value == "semantic"
+
+
+TAB = "0123456789abcdef" * 2
+
+
+def from_tab(barrier, *, revision, tab=TAB, number):
+    """An autosave's post: one answer, the revision the page shows, its tab and that tab's number for the save."""
+    return {"answer-barrier_type": barrier, "revision": str(revision), "tab": tab, "tab_save": str(number)}
+
+
+def test_a_late_autosave_from_the_tabs_previous_page_is_answered_as_saved_and_changes_nothing(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(assignment)["draft"], from_tab("none", revision=0, number=1))
+    client.post(urls(assignment)["draft"], from_tab("semantic", revision=0, number=3))
+
+    late = client.post(urls(assignment)["draft"], from_tab("emotional", revision=1, number=2))
+
+    assert late.status_code == 200
+    assert "Saved</strong> at" in late.text and 'id="revision" value="2"' in late.text
+    annotation = Annotation.objects.get(assignment=assignment)
+    assert (annotation.revision, annotation.response.answers.get().value) == (2, "semantic")
+
+
+def test_the_item_page_says_which_tab_saved_last_for_the_page_to_compare(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(assignment)["draft"], from_tab("none", revision=0, number=7))
+
+    page = client.get(urls(assignment)["item"]).text
+
+    assert f'data-saved-by-tab="{TAB}" data-tab-save="7"' in page
+    assert f'data-draft-key="{assignment.pk}-1"' in page
+
+
+@pytest.mark.parametrize("tab, number", [("not-a-tab-id", "1"), (TAB, "0"), (TAB, str(2**31)), (TAB, "x")])
+def test_a_tab_id_or_number_out_of_shape_counts_as_no_tab(client, study, people, tab, number):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(assignment)["draft"], {"answer-barrier_type": "none", "revision": "0", "tab": tab,
+                                            "tab_save": number})
+
+    again = client.post(urls(assignment)["draft"], {"answer-barrier_type": "semantic", "revision": "0", "tab": tab,
+                                                    "tab_save": "5"})
+
+    assert again.status_code == 409
+    annotation = Annotation.objects.get(assignment=assignment)
+    assert (annotation.saved_by_tab, annotation.tab_save) == ("", 0)
+
+
+def test_a_submit_after_the_tabs_own_late_save_goes_through(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(assignment)["draft"], from_tab("none", revision=0, number=1))
+    # The page was reloaded at revision 1; the previous page's beacon then made revision 2.
+    client.post(urls(assignment)["draft"], from_tab("none", revision=1, number=2))
+
+    response = client.post(urls(assignment)["submit"], {**COMPLETE, "revision": "1", "tab": TAB, "tab_save": "3"})
+
+    assert response.status_code == 302
+    assert Annotation.objects.get(assignment=assignment).status == "submitted"
+
+
+def test_a_submit_from_another_tab_is_still_a_conflict(client, study, people):
+    assignment = assignment_on(study, people["a"])
+    client.force_login(people["a"])
+    client.post(urls(assignment)["draft"], from_tab("none", revision=0, number=1))
+    client.post(urls(assignment)["draft"], from_tab("semantic", revision=1, tab="f" * 32, number=2))
+
+    response = client.post(urls(assignment)["submit"], {**COMPLETE, "revision": "1", "tab": TAB, "tab_save": "3"})
+
+    assert response.status_code == 409
+    assert Annotation.objects.get(assignment=assignment).status == "draft"
 
 
 def test_autosave_after_submitting_in_another_tab_is_a_conflict(client, study, people):

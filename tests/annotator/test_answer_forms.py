@@ -206,6 +206,14 @@ def test_draft_keeps_text_longer_than_the_limit():
     assert parsed.ok and parsed.answer("note").value == "far too long"
 
 
+def test_nul_characters_are_dropped_from_drafts_answers_and_spans():
+    """PostgreSQL stores no NUL in text: a draft keeping one as posted was a 500 there."""
+    note = parse(instrument_with({"key": "note", "kind": "text"}), {"answer-note": "a\x00b"}, complete=False)
+    marked = parse(span_instrument(), {"spans-marks": spans(span(rationale="Saw\x00 it."))})
+    assert note.answer("note").value == "ab"
+    assert marked.spans[0].rationale == "Saw it."
+
+
 # parse_form: text
 
 
@@ -269,6 +277,11 @@ def test_required_span_question_needs_a_span_on_submit():
 @pytest.mark.parametrize("complete", [True, False])
 def test_spans_that_are_not_json_are_refused(complete):
     parsed = parse(span_instrument(), {"spans-marks": "[{label: error"}, complete=complete)
+    assert "could not be read" in parsed.errors["spans-marks"] and parsed.spans == []
+
+
+def test_spans_nested_too_deeply_for_the_json_parser_are_refused():
+    parsed = parse(span_instrument(), {"spans-marks": "[" * 1000 + "]" * 1000})
     assert "could not be read" in parsed.errors["spans-marks"] and parsed.spans == []
 
 

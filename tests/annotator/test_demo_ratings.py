@@ -14,8 +14,9 @@ from annotator.assignment import remaining_for
 from annotator.demo_ratings import GENERATED_BY, GENERATED_NOTE
 from annotator.models import Annotation, Study
 from annotator.reports import build_report
+from benchmark.demo.accounts import ANNOTATOR_NAMES, RESEARCHER
 from benchmark.evaluation.goal_judge import SCRIPTED_VERSION
-from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, GROUP_TAG, RESEARCHER
+from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.models import Answer
 
 pytestmark = pytest.mark.django_db

@@ -180,6 +180,79 @@ def test_a_first_save_claiming_a_later_revision_is_stale(socialveil):
     assert not Annotation.objects.exists()
 
 
+# One tab never conflicts with itself: saves naming the same tab are ordered by their numbers
+
+TAB, OTHER_TAB = "a" * 32, "b" * 32
+
+
+def save_from(assignment, tab, number, data, *, revision, seconds=0):
+    return drafts.save_draft(assignment, parse(assignment, data), revision=revision, seconds=seconds, tab=tab,
+                             tab_save=number)
+
+
+def test_a_tabs_page_saving_after_its_previous_pages_late_save_is_not_a_conflict(socialveil):
+    save_from(socialveil, TAB, 1, {"answer-barrier_type": "semantic"}, revision=0)
+    # The reloaded page was served at revision 1; then the previous page's beacon landed.
+    save_from(socialveil, TAB, 2, {"answer-barrier_type": "semantic", "rationale-barrier_type": "Old."}, revision=1)
+
+    annotation = save_from(socialveil, TAB, 3, {"answer-barrier_type": "semantic", "rationale-barrier_type": "New."},
+                           revision=1)
+
+    assert (annotation.revision, annotation.saved_by_tab, annotation.tab_save) == (3, TAB, 3)
+    assert annotation.response.answers.get().reasoning == "New."
+
+
+def test_a_late_save_from_a_tabs_previous_page_does_not_clobber_its_newer_one(socialveil):
+    save_from(socialveil, TAB, 1, {"answer-barrier_type": "semantic"}, revision=0)
+    save_from(socialveil, TAB, 3, {"answer-barrier_type": "semantic", "rationale-barrier_type": "New."}, revision=1)
+
+    with pytest.raises(drafts.Superseded):  # the previous page's beacon, sent before save 3, arrives after it
+        save_from(socialveil, TAB, 2, {"answer-barrier_type": "none", "rationale-barrier_type": "Old."}, revision=1,
+                  seconds=4)
+
+    annotation = drafts.current(socialveil)
+    assert (annotation.revision, annotation.tab_save, annotation.seconds_spent) == (2, 3, 0)
+    assert annotation.response.answers.values_list("value", "reasoning").get() == ("semantic", "New.")
+
+
+def test_a_tab_submits_after_its_own_late_save_without_a_conflict(socialveil):
+    save_from(socialveil, TAB, 1, {"answer-barrier_type": "semantic"}, revision=0)
+    save_from(socialveil, TAB, 2, {"answer-barrier_type": "none"}, revision=1)  # late, after the reload was served
+
+    annotation = drafts.submit(socialveil, parse(socialveil, COMPLETE, complete=True), revision=1, seconds=0,
+                               tab=TAB, tab_save=3)
+
+    assert annotation.status == Annotation.Status.SUBMITTED
+    assert answers(annotation)["barrier_type"] == "semantic"
+
+
+def test_two_tabs_still_conflict_whatever_their_numbers(socialveil):
+    save_from(socialveil, TAB, 1, {"answer-barrier_type": "semantic"}, revision=0)
+    save_from(socialveil, OTHER_TAB, 2, {"answer-barrier_type": "emotional"}, revision=1)
+
+    with pytest.raises(drafts.StaleVersion) as problem:  # the first tab still shows revision 1
+        save_from(socialveil, TAB, 3, {"answer-barrier_type": "none"}, revision=1)
+    with pytest.raises(drafts.StaleVersion):
+        drafts.submit(socialveil, parse(socialveil, {**COMPLETE, "answer-barrier_type": "none"}, complete=True),
+                      revision=1, seconds=0, tab=TAB, tab_save=4)
+
+    assert not isinstance(problem.value, drafts.Superseded)
+    annotation = drafts.current(socialveil)
+    assert (annotation.revision, annotation.saved_by_tab) == (2, OTHER_TAB)
+    assert answers(annotation) == {"barrier_type": "emotional"}
+
+
+def test_a_save_naming_no_tab_needs_the_current_revision_and_ends_the_tabs_claim(socialveil):
+    save_from(socialveil, TAB, 1, {"answer-barrier_type": "semantic"}, revision=0)
+    with pytest.raises(drafts.StaleVersion):
+        drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "none"}), revision=0, seconds=0)
+    drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "none"}), revision=1, seconds=0)
+
+    with pytest.raises(drafts.StaleVersion):  # the tab's save was not the last one any more
+        save_from(socialveil, TAB, 2, {"answer-barrier_type": "emotional"}, revision=1)
+    assert answers(drafts.current(socialveil)) == {"barrier_type": "none"}
+
+
 def test_submit_validates_every_answer_and_changes_nothing_when_incomplete(socialveil):
     drafts.save_draft(socialveil, parse(socialveil, {"answer-barrier_type": "emotional"}), revision=0, seconds=0)
 

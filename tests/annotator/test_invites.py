@@ -1,4 +1,5 @@
-"""Joining a study through its invite link: signed in, signing up, a wrong token, a closed study."""
+"""Joining a study through its invite link: signed in, signing up, a wrong token, a closed study, a full
+pool, and sign-ups limited per address."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -9,6 +10,7 @@ from annotator.models import Membership
 from annotator.permissions import ANNOTATORS
 from tests.annotator.builders import make_study
 from tests.builders import make_user
+from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db
 
@@ -177,3 +179,64 @@ def test_the_invite_link_works_after_signing_in_through_it(client, study):
     assert ">Join this study</button>" in client.get(response.url).text
     assert client.post(response.url).url == instructions_url(study)
     assert Membership.objects.filter(study=study, annotator=user).exists()
+
+
+def sign_up(client, study, username: str, address: str = "198.51.100.7"):
+    return client.post(join_url(study), {"username": username, "password1": NEW_PASSWORD,
+                                         "password2": NEW_PASSWORD}, REMOTE_ADDR=address)
+
+
+def test_sign_ups_through_an_invite_are_limited_per_address(study, settings):
+    """Whoever held the link could create accounts without end."""
+    settings.PARLEY_SIGNUP_RATE = "3/h"
+    for number in range(3):
+        assert sign_up(Client(), study, f"new{number}").status_code == 302
+
+    refused = sign_up(Client(), study, "new3")
+
+    assert refused.status_code == 429
+    assert "Too many accounts were created from your address" in refused.text
+    assert not get_user_model().objects.filter(username="new3").exists()
+    assert sign_up(Client(), study, "new3", address="203.0.113.9").status_code == 302
+
+
+def test_a_full_pool_takes_no_one_new_but_its_members_still_get_in(client, study):
+    study.max_annotators = 1
+    study.save(update_fields=["max_annotators"])
+    assert sign_up(Client(), study, "first").status_code == 302
+
+    refused = sign_up(client, study, "second")
+    assert refused.status_code == 410 and "has all the annotators it needs" in refused.text
+    assert not get_user_model().objects.filter(username="second").exists()
+    someone = make_user()
+    client.force_login(someone)
+    assert client.post(join_url(study)).status_code == 410
+    assert not Membership.objects.filter(study=study, annotator=someone).exists()
+
+    client.force_login(get_user_model().objects.get(username="first"))
+    assert client.post(join_url(study)).status_code == 302
+
+
+def test_the_study_form_offers_the_pool_limit(client):
+    client.force_login(make_user(staff=True))
+    assert 'name="max_annotators"' in client.get(reverse("annotator:study-create")).text
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_people_racing_for_the_last_place_do_not_both_get_it():
+    study = make_study(slug="racing", title="Racing study")
+    study.max_annotators = 1
+    study.save(update_fields=["max_annotators"])
+    people = [make_user(), make_user()]
+
+    def join_as(user):
+        browser = Client()
+        browser.force_login(user)
+        return browser.post(join_url(study)).status_code
+
+    outcomes = at_once(*[lambda user=user: join_as(user) for user in people])
+
+    assert not errors(outcomes)
+    assert sorted(outcomes) == [302, 410]
+    assert Membership.objects.filter(study=study).count() == 1

@@ -59,7 +59,7 @@ def test_csv_writes_the_chosen_table(experiment):
     out, _ = run("--format", "csv", "--table", "deviations", "--bootstrap", "10")
 
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert rows[0].keys() >= {"model", "barrier", "dimension", "deviation", "deviation_ci_low", "percent"}
+    assert rows[0].keys() >= {"model", "barrier", "dimension", "deviation", "deviation_ci_low", "deviation_percent"}
     assert {row["barrier"] for row in rows} == {"semantic", "emotional"}
 
 

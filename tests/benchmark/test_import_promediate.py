@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from benchmark.importing.promediate import count_issues
 from benchmark.models import Episode, Scenario, TurnTaking
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
@@ -15,6 +16,16 @@ pytestmark = pytest.mark.django_db
 PROMEDIATE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate"
 HMO = PROMEDIATE / "hmo.json"
 FRANCIS = PROMEDIATE / "francis.json"
+REAL_PROMEDIATE = PROMEDIATE.parent.parent / "realdata" / "promediate"
+# Every case of microsoft/ProMediate-Eval: (parties with the Mediator, issues as the case writes them).
+ALL_CASES = {
+    PROMEDIATE / "francis.json": (6, 4),  # "1. EXPANSION OF ...", capitals
+    PROMEDIATE / "hmo.json": (4, 5),  # a topics list, and numbered lines
+    REAL_PROMEDIATE / "flagship.json": (7, 4),
+    REAL_PROMEDIATE / "ias.json": (5, 4),
+    REAL_PROMEDIATE / "river.json": (7, 3),  # "## Issue 1: ..." headings
+    REAL_PROMEDIATE / "williams.json": (6, 3),  # items running over several lines
+}
 
 
 @pytest.fixture(autouse=True)
@@ -36,6 +47,25 @@ def test_the_hmo_case_is_one_scenario_with_a_role_per_party_and_the_mediator_ope
     assert (scenario.source, scenario.turn_taking, scenario.greeter_position) == (
         "promediate", TurnTaking.RANDOM_AFTER_GREETING, 3)
     assert scenario.turn_cap == 4 * 3 * 5  # the script's 4 x (parties - 1) x issues
+
+
+@pytest.mark.parametrize("path", ALL_CASES, ids=lambda path: path.stem)
+def test_every_real_case_gets_a_topic_per_issue_and_the_scripts_turn_cap(path):
+    parties, issues = ALL_CASES[path]
+    case = json.loads(path.read_text())
+
+    import_file(path)
+
+    scenario = Scenario.objects.get(external_id=f"promediate-{path.stem}")
+    assert scenario.roles.count() == len(case["names"]) == parties
+    assert count_issues(case["issues"]) == count_issues(case["options"]) == issues
+    assert scenario.turn_cap == 4 * (parties - 1) * issues
+
+
+def test_issues_count_once_each_in_either_shape_and_a_text_without_numbers_is_one_issue():
+    assert count_issues("## Issue 1: Water\n- who?\n\n### issue 2\nKey concerns:\n1. a sub-point") == 2
+    assert count_issues("1. Price: how much?\n2: Term\n2. Term again\nIn 2024. the rest") == 2
+    assert count_issues("Price, term and support.") == 1
 
 
 def test_the_shared_instruction_gets_the_issues_and_options_and_each_prompt_stays_private():

@@ -324,8 +324,9 @@ def test_prompts_that_disagree_on_the_barrier_seat_are_refused_by_the_plan():
     )
     options = RunOptions(scenarios=(FREE_STUFF,), conditions=("sociocultural", "emotional"))
 
-    with pytest.raises(RunOptionsError, match="name different barrier seats"):
+    with pytest.raises(RunOptionsError, match="name different barrier seats") as refused:
         plan_run(options, default_team(), "clash")
+    assert "admin" not in str(refused.value)  # researchers cannot open it: the message says what they can do
 
 
 def test_scenarios_are_chosen_by_external_id_and_an_unknown_one_is_named():

@@ -59,13 +59,21 @@ def rejected(path: Path, message: str) -> str:
     return str(problem.value)
 
 
+def report(*options: str) -> dict:
+    out = io.StringIO()
+    call_command("benchmark_report", "--format", "json", "--bootstrap", "10", *options, stdout=out,
+                 stderr=io.StringIO())
+    return json.loads(out.getvalue())
+
+
 def test_a_run_directory_imports_one_episode_per_condition_with_its_turns_and_judge_answers(scenario, tmp_path):
     result = import_file(run_copy(tmp_path, "baseline", "semantic", "cultural"))
 
     assert result.format == "socialveil-run"
     assert result.created["episode"] == 3
     assert result.created["turn"] == 8 + 10 + 6
-    assert result.created["answer"] == 2 + 1 + 2  # the semantic run's 0 is not stored
+    # six per-agent scores for each of two seats, and the episode's two (the semantic run's 0 is not stored)
+    assert result.created["answer"] == (12 + 2) + (12 + 1) + (12 + 2)
     assert result.unchanged["scenario"] == 1
     conditions = Episode.objects.filter(scenario=scenario).values_list("barrier__key", flat=True)
     assert sorted(conditions) == ["none", "semantic", "sociocultural"]
@@ -80,7 +88,70 @@ def test_agent_a_is_the_barrier_seat_and_each_seat_keeps_its_model(scenario):
     assert (jaxon.character.name, jaxon.carries_barrier, jaxon.model) == (
         "Jaxon Prentice", False, "Qwen/Qwen2.5-7B-Instruct")
     assert episode.turn_cap == 41  # A opens, then 20 rounds of B and A
-    assert episode.settings["socialveil"] == {"barrier_type": "cultural_style", "max_rounds": 20}
+    assert episode.settings["socialveil"] == {
+        "barrier_type": "cultural_style", "max_rounds": 20, "run_folder": "mode_cultural/scenario_1",
+    }
+
+
+def test_under_the_baseline_agent_a_is_marked_as_the_seat_that_would_carry_the_barrier(scenario):
+    import_file(RUNS / "mode_baseline")
+
+    seats = Episode.objects.get().seats.order_by("position")
+    assert [seat.carries_barrier for seat in seats] == [True, False]
+
+
+def test_the_report_analyses_agent_b_under_the_baseline_as_under_a_barrier(scenario, tmp_path):
+    import_file(run_copy(tmp_path, "baseline", "semantic"))
+
+    means = report()["means"]["gpt-4o-mini"]
+
+    assert means["none"]["goal"]["mean"] == 8  # agent_2's goal, not the mean of both agents' 9 and 8
+    assert means["none"]["goal"]["n"] == means["semantic"]["goal"]["n"] == 1
+    assert means["semantic"]["goal"]["mean"] == 4
+
+
+def test_per_agent_scores_are_kept_for_their_seats_and_a_zero_is_a_score(scenario):
+    result = import_file(RUNS / "mode_semantic")
+
+    answers = {
+        (a.seat_position, a.question.key): a.number
+        for a in Answer.objects.select_related("question").filter(response__instrument__name="Sotopia-EVAL judge")
+    }
+    assert answers == {
+        (0, "goal"): 3, (0, "believability"): 7, (0, "relationship"): 0, (0, "knowledge"): 2,
+        (0, "social_rules"): 0, (0, "financial"): 0,
+        (1, "goal"): 4, (1, "believability"): 8, (1, "relationship"): 0, (1, "knowledge"): 3,
+        (1, "social_rules"): 0, (1, "financial"): 1,
+    }
+    assert not any("per-agent" in note for note in result.notes)
+
+
+def test_an_absent_or_null_per_agent_score_is_missing_with_a_note(scenario, tmp_path):
+    folder = tmp_path / "mode_semantic" / "scenario_1"
+    shutil.copytree(RUNS / "mode_semantic" / "scenario_1", folder)
+    scores = json.loads((folder / "eval_result.json").read_text())
+    del scores["aggregated_scores"]["agent_2"]["goal_completion"]
+    scores["aggregated_scores"]["agent_2"]["knowledge"] = None
+    (folder / "eval_result.json").write_text(json.dumps(scores))
+
+    result = import_file(folder)
+
+    kept = set(Answer.objects.filter(seat_position=1).values_list("question__key", flat=True))
+    assert kept == {"believability", "relationship", "social_rules", "financial"}
+    assert any("2 of the judge's per-agent scores were absent or null" in note for note in result.notes)
+
+
+def test_a_tag_keeps_two_runs_of_one_model_apart(scenario, tmp_path):
+    call_command("import_episodes", str(RUNS / "mode_baseline"), "--tag", "default", stdout=io.StringIO())
+    repair = tmp_path / "repair" / "mode_baseline"
+    shutil.copytree(RUNS / "mode_semantic" / "scenario_1", repair / "scenario_1")
+    log = json.loads((repair / "scenario_1" / "conversation_log.json").read_text())
+    log["experimental_context"]["scenario"]["barrier_type"] = None
+    (repair / "scenario_1" / "conversation_log.json").write_text(json.dumps(log))
+    call_command("import_episodes", str(repair), "--tag", "repair", stdout=io.StringIO())
+
+    assert sorted(Episode.objects.values_list("tag", flat=True)) == ["default", "repair"]
+    assert report("--tag", "repair")["counts"]["episodes"] == 1
 
 
 def test_lines_become_speech_non_verbal_actions_silence_and_one_leave(scenario):
@@ -97,7 +168,7 @@ def test_lines_become_speech_non_verbal_actions_silence_and_one_leave(scenario):
 def test_a_zero_is_read_as_missing_with_a_note(scenario):
     result = import_file(RUNS / "mode_semantic")
 
-    answers = {a.question.key: a.number for a in Answer.objects.select_related("question")}
+    answers = {a.question.key: a.number for a in Answer.objects.select_related("question").filter(seat_position=None)}
     assert answers == {"unresolved_confusion": 2.0}
     assert any("1 of the judge's episode-level scores were 0 or null" in note for note in result.notes)
     assert "read as missing" in result.summary()
@@ -107,12 +178,12 @@ def test_scores_not_kept_are_reported_as_ignored(scenario):
     result = import_file(RUNS / "mode_baseline")
 
     assert result.ignored == {
-        "aggregated_scores.agent_1": 1, "aggregated_scores.agent_2": 1, "aggregated_scores.interaction_quality": 1,
-        "mcq_logs": 1,
+        "aggregated_scores.agent_1.overall": 1, "aggregated_scores.agent_2.overall": 1,
+        "aggregated_scores.interaction_quality": 1, "mcq_logs": 1,
     }
-    answer = Answer.objects.select_related("response__respondent", "response__instrument").first()
-    assert answer.response.instrument.name == "SocialVeil judge"
-    assert answer.response.respondent.model == "socialveil-judge"
+    answers = Answer.objects.select_related("response__respondent", "response__instrument")
+    assert {a.response.instrument.name for a in answers} == {"SocialVeil judge", "Sotopia-EVAL judge"}
+    assert {a.response.respondent.model for a in answers} == {"socialveil-judge"}
 
 
 def test_importing_the_same_outputs_again_changes_nothing(scenario, tmp_path):
@@ -129,7 +200,7 @@ def test_importing_the_same_outputs_again_changes_nothing(scenario, tmp_path):
 def test_either_file_finds_its_sibling(scenario):
     result = import_file(RUNS / "mode_baseline" / "scenario_1" / "eval_result.json")
 
-    assert (result.created["episode"], result.created["answer"]) == (1, 2)
+    assert (result.created["episode"], result.created["answer"]) == (1, 12 + 2)
     assert import_file(RUNS / "mode_baseline" / "scenario_1" / "conversation_log.json").unchanged["episode"] == 1
 
 
@@ -193,13 +264,10 @@ def test_scores_alone_are_refused(scenario, tmp_path):
 
 def test_the_judge_answers_reach_the_benchmark_report(scenario, tmp_path):
     import_file(run_copy(tmp_path, "baseline", "semantic", "cultural"))
-    out = io.StringIO()
 
-    call_command("benchmark_report", "--format", "json", "--bootstrap", "10", stdout=out, stderr=io.StringIO())
-
-    report = json.loads(out.getvalue())
-    assert report["evaluator"]["evaluator"] == "socialveil-judge"
-    means = report["evaluators"][0]["means"]
+    found = report()
+    assert found["evaluator"]["evaluator"] == "socialveil-judge"
+    means = found["evaluators"][0]["means"]
     assert means["none"]["unresolved_confusion"]["mean"] == 5
     assert means["semantic"]["unresolved_confusion"]["mean"] == 2
     assert means["sociocultural"]["mutual_understanding"]["mean"] == 4

@@ -88,6 +88,15 @@ def test_serialized_environment_relationship_string_is_read_as_a_number():
     assert Scenario.objects.get(external_id="01H7VFHN56ZT2Z4C0EFX79Q31F").relationship == 3
 
 
+def test_sotopias_14_hard_environments_are_hard_scenarios():
+    hard = set(json.loads((SOTOPIA.parents[1] / "realdata" / "socialveil" / "sotopia_hard_envs.json").read_text()))
+
+    import_file(SOTOPIA / "serialized_environment_profiles.jsonl")
+
+    assert set(Scenario.objects.filter(difficulty="hard").values_list("external_id", flat=True)) == hard
+    assert Scenario.objects.filter(difficulty="standard").count() == 90 - 14
+
+
 def test_environment_only_text_leaves_the_shared_context():
     import_file(SOTOPIA / "serialized_environment_profiles.jsonl")
 
@@ -724,6 +733,14 @@ def test_a_scenario_from_a_log_has_an_unknown_relationship_and_the_summary_says_
 
     assert Scenario.objects.get().relationship is None
     assert any("1 scenario made from this file has an unknown relationship" in note for note in result.notes)
+
+
+def test_the_note_on_unknown_relationships_says_what_to_do_without_sending_a_researcher_to_the_admin():
+    result = import_file(HUMAN_EVAL_DISLIKE)
+
+    note = next(note for note in result.notes if "unknown relationship" in note)
+    assert "its relationship in the file before importing" in note
+    assert "admin" not in note.lower()
 
 
 def test_an_environment_profile_keeps_its_relationship_and_one_without_is_unknown(tmp_path):

@@ -283,3 +283,19 @@ def test_results_can_be_read_for_another_kind_of_respondent():
 def test_an_unknown_respondent_kind_is_refused():
     with pytest.raises(ResultsProblem, match="respondent kind must be one of annotator, participant, judge, agent"):
         build_results(ResultFilters(respondent_kind="oracle"), Episode.objects.all(), resamples=0)
+
+
+def test_each_seat_of_a_pairwise_episode_reports_under_its_own_model():
+    """Sotopia pits two models against each other with no barrier seat; each model gets its own row, its
+    score the mean over the seats it played (Sotopia's per-model scores, averaged over partners)."""
+    for first, second, goals in (("gpt-3.5-turbo", "gpt-4", (4, 8)), ("gpt-4", "gpt-3.5-turbo", (9, 6))):
+        episode = make_episode(barrier_seat=None, source=Episode.Source.IMPORTED)
+        Seat.objects.filter(episode=episode, position=0).update(model=first)
+        Seat.objects.filter(episode=episode, position=1).update(model=second)
+        make_scores(episode, [("goal", 0, goals[0]), ("goal", 1, goals[1])], evaluator="gpt-4")
+
+    report, _ = build_results(ResultFilters(), Episode.objects.all(), resamples=0)
+
+    assert report["models"] == ["gpt-3.5-turbo", "gpt-4"]
+    assert report["means"]["gpt-3.5-turbo"]["none"]["goal"]["mean"] == 5  # (4 + 6) / 2
+    assert report["means"]["gpt-4"]["none"]["goal"]["mean"] == 8.5  # (8 + 9) / 2

@@ -65,12 +65,12 @@ def _entry(report, barrier, dimension):
 def test_percent_is_null_with_a_note_on_a_near_zero_baseline_and_kept_on_a_far_one(report):
     relationship = _entry(report, "semantic", "relationship")
     assert relationship["deviation"] == pytest.approx(0.3)
-    assert relationship["percent"] is None and relationship["percent_ci95"] is None
+    assert relationship["deviation_percent"] is None and relationship["deviation_percent_ci95"] is None
     assert any("within 1 point of 0" in note for note in relationship["notes"]), relationship["notes"]
-    assert relationship["percent_floor"] == pytest.approx(1.0)
+    assert relationship["deviation_percent_floor"] == pytest.approx(1.0)
     goal = _entry(report, "semantic", "goal")
-    assert goal["percent"] == pytest.approx(-10)
-    assert goal["percent_floor"] == pytest.approx(1.0)
+    assert goal["deviation_percent"] == pytest.approx(-10)
+    assert goal["deviation_percent_floor"] == pytest.approx(1.0)
 
 
 def test_percent_change_from_a_near_zero_baseline_is_null_with_a_note(report):
@@ -93,8 +93,8 @@ def test_the_page_rows_show_a_dash_and_the_reason_for_the_near_zero_percent(repo
     rows = {(row["barrier"], row["dimension"]): row for row in deviations_display(report)}
     relationship = rows[("Semantic", "Relationship")]
     assert relationship["deviation"] == "+0.30"
-    assert relationship["percent"] == "—" and "within 1 point of 0" in relationship["percent_note"]
-    assert rows[("Semantic", "Goal completion")]["percent"] == "-10.0%"
+    assert relationship["deviation_percent"] == "—" and "within 1 point of 0" in relationship["deviation_percent_note"]
+    assert rows[("Semantic", "Goal completion")]["deviation_percent"] == "-10.0%"
     cells = next(row for row in means_display(report)[0]["rows"] if row["condition"] == "Semantic")["cells"]
     assert cells[1]["change"] == "—" and "within 1 point of 0" in cells[1]["change_note"]
     assert cells[0]["change"] == "-10.0%"
@@ -103,9 +103,9 @@ def test_the_page_rows_show_a_dash_and_the_reason_for_the_near_zero_percent(repo
 def test_the_csv_leaves_the_near_zero_percent_empty_and_says_why(report):
     rows = {(r["barrier"], r["dimension"]): r for r in csv.DictReader(io.StringIO(csv_table("deviations", report)))}
     relationship = rows[("semantic", "relationship")]
-    assert relationship["percent"] == "" and relationship["deviation"] != ""
+    assert relationship["deviation_percent"] == "" and relationship["deviation"] != ""
     assert "within 1 point of 0" in relationship["notes"]
-    assert float(rows[("semantic", "goal")]["percent"]) == pytest.approx(-10)
+    assert float(rows[("semantic", "goal")]["deviation_percent"]) == pytest.approx(-10)
 
 
 def test_the_text_table_shows_a_dash_for_the_near_zero_percent(report):

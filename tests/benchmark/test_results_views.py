@@ -7,15 +7,24 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from benchmark.models import Barrier
+from benchmark.instruments.respondents import pseudonym, respondent_for
+from benchmark.models import Barrier, Instrument, Response
 from benchmark.permissions import RESEARCHERS
 from tests.benchmark.results_data import judged_experiment
-from tests.builders import make_user
+from tests.builders import make_scores, make_user
 
 pytestmark = pytest.mark.django_db
 
 PAGE = reverse("benchmark:results")
 JSON = reverse("benchmark:results-json")
+FIGURES = ("means", "deviations", "correlations")
+
+
+def figures_of(client, query: str = "") -> str:
+    """The page's figures, as the page asks for them once shown (htmx), with the page's query."""
+    page = client.get(PAGE + query).text
+    urls = re.findall(r'hx-get="([^"]*/figures/[^"]*)"', page)
+    return "".join(client.get(url.replace("&amp;", "&")).text for url in urls)
 
 
 def csv_url(table: str) -> str:
@@ -35,7 +44,7 @@ def experiment():
 
 # Who may look
 
-@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv"])
+@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv", "/benchmark/results/figures/means/"])
 def test_anonymous_users_are_sent_to_log_in(client, url):
     response = client.get(url)
 
@@ -43,7 +52,7 @@ def test_anonymous_users_are_sent_to_log_in(client, url):
     assert "login" in response.url
 
 
-@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv"])
+@pytest.mark.parametrize("url", [PAGE, JSON, "/benchmark/results/means.csv", "/benchmark/results/figures/means/"])
 def test_signed_in_non_researchers_are_refused(client, experiment, url):
     client.force_login(make_user())
 
@@ -75,7 +84,8 @@ def test_the_page_shows_the_table_signatures_correlations_and_inline_figures(res
     assert "Judge <strong>judge-a</strong> (prompt v1)" in text
     assert "7.00 ± 1.00" in text and "-35.7%" in text
     assert "Hard scenarios" in text and "Standard scenarios" in text
-    assert text.count('<svg role="img"') == 3  # means, one model's signatures, the correlation heat map
+    assert text.count('hx-trigger="load"') == 3  # means, signatures, correlations: drawn once the page is shown
+    assert figures_of(researcher_client).count('<svg role="img"') == 3  # one model's signatures
     assert "Barrier signatures" in text and "Linguistic signatures" in text
     assert f'href="{JSON}"' in text and f'href="{csv_url("deviations")}"' in text
 
@@ -86,6 +96,18 @@ def test_filters_in_the_query_choose_the_judge_and_carry_into_the_downloads(rese
     assert response.status_code == 200
     assert response.context["report"]["evaluator"]["evaluator"] == "scripted"
     assert f'href="{JSON}?evaluator=scripted&amp;seat=partner"' in response.text
+    assert 'hx-get="/benchmark/results/figures/means/?evaluator=scripted&amp;seat=partner"' in response.text
+
+
+def test_a_figure_is_drawn_for_the_filters_it_is_asked_with(researcher_client, experiment):
+    judge = researcher_client.get("/benchmark/results/figures/means/")
+    scripted = researcher_client.get("/benchmark/results/figures/means/", {"evaluator": "scripted"})
+
+    assert judge.status_code == scripted.status_code == 200 and scripted.text.count("<svg") == 1
+    assert "partner-model, No barrier: 7.00 ± 1.00" in judge.text  # judge-a's partner goal under none
+    assert "partner-model, No barrier: 7.00" not in scripted.text
+    assert researcher_client.get("/benchmark/results/figures/means/", {"tag": "no-such-tag"}).status_code == 400
+    assert researcher_client.get("/benchmark/results/figures/pie/").status_code == 404
 
 
 def test_a_value_outside_the_choices_is_shown_on_the_form(researcher_client, experiment):
@@ -109,7 +131,7 @@ def test_the_page_says_when_nothing_was_scored(researcher_client):
 
     assert response.status_code == 200
     assert "No judge has scored the selected episodes." in response.text
-    assert "<svg" not in response.text
+    assert "<svg" not in response.text and "/figures/" not in response.text
 
 
 def test_model_names_are_escaped(researcher_client):
@@ -125,10 +147,8 @@ def test_a_model_and_a_barrier_named_like_maths_are_drawn_as_text(researcher_cli
     judged_experiment(partner_model=r"$\foo$ & <i>")
     Barrier.objects.filter(key="semantic").update(name=r"$\bar$")
 
-    response = researcher_client.get(PAGE)
+    figures = figures_of(researcher_client)
 
-    assert response.status_code == 200
-    figures = "".join(re.findall(r"<svg.*?</svg>", response.text, flags=re.DOTALL))
     assert r"$\foo$ &amp; &lt;i&gt;" in figures and r"$\bar$" in figures
 
 
@@ -207,3 +227,31 @@ def test_the_page_reads_another_kind_of_respondent(researcher_client, experiment
     assert response.status_code == 200
     assert response.context["report"]["evaluator"]["evaluator"] == "human mean"
     assert "Annotator <strong>human mean</strong>" in response.text
+
+
+def test_only_respondents_with_scores_are_offered_each_by_the_name_the_exports_use(researcher_client, experiment):
+    scorer, idle = make_user(username="scoring-annotator"), make_user(username="idle-annotator")
+    for episode in experiment:
+        partner = episode.seats.get(carries_barrier=False).position
+        make_scores(episode, [("goal", partner, 7)], respondent=respondent_for(scorer, "annotator"))
+    instrument = Instrument.objects.filter(questions__dimension="goal").first()
+    Response.objects.create(  # answers to no dimension: nothing the results could report
+        episode=experiment[0], respondent=respondent_for(idle, "annotator"), instrument=instrument
+    )
+
+    page = researcher_client.get(PAGE)
+    offered = [value for value, _ in page.context["form"].fields["evaluator"].choices]
+    assert pseudonym(scorer.pk) in offered and pseudonym(idle.pk) not in offered
+    assert not any(name.startswith("annotator ") for name in offered)
+    assert "scoring-annotator" not in page.text and "idle-annotator" not in page.text
+
+    chosen = researcher_client.get(PAGE, {"evaluator": pseudonym(scorer.pk)})
+    assert chosen.status_code == 200
+    assert chosen.context["report"]["evaluator"]["evaluator"] == pseudonym(scorer.pk)
+    assert chosen.context["report"]["respondent_kind"] == "annotator"
+    report = json.loads(researcher_client.get(JSON, {"evaluator": pseudonym(scorer.pk)}).content)
+    assert report["evaluator"]["evaluator"] == pseudonym(scorer.pk)
+    side_by_side = researcher_client.get(PAGE, {"respondent_kind": "annotator"})
+    assert [entry["evaluator"] for entry in side_by_side.context["report"]["evaluators"]][:2] == [
+        "human mean", pseudonym(scorer.pk)
+    ]

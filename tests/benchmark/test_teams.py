@@ -247,5 +247,55 @@ def test_add_team_member_creates_the_team_and_sets_the_role():
     assert team.name == "Vision Lab"
     assert list(TeamMember.objects.filter(user=user).values_list("team__slug", "role")) == [("vision-lab", "annotator")]
     assert "created the team and added dana as researcher" in out.getvalue()
-    with pytest.raises(CommandError, match="No user named 'ghost'"):
+    with pytest.raises(CommandError, match="No user named .ghost.; create the account with --create"):
         call_command("add_team_member", "vision-lab", "ghost", stdout=out)
+
+
+def test_a_team_researcher_added_by_the_command_opens_the_researcher_pages(client):
+    """Issue 21: add_team_member --role researcher gave a 403 "Only researchers can open this page"."""
+    user = make_user(username="dana")
+    call_command("add_team_member", "Vision Lab", "dana", "--role", "researcher", stdout=io.StringIO())
+    client.force_login(user)
+
+    for name in ("benchmark:results", "annotator:study-list", "chat:index", "benchmark:index"):
+        assert client.get(reverse(name)).status_code == 200, name
+
+
+def test_a_team_annotator_is_not_a_researcher(client):
+    user = make_user(username="dana")
+    call_command("add_team_member", "Vision Lab", "dana", "--role", "annotator", stdout=io.StringIO())
+    client.force_login(user)
+
+    assert client.get(reverse("benchmark:results")).status_code == 403
+
+
+def test_add_team_member_creates_the_user_with_a_typed_password(monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("getpass.getpass", lambda prompt: "a long and fresh passphrase")
+
+    call_command("add_team_member", "vision-lab", "erin", "--create", "--email", "erin@example.org",
+                 stdout=io.StringIO())
+
+    user = TeamMember.objects.select_related("user").get(team__slug="vision-lab", role="researcher").user
+    assert user.username == "erin" and user.email == "erin@example.org"
+    assert user.check_password("a long and fresh passphrase")
+
+
+def test_add_team_member_creates_the_user_with_a_one_use_login_link(client):
+    out = io.StringIO()
+
+    call_command("add_team_member", "vision-lab", "erin", "--create", "--link", "--base-url",
+                 "https://parley.example.org/", stdout=out)
+
+    link = out.getvalue().split("One-use login link for erin: ")[1].strip()
+    assert link.startswith("https://parley.example.org/login/")
+    response = client.get(link.removeprefix("https://parley.example.org"))
+    assert response.status_code == 302 and client.session["_auth_user_id"]
+    assert not TeamMember.objects.get(user__username="erin").user.has_usable_password()
+
+
+def test_add_team_member_will_not_prompt_without_a_terminal(monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    with pytest.raises(CommandError, match="use --link"):
+        call_command("add_team_member", "vision-lab", "erin", "--create", stdout=io.StringIO())
+    assert not TeamMember.objects.exists()

@@ -205,8 +205,8 @@ def test_staff_see_the_episode_with_scenario_roles_seats_and_transcript(staff_cl
         second.character.name,
         "speaks under Semantic vagueness",
         "Can we talk about the rent?",
-        "*sighs*",
-        "[hands over an envelope]",
+        "<em>sighs</em>",
+        "<em>hands over an envelope</em>",
         "left the conversation",
     ]:
         assert expected in text
@@ -313,3 +313,25 @@ def test_the_episode_page_numbers_turns_from_one_as_annotators_read_them(staff_c
 
     assert re.findall(r'<span class="turn__index">(?:<span class="visually-hidden">Turn </span>)?(\d+)</span>',
                       page) == ["1", "2"]
+
+
+def test_the_list_marks_a_barrier_seat_only_where_a_barrier_applies(staff_client):
+    make_episode(barrier="none", barrier_seat=0)
+    make_episode(barrier="semantic", barrier_seat=0)
+
+    page = staff_client.get(reverse("benchmark:index")).content.decode()
+
+    assert page.count('<span class="badge badge--barrier"') == 1
+
+
+def test_gestures_and_actions_are_shown_in_emphasis_without_their_marks_and_escaped(staff_client):
+    episode = make_episode(turns=[(ActionType.NON_VERBAL, "*smiles <b>warmly</b>*"),
+                                  (ActionType.ACTION, "[hands over the keys]"),
+                                  (ActionType.SPEAK, "I said *this* and [that].")])
+
+    page = staff_client.get(reverse("benchmark:episode", args=[episode.pk])).content.decode()
+
+    assert "<em>smiles &lt;b&gt;warmly&lt;/b&gt;</em>" in page
+    assert "<em>hands over the keys</em>" in page
+    assert "I said *this* and [that]." in page  # speech is shown as written
+    assert "**" not in page and "[[" not in page

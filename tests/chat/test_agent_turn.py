@@ -156,7 +156,8 @@ def test_a_model_failure_ends_the_chat_as_failed_and_keeps_the_error_for_researc
     assert (episode.status, episode.end_reason) == (Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
     assert episode.settings["failure"] == "LLMUnavailable: gateway gave up"
     assert episode.settings["chat_study"] == chat.study.slug  # the rest of the settings stay
-    assert Participant.objects.get(pk=chat.participant.pk).stage == Participant.Stage.QUESTIONNAIRE
+    # no turn of the participant's yet, short of the study's minimum: the technical-problem code, not the questions
+    assert Participant.objects.get(pk=chat.participant.pk).stage == Participant.Stage.TECHNICAL_PROBLEM
 
 
 def test_a_failure_reported_without_the_lease_changes_nothing(build_chat):

@@ -130,7 +130,7 @@ async def test_participant_leaving_ends_the_episode_and_moves_them_on(chat_facto
 
     assert (turn["action_type"], turn["content"], turn["next"]) == ("leave", "", None)
     assert ended == {
-        "type": "ended", "reason": "leave", "message": "The conversation is over: you left it.",
+        "type": "ended", "reason": "leave", "message": "You left the conversation.",
         "outcome": "questions",
     }
     episode = await reload(chat.episode)
@@ -241,7 +241,7 @@ async def test_a_finished_chat_opens_with_its_end_and_starts_nothing(chat_factor
     history = await again.receive_until("history")
 
     assert history["ended"] == {
-        "reason": "leave", "message": "The conversation is over: you left it.", "outcome": "questions"
+        "reason": "leave", "message": "You left the conversation.", "outcome": "questions"
     }
     assert history["next"] is None
     assert [t["content"] for t in history["turns"]] == ["Bye."]

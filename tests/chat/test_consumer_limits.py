@@ -7,6 +7,7 @@ from channels.db import database_sync_to_async
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
+from chat import throttle
 from chat.access import release, take_over
 from chat.connections import LEASE, open_connection
 from chat.models import ChatConnection, Participant
@@ -17,7 +18,7 @@ from chat.protocol import (
     CLOSE_TOO_MANY_PAGES,
     CLOSE_UNKNOWN_STUDY,
 )
-from chat.turns import FrameGuard
+from chat.throttle import FRAME_LIMIT, FRAME_WINDOW, allow_frame
 from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -388,16 +389,34 @@ async def test_leaving_is_never_rate_limited(chat_factory, sockets):
 async def test_a_flood_of_frames_closes_the_socket(chat_factory, sockets):
     _, page = await _ready(chat_factory, sockets)
 
-    for _ in range(FrameGuard().limit + 1):
+    for _ in range(FRAME_LIMIT + 1):
         await page.send({"type": "sync"})
 
     assert await page.closed_with() == CLOSE_FLOOD
 
 
-def test_frame_guard_allows_the_limit_per_window_then_recovers():
-    now = [0.0]
-    guard = FrameGuard(limit=3, window=10.0, clock=lambda: now[0])
+async def test_the_frame_count_is_the_participants_across_reconnects(chat_factory, sockets, monkeypatch):
+    """Each new socket reads the whole transcript: closing and reopening must not start the count again."""
+    monkeypatch.setattr(throttle, "clock", lambda: 1000.0 * FRAME_WINDOW)  # every frame in one window
+    chat = await chat_factory()
+    for _ in range(FRAME_LIMIT // 2):  # a socket opened and one resync: two frames each
+        page = sockets(chat)
+        await page.connect()
+        await page.receive_until("history")
+        await page.send({"type": "sync"})
+        await page.receive_until("history")
+        await page.communicator.disconnect()
 
-    assert [guard.allow() for _ in range(4)] == [True, True, True, False]
-    now[0] = 10.5
-    assert guard.allow()
+    again = sockets(chat)
+    await again.connect()
+
+    assert await again.closed_with() == CLOSE_FLOOD
+    assert again.seen == []
+
+
+async def test_frames_are_allowed_up_to_the_limit_per_window_then_again_in_the_next():
+    start = 1000 * FRAME_WINDOW
+
+    assert [await allow_frame(7, now=start) for _ in range(FRAME_LIMIT + 1)][-2:] == [True, False]
+    assert await allow_frame(8, now=start)  # another participant has a count of its own
+    assert await allow_frame(7, now=start + FRAME_WINDOW)

@@ -206,7 +206,8 @@ async def test_a_model_that_keeps_failing_ends_the_chat_plainly_and_records_it(
     assert (episode.status, episode.end_reason) == (Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
     assert "unavailable after 2 attempts" in episode.settings["failure"]
     participant = await reload(chat.participant)
-    assert participant.stage == Participant.Stage.QUESTIONNAIRE
+    assert participant.stage == Participant.Stage.TECHNICAL_PROBLEM  # one message, short of the minimum of 3
+    assert ended["outcome"] == "technical_problem"
     assert "fake-model" not in json.dumps(page.seen)
 
 

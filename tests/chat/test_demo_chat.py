@@ -8,10 +8,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from benchmark.demo.accounts import RESEARCHER
 from benchmark.demo.content import SCENARIOS
 from benchmark.demo.group_templates import TEMPLATES
 from benchmark.demo.install import install_scenario, install_template_instances
-from benchmark.management.commands.load_demo import RESEARCHER
 from benchmark.models import Seat
 from chat.assignment import design_cells
 from chat.management.commands.load_demo_chat import GROUP_TEMPLATE, SCENARIO_CODENAMES

@@ -227,7 +227,7 @@ async def test_the_participants_leave_ends_a_group_chat(group_chat, sockets, sto
     await page.act("", action_type=ActionType.LEAVE)
     ended = await page.receive_until("ended")
 
-    assert (ended["reason"], ended["message"]) == (Episode.EndReason.LEAVE, "The conversation is over: you left it.")
+    assert (ended["reason"], ended["message"]) == (Episode.EndReason.LEAVE, "You left the conversation.")
     assert len(await stored_turns(chat.episode.pk)) == 1  # no agent speaks after the participant left
 
 
@@ -262,7 +262,7 @@ async def test_the_chat_ends_when_the_last_other_seat_leaves(group_chat, sockets
 
     assert (last["seat"], last["action_type"], last["next"], last["upcoming"]) == (2, ActionType.LEAVE, None, [])
     assert ended == {"type": "ended", "reason": Episode.EndReason.LEAVE,
-                     "message": "The conversation is over: everyone else has left it.", "outcome": "questions"}
+                     "message": "Everyone else has left the conversation.", "outcome": "questions"}
     episode = await reload(chat.episode)
     assert (episode.status, episode.end_reason) == (Episode.Status.FINISHED, Episode.EndReason.LEAVE)
     assert len(await stored_turns(chat.episode.pk)) == 5  # ended before the cap of 6

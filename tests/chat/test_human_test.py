@@ -1,5 +1,8 @@
 """AgentSense's human test after a chat: the participant's own goals (yes/no) and the probes about the others."""
 
+import csv
+import io
+
 import pytest
 from django.urls import reverse
 
@@ -7,7 +10,7 @@ from benchmark.evaluation.interviews.instruments import GOALS_PRESET, PROBES_PRE
 from benchmark.models import Answer, Probe, Respondent, Response, TurnTaking
 from chat.human_test import human_test_for
 from chat.models import Participant
-from tests.builders import make_scenario
+from tests.builders import make_researcher, make_scenario, make_team
 from tests.chat.builders import make_chat_study, make_participant, sign_in
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +134,80 @@ def test_a_two_party_scenario_with_probes_about_the_other_asks_them():
 
     assert [probe.text for _, probe in test.probes] == ["What does the neighbour want?"]
     assert [goal.text for goal in test.goals] == ["Reach goal 2."]
+
+
+# What the researcher reads back
+
+
+def finish_the_test(client, study):
+    """A participant who answered: goal 1 yes, goal 2 no; the hall colour right (Blue), Cleo's band wrong (Red)."""
+    participant = at_the_questions(client, study)
+    test = human_test_for(participant)
+    keys = [question.key for question, _ in test.probes]
+    client.post(reverse("chat:questionnaire", args=[study.slug]), {
+        f"goal-{test.goals[0].pk}": "yes", f"goal-{test.goals[1].pk}": "no",
+        f"probe-{keys[0]}": "2", f"probe-{keys[1]}": "0", "favour": "yes",
+    })
+    participant.refresh_from_db()
+    assert participant.stage == Participant.Stage.DONE
+    return participant
+
+
+def test_the_live_monitor_shows_each_participants_own_goals_and_probe_answers(client):
+    study, _ = three_party_study()
+    finish_the_test(client, study)
+    client.force_login(study.created_by)
+
+    page = client.get(reverse("chat:monitor-live", args=[study.slug])).content.decode()
+
+    assert "1 of 2 own goals reached; 1 of 2 probes right" in page
+    assert "Goal “Get a quiet date.”: <strong>yes</strong>" in page
+    assert "Goal “Keep the budget secret.”: <strong>no</strong>" in page
+    assert "Which hall colour does Ana want? <strong>Blue</strong> <span class=\"muted\">(correct)</span>" in page
+    assert "Which band does Cleo like? <strong>Red</strong> <span class=\"muted\">(wrong)</span>" in page
+
+
+def test_the_transcript_page_shows_them_beside_the_questionnaire(client):
+    study, _ = three_party_study()
+    participant = finish_the_test(client, study)
+    client.force_login(study.created_by)
+
+    page = client.get(reverse("chat:transcript", args=[study.slug, participant.pk])).content.decode()
+
+    assert "Own goals and probes" in page and "1 of 2 own goals reached; 1 of 2 probes right" in page
+
+
+def test_the_participants_csv_has_the_goal_and_probe_answers(client):
+    study, _ = three_party_study()
+    participant = finish_the_test(client, study)
+    client.force_login(study.created_by)
+
+    rows = list(csv.DictReader(io.StringIO(client.get(reverse("chat:export", args=[study.slug])).content.decode())))
+
+    assert len(rows) == 1 and rows[0]["participant_id"] == participant.participant_id
+    assert {key: rows[0][key] for key in ("goals", "goals_reached", "probes", "probes_correct", "favour")} == {
+        "goals": "2", "goals_reached": "1", "probes": "2", "probes_correct": "1", "favour": "yes",
+    }
+    assert rows[0]["goal_answers"] == "Get a quiet date. = yes; Keep the budget secret. = no"
+    assert rows[0]["probe_answers"] == (
+        "Which hall colour does Ana want? = Blue (correct); Which band does Cleo like? = Red (wrong)"
+    )
+
+
+def test_a_participant_without_the_test_has_empty_test_columns(client):
+    study = make_chat_study(scenarios=1, conditions=["none"], questions=[FAVOUR])
+    make_participant(study, stage=Participant.Stage.DONE)
+    client.force_login(study.created_by)
+
+    rows = list(csv.DictReader(io.StringIO(client.get(reverse("chat:export", args=[study.slug])).content.decode())))
+
+    assert [rows[0][key] for key in ("goals", "goals_reached", "goal_answers", "probes", "probe_answers")] == [""] * 5
+
+
+def test_another_teams_researcher_reads_none_of_them(client):
+    study, _ = three_party_study()
+    finish_the_test(client, study)
+    client.force_login(make_researcher(make_team()))
+
+    for name in ("chat:monitor-live", "chat:export"):
+        assert client.get(reverse(name, args=[study.slug])).status_code == 404

@@ -61,5 +61,5 @@ def test_a_chat_is_not_ended_as_idle_by_a_page_that_read_it_before_a_turn_arrive
 
 
 def test_the_end_message_says_who_left():
-    assert end_message(Episode.EndReason.LEAVE, participant_left=True) == "The conversation is over: you left it."
-    assert end_message(Episode.EndReason.LEAVE) == "The conversation is over: someone else left it."
+    assert end_message(Episode.EndReason.LEAVE, participant_left=True) == "You left the conversation."
+    assert end_message(Episode.EndReason.LEAVE) == "Someone else left the conversation."

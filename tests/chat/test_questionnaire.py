@@ -2,10 +2,13 @@
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from benchmark.instruments.presets import CHAT_PRESET, CHAT_QUESTIONNAIRE
+from chat.models import Participant
 from chat.questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
-from tests.chat.builders import give_answers, make_chat_study, make_participant
+from tests.builders import make_scenario
+from tests.chat.builders import give_answers, make_chat_study, make_participant, sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +97,13 @@ def test_an_answered_preset_is_never_changed_by_a_study():
     assert study.instrument.team == study.team
     assert study.instrument.preset == CHAT_PRESET
     assert default_instrument().questions.get(key="goal").prompt == "How well did you reach your character's goal?"
+
+
+def test_the_default_questions_of_a_group_chat_speak_of_everyone_not_of_one_other_side(client):
+    study = make_chat_study(scenarios=[make_scenario(roles=3)], conditions=["none"], human_position=1)
+    sign_in(client, make_participant(study, stage=Participant.Stage.QUESTIONNAIRE))
+
+    page = client.get(reverse("chat:questionnaire", args=[study.slug])).content.decode()
+
+    assert "How well did you and everyone else in the conversation understand each other?" in page
+    assert "other side" not in page

@@ -175,7 +175,7 @@ def form_data(scenarios, **overrides):
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
         "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
-        "screen_out_code": "SCREEN-1",
+        "screen_out_code": "SCREEN-1", "technical_problem_code": "TECH-1",
         "return_url": "https://app.prolific.com/submissions/complete?cc={code}", "is_open": "on",
     }
     for barrier in Barrier.objects.all():
@@ -752,3 +752,17 @@ def test_the_transcript_numbers_turns_from_one(client, study, researcher):
 
     assert re.findall(r'<span class="turn__index">(?:<span class="visually-hidden">Turn </span>)?(\d+)</span>',
                       page) == ["1", "2"]
+
+
+@pytest.mark.parametrize("name", ["chat:study-create", "chat:study-edit"])
+def test_a_questionnaire_nested_too_deeply_is_refused_with_a_message(client, researcher, name):
+    """Python's JSON parser raises RecursionError, not a JSON error, on [[[[…]]]]: it was a 500."""
+    client.force_login(researcher)
+    scenario = make_scenario()
+    study = make_chat_study(scenarios=[scenario], created_by=researcher, slug="existing")
+    url = reverse(name, args=[study.slug]) if name == "chat:study-edit" else reverse(name)
+
+    response = client.post(url, form_data([scenario], target_none="1", questionnaire="[" * 1000 + "]" * 1000))
+
+    assert response.status_code == 200
+    assert "The questionnaire is nested too deeply to read" in response.text

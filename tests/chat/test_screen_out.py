@@ -110,13 +110,13 @@ def test_the_agent_leaving_before_the_minimum_is_not_the_participants_doing(clie
 
 
 @pytest.mark.django_db
-def test_a_model_failure_before_the_minimum_still_earns_the_completion_code(client):
+def test_a_model_failure_before_the_minimum_gives_the_technical_problem_code_not_the_completion_code(client):
     study = one_cell_study()
     participant = chatting(client, study)
 
     end_episode(participant, Episode.EndReason.MODEL_ERROR, status=Episode.Status.FAILED)
 
-    assert participant.stage == STAGE.QUESTIONNAIRE
+    assert participant.stage == STAGE.TECHNICAL_PROBLEM
 
 
 # Going quiet
@@ -235,7 +235,7 @@ def edit_study(client, study, **changes):
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
         "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "",
         "completion_code": study.completion_code, "screen_out_code": study.screen_out_code,
-        "return_url": "", "is_open": "on", "target_none": "1",
+        "technical_problem_code": study.technical_problem_code, "return_url": "", "is_open": "on", "target_none": "1",
     }
     data.update(changes)
     return client.post(reverse("chat:study-edit", args=[study.slug]), data)

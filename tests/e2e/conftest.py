@@ -65,7 +65,7 @@ def asgi_server(transactional_db, django_db_serialized_rollback) -> Iterator[str
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
     log = open(settings.BASE_DIR / "var" / "e2e-daphne.log", "ab")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        [sys.executable, "-m", "config.serve", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
         cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:

@@ -150,7 +150,8 @@ def rate_two_socialveil_items(page, screenshot, studies):
     expect(page).to_have_url(re.compile(r"/annotate/a/\d+/$"))
     first_item = page.url
     expect(page.locator(".transcript")).to_contain_text("Do you mean the rent for this month?")
-    expect(page.locator(".speakers")).to_contain_text("Get the whole rent paid by Friday.")
+    expect(page.locator(".speakers")).to_contain_text("Maya Okafor")
+    expect(page.locator("body")).not_to_contain_text("Get the whole rent paid by Friday.")  # no question rates it
     expect(page.locator("body")).not_to_contain_text("semantic")  # blind to the condition's key
     for key, digit in [("barrier_type", "1"), ("unresolved_confusion", "2"), ("mutual_understanding", "3")]:
         page.keyboard.press("j")

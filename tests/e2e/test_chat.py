@@ -103,7 +103,7 @@ def test_participant_chats_with_the_offline_agent_from_a_study_link(asgi_page, s
     page.locator("[data-leave]").click()
     ended = page.locator("[data-ended]")
     expect(ended).to_be_visible()
-    expect(ended).to_contain_text("you left it")
+    expect(ended).to_contain_text("You left the conversation.")
     screenshot(page, "chat-3-ended")
     page.get_by_role("link", name="Continue to the questions").click()
 
@@ -182,3 +182,35 @@ def test_a_message_typed_but_not_sent_comes_back_after_a_reload(asgi_page, study
     page.reload()
     expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
     expect(page.locator("[data-message]")).to_have_value("")  # sent: nothing to give back
+
+
+def test_a_two_party_chat_says_each_thing_once_and_drops_a_stale_notice(asgi_page, study, screenshot):
+    from playwright.sync_api import expect
+
+    study.max_message_chars, study.min_participant_turns = 40, 0
+    study.save(update_fields=["max_message_chars", "min_participant_turns"])
+    page = asgi_page
+    page.goto("/s/car-talk/?PROLIFIC_PID=e2e-notices")
+    page.get_by_role("button", name="I agree to take part").click()
+    page.get_by_role("button", name="Start the conversation").click()
+    expect(page.locator("[data-log] > li")).to_have_count(1, timeout=20_000)
+    expect(page.locator("[data-status]")).to_have_attribute("data-state", "connected")
+
+    # Two people take turns: there is no order of turns to show, and no empty box for it.
+    expect(page.locator("[data-order]")).to_be_hidden()
+
+    message, notice, hint = page.locator("[data-message]"), page.locator("[data-notice]"), page.locator("[data-hint]")
+    page.locator("[data-composer]").evaluate("form => form.requestSubmit()")  # the Send button is off while empty
+    expect(notice).to_have_text("Write something before sending.")
+    message.fill("x" * 45)
+    expect(hint).to_have_text("Too long by 5 characters.")
+    expect(notice).to_be_hidden()  # the text is no longer empty: the notice about it has gone
+    screenshot(page, "chat-notice-too-long")
+
+    message.fill("")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("[data-leave]").click()
+    expect(page.locator("[data-ended]")).to_be_visible()
+    expect(page.locator("[data-ended-message]")).to_have_text("You left the conversation.")
+    screenshot(page, "chat-ended-once")
+    assert page.locator("main").inner_text().count("The conversation is over") == 1

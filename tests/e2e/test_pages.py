@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmark.models import ActionType
+from tests.benchmark.results_data import judged_experiment
 from tests.builders import PASSWORD, make_character, make_episode, make_scenario, make_scores, make_user
 
 # Transactional, because the live server reads the data from another thread; serialized
@@ -140,3 +141,18 @@ def test_a_study_slug_follows_its_title_until_it_is_edited_by_hand(browser_page,
     page.locator("#id_slug").fill("my-own")
     page.locator("#id_title").press_sequentially(" Round 2")
     expect(page.locator("#id_slug")).to_have_value("my-own")
+
+
+def test_the_results_page_draws_its_figures_once_it_is_shown(browser_page):
+    judged_experiment()
+    researcher = make_user(staff=True, username="researcher")
+    page = browser_page
+    page.goto("/accounts/login/?next=/benchmark/results/")
+    page.get_by_label("Username").fill(researcher.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+    expect(page.get_by_role("heading", name="Scores per model and condition")).to_be_visible()
+    figures = page.locator("figure.results-figure svg[role=img]")
+    expect(figures).to_have_count(3, timeout=30_000)  # means, the model's signatures, the correlations
+    expect(page.get_by_text("Drawing the figure")).to_have_count(0)

@@ -154,17 +154,17 @@ def test_deviation_is_from_the_mean_of_the_other_barriers_on_the_same_scenario(r
     assert semantic["deviation"] == pytest.approx(-0.25)
     assert semantic["others_mean"] == pytest.approx(4.75)
     assert semantic["barrier_mean"] == pytest.approx(4.5)
-    assert semantic["percent"] == pytest.approx(-50 / 9.5)
+    assert semantic["deviation_percent"] == pytest.approx(-50 / 9.5)
     assert _deviation(report, "emotional")["deviation"] == pytest.approx(-1)
-    assert _deviation(report, "emotional")["percent"] == pytest.approx(-20)
+    assert _deviation(report, "emotional")["deviation_percent"] == pytest.approx(-20)
     assert _deviation(report, "sociocultural")["deviation"] == pytest.approx(1.25)
-    assert _deviation(report, "sociocultural")["percent"] == pytest.approx(250 / 8.5)
+    assert _deviation(report, "sociocultural")["deviation_percent"] == pytest.approx(250 / 8.5)
 
 
 def test_deviation_bootstrap_resamples_scenarios(report):
     semantic = _deviation(report, "semantic")
     assert semantic["deviation_ci95"] == pytest.approx([-2.5, 2.0])
-    assert semantic["percent_ci95"] == pytest.approx([-500 / 13, 400 / 6])
+    assert semantic["deviation_percent_ci95"] == pytest.approx([-500 / 13, 400 / 6])
     assert semantic["ci_excludes_zero"] is False
 
 

@@ -24,10 +24,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from benchmark.demo.accounts import ANNOTATOR_NAMES, RESEARCHER
 from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from benchmark.demo.group_templates import CASTS_PER_TEMPLATE, TEMPLATES
 from benchmark.instruments import presets
-from benchmark.management.commands.load_demo import ANNOTATOR_NAMES, DEMO_TAG, GROUP_TAG, RESEARCHER
+from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode, Respondent
 

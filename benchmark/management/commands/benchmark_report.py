@@ -16,10 +16,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Category, Episode, Respondent, Seat
+from benchmark.models import Category, Difficulty, Episode, Respondent, Scenario, Seat
 from benchmark.results.agentsense import tables as agentsense_tables
 from benchmark.results.agentsense.records import AgentSenseFilters, build_agentsense
-from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results
+from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results, unknown_scenarios
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -59,6 +59,11 @@ class Command(BaseCommand):
                             help="Only episodes from this source.")
         parser.add_argument("--strategy", default="", choices=["", *Seat.Strategy.values],
                             help="Only episodes whose partner used this strategy (default or repair).")
+        parser.add_argument("--difficulty", default="", choices=["", *Difficulty.values],
+                            help="Only episodes of scenarios of this difficulty (hard: SocialVeil's Sotopia-Hard).")
+        parser.add_argument("--scenarios", default="", metavar="IDS",
+                            help="Only episodes of these comma-separated scenarios: ids, external ids (e.g. a "
+                            "SocialVeil episode_id) or codenames.")
         parser.add_argument("--template", default="", metavar="TEMPLATE",
                             help="Only episodes of scenarios instantiated from this template (its id or codename).")
         parser.add_argument(
@@ -117,12 +122,18 @@ class Command(BaseCommand):
             return
         if options["model"] or options["category"]:
             raise CommandError("--model and --category apply to --analysis agentsense only")
+        scenarios = tuple(dict.fromkeys(part.strip() for part in options["scenarios"].split(",") if part.strip()))
+        unknown = unknown_scenarios(scenarios, Scenario.objects.of_team(team)) if scenarios else []
+        if unknown:
+            raise CommandError(f"--scenarios: no scenario has the id, external id or codename "
+                               f"{', '.join(map(repr, unknown))}")
         if table_name and table_name not in CSV_TABLES:
             raise CommandError(f"--table {table_name}: the barrier analysis has the tables {', '.join(CSV_TABLES)}")
         filters = ResultFilters(
             tag=options["tag"], source=options["source"], strategy=options["strategy"],
             respondent_kind=options["respondent_kind"], evaluator=options["evaluator"],
             prompt_version=options["prompt_version"], seat_role=options["seat"], template=template,
+            difficulty=options["difficulty"], scenarios=scenarios,
         )
         try:
             report, table = build_results(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])

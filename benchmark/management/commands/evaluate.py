@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
 from benchmark.agents import llm
+from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
 from benchmark.management.team_option import add_team_argument, team_from_options
@@ -93,6 +94,10 @@ class Command(BaseCommand):
             models = judge.judge_models(str(given))
         except ValueError:
             raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.") from None
+        try:
+            check_models(models, team_from_options(options).slug)
+        except ModelNotAllowed as problem:
+            raise CommandError(f"--model: {problem}") from None
         concurrency = options["concurrency"]
         if concurrency < 1:
             raise CommandError(f"--concurrency must be at least 1, got {concurrency}.")

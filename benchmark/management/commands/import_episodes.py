@@ -29,6 +29,11 @@ class Command(BaseCommand):
             help="The files' format; 'auto' (the default) tells from the extension and the content.",
         )
         parser.add_argument(
+            "--tag", default="",
+            help="The experiment tag of every episode the files create, instead of the files' own: keeps two runs "
+            "of one model (say, SocialVeil's default and repair strategy) apart in benchmark_report --tag.",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true",
             help="Check the files and report what would be created, then roll everything back.",
         )
@@ -38,11 +43,12 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args: object, files: list[str], format: str, dry_run: bool, job: int | None, **options: object
+        self, *args: object, files: list[str], format: str, dry_run: bool, job: int | None, tag: str,
+        **options: object,
     ) -> None:
         if job is not None:
-            if files:
-                raise CommandError("Give either files or --job, not both.")
+            if files or tag:
+                raise CommandError("Give either files (with --tag, if any) or --job, not both.")
             self.run_job(job)
             return
         if not files:
@@ -52,7 +58,7 @@ class Command(BaseCommand):
         unchanged: Counter[str] = Counter()
         for number, path in enumerate(files):
             try:
-                result = import_file(path, team=team, format=format, dry_run=dry_run)
+                result = import_file(path, team=team, format=format, dry_run=dry_run, tag=tag.strip())
             except ImportProblem as problem:
                 kept = f" (the {number} file(s) before it were imported)" if number and not dry_run else ""
                 raise CommandError(f"{problem}{kept}") from problem

@@ -1,6 +1,6 @@
 """Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions, two
 AgentSense-style templates of three and four parties with three casts each, scripted episodes,
-scores, interviews, goal verdicts and accounts.
+scores, interviews, goal verdicts and accounts (``benchmark.demo.accounts``).
 
 Everything is found again by external id or username, so running it twice changes nothing
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
@@ -14,17 +14,15 @@ the blind test, from the scenario alone; and the scripted judge answers every go
 
 from __future__ import annotations
 
-import secrets
 import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from ...agents.llm import SCRIPTED
+from ...demo.accounts import ensure_accounts, write_logins
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from ...demo.group_templates import TEMPLATES
 from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
@@ -32,16 +30,11 @@ from ...evaluation import judge
 from ...evaluation.goal_judge import CACHED, judge_goals
 from ...evaluation.interviews.blind import blind_test_episodes
 from ...evaluation.interviews.running import interview_episodes
-from ...login_links import login_link_path
-from ...models import Barrier, Episode, Scenario, Team, TeamMember
-from ...permissions import RESEARCHERS
+from ...models import Barrier, Episode, Scenario
 from ...runs.simulation import create_episode, run_episode
 from ...runs.turn_taking import turn_cap_for
 from ..team_option import add_team_argument, team_from_options
 
-ANNOTATORS = "annotators"
-RESEARCHER = "researcher"
-ANNOTATOR_NAMES = ("annotator1", "annotator2", "annotator3")
 DEMO_TAG = "demo"
 GROUP_TAG = "demo-groups"  # the scenarios of more than two parties, kept out of the demo studies
 
@@ -62,6 +55,10 @@ class Command(BaseCommand):
             "--reset-passwords", action="store_true", help="Give existing demo accounts new passwords."
         )
         parser.add_argument("--skip-accounts", action="store_true", help="Do not create or print demo accounts.")
+        parser.add_argument(
+            "--no-logins", action="store_true",
+            help="Create the demo accounts but print no logins (make demo prints them last, with demo_logins).",
+        )
         add_team_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -113,7 +110,10 @@ class Command(BaseCommand):
         self._interview(groups)
         accounts = 0
         if not options["skip_accounts"]:
-            accounts = self._accounts(team, options["base_url"], options["reset_passwords"])
+            demo_accounts = ensure_accounts(team, new_passwords=options["reset_passwords"])
+            if not options["no_logins"]:
+                write_logins(self.stdout, demo_accounts, options["base_url"])
+            accounts = len(demo_accounts)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: {len(specs)} scenarios, {len(TEMPLATES)} templates, {episodes} episodes ({created} new), "
             f"{accounts} accounts, in {time.monotonic() - started:.1f}s."
@@ -166,37 +166,3 @@ class Command(BaseCommand):
             f"Group episodes: {len(episode_ids)} interviewed and blind-tested ({answered} new responses) and "
             f"{judged} judged on every goal, in {time.monotonic() - started:.1f}s."
         )
-
-    def _accounts(self, team: Team, base_url: str, reset_passwords: bool) -> int:
-        """A researcher and three annotators of ``team``, with passwords and login links.
-
-        The researcher is neither staff nor superuser and holds no model permissions: the admin is
-        for superusers, and everything a researcher does goes through Parley's team-scoped pages.
-        """
-        researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
-        researchers.permissions.clear()  # earlier demos granted every benchmark permission
-        annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)
-
-        self.stdout.write("Demo accounts (each login link works once):")
-        specs = [(RESEARCHER, researchers)] + [(name, annotators) for name in ANNOTATOR_NAMES]
-        for username, group in specs:
-            user, password = self._user(username, reset_passwords)
-            user.groups.add(group)
-            role = TeamMember.Role.RESEARCHER if group == researchers else TeamMember.Role.ANNOTATOR
-            TeamMember.objects.update_or_create(team=team, user=user, defaults={"role": role})
-            shown = password or "(unchanged; --reset-passwords sets a new one)"
-            link = base_url.rstrip("/") + login_link_path(user)
-            self.stdout.write(f"  {username:<11} {group.name:<12} password {shown}\n    {link}")
-        return len(specs)
-
-    def _user(self, username: str, reset_password: bool) -> tuple[Any, str]:
-        User = get_user_model()
-        user, created = User.objects.get_or_create(username=username)
-        user.is_staff = False  # researchers are a group and a team role; staff opens nothing more
-        user.is_superuser = False
-        password = ""
-        if created or reset_password:
-            password = secrets.token_urlsafe(9)
-            user.set_password(password)
-        user.save()
-        return user, password

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
 from benchmark.agents import llm
+from benchmark.agents.allowed_models import ModelNotAllowed, check_model
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Scenario, Team
 from benchmark.progress import ProgressBar
@@ -70,6 +71,10 @@ class Command(BaseCommand):
         if options["concurrency"] < 1:
             raise CommandError(f"--concurrency must be at least 1, got {options['concurrency']}.")
         team = team_from_options(options)
+        try:
+            check_model(str(model), team.slug)
+        except ModelNotAllowed as problem:
+            raise CommandError(f"--model: {problem}") from None
         if options["all"]:
             ids = list(Scenario.objects.of_team(team).order_by("pk").values_list("pk", flat=True))
             if not ids:

@@ -3,7 +3,9 @@
 Goal completion per model and perspective (Table 2 as bars), by ERG need and scenario category
 (Figure 6's shape), attackers against defenders (Figure 5(b)) and the sender × receiver heat map
 (Figure 5(a)). Bars carry their value and 95% whiskers; series differ in hatching as well as
-colour; every label is user text drawn as written.
+colour; every label is user text drawn as written. A bar's value is written above its whisker, not
+on it, and the legend takes as many columns as fit the figure's width, so long model and judge
+names are neither struck through nor cut off.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..figures import (
 )
 from .tables import ROLE_LABELS, view_label
 
+LEGEND_LABEL_WIDTH = 40  # characters on one line of a legend entry
 CellOf = Callable[[str, str], Mapping[str, Any] | None]
 
 
@@ -61,18 +64,34 @@ def _grouped_bars(
                  hatch=SERIES_HATCHES[s % len(SERIES_HATCHES)], edgecolor="black", linewidth=0.5,
                  yerr=whiskers(heights, intervals), error_kw={"elinewidth": 0.8, "capsize": 2},
                  label=labels.get(name, name) if labels is not None else "_nolegend_")
-        for position, height in zip(positions, heights, strict=True):
-            axes.text(position, height + 0.02, f"{height:.2f}", ha="center", va="bottom", fontsize=FONT_SIZE - 3)
+        for position, height, interval in zip(positions, heights, intervals, strict=True):
+            top = max(height, interval[1]) if interval else height  # above the whisker, which would cross it
+            axes.text(position, top + 0.02, f"{height:.2f}", ha="center", va="bottom", fontsize=FONT_SIZE - 3)
     axes.set_xticks(range(len(groups)), [wrap(tick, 16) for tick in ticks or groups], fontsize=FONT_SIZE - 2)
     axes.set_ylim(0, 1.15)
     style_axes(axes)
 
 
+def _legend(figure: Any, title: str, entries: int) -> None:
+    """The series' legend under the plot, in as many columns (at most four) as fit the figure's width."""
+    handles, labels = [], []
+    for axes in figure.axes:
+        for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
+            handles.append(handle)
+            labels.append(wrap(label, LEGEND_LABEL_WIDTH))
+    renderer = figure._get_renderer()
+    for columns in range(min(entries, 4), 0, -1):
+        legend = figure.legend(handles, labels, fontsize=FONT_SIZE - 1, loc="outside lower center", ncols=columns,
+                               frameon=False, title=title, title_fontsize=FONT_SIZE - 1)
+        if columns == 1 or legend.get_window_extent(renderer).width <= figure.bbox.width:
+            return
+        legend.remove()
+
+
 def _finish(figure: Any, name: str, title: str, parts: list[str], legend_title: str, entries: int) -> Figure:
     figure.suptitle(title, fontsize=FONT_SIZE + 1)
     if entries:
-        figure.legend(fontsize=FONT_SIZE - 1, loc="outside lower center", ncols=min(entries, 4), frameon=False,
-                      title=legend_title, title_fontsize=FONT_SIZE - 1)
+        _legend(figure, legend_title, entries)
     description = "Bars with 95% CIs: " + ("; ".join(parts) if parts else "none") + "."
     return Figure(f"{name}.svg", title, description, to_svg(figure, name, title, description))
 

@@ -30,9 +30,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from benchmark.agents import llm
+from benchmark.demo.accounts import RESEARCHER
 from benchmark.demo.content import CONDITIONS
 from benchmark.demo.install import SCENARIO_ID, TEMPLATE_ID
-from benchmark.management.commands.load_demo import RESEARCHER
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Barrier, Scenario, Team
 

@@ -1,0 +1,51 @@
+"""Loading litellm: once, offline and quiet, and when a server starts rather than on a first message.
+
+``litellm`` fetches a cost map from the network at import unless ``LITELLM_LOCAL_MODEL_COST_MAP``
+is set, and its import takes 10+ s of CPU on a small machine. So a server that may call a model
+(``config.asgi``) starts the import as it starts (:func:`warm_up`), the gateway's first call finds
+it done, and a machine running only the offline scripted model never imports it at all.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from django.conf import settings
+
+from .allowed_models import SCRIPTED, configured_models
+
+
+def litellm() -> Any:
+    """The litellm module, imported on first use with the settings that keep it offline and quiet."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+    litellm.telemetry = False  # read by older releases only; current ones send nothing
+    return litellm
+
+
+def preload() -> None:
+    """Import litellm now rather than on the first call (e.g. once before forking worker processes)."""
+    litellm()
+
+
+def may_call_models() -> bool:
+    """Whether this deployment may call a model other than the scripted one: one is configured for
+    a role, or PARLEY_ALLOWED_MODELS lets researchers pick one."""
+    return bool(settings.PARLEY_ALLOWED_MODELS) or any(name != SCRIPTED for name in configured_models())
+
+
+def warm_up() -> threading.Thread | None:
+    """Start importing litellm in the background when a server starts, if it may call a model.
+
+    The server answers at once; a first model call that comes before the import is done waits
+    for it (``preload`` again is then a no-op) instead of paying the whole import itself.
+    """
+    if not may_call_models():
+        return None
+    thread = threading.Thread(target=preload, name="litellm-import", daemon=True)
+    thread.start()
+    return thread
