@@ -496,31 +496,24 @@ def _questions(preset: str, instrument: Instrument | None) -> list[Question] | t
 
 
 class RatingsFileForm(forms.Form):
-    """A ratings file to import into a study (``annotator.external_ratings``): uploaded, or carried over as text
-    from the dry run the researcher just checked, so importing it needs no second upload."""
+    """A ratings file to import into a study (``annotator.external_ratings``): uploaded to be checked, or named
+    by the token of the file just checked, which waits on the server (``external_ratings.uploads``), so
+    importing it sends no file back."""
 
     MAX_BYTES = 50 * 1024 * 1024
 
     file = forms.FileField(
-        required=False, label="Ratings file",
+        required=False, label="Ratings file", allow_empty_file=True,  # an empty file is told by the import
         help_text="A long CSV or JSON Lines file (episode_id, annotator_id, question, value, and optionally "
         "rationale, seat, goal) or a wide CSV with one column per question key.",
     )
-    content = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
-    file_name = forms.CharField(required=False, max_length=255, widget=forms.HiddenInput)
+    upload = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         upload = data.get("file")
-        if upload is not None:
-            if upload.size > self.MAX_BYTES:
-                raise forms.ValidationError(f"The file is larger than {self.MAX_BYTES // (1024 * 1024)} MB.")
-            try:
-                data["content"] = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError as error:
-                raise forms.ValidationError(f"{upload.name}: not UTF-8 text (byte {error.start}).") from None
-            data["file_name"] = upload.name
-        elif not data.get("content"):
+        if upload is not None and upload.size > self.MAX_BYTES:
+            raise forms.ValidationError(f"The file is larger than {self.MAX_BYTES // (1024 * 1024)} MB.")
+        if upload is None and not data.get("upload") and not self.errors:
             raise forms.ValidationError("Choose a ratings file to check.")
-        data["file_name"] = data.get("file_name") or "ratings"
         return data

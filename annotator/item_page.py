@@ -14,6 +14,9 @@ a turn's model, an evaluation, or another annotator's answers cannot reach the p
 template asks for (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
 """
 
+from __future__ import annotations
+
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +75,7 @@ class QuestionView:
     options: dict[str, Any]
 
     @classmethod
-    def of(cls, question: Question) -> "QuestionView":
+    def of(cls, question: Question) -> QuestionView:
         """The question without what an annotator must not see (a multiple-choice question's correct value)."""
         options = {name: value for name, value in (question.options or {}).items() if name != "correct"}
         return cls(
@@ -167,11 +170,13 @@ class _Conversation:
 class ItemPage:
     """What the item page needs of an assignment, read in a fixed number of queries."""
 
-    def __init__(self, assignment: Assignment, *, with_answers: bool = True) -> None:
+    def __init__(self, assignment: Assignment, *, with_answers: bool = True, rows: _Rows | None = None) -> None:
+        """``assignment`` unsaved (or of pk 0): a fresh rating's page; ``rows``: the episodes' seats and turns, read
+        already for many pages (``fresh_pages``)."""
         self.assignment = assignment
         self.item: StudyItem = assignment.item
         annotations = (
-            Annotation.objects.filter(assignment=assignment)
+            Annotation.objects.filter(assignment_id=assignment.pk)
             .select_related("response__instrument")
             .order_by("-version")
         )
@@ -182,7 +187,7 @@ class ItemPage:
                 Prefetch("probes_response__answers", queryset=Answer.objects.order_by("pk")),
                 Prefetch("spans", queryset=Span.objects.prefetch_related("attributes").order_by("pk")),
             )
-        self.annotation: Annotation | None = annotations.first()
+        self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
         self.questions = list(self.instrument.questions.all())
         if self.annotation is None:
@@ -192,16 +197,15 @@ class ItemPage:
         probe_questions = list(self.probes.questions.all()) if self.probes else []
         self.probe_questions = asked_of_annotators(probe_questions, self.questions)
         episodes = [self.item.episode_id] + ([self.item.compared_episode_id] if self.item.compared_episode_id else [])
-        seats = (
-            Seat.objects.filter(episode_id__in=episodes)
-            .select_related("character", "role")
-            .prefetch_related("role__goals")
-            .order_by("position")
-        )
-        turns = Turn.objects.filter(episode_id__in=episodes).order_by("index")
-        self.seats = {episode: [seat for seat in seats if seat.episode_id == episode] for episode in episodes}
-        turns = list(turns.only("episode_id", "index", "seat_id", "action_type", "content"))
-        self.turns = {episode: [turn for turn in turns if turn.episode_id == episode] for episode in episodes}
+        seats, turns = rows or _episode_rows(episodes)
+        self.seats = {episode: seats.get(episode, []) for episode in episodes}
+        self.turns = {episode: turns.get(episode, []) for episode in episodes}
+
+    @classmethod
+    def fresh_pages(cls, items: list[StudyItem]) -> dict[int, ItemPage]:
+        """A fresh rating's page of each item, by item pk, their episodes read together (imported ratings)."""
+        rows = _episode_rows([pk for item in items for pk in (item.episode_id, item.compared_episode_id) if pk])
+        return {item.pk: cls(Assignment(item=item), with_answers=False, rows=rows) for item in items}
 
     @property
     def main_seats(self) -> list[Seat]:
@@ -284,6 +288,22 @@ class ItemPage:
             "has_spans": has_spans,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
+
+
+_Rows = tuple[dict[int, list[Seat]], dict[int, list[Turn]]]
+
+
+def _episode_rows(episodes: list[int]) -> _Rows:
+    """The seats (with characters, roles and goals) and turns of ``episodes``, by episode pk, in four queries."""
+    seats: dict[int, list[Seat]] = defaultdict(list)
+    turns: dict[int, list[Turn]] = defaultdict(list)
+    rows = Seat.objects.filter(episode_id__in=episodes).select_related("character", "role")
+    for seat in rows.prefetch_related("role__goals").order_by("position"):
+        seats[seat.episode_id].append(seat)
+    rows = Turn.objects.filter(episode_id__in=episodes).order_by("index")
+    for turn in rows.only("episode_id", "index", "seat_id", "action_type", "content"):
+        turns[turn.episode_id].append(turn)
+    return seats, turns
 
 
 def _turn_lengths(turns: list[Turn]) -> list[int]:
@@ -454,38 +474,6 @@ def span_attributes(questions: list[Question]) -> list[AttributeView]:
         return []
     rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition")
     return [AttributeView(key, name, definition) for key, name, definition in rows]
-
-
-def summarise(question: Question) -> dict[str, Any]:
-    """What a question asks for, in a line, for the instructions page."""
-    options = question.options or {}
-    details: list[dict[str, Any]] = []
-    if question.kind == Kind.LIKERT:
-        details = options.get("anchors", [])
-        values = [str(anchor.get("value")) for anchor in details]
-        answer = f"a rating from {values[0]} to {values[-1]}" if values else "a rating"
-    elif question.kind == Kind.SLIDER:
-        labels = options.get("labels") or {}
-        answer = f"a score from {options.get('min')} to {options.get('max')}"
-        if labels:
-            answer += f" ({options.get('min')}: {labels.get('min', '')}; {options.get('max')}: {labels.get('max', '')})"
-    elif question.kind in (Kind.CATEGORICAL, Kind.PAIRWISE, Kind.MULTIPLE_CHOICE, Kind.YES_NO, Kind.MULTI_LABEL):
-        choices = choices_of(question)
-        answer = "any of: " if question.kind == Kind.MULTI_LABEL else "one of: "
-        answer += ", ".join(str(choice.get("label") or choice.get("value")) for choice in choices)
-        details = [choice for choice in choices if choice.get("description")]
-    elif question.kind == Kind.SPAN:
-        answer = "stretches of the transcript you mark as a social error or a social competency"
-    else:
-        answer = "a short text"
-    return {
-        "question": question,
-        "answer": answer,
-        "details": details,
-        "numbered": question.kind == Kind.LIKERT,
-        "per_seat": question.per_seat,
-        "per_goal": question.scope == Question.Scope.GOAL,
-    }
 
 
 def progress_bar(submitted: int, in_progress: int, remaining: int) -> dict[str, int | str]:

@@ -28,8 +28,6 @@ LONG_MODULES = {
     "split: responses onto stored episodes into a module of their own",
     "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and unknown relationships; "
     "to be split: the barrier part into a module of its own",
-    "annotator/external_ratings.py": "external ratings: reading long and wide files and storing them; to be split into "
-    "reading and storing",
     "annotator/forms.py": "the annotator's forms, now with the ratings upload; to be split by page",
 }
 

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from .. import assignment as assignments
 from .. import drafts
 from ..answer_forms import FormValues
+from ..instructions import summarise
 from ..item_page import (
     ItemPage,
     ItemRef,
@@ -33,7 +34,6 @@ from ..item_page import (
     progress_bar,
     reference_barriers,
     span_attributes,
-    summarise,
 )
 from ..models import Annotation, Assignment, Membership
 from ..permissions import is_researcher, own_assignment

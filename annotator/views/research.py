@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -29,7 +30,7 @@ from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
-from ..external_ratings import import_ratings_text
+from ..external_ratings import import_ratings, uploads
 from ..forms import (
     FILTER_FIELDS,
     RatingsFileForm,
@@ -252,27 +253,40 @@ def _annotator_rows(
 @require_http_methods(["GET", "POST"])
 @researcher_required
 def ratings_import(request: HttpRequest, slug: str) -> HttpResponse:
-    """Import ratings made outside Parley: check the file first (a dry run), then import what was checked."""
+    """Import ratings made outside Parley: check the uploaded file first (a dry run), then import what was
+    checked, which waited on the server meanwhile (``external_ratings.uploads``)."""
     study = get_object_or_404(researcher_studies(request.user).select_related("instrument"), slug=slug)
     form = RatingsFileForm(request.POST or None, request.FILES or None)
-    result = None
-    if request.method == "POST" and form.is_valid():
-        dry_run = request.POST.get("action") != "import"
+    context: dict[str, Any] = {"study": study, "form": form, "summary": [], "problems": None}
+    if request.method != "POST" or not form.is_valid():
+        return render(request, "annotator/research/ratings_import.html", context)
+    upload = form.cleaned_data["file"]
+    if upload is not None:
         try:
-            result = import_ratings_text(
-                form.cleaned_data["content"], file=form.cleaned_data["file_name"], study=study, dry_run=dry_run
-            )
-        except ImportProblem as problem:
-            form.add_error(None, str(problem))
-        else:
-            if not dry_run:
-                messages.success(request, result.summary())
-                return redirect("annotator:dashboard", slug=study.slug)
-            form = RatingsFileForm(initial={
-                "content": form.cleaned_data["content"], "file_name": form.cleaned_data["file_name"],
-            })
-    summary = result.summary().split("\n") if result else []
-    return render(request, "annotator/research/ratings_import.html", {"study": study, "form": form, "summary": summary})
+            token, path = uploads.keep(study.pk, request.user.pk, upload)
+        except OSError:
+            form.add_error(None, "The file could not be kept on the server to be checked; try again.")
+            return render(request, "annotator/research/ratings_import.html", context)
+    else:
+        token, path = form.cleaned_data["upload"], uploads.kept(study.pk, request.user.pk, form.cleaned_data["upload"])
+        if path is None:
+            form.add_error(None, "The checked file is no longer on the server (it is kept for a day, and only until "
+                           "it is imported): choose it again to check it.")
+            return render(request, "annotator/research/ratings_import.html", context)
+    dry_run = upload is not None or request.POST.get("action") != "import"
+    try:
+        result = import_ratings(path, study=study, dry_run=dry_run)
+    except ImportProblem as problem:
+        uploads.discard(path)
+        context["problems"] = problem
+        return render(request, "annotator/research/ratings_import.html", context)
+    if not dry_run:
+        uploads.discard(path)
+        messages.success(request, result.summary())
+        return redirect("annotator:dashboard", slug=study.slug)
+    context.update(summary=result.summary().split("\n"), form=RatingsFileForm(initial={"upload": token}),
+                   file_name=path.name)
+    return render(request, "annotator/research/ratings_import.html", context)
 
 
 def _item_rows(study: Study, now: datetime) -> list[ItemRow]:

@@ -1,7 +1,7 @@
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Barrier, Episode, Scenario
+from ..models import Barrier, Episode, ImportJob, Scenario
 
 
 class EpisodeFilterForm(forms.Form):
@@ -12,11 +12,14 @@ class EpisodeFilterForm(forms.Form):
     scenario = forms.ModelChoiceField(Scenario.objects.none(), required=False, empty_label="any scenario")
     status = forms.ChoiceField(choices=[("", "any status"), *Episode.Status.choices], required=False)
     tag = forms.ChoiceField(required=False)
+    imported = forms.ModelChoiceField(ImportJob.objects.none(), required=False, widget=forms.HiddenInput,
+                                      label="Import")  # the import page's link to what an import brought in
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["barrier"].queryset = Barrier.objects.owned_by(user)
         self.fields["scenario"].queryset = Scenario.objects.owned_by(user).only("codename")
+        self.fields["imported"].queryset = ImportJob.objects.owned_by(user)
         tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]
 
@@ -24,5 +27,7 @@ class EpisodeFilterForm(forms.Form):
         """Narrow ``episodes`` to the valid filters; an invalid value is ignored, not an error."""
         self.is_valid()
         data = getattr(self, "cleaned_data", {})
-        lookups = {field: data[field] for field in self.fields if data.get(field)}
+        lookups = {field: data[field] for field in self.fields if data.get(field) and field != "imported"}
+        if data.get("imported"):
+            lookups["pk__in"] = {pk for result in data["imported"].results for pk in result.get("episodes", [])}
         return episodes.filter(**lookups)

@@ -5,16 +5,28 @@ from django.template.defaultfilters import filesizeformat
 from ..forms import team_field
 from ..importing import FORMATS
 
-# How the format choice names each format; a format missing here is offered under its own name.
+# How the page names each format, in the Format list and wherever it tells what a file was read as; every
+# format of ``benchmark.importing`` has its label (a test holds this), so no page shows a format's key.
+AUTO = "auto"
 FORMAT_LABELS = {
+    AUTO: "Tell from each file",
     "library": "Parley scenario library",
     "parley": "Parley JSON Lines",
     "agentsense": "AgentSense scenes (with or without a run's outputs)",
+    "socialveil": "SocialVeil scenarios",
     "socialveil-run": "SocialVeil conversation log (turns only; scores come with a run's directory)",
     "promediate": "ProMediate case",
+    "castings": "Sotopia castings (scenario and character pairs)",
+    "sotopia-scores": "Sotopia judge scores",
+    "scores": "Scores of stored episodes (CSV or JSON Lines)",
     "sotopia": "Sotopia episode logs or profiles",
     "csv": "CSV of turns",
 }
+
+
+def format_label(name: str) -> str:
+    """The page's name for a format (its key only for a format this page has never heard of)."""
+    return FORMAT_LABELS.get(name, name)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -44,16 +56,14 @@ class ImportForm(forms.Form):
         error_messages={"required": "Choose at least one file."},
     )
     format = forms.ChoiceField(
-        initial="auto", label="Format",
-        help_text="Left on 'tell from each file', each file's format is told from its name and first record.",
+        initial=AUTO, label="Format",
+        help_text=f"Left on “{FORMAT_LABELS[AUTO]}”, each file's format is told from its name and first record.",
     )
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["team"] = team_field(user)
-        self.fields["format"].choices = [
-            ("auto", "tell from each file"), *((name, FORMAT_LABELS.get(name, name)) for name in FORMATS)
-        ]
+        self.fields["format"].choices = [(name, FORMAT_LABELS[name]) for name in (AUTO, *FORMATS)]
         self.order_fields(["team", "files", "format"])
 
     def clean_files(self) -> list:
@@ -65,6 +75,7 @@ class ImportForm(forms.Form):
         if total > limit:
             raise forms.ValidationError(
                 f"These files come to {filesizeformat(total)}; this page takes at most {filesizeformat(limit)} at "
-                "once. Upload fewer at a time, or import them with manage.py import_episodes, which has no limit."
+                "once. Choose fewer files at a time (a file larger than that can be imported by whoever runs the "
+                "server, from its command line)."
             )
         return files

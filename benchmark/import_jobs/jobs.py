@@ -38,6 +38,8 @@ from .progress import STALE_AFTER, FileProgress, ProgressWriter, job_directory, 
 logger = logging.getLogger(__name__)
 
 KEEP_UPLOADS = timedelta(days=1)
+# The page's words for naming a file's format (the command says "pass --format").
+CHOOSE_FORMAT = "choose its format in the Format list and upload it again"
 Status = ImportJob.Status
 
 
@@ -148,7 +150,8 @@ def run_job(job_id: int) -> ImportJob:
             for index, path in enumerate(paths):
                 progress.start_file(index)
                 try:
-                    result = import_file(path, team=job.team, format=job.format, dry_run=dry_run, progress=progress)
+                    result = import_file(path, team=job.team, format=job.format, dry_run=dry_run, progress=progress,
+                                         choose_format=CHOOSE_FORMAT)
                 except ImportProblem as problem:
                     status = Status.REFUSED if dry_run else Status.FAILED
                     return finish(job, status, results, error=str(problem), failed_file=index)
@@ -167,6 +170,7 @@ def describe(result: ImportResult) -> dict[str, Any]:
     return {
         "file": result.file, "format": result.format, "dry_run": result.dry_run, "summary": result.summary(),
         "parts": [list(part) for part in result.parts()], "notes": list(result.notes),
+        "episodes": [] if result.dry_run else result.episodes,
     }
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models import ImportJob
+from .forms import format_label
 from .jobs import is_stale
 from .progress import read_progress
 
@@ -43,6 +44,18 @@ class JobStatus:
         return self.job.status == Status.CHECKED
 
     @property
+    def format(self) -> str:
+        """The format chosen on the page, as the page names it."""
+        return format_label(self.job.format)
+
+    @property
+    def episodes(self) -> int:
+        """How many episodes the import created or added to (none in a dry run)."""
+        if self.job.dry_run:
+            return 0
+        return len({pk for result in self.job.results for pk in result.get("episodes", [])})
+
+    @property
     def tone(self) -> str:
         """The badge's colour, in the run badges' words."""
         if self.stale or self.job.status in {Status.REFUSED, Status.FAILED, Status.EXPIRED}:
@@ -65,7 +78,7 @@ def _file_row(job: ImportJob, position: int, name: str, current: int) -> FileRow
         parts = [(label.rstrip(":").capitalize(), what) for label, what in result["parts"]]
         if not parts:
             parts = [("Nothing to import", "")]
-        return FileRow(position, name, "done", result["format"], parts, result["notes"])
+        return FileRow(position, name, "done", format_label(result["format"]), parts, result["notes"])
     if position == job.failed_file:
         return FileRow(position, name, "failed", error=job.error)
     if job.working:

@@ -75,6 +75,7 @@ class ImportResult:
     ignored: Counter[str] = field(default_factory=Counter)  # field name -> records in which it was not kept
     notes: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # long lists behind the notes (--verbosity 2)
+    episodes: list[int] = field(default_factory=list)  # pks of the episodes created or added to, to link to them
 
     def note(self, sentence: str) -> None:
         if sentence not in self.notes:
@@ -186,11 +187,16 @@ def first_record(path: Path, text: str) -> object:
     return None
 
 
-def detect_format(path: Path, text: str) -> str:
+# How a problem tells the reader to name the format: the command's words; the import page passes its own.
+CHOOSE_FORMAT = "pass --format"
+
+
+def detect_format(path: Path, text: str, *, choose_format: str = CHOOSE_FORMAT) -> str:
     """The format of a file, from its first record (``first_record``), asking each format in turn.
 
     A record no format recognises is refused as not a known format, with the shapes Parley reads
-    listed, instead of being read as one format and refused for a field of that format.
+    listed, instead of being read as one format and refused for a field of that format; ``choose_format``
+    says how the reader names the format instead (a flag of the command, a field of the page).
     """
     first = first_record(path, text)
     for name in FORMATS:
@@ -203,11 +209,11 @@ def detect_format(path: Path, text: str) -> str:
         jsonl = path.suffix.lower() == ".jsonl"
         decode_json(text.lstrip().split("\n", 1)[0] if jsonl else text, Origin(path.name, "line 1" if jsonl else None))
     if first is None:
-        raise ImportProblem("cannot tell the format from the name or the content; pass --format", file=path.name)
+        raise ImportProblem(f"cannot tell the format from the name or the content; {choose_format}", file=path.name)
     place = "row 1" if isinstance(first, list) else "line 1" if path.suffix.lower() == ".jsonl" else "record 1"
     raise ImportProblem(
         f"not a known format: the first record is none of the shapes Parley reads ({KNOWN_SHAPES}); "
-        "see docs/formats.md, or pass --format",
+        f"see docs/formats.md, or {choose_format}",
         file=path.name, place=place,
     )
 
@@ -231,11 +237,13 @@ Progress = Callable[[str, int, int], None]
 
 def import_file(
     path: str | Path, *, team: Team, format: str = "auto", dry_run: bool = False, progress: Progress | None = None,
+    choose_format: str = CHOOSE_FORMAT,
     tag: str = "",
 ) -> ImportResult:
     """Import one file into ``team``, all or nothing; ``dry_run`` validates and writes, then rolls back.
 
-    ``tag``, when given, is the experiment tag of every episode the file creates (instead of the file's own),
+    ``choose_format`` is how a problem tells the reader to name the format (``detect_format``). ``tag``,
+    when given, is the experiment tag of every episode the file creates (instead of the file's own),
     so two runs of one model imported apart can be reported apart.
     """
     from . import saving
@@ -250,7 +258,7 @@ def import_file(
     is_directory = path.is_dir()
     text = "" if is_directory else read_text(path)
     if format == "auto":
-        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text)
+        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text, choose_format=choose_format)
     if format not in FORMAT_MODULES:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
     module = format_module(format)

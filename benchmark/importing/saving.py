@@ -670,6 +670,7 @@ class Saver:
                 model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
                 rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=_CHUNK)
+        self.result.episodes = [row.pk for row in self.new[Episode]] + [row.pk for row in self.stored.values()]
         save_barrier_prompts(self)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)

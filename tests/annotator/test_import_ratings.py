@@ -377,8 +377,8 @@ def test_the_page_checks_a_file_first_then_imports_what_was_checked(study, resea
     assert "would create 210 answers, 3 external annotators, 15 ratings" in checked.content.decode()
     assert not Annotation.objects.exists()
 
-    content = checked.context["form"].initial["content"]
-    imported = researcher_client.post(url, {"content": content, "file_name": "prolific.csv", "action": "import"})
+    token = checked.context["form"].initial["upload"]
+    imported = researcher_client.post(url, {"upload": token, "action": "import"})
     assert imported.status_code == 302 and imported.url == reverse("annotator:dashboard", args=[study.slug])
     assert Annotation.objects.count() == 15
 

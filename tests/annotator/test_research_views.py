@@ -460,7 +460,7 @@ def test_each_bad_input_has_a_message(researcher_client, episodes, overrides, fi
 def test_a_taken_slug_is_refused(researcher_client, episodes, study):
     response = create(researcher_client, slug=study.slug)
 
-    assert "Study with this Slug already exists." in response.context["form"].errors["slug"]
+    assert "This slug is not available; choose another." in response.context["form"].errors["slug"]
     assert Study.objects.count() == 1
 
 
