@@ -94,7 +94,9 @@ def test_demo_logins_gives_every_demo_account_a_new_password_and_a_working_link(
     assert len(passwords) == 5 and set(passwords).isdisjoint(re.findall(r"password (\S+)", second))
     User = get_user_model()
     admin = User.objects.get(username="admin")
-    assert admin.is_superuser and admin.check_password(re.search(r"admin\s+superuser\s+password (\S+)", second)[1])
+    assert admin.is_superuser and admin.is_staff and not admin.team_memberships.exists()
+    assert "then http://127.0.0.1:8000/admin/" in second
+    assert admin.check_password(re.search(r"admin\s+superuser\s+password (\S+)", second)[1])
     researcher = re.search(r"researcher\s+researchers\s+password \S+\n\s+http://127\.0\.0\.1:8000(/login/\S+)", second)
     client = Client()
     client.get(researcher[1])
@@ -105,4 +107,4 @@ def test_load_demo_no_logins_creates_the_accounts_without_printing_them():
     out = StringIO()
     call_command("load_demo", "--no-logins", stdout=out)
     assert "/login/" not in out.getvalue() and "password" not in out.getvalue()
-    assert get_user_model().objects.filter(username__in=["researcher", "annotator1", "admin"]).count() == 3
+    assert get_user_model().objects.filter(username__in=["researcher", "annotator1"]).count() == 2

@@ -34,9 +34,9 @@ class Account:
 
 
 @transaction.atomic
-def ensure_accounts(team: Team, *, new_passwords: bool = False) -> list[Account]:
-    """Create the demo accounts that are missing; a password is set (and returned) only for a new
-    account, or for every account with ``new_passwords``."""
+def ensure_accounts(team: Team, *, new_passwords: bool = False, superuser: bool = False) -> list[Account]:
+    """Create the demo accounts that are missing (the superuser too with ``superuser``); a password is
+    set (and returned) only for a new account, or for every account with ``new_passwords``."""
     researchers, _ = Group.objects.get_or_create(name=RESEARCHERS)
     researchers.permissions.clear()  # earlier demos granted every benchmark permission
     annotators, _ = Group.objects.get_or_create(name=ANNOTATORS)
@@ -47,8 +47,9 @@ def ensure_accounts(team: Team, *, new_passwords: bool = False) -> list[Account]
         role = TeamMember.Role.RESEARCHER if group == researchers else TeamMember.Role.ANNOTATOR
         TeamMember.objects.update_or_create(team=team, user=user, defaults={"role": role})
         accounts.append(Account(user, group.name, password))
-    user, password = _user(SUPERUSER, new_passwords, superuser=True)
-    accounts.append(Account(user, "superuser", password))
+    if superuser:
+        user, password = _user(SUPERUSER, new_passwords, superuser=True)
+        accounts.append(Account(user, "superuser", password))
     return accounts
 
 

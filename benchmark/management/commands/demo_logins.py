@@ -12,7 +12,10 @@ from ..team_option import add_team_argument, team_from_options
 
 
 class Command(BaseCommand):
-    help = "Give the demo accounts (created if missing) new passwords and print them with one-use login links."
+    help = (
+        "Give the demo accounts and the superuser admin (created if missing) new passwords and print them "
+        "with one-use login links."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -22,5 +25,5 @@ class Command(BaseCommand):
         add_team_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        accounts = ensure_accounts(team_from_options(options), new_passwords=True)
+        accounts = ensure_accounts(team_from_options(options), new_passwords=True, superuser=True)
         write_logins(self.stdout, accounts, options["base_url"])
