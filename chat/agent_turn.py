@@ -13,7 +13,7 @@ Why it works the way it does:
   ``PARTIAL_INTERVAL`` (``partial``) so a page that joins mid-reply, in any process, catches up.
   The stored turn (``turn``) replaces the preview.
 - **Not tied to a socket.** The turn runs as its own asyncio task (started by
-  ``chat.progress``), so closing or reloading the page that asked for it loses nothing.
+  ``chat.state_machine``), so closing or reloading the page that asked for it loses nothing.
 - **Failures end the chat plainly.** When the gateway's retries run out, or the reply is unusable
   even after one repair request, the episode ends as failed with reason ``model_error``; the
   participant is told in plain words and goes on to the questions. The error is kept in the

@@ -1,7 +1,7 @@
 """The participant's chat socket: who is asking, what they may touch, which function does the work.
 
 The consumer keeps no conversation state: turns are in the database, fan-out is the episode's
-channel-layer group, and what happens next is decided by ``chat.progress`` from the stored
+channel-layer group, and what happens next is decided by ``chat.state_machine`` from the stored
 transcript, so a page reconnecting to another server process sees the same episode. The protocol
 is described in ``docs/chat-protocol.md``.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import connections, progress
+from . import connections, state_machine
 from .access import SESSION_KEY, is_bound_to
 from .models import ChatStudy, Participant
 from .orm import database_call
@@ -103,13 +103,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.watcher: asyncio.Task | None = None
         self.keeper = asyncio.create_task(self._keep_connection())
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
-        history, self.cast, ended = await database_call(progress.open_episode)(self.participant_pk)
+        history, self.cast, ended = await database_call(state_machine.open_episode)(self.participant_pk)
         await self.send_json(history)
         if ended:
             await broadcast(self.episode_pk, {"type": "ended", **history["ended"]})
         if history["ended"] is None:
-            await progress.advance(self.participant_pk, self.cast)
-            self.watcher = asyncio.create_task(progress.watch(self.participant_pk, self.episode_pk, self.send_json))
+            await state_machine.advance(self.participant_pk, self.cast)
+            watch = state_machine.watch(self.participant_pk, self.episode_pk, self.send_json)
+            self.watcher = asyncio.create_task(watch)
 
     async def disconnect(self, code: int) -> None:
         if self.connection is not None:
@@ -152,7 +153,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if kind == "act":
             await self.act(content)
         elif kind == "sync":
-            history, self.cast = await database_call(progress.snapshot)(self.participant_pk)
+            history, self.cast = await database_call(state_machine.snapshot)(self.participant_pk)
             await self.send_json(history)
         else:
             await self.send_json(BAD_MESSAGE)
@@ -178,7 +179,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
         if submitted.created:
             await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
-        await progress.advance(self.participant_pk, self.cast)
+        await state_machine.advance(self.participant_pk, self.cast)
 
     async def chat_forward(self, event: dict[str, Any]) -> None:
         """A message broadcast to the episode's group (see ``chat.protocol.broadcast``)."""

@@ -226,7 +226,7 @@ if REDIS_URL:
     # the queue and further group messages (a ``turn`` among them) are dropped without an error;
     # with redis-py 8 its 5 s blocking read also races the client's 5 s socket timeout and kills
     # the consumer (close code 1011). Pub/Sub pushes each group message to the processes that
-    # subscribed, with no queue to overflow (benchmarks/chat_load.py: 0 of 100 chats stalled,
+    # subscribed, with no queue to overflow (perf/chat_load.py: 0 of 100 chats stalled,
     # against 68 of 100 on the core layer).
     CHANNEL_LAYERS = {
         "default": {

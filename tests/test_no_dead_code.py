@@ -11,7 +11,7 @@ import pytest
 REMOVED = [
     ("annotator.assignment", "release_expired"),  # claiming already treats a lapsed claim's slot as free
     ("benchmark.instruments.checks", "check_scheme"),  # check_questions is the one check forms and admin use
-    ("chat.progress", "wait_for_agent_turns"),  # only the chat tests waited on agent tasks
+    ("chat.state_machine", "wait_for_agent_turns"),  # only the chat tests waited on agent tasks
     ("chat.questionnaire", "validate_questionnaire"),  # questions are checked by benchmark.instruments.checks
     ("chat.models", "default_questionnaire"),  # the default is the preset instrument chat-questionnaire
 ]

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from benchmark.importing import ImportProblem
-from benchmark.importing.drafts import Origin
+from benchmark.importing.records import Origin
 from benchmark.models import Question
 
 from ..answer_forms import ParsedForm, field_name

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from benchmark.csv_output import restore_cell
 from benchmark.importing import ImportProblem
-from benchmark.importing.drafts import Origin, describe
 from benchmark.importing.parley import json_lines
 from benchmark.importing.reading import check_storable_text
+from benchmark.importing.records import Origin, describe
 from benchmark.importing.turns_csv import rows
 
 from .problems import Problems

@@ -38,11 +38,11 @@ from ..agents.prompt import HistoryEntry, describe_turn
 from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Goal, Question, Response
 from . import scripted_judge
-from .briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence
 from .interviews.asking import validate_replies
 from .interviews.instruments import NO, YES, goals_instrument
 from .interviews.scripted import goal_reached
 from .judge import complete_json_retrying, judge_models
+from .judge_briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence
 
 PROMPT_VERSION = "goals-judge-1"
 SCRIPTED_VERSION = "scripted-goals-judge-1"

@@ -45,8 +45,8 @@ from ..agents.batches import map_bounded
 from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Instrument, Respondent
 from . import scripted_judge
-from .briefing import build_judge_messages, load_episode_for_judge
-from .questionnaire import Questionnaire, questionnaire
+from .judge_briefing import build_judge_messages, load_episode_for_judge
+from .judge_questions import Questionnaire, questionnaire
 from .verdicts import Score, complete_episode_ids, store_verdict, validate_verdict
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"

@@ -34,7 +34,7 @@ from ..models import ActionType
 
 if TYPE_CHECKING:
     from ..models import Episode, Seat
-    from .questionnaire import Questionnaire
+    from .judge_questions import Questionnaire
 
 RESPONDENT = "scripted"
 PROMPT_VERSION = "heuristic-1"

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from ..agents.llm import Usage
 from ..models import Answer, Episode, Question, Respondent, Response
-from .briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
-from .questionnaire import JudgedQuestion, Questionnaire
+from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
+from .judge_questions import JudgedQuestion, Questionnaire
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from django.utils import timezone
 from ..importing import ImportProblem, ImportResult, import_file
 from ..models import ImportJob, Team
 from ..runs.launching import spawn_process
-from .progress import STALE_AFTER, FileProgress, ProgressWriter, job_directory, read_progress, write_progress
+from .progress_file import STALE_AFTER, FileProgress, ProgressWriter, job_directory, read_progress, write_progress
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..models import ImportJob
 from .forms import format_label
 from .jobs import is_stale
-from .progress import read_progress
+from .progress_file import read_progress
 
 Status = ImportJob.Status
 

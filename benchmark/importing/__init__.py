@@ -7,8 +7,8 @@ field, so a researcher can fix the file without reading our code. Every object c
 external id; what is already present is skipped and counted as unchanged, so importing the same file
 twice changes nothing.
 
-The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library``, ``sotopia``,
-``castings``, ``agentsense``, ``turns_csv``) that turns a file into drafts (``drafts``); ``saving`` writes the drafts.
+The formats are described in ``docs/formats.md``. Each has its own module (``parley``, ``library_import``, ``sotopia``,
+``castings``, ``agentsense``, ``turns_csv``) that turns a file into records (``records``); ``saving`` writes the drafts.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def read_text(path: Path) -> str:
 # must look things up in the team's data before saving (a scenario named by its content) has
 # ``resolve(drafts, team)``.
 FORMAT_MODULES = {
-    "library": "library",
+    "library": "library_import",
     "parley": "parley",
     "agentsense": "agentsense",
     "socialveil": "socialveil",
@@ -203,8 +203,8 @@ def detect_format(path: Path, text: str, *, choose_format: str = CHOOSE_FORMAT) 
         if format_module(name).recognises(first):
             return name
     if first is None and text.lstrip().startswith(("{", "[", '"')):
-        from .drafts import Origin
         from .reading import decode_json
+        from .records import Origin
 
         jsonl = path.suffix.lower() == ".jsonl"
         decode_json(text.lstrip().split("\n", 1)[0] if jsonl else text, Origin(path.name, "line 1" if jsonl else None))
@@ -248,7 +248,7 @@ def import_file(
     """
     from . import saving
     from .checks import check_unique_records
-    from .drafts import EpisodeDraft, max_length
+    from .records import EpisodeDraft, max_length
 
     if len(tag) > (max_length(Episode, "tag") or 0):
         raise ImportProblem(f"the tag {tag[:40]!r}... is longer than {max_length(Episode, 'tag')} characters",

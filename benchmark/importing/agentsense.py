@@ -34,7 +34,8 @@ from ..evaluation.interviews.instruments import PROBES_PRESET, goals_instrument,
 from ..models import ActionType, Episode, Probe, Relationship, Respondent
 from ..models.scenarios import Category, Communication, GoalType, TurnTaking
 from .checks import check_character_values, check_episode, check_roles, check_scenario_shape, check_scenario_values
-from .drafts import (
+from .parley import json_lines
+from .records import (
     MAX_TURN_CHARS,
     CharacterDraft,
     CharacterRef,
@@ -55,7 +56,6 @@ from .drafts import (
     max_length,
     values_of,
 )
-from .parley import json_lines
 from .responses import AnswerDraft, InstrumentDraft, ResponseDraft, check_responses
 
 SOURCE = "agentsense"

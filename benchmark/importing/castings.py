@@ -16,7 +16,7 @@ combination is played as its own cell by ``manage.py simulate --casts all``.
 from __future__ import annotations
 
 from ..models import Cast, Character, Scenario
-from .drafts import CastDraft, CharacterRef, Draft, Fields, Origin, ScenarioRef, max_length
+from .records import CastDraft, CharacterRef, Draft, Fields, Origin, ScenarioRef, max_length
 from .sotopia import records
 
 KEYS = frozenset({"combo_id", "env_id", "agent_ids"})

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..models import Character, Episode, Relationship, Role, Scenario, Seat, Turn
 from ..models.scenarios import Category, Difficulty, TurnTaking
-from .drafts import (
+from .records import (
     ACTIONS_NEEDING_CONTENT,
     MAX_TAG_LENGTH,
     MAX_TURNS,

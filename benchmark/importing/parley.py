@@ -23,7 +23,8 @@ from .checks import (
     check_scenario_shape,
     check_scenario_values,
 )
-from .drafts import (
+from .reading import check_line_size, load_json
+from .records import (
     CHARACTER_FIELDS,
     MAX_INTEGER,
     MAX_SMALL_INTEGER,
@@ -47,7 +48,6 @@ from .drafts import (
     max_length,
     values_of,
 )
-from .reading import check_line_size, load_json
 from .responses import (
     AnswerDraft,
     InstrumentDraft,

@@ -37,7 +37,8 @@ from django.utils.text import slugify
 from ..models import Character, Relationship, Scenario
 from ..models.scenarios import TurnTaking
 from .checks import check_character_values, check_roles, check_scenario_shape, check_scenario_values
-from .drafts import (
+from .reading import load_json
+from .records import (
     MAX_SMALL_INTEGER,
     CharacterDraft,
     CharacterRef,
@@ -50,7 +51,6 @@ from .drafts import (
     ScenarioDraft,
     max_length,
 )
-from .reading import load_json
 
 SOURCE = "promediate"
 MEDIATOR = "Mediator"

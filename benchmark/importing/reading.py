@@ -29,7 +29,7 @@ import json
 import math
 from typing import Any
 
-from .drafts import Origin
+from .records import Origin
 
 MAX_LINE_BYTES = 5_000_000
 MAX_DEPTH = 64

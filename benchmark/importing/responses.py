@@ -20,7 +20,7 @@ from typing import Any
 from ..evaluation import rubrics
 from ..instruments.respondents import respondent_fields
 from ..models import Respondent
-from .drafts import EpisodeDraft, Origin, check_text, max_length
+from .records import EpisodeDraft, Origin, check_text, max_length
 
 
 @dataclass

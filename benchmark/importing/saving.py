@@ -46,7 +46,7 @@ from ..models import (
     Turn,
 )
 from . import ImportResult
-from .drafts import (
+from .records import (
     TEXT_SCENARIO_PREFIX,
     CastDraft,
     CharacterDraft,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..models import Barrier, ScenarioBarrier
-from .drafts import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, ScenarioDraft
+from .records import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, ScenarioDraft
 
 if TYPE_CHECKING:
     from .saving import Saver
@@ -93,7 +93,7 @@ def barrier_for(saver: Saver, prompt: BarrierPromptDraft) -> Barrier:
 def create_barrier(saver: Saver, prompt: BarrierPromptDraft, definition: BarrierDefinition) -> Barrier:
     """A team barrier from its definition, with the cues and exemplar templates of ``cues_from``, saved
     as a library's barrier is (``library.save_barriers``)."""
-    from .library import BarrierDraft, save_barriers
+    from .library_import import BarrierDraft, save_barriers
 
     sources = [saver.barriers[key] for key in definition.cues_from if key in saver.barriers]
     values = {**definition.values, "exemplar_templates": "\n".join(line for s in sources for line in s.templates)}

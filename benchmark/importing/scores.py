@@ -24,9 +24,9 @@ from typing import Any
 
 from ..csv_output import restore_cell
 from ..models import Episode
-from .drafts import MAX_SMALL_INTEGER, Fields, Origin, check_integer, describe, max_length
 from .parley import json_lines
 from .reading import check_storable_text
+from .records import MAX_SMALL_INTEGER, Fields, Origin, check_integer, describe, max_length
 from .responses import JUDGE_QUESTIONS, EpisodeResponsesDraft, ScoreDraft, scores_to_responses
 from .turns_csv import rows
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..models import Probe, Relationship, Scenario
 from .checks import check_roles, check_scenario_shape, check_scenario_values
-from .drafts import (
+from .records import (
     BarrierDefinition,
     BarrierPromptDraft,
     CharacterRef,

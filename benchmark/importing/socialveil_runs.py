@@ -70,7 +70,8 @@ from typing import Any
 from ..models import ActionType, Barrier, Scenario, Team
 from . import ImportProblem, read_text
 from .checks import check_episode
-from .drafts import (
+from .reading import load_json
+from .records import (
     MAX_TURN_CHARS,
     CharacterRef,
     Draft,
@@ -83,7 +84,6 @@ from .drafts import (
     TurnDraft,
     describe,
 )
-from .reading import load_json
 from .responses import ScoreDraft, check_responses, scores_to_responses
 
 SOURCE = "socialveil"

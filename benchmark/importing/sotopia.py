@@ -39,7 +39,9 @@ from .checks import (
     check_roles,
     check_scenario_values,
 )
-from .drafts import (
+from .parley import json_lines
+from .reading import check_json, decode_json, load_json
+from .records import (
     MAX_INTEGER,
     MAX_TURN_CHARS,
     TEXT_SCENARIO_PREFIX,
@@ -64,8 +66,6 @@ from .drafts import (
     max_length,
     unique,
 )
-from .parley import json_lines
-from .reading import check_json, decode_json, load_json
 from .responses import JUDGE_QUESTIONS, ScoreDraft, scores_to_responses
 
 # Sotopia's evaluation dimensions and ours; overall_score is their mean, so it is not stored.

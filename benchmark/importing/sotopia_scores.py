@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import Episode, Scenario
-from .drafts import Fields, Origin, check_number, check_text, describe, max_length
 from .reading import check_json, decode_json
+from .records import Fields, Origin, check_number, check_text, describe, max_length
 from .responses import JUDGE_QUESTIONS, EpisodeResponsesDraft, ScoreDraft, scores_to_responses
 from .sotopia import DERIVED_SCORES, DIMENSION_NAMES, PROMPT_VERSION
 

@@ -28,7 +28,8 @@ from .checks import (
     check_character_values,
     check_episode,
 )
-from .drafts import (
+from .reading import check_storable_text
+from .records import (
     ACTIONS_NEEDING_CONTENT,
     MAX_INTEGER,
     MAX_TURN_CHARS,
@@ -50,7 +51,6 @@ from .drafts import (
     unique,
     values_of,
 )
-from .reading import check_storable_text
 
 REQUIRED_COLUMNS = ("episode_id", "turn_index", "speaker", "action_type", "text")
 OPTIONAL_COLUMNS = ("scenario", "barrier")

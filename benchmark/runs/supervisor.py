@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ..agents import llm, loading
 from ..models import Episode, SimulationRun
-from ..progress import ProgressBar
+from ..progress_bar import ProgressBar
 from .interrupts import install_signal_handlers
 from .options import NO_JUDGE, RunOptions, RunOptionsError
 from .planning import Preparation, RunPlan, chunks, plan_run, prepare_episodes

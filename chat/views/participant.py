@@ -37,7 +37,6 @@ from ..access import (
 )
 from ..answers import QuestionnaireForm, save_answers
 from ..assignment import StudyFull, assign
-from ..briefing import build_briefing
 from ..flow import (
     ID_PATTERN,
     ID_RULE,
@@ -53,6 +52,7 @@ from ..flow import (
 from ..human_test import HumanTestForm, human_test_for, store_human_test
 from ..lifecycle import end_message, ended_by_participant
 from ..models import ChatStudy, Participant
+from ..participant_briefing import build_briefing
 
 ParticipantView = Callable[[HttpRequest, ChatStudy, Participant], HttpResponse]
 

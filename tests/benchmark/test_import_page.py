@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from benchmark.import_jobs import jobs
 from benchmark.import_jobs.jobs import remove_expired, run_job
-from benchmark.import_jobs.progress import FileProgress, job_directory, progress_path, write_progress
+from benchmark.import_jobs.progress_file import FileProgress, job_directory, progress_path, write_progress
 from benchmark.importing import import_file
 from benchmark.models import Character, ImportJob
 from tests.builders import add_to_team, default_team, make_researcher, make_team

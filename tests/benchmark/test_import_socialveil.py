@@ -19,7 +19,7 @@ from benchmark.models import Barrier, Character, Episode, Probe, Response, Role,
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run, prepare_episodes, resolve_scenarios
 from benchmark.runs.simulation import create_episode, run_episode
-from benchmark.scenarios.library import select_library, write_library
+from benchmark.scenarios.library_export import select_library, write_library
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 from tests.builders import default_team, make_team, make_user
 from tests.fake_llm import FAKE_MODEL

@@ -760,7 +760,7 @@ def test_an_environment_profile_keeps_its_relationship_and_one_without_is_unknow
 
 def test_prompts_leave_an_unknown_relationship_out_and_the_judge_is_told_it_is_unknown():
     from benchmark.agents.prompt import AgentContext, build_agent_messages
-    from benchmark.evaluation.briefing import load_episode_for_judge, relationship_sentence
+    from benchmark.evaluation.judge_briefing import load_episode_for_judge, relationship_sentence
 
     import_file(HUMAN_EVAL_DISLIKE)
     episode = Episode.objects.get()

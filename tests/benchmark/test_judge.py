@@ -9,8 +9,8 @@ from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 
 from benchmark.evaluation import judge, scripted_judge
-from benchmark.evaluation.briefing import load_episode_for_judge, seat_key
-from benchmark.evaluation.questionnaire import Questionnaire, judge_instruments, questionnaire
+from benchmark.evaluation.judge_briefing import load_episode_for_judge, seat_key
+from benchmark.evaluation.judge_questions import Questionnaire, judge_instruments, questionnaire
 from benchmark.evaluation.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
 from benchmark.evaluation.verdicts import store_verdict, validate_verdict
 from benchmark.models import ActionType, Answer, Episode, Instrument, Question, Respondent, Response

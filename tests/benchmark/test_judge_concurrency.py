@@ -5,7 +5,7 @@ import time
 import pytest
 from django.db import IntegrityError, transaction
 
-from benchmark.evaluation.questionnaire import judge_instruments
+from benchmark.evaluation.judge_questions import judge_instruments
 from benchmark.models import Respondent, Response
 from tests.builders import make_episode
 from tests.concurrency import at_once

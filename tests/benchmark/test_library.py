@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from benchmark.importing import detect_format
 from benchmark.models import Barrier, BarrierCue, Cast, Character, Goal, Probe, Scenario, Team
-from benchmark.scenarios.library import LibraryProblem, select_library, write_library
+from benchmark.scenarios.library_export import LibraryProblem, select_library, write_library
 from benchmark.scenarios.templates import instantiate
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 from tests.builders import default_team, make_cast, make_character, make_scenario, make_team

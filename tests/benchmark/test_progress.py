@@ -2,8 +2,8 @@
 
 import io
 
-from benchmark import progress
-from benchmark.progress import ProgressBar, clock
+from benchmark import progress_bar
+from benchmark.progress_bar import ProgressBar, clock
 
 
 class Terminal(io.StringIO):
@@ -18,7 +18,7 @@ def test_off_a_terminal_a_line_is_written_at_each_tenth_and_at_the_end():
         bar.advance("ok")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 11  # the first item, then each tenth
-    assert lines[-1].startswith("evaluate [" + "#" * progress.WIDTH + "] 100/100 ok · ")
+    assert lines[-1].startswith("evaluate [" + "#" * progress_bar.WIDTH + "] 100/100 ok · ")
 
 
 def test_off_a_terminal_a_slow_run_still_writes_a_line_every_few_seconds(monkeypatch):
@@ -27,7 +27,7 @@ def test_off_a_terminal_a_slow_run_still_writes_a_line_every_few_seconds(monkeyp
     bar.show(1)
     bar.show(2)
     assert len(stream.getvalue().splitlines()) == 1
-    monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(progress_bar, "LOG_EVERY", 0.0)
     bar.show(3)
     assert stream.getvalue().splitlines()[-1].startswith("simulate [") and " 3/1000 episodes · " in stream.getvalue()
 
@@ -44,7 +44,7 @@ def test_on_a_terminal_one_line_is_redrawn_and_closed():
 
 def test_the_time_left_is_estimated_from_the_items_done_since_the_bar_started(monkeypatch):
     now = [100.0]
-    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(progress_bar.time, "monotonic", lambda: now[0])
     stream = io.StringIO()
     bar = ProgressBar(stream, 10, "simulate", already_done=4)
     now[0] = 120.0

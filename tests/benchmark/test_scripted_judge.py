@@ -6,7 +6,7 @@ from asgiref.sync import async_to_sync
 from benchmark.demo.content import SCENARIOS
 from benchmark.demo.install import beats_of, install_scenario
 from benchmark.evaluation import judge, scripted_judge
-from benchmark.evaluation.questionnaire import questionnaire
+from benchmark.evaluation.judge_questions import questionnaire
 from benchmark.models import Answer, Barrier, Episode, Instrument, Question
 from benchmark.runs.simulation import create_episode, run_episode
 from tests.builders import default_team, make_team

@@ -2,14 +2,14 @@
 
 import asyncio
 
-from chat import progress
+from chat import state_machine
 
 
 async def wait_for_agent_turns(timeout: float = 10.0) -> None:
     """Wait until the agent turns running on this event loop are done; cancel what is left at ``timeout``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while tasks := [t for t in progress._agent_tasks if t.get_loop() is loop and not t.done()]:
+    while tasks := [t for t in state_machine._agent_tasks if t.get_loop() is loop and not t.done()]:
         remaining = deadline - loop.time()
         if remaining <= 0:
             for task in tasks:

@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import Seat, TurnTaking
-from chat.briefing import build_briefing
 from chat.models import Participant
+from chat.participant_briefing import build_briefing
 from tests.builders import make_character, make_scenario
 from tests.chat.builders import make_chat_study, make_participant, sign_in
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
-from chat import progress
+from chat import state_machine
 from chat.forms import ChatStudyForm
 from chat.lifecycle import end_episode
 from chat.models import ChatStudy, Participant
@@ -43,7 +43,7 @@ def chatting(client, study, participant_id="quick", *, turns=0):
 def leave(participant):
     """The participant leaves, as the socket stores it and moves on."""
     submit_human_turn(participant.pk, client_id=uuid4().hex, action_type="leave", content="")
-    progress.next_step(participant.pk)
+    state_machine.next_step(participant.pk)
     participant.refresh_from_db()
 
 
@@ -103,7 +103,7 @@ def test_the_agent_leaving_before_the_minimum_is_not_the_participants_doing(clie
     Turn.objects.create(episode=participant.episode, index=index, seat=human, content="Hm.")
     Turn.objects.create(episode=participant.episode, index=index + 1, seat=agent, action_type=ActionType.LEAVE)
 
-    progress.next_step(participant.pk)
+    state_machine.next_step(participant.pk)
 
     participant.refresh_from_db()
     assert participant.stage == STAGE.QUESTIONNAIRE

@@ -234,7 +234,7 @@ def play(study, participant_id: str, *, participant_lines: int, answers: dict | 
     """One participant's way through ``study`` with the scripted agent; ``answers`` as the form posts them."""
     from asgiref.sync import async_to_sync
 
-    from chat import access, agent_turn, flow, progress, questionnaire, turns
+    from chat import access, agent_turn, flow, state_machine, questionnaire, turns
     from chat.assignment import assign
     from chat.models import Participant
 
@@ -246,7 +246,7 @@ def play(study, participant_id: str, *, participant_lines: int, answers: dict | 
     flow.start_conversation(participant)
     said = 0
     while True:
-        step = progress.next_step(participant.pk)
+        step = state_machine.next_step(participant.pk)
         if step.ended or step.episode_pk is None:
             break
         if step.owner:

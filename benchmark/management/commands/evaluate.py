@@ -16,7 +16,7 @@ from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
-from benchmark.progress import ProgressBar
+from benchmark.progress_bar import ProgressBar
 
 ANY = "any"
 

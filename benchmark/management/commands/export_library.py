@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.stdout_writer import StdoutWriter
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.scenarios.library import LibraryProblem, select_library, write_library
+from benchmark.scenarios.library_export import LibraryProblem, select_library, write_library
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from benchmark.agents import llm
 from benchmark.agents.allowed_models import ModelNotAllowed, check_model
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Scenario, Team
-from benchmark.progress import ProgressBar
+from benchmark.progress_bar import ProgressBar
 from benchmark.scenarios import neutralise
 
 

@@ -18,7 +18,7 @@ The reply is deterministic per prompt (a hash of the last user message): when th
 for a JSON action (they mention ``"action_type"``, as Parley's agent prompt does) it is a
 ``speak`` action, otherwise plain text, so the same server drives agent simulations and chats.
 
-    .venv/bin/python benchmarks/fake_openai.py --port 8765 --latency 0.2
+    .venv/bin/python perf/fake_openai.py --port 8765 --latency 0.2
     # prints "fake OpenAI server on http://127.0.0.1:8765/v1", then serves until interrupted
 
 In Python, ``FakeOpenAI(latency=0.2).start_in_thread()`` serves from a daemon thread and

@@ -1,4 +1,4 @@
-"""A scenario library (``benchmark.scenarios.library`` writes it): barrier, character and scenario records.
+"""A scenario library (``benchmark.scenarios.library_export`` writes it): barrier, character and scenario records.
 
 Each line is one record with ``format_version`` and ``kind`` (``docs/formats.md``, "Scenario
 library"). The rules, and why:
@@ -20,7 +20,7 @@ library"). The rules, and why:
   scenario gets no casts from the file either: casts that differ are named among its fields.
 
 A field added to a kind is read in its reader, written by the writer of that kind in
-``benchmark.scenarios.library`` and compared in that kind's ``*_differences`` here.
+``benchmark.scenarios.library_export`` and compared in that kind's ``*_differences`` here.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from django.core.validators import slug_re
 from ..exporting import stable_id
 from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
 from . import ImportResult, saving
-from .drafts import (
+from .parley import character, check_version, json_lines, scenario
+from .records import (
     CHARACTER_FIELDS,
     MAX_SMALL_INTEGER,
     CharacterDraft,
@@ -48,7 +49,6 @@ from .drafts import (
     max_length,
     values_of,
 )
-from .parley import character, check_version, json_lines, scenario
 
 KINDS = ("barrier", "character", "scenario")
 BARRIER_TEXTS = (

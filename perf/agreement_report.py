@@ -13,8 +13,8 @@ database (or the scratch database DATABASE_URL names, which it fills), then per 
 (nothing kept: the report is built and its figures drawn), warm loads (kept), and a load after a
 new annotation answer (built again, figures drawn again).
 
-    .venv/bin/python benchmarks/agreement_report.py [--items 10000] [--repeat 3]
-    .venv/bin/python benchmarks/agreement_report.py --items 0 --demo
+    .venv/bin/python perf/agreement_report.py [--items 10000] [--repeat 3]
+    .venv/bin/python perf/agreement_report.py --items 0 --demo
 """
 
 import argparse

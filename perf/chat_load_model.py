@@ -12,7 +12,7 @@ keeps, per tag, the seconds from having read the request to having written its l
 serves them at ``GET /timings`` as ``{"tags": {tag: [seconds, ...]}, "untagged": [seconds, ...]}``
 (an agent's opening turn answers no message, so it is untagged).
 
-    .venv/bin/python benchmarks/chat_load_model.py --latency 0.3 --delta-interval 0.02
+    .venv/bin/python perf/chat_load_model.py --latency 0.3 --delta-interval 0.02
     # prints "fake OpenAI server on http://127.0.0.1:<port>/v1", then serves until interrupted
 """
 

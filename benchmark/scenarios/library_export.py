@@ -19,7 +19,7 @@ back into the same team as unchanged, and every later export, of the library or 
 the object the same way.
 
 Each kind is written by one function here (``barrier_record``, ``character_line``,
-``scenario_line``) and read by one in ``benchmark.importing.library``; a field added to a kind
+``scenario_line``) and read by one in ``benchmark.importing.library_import``; a field added to a kind
 goes into both, and into that module's comparison of a record with the stored object.
 """
 

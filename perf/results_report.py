@@ -21,9 +21,9 @@ nothing else cached: the cache emptied, the per-process utterance cache too) and
 the page then asks for, warm loads (the same filters again) and ``benchmark_report`` (which builds
 without the page's cache).
 
-    .venv/bin/python benchmarks/results_report.py [--scenarios 180] [--models 1] [--resamples 1000] [--repeat 3]
-    .venv/bin/python benchmarks/results_report.py --page [--repeat 3]
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/results_report.py --page
+    .venv/bin/python perf/results_report.py [--scenarios 180] [--models 1] [--resamples 1000] [--repeat 3]
+    .venv/bin/python perf/results_report.py --page [--repeat 3]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python perf/results_report.py --page
 
 The page's team, with its episodes, scenarios and characters, is removed at the end (default
 database: a temporary SQLite file).

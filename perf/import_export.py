@@ -10,8 +10,8 @@ study (and again, unchanged); then the same for a scenario library of N scenario
 SocialVeil's two real scenario files in ../shared/data/socialveil (the hard scenarios, then the semantic
 barrier file).
 
-    .venv/bin/python benchmarks/import_export.py [--episodes 2000]
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/import_export.py
+    .venv/bin/python perf/import_export.py [--episodes 2000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python perf/import_export.py
 
 Episodes, scenarios and characters in the database named by DATABASE_URL are deleted first and
 last (default: a temporary SQLite file).
@@ -134,7 +134,7 @@ def time_library(team, workdir: Path, count: int, empty) -> None:  # noqa: ANN00
     from django.core.management import call_command
 
     from benchmark.importing import import_file
-    from benchmark.scenarios.library import select_library, write_library
+    from benchmark.scenarios.library_export import select_library, write_library
 
     call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
     demo = io.StringIO()

@@ -8,8 +8,8 @@ it, and importing it again (every rating unchanged). The files:
 - **many raters**: a wide CSV, ``--raters`` raters (default 1,500) each rating one episode's two seats,
   one row per seat (a crowd-sourced study's shape).
 
-    .venv/bin/python benchmarks/ratings_import.py [--raters 1500]
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/ratings_import.py
+    .venv/bin/python perf/ratings_import.py [--raters 1500]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python perf/ratings_import.py
 
 Episodes, scenarios and characters in the database named by DATABASE_URL are deleted first and
 last (default: a temporary SQLite file).

@@ -1,17 +1,17 @@
 """How close a SocialVeil-sized simulation run comes to the ideal wall time.
 
 Generates N scenarios (default 180, a third tagged hard, two cast roles each), starts
-``benchmarks/fake_openai.py`` in a subprocess with a fixed latency (default 0.2 s), and runs
+``perf/fake_openai.py`` in a subprocess with a fixed latency (default 0.2 s), and runs
 ``manage.py simulate`` over them under the four conditions (720 episodes of up to 20 turns) with
 concurrency 64. The fake server always answers with a ``speak`` action, so every episode runs to
 the turn cap: 14,400 model calls. It prints the wall time, the model calls the server answered,
 the ideal time (model calls × latency ÷ concurrency) and the ratio of the two; the goal is 1.3 at
 most.
 
-    .venv/bin/python benchmarks/simulation.py [--scenarios 180] [--workers 2] [--concurrency 64]
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench_sim .venv/bin/python benchmarks/simulation.py
-    .venv/bin/python benchmarks/simulation.py --scenarios 12      # a quick check
-    .venv/bin/python benchmarks/simulation.py --multi-party --episodes-per-cell 32
+    .venv/bin/python perf/simulation.py [--scenarios 180] [--workers 2] [--concurrency 64]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench_sim .venv/bin/python perf/simulation.py
+    .venv/bin/python perf/simulation.py --scenarios 12      # a quick check
+    .venv/bin/python perf/simulation.py --multi-party --episodes-per-cell 32
 
 ``--multi-party`` plays the demo's scenarios of three and four parties instead (the heating bill,
 24 turns, and the six instances of the two demo templates, 15 turns each, in random order after a
@@ -103,7 +103,7 @@ def main() -> None:
               f"in {time.perf_counter() - started:.1f} s")
 
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "fake_openai.py"), "--port", "0", "--latency", str(args.latency)],
+        [sys.executable, str(ROOT / "perf" / "fake_openai.py"), "--port", "0", "--latency", str(args.latency)],
         stdout=subprocess.PIPE, text=True,
     )
     try:

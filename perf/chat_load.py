@@ -4,7 +4,7 @@ N participants (default 200) chat at the same time, each sending M messages (def
 leaving, over real websockets, against the real ASGI application served by two daphne processes
 (``--servers``) that share PostgreSQL and a Redis channel layer, as a deployment with several
 server processes does. Each socket goes to a server process drawn at random, and so does every
-reconnect. The agent is a language model (``openai/fake-model``) behind ``benchmarks/
+reconnect. The agent is a language model (``openai/fake-model``) behind ``perf/
 chat_load_model.py``, a fake OpenAI-compatible server that waits a fixed latency (0.3 s) and then
 streams its reply word by word (one word every 0.02 s): the whole LLM path runs (the gateway,
 litellm, streaming, JSON parsing), only the model is fake.
@@ -39,10 +39,10 @@ machine did meanwhile: other people's work makes the figures worse, so it is pri
 messages the channel layer reported dropping, and for every session that did not finish, a
 ``failures.jsonl`` with what its page saw next to what was stored.
 
-    .venv/bin/python benchmarks/chat_load.py                             # 200 sessions × 5 messages
-    .venv/bin/python benchmarks/chat_load.py --sessions 20 --messages 3  # a quick check
-    .venv/bin/python benchmarks/chat_load.py --think 15 30               # people who read and type
-    .venv/bin/python benchmarks/chat_load.py --profile /tmp/chat-load-prof   # py-spy (GIL samples) on every daphne
+    .venv/bin/python perf/chat_load.py                             # 200 sessions × 5 messages
+    .venv/bin/python perf/chat_load.py --sessions 20 --messages 3  # a quick check
+    .venv/bin/python perf/chat_load.py --think 15 30               # people who read and type
+    .venv/bin/python perf/chat_load.py --profile /tmp/chat-load-prof   # py-spy (GIL samples) on every daphne
 
 It needs PostgreSQL and Redis on 127.0.0.1. The database (``--database-url``, default
 ``parley_bench_chat``) is created when missing and migrated; the benchmark's studies, participants,
@@ -223,7 +223,7 @@ def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: floa
 def run(args: argparse.Namespace, work: Path, environment: dict[str, str], processes: Processes) -> None:
     model = processes.start(
         "model",
-        [sys.executable, str(ROOT / "benchmarks" / "chat_load_model.py"), "--latency", str(args.latency),
+        [sys.executable, str(ROOT / "perf" / "chat_load_model.py"), "--latency", str(args.latency),
          "--delta-interval", str(args.delta_interval)],
         stdout=subprocess.PIPE, text=True,
     )
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace, work: Path, environment: dict[str, str], proce
     environment["PARLEY_LLM_API_BASE"] = os.environ["PARLEY_LLM_API_BASE"] = api_base
 
     sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "perf"))
     import django
 
     django.setup()

@@ -5,8 +5,8 @@ annotators, then, through Django's test client (the full middleware and view sta
 has annotators claim, open, autosave, autosave again with one answer changed (what a draft's
 later saves are) and submit items, and prints the median and 95th percentile of each step.
 
-    .venv/bin/python benchmarks/annotation.py [--items 1000] [--rounds 150]
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python benchmarks/annotation.py
+    .venv/bin/python perf/annotation.py [--items 1000] [--rounds 150]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/parley_bench .venv/bin/python perf/annotation.py
 
 It uses a scratch database: a temporary SQLite file by default; with DATABASE_URL, the studies,
 episodes, scenarios and characters in that database are deleted first and last.

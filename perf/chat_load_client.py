@@ -1,4 +1,4 @@
-"""Simulated chat participants for ``benchmarks/chat_load.py``: each one a chat page over a real websocket.
+"""Simulated chat participants for ``perf/chat_load.py``: each one a chat page over a real websocket.
 
 A participant behaves as ``static/chat/chat.js`` does, as far as timing and resending go: it
 connects with its session cookie and an allowed Origin, rebuilds its view of the episode from the

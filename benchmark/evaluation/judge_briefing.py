@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..agents.prompt import HistoryEntry, describe_turn
 from ..models import ActionType, Episode, Seat, relationship_label
-from .questionnaire import JudgedQuestion, Questionnaire, system_prompt
+from .judge_questions import JudgedQuestion, Questionnaire, system_prompt
 
 EPISODE_KEY = "episode"
 SEATS_KEY = "seats"
