@@ -2,7 +2,7 @@
 
 The judge answers instruments like any respondent, and its answers are ``Response`` and
 ``Answer`` rows like an annotator's. By default it answers the two presets of
-``benchmark.evaluation.rubrics``: Sotopia-EVAL's seven goal-oriented questions for each seat and
+``benchmark.instruments.rubrics``: Sotopia-EVAL's seven goal-oriented questions for each seat and
 SocialVeil's two barrier-aware questions (appendix G) for the episode. One call per episode asks
 for every question of every instrument, each as reasoning followed by a score; the prompt, the
 reply's shape and its validation are all read from the questions (their rubric, scope and range

@@ -1,7 +1,7 @@
 """What the judge asks: the questions of the instruments it answers, and the rubric that explains them.
 
 The judge answers bounded numeric questions (Likert, slider: ``low``..``high``) asked per seat or
-per episode, of any instrument; by default the two presets of ``benchmark.evaluation.rubrics``.
+per episode, of any instrument; by default the two presets of ``benchmark.instruments.rubrics``.
 Everything the judge is told about a question (its key, range and rubric, the question's help
 text) is read from the question, so the prompt and the validation follow the instrument's data.
 For the presets the rubric reads exactly as it did when the dimensions were code, so the judge's
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..instruments import rubrics
 from ..models import Instrument, Question
-from . import rubrics
 
 NUMERIC_KINDS = (Question.Kind.SLIDER, Question.Kind.LIKERT)
 

@@ -11,8 +11,8 @@ from django.db import IntegrityError, transaction
 from benchmark.evaluation import judge, scripted_judge
 from benchmark.evaluation.judge_briefing import load_episode_for_judge, seat_key
 from benchmark.evaluation.judge_questions import Questionnaire, judge_instruments, questionnaire
-from benchmark.evaluation.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
 from benchmark.evaluation.verdicts import store_verdict, validate_verdict
+from benchmark.instruments.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
 from benchmark.models import ActionType, Answer, Episode, Instrument, Question, Respondent, Response
 from tests.builders import make_character, make_episode, make_scenario, make_team
 from tests.fake_llm import FAKE_MODEL
