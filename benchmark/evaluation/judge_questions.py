@@ -31,6 +31,7 @@ class JudgedQuestion:
     high: float
     rubric: str
     dimension: str
+    kind: str  # the question's kind, which reads the model's value (``agents.respondent.read_value``)
 
     def contains(self, score: float) -> bool:
         return self.low <= score <= self.high
@@ -86,7 +87,7 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
                 raise ValueError(f"{where}: another instrument asks a question with the same key at the same scope")
             target.append(JudgedQuestion(
                 question.pk, instrument.pk, question.key, question.scope, question.low, question.high,
-                (question.help_text or question.prompt).strip(), question.dimension or question.key,
+                (question.help_text or question.prompt).strip(), question.dimension or question.key, question.kind,
             ))
     return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
 

@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
-from benchmark.agents import llm
+from benchmark.agents import llm, respondent
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
@@ -75,7 +75,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--retries", type=int,
             help="Times to ask again for the whole evaluation when a reply stays unusable after its repair "
-            f"(default: PARLEY_JUDGE_RETRIES, else {judge.DEFAULT_RETRIES}).",
+            f"(default: PARLEY_JUDGE_RETRIES, else {respondent.DEFAULT_RETRIES}).",
         )
         parser.add_argument(
             "--interview", action="store_true",
