@@ -13,14 +13,13 @@ replaces its earlier responses in the same transaction that writes the new ones,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from ..agents.llm import Usage
-from ..agents.respondent import Answered, Asked, check_reply
+from ..agents.respondent import Answered, Asked
 from ..instruments.targets import Target
 from ..models import Answer, Episode, Respondent, Response
 from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
@@ -44,19 +43,6 @@ def judge_asked(seats: Mapping[str, int], questions: Questionnaire) -> list[Aske
 def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
     """Each judged seat's key in the reply → its position in the episode."""
     return {seat.key: seat.position for seat in facts.seats}
-
-
-def check_answers(
-    data: dict[str, Any], seats: Mapping[str, int], questions: Questionnaire, names: Mapping[str, str] | None = None
-) -> list[Answered]:
-    """Check a judge's reply and return its answers; raise ``ValueError`` naming every problem.
-
-    ``seats`` maps each seat's key in the reply to its position; ``names`` its character's name.
-    The message is written for the model (it is shown to it in the repair request): each problem
-    names the seat (with the character's name) or the episode, and the question's key.
-    """
-    labels = {key: f"{key} ({name})" for key, name in (names or {}).items()}
-    return check_reply(data, judge_asked(seats, questions), labels)
 
 
 def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, questions: Questionnaire) -> set[int]:
