@@ -220,15 +220,15 @@ async def judge_episode_goals(
         return result
 
     try:
-        asked = await ask_instrument(goal_judge_messages(subject), goals_asked(subject), model=model, retries=retries)
+        reply = await ask_instrument(goal_judge_messages(subject), goals_asked(subject), model=model, retries=retries)
     except llm.LLMOutputError as error:
         result.attempts, result.error = error.attempts, str(error)
         return result
     except llm.LLMError as error:
         result.error = str(error)
         return result
-    result.usage, result.attempts = asked.usage, asked.attempts
-    result.answers = await sync_to_async(store)(subject, model, asked.answers, asked.usage)
+    result.usage, result.attempts = reply.usage, reply.attempts
+    result.answers = await sync_to_async(store)(subject, model, reply.answers, reply.usage)
     result.outcome = JUDGED
     return result
 

@@ -166,7 +166,7 @@ async def evaluate_episode(
         return result
 
     try:
-        asked = await ask_instrument(
+        reply = await ask_instrument(
             build_judge_messages(facts, questions), judge_asked(seats_of(facts), questions), model=model,
             names={seat.key: seat.label for seat in facts.seats}, retries=retries,
         )
@@ -176,10 +176,10 @@ async def evaluate_episode(
     except llm.LLMError as error:
         result.error = str(error)
         return result
-    result.usage, result.attempts = asked.usage, asked.attempts
+    result.usage, result.attempts = reply.usage, reply.attempts
     try:
         result.answers = await sync_to_async(store_answers)(
-            facts, asked.answers, respondent=respondent, questions=questions, usage=asked.usage
+            facts, reply.answers, respondent=respondent, questions=questions, usage=reply.usage
         )
     except (DatabaseError, ValueError) as error:
         result.error = f"could not store the answers about episode {episode_id}: {error}"
