@@ -29,7 +29,7 @@ from django.utils import timezone
 from benchmark.agents import llm
 from benchmark.models import Barrier, Episode, Scenario, Seat
 from benchmark.runs.simulation import create_episode
-from benchmark.runs.turn_taking import turn_cap_for
+from benchmark.scenarios.turn_taking import turn_cap_for
 
 from .models import ChatStudy, Participant
 

@@ -23,7 +23,7 @@ from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.forms import RowsChoiceField, team_field
 from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
-from benchmark.runs.turn_taking import turn_cap_for
+from benchmark.scenarios.turn_taking import turn_cap_for
 
 from .models import PARTICIPANT_KINDS, ChatCondition, ChatStudy
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from benchmark.models import OwnedQuerySet, Question, Scenario, Seat
 from benchmark.runs.options import RunOptions, RunOptionsError
-from benchmark.runs.turn_taking import expected_turns, turn_cap_for
+from benchmark.scenarios.turn_taking import expected_turns, turn_cap_for
 
 DEFAULT_CONSENT = """\
 You are invited to take part in a research study on how people and AI agents communicate.

@@ -15,7 +15,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
-from benchmark.runs.turn_taking import can_go_on, speaking_order
+from benchmark.scenarios.turn_taking import can_go_on, speaking_order
 
 from .lifecycle import ENDED, QUESTIONS, end_message
 
@@ -41,7 +41,7 @@ class Cast:
     """Who sits where, as the participant sees it: speaking order, their own seat, names shown.
 
     Who speaks at turn ``i`` follows the scenario's turn-taking policy
-    (``benchmark.runs.turn_taking``, the same function agent-only runs use): round robin by seat
+    (``benchmark.scenarios.turn_taking``, the same function agent-only runs use): round robin by seat
     position, or a greeting by one role and then random order drawn from the episode's seed, never
     the same seat twice in a row. An agent that leaves a group chat is stepped round from the next
     turn on, as in agent-only runs: ``leaves`` holds the (turn index, seat position) of each leave

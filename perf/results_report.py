@@ -64,7 +64,7 @@ LINES = (
 
 def judge_scales() -> dict:
     """The range and scope of the judge presets' nine dimensions, as the statistics take them."""
-    from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+    from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
     from benchmark.stats.results import Scale
 
     return {key: Scale(q.low, q.high, q.per_seat) for key, (_, q) in JUDGE_DIMENSIONS.items()}

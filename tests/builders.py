@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 
-from benchmark.evaluation import rubrics
+from benchmark.instruments import rubrics
 from benchmark.instruments.respondents import find_respondent, respondent_fields
 from benchmark.models import (
     DEFAULT_TEAM_SLUG,

@@ -23,7 +23,7 @@ With more than two seats it does the same, speaking to the group: it reacts to w
 last, answers a clarifying question only when the question was about its own line, opens with a
 greeting to everyone, sometimes addresses the last speaker by name (when the relationship lets
 it know the name), and leaves on its own last turn before the cap, found by the scenario's turn
-order (``benchmark.runs.turn_taking``, from the same seed the episode's order is drawn from; in
+order (``benchmark.scenarios.turn_taking``, from the same seed the episode's order is drawn from; in
 random order a seat's last turn may come well before the cap's last round), and its plan has as
 many lines as that order gives it turns. With two seats every reply is exactly what it was before
 groups existed.
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..models import ActionType, TurnTaking
-from ..runs import turn_taking
+from ..scenarios import turn_taking
 from .prompt import Action, AgentContext, BarrierBrief, HistoryEntry
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ question asked per goal) with its reasoning, one goal at a time, all in one call
 
 How it is kept honest and cheap, as the rubric judge (``judge.py``) is:
 
-- Temperature 0. The reply is checked (every goal answered yes or no, with a reason) and repaired
+- Temperature 0, asked through ``benchmark.agents.respondent.ask_instrument`` as every model
+  respondent is: the reply is checked (every goal answered yes or no, with a reason) and repaired
   once by the gateway; a reply still unusable is asked for again, up to ``retries`` more times
   (``PARLEY_JUDGE_RETRIES``), then the episode is reported failed with nothing stored.
 - Each judge model is a respondent of kind ``judge`` under prompt version :data:`PROMPT_VERSION`;
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
@@ -35,13 +35,14 @@ from django.db import transaction
 from ..agents import llm
 from ..agents.batches import map_bounded
 from ..agents.prompt import HistoryEntry, describe_turn
+from ..agents.respondent import Answered, Asked, ask_instrument
 from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Goal, Question, Response
 from . import scripted_judge
-from .interviews.asking import validate_replies
-from .interviews.instruments import NO, YES, goals_instrument
+from .interviews.asking import answered, goal_asked
+from .interviews.instruments import goals_instrument
 from .interviews.scripted import goal_reached
-from .judge import complete_json_retrying, judge_models
+from .judge import judge_models
 from .judge_briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence
 
 PROMPT_VERSION = "goals-judge-1"
@@ -144,24 +145,20 @@ def goal_judge_messages(subject: GoalsToJudge) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(sections)}]
 
 
-def validate_goal_verdict(data: Any, keys: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Every goal answered yes or no with a non-empty reason; ``ValueError`` naming each problem
-    (written for the model: the gateway shows it in its repair request)."""
-    answers = validate_replies(data, dict.fromkeys(keys, (YES, NO)))
-    unexplained = [key for key in keys if not answers[key][1]]
-    if unexplained:
-        raise ValueError("; ".join(f"'{key}' needs a non-empty 'reasoning'" for key in unexplained))
-    return answers
+def goals_asked(subject: GoalsToJudge) -> list[Asked]:
+    """What a goal judge is asked: every goal, yes or no, with a non-empty reason."""
+    return [goal_asked(goal.key, goal.goal_id, subject.question_id, subject.instrument_id, reasoning_required=True)
+            for goal in subject.goals]
 
 
-def scripted_verdict(subject: GoalsToJudge) -> dict[str, tuple[str, str]]:
+def scripted_answers(subject: GoalsToJudge) -> list[Answered]:
     """The offline heuristic's answer for every goal, each reason opening with the disclaimer."""
     history: Sequence[HistoryEntry] = subject.facts.transcript
-    answers = {}
+    replies = {}
     for goal in subject.goals:
         value, why = goal_reached(history, goal.text, SCRIPTED_NEEDED)
-        answers[goal.key] = (value, f"{scripted_judge.DISCLAIMER} For {goal.owner}'s goal: {why}")
-    return answers
+        replies[goal.key] = (value, f"{scripted_judge.DISCLAIMER} For {goal.owner}'s goal: {why}")
+    return answered(goals_asked(subject), replies)
 
 
 def is_stored(episode_id: int, model: str, goal_count: int, instrument_id: int) -> bool:
@@ -176,7 +173,7 @@ def is_stored(episode_id: int, model: str, goal_count: int, instrument_id: int) 
     )
 
 
-def store(subject: GoalsToJudge, model: str, answers: dict[str, tuple[str, str]], usage: llm.Usage | None) -> int:
+def store(subject: GoalsToJudge, model: str, answers: Sequence[Answered], usage: llm.Usage | None) -> int:
     """Replace this judge's answers about the episode's goals with ``answers``, all or nothing."""
     respondent = judge_respondent(*respondent_name(model))
     episode_id = subject.facts.episode_id
@@ -191,9 +188,9 @@ def store(subject: GoalsToJudge, model: str, answers: dict[str, tuple[str, str]]
             completion_tokens=usage.completion_tokens if usage else None,
         )
         rows = Answer.objects.bulk_create(
-            Answer(response=response, question_id=subject.question_id, goal_id=goal.goal_id,
-                   value=answers[goal.key][0], reasoning=answers[goal.key][1])
-            for goal in subject.goals
+            Answer(response=response, question_id=answer.asked.question_id, **answer.target_columns,
+                   value=answer.value, reasoning=answer.reasoning)
+            for answer in answers
         )
     return len(rows)
 
@@ -218,26 +215,20 @@ async def judge_episode_goals(
         result.outcome = CACHED
         return result
     if llm.is_scripted(model):
-        result.answers = await sync_to_async(store)(subject, model, scripted_verdict(subject), None)
+        result.answers = await sync_to_async(store)(subject, model, scripted_answers(subject), None)
         result.outcome, result.attempts = JUDGED, 1
         return result
 
-    keys = [goal.key for goal in subject.goals]
-
-    def validate(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
-        return validate_goal_verdict(data, keys)
-
     try:
-        data, result.usage, result.attempts = await complete_json_retrying(
-            goal_judge_messages(subject), model=model, retries=retries, validate=validate
-        )
+        reply = await ask_instrument(goal_judge_messages(subject), goals_asked(subject), model=model, retries=retries)
     except llm.LLMOutputError as error:
         result.attempts, result.error = error.attempts, str(error)
         return result
     except llm.LLMError as error:
         result.error = str(error)
         return result
-    result.answers = await sync_to_async(store)(subject, model, validate(data), result.usage)
+    result.usage, result.attempts = reply.usage, reply.attempts
+    result.answers = await sync_to_async(store)(subject, model, reply.answers, reply.usage)
     result.outcome = JUDGED
     return result
 

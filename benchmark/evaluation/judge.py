@@ -2,7 +2,7 @@
 
 The judge answers instruments like any respondent, and its answers are ``Response`` and
 ``Answer`` rows like an annotator's. By default it answers the two presets of
-``benchmark.evaluation.rubrics``: Sotopia-EVAL's seven goal-oriented questions for each seat and
+``benchmark.instruments.rubrics``: Sotopia-EVAL's seven goal-oriented questions for each seat and
 SocialVeil's two barrier-aware questions (appendix G) for the episode. One call per episode asks
 for every question of every instrument, each as reasoning followed by a score; the prompt, the
 reply's shape and its validation are all read from the questions (their rubric, scope and range
@@ -13,10 +13,12 @@ so its answers stay blind to the experiment's design.
 
 Why it is built this way:
 
-- Temperature 0, as SocialVeil runs its evaluator, so a re-run gives the same verdict as far as
+- Temperature 0, as SocialVeil runs its evaluator, so a re-run gives the same answers as far as
   the provider allows.
-- A verdict is stored whole or not at all. :func:`~.verdicts.validate_verdict` names the seat and
-  question of every problem, so the gateway's one repair request tells the model exactly what to fix; if
+- The answers are stored whole or not at all. The model is asked through
+  ``benchmark.agents.respondent.ask_instrument``, as every model respondent is: the reply is checked
+  question by question (:func:`~.judge_answers.judge_asked` lists what is asked), each problem named by
+  its seat and question, so the gateway's one repair request tells the model exactly what to fix; if
   the repaired reply is still unusable the whole evaluation is asked again, up to ``retries``
   more times, and then the episode is reported as failed with nothing written.
 - The judge is a respondent of kind ``judge`` named by its model and prompt version. It answers
@@ -34,23 +36,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import DatabaseError
 
 from ..agents import llm
 from ..agents.batches import map_bounded
+from ..agents.respondent import Answered, ask_instrument
 from ..instruments.respondents import judge_respondent
+from ..instruments.values import format_number
 from ..models import Answer, Episode, Instrument, Respondent
 from . import scripted_judge
+from .judge_answers import complete_episode_ids, judge_asked, seats_of, store_answers
 from .judge_briefing import build_judge_messages, load_episode_for_judge
 from .judge_questions import Questionnaire, questionnaire
-from .verdicts import Score, complete_episode_ids, store_verdict, validate_verdict
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"
-DEFAULT_RETRIES = 2
 
 SCORED = "scored"
 CACHED = "cached"
@@ -73,39 +74,6 @@ class JudgeResult:
     @property
     def ok(self) -> bool:
         return self.outcome != FAILED
-
-
-def default_retries() -> int:
-    """Whole-evaluation retries after a reply that stays unusable even after its repair."""
-    return int(getattr(settings, "PARLEY_JUDGE_RETRIES", DEFAULT_RETRIES))
-
-
-async def complete_json_retrying(
-    messages: list[dict[str, Any]],
-    *,
-    model: str,
-    retries: int | None = None,
-    temperature: float = 0,
-    validate: Callable[[dict[str, Any]], object] | None = None,
-) -> tuple[dict[str, Any], llm.Usage, int]:
-    """``llm.complete_json``, asked afresh up to ``retries`` more times while a reply stays unusable.
-
-    What the judge, the goal judges, the interviews and the blind test ask with (``retries``:
-    ``PARLEY_JUDGE_RETRIES`` unless given, ``default_retries``). Returns the
-    object, the usage of the request that gave it and how many requests were made. When every
-    request fails, raises ``LLMOutputError`` saying after how many; a model that cannot be reached
-    is not asked again here (the gateway has retried it already): its ``LLMError`` passes through.
-    """
-    retries = default_retries() if retries is None else retries
-    for attempt in range(1, retries + 2):
-        try:
-            data, usage = await llm.complete_json(messages, model=model, temperature=temperature, validate=validate)
-        except llm.LLMOutputError as error:
-            last = error
-            continue
-        return data, usage, attempt
-    attempts = retries + 1
-    raise llm.LLMOutputError(f"{last} (after {attempts} attempt{'s' if attempts > 1 else ''})", last.text, attempts)
 
 
 def respondent_name(model: str) -> tuple[str, str]:
@@ -135,12 +103,12 @@ def _store_scripted(episode_id: int, questions: Questionnaire, respondent: Respo
     if not facts.transcript:
         raise ValueError(f"episode {episode_id} has no turns to judge")
     episode = Episode.objects.get(pk=episode_id)
-    keys = {seat.position: seat.key for seat in facts.seats}
-    scores = [
-        Score(None if position is None else keys[position], key, value, reasoning)
+    asked = {(item.target.seat, item.key): item for item in judge_asked(seats_of(facts), questions)}
+    answers = [
+        Answered(asked[(position, key)], format_number(value), float(value), reasoning)
         for position, key, value, reasoning in scripted_judge.answer(episode, questions)
     ]
-    return store_verdict(facts, scores, respondent=respondent, questions=questions, usage=None)
+    return store_answers(facts, answers, respondent=respondent, questions=questions, usage=None)
 
 
 def _respondent_and_cache(episode_id: int, model: str, questions: Questionnaire) -> tuple[Respondent, bool]:
@@ -197,16 +165,10 @@ async def evaluate_episode(
         result.error = f"episode {episode_id} has no seats to judge"
         return result
 
-    keys = [seat.key for seat in facts.seats]
-    names = {seat.key: seat.name for seat in facts.seats}
-
-    def validate(data: dict[str, Any]) -> list[Score]:
-        return validate_verdict(data, keys, questions, names)
-
-    messages = build_judge_messages(facts, questions)
     try:
-        data, result.usage, result.attempts = await complete_json_retrying(
-            messages, model=model, retries=retries, validate=validate
+        reply = await ask_instrument(
+            build_judge_messages(facts, questions), judge_asked(seats_of(facts), questions), model=model,
+            names={seat.key: seat.label for seat in facts.seats}, retries=retries,
         )
     except llm.LLMOutputError as error:
         result.attempts, result.error = error.attempts, str(error)
@@ -214,12 +176,13 @@ async def evaluate_episode(
     except llm.LLMError as error:
         result.error = str(error)
         return result
+    result.usage, result.attempts = reply.usage, reply.attempts
     try:
-        result.answers = await sync_to_async(store_verdict)(
-            facts, validate(data), respondent=respondent, questions=questions, usage=result.usage
+        result.answers = await sync_to_async(store_answers)(
+            facts, reply.answers, respondent=respondent, questions=questions, usage=reply.usage
         )
     except (DatabaseError, ValueError) as error:
-        result.error = f"could not store the scores of episode {episode_id}: {error}"
+        result.error = f"could not store the answers about episode {episode_id}: {error}"
         return result
     result.outcome = SCORED
     return result

@@ -1,7 +1,7 @@
 """What the judge asks: the questions of the instruments it answers, and the rubric that explains them.
 
 The judge answers bounded numeric questions (Likert, slider: ``low``..``high``) asked per seat or
-per episode, of any instrument; by default the two presets of ``benchmark.evaluation.rubrics``.
+per episode, of any instrument; by default the two presets of ``benchmark.instruments.rubrics``.
 Everything the judge is told about a question (its key, range and rubric, the question's help
 text) is read from the question, so the prompt and the validation follow the instrument's data.
 For the presets the rubric reads exactly as it did when the dimensions were code, so the judge's
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..instruments import rubrics
 from ..models import Instrument, Question
-from . import rubrics
 
 NUMERIC_KINDS = (Question.Kind.SLIDER, Question.Kind.LIKERT)
 
@@ -31,6 +31,7 @@ class JudgedQuestion:
     high: float
     rubric: str
     dimension: str
+    kind: str  # the question's kind, which reads the model's value (``agents.respondent.read_value``)
 
     def contains(self, score: float) -> bool:
         return self.low <= score <= self.high
@@ -86,7 +87,7 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
                 raise ValueError(f"{where}: another instrument asks a question with the same key at the same scope")
             target.append(JudgedQuestion(
                 question.pk, instrument.pk, question.key, question.scope, question.low, question.high,
-                (question.help_text or question.prompt).strip(), question.dimension or question.key,
+                (question.help_text or question.prompt).strip(), question.dimension or question.key, question.kind,
             ))
     return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
 

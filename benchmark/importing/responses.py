@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..evaluation import rubrics
+from ..instruments import rubrics
 from ..instruments.respondents import respondent_fields
 from ..models import Respondent
 from .records import EpisodeDraft, Origin, check_text, max_length

@@ -27,7 +27,7 @@ versions) goes through it, so the bounds the database checks answers against alw
 what the form offers.
 
 A ``dimension`` names the construct a question measures, so answers to different instruments can
-be compared. One of the judge's nine dimensions (``benchmark.evaluation.rubrics``) must be asked
+be compared. One of the judge's nine dimensions (``benchmark.instruments.rubrics``) must be asked
 as the judge asks it (a bounded number; per seat or per episode alike); any other name is the
 researcher's own (a probe's ``probe_goal``, say).
 """
@@ -41,8 +41,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import Barrier, Question, SocialAttribute
+
+from .rubrics import JUDGE_DIMENSIONS
 
 Kind = Question.Kind
 Scope = Question.Scope

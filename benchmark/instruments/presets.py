@@ -13,10 +13,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import Instrument, Question
 
 from .checks import DEFAULT_TEXT_MAX_LENGTH, SPAN_LABELS, set_bounds
+from .rubrics import JUDGE_DIMENSIONS
 from .versions import next_version
 
 Kind = Question.Kind

@@ -1,6 +1,6 @@
 """The judge becomes a respondent: its rubrics are instruments, its scores are answers.
 
-1. The two preset instruments of ``benchmark.evaluation.rubrics`` ("Sotopia-EVAL judge", seven
+1. The two preset instruments of ``benchmark.instruments.rubrics`` ("Sotopia-EVAL judge", seven
    per-seat questions; "SocialVeil judge", two per-episode questions), team NULL.
 2. Every ``Evaluation`` becomes an ``Answer``: the rows of one (episode, evaluator, prompt
    version, instrument) make one ``Response`` of the evaluator's respondent (a judge, or an
@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from django.db import migrations
 
-from benchmark.evaluation import rubrics
+from benchmark.instruments import rubrics
 from benchmark.instruments import respondents
 
 

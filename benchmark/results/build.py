@@ -42,8 +42,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ..agents.llm import is_scripted
-from ..evaluation import majority, rubrics
+from ..evaluation import majority
 from ..exporting import timestamp
+from ..instruments import rubrics
 from ..instruments.respondents import respondent_name
 from ..models import Answer, Barrier, Episode, Question, Respondent, Seat
 from ..stats import results as stats

@@ -17,9 +17,9 @@ from django.db.models import Q
 from django.utils.text import slugify
 
 from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team
+from ..scenarios.turn_taking import check_greeter, turn_cap_for
 from .options import ALL_CASTS, DEFAULT_CAST, RunOptions, RunOptionsError
 from .simulation import create_episode
-from .turn_taking import check_greeter, turn_cap_for
 
 EXTERNAL_ID_LENGTH = 100  # Episode.external_id
 PREPARE_BATCH = 500

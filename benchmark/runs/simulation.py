@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ..agents import acting, llm, prompt
 from ..models import ActionType, Barrier, Character, Episode, Scenario, ScenarioBarrier, Seat, Turn
-from . import turn_taking
+from ..scenarios import turn_taking
 
 
 def create_episode(

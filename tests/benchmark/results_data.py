@@ -7,7 +7,7 @@ only goal; "human mean" (imported human ratings: an annotator, not a judge) has 
 anyone, and must never be picked as the judge.
 """
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import ActionType, Episode
 from benchmark.models.scenarios import Difficulty
 from tests.builders import make_episode, make_scenario, make_scores

@@ -141,7 +141,7 @@ def test_a_missing_reason_or_answer_is_repaired_once(fake_llm):
     [result] = judge([episode.pk], FAKE_MODEL)
     assert result.outcome == JUDGED
     repair = fake_llm.requests[1]["messages"][-1]["content"]
-    assert "'g1': answer 'perhaps' is not one of 'yes', 'no'" in repair
+    assert "'g1' answer 'perhaps' is not one of 'yes', 'no'" in repair
 
 
 def test_a_judge_that_cannot_answer_fails_with_the_reason_and_stores_nothing(fake_llm):

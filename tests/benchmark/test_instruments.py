@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
 from benchmark.instruments.checks import check_options, check_questions
 from benchmark.instruments.presets import PRESETS, install_preset
+from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
 from benchmark.instruments.versions import check_editable, freeze, new_version
 from benchmark.models import Instrument, Question, SocialAttribute
 from tests.annotator.builders import make_question

@@ -237,7 +237,7 @@ def test_an_answer_out_of_range_is_repaired_once(fake_llm):
     ))
     assert interview(episode).outcome == INTERVIEWED
     repair = fake_llm.requests[1]["messages"][-1]["content"]
-    assert "'g1': answer 'maybe' is not one of 'yes', 'no'" in repair
+    assert "'g1' answer 'maybe' is not one of 'yes', 'no'" in repair
     assert set(Answer.objects.filter(goal__isnull=False).values_list("value", flat=True)) == {"yes"}
 
 

@@ -8,11 +8,12 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.db import IntegrityError, transaction
 
+from benchmark.agents.respondent import check_reply
 from benchmark.evaluation import judge, scripted_judge
+from benchmark.evaluation.judge_answers import judge_asked, store_answers
 from benchmark.evaluation.judge_briefing import load_episode_for_judge, seat_key
 from benchmark.evaluation.judge_questions import Questionnaire, judge_instruments, questionnaire
-from benchmark.evaluation.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
-from benchmark.evaluation.verdicts import store_verdict, validate_verdict
+from benchmark.instruments.rubrics import SOCIALVEIL_JUDGE, SOTOPIA_EVAL
 from benchmark.models import ActionType, Answer, Episode, Instrument, Question, Respondent, Response
 from tests.builders import make_character, make_episode, make_scenario, make_team
 from tests.fake_llm import FAKE_MODEL
@@ -90,6 +91,12 @@ def stored(episode: Episode, model: str = FAKE_MODEL) -> list[Answer]:
 
 def questions() -> Questionnaire:
     return questionnaire()
+
+
+def check_answers(data: dict, seats: dict[str, int], names: dict[str, str] | None = None) -> list:
+    """The judge's reply checked as the judge checks it: seat keys to positions, and their characters' names."""
+    labels = {key: f"{key} ({name})" for key, name in (names or {}).items()}
+    return check_reply(data, judge_asked(seats, questions()), labels)
 
 
 def test_a_valid_verdict_stores_seven_scores_per_seat_and_two_per_episode(fake_llm, episode):
@@ -373,11 +380,11 @@ def test_a_batch_scores_each_episode_once_and_reports_in_order(fake_llm, episode
     assert len(fake_llm.requests) == 1 + 3
 
 
-def test_validate_verdict_returns_every_score():
-    scores = validate_verdict(verdict(seats=3), ["seat_1", "seat_2", "seat_3"], questions())
+def test_check_answers_returns_every_score():
+    answers = check_answers(verdict(seats=3), {"seat_1": 0, "seat_2": 1, "seat_3": 2})
 
-    assert len(scores) == 7 * 3 + 2
-    assert {s.seat_key for s in scores} == {"seat_1", "seat_2", "seat_3", None}
+    assert len(answers) == 7 * 3 + 2
+    assert {a.asked.target.seat for a in answers} == {0, 1, 2, None}
 
 
 @pytest.mark.parametrize(
@@ -390,32 +397,32 @@ def test_validate_verdict_returns_every_score():
         (5, "'goal' must be an object with 'reasoning' and 'score'"),
     ],
 )
-def test_validate_verdict_names_the_seat_and_dimension(entry, problem):
+def test_check_answers_names_the_seat_and_dimension(entry, problem):
     with pytest.raises(ValueError) as error:
-        validate_verdict(
-            verdict(**{"seat_2.goal": entry}), ["seat_1", "seat_2"], questions(), {"seat_2": "Aisha"}
+        check_answers(
+            verdict(**{"seat_2.goal": entry}), {"seat_1": 0, "seat_2": 1}, {"seat_2": "Aisha"}
         )
 
     assert f"seat_2 (Aisha): {problem}" in str(error.value)
 
 
-def test_validate_verdict_lists_every_problem_at_once():
+def test_check_answers_lists_every_problem_at_once():
     data = verdict(**{"seat_1.goal": None, "episode.unresolved_confusion": {"reasoning": "x", "score": 6}})
 
     with pytest.raises(ValueError) as error:
-        validate_verdict(data, ["seat_1", "seat_2"], questions())
+        check_answers(data, {"seat_1": 0, "seat_2": 1})
 
     assert "seat_1: 'goal' is missing" in str(error.value)
     assert "episode: 'unresolved_confusion' score 6 is out of range" in str(error.value)
 
 
-def test_store_verdict_refuses_an_incomplete_set(episode):
+def test_store_answers_refuses_an_incomplete_set(episode):
     facts = load_episode_for_judge(episode.pk)
-    scores = validate_verdict(verdict(), ["seat_1", "seat_2"], questions())[:-1]
+    answers = check_answers(verdict(), {"seat_1": 0, "seat_2": 1})[:-1]
     respondent = Respondent.objects.create(kind="judge", model=FAKE_MODEL)
 
     with pytest.raises(ValueError, match="needs 16 scores, got 15"):
-        store_verdict(facts, scores, respondent=respondent, questions=questions(), usage=None)
+        store_answers(facts, answers, respondent=respondent, questions=questions(), usage=None)
     assert Answer.objects.count() == 0
 
 

@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from benchmark.evaluation.judge_questions import judge_instruments
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
 from benchmark.models import (
     ActionType,
     Answer,

@@ -16,7 +16,7 @@ from benchmark.models import ActionType, Episode, Probe, Relationship, Turn, Tur
 from benchmark.runs.options import RunOptions
 from benchmark.runs.planning import plan_run, prepare_episodes
 from benchmark.runs.simulation import create_episode, run_episode
-from benchmark.runs.turn_taking import speaking_order
+from benchmark.scenarios.turn_taking import speaking_order
 from tests.builders import default_team, get_barrier, make_character, make_scenario
 from tests.fake_llm import FAKE_MODEL
 

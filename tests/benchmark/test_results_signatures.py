@@ -19,7 +19,7 @@ import re
 import pandas as pd
 import pytest
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
 from benchmark.results.figures import deviation_forest, results_figures
 from benchmark.results.tables import csv_table, deviations_display, means_display, text_report
 from benchmark.stats.results import Scale, results_report

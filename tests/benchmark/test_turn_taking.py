@@ -7,7 +7,7 @@ from benchmark.models import ActionType, Episode, Scenario, TurnTaking
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run, prepare_episodes
 from benchmark.runs.simulation import create_episode, run_episode
-from benchmark.runs.turn_taking import (
+from benchmark.scenarios.turn_taking import (
     can_go_on,
     check_greeter,
     expected_turns,

@@ -1,6 +1,6 @@
 """A participant in one seat of a three-party scenario, agents in the other two, over the real socket.
 
-Who should speak when is computed here with ``benchmark.runs.turn_taking.next_speaker`` (the
+Who should speak when is computed here with ``benchmark.scenarios.turn_taking.next_speaker`` (the
 policy agent-only runs use) from the episode's stored seed, and compared with what the socket
 did. Marked ``concurrency``: ``make test`` runs them on PostgreSQL with Redis and again on SQLite
 with the in-memory channel layer.
@@ -19,7 +19,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
-from benchmark.runs.turn_taking import next_speaker, speaking_order
+from benchmark.scenarios.turn_taking import next_speaker, speaking_order
 from chat.assignment import create_chat_episode
 from chat.models import ChatStudy, Participant
 from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from benchmark.models import Episode, Probe, Relationship, Response, TurnTaking
-from benchmark.runs.turn_taking import next_speaker
+from benchmark.scenarios.turn_taking import next_speaker
 from chat.models import ChatCondition, ChatStudy, Participant
 from chat.questionnaire import default_instrument
 from tests.builders import default_team, get_barrier, make_character, make_scenario, make_user

@@ -40,7 +40,7 @@ import pytest
 from django.apps.registry import Apps
 from django.utils.dateparse import parse_datetime
 
-from benchmark.evaluation.rubrics import JUDGE_DIMENSIONS
+from benchmark.instruments.rubrics import JUDGE_DIMENSIONS
 
 from .downloads import assert_downloads_unchanged, fetch_all, stored_downloads
 from .harness import (

@@ -19,10 +19,11 @@ never reveals its answer; the others' goals are shown, as in AgentSense, only to
 
 Answers are ``Response`` and ``Answer`` rows of a ``Respondent`` of kind ``agent`` (the seat's model
 and ``asking.PROMPT_VERSION``, or the scripted model and ``scripted.VERSION``), with
-``Response.seat_position`` the seat interviewed. A model answers through the gateway
-(``benchmark.agents.llm``: one call per seat and instrument, at temperature 0, its JSON checked and
-repaired once); the offline scripted model answers with transparent heuristics, its reasoning
-opening with ``scripted.DISCLAIMER``. A stored interview is kept unless ``force``; a new one
+``Response.seat_position`` the seat interviewed. A model answers through the one loop every model
+respondent uses (``benchmark.agents.respondent``: one call per seat and instrument, at temperature 0,
+its answers checked question by question, repaired once and asked afresh as the judge's are); the
+offline scripted model answers with transparent heuristics, its reasoning opening with
+``scripted.DISCLAIMER``. A stored interview is kept unless ``force``; a new one
 replaces it whole.
 
 The package: ``instruments`` (the goals preset and the per-scenario probes instrument), ``asking``

@@ -1,16 +1,21 @@
-"""What each agent seat is asked after its episode, and how a model is asked it (one call per instrument)."""
+"""What each agent seat is asked after its episode, and how a model is asked it (one call per instrument).
+
+The prompts are built here; the questions are asked through ``benchmark.agents.respondent`` (the one
+loop every model respondent answers through): :func:`goal_asked` and :func:`probe_asked` say what is
+asked about which target, and :func:`answered` turns the scripted model's answers into the same
+checked answers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ...agents import llm
 from ...agents.prompt import AgentContext, describe_turn
-from ...models import PROFILE_LABELS, ActionType, Episode, Seat
-from ..judge import complete_json_retrying
-from .instruments import goals_instrument, may_be_asked, probes_instrument
+from ...agents.respondent import Answered, Asked
+from ...instruments.targets import Target
+from ...models import PROFILE_LABELS, ActionType, Episode, Question, Seat
+from .instruments import GOALS_QUESTION, NO, YES, goals_instrument, may_be_asked, probes_instrument
 
 PROMPT_VERSION = "interview-1"
 BLIND_PROMPT_VERSION = "blind-1"  # the probes asked before the conversation (the blind test)
@@ -190,46 +195,28 @@ def probe_messages(interview: SeatInterview, *, blind: bool = False) -> list[dic
             {"role": "user", "content": "\n\n".join([*_preamble(interview, transcript=not blind), question])}]
 
 
-def validate_replies(data: Any, allowed: dict[str, Sequence[str]]) -> dict[str, tuple[str, str]]:
-    """Check a model's answers: every key present, each ``answer`` one of its allowed values.
-
-    Returns key -> (answer as allowed, reasoning). Raises ``ValueError`` naming every problem,
-    written for the model (the gateway shows it in its repair request).
-    """
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object with one entry per question")
-    problems: list[str] = []
-    answers: dict[str, tuple[str, str]] = {}
-    for key, values in allowed.items():
-        entry = data.get(key)
-        if not isinstance(entry, dict):
-            problems.append(f"'{key}' is missing or not an object with 'answer' and 'reasoning'")
-            continue
-        answer = entry.get("answer")
-        text = answer.strip().rstrip(".").strip() if isinstance(answer, str) else None
-        match = next((value for value in values if text is not None and value.lower() == text.lower()), None)
-        if match is None:
-            problems.append(f"'{key}': answer {answer!r} is not one of {', '.join(map(repr, values))}")
-            continue
-        reasoning = entry.get("reasoning", "")
-        if not isinstance(reasoning, str):
-            problems.append(f"'{key}': 'reasoning' must be a text")
-            continue
-        answers[key] = (match, reasoning.strip())
-    if problems:
-        raise ValueError("; ".join(problems))
-    return answers
+def goal_asked(key: str, goal_id: int, question_id: int, instrument_id: int, *, reasoning_required: bool) -> Asked:
+    """The goals preset's yes/no question asked about one goal, its entry under ``key`` in the reply."""
+    return Asked((key,), question_id, Target.of_goal(goal_id), GOALS_QUESTION["kind"], choices=((YES, YES), (NO, NO)),
+                 reasoning_required=reasoning_required, instrument_id=instrument_id)
 
 
-async def ask(
-    messages: list[dict[str, str]], model: str, allowed: dict[str, Sequence[str]]
-) -> tuple[dict[str, tuple[str, str]], llm.Usage]:
-    """Ask at temperature 0, a reply repaired once and asked afresh as often as the judge's retries allow."""
+def goals_asked(interview: SeatInterview, question_id: int, instrument_id: int) -> list[Asked]:
+    """What a seat is asked about the goals: each goal yes or no, a reason welcome but not required."""
+    return [goal_asked(item.key, item.goal_id, question_id, instrument_id, reasoning_required=False)
+            for item in interview.goals]
 
-    def validate(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
-        return validate_replies(data, allowed)
 
-    data, usage, _ = await complete_json_retrying(
-        messages, model=model, validate=validate
-    )
-    return validate(data), usage
+def probes_asked(interview: SeatInterview, instrument_id: int) -> list[Asked]:
+    """What a seat is asked about the probes: each by the letter of one option, stored as the option's index."""
+    return [
+        Asked((item.key,), item.question_id, Target.episode(), Question.Kind.MULTIPLE_CHOICE,
+              choices=tuple((LETTERS[n], str(n)) for n in range(len(item.options))), reasoning_required=False,
+              instrument_id=instrument_id)
+        for item in interview.probes
+    ]
+
+
+def answered(asked: Sequence[Asked], replies: Mapping[str, tuple[str, str]]) -> list[Answered]:
+    """The scripted model's answers (key -> (choice as the prompt shows it, reasoning)) as checked answers."""
+    return [Answered(item, dict(item.choices)[replies[item.key][0]], None, replies[item.key][1]) for item in asked]

@@ -20,9 +20,10 @@ from asgiref.sync import sync_to_async
 
 from ...agents import llm
 from ...agents.batches import map_bounded
+from ...agents.respondent import ask_instrument
 from ...models import Episode
 from . import scripted
-from .asking import LETTERS, SeatInterview, ask, load_interviews, probe_messages
+from .asking import SeatInterview, answered, load_interviews, probe_messages, probes_asked
 from .running import CACHED, INTERVIEWED, InterviewResult, is_stored, store
 
 
@@ -50,20 +51,17 @@ async def blind_test_episode(episode_id: int, *, force: bool = False) -> Intervi
         ):
             result.cached += 1
             continue
+        asked = probes_asked(interview, plan.probes_instrument_id)
         if llm.is_scripted(interview.model):
-            answers, usage = scripted.blind_probe_answers(interview), None
+            answers, usage = answered(asked, scripted.blind_probe_answers(interview)), None
         else:
-            allowed = {item.key: tuple(LETTERS[: len(item.options)]) for item in interview.probes}
             try:
-                answers, usage = await ask(probe_messages(interview, blind=True), interview.model, allowed)
+                reply = await ask_instrument(probe_messages(interview, blind=True), asked, model=interview.model)
             except llm.LLMError as error:
                 result.error = f"seat {interview.seat_position + 1} ({interview.model}): {error}"
                 return result
-        rows = [
-            (item.question_id, None, str(LETTERS.index(answers[item.key][0])), answers[item.key][1])
-            for item in interview.probes
-        ]
-        await sync_to_async(store)(interview, plan.probes_instrument_id, rows, usage, blind=True)
+            answers, usage = reply.answers, reply.usage
+        await sync_to_async(store)(interview, plan.probes_instrument_id, answers, usage, blind=True)
         result.responses += 1
     result.outcome = INTERVIEWED if result.responses or not result.cached else CACHED
     return result

@@ -10,19 +10,20 @@ from django.db import transaction
 
 from ...agents import llm
 from ...agents.batches import map_bounded
+from ...agents.respondent import Answered, Asked, ask_instrument
 from ...models import Answer, Episode, Question, Respondent, Response
 from . import scripted
 from .asking import (
     BLIND_PROMPT_VERSION,
-    LETTERS,
     PROMPT_VERSION,
     SeatInterview,
-    ask,
+    answered,
     goal_messages,
+    goals_asked,
     load_interviews,
     probe_messages,
+    probes_asked,
 )
-from .instruments import NO, YES
 
 INTERVIEWED, CACHED, FAILED = "interviewed", "cached", "failed"
 
@@ -49,12 +50,12 @@ def is_stored(episode_id: int, instrument_id: int, seat_position: int, model: st
 def store(
     interview: SeatInterview,
     instrument_id: int,
-    rows: Iterable[tuple[int, int | None, str, str]],
+    answers: Iterable[Answered],
     usage: llm.Usage | None,
     *,
     blind: bool = False,
 ) -> Response:
-    """Replace this seat's interview on ``instrument_id`` with ``rows`` of (question, goal, value, reasoning)."""
+    """Replace this seat's interview on ``instrument_id`` with ``answers``."""
     respondent = respondent_for(interview.model, blind=blind)
     with transaction.atomic():
         Response.objects.filter(
@@ -69,8 +70,9 @@ def store(
             completion_tokens=usage.completion_tokens if usage else None,
         )
         Answer.objects.bulk_create(
-            Answer(response=response, question_id=question, goal_id=goal, value=value, reasoning=reasoning)
-            for question, goal, value, reasoning in rows
+            Answer(response=response, question_id=answer.asked.question_id, **answer.target_columns,
+                   value=answer.value, reasoning=answer.reasoning)
+            for answer in answers
         )
     return response
 
@@ -112,33 +114,30 @@ async def interview_episode(episode_id: int, *, force: bool = False) -> Intervie
             ):
                 result.cached += 1
                 continue
+            if kind == "goals":
+                asked = goals_asked(interview, goal_question, instrument_id)
+            else:
+                asked = probes_asked(interview, instrument_id)
             try:
-                answers, usage = await _answers(interview, kind)
+                answers, usage = await _answers(interview, kind, asked)
             except llm.LLMError as error:
                 result.error = f"seat {interview.seat_position + 1} ({interview.model}): {error}"
                 return result
-            if kind == "goals":
-                rows = [(goal_question, item.goal_id, *answers[item.key]) for item in interview.goals]
-            else:
-                rows = [
-                    (item.question_id, None, str(LETTERS.index(answers[item.key][0])), answers[item.key][1])
-                    for item in interview.probes
-                ]
-            await sync_to_async(store)(interview, instrument_id, rows, usage)
+            await sync_to_async(store)(interview, instrument_id, answers, usage)
             result.responses += 1
     result.outcome = INTERVIEWED if result.responses or not result.cached else CACHED
     return result
 
 
-async def _answers(interview: SeatInterview, kind: str) -> tuple[dict[str, tuple[str, str]], llm.Usage | None]:
+async def _answers(
+    interview: SeatInterview, kind: str, asked: list[Asked]
+) -> tuple[list[Answered], llm.Usage | None]:
     if llm.is_scripted(interview.model):
-        if kind == "goals":
-            return scripted.goal_answers(interview), None
-        return scripted.probe_answers(interview), None
-    if kind == "goals":
-        return await ask(goal_messages(interview), interview.model, {item.key: (YES, NO) for item in interview.goals})
-    allowed = {item.key: tuple(LETTERS[: len(item.options)]) for item in interview.probes}
-    return await ask(probe_messages(interview), interview.model, allowed)
+        replies = scripted.goal_answers(interview) if kind == "goals" else scripted.probe_answers(interview)
+        return answered(asked, replies), None
+    messages = goal_messages(interview) if kind == "goals" else probe_messages(interview)
+    reply = await ask_instrument(messages, asked, model=interview.model)
+    return reply.answers, reply.usage
 
 
 async def interview_episodes(

@@ -1,5 +1,5 @@
 """Have one or several automated judges answer the judge's instruments about episodes; with
---interview also the agents' interviews and the judges' verdicts on every goal, with --blind the
+--interview also the agents' interviews and the judges' answers on every goal, with --blind the
 blind test (AgentSense's three perspectives and its baseline)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
-from benchmark.agents import llm
+from benchmark.agents import llm, respondent
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
@@ -75,7 +75,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--retries", type=int,
             help="Times to ask again for the whole evaluation when a reply stays unusable after its repair "
-            f"(default: PARLEY_JUDGE_RETRIES, else {judge.DEFAULT_RETRIES}).",
+            f"(default: PARLEY_JUDGE_RETRIES, else {respondent.DEFAULT_RETRIES}).",
         )
         parser.add_argument(
             "--interview", action="store_true",
@@ -167,23 +167,23 @@ class Command(BaseCommand):
         with_goals = Episode.objects.filter(pk__in=asked, scenario__roles__goals__isnull=False).distinct()
         goal_ids = list(with_goals.values_list("pk", flat=True))
         bar = ProgressBar(self.stderr, len(goal_ids) * len(models), "goal judges")
-        verdicts = async_to_sync(goal_judge.judge_goals)(
+        judgements = async_to_sync(goal_judge.judge_goals)(
             goal_ids, models, concurrency=concurrency, force=force, retries=retries,
             on_result=lambda result: bar.advance(),
         )
         bar.close()
-        for result in verdicts:
+        for result in judgements:
             if not result.ok:
                 self.stderr.write(f"{result.model} on the goals of episode {result.episode_id}: {result.error}")
         for model in models:
             name, version = goal_judge.respondent_name(model)
-            tally = Counter(result.outcome for result in verdicts if result.model == name)
+            tally = Counter(result.outcome for result in judgements if result.model == name)
             self.stdout.write(
                 f"Judged the goals of {len(goal_ids)} episode(s) with {name} ({version}): "
                 f"{tally[goal_judge.JUDGED]} judged, {tally[goal_judge.CACHED]} cached, "
                 f"{tally[goal_judge.FAILED]} failed."
             )
-        return len(failed) + sum(1 for result in verdicts if not result.ok)
+        return len(failed) + sum(1 for result in judgements if not result.ok)
 
     def blind_test(self, ids: list[int], concurrency: int, force: bool) -> int:
         """Every agent seat answers its probes without the transcript, for episodes with probes; the failures."""

@@ -32,7 +32,7 @@ from ...evaluation.interviews.blind import blind_test_episodes
 from ...evaluation.interviews.running import interview_episodes
 from ...models import Barrier, Episode, Scenario
 from ...runs.simulation import create_episode, run_episode
-from ...runs.turn_taking import turn_cap_for
+from ...scenarios.turn_taking import turn_cap_for
 from ..team_option import add_team_argument, team_from_options
 
 DEMO_TAG = "demo"

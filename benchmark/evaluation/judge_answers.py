@@ -1,0 +1,111 @@
+"""The judge's answers: what one call asks, checked question by question, stored as one response per instrument.
+
+The judge's answers are stored whole or not at all. :func:`judge_asked` lists what one call asks
+(every seat question about every seat, then every episode question), each with its target, and
+``benchmark.agents.respondent`` checks the reply against it, naming the seat and question of every
+problem so the gateway's repair request tells the model exactly what to fix. The judge is a
+respondent of kind ``judge`` named by its model and prompt version, and answers an instrument
+about an episode once (a database trigger refuses a second response): :func:`store_answers`
+replaces its earlier responses in the same transaction that writes the new ones, and
+:func:`complete_episode_ids` finds the episodes it has answered completely (the cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from ..agents.llm import Usage
+from ..agents.respondent import Answered, Asked
+from ..instruments.targets import Target
+from ..models import Answer, Episode, Respondent, Response
+from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
+from .judge_questions import JudgedQuestion, Questionnaire
+
+
+def judge_asked(seats: Mapping[str, int], questions: Questionnaire) -> list[Asked]:
+    """What one judge call asks, in the reply's order: each seat (its key → its position) on every
+    seat question, then the episode on every episode question."""
+
+    def asked(path: tuple[str, ...], question: JudgedQuestion, target: Target) -> Asked:
+        return Asked(path, question.question_id, target, question.kind, low=question.low, high=question.high,
+                     field="score", instrument_id=question.instrument_id)
+
+    items = [asked((SEATS_KEY, key, q.key), q, Target.of_seat(position))
+             for key, position in seats.items() for q in questions.seat]
+    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode]
+    return items
+
+
+def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
+    """Each judged seat's key in the reply → its position in the episode."""
+    return {seat.key: seat.position for seat in facts.seats}
+
+
+def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, questions: Questionnaire) -> set[int]:
+    """The episodes for which ``respondent`` has answered every question: the cache hits.
+
+    A respondent answers each question once per seat (or once per episode), so a complete set is
+    exactly the seat questions times the seats plus the episode questions.
+    """
+    ids = list(episode_ids)
+    seats = dict(Episode.objects.filter(pk__in=ids).annotate(n=Count("seats")).values_list("pk", "n"))
+    stored = dict(
+        Answer.objects.filter(
+            response__episode_id__in=ids, response__respondent=respondent,
+            response__instrument_id__in=questions.instrument_ids,
+        )
+        .values("response__episode_id")
+        .annotate(n=Count("pk"))
+        .values_list("response__episode_id", "n")
+    )
+    expected = {pk: questions.expected_answers(n) for pk, n in seats.items() if n}
+    return {pk for pk, n in expected.items() if stored.get(pk) == n}
+
+
+def store_answers(
+    facts: EpisodeForJudge,
+    answers: Sequence[Answered],
+    *,
+    respondent: Respondent,
+    questions: Questionnaire,
+    usage: Usage | None,
+) -> list[Answer]:
+    """Replace ``respondent``'s responses to the instruments about the episode with ``answers``, all or nothing.
+
+    One response per instrument; each carries the usage of the one call that produced the set.
+    Returns the answers written, each with its ``response``.
+    """
+    expected = questions.expected_answers(len(facts.seats))
+    if len(answers) != expected:
+        raise ValueError(
+            f"storing the judge's answers about episode {facts.episode_id} needs {expected} scores, got {len(answers)}"
+        )
+    for answer in answers:
+        asked = answer.asked
+        if answer.number is None or not asked.low <= answer.number <= asked.high:  # type: ignore[operator]
+            raise ValueError(f"{asked.key} answer {answer.value} is out of range {asked.low:g} to {asked.high:g}")
+    created = timezone.now()
+    with transaction.atomic():
+        Response.objects.filter(
+            episode_id=facts.episode_id, respondent=respondent, instrument_id__in=questions.instrument_ids
+        ).delete()
+        responses = {
+            instrument_id: Response.objects.create(
+                instrument_id=instrument_id, episode_id=facts.episode_id, respondent=respondent, created_at=created,
+                latency_ms=usage.latency_ms if usage else None,
+                prompt_tokens=usage.prompt_tokens if usage else None,
+                completion_tokens=usage.completion_tokens if usage else None,
+            )
+            for instrument_id in questions.instrument_ids
+        }
+        return Answer.objects.bulk_create(
+            Answer(
+                response=responses[answer.asked.instrument_id], question_id=answer.asked.question_id,
+                **answer.target_columns, value=answer.value, number=answer.number, reasoning=answer.reasoning,
+            )
+            for answer in answers
+        )
