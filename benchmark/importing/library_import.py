@@ -33,7 +33,8 @@ from django.core.validators import slug_re
 
 from ..exporting import stable_id
 from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
-from . import ImportResult, saving
+from . import saving
+from .format import FileFormat, Saved
 from .parley import character, check_version, json_lines, scenario
 from .records import (
     CHARACTER_FIELDS,
@@ -49,6 +50,7 @@ from .records import (
     max_length,
     values_of,
 )
+from .results import ImportResult
 
 KINDS = ("barrier", "character", "scenario")
 BARRIER_TEXTS = (
@@ -173,6 +175,13 @@ def save(drafts: Sequence[Draft | BarrierDraft], result: ImportResult, team: Tea
     saving.save(others, result, team)
 
 
+class LibraryFormat(FileFormat):
+    """A library saves its barriers before the records that name them (``save`` above)."""
+
+    def save(self, drafts: Sequence[Any], result: ImportResult, team: Team, progress: Saved | None) -> None:
+        save(drafts, result, team)
+
+
 def save_barriers(drafts: list[BarrierDraft], result: ImportResult, team: Team) -> None:
     builtin = set(Barrier.objects.filter(team__isnull=True).values_list("key", flat=True))
     found = Barrier.objects.filter(team=team, key__in=[draft.key for draft in drafts]).prefetch_related("cues")
@@ -289,3 +298,10 @@ def scenario_differences(draft: ScenarioDraft, stored: Scenario) -> list[str]:
     }:
         changed.append("casts")
     return changed
+
+
+FORMAT = LibraryFormat(
+    "library", label="Parley scenario library",
+    shape="a Parley library record (kind)",
+    recognise=recognises, parse=parse,
+)

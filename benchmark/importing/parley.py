@@ -23,6 +23,7 @@ from .checks import (
     check_scenario_shape,
     check_scenario_values,
 )
+from .format import FileFormat
 from .reading import check_line_size, load_json
 from .records import (
     CHARACTER_FIELDS,
@@ -393,3 +394,10 @@ def answer(fields: Fields) -> AnswerDraft:
         number=fields.number("number"),
         reasoning=fields.text("reasoning"),
     )
+
+
+FORMAT = FileFormat(
+    "parley", label="Parley JSON Lines",
+    shape="a Parley episode (scenario, seats)",
+    recognise=recognises, parse=parse,
+)

@@ -45,7 +45,6 @@ from ..models import (
     Team,
     Turn,
 )
-from . import ImportResult
 from .records import (
     TEXT_SCENARIO_PREFIX,
     CastDraft,
@@ -59,6 +58,7 @@ from .records import (
     ScenarioRef,
 )
 from .responses import AnswerDraft, EpisodeResponsesDraft, ResponseDraft
+from .results import ImportResult
 from .scenario_barriers import save_barrier_prompts
 
 M = TypeVar("M", bound=models.Model)

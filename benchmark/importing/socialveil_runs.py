@@ -68,9 +68,10 @@ from pathlib import Path
 from typing import Any
 
 from ..models import ActionType, Barrier, Scenario, Team
-from . import ImportProblem, read_text
 from .checks import check_episode
-from .reading import load_json
+from .format import FileFormat
+from .problems import ImportProblem
+from .reading import load_json, read_text
 from .records import (
     MAX_TURN_CHARS,
     CharacterRef,
@@ -498,3 +499,24 @@ def read_action(content: str) -> tuple[str, str]:
         if content.startswith(mark + " ") and " [" not in content:
             return action, content[len(mark):].strip()
     return ActionType.SPEAK, content
+
+
+class RunFormat(FileFormat):
+    """A run's outputs: a directory of them, or one output read with the scores beside it (``parse_path``);
+    its scenarios are found among the team's by content (``resolve``)."""
+
+    reads_directory = True
+
+    def parse_file(self, path: Path, text: str) -> list[Any]:
+        return parse_path(path)
+
+    def resolve(self, drafts: list[Any], team: Team) -> None:
+        resolve(drafts, team)
+
+
+FORMAT = RunFormat(
+    "socialveil-run",
+    label="SocialVeil conversation log (turns only; scores come with a run's directory)",
+    shape="a SocialVeil run's conversation_log.json (experimental_context, conversation_log)",
+    recognise=recognises, parse=parse,
+)
