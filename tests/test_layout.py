@@ -28,8 +28,6 @@ LONG_MODULES = {
     "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
     "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
-    "benchmark/importing/saving.py": "the saver, now also adding responses to stored episodes, casts and notes; to be "
-    "split: responses onto stored episodes into a module of their own",
     "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and unknown relationships; "
     "to be split: the barrier part into a module of its own",
     "annotator/forms.py": "the annotator's forms, now with the ratings upload; to be split by page",

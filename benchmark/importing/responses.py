@@ -7,7 +7,7 @@ goal). Sotopia's rewards and the ``evaluations`` of Parley files written before 
 :func:`scores_to_responses` checks them and groups them into responses to the judge presets, the
 evaluator becoming the respondent (``benchmark.instruments.respondents``). What needs no database
 is checked here; each answer is checked against its question when it is saved
-(``saving.check_answer``), as the database would.
+(``saving_responses.check_answer``), as the database would.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class ResponseDraft:
 class EpisodeResponsesDraft:
     """Responses about an episode that must already be in Parley: what a scores file gives per episode.
 
-    Saving adds them to the stored episode (``saving.Saver.add_to_stored``). An episode the team lacks is
+    Saving adds them to the stored episode (``saving_stored.add_to_stored``). An episode the team lacks is
     refused (``REFUSE``, naming ``id_field``) or listed in a note and left out (``LIST``); ``scenario_id``,
     when given, must be the stored episode's scenario (its external id), else the file is refused.
     """

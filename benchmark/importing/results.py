@@ -83,3 +83,17 @@ def _count(number: int, noun: str) -> str:
 # Told how far a file has got: ``progress("parsed", records, records)`` once the file is read, then
 # ``progress("saved", done, records)`` as records are saved (done may repeat; the listener throttles).
 Progress = Callable[[str, int, int], None]
+
+_SHOWN = 5  # differing records named in a note, per kind
+
+
+def note_differing(result: ImportResult, kind: str, differing: list[tuple[str, list[str]]]) -> None:
+    if not differing:
+        return
+    shown = "; ".join(f"{name!r} ({', '.join(fields)})" for name, fields in differing[:_SHOWN])
+    more = f"; and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
+    noun = f"{kind} of the file differs" if len(differing) == 1 else f"{kind}s of the file differ"
+    result.note(
+        f"{len(differing)} {noun} from the team's under the same id, left as stored (an import never "
+        f"overwrites): {shown}{more}"
+    )

@@ -11,7 +11,7 @@ version about one episode become that respondent's response to the preset, as a 
 The file holds no episodes: each ``episode_id`` must be one of the team's episodes (an unknown one
 is refused, naming its row, since it is most likely a typo), and each ``seat`` one of its seats.
 What the episode has already is unchanged; a different value for a stored answer is refused
-(``saving.Saver.add_to_stored``).
+(``saving_stored.add_to_stored``).
 """
 
 from __future__ import annotations
