@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..models import Team
 from . import saving
@@ -29,6 +29,7 @@ from .results import ImportResult
 Saved = Callable[[int, int], None]  # told (done, total) as records are saved
 
 
+@runtime_checkable
 class ImportFormat(Protocol):
     name: str
     label: str
