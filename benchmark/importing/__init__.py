@@ -12,7 +12,7 @@ The formats are described in ``docs/formats.md``. Each has its own module that t
 ``library_import``, ``agentsense``, ``socialveil``, ``socialveil_runs``, ``promediate``, ``castings``,
 ``sotopia_scores``, ``scores``, ``sotopia`` and ``turns_csv``, listed in ``registry`` in the order they
 are tried on a file. ``saving`` writes the drafts; bad input is a ``problems.ImportProblem``, what a file
-did an ``results.ImportResult``.
+did an ``import_result.ImportResult``.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from django.db import DatabaseError, transaction
 
 from ..models import Episode, Team
 from .checks import check_unique_records
+from .import_result import ImportResult, Progress
 from .problems import ImportProblem
 from .reading import read_text
 from .records import EpisodeDraft, max_length
 from .registry import CHOOSE_FORMAT, DIRECTORY_FORMAT, FORMATS, detect_format, first_record, get_format
-from .results import ImportResult, Progress
 
 
 def import_file(

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..models import Team
 from . import saving
-from .results import ImportResult
+from .import_result import ImportResult
 
 Saved = Callable[[int, int], None]  # told (done, total) as records are saved
 

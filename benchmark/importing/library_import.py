@@ -34,6 +34,7 @@ from ..exporting import stable_id
 from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
 from . import saving
 from .format import FileFormat, Saved
+from .import_result import ImportResult, note_differing
 from .lookups import chunks
 from .parley import character, check_version, json_lines, scenario
 from .records import (
@@ -49,7 +50,6 @@ from .records import (
     max_length,
     values_of,
 )
-from .results import ImportResult, note_differing
 from .saving_barriers import BarrierDraft, save_barriers
 
 KINDS = ("barrier", "character", "scenario")

@@ -46,6 +46,7 @@ from ..models import (
     Team,
     Turn,
 )
+from .import_result import ImportResult
 from .lookups import CHUNK, chunks
 from .records import (
     CastDraft,
@@ -59,7 +60,6 @@ from .records import (
     ScenarioRef,
 )
 from .responses import EpisodeResponsesDraft
-from .results import ImportResult
 from .saving_barriers import save_barrier_prompts
 from .saving_casts import save_cast, scenario_casts
 from .saving_responses import save_response

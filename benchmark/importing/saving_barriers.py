@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..models import Barrier, BarrierCue, ScenarioBarrier, Team
+from .import_result import ImportResult, note_differing
 from .records import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, Origin, ScenarioDraft
-from .results import ImportResult, note_differing
 
 if TYPE_CHECKING:
     from .saving import Saver
