@@ -15,6 +15,7 @@ from django.utils import timezone
 from ..evaluation.interviews.instruments import PROBES_PRESET
 from ..instruments.checks import CHOICE_KINDS, NUMERIC_KINDS
 from ..instruments.respondents import find_respondent
+from ..instruments.targets import EPISODE, SPAN, TURN
 from ..instruments.values import check_value
 from ..models import Answer, Episode, Goal, Instrument, Question, Respondent, Response, Role, Scenario
 from .responses import AnswerDraft, ResponseDraft
@@ -111,9 +112,11 @@ def answer_row(
             f"{response.instrument} has no question {draft.question!r} (its questions: {', '.join(questions)})"
         )
     check_answer(draft, question)
+    turns = {column: value for column, value in draft.turns.columns().items() if value is not None}
     return Answer(
         response=response, question=question, seat_position=draft.seat_position,
         goal=goal_of(saver, draft, roles), value=draft.value, number=draft.number, reasoning=draft.reasoning,
+        **turns,  # a turn or span (only when the question is asked of one: ``check_answer``)
     )
 
 
@@ -150,6 +153,7 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
         raise origin.at("goal").problem(f"{question.key!r} is asked per goal; give the goal")
     if scope == Question.Scope.EPISODE and (answer.seat_position is not None or answer.goal is not None):
         raise origin.at("seat").problem(f"{question.key!r} is asked once per episode; the seat and goal must be null")
+    check_turns(answer, question)
     if question.kind in NUMERIC_KINDS:
         if answer.number is None:
             raise origin.at("number").problem(f"{question.key!r} takes a number")
@@ -162,3 +166,16 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
         problem = check_value(question, answer.value)[2]
         if problem:
             raise origin.at("value").problem(f"{question.key!r}: {problem}")
+
+
+def check_turns(answer: AnswerDraft, question: Question) -> None:
+    """A question asked of turns (scope ``turn``) or spans (``span``) is answered about one; no other is."""
+    scope, kind = str(question.scope), answer.turns.kind
+    if scope in (TURN, SPAN) and kind == EPISODE:
+        raise answer.origin.at("turn").problem(f"{question.key!r} is asked per {scope}; give the turn")
+    if scope == TURN and kind == SPAN:
+        raise answer.origin.at("end_turn").problem(f"{question.key!r} is asked of one turn; end_turn must be null")
+    if scope == SPAN and kind == TURN:
+        raise answer.origin.at("end_turn").problem(f"{question.key!r} is asked of spans; give end_turn")
+    if scope not in (TURN, SPAN) and kind != EPISODE:
+        raise answer.origin.at("turn").problem(f"{question.key!r} is not asked per turn; the turn must be null")
