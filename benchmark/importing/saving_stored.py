@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch
 
-from ..instruments.targets import Target
+from ..instruments.targets import EPISODE, GOAL, Target
 from ..models import Answer, Episode, Response
 from .lookups import chunks
 from .records import TEXT_SCENARIO_PREFIX, EpisodeDraft
@@ -142,9 +142,10 @@ def add_answers(saver: Saver, response: Response, rows: list[Answer], draft: Res
             continue
         if sorted(map(_value, kept)) != sorted(_value(row) for row, _ in pairs):
             row, answer = pairs[0]
-            seat = "" if row.seat_position is None else f" for seat {row.seat_position}"
+            target = Target.of(row)
+            about = "" if target.kind in (EPISODE, GOAL) else f" for {target.describe()}"
             raise answer.origin.problem(
-                f"{response.respondent} already answered {row.question.key!r}{seat} of episode "
+                f"{response.respondent} already answered {row.question.key!r}{about} of episode "
                 f"{response.episode.external_id!r} with {_shown(kept)}; this file gives "
                 f"{_shown(row for row, _ in pairs)}. "
                 "An import never overwrites an answer: delete that response first, or import these answers "
