@@ -1,7 +1,11 @@
 """The layout rules of docs/architecture.md, read from the source with ``ast`` (nothing is imported).
 
-- no import circle among benchmark's modules (imports at module level; ``if TYPE_CHECKING``
-  blocks run only under a type checker and are left out);
+- no import circle among benchmark's modules, counting imports inside functions too (an import put
+  in a function to dodge a circle is still a circle: the two modules still need each other); ``if
+  TYPE_CHECKING`` blocks run only under a type checker and are left out;
+- the layers: ``benchmark.agents`` imports nothing of ``benchmark.runs`` (runs drive agents), and
+  ``benchmark.instruments`` nothing of ``benchmark.evaluation`` (the judges ask instruments, so the two
+  never import each other);
 - ``benchmark`` imports nothing of Parley's other apps or the project package;
 - ``benchmark/stats`` imports no Django, not even through the benchmark modules it imports;
 - no module of benchmark, annotator or chat is over ``MAX_LINES`` lines, except the few listed in
@@ -24,8 +28,6 @@ LONG_MODULES = {
     "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
     "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
-    "benchmark/importing/saving.py": "the saver, now also adding responses to stored episodes, casts and notes; to be "
-    "split: responses onto stored episodes into a module of their own",
     "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and unknown relationships; "
     "to be split: the barrier part into a module of its own",
     "annotator/forms.py": "the annotator's forms, now with the ratings upload; to be split by page",
@@ -50,28 +52,29 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _module_level(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
-    """Imports that run when the module is imported: the top level, and inside top-level if/try blocks."""
+def _runtime_imports(nodes: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """Imports that can run: at the top level and inside functions, classes and blocks, except the
+    body of an ``if TYPE_CHECKING`` block (its ``else`` runs)."""
     found: list[ast.Import | ast.ImportFrom] = []
-    for node in body:
+    todo: list[ast.AST] = list(nodes)
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Import | ast.ImportFrom):
             found.append(node)
-        elif isinstance(node, ast.If) and not _is_type_checking(node):
-            found += _module_level(node.body) + _module_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            found += _module_level(node.body)
-            for handler in node.handlers:
-                found += _module_level(handler.body)
-            found += _module_level(node.orelse) + _module_level(node.finalbody)
-    return found
+        elif isinstance(node, ast.If) and _is_type_checking(node):
+            todo += node.orelse
+        else:
+            todo += ast.iter_child_nodes(node)
+    return sorted(found, key=lambda node: node.lineno)
 
 
 def imported_modules(path: Path, *, known: set[str]) -> set[str]:
-    """The modules ``path`` imports at module level, absolute; ``from package import module`` names the module."""
+    """The modules ``path`` imports (anywhere but ``if TYPE_CHECKING``), absolute; ``from package import
+    module`` names the module."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
-    for node in _module_level(ast.parse(path.read_text(encoding="utf-8")).body):
+    for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8")).body):
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
             continue
@@ -121,6 +124,44 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_benchmark_has_no_import_circle():
     cycle = find_cycle(import_graph("benchmark"))
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+# (lower, upper): no module under the lower package imports one under the upper, not even in a function.
+FORBIDDEN_LAYERS = (
+    ("benchmark.agents", "benchmark.runs"),
+    ("benchmark.instruments", "benchmark.evaluation"),
+)
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_the_layers_hold():
+    graph = import_graph("benchmark")
+    offenders = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        for importer, imported in FORBIDDEN_LAYERS
+        if _under(module, importer) and _under(target, imported)
+    )
+    assert offenders == []
+
+
+def test_an_import_inside_a_function_counts_and_one_for_the_type_checker_does_not(tmp_path):
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import for_types\nelse:\n    import at_run_time\n"
+        "def later():\n    from deep import inside\n"
+        "class Holder:\n    def method(self):\n        import in_a_method\n"
+    )
+    names = [
+        alias.name if isinstance(node, ast.Import) else node.module
+        for node in _runtime_imports(ast.parse(source).body)
+        for alias in node.names
+    ]
+    assert names == ["typing", "at_run_time", "deep", "in_a_method"]
 
 
 def test_the_circle_finder_finds_a_circle():

@@ -4,24 +4,12 @@ from django.template.defaultfilters import filesizeformat
 
 from ..forms import team_field
 from ..importing import FORMATS
+from ..importing.registry import REGISTRY
 
-# How the page names each format, in the Format list and wherever it tells what a file was read as; every
-# format of ``benchmark.importing`` has its label (a test holds this), so no page shows a format's key.
+# How the page names each format, in the Format list and wherever it tells what a file was read as: each
+# format of ``benchmark.importing`` brings its label (``ImportFormat.label``), so no page shows a format's key.
 AUTO = "auto"
-FORMAT_LABELS = {
-    AUTO: "Tell from each file",
-    "library": "Parley scenario library",
-    "parley": "Parley JSON Lines",
-    "agentsense": "AgentSense scenes (with or without a run's outputs)",
-    "socialveil": "SocialVeil scenarios",
-    "socialveil-run": "SocialVeil conversation log (turns only; scores come with a run's directory)",
-    "promediate": "ProMediate case",
-    "castings": "Sotopia castings (scenario and character pairs)",
-    "sotopia-scores": "Sotopia judge scores",
-    "scores": "Scores of stored episodes (CSV or JSON Lines)",
-    "sotopia": "Sotopia episode logs or profiles",
-    "csv": "CSV of turns",
-}
+FORMAT_LABELS = {AUTO: "Tell from each file", **{found.name: found.label for found in REGISTRY}}
 
 
 def format_label(name: str) -> str:

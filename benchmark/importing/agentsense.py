@@ -34,6 +34,7 @@ from ..evaluation.interviews.instruments import PROBES_PRESET, goals_instrument,
 from ..models import ActionType, Episode, Probe, Relationship, Respondent
 from ..models.scenarios import Category, Communication, GoalType, TurnTaking
 from .checks import check_character_values, check_episode, check_roles, check_scenario_shape, check_scenario_values
+from .format import FileFormat
 from .parley import json_lines
 from .records import (
     MAX_TURN_CHARS,
@@ -430,3 +431,8 @@ def template_of(scene: ScenarioDraft, index: str) -> ScenarioDraft:
     return ScenarioDraft(f"agentsense-template-{index}", values, roles, scene.origin, id_field="template_idx")
 
 
+FORMAT = FileFormat(
+    "agentsense", label="AgentSense scenes (with or without a run's outputs)",
+    shape="an AgentSense scene (sample_idx, characters)",
+    recognise=recognises, parse=parse,
+)

@@ -16,6 +16,7 @@ combination is played as its own cell by ``manage.py simulate --casts all``.
 from __future__ import annotations
 
 from ..models import Cast, Character, Scenario
+from .format import FileFormat
 from .records import CastDraft, CharacterRef, Draft, Fields, Origin, ScenarioRef, max_length
 from .sotopia import records
 
@@ -63,3 +64,10 @@ def casting(fields: Fields) -> CastDraft:
         combo_id, ScenarioRef(env_id, origin.at("env_id"), noun="environment"), characters, origin, first=FIRST,
         id_field="combo_id", characters_field="agent_ids",
     )
+
+
+FORMAT = FileFormat(
+    "castings", label="Sotopia castings (scenario and character pairs)",
+    shape="a Sotopia casting (combo_id, env_id)",
+    recognise=recognises, parse=parse,
+)

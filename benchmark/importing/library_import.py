@@ -26,14 +26,16 @@ A field added to a kind is read in its reader, written by the writer of that kin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.validators import slug_re
 
 from ..exporting import stable_id
 from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
-from . import ImportResult, saving
+from . import saving
+from .format import FileFormat, Saved
+from .import_result import ImportResult, note_differing
+from .lookups import chunks
 from .parley import character, check_version, json_lines, scenario
 from .records import (
     CHARACTER_FIELDS,
@@ -42,30 +44,19 @@ from .records import (
     CharacterRef,
     Draft,
     Fields,
-    Origin,
     ScenarioCastDraft,
     ScenarioDraft,
     check_text,
     max_length,
     values_of,
 )
+from .saving_barriers import BarrierDraft, save_barriers
 
 KINDS = ("barrier", "character", "scenario")
 BARRIER_TEXTS = (
     "example", "style_directive", "narrative_stance", "interaction_tactics", "confusion_mechanisms",
     "exemplar_templates",
 )
-_SHOWN = 5  # differing records named in a note, per kind
-
-
-@dataclass
-class BarrierDraft:
-    """One of the team's barriers, to create unless the team has one with ``key`` (the stored one wins)."""
-
-    key: str
-    values: dict[str, Any]
-    origin: Origin
-    cues: list[dict[str, Any]] = field(default_factory=list)
 
 
 def recognises(first: object) -> bool:
@@ -173,30 +164,11 @@ def save(drafts: Sequence[Draft | BarrierDraft], result: ImportResult, team: Tea
     saving.save(others, result, team)
 
 
-def save_barriers(drafts: list[BarrierDraft], result: ImportResult, team: Team) -> None:
-    builtin = set(Barrier.objects.filter(team__isnull=True).values_list("key", flat=True))
-    found = Barrier.objects.filter(team=team, key__in=[draft.key for draft in drafts]).prefetch_related("cues")
-    stored = {barrier.key: barrier for barrier in found}
-    barriers, cues, differing = [], [], []
-    for draft in drafts:
-        if draft.key in builtin:
-            raise draft.origin.at("key").problem(
-                f"{draft.key!r} is a built-in barrier's key; built-in barriers come with every install and are "
-                "named by key, not given in a library"
-            )
-        if draft.key in stored:
-            result.unchanged["barrier"] += 1
-            if changed := barrier_differences(draft, stored[draft.key]):
-                differing.append((draft.key, changed))
-            continue
-        row = Barrier(team=team, builtin=False, key=draft.key, **draft.values)
-        barriers.append(row)
-        cues.extend(BarrierCue(barrier=row, **values) for values in draft.cues)
-    if barriers:
-        Barrier.objects.bulk_create(barriers)
-        BarrierCue.objects.bulk_create(cues)
-        result.created["barrier"] += len(barriers)
-    note_differing(result, "barrier", differing)
+class LibraryFormat(FileFormat):
+    """A library saves its barriers before the records that name them (``save`` above)."""
+
+    def save(self, drafts: Sequence[Any], result: ImportResult, team: Team, progress: Saved | None) -> None:
+        save(drafts, result, team)
 
 
 def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) -> None:
@@ -205,11 +177,11 @@ def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) 
     characters = {draft.external_id: draft for draft in drafts if isinstance(draft, CharacterDraft)}
     scenarios = {draft.external_id: draft for draft in drafts if isinstance(draft, ScenarioDraft)}
     differing: dict[str, list[tuple[str, list[str]]]] = {"character": [], "scenario": []}
-    for chunk in saving._chunks(characters):
+    for chunk in chunks(characters):
         for stored in Character.objects.of_team(team).filter(external_id__in=chunk):
             if changed := character_differences(characters[stored.external_id], stored):
                 differing["character"].append((stored.external_id, changed))
-    for chunk in saving._chunks(scenarios):
+    for chunk in chunks(scenarios):
         found = Scenario.objects.of_team(team).filter(external_id__in=chunk).select_related("template")
         for stored in found.prefetch_related(
             "roles__character", "roles__goals", "probes", "casts__members__role", "casts__members__character"
@@ -218,26 +190,6 @@ def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) 
                 differing["scenario"].append((stored.external_id, changed))
     for kind, found in differing.items():
         note_differing(result, kind, sorted(found))
-
-
-def note_differing(result: ImportResult, kind: str, differing: list[tuple[str, list[str]]]) -> None:
-    if not differing:
-        return
-    shown = "; ".join(f"{name!r} ({', '.join(fields)})" for name, fields in differing[:_SHOWN])
-    more = f"; and {len(differing) - _SHOWN} more" if len(differing) > _SHOWN else ""
-    noun = f"{kind} of the file differs" if len(differing) == 1 else f"{kind}s of the file differ"
-    result.note(
-        f"{len(differing)} {noun} from the team's under the same id, left as stored (an import never "
-        f"overwrites): {shown}{more}"
-    )
-
-
-def barrier_differences(draft: BarrierDraft, stored: Barrier) -> list[str]:
-    changed = [name for name, value in draft.values.items() if value != getattr(stored, name)]
-    cues = [(cue.dimension, cue.instruction, cue.rate, cue.unit) for cue in stored.cues.all()]
-    if sorted(cues) != sorted(tuple(cue.values()) for cue in draft.cues):
-        changed.append("cues")
-    return changed
 
 
 def character_differences(draft: CharacterDraft, stored: Character) -> list[str]:
@@ -289,3 +241,10 @@ def scenario_differences(draft: ScenarioDraft, stored: Scenario) -> list[str]:
     }:
         changed.append("casts")
     return changed
+
+
+FORMAT = LibraryFormat(
+    "library", label="Parley scenario library",
+    shape="a Parley library record (kind)",
+    recognise=recognises, parse=parse,
+)

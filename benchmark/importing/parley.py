@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..instruments.targets import Target
 from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
 from ..models.scenarios import Category, Communication, Difficulty, GoalType, TurnTaking
 from .checks import (
@@ -23,6 +24,7 @@ from .checks import (
     check_scenario_shape,
     check_scenario_values,
 )
+from .format import FileFormat
 from .reading import check_line_size, load_json
 from .records import (
     CHARACTER_FIELDS,
@@ -392,4 +394,34 @@ def answer(fields: Fields) -> AnswerDraft:
         value=fields.text("value"),
         number=fields.number("number"),
         reasoning=fields.text("reasoning"),
+        turns=answer_turns(fields),
     )
+
+
+def answer_turns(fields: Fields) -> Target:
+    """The turn (``turn``) or span (``turn`` to ``end_turn``, optionally ``start_char`` and ``end_char``) an
+    answer is about, as an export writes them (only when set); the episode's target when none is given."""
+    turn, end_turn, start_char, end_char = (
+        fields.integer(name, low=0, high=MAX_INTEGER) for name in ("turn", "end_turn", "start_char", "end_char")
+    )
+    if turn is None:
+        given = next((name for name, value in (("end_turn", end_turn), ("start_char", start_char),
+                                                ("end_char", end_char)) if value is not None), None)
+        if given:
+            raise fields.origin.at(given).problem("a span needs its first turn (turn)")
+        return Target.episode()
+    if end_turn is None:
+        if start_char is not None or end_char is not None:
+            raise fields.origin.at("start_char").problem("character offsets belong to a span: give end_turn too")
+        return Target.of_turn(turn)
+    try:
+        return Target.of_span(turn, end_turn, start_char, end_char)
+    except ValueError as error:
+        raise fields.origin.at("end_turn").problem(str(error)) from None
+
+
+FORMAT = FileFormat(
+    "parley", label="Parley JSON Lines",
+    shape="a Parley episode (scenario, seats)",
+    recognise=recognises, parse=parse,
+)

@@ -37,6 +37,7 @@ from django.utils.text import slugify
 from ..models import Character, Relationship, Scenario
 from ..models.scenarios import TurnTaking
 from .checks import check_character_values, check_roles, check_scenario_shape, check_scenario_values
+from .format import FileFormat
 from .reading import load_json
 from .records import (
     MAX_SMALL_INTEGER,
@@ -142,3 +143,10 @@ def _sections(text: str) -> dict[str, str]:
                                      else len(text)].strip()
         for number, match in enumerate(headings)
     }
+
+
+FORMAT = FileFormat(
+    "promediate", label="ProMediate case",
+    shape="a ProMediate case (instruction, issues, options, names)",
+    recognise=recognises, parse=parse,
+)

@@ -27,12 +27,26 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
+from .problems import ImportProblem
 from .records import Origin
 
 MAX_LINE_BYTES = 5_000_000
 MAX_DEPTH = 64
+
+
+def read_text(path: Path) -> str:
+    """The file as text (UTF-8, a byte-order mark is ignored)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ImportProblem("no such file", file=path.name) from None
+    except UnicodeDecodeError as error:
+        raise ImportProblem(f"not UTF-8 text (byte {error.start})", file=path.name) from None
+    except OSError as error:
+        raise ImportProblem(f"cannot read the file: {error.strerror}", file=path.name) from None
 
 
 class _RepeatedKey(dict):

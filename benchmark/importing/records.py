@@ -21,7 +21,7 @@ from django.db import models
 
 from ..models import ActionType, Character, Episode, Probe, Seat
 from ..models.scenarios import goal_lines
-from . import ImportProblem
+from .problems import ImportProblem
 
 if TYPE_CHECKING:
     from .responses import ResponseDraft

@@ -7,7 +7,7 @@ goal). Sotopia's rewards and the ``evaluations`` of Parley files written before 
 :func:`scores_to_responses` checks them and groups them into responses to the judge presets, the
 evaluator becoming the respondent (``benchmark.instruments.respondents``). What needs no database
 is checked here; each answer is checked against its question when it is saved
-(``saving.check_answer``), as the database would.
+(``saving_responses.check_answer``), as the database would.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from ..instruments import rubrics
 from ..instruments.respondents import respondent_fields
+from ..instruments.targets import Target
 from ..models import Respondent
 from .records import EpisodeDraft, Origin, check_text, max_length
 
@@ -46,7 +47,9 @@ class ScoreDraft:
 
 @dataclass
 class AnswerDraft:
-    """One answer of a response: to the question with key ``question``, for a seat or goal if asked so."""
+    """One answer of a response: to the question with key ``question``, for a seat, goal, turn or span if
+    asked so. ``turns`` is the turn or span the answer is about (a ``Target`` with only its turn columns
+    set; the episode's target when the answer is about no turn)."""
 
     question: str
     origin: Origin
@@ -55,6 +58,7 @@ class AnswerDraft:
     value: str = ""
     number: float | None = None
     reasoning: str = ""
+    turns: Target = field(default_factory=Target.episode)
 
 
 @dataclass
@@ -91,7 +95,7 @@ class ResponseDraft:
 class EpisodeResponsesDraft:
     """Responses about an episode that must already be in Parley: what a scores file gives per episode.
 
-    Saving adds them to the stored episode (``saving.Saver.add_to_stored``). An episode the team lacks is
+    Saving adds them to the stored episode (``saving_stored.add_to_stored``). An episode the team lacks is
     refused (``REFUSE``, naming ``id_field``) or listed in a note and left out (``LIST``); ``scenario_id``,
     when given, must be the stored episode's scenario (its external id), else the file is refused.
     """
@@ -152,7 +156,7 @@ def check_scores(scores: Sequence[ScoreDraft], seats: Iterable[int]) -> None:
 
 def check_responses(draft: EpisodeDraft) -> None:
     """What the episode's responses need without the database: known seats, one answer per question, seat,
-    goal and value, and a respondent named as its kind requires. Their questions are checked on saving."""
+    goal, turn or span and value, and a respondent named as its kind requires. Their questions are checked on saving."""
     seats = {seat.position for seat in draft.seats}
     positions = ", ".join(str(position) for position in sorted(seats)) or "none"
     for response in draft.responses:
@@ -170,16 +174,17 @@ def check_responses(draft: EpisodeDraft) -> None:
             raise response.origin.at("seat").problem(
                 f"no seat at position {response.seat_position} (seats: {positions})"
             )
-        given: set[tuple[str, int | None, tuple[int, int] | None, str]] = set()
+        given: set[tuple[str, int | None, tuple[int, int] | None, Target, str]] = set()
         for answer in response.answers:
             if answer.seat_position is not None and answer.seat_position not in seats:
                 raise answer.origin.at("seat").problem(
                     f"no seat at position {answer.seat_position} (seats: {positions})"
                 )
-            key = (answer.question, answer.seat_position, answer.goal, answer.value)
+            key = (answer.question, answer.seat_position, answer.goal, answer.turns, answer.value)
             if key in given:
                 raise answer.origin.at("question").problem(
-                    f"{answer.question!r} is answered twice with the same value for the same seat and goal"
+                    f"{answer.question!r} is answered twice with the same value for the same "
+                    + ("seat and goal" if answer.turns.turn is None else answer.turns.describe())
                 )
             given.add(key)
 

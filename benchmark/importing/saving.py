@@ -13,19 +13,20 @@ instrument and seat), or answers to questions that respondent's stored response 
 answer the episode already has with the same value is unchanged; a different value is refused,
 naming the place in the file, since an import never overwrites. Scores-only files
 (``responses.EpisodeResponsesDraft``) add to stored episodes in the same way.
+
+This module saves characters, scenarios (with their roles, goals and probes) and episodes (with their
+seats and turns), and runs the whole file; the rest is saved by a module per thing, each a set of
+functions of the :class:`Saver`: ``saving_responses`` (responses and answers, checked against their
+questions), ``saving_stored`` (responses onto stored episodes), ``saving_casts`` (casts) and
+``saving_barriers`` (a library's barriers and scenarios' barrier prompts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from collections.abc import Callable
 
 from django.db import models
-from django.db.models import Prefetch
-from django.utils import timezone
 
-from ..evaluation.interviews.instruments import PROBES_PRESET
-from ..instruments.respondents import find_respondent
 from ..models import (
     Answer,
     Barrier,
@@ -45,9 +46,9 @@ from ..models import (
     Team,
     Turn,
 )
-from . import ImportResult
+from .import_result import ImportResult
+from .lookups import CHUNK, chunks
 from .records import (
-    TEXT_SCENARIO_PREFIX,
     CastDraft,
     CharacterDraft,
     CharacterRef,
@@ -58,11 +59,11 @@ from .records import (
     ScenarioDraft,
     ScenarioRef,
 )
-from .responses import AnswerDraft, EpisodeResponsesDraft, ResponseDraft
-from .scenario_barriers import save_barrier_prompts
-
-M = TypeVar("M", bound=models.Model)
-_CHUNK = 500
+from .responses import EpisodeResponsesDraft
+from .saving_barriers import save_barrier_prompts
+from .saving_casts import save_cast, scenario_casts
+from .saving_responses import save_response
+from .saving_stored import add_to_stored, list_not_stored, load_stored, responses_for_stored
 
 
 def save(
@@ -72,12 +73,6 @@ def save(
 
     ``progress(done, total)`` is told, after each record, how many of the drafts have been handled."""
     Saver(drafts, result, team, progress).run()
-
-
-def _chunks(values: Iterable[str]) -> Iterator[list[str]]:
-    values = sorted(set(values))
-    for start in range(0, len(values), _CHUNK):
-        yield values[start : start + _CHUNK]
 
 
 class Saver:
@@ -150,22 +145,22 @@ class Saver:
                 for ref in draft.characters:
                     want_character(ref)
 
-        for chunk in _chunks(character_ids):
+        for chunk in chunks(character_ids):
             for character in Character.objects.of_team(self.team).filter(external_id__in=chunk):
                 self.characters[character.external_id] = character
                 self.existing["character"].add(character.external_id)
-        for chunk in _chunks(scenario_ids):
+        for chunk in chunks(scenario_ids):
             for scenario in Scenario.objects.of_team(self.team).filter(external_id__in=chunk).prefetch_related("roles"):
                 self.scenarios[scenario.external_id] = scenario
                 self.roles[scenario.external_id] = {role.position: role for role in scenario.roles.all()}
                 self.existing["scenario"].add(scenario.external_id)
         cast_ids = {draft.external_id for draft in self.drafts if isinstance(draft, CastDraft)}
-        for chunk in _chunks(cast_ids):
+        for chunk in chunks(cast_ids):
             for cast in Cast.objects.of_team(self.team).filter(external_id__in=chunk).select_related(
                 "scenario"
             ).prefetch_related("members__role", "members__character"):
                 self.casts[(cast.scenario.external_id, cast.external_id)] = cast
-        for chunk in _chunks(episode_ids):
+        for chunk in chunks(episode_ids):
             self.episode_ids.update(
                 Episode.objects.of_team(self.team).filter(external_id__in=chunk).values_list("external_id", flat=True)
             )
@@ -260,29 +255,17 @@ class Saver:
             )
             for number, probe in enumerate(draft.probes)
         )
-        self.scenario_casts(draft, scenario, roles)
+        scenario_casts(self, draft, scenario, roles)
         self.result.created["scenario"] += 1
         if scenario.relationship is None:
             self.unknown_relationships += 1
         return scenario, roles
 
-    def scenario_casts(self, draft: ScenarioDraft, scenario: Scenario, roles: dict[int, Role]) -> None:
-        """The casts a new scenario's record gives (a library's), their characters found as its roles' are."""
-        for cast in draft.casts:
-            row = Cast(scenario=scenario, external_id=cast.external_id, label=cast.label)
-            self.new[Cast].append(row)
-            self.new[CastMember].extend(
-                CastMember(cast=row, role=roles[position], character=self.character(ref))
-                for position, ref in cast.members.items()
-            )
-        if draft.casts:
-            self.result.created["cast"] += len(draft.casts)
-
     # --- episodes -------------------------------------------------------------------------------
 
     def episode(self, draft: EpisodeDraft) -> None:
         if draft.external_id in self.episode_ids:
-            self.add_to_stored(draft.external_id, draft.responses)
+            add_to_stored(self, draft.external_id, draft.responses)
             return
         self.episode_ids.add(draft.external_id)
         barrier = self.barriers.get(draft.barrier_key)
@@ -348,296 +331,16 @@ class Saver:
                 row.created_at = turn.created_at
         answered: set[tuple[int, int, int | None]] = set()
         for response in draft.responses:
-            self.response(response, episode, roles, answered)
+            save_response(self, response, episode, roles, answered)
         self.result.created["episode"] += 1
         self.result.created["turn"] += len(draft.turns)
         self.result.skipped.update(draft.skipped)
-
-    # --- casts ----------------------------------------------------------------------------------
-
-    def cast(self, draft: CastDraft) -> None:
-        """A cast of a scenario in Parley, one character per role, all of them already in Parley."""
-        ref = draft.scenario
-        if ref.external_id not in self.scenarios:
-            raise ref.origin.problem(f"{ref.noun} {ref.external_id!r} is not in Parley; {draft.first}")
-        scenario, roles = self.scenario(ref)
-        for wanted in draft.characters:
-            if wanted.external_id not in self.characters:
-                raise wanted.origin.problem(f"{wanted.noun} {wanted.external_id!r} is not in Parley; {draft.first}")
-        if len(draft.characters) != len(roles):
-            raise draft.origin.at(draft.characters_field).problem(
-                f"{ref.noun} {ref.external_id!r} has {len(roles)} roles; the cast names {len(draft.characters)}"
-            )
-        characters = {position: self.character(c) for position, c in zip(sorted(roles), draft.characters, strict=True)}
-        existing = self.casts.get((ref.external_id, draft.external_id))
-        if existing is not None:
-            self.result.unchanged["cast"] += 1
-            if existing.characters() != characters:
-                self.result.note(
-                    f"cast {draft.external_id!r} of {ref.noun} {ref.external_id!r} is in Parley with other "
-                    "characters than the file's; Parley's were kept"
-                )
-            return
-        cast = Cast(scenario=scenario, external_id=draft.external_id)
-        self.casts[(ref.external_id, draft.external_id)] = cast
-        self.new[Cast].append(cast)
-        self.new[CastMember].extend(
-            CastMember(cast=cast, role=roles[position], character=character)
-            for position, character in characters.items()
-        )
-        self.result.created["cast"] += 1
-
-    # --- responses ------------------------------------------------------------------------------
-
-    def instrument(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
-        """The instrument a response names, with its questions by key: one of the team's or a preset; a
-        team instrument the file gives in full is made for the team when it has none of that name."""
-        key = (draft.instrument, draft.version)
-        if key not in self.instruments:
-            instrument = (
-                Instrument.objects.filter(name=draft.instrument, version=draft.version)
-                .filter(models.Q(team__isnull=True) | models.Q(team=self.team))
-                .order_by("team")  # the team's own before a preset of the same name
-                .first()
-            )
-            if instrument is None and draft.definition is not None:
-                self.instruments[key] = self.instrument_from(draft, scenario)
-                return self.instruments[key]
-            if instrument is None:
-                raise draft.origin.at("instrument").problem(
-                    f"instrument {draft.instrument!r} version {draft.version} is neither a preset nor one of "
-                    "this team's instruments"
-                )
-            questions = {q.key: q for q in instrument.questions.all()}
-            if draft.definition is not None and sorted(
-                (q["key"], q["kind"], q["scope"]) for q in draft.definition.questions
-            ) != sorted((q.key, q.kind, q.scope) for q in questions.values()):
-                raise draft.origin.at("instrument").problem(
-                    f"the team's instrument {draft.instrument!r} version {draft.version} asks other questions "
-                    "than the file's; import it into another team, or rename one of them"
-                )
-            self.instruments[key] = (instrument, questions)
-        return self.instruments[key]
-
-    def instrument_from(self, draft: ResponseDraft, scenario: Scenario) -> tuple[Instrument, dict[str, Question]]:
-        """A team instrument made from the file's definition, frozen, since answers come with it."""
-        definition = draft.definition
-        assert definition is not None
-        instrument = Instrument(
-            team=self.team, name=draft.instrument, version=draft.version, preset=definition.preset,
-            description=definition.description, frozen_at=timezone.now(),
-            scenario=scenario if definition.preset == PROBES_PRESET else None,
-        )
-        questions = {q["key"]: Question(instrument=instrument, **q) for q in definition.questions}
-        self.new[Instrument].append(instrument)
-        self.new[Question].extend(questions.values())
-        self.result.created["instrument"] += 1
-        return instrument, questions
-
-    def respondent(self, draft: ResponseDraft) -> Respondent:
-        key = tuple(sorted(draft.respondent.items()))
-        if key not in self.respondents:
-            self.respondents[key] = find_respondent(Respondent, {**draft.respondent, "user": None})
-        return self.respondents[key]
-
-    def response(
-        self, draft: ResponseDraft, episode: Episode, roles: dict[int, Role], answered: set[tuple[int, int, int | None]]
-    ) -> None:
-        """A response and its answers, each answer checked against its question as the database would."""
-        instrument, questions = self.instrument(draft, episode.scenario)
-        respondent = self.respondent(draft)
-        once = (instrument.pk or id(instrument), respondent.pk, draft.seat_position)
-        if respondent.kind == Respondent.Kind.JUDGE and once in answered:
-            raise draft.origin.problem(
-                f"{respondent} answers {instrument} about this episode twice; a judge answers once"
-            )
-        answered.add(once)
-        response = Response(
-            instrument=instrument, episode=episode, respondent=respondent, seat_position=draft.seat_position,
-            latency_ms=draft.latency_ms, prompt_tokens=draft.prompt_tokens, completion_tokens=draft.completion_tokens,
-        )
-        if draft.created_at:
-            response.created_at = draft.created_at
-        self.new[Response].append(response)
-        self.new[Answer].extend(self.answer(answer, response, questions, roles) for answer in draft.answers)
-        self.result.created["answer"] += len(draft.answers)
-
-    def answer(self, draft: AnswerDraft, response: Response, questions: dict[str, Question],
-               roles: dict[int, Role]) -> Answer:
-        """The answer row of ``draft``, checked against its question as the database would."""
-        question = questions.get(draft.question)
-        if question is None:
-            raise draft.origin.at("question").problem(
-                f"{response.instrument} has no question {draft.question!r} (its questions: {', '.join(questions)})"
-            )
-        check_answer(draft, question)
-        return Answer(
-            response=response, question=question, seat_position=draft.seat_position,
-            goal=self.goal(draft, roles), value=draft.value, number=draft.number, reasoning=draft.reasoning,
-        )
-
-    def goal(self, answer: AnswerDraft, roles: dict[int, Role]) -> Goal | None:
-        if answer.goal is None:
-            return None
-        role_position, position = answer.goal
-        role = roles.get(role_position)
-        found = None
-        if role is not None:  # a goal made from this file, else a stored one
-            found = self.new_goals.get((id(role), position)) or self.stored_goals.get((role.pk, position))
-            if found is None and role.pk is not None:
-                found = Goal.objects.filter(role=role, position=position).first()
-        if found is None:
-            raise answer.origin.at("goal").problem(
-                f"the scenario has no goal {position} of the role at position {role_position}"
-            )
-        return found
-
-    # --- responses added to stored episodes -----------------------------------------------------
-
-    def load_stored(self) -> None:
-        """The stored episodes the file gives responses for, with their seats, roles and responses (with
-        answers): a few queries per 500 episodes, however many responses the file adds."""
-        wanted = {draft.episode_id for draft in self.drafts if isinstance(draft, EpisodeResponsesDraft)}
-        wanted.update(
-            draft.external_id for draft in self.drafts
-            if isinstance(draft, EpisodeDraft) and draft.responses and draft.external_id in self.episode_ids
-        )
-        responses = Response.objects.exclude(status=Response.Status.SUPERSEDED).prefetch_related("answers")
-        for chunk in _chunks(wanted):
-            for episode in (
-                Episode.objects.of_team(self.team).filter(external_id__in=chunk).select_related("scenario")
-                .prefetch_related("seats", "scenario__roles__goals", Prefetch("responses", queryset=responses))
-            ):
-                self.stored[episode.external_id] = episode
-                for role in episode.scenario.roles.all():
-                    self.stored_goals.update(((role.pk, goal.position), goal) for goal in role.goals.all())
-
-    def responses_for_stored(self, draft: EpisodeResponsesDraft) -> None:
-        """A scores file's responses for one episode: added to the stored episode, which must play the
-        scenario the file names; an episode the team lacks is refused or listed, as the format says."""
-        episode = self.stored.get(draft.episode_id)
-        if episode is None:
-            if draft.when_missing == EpisodeResponsesDraft.LIST:
-                self.not_stored.append(draft.episode_id)
-                return
-            raise draft.origin.at(draft.id_field).problem(
-                f"episode {draft.episode_id!r} is not in Parley (in this team); import the episode first"
-            )
-        stored_scenario = episode.scenario.external_id or ""
-        if stored_scenario.startswith(TEXT_SCENARIO_PREFIX) and draft.scenario_id is not None:
-            self.result.note(
-                "some episodes play a scenario built from a log's text, which has no environment id: the file's "
-                f"{draft.scenario_field} could not be checked for them"
-            )
-        elif draft.scenario_id is not None and draft.scenario_id != stored_scenario:
-            raise draft.origin.at(draft.scenario_field).problem(
-                f"episode {draft.episode_id!r} plays scenario {episode.scenario.external_id!r} in Parley, "
-                f"not {draft.scenario_id!r}"
-            )
-        self.add_to_stored(draft.episode_id, draft.responses)
-
-    def add_to_stored(self, episode_id: str, responses: list[ResponseDraft]) -> None:
-        """Add to a stored episode what ``responses`` hold and it lacks; count it changed, else unchanged.
-
-        A file response is matched to the episode's stored response of the same instrument, respondent
-        and seat (one whose answers are the same, if the respondent has several); unmatched, it is a new
-        response. A judge answers once, so a file naming one judge twice is refused as it is for new episodes.
-        """
-        episode = self.stored.get(episode_id)
-        if episode is None:  # nothing to add: the file gives no responses for it
-            self.result.unchanged["episode"] += 1
-            return
-        roles = {role.position: role for role in episode.scenario.roles.all()}
-        seats = sorted(seat.position for seat in episode.seats.all())
-        stored = list(episode.responses.all())
-        answered: set[tuple[int, int, int | None]] = set()
-        matched: set[int] = set()
-        before = self.result.created["answer"]
-        for draft in responses:
-            for answer in draft.answers:
-                if answer.seat_position is not None and answer.seat_position not in seats:
-                    raise answer.origin.at("seat").problem(
-                        f"episode {episode_id!r} has no seat {answer.seat_position} "
-                        f"(seats: {', '.join(map(str, seats))})"
-                    )
-            instrument, questions = self.instrument(draft, episode.scenario)
-            respondent = self.respondent(draft)
-            key = (instrument.pk, respondent.pk, draft.seat_position)
-            same = [
-                response for response in stored
-                if (response.instrument_id, response.respondent_id, response.seat_position) == key
-                and response.pk not in matched
-            ]
-            if instrument.pk is None or not same:
-                self.response(draft, episode, roles, answered)
-                continue
-            answered.add(key)  # a second response of this judge in the file is refused as a new one
-            rows = [self.answer(answer, same[0], questions, roles) for answer in draft.answers]
-            target = next((response for response in same if _unchanged(response, rows)), None)
-            if target is None and len(same) > 1:
-                raise draft.origin.problem(
-                    f"episode {episode_id!r} has {len(same)} responses of {respondent} to {instrument}, none with "
-                    "exactly these answers; Parley cannot tell which one this file adds to"
-                )
-            target = target or same[0]
-            matched.add(target.pk)
-            self.add_answers(target, rows, draft)
-        if self.result.created["answer"] > before:
-            self.result.changed["episode"] += 1
-        else:
-            self.result.unchanged["episode"] += 1
-
-    def add_answers(self, response: Response, rows: list[Answer], draft: ResponseDraft) -> None:
-        """Answers to questions (per seat and goal) the stored response leaves open are added; where it has
-        an answer, the file's must be the same (its reasoning, when it differs, is not kept)."""
-        stored: dict[tuple[int, int | None, int | None], list[Answer]] = {}
-        for answer in response.answers.all():
-            stored.setdefault(_place(answer), []).append(answer)
-        given: dict[tuple[int, int | None, int | None], list[tuple[Answer, AnswerDraft]]] = {}
-        for row, answer in zip(rows, draft.answers, strict=True):
-            row.response = response
-            given.setdefault(_place(row), []).append((row, answer))
-        for place, pairs in given.items():
-            kept = stored.get(place)
-            if not kept:
-                self.new[Answer].extend(row for row, _ in pairs)
-                self.result.created["answer"] += len(pairs)
-                continue
-            if sorted(map(_value, kept)) != sorted(_value(row) for row, _ in pairs):
-                row, answer = pairs[0]
-                seat = "" if row.seat_position is None else f" for seat {row.seat_position}"
-                raise answer.origin.problem(
-                    f"{response.respondent} already answered {row.question.key!r}{seat} of episode "
-                    f"{response.episode.external_id!r} with {_shown(kept)}; this file gives "
-                    f"{_shown(row for row, _ in pairs)}. "
-                    "An import never overwrites an answer: delete that response first, or import these answers "
-                    "under another prompt version"
-                )
-            reasons = {answer.reasoning for answer in kept}
-            differ = sum(1 for row, _ in pairs if row.reasoning and row.reasoning not in reasons)
-            if differ:
-                self.result.ignored["reasoning"] += differ
-                self.result.note(
-                    "Where an answer was already stored with the same value, its stored reasoning was kept "
-                    "and the file's different reasoning was not."
-                )
-
-    def list_not_stored(self) -> None:
-        if not self.not_stored:
-            return
-        count = len(self.not_stored)
-        shown = ", ".join(self.not_stored[:5]) + (", ..." if count > 5 else "")
-        self.result.note(
-            f"{count} episode(s) the file scores are not in Parley, so their scores were not imported "
-            f"(nothing was invented for them): {shown}"
-        )
-        self.result.details.append(f"episodes not in Parley: {', '.join(self.not_stored)}")
 
     # --- the whole file -------------------------------------------------------------------------
 
     def run(self) -> None:
         self.preload()
-        self.load_stored()
+        load_stored(self)
         # Profiles first, so an episode finds a profile given anywhere in the same file.
         for draft in self.drafts:
             if isinstance(draft, CharacterDraft):
@@ -656,20 +359,20 @@ class Saver:
             if isinstance(draft, EpisodeDraft):
                 self.episode(draft)
             elif isinstance(draft, EpisodeResponsesDraft):
-                self.responses_for_stored(draft)
+                responses_for_stored(self, draft)
             else:
                 if isinstance(draft, CastDraft):
-                    self.cast(draft)
+                    save_cast(self, draft)
                 continue  # counted as done before the loop
             done += 1
             if self.progress:
                 self.progress(done, len(self.drafts))
-        self.list_not_stored()
+        list_not_stored(self)
         for model, rows in self.new.items():
             if model is Scenario:  # templates first: the scenarios made from them point at them
-                model.objects.bulk_create([row for row in rows if row.is_template], batch_size=_CHUNK)
+                model.objects.bulk_create([row for row in rows if row.is_template], batch_size=CHUNK)
                 rows = [row for row in rows if not row.is_template]
-            model.objects.bulk_create(rows, batch_size=_CHUNK)
+            model.objects.bulk_create(rows, batch_size=CHUNK)
         self.result.episodes = [row.pk for row in self.new[Episode]] + [row.pk for row in self.stored.values()]
         save_barrier_prompts(self)
         for kind, ids in self.reused.items():
@@ -684,60 +387,4 @@ class Saver:
                 "people know each other, so they see no more of each other's profiles than strangers do. Give "
                 "each scenario its relationship in the file before importing it; for scenarios already imported, "
                 "ask whoever runs this Parley site to set it"
-            )
-
-
-def _place(answer: Answer) -> tuple[int, int | None, int | None]:
-    """What an answer answers: its question, for which seat and goal (a multi-label answer: several rows)."""
-    return answer.question_id, answer.seat_position, answer.goal_id
-
-
-def _value(answer: Answer) -> tuple[str, float | str]:
-    return ("number", answer.number) if answer.number is not None else ("value", answer.value)
-
-
-def _shown(answers: Iterable[Answer]) -> str:
-    return ", ".join(sorted(f"{a.number:g}" if a.number is not None else repr(a.value) for a in answers))
-
-
-def _unchanged(response: Response, rows: list[Answer]) -> bool:
-    """The stored response has exactly these answers (questions, seats, goals and values)."""
-    def values(answers: Iterable[Answer]) -> list[tuple[object, ...]]:
-        return sorted((*_place(answer), *_value(answer)) for answer in answers)
-
-    return values(response.answers.all()) == values(rows)
-
-
-NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
-CHOICE_KINDS = (Question.Kind.CATEGORICAL, Question.Kind.PAIRWISE, Question.Kind.MULTIPLE_CHOICE,
-                Question.Kind.MULTI_LABEL)
-
-
-def check_answer(answer: AnswerDraft, question: Question) -> None:
-    """Refuse what the database would refuse of this answer, naming the field: a seat or goal that does
-    not match the question's scope, a number missing or out of range, a value that is not a choice."""
-    origin = answer.origin
-    scope = question.scope
-    if scope == Question.Scope.SEAT and answer.seat_position is None:
-        raise origin.at("seat").problem(f"{question.key!r} is asked per seat; give the seat position")
-    if scope == Question.Scope.GOAL and answer.goal is None:
-        raise origin.at("goal").problem(f"{question.key!r} is asked per goal; give the goal")
-    if scope == Question.Scope.EPISODE and (answer.seat_position is not None or answer.goal is not None):
-        raise origin.at("seat").problem(f"{question.key!r} is asked once per episode; the seat and goal must be null")
-    if question.kind in NUMERIC_KINDS:
-        if answer.number is None:
-            raise origin.at("number").problem(f"{question.key!r} takes a number")
-        low, high = question.low, question.high
-        if low is not None and high is not None and not low <= answer.number <= high:
-            raise origin.at("number").problem(
-                f"{answer.number:g} is outside [{question.low:g}, {question.high:g}] for {question.key}"
-            )
-    elif question.kind == Question.Kind.YES_NO and answer.value not in ("yes", "no"):
-        raise origin.at("value").problem(f"{question.key!r} is answered 'yes' or 'no', not {answer.value!r}")
-    elif question.kind in CHOICE_KINDS:
-        options = question.options if isinstance(question.options, dict) else {}
-        values = [str(choice.get("value")) for choice in options.get("choices", []) if isinstance(choice, dict)]
-        if answer.value not in values:
-            raise origin.at("value").problem(
-                f"{answer.value!r} is not one of the choices of {question.key!r} ({', '.join(values)})"
             )

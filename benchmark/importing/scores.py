@@ -11,7 +11,7 @@ version about one episode become that respondent's response to the preset, as a 
 The file holds no episodes: each ``episode_id`` must be one of the team's episodes (an unknown one
 is refused, naming its row, since it is most likely a typo), and each ``seat`` one of its seats.
 What the episode has already is unchanged; a different value for a stored answer is refused
-(``saving.Saver.add_to_stored``).
+(``saving_stored.add_to_stored``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 from ..csv_output import restore_cell
 from ..models import Episode
+from .format import FileFormat
 from .parley import json_lines
 from .reading import check_storable_text
 from .records import MAX_SMALL_INTEGER, Fields, Origin, check_integer, describe, max_length
@@ -143,3 +144,10 @@ def read_score(fields: Fields) -> tuple[str, ScoreDraft]:
         evaluator=evaluator, dimension=key, score=value, origin=origin, seat_position=seat,
         prompt_version=fields.text("prompt_version"), reasoning=fields.text("reasoning"),
     )
+
+
+FORMAT = FileFormat(
+    "scores", label="Scores of stored episodes (CSV or JSON Lines)",
+    shape="a scores file (episode_id, respondent, question, value)",
+    recognise=recognises, parse=parse,
+)

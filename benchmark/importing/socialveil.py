@@ -33,6 +33,7 @@ from typing import Any
 
 from ..models import Probe, Relationship, Scenario
 from .checks import check_roles, check_scenario_shape, check_scenario_values
+from .format import FileFormat
 from .records import (
     BarrierDefinition,
     BarrierPromptDraft,
@@ -240,3 +241,9 @@ def ignored_fields(value: dict[str, Any]) -> list[str]:
         names.append("agent1_profile")
     return names
 
+
+FORMAT = FileFormat(
+    "socialveil", label="SocialVeil scenarios",
+    shape="a SocialVeil scenario (episode_id, agent_profiles, agent_goals)",
+    recognise=recognises, parse=parse,
+)

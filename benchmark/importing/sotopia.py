@@ -32,14 +32,15 @@ from typing import Any
 from django.utils.text import slugify
 
 from ..models import ActionType, Character, Episode, Scenario, Seat
-from . import ImportProblem
 from .checks import (
     check_character_values,
     check_episode,
     check_roles,
     check_scenario_values,
 )
+from .format import FileFormat
 from .parley import json_lines
+from .problems import ImportProblem
 from .reading import check_json, decode_json, load_json
 from .records import (
     MAX_INTEGER,
@@ -1093,3 +1094,10 @@ def relationship_profile(fields: Fields) -> CheckedRecord:
         raise fields.origin.at("relationship").problem("required field is missing")
     fields.text("background_story")
     return CheckedRecord("relationship")
+
+
+FORMAT = FileFormat(
+    "sotopia", label="Sotopia episode logs or profiles",
+    shape="a Sotopia log or profile",
+    recognise=recognises, parse=parse,
+)

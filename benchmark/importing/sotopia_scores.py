@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models import Episode, Scenario
+from .format import FileFormat
 from .reading import check_json, decode_json
 from .records import Fields, Origin, check_number, check_text, describe, max_length
 from .responses import JUDGE_QUESTIONS, EpisodeResponsesDraft, ScoreDraft, scores_to_responses
@@ -90,3 +91,10 @@ def agent_scores(fields: Fields, seat: int) -> list[ScoreDraft]:
             prompt_version=PROMPT_VERSION,
         ))
     return drafts
+
+
+FORMAT = FileFormat(
+    "sotopia-scores", label="Sotopia judge scores",
+    shape="Sotopia judge scores keyed by episode pk (env_pk, agent1, agent2)",
+    recognise=recognises, parse=parse,
+)

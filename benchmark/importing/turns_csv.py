@@ -28,6 +28,7 @@ from .checks import (
     check_character_values,
     check_episode,
 )
+from .format import FileFormat
 from .reading import check_storable_text
 from .records import (
     ACTIONS_NEEDING_CONTENT,
@@ -215,3 +216,10 @@ def speaker_character(name: str, origin: Origin) -> CharacterRef:
     check_character_values(values, origin, {"first_name": "speaker", "last_name": "speaker"})
     draft = CharacterDraft(external_id, values, origin)
     return CharacterRef(origin, external_id=external_id, draft=draft)
+
+
+FORMAT = FileFormat(
+    "csv", label="CSV of turns",
+    shape="a CSV of turns (episode_id, turn_index, speaker, action_type, text)",
+    recognise=recognises, parse=parse,
+)

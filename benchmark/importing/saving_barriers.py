@@ -1,4 +1,9 @@
-"""Save the barrier prompts a file gives for its scenarios (``ScenarioDraft.barrier_prompts``).
+"""Save barriers: a library's team barriers (``BarrierDraft``, ``save_barriers``), and the barrier
+prompts a file gives for its scenarios (``ScenarioDraft.barrier_prompts``).
+
+A library's barrier whose key the team already has is kept as stored, and a note names the fields in
+which the file's differs; a built-in barrier's key is refused (built-in barriers come with every
+install and are named by key).
 
 A prompt belongs to a scenario and a barrier: SocialVeil's barrier files give one per scenario, and
 a Parley export carries them with the scenario. The rules are the importer's: what exists wins (a
@@ -10,13 +15,59 @@ condition), else the file is refused naming the key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..models import Barrier, ScenarioBarrier
-from .records import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, ScenarioDraft
+from ..models import Barrier, BarrierCue, ScenarioBarrier, Team
+from .import_result import ImportResult, note_differing
+from .records import BarrierDefinition, BarrierPromptDraft, EpisodeDraft, Origin, ScenarioDraft
 
 if TYPE_CHECKING:
     from .saving import Saver
+
+
+@dataclass
+class BarrierDraft:
+    """One of the team's barriers, to create unless the team has one with ``key`` (the stored one wins)."""
+
+    key: str
+    values: dict[str, Any]
+    origin: Origin
+    cues: list[dict[str, Any]] = field(default_factory=list)
+
+
+def save_barriers(drafts: list[BarrierDraft], result: ImportResult, team: Team) -> None:
+    builtin = set(Barrier.objects.filter(team__isnull=True).values_list("key", flat=True))
+    found = Barrier.objects.filter(team=team, key__in=[draft.key for draft in drafts]).prefetch_related("cues")
+    stored = {barrier.key: barrier for barrier in found}
+    barriers, cues, differing = [], [], []
+    for draft in drafts:
+        if draft.key in builtin:
+            raise draft.origin.at("key").problem(
+                f"{draft.key!r} is a built-in barrier's key; built-in barriers come with every install and are "
+                "named by key, not given in a library"
+            )
+        if draft.key in stored:
+            result.unchanged["barrier"] += 1
+            if changed := barrier_differences(draft, stored[draft.key]):
+                differing.append((draft.key, changed))
+            continue
+        row = Barrier(team=team, builtin=False, key=draft.key, **draft.values)
+        barriers.append(row)
+        cues.extend(BarrierCue(barrier=row, **values) for values in draft.cues)
+    if barriers:
+        Barrier.objects.bulk_create(barriers)
+        BarrierCue.objects.bulk_create(cues)
+        result.created["barrier"] += len(barriers)
+    note_differing(result, "barrier", differing)
+
+
+def barrier_differences(draft: BarrierDraft, stored: Barrier) -> list[str]:
+    changed = [name for name, value in draft.values.items() if value != getattr(stored, name)]
+    cues = [(cue.dimension, cue.instruction, cue.rate, cue.unit) for cue in stored.cues.all()]
+    if sorted(cues) != sorted(tuple(cue.values()) for cue in draft.cues):
+        changed.append("cues")
+    return changed
 
 
 def scenario_drafts(saver: Saver) -> list[ScenarioDraft]:
@@ -92,9 +143,7 @@ def barrier_for(saver: Saver, prompt: BarrierPromptDraft) -> Barrier:
 
 def create_barrier(saver: Saver, prompt: BarrierPromptDraft, definition: BarrierDefinition) -> Barrier:
     """A team barrier from its definition, with the cues and exemplar templates of ``cues_from``, saved
-    as a library's barrier is (``library.save_barriers``)."""
-    from .library_import import BarrierDraft, save_barriers
-
+    as a library's barrier is (``save_barriers``)."""
     sources = [saver.barriers[key] for key in definition.cues_from if key in saver.barriers]
     values = {**definition.values, "exemplar_templates": "\n".join(line for s in sources for line in s.templates)}
     cues = [
