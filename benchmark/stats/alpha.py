@@ -40,8 +40,9 @@ METHOD = (
     "(Castro 2017); units with fewer than two values are not pairable"
 )
 # Largest units x values x values array handed to the package (8 bytes a cell, about three such
-# arrays at once): 10,000 items on a 20-point scale fit; more goes through the matrix product.
-PACKAGE_CELLS = 4_000_000
+# arrays at once): 10,000 items on a 10-point scale fit (about 25 MB and 0.1 s a level); 4,000,000
+# cells took 100 MB and 0.5 s a level, so larger designs go through the matrix product (3 MB, 30 ms).
+PACKAGE_CELLS = 1_000_000
 
 
 @dataclass
