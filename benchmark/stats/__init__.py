@@ -6,6 +6,11 @@ kappas), `alpha` (Krippendorff), `accuracy` (accuracy against a truth with a clu
 `alignment` (humans vs an automated judge, means per condition), `spans` (SHREC span
 agreement), `interpretation` (verbal labels), `tables` (the long-format input) and `report`
 (everything for each question of a study).
+
+Computed by kept libraries where one fits the design: Krippendorff's alpha by the `krippendorff`
+package, distributions and Spearman's rho by scipy. The rest is Parley's own because no kept
+library covers the design (items with unequal numbers of ratings, cluster bootstraps, SHREC's span
+pairing); each such module says why in its docstring.
 """
 
 from .accuracy import Accuracy, cluster_bootstrap_accuracy

@@ -9,6 +9,9 @@ for barrier identification (120 scenarios, 1,000 resamples, percentile 95% CIs).
 The resampling is vectorised: per-cluster counts of correct and total ratings per true class
 form a clusters x 2K matrix, and each resample's totals are one row of W @ that matrix (see
 `bootstrap`).
+
+Parley's own code, because no kept library covers the design: accuracy itself is a share, and no
+kept library (numpy, pandas, scipy, krippendorff) resamples clusters (see `bootstrap`).
 """
 
 from collections.abc import Sequence

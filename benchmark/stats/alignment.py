@@ -11,6 +11,11 @@ number of ratings. Summing in floating point would not: three copies of 1.9 aver
 keep (1.000 instead of 0.975 in `tests/stats/test_alignment.py`). The judge's score is meant to
 be one value per item, repeated on each of its rows; an item whose rows disagree gets the mean
 of them, and a note says how many items did.
+
+Pearson's r is computed here from centred sums rather than by `scipy.stats.pearsonr`, which
+normalises first and returns 0.9999999999999998 (and a p above 0) for perfectly correlated short
+inputs such as [1, 2, 3] against itself; centred sums give exactly 1 there, so perfect alignment
+reads as 1.000. scipy provides the Spearman rho and the t and normal distributions.
 """
 
 from dataclasses import dataclass, field

@@ -10,6 +10,11 @@ When many units share the same totals (10,000 items rated 3 times on 4 categorie
 20 distinct count patterns), a resample is described just as well by how many units of each
 pattern it drew, which is Multinomial(n, share of each pattern): the same bootstrap distribution
 from P draws per resample instead of n.
+
+Parley's own code, because no kept library covers the design: `scipy.stats.bootstrap` resamples
+observations, not clusters (items of one scenario must be drawn together), and calls the
+statistic on every resample; here a resample is a row of counts, so thousands of resamples of
+ten thousand items are one matrix product.
 """
 
 from collections.abc import Iterator

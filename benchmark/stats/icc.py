@@ -18,6 +18,12 @@ Evolution 3(1):129-137).
 
 The intervals treat items as independent. When items are clustered (episodes of one scenario),
 they do not account for it; the report says so next to them.
+
+Parley's own code, because no kept library covers the design: scipy has no ICC, and pingouin's
+`intraclass_corr` (a test-only dependency, the oracle of `tests/stats/test_icc.py`) requires
+complete, balanced data, while annotation studies rate each item by its own, unequal subset of
+annotators; the unbalanced one-way ICC with its Thomas-Hultquist interval exists in no Python
+package we keep. scipy provides the F distribution the intervals use.
 """
 
 from dataclasses import dataclass, field

@@ -3,6 +3,12 @@
 All multi-rater statistics start from Fleiss's items x categories count matrix n_ij (how many of
 item i's m_i ratings fell in category j). Items may have different numbers of ratings; the
 per-item agreement P_i is then computed with that item's own m_i.
+
+Parley's own code, because no kept library covers the design: the runtime dependencies (numpy,
+pandas, scipy, krippendorff) have no kappa, and statsmodels' `fleiss_kappa` (a test-only
+dependency) requires the same number of ratings on every item (it asserts it) and gives no
+interval, while annotation studies give items different numbers of ratings and the report needs
+a cluster-bootstrap CI. Cohen's and Randolph's kappas are a line each over the same count matrices.
 """
 
 from collections.abc import Sequence

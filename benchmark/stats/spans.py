@@ -7,6 +7,10 @@ each other annotator. On those pairs we report what SHREC reports for its annota
 of spans that overlap another annotator's span, label agreement (error vs competency) among
 overlapping pairs, the disagreement share, and agreement on the social attributes as F1, partial
 match (at least one attribute in common) and exact match (identical sets).
+
+Parley's own code, because no kept library covers the design: SHREC's pairing of spans by IoU and
+its label and attribute agreement are not in any package we keep (the `krippendorff` package has
+no unitizing alpha for spans).
 """
 
 import re
