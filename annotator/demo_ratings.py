@@ -50,13 +50,14 @@ from benchmark.agents import scripted
 from benchmark.agents.llm import SCRIPTED
 from benchmark.evaluation import goal_judge, scripted_judge
 from benchmark.instruments.answers import respondent_answers
+from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 from . import assignment as assignments
 from . import drafts
 from .answer_forms import Kind, field_name
 from .forms import ATTENTION_ANSWER
-from .item_page import ItemPage
+from .item_page import ItemPage, agent_turns
 from .models import Annotation, Study, StudyItem
 
 GENERATED_BY = "the offline scripted model for the demo"  # Annotation.generated_by: who wrote them
@@ -150,14 +151,15 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     episode = page.item.episode
     rows = respondent_answers([episode.pk], page.questions)
     judge = {
-        (row.dimension, row.seat): row.number
+        (row.dimension, row.target.seat): row.number
         for row in rows
-        if row.respondent == scripted_judge.RESPONDENT and row.number is not None and row.goal_id is None
+        if row.respondent == scripted_judge.RESPONDENT and row.number is not None and row.target.goal is None
     }
     verdicts = {
-        row.goal_id: row.value
+        row.target.goal: row.value
         for row in rows
-        if row.goal_id is not None and row.respondent == SCRIPTED and row.prompt_version == goal_judge.SCRIPTED_VERSION
+        if row.target.goal is not None and row.respondent == SCRIPTED
+        and row.prompt_version == goal_judge.SCRIPTED_VERSION
     }
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)
@@ -169,16 +171,23 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
         if question.scope == Question.Scope.GOAL:
             for goal in page.goals:
                 verdict = verdicts.get(goal.pk)
-                form[field_name(question, goal=goal.pk)] = _goal_verdict(verdict, rater, rng)
-                form[field_name(question, part="rationale", goal=goal.pk)] = _goal_rationale(verdict)
+                form[field_name(question, Target.of_goal(goal.pk))] = _goal_verdict(verdict, rater, rng)
+                form[field_name(question, Target.of_goal(goal.pk), "rationale")] = _goal_rationale(verdict)
+            continue
+        if question.scope == Question.Scope.TURN:
+            for turn in agent_turns(page.main_seats, page.turns[episode.pk]):
+                value = _answer(question, page.item, None, rater, rng)
+                if value is not None:
+                    form[field_name(question, Target.of_turn(turn))] = value
             continue
         for seat in seats if question.per_seat else [None]:
+            target = Target.episode() if seat is None else Target.of_seat(seat)
             value = _answer(question, page.item, judge.get((question.dimension, seat)), rater, rng)
             if value is None:
                 continue
-            form[field_name(question, seat)] = value
+            form[field_name(question, target)] = value
             if question.rationale == "required":
-                form[field_name(question, seat, "rationale")] = _rationale(judge.get((question.dimension, seat)))
+                form[field_name(question, target, "rationale")] = _rationale(judge.get((question.dimension, seat)))
     for question in page.probe_questions:
         form[field_name(question)] = _probe_answer(question, rater, rng)
     return form

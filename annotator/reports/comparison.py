@@ -32,7 +32,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         row for row in automated
         if row.number is not None
         and (row.question_id == question.pk or (question.dimension and row.dimension == question.dimension))
-        and (row.seat is not None) == question.per_seat
+        and (row.target.seat is not None) == question.per_seat
     ]
     counts = Counter(row.respondent_key for row in rows)
     candidates = [(key, n) for key, n in counts.items() if key[1].lower() != HUMAN_MEAN]
@@ -41,7 +41,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
     # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
     (kind, respondent, prompt), n = min(candidates, key=lambda pair: (-pair[1], pair[0][1] == "scripted", pair[0]))
     scores = {
-        (row.episode_id, row.seat if question.per_seat else None): row.number
+        (row.episode_id, row.target.seat if question.per_seat else None): row.number
         for row in rows
         if row.respondent_key == (kind, respondent, prompt)
     }

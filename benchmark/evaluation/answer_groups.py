@@ -24,6 +24,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from ..agents.llm import is_scripted
+from ..instruments.targets import Target
 from ..models import Answer, Episode, Question, Respondent, Response
 from .majority import MajorityAnswer, majority_answers
 
@@ -92,7 +93,7 @@ def _value_text(question: Question, values: Sequence[str], number: float | None)
 
 
 class _Targets:
-    """Names of what an answer is about: the episode, a seat's character, or a goal and whose it is."""
+    """Names of what an answer is about: the episode, a seat's character, a goal and whose it is, a turn, a span."""
 
     def __init__(self, episode: Episode) -> None:
         seats = list(episode.seats.select_related("character"))
@@ -104,29 +105,28 @@ class _Targets:
             return ""
         return self.seats.get(position, f"seat {position + 1}")
 
-    def of(self, seat_position: int | None, goal: Any) -> str:
+    def of(self, target: Target, goal: Any) -> str:
+        """``goal`` is the target's Goal row, for a target that is a goal."""
         if goal is not None:
             owner = self.roles.get(goal.role_id)
             return f"{owner}'s goal: {goal.text}" if owner else f"goal: {goal.text}"
-        return self.seat(seat_position) or "the episode"
+        return target.describe(self.seats)
 
 
 def _rows(answers: Iterable[Any], targets: _Targets) -> list[AnswerRow]:
     """One row per question and target; a multi-label answer's labels are joined in one row."""
-    grouped: dict[tuple[int, int | None, int | None], list[Any]] = defaultdict(list)
+    grouped: dict[tuple[int, Target], list[Any]] = defaultdict(list)
     for answer in answers:
-        grouped[(answer.question_id, answer.seat_position, answer.goal_id)].append(answer)
+        grouped[(answer.question_id, Target.of(answer))].append(answer)
     rows = []
-    ordered = sorted(grouped.items(), key=lambda item: (
-        item[1][0].question.position, -1 if item[0][1] is None else item[0][1], item[0][2] or 0
-    ))
-    for _, members in ordered:
+    ordered = sorted(grouped.items(), key=lambda item: (item[1][0].question.position, item[0][1].sort_key))
+    for (_, target), members in ordered:
         first = members[0]
         question = first.question
         rows.append(AnswerRow(
             question=question.label or question.key,
             prompt=question.prompt,
-            target=targets.of(first.seat_position, getattr(first, "goal", None)),
+            target=targets.of(target, getattr(first, "goal", None)),
             value=_value_text(question, [m.value for m in members], first.number) + _verdict(question, members),
             range=question.range_text,
             reasoning="\n".join(m.reasoning for m in members if m.reasoning),
@@ -187,18 +187,18 @@ def answer_groups(episode: Episode) -> list[AnswerGroup]:
 def _majority_rows(
     majority: Sequence[MajorityAnswer], questions: dict[int, Question], goals: dict[int, Any], targets: _Targets
 ) -> list[AnswerRow]:
-    grouped: dict[tuple[int, int | None, int | None], list[MajorityAnswer]] = defaultdict(list)
+    grouped: dict[tuple[int, Target], list[MajorityAnswer]] = defaultdict(list)
     for answer in majority:
-        grouped[(answer.question_id, answer.seat_position, answer.goal_id)].append(answer)
+        grouped[(answer.question_id, answer.target)].append(answer)
     rows = []
-    for (question_id, seat, goal_id), members in sorted(grouped.items(), key=lambda item: (
-        questions[item[0][0]].position, -1 if item[0][1] is None else item[0][1], item[0][2] or 0
+    for (question_id, target), members in sorted(grouped.items(), key=lambda item: (
+        questions[item[0][0]].position, item[0][1].sort_key
     )):
         question = questions[question_id]
         rows.append(AnswerRow(
             question=question.label or question.key,
             prompt=question.prompt,
-            target=targets.of(seat, goals.get(goal_id)),
+            target=targets.of(target, goals.get(target.goal)),
             value=_value_text(question, [m.value for m in members], members[0].number),
             range=question.range_text,
             reasoning=f"{'median' if members[0].number is not None else 'most common answer'} of "
