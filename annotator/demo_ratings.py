@@ -175,10 +175,11 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
                 form[field_name(question, Target.of_goal(goal.pk), "rationale")] = _goal_rationale(verdict)
             continue
         if question.scope == Question.Scope.TURN:
-            for turn in agent_turns(page.main_seats, page.turns[episode.pk]):
-                value = _answer(question, page.item, None, rater, rng)
-                if value is not None:
-                    form[field_name(question, Target.of_turn(turn))] = value
+            turns = {turn.index: turn for turn in page.turns[episode.pk]}
+            for index in agent_turns(page.main_seats, page.turns[episode.pk]):
+                if question.kind in (Kind.LIKERT, Kind.SLIDER):
+                    form[field_name(question, Target.of_turn(index))] = _number(
+                        question, _turn_score(question, turns[index].content), rater, rng)
             continue
         for seat in seats if question.per_seat else [None]:
             target = Target.episode() if seat is None else Target.of_seat(seat)
@@ -219,6 +220,13 @@ def _number(question: Question, judge: float | None, rater: Rater, rng: random.R
     value = centre + width * (rater.bias + rng.gauss(0, rater.noise))
     value = min(high, max(low, low + round((value - low) / step) * step))
     return f"{value:g}"
+
+
+def _turn_score(question: Question, content: str) -> float:
+    """A made-up quality of one turn on the question's scale, from its text, for the raters to agree around (the
+    demo has no judge of single turns): the same turn gets the same centre from every rater."""
+    low, high = question.low or 0.0, question.high or 0.0
+    return low + (high - low) * (sum(map(ord, content)) % 5) / 4
 
 
 def _rationale(judge: float | None) -> str:

@@ -179,6 +179,7 @@ class _Conversation:
     label: str
     turns: list[_Turn]
     spans_target: bool
+    rating_guide: list[QuestionView] = field(default_factory=list)  # the per-turn questions, explained once
 
 
 class ItemPage:
@@ -496,6 +497,7 @@ def _conversation(
             for turn in turns
         ],
         spans_target=spans_target,
+        rating_guide=[QuestionView.of(question) for question in ratings] if rated else [],
     )
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from benchmark.instruments.answers import HUMAN_MEAN, RespondentAnswer
 from benchmark.instruments.respondents import pseudonym
+from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 
@@ -32,7 +33,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         row for row in automated
         if row.number is not None
         and (row.question_id == question.pk or (question.dimension and row.dimension == question.dimension))
-        and (row.target.seat is not None) == question.per_seat
+        and _comparable(question, row.target)
     ]
     counts = Counter(row.respondent_key for row in rows)
     candidates = [(key, n) for key, n in counts.items() if key[1].lower() != HUMAN_MEAN]
@@ -41,7 +42,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
     # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
     (kind, respondent, prompt), n = min(candidates, key=lambda pair: (-pair[1], pair[0][1] == "scripted", pair[0]))
     scores = {
-        (row.episode_id, row.target.seat if question.per_seat else None): row.number
+        (row.episode_id, unit_target(question, row.target)): row.number
         for row in rows
         if row.respondent_key == (kind, respondent, prompt)
     }
@@ -62,6 +63,24 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         "other_evaluators": others,
         "_scores": scores,
     }
+
+
+def unit_target(question: Question, target: Target) -> Target:
+    """What of an answer's target makes its rated unit for ``question``: the seat of a question asked per seat,
+    the turn of one asked per turn, else the episode (an item is its episode)."""
+    if question.scope == Question.Scope.TURN:
+        return Target.of_turn(target.turn) if target.turn is not None else Target.episode()
+    if question.per_seat and target.seat is not None:
+        return Target.of_seat(target.seat)
+    return Target.episode()
+
+
+def _comparable(question: Question, target: Target) -> bool:
+    """Whether another respondent's answer about ``target`` rates the same kind of unit as ``question``: a turn
+    for a per-turn question, a seat for a per-seat one, no seat (and no turn) otherwise."""
+    if question.scope == Question.Scope.TURN:
+        return target.turn is not None and target.end_turn is None
+    return target.turn is None and (target.seat is not None) == question.per_seat
 
 
 def respondent_name(name: str) -> str:
