@@ -24,7 +24,7 @@ from django.http import QueryDict
 from benchmark.instruments.checks import NUMERIC_KINDS, is_whole
 from benchmark.instruments.targets import GOAL, SEAT, TURN, Target
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
-from benchmark.models import Instrument, Question, SocialAttribute
+from benchmark.models import ActionType, Instrument, Question, Seat, SocialAttribute, Turn
 
 from .models import Annotation, Span
 
@@ -199,6 +199,14 @@ def parse_form(
             read = _read_labels if question.kind == Kind.MULTI_LABEL else _read_answer
             read(question, target, data, parsed, complete=complete, where=where)
     return parsed
+
+
+def agent_turns(seats: Sequence[Seat], turns: Sequence[Turn]) -> list[int]:
+    """The indexes of the turns a per-turn question is asked of (``parse_form``'s ``agent_turns``): a language
+    agent's turns that did something (not "did nothing", not leaving)."""
+    agents = {seat.pk for seat in seats if seat.player == Seat.Player.AGENT}
+    return [turn.index for turn in turns
+            if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
 def _typed(text: str) -> str:

@@ -55,9 +55,9 @@ from benchmark.models import Question
 
 from . import assignment as assignments
 from . import drafts
-from .answer_forms import Kind, field_name
+from .answer_forms import Kind, agent_turns, field_name
 from .forms import ATTENTION_ANSWER
-from .item_page import ItemPage, agent_turns
+from .item_page import ItemPage
 from .models import Annotation, Study, StudyItem
 
 GENERATED_BY = "the offline scripted model for the demo"  # Annotation.generated_by: who wrote them

@@ -17,7 +17,6 @@ template asks for (``tests/annotator/test_item_page_context.py`` walks the conte
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,23 +26,14 @@ from django.utils import timezone
 
 from benchmark.instruments.checks import choices_of
 from benchmark.instruments.targets import Target
-from benchmark.models import (
-    PROFILE_LABELS,
-    ActionType,
-    Answer,
-    Barrier,
-    Question,
-    Relationship,
-    Seat,
-    SocialAttribute,
-    Turn,
-)
+from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
 from . import answer_forms
 from . import assignment as assignments
-from .answer_forms import FormValues, GoalRef
+from .answer_forms import FormValues, GoalRef, agent_turns
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
+from .transcript import conversation
 
 Kind = Question.Kind
 
@@ -164,24 +154,6 @@ class _Speaker:
     goal: str  # empty unless a question rates it (``_speakers``)
 
 
-@dataclass
-class _Turn:
-    index: int
-    number: int
-    speaker: str
-    action_type: str
-    content: str
-    ratings: list[_Entry] = field(default_factory=list)  # the questions asked of this turn (per-turn questions)
-
-
-@dataclass
-class _Conversation:
-    label: str
-    turns: list[_Turn]
-    spans_target: bool
-    rating_guide: list[QuestionView] = field(default_factory=list)  # the per-turn questions, explained once
-
-
 class ItemPage:
     """What the item page needs of an assignment, read in a fixed number of queries."""
 
@@ -265,19 +237,18 @@ class ItemPage:
         has_spans = any(question.kind == Kind.SPAN for question in self.questions)
         per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
         conversations = [
-            _conversation(
+            conversation(
                 "Conversation A" if item.compared_episode_id else "",
                 self.seats[episode],
                 self.turns[episode],
                 spans_target=has_spans and episode == item.episode_id,
-                ratings=per_turn if episode == item.episode_id else [],
-                values=values,
-                errors=errors,
+                guide=[QuestionView.of(question) for question in per_turn] if episode == item.episode_id else [],
+                rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
             )
             for episode in self.seats
         ]
-        for conversation in conversations:
-            for turn in conversation.turns:
+        for shown in conversations:
+            for turn in shown.turns:
                 for entry in turn.ratings:
                     anchors.update(_anchors(entry))
         if len(conversations) > 1:
@@ -310,19 +281,12 @@ class ItemPage:
             "barriers": reference_barriers(self.questions, study.team_id),
             "attributes": span_attributes(self.questions),
             "has_spans": has_spans,
+            "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
 
 
 _Rows = tuple[dict[int, list[Seat]], dict[int, list[Turn]]]
-
-
-def agent_turns(seats: list[Seat], turns: list[Turn]) -> list[int]:
-    """The indexes of the turns a per-turn question is asked of: a language agent's turns that did something
-    (not "did nothing", not leaving)."""
-    agents = {seat.pk for seat in seats if seat.player == Seat.Player.AGENT}
-    return [turn.index for turn in turns
-            if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
 def _episode_rows(episodes: list[int]) -> _Rows:
@@ -478,27 +442,6 @@ def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
             )
         )
     return speakers
-
-
-def _conversation(
-    label: str, seats: list[Seat], turns: list[Turn], *, spans_target: bool, ratings: Sequence[Question] = (),
-    values: FormValues | None = None, errors: dict[str, str] | None = None,
-) -> _Conversation:
-    """The transcript; ``ratings`` are the questions asked per turn, shown beside each agent turn (``agent_turns``)
-    with ``values`` and ``errors``."""
-    names = {seat.pk: seat.character.name for seat in seats}
-    rated = set(agent_turns(seats, turns)) if ratings else set()
-    return _Conversation(
-        label=label,
-        turns=[
-            _Turn(turn.index, turn.number, names.get(turn.seat_id, ""), turn.action_type, turn.content,
-                  ratings=[_entry(question, None, values, errors or {}, turn=turn.index) for question in ratings]
-                  if turn.index in rated and values is not None else [])
-            for turn in turns
-        ],
-        spans_target=spans_target,
-        rating_guide=[QuestionView.of(question) for question in ratings] if rated else [],
-    )
 
 
 def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierView]:
