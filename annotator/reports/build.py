@@ -9,9 +9,8 @@ module decides what goes into those tables:
 - **Units**: an item is one episode of the study, named by its number (``"12"``, as in the
   exports). A per-seat question rates each character separately, so each (item, seat) is its own
   rated unit, named ``"<item>:<seat>"`` (``"12:0"``, ``"12:1"``); seats of one episode are
-  different targets, as in Sotopia's ratings of each agent. A per-turn question rates each agent
-  turn, so each (item, turn) is a unit, named ``"<item>:t<turn index>"`` (``"12:t3"``, turn
-  indexes from 0 as in the exports); a per-goal question's units are ``"<item>:g<goal id>"``.
+  different targets, as in Sotopia's ratings of each agent; per turn and per goal likewise
+  (``annotator.reports.units``).
 - **Truth**: a categorical question with ``truth = "episode.barrier"`` is scored against the
   barrier of the item's episode; its bootstrap resamples scenarios (the episode's scenario is
   the cluster). Classes are the question's choices, so chance is one over the number of choices.
@@ -46,7 +45,7 @@ from django.utils import timezone
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.respondents import pseudonym
-from benchmark.instruments.targets import COLUMNS, GOAL, SEAT, TURN, Target
+from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -55,8 +54,9 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..models import Annotation, Span, Study, StudyItem
 from .agentsense import agentsense_report
-from .comparison import judge_of, judge_scores, unit_target
+from .comparison import judge_of, judge_scores
 from .methods import study_methods
+from .units import unit_kind, unit_name, unit_target
 
 Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
@@ -365,25 +365,6 @@ def _question_info(question: Question, unit: str) -> dict[str, Any]:
     }
 
 
-def _unit_name(unit: Unit, target: Target) -> str:
-    """The rated unit of an answer about ``target`` (``unit_target``): the item, or the item and its seat, goal
-    or turn."""
-    if target.kind == SEAT:
-        return f"{unit.name}:{target.seat}"
-    if target.kind == GOAL:
-        return f"{unit.name}:g{target.goal}"
-    if target.kind == TURN:
-        return f"{unit.name}:t{target.turn}"
-    return unit.name
-
-
-def _unit(question: Question) -> str:
-    """How the report names a question's unit: ``item``, ``item:seat`` or ``item:turn``."""
-    if question.scope == Question.Scope.TURN:
-        return "item:turn"
-    return "item:seat" if question.per_seat else "item"
-
-
 def _rows(
     question: Question, answers: Iterable[tuple[int, Target, str, float | None]], data: StudyData, numeric: bool
 ) -> tuple[pd.DataFrame, int]:
@@ -391,7 +372,7 @@ def _rows(
     records = []
     blank = 0
     for annotation_id, answered, value, number in answers:
-        target = unit_target(question, answered) if answered.goal is None else answered
+        target = unit_target(question, answered)
         item_id, annotator = data.annotations[annotation_id]
         unit = data.units[item_id]
         answer: Any = number if numeric else value
@@ -399,7 +380,7 @@ def _rows(
             blank += 1
             continue
         records.append({
-            "item": _unit_name(unit, target),
+            "item": unit_name(unit.name, target),
             "annotator": annotator,
             "question": question.key,
             "value": answer,
@@ -438,7 +419,7 @@ def _categorical(
         outside = ", ".join(unknown)
         entry["notes"].append(f"categories: answers outside the question's choices counted as categories: {outside}")
     _blank_note(entry, blank)
-    entry["question"] = _question_info(question, _unit(question))
+    entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["categories"] = categories
     entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
     entry["judge"] = None
@@ -481,7 +462,7 @@ def _numeric(
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
     _blank_note(entry, blank)
-    entry["question"] = _question_info(question, _unit(question))
+    entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge
     if judge is not None:

@@ -19,6 +19,8 @@ from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
+from .units import unit_target
+
 
 def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[str, Any] | None:
     """The respondent (and prompt version) with the most numeric answers matching the question, and its scores.
@@ -63,16 +65,6 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         "other_evaluators": others,
         "_scores": scores,
     }
-
-
-def unit_target(question: Question, target: Target) -> Target:
-    """What of an answer's target makes its rated unit for ``question``: the seat of a question asked per seat,
-    the turn of one asked per turn, else the episode (an item is its episode)."""
-    if question.scope == Question.Scope.TURN:
-        return Target.of_turn(target.turn) if target.turn is not None else Target.episode()
-    if question.per_seat and target.seat is not None:
-        return Target.of_seat(target.seat)
-    return Target.episode()
 
 
 def _comparable(question: Question, target: Target) -> bool:

@@ -128,7 +128,7 @@ def test_the_demo_studies_rate_their_own_episodes_and_the_first_three_keep_their
 
     assert counts == {
         "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 18),
-        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 12),
+        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 10),
     }
     assert demo["demo-agentsense"].instrument.preset == "agentsense"
     tags = {slug: set(study.items.values_list("episode__tag", flat=True)) for slug, study in demo.items()}
