@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from benchmark.instruments.targets import Target
 from benchmark.models import Answer
 
 from .models import Annotation, Assignment, ItemKey, Membership, ReportBundle, Span, Study, StudyItem
@@ -155,7 +156,8 @@ class AnnotationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Annotation]:
-        answers = Answer.objects.select_related("question").order_by("question__position", "seat_position", "pk")
+        answers = Answer.objects.select_related("question", "goal").order_by(
+            "question__position", "seat_position", "goal", "turn", "end_turn", "start_char", "pk")
         return super().get_queryset(request).prefetch_related(Prefetch("response__answers", queryset=answers))
 
     @admin.display(description="instrument", ordering="response__instrument")
@@ -166,8 +168,7 @@ class AnnotationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def answers(self, annotation: Annotation) -> str:
         """The version's answers (benchmark answers of its response), one line each."""
         rows = [
-            (answer.question.key, "" if answer.seat_position is None else f" (seat {answer.seat_position + 1})",
-             answer.value, f" — {answer.reasoning}" if answer.reasoning else "")
+            (answer.question.key, _about(answer), answer.value, f" — {answer.reasoning}" if answer.reasoning else "")
             for answer in annotation.response.answers.all()
         ]
         return format_html_join(mark_safe("<br>"), "{}{}: {}{}", rows) if rows else "—"
@@ -188,3 +189,14 @@ class ReportBundleAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["status"]
     list_select_related = ["study"]
     search_fields = ["study__title", "study__slug"]
+
+
+def _about(answer: Answer) -> str:
+    """`` (seat 2)``, `` (goal: …)``, `` (turn 4)``: what an answer is about, after its question; nothing for the
+    episode."""
+    target = Target.of(answer)
+    if target == Target.episode():
+        return ""
+    if target.seat is not None and target.goal is None:
+        return f" (seat {target.seat + 1})"
+    return f" ({target.describe(goal_names={answer.goal_id: f'goal: {answer.goal.text}'} if answer.goal else None)})"

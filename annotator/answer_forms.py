@@ -1,7 +1,8 @@
 """Reading an annotation form: the answers and spans an annotator posted for one item.
 
-An annotation form posts, per question (and per seat or per goal for questions asked that way),
-the fields named by ``field_name``: ``answer-<key>[-<seat>|-g<goal id>]``, ``rationale-…`` and, for
+An annotation form posts, per question and target (``benchmark.instruments.targets``: the episode,
+or each seat, goal or agent turn for questions asked that way), the fields named by ``field_name``:
+``answer-<key>[-<seat>|-g<goal id>|-t<turn index>]``, ``rationale-…`` and, for
 span questions, ``spans-<key>`` holding a JSON array of spans. A multi-label question posts its
 ``answer-…`` field once per picked label. ``parse_form`` reads them strictly on submit and
 leniently for an autosaved draft (see its docstring). Each answer is checked against its question
@@ -21,8 +22,9 @@ from typing import Any
 from django.http import QueryDict
 
 from benchmark.instruments.checks import NUMERIC_KINDS, is_whole
+from benchmark.instruments.targets import GOAL, SEAT, TURN, Target
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
-from benchmark.models import Instrument, Question, SocialAttribute
+from benchmark.models import ActionType, Instrument, Question, Seat, SocialAttribute, Turn
 
 from .models import Annotation, Span
 
@@ -30,18 +32,27 @@ Kind = Question.Kind
 FIELD_PARTS = ("answer", "rationale", "spans")
 
 
-def field_name(question: Question, seat: int | None = None, part: str = "answer", *, goal: int | None = None) -> str:
-    """The form field for one part of a question: ``answer-<key>[-<seat>|-g<goal id>]``, ``rationale-…``,
+EPISODE = Target.episode()
+
+
+def field_name(question: Question, target: Target = EPISODE, part: str = "answer") -> str:
+    """The form field for one part of a question about ``target``: ``answer-<key>`` (the episode),
+    ``answer-<key>-<seat>``, ``answer-<key>-g<goal id>``, ``answer-<key>-t<turn index>``; ``rationale-…``;
     ``spans-<key>``."""
     if part not in FIELD_PARTS:
         raise ValueError(f"unknown field part {part!r}; use one of {', '.join(FIELD_PARTS)}")
     if part == "spans":
         return f"{part}-{question.key}"
-    if goal is not None:
-        return f"{part}-{question.key}-g{goal}"
-    if seat is None:
-        return f"{part}-{question.key}"
-    return f"{part}-{question.key}-{seat}"
+    kind = target.kind
+    if kind == GOAL:
+        return f"{part}-{question.key}-g{target.goal}"
+    if kind == SEAT:
+        return f"{part}-{question.key}-{target.seat}"
+    if kind == TURN:
+        return f"{part}-{question.key}-t{target.turn}"
+    if target != EPISODE:
+        raise ValueError(f"a form has no field for {target.describe()} (a span is marked, not answered)")
+    return f"{part}-{question.key}"
 
 
 @dataclass(frozen=True)
@@ -72,11 +83,10 @@ class AnswerValue:
     """
 
     question: Question
-    seat: int | None
+    target: Target  # the episode, or the seat, goal or turn of a question asked per seat, goal or turn
     value: str
     number: float | None
     rationale: str
-    goal: int | None = None  # the goal's id, for a question asked per goal
 
 
 @dataclass
@@ -116,10 +126,9 @@ class ParsedForm:
     def ok(self) -> bool:
         return not self.errors
 
-    def answer(self, key: str, seat: int | None = None, *, goal: int | None = None) -> AnswerValue | None:
-        """The answer to the question with ``key`` (for ``seat`` or ``goal``), if one was read (a multi-label's first
-        label)."""
-        return next((a for a in self.answers if a.question.key == key and a.seat == seat and a.goal == goal), None)
+    def answer(self, key: str, target: Target = EPISODE) -> AnswerValue | None:
+        """The answer to the question with ``key`` about ``target``, if one was read (a multi-label's first label)."""
+        return next((a for a in self.answers if a.question.key == key and a.target == target), None)
 
     def extend(self, other: ParsedForm) -> None:
         """Add what ``other`` read (another instrument's questions on the same page)."""
@@ -127,9 +136,9 @@ class ParsedForm:
         self.spans.extend(other.spans)
         self.errors.update(other.errors)
 
-    def labels(self, key: str, seat: int | None = None) -> list[str]:
-        """The labels read for the multi-label question with ``key`` (for ``seat``)."""
-        return [a.value for a in self.answers if a.question.key == key and a.seat == seat]
+    def labels(self, key: str, target: Target = EPISODE) -> list[str]:
+        """The labels read for the multi-label question with ``key`` about ``target``."""
+        return [a.value for a in self.answers if a.question.key == key and a.target == target]
 
 
 def parse_form(
@@ -142,6 +151,7 @@ def parse_form(
     seat_labels: Mapping[int, str] | None = None,
     goals: Sequence[GoalRef] = (),
     questions: Sequence[Question] | None = None,
+    agent_turns: Sequence[int] = (),
 ) -> ParsedForm:
     """Read an annotation form for ``instrument`` (a QueryDict, or a dict of field name → text or list of texts).
 
@@ -150,7 +160,8 @@ def parse_form(
     ``seat_labels`` optionally names seats in messages (e.g. the character's name; otherwise
     "seat 1" for position 0); ``goals`` are the episode's goals, each read once for a per-goal question
     and named in messages by character and text; ``questions``, when given, are the instrument's
-    questions the form asks (the probes an annotator is asked, ``annotator.probes``), else all of them.
+    questions the form asks (the probes an annotator is asked, ``annotator.probes``), else all of them;
+    ``agent_turns`` are the indexes of the turns a per-turn question is asked of (the agents' turns).
 
     With ``complete=True`` (submitting) every required answer must be present and valid, required
     rationales written, and every span complete; values are stripped. With ``complete=False``
@@ -172,18 +183,30 @@ def parse_form(
             _read_spans(question, data, parsed, turn_lengths=turn_lengths, complete=complete, known=known_attributes)
             continue
         if question.scope == Question.Scope.GOAL:
-            slots = [(None, goal.pk, f"{question_label(question)} ({goal.label})") for goal in goals]
+            slots = [(Target.of_goal(goal.pk), f"{question_label(question)} ({goal.label})") for goal in goals]
         elif question.per_seat:
             slots = [
-                (seat, None, f"{question_label(question)} ({(seat_labels or {}).get(seat) or f'seat {seat + 1}'})")
+                (Target.of_seat(seat),
+                 f"{question_label(question)} ({(seat_labels or {}).get(seat) or f'seat {seat + 1}'})")
                 for seat in seat_positions
             ]
+        elif question.scope == Question.Scope.TURN:
+            slots = [(Target.of_turn(turn), f"{question_label(question)} ({Target.of_turn(turn).describe()})")
+                     for turn in agent_turns]
         else:
-            slots = [(None, None, question_label(question))]
-        for seat, goal, where in slots:
+            slots = [(EPISODE, question_label(question))]
+        for target, where in slots:
             read = _read_labels if question.kind == Kind.MULTI_LABEL else _read_answer
-            read(question, seat, data, parsed, complete=complete, where=where, goal=goal)
+            read(question, target, data, parsed, complete=complete, where=where)
     return parsed
+
+
+def agent_turns(seats: Sequence[Seat], turns: Sequence[Turn]) -> list[int]:
+    """The indexes of the turns a per-turn question is asked of (``parse_form``'s ``agent_turns``): a language
+    agent's turns that did something (not "did nothing", not leaving)."""
+    agents = {seat.pk for seat in seats if seat.player == Seat.Player.AGENT}
+    return [turn.index for turn in turns
+            if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
 def _typed(text: str) -> str:
@@ -210,17 +233,16 @@ def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
 
 
 def _read_answer(
-    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
-    goal: int | None = None,
+    question: Question, target: Target, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
 ) -> None:
-    name = field_name(question, seat, goal=goal)
-    rationale_name = field_name(question, seat, "rationale", goal=goal)
+    name = field_name(question, target)
+    rationale_name = field_name(question, target, "rationale")
     value = _field_text(data, name)
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if not complete:
         if value or rationale:
             number = check_value(question, value.strip())[1] if question.kind in NUMERIC_KINDS else None
-            parsed.answers.append(AnswerValue(question, seat, value, number, rationale, goal))
+            parsed.answers.append(AnswerValue(question, target, value, number, rationale))
         return
     value, rationale = value.strip(), rationale.strip()
     if not value:
@@ -235,16 +257,15 @@ def _read_answer(
         return
     if question.rationale == "required" and not rationale:
         parsed.errors[rationale_name] = f"{where}: say briefly why you chose this answer."
-    parsed.answers.append(AnswerValue(question, seat, value, number, rationale, goal))
+    parsed.answers.append(AnswerValue(question, target, value, number, rationale))
 
 
 def _read_labels(
-    question: Question, seat: int | None, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
-    goal: int | None = None,
+    question: Question, target: Target, data: Mapping[str, Any], parsed: ParsedForm, *, complete: bool, where: str,
 ) -> None:
     """A multi-label answer: one value per picked label, each label once (drafts keep what was posted)."""
-    name = field_name(question, seat, goal=goal)
-    rationale_name = field_name(question, seat, "rationale", goal=goal)
+    name = field_name(question, target)
+    rationale_name = field_name(question, target, "rationale")
     labels = list(dict.fromkeys(label.strip() for label in _field_texts(data, name) if label.strip()))
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if complete:
@@ -265,7 +286,7 @@ def _read_labels(
             parsed.errors[rationale_name] = f"{where}: say briefly why you chose these labels."
     elif not labels and rationale:
         labels = [""]  # a draft's reason written before any pick
-    parsed.answers.extend(AnswerValue(question, seat, label, None, rationale, goal) for label in labels)
+    parsed.answers.extend(AnswerValue(question, target, label, None, rationale) for label in labels)
 
 
 def _read_spans(
@@ -387,9 +408,7 @@ def _span_anchors(
 class FormValues:
     """Field values for the form: what was just posted, or what a stored annotation holds (its probes too)."""
 
-    def __init__(
-        self, posted: QueryDict | None, stored: dict[tuple[int, int | None, int | None, str], list[str]]
-    ) -> None:
+    def __init__(self, posted: QueryDict | None, stored: dict[tuple[int, Target, str], list[str]]) -> None:
         self._posted = posted
         self._stored = stored
 
@@ -399,12 +418,12 @@ class FormValues:
 
     @classmethod
     def stored(cls, annotation: Annotation | None) -> FormValues:
-        stored: dict[tuple[int, int | None, int | None, str], list[str]] = defaultdict(list)
+        stored: dict[tuple[int, Target, str], list[str]] = defaultdict(list)
         if annotation is not None:
             responses = [annotation.response] + ([annotation.probes_response] if annotation.probes_response_id else [])
             for response in responses:
                 for answer in response.answers.all():
-                    where = (answer.question_id, answer.seat_position, answer.goal_id)
+                    where = (answer.question_id, Target.of(answer))
                     if answer.value:
                         stored[(*where, "answer")].append(answer.value)
                     stored[(*where, "rationale")][:] = [answer.reasoning]
@@ -412,20 +431,20 @@ class FormValues:
             for span in annotation.spans.all():
                 spans[span.question_id].append(_span_json(span))
             for question_id, rows in spans.items():
-                stored[question_id, None, None, "spans"] = [json.dumps(rows)]
+                stored[question_id, EPISODE, "spans"] = [json.dumps(rows)]
         return cls(None, dict(stored))
 
-    def get(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> str:
-        values = self.get_all(question, seat, part, goal=goal)
+    def get(self, question: Question, target: Target, part: str) -> str:
+        values = self.get_all(question, target, part)
         return values[-1] if values else ""
 
-    def get_all(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> list[str]:
+    def get_all(self, question: Question, target: Target, part: str) -> list[str]:
         """Every value of the field (several for a multi-label question's picked labels)."""
         if self._posted is not None:
-            return self._posted.getlist(field_name(question, seat, part, goal=goal))
+            return self._posted.getlist(field_name(question, target, part))
         if part == "spans":
-            seat = goal = None
-        return self._stored.get((question.pk, seat, goal, part), [])
+            target = EPISODE
+        return self._stored.get((question.pk, target, part), [])
 
 
 def _span_json(span: Span) -> dict[str, Any]:

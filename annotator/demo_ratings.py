@@ -50,11 +50,12 @@ from benchmark.agents import scripted
 from benchmark.agents.llm import SCRIPTED
 from benchmark.evaluation import goal_judge, scripted_judge
 from benchmark.instruments.answers import respondent_answers
+from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 from . import assignment as assignments
 from . import drafts
-from .answer_forms import Kind, field_name
+from .answer_forms import Kind, agent_turns, field_name
 from .forms import ATTENTION_ANSWER
 from .item_page import ItemPage
 from .models import Annotation, Study, StudyItem
@@ -150,14 +151,15 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     episode = page.item.episode
     rows = respondent_answers([episode.pk], page.questions)
     judge = {
-        (row.dimension, row.seat): row.number
+        (row.dimension, row.target.seat): row.number
         for row in rows
-        if row.respondent == scripted_judge.RESPONDENT and row.number is not None and row.goal_id is None
+        if row.respondent == scripted_judge.RESPONDENT and row.number is not None and row.target.goal is None
     }
     verdicts = {
-        row.goal_id: row.value
+        row.target.goal: row.value
         for row in rows
-        if row.goal_id is not None and row.respondent == SCRIPTED and row.prompt_version == goal_judge.SCRIPTED_VERSION
+        if row.target.goal is not None and row.respondent == SCRIPTED
+        and row.prompt_version == goal_judge.SCRIPTED_VERSION
     }
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)
@@ -169,16 +171,24 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
         if question.scope == Question.Scope.GOAL:
             for goal in page.goals:
                 verdict = verdicts.get(goal.pk)
-                form[field_name(question, goal=goal.pk)] = _goal_verdict(verdict, rater, rng)
-                form[field_name(question, part="rationale", goal=goal.pk)] = _goal_rationale(verdict)
+                form[field_name(question, Target.of_goal(goal.pk))] = _goal_verdict(verdict, rater, rng)
+                form[field_name(question, Target.of_goal(goal.pk), "rationale")] = _goal_rationale(verdict)
+            continue
+        if question.scope == Question.Scope.TURN:
+            turns = {turn.index: turn for turn in page.turns[episode.pk]}
+            for index in agent_turns(page.main_seats, page.turns[episode.pk]):
+                if question.kind in (Kind.LIKERT, Kind.SLIDER):
+                    form[field_name(question, Target.of_turn(index))] = _number(
+                        question, _turn_score(question, turns[index].content), rater, rng)
             continue
         for seat in seats if question.per_seat else [None]:
+            target = Target.episode() if seat is None else Target.of_seat(seat)
             value = _answer(question, page.item, judge.get((question.dimension, seat)), rater, rng)
             if value is None:
                 continue
-            form[field_name(question, seat)] = value
+            form[field_name(question, target)] = value
             if question.rationale == "required":
-                form[field_name(question, seat, "rationale")] = _rationale(judge.get((question.dimension, seat)))
+                form[field_name(question, target, "rationale")] = _rationale(judge.get((question.dimension, seat)))
     for question in page.probe_questions:
         form[field_name(question)] = _probe_answer(question, rater, rng)
     return form
@@ -210,6 +220,13 @@ def _number(question: Question, judge: float | None, rater: Rater, rng: random.R
     value = centre + width * (rater.bias + rng.gauss(0, rater.noise))
     value = min(high, max(low, low + round((value - low) / step) * step))
     return f"{value:g}"
+
+
+def _turn_score(question: Question, content: str) -> float:
+    """A made-up quality of one turn on the question's scale, from its text, for the raters to agree around (the
+    demo has no judge of single turns): the same turn gets the same centre from every rater."""
+    low, high = question.low or 0.0, question.high or 0.0
+    return low + (high - low) * (sum(map(ord, content)) % 5) / 4
 
 
 def _rationale(judge: float | None) -> str:

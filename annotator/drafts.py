@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from benchmark.instruments import versions
 from benchmark.instruments.respondents import ANNOTATOR, respondent_for, respondents_for
+from benchmark.instruments.targets import Target
 from benchmark.models import Answer, Respondent, Response, SocialAttribute
 
 from . import assignment as assignments
@@ -169,7 +170,7 @@ def submit_new(submissions: Sequence[tuple[Assignment, ParsedForm, int | None]])
             }
             answers.extend(
                 Answer(response_id=response_of[value.question.instrument_id], question=value.question,
-                       seat_position=value.seat, goal_id=value.goal, value=value.value, number=value.number,
+                       **value.target.columns(), value=value.value, number=value.number,
                        reasoning=value.rationale)
                 for value in parsed.answers
             )
@@ -309,8 +310,7 @@ def _store(annotation: Annotation, parsed: ParsedForm) -> None:
             Answer(
                 response_id=response_of[value.question.instrument_id],
                 question=value.question,
-                seat_position=value.seat,
-                goal_id=value.goal,
+                **value.target.columns(),
                 value=value.value,
                 number=value.number,
                 reasoning=value.rationale,
@@ -383,9 +383,9 @@ def _store_answers(response_ids: list[int], wanted: list[Answer]) -> None:
         Answer.objects.bulk_create(new)
 
 
-def _place(answer: Answer) -> tuple[int, int, int | None, int | None]:
-    """Where an answer sits in its response: its question, for which seat and goal."""
-    return answer.response_id, answer.question_id, answer.seat_position, answer.goal_id
+def _place(answer: Answer) -> tuple[int, int, Target]:
+    """Where an answer sits in its response: its question, about which target."""
+    return answer.response_id, answer.question_id, Target.of(answer)
 
 
 def _create_spans(annotation: Annotation, spans: list[tuple[Span, list[str]]]) -> None:
@@ -413,8 +413,7 @@ def _copy(source: Annotation, target: Annotation) -> None:
         Answer(
             response_id=copied[answer.response_id],
             question_id=answer.question_id,
-            seat_position=answer.seat_position,
-            goal_id=answer.goal_id,
+            **Target.of(answer).columns(),
             value=answer.value,
             number=answer.number,
             reasoning=answer.reasoning,

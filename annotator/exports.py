@@ -45,6 +45,7 @@ from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 from benchmark import csv_output
 from benchmark.exporting import stable_id, timestamp
 from benchmark.instruments.respondents import pseudonym
+from benchmark.instruments.targets import Target
 from benchmark.models import Answer, SocialAttribute, Turn
 
 from .models import Annotation, Span, Study
@@ -80,7 +81,8 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
                     f"{response}__answers",
                     queryset=Answer.objects.select_related("question", "goal__role").order_by(
                         "question__position", F("seat_position").asc(nulls_first=True), "goal__role__position",
-                        "goal__position", "pk",
+                        "goal__position", F("turn").asc(nulls_first=True), F("end_turn").asc(nulls_first=True),
+                        F("start_char").asc(nulls_first=True), "pk",
                     ),
                 )
                 for response in ("response", "probes_response")
@@ -151,21 +153,27 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
 
 
 def _answer_rows(response: Any, shared: dict[str, Any], tail: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """One record per answer of ``response`` (an annotation version's, or its probes')."""
+    """One record per answer of ``response`` (an annotation version's, or its probes').
+
+    An answer about a turn fills ``start_turn`` and ``end_turn`` with that turn (an answer about a span,
+    with the span's turns and characters), as a marked span's row does.
+    """
     for answer in response.answers.all():
-        goal = answer.goal
+        goal, target = answer.goal, Target.of(answer)
         yield {
             **shared,
             "row_type": "answer",
             "question": answer.question.key,
             "question_kind": answer.question.kind,
-            "seat": answer.seat_position,
+            "seat": target.seat,
             "goal": f"{goal.role.position}.{goal.position}" if goal else None,
             "goal_text": goal.text if goal else None,
             "value": answer.value,
             "number": answer.number,
             "rationale": answer.reasoning,
-            "start_turn": None, "start_char": None, "end_turn": None, "end_char": None, "text": None,
+            "start_turn": target.turn, "start_char": target.start_char,
+            "end_turn": target.turn if target.end_turn is None else target.end_turn, "end_char": target.end_char,
+            "text": None,
             "attributes": None,
             "correction": None,
             **tail,

@@ -37,4 +37,5 @@ def summarise(question: Question) -> dict[str, Any]:
         "numbered": question.kind == Kind.LIKERT,
         "per_seat": question.per_seat,
         "per_goal": question.scope == Question.Scope.GOAL,
+        "per_turn": question.scope == Question.Scope.TURN,
     }

@@ -25,13 +25,15 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from benchmark.instruments.checks import choices_of
+from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
 from . import answer_forms
 from . import assignment as assignments
-from .answer_forms import FormValues, GoalRef
+from .answer_forms import FormValues, GoalRef, agent_turns
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
+from .transcript import conversation
 
 Kind = Question.Kind
 
@@ -124,6 +126,7 @@ class _Field:
     rationale_error: str = ""
     seat_name: str = ""
     goal_text: str = ""  # for a question asked per goal: the goal it is about
+    turn_number: int | None = None  # for a question asked per turn: the turn it is about, as people count
 
 
 @dataclass
@@ -149,22 +152,6 @@ class _Speaker:
     name: str
     profile: list[tuple[str, str]]
     goal: str  # empty unless a question rates it (``_speakers``)
-
-
-@dataclass
-class _Turn:
-    index: int
-    number: int
-    speaker: str
-    action_type: str
-    content: str
-
-
-@dataclass
-class _Conversation:
-    label: str
-    turns: list[_Turn]
-    spans_target: bool
 
 
 class ItemPage:
@@ -228,6 +215,7 @@ class ItemPage:
             "complete": complete,
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
+            "agent_turns": agent_turns(self.main_seats, self.turns[self.item.episode_id]),
         }
         parsed = answer_forms.parse_form(self.instrument, data, **common)
         if self.probes is not None:
@@ -247,15 +235,22 @@ class ItemPage:
             ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
         has_spans = any(question.kind == Kind.SPAN for question in self.questions)
+        per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
         conversations = [
-            _conversation(
+            conversation(
                 "Conversation A" if item.compared_episode_id else "",
                 self.seats[episode],
                 self.turns[episode],
                 spans_target=has_spans and episode == item.episode_id,
+                guide=[QuestionView.of(question) for question in per_turn] if episode == item.episode_id else [],
+                rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
             )
             for episode in self.seats
         ]
+        for shown in conversations:
+            for turn in shown.turns:
+                for entry in turn.ratings:
+                    anchors.update(_anchors(entry))
         if len(conversations) > 1:
             conversations[1].label = "Conversation B"
         # Every item the annotator holds counts, not only this one: a submitted item reopened while
@@ -286,6 +281,7 @@ class ItemPage:
             "barriers": reference_barriers(self.questions, study.team_id),
             "attributes": span_attributes(self.questions),
             "has_spans": has_spans,
+            "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
 
@@ -347,6 +343,8 @@ def _sections(
     for question in questions:
         if question.kind == Kind.PAIRWISE and not pairwise and not question.required:
             continue  # asked only of items that pair two conversations
+        if question.scope == Question.Scope.TURN:
+            continue  # shown beside each turn it is asked of (``_conversation``)
         if question.per_seat or question.scope == Question.Scope.GOAL:
             run.append(question)
             continue
@@ -359,32 +357,41 @@ def _sections(
 
 
 def _entry(
-    question: Question, seat: Seat | None, values: FormValues, errors: dict[str, str], *, goal: Any = None
+    question: Question, seat: Seat | None, values: FormValues, errors: dict[str, str], *, goal: Any = None,
+    turn: int | None = None,
 ) -> _Entry:
-    """One stop of the form; ``goal`` (a ``Goal`` of ``seat``'s role) for a question asked per goal."""
+    """One stop of the form; ``goal`` (a ``Goal`` of ``seat``'s role) for a question asked per goal, ``turn`` (an
+    index) for a question asked per turn."""
     options = question.options or {}
     if question.kind == Kind.SPAN:
         name = answer_forms.field_name(question, part="spans")
         return _Entry(
             question=QuestionView.of(question),
             answer=_Field(name=name, error=errors.get(name, "")),
-            spans=values.get(question, None, "spans") or "[]",
+            spans=values.get(question, Target.episode(), "spans") or "[]",
             span_labels=list(options.get("labels", [])),
         )
-    goal_id = goal.pk if goal is not None else None
-    position = seat.position if seat and goal is None else None
-    name = answer_forms.field_name(question, position, goal=goal_id)
+    if goal is not None:
+        target = Target.of_goal(goal.pk)
+    elif turn is not None:
+        target = Target.of_turn(turn)
+    elif seat is not None:
+        target = Target.of_seat(seat.position)
+    else:
+        target = Target.episode()
+    name = answer_forms.field_name(question, target)
     answer = _Field(
         name=name,
-        value=values.get(question, position, "answer", goal=goal_id),
-        values=values.get_all(question, position, "answer", goal=goal_id) if question.kind == Kind.MULTI_LABEL else [],
+        value=values.get(question, target, "answer"),
+        values=values.get_all(question, target, "answer") if question.kind == Kind.MULTI_LABEL else [],
         error=errors.get(name, ""),
         seat_name=seat.character.name if seat else "",
         goal_text=goal.text if goal is not None else "",
+        turn_number=None if turn is None else turn + 1,
     )
     if question.rationale != "none":
-        answer.rationale_name = answer_forms.field_name(question, position, "rationale", goal=goal_id)
-        answer.rationale_value = values.get(question, position, "rationale", goal=goal_id)
+        answer.rationale_name = answer_forms.field_name(question, target, "rationale")
+        answer.rationale_value = values.get(question, target, "rationale")
         answer.rationale_error = errors.get(answer.rationale_name, "")
     choices = options.get("anchors") if question.kind == Kind.LIKERT else choices_of(question)
     entry = _Entry(
@@ -435,18 +442,6 @@ def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
             )
         )
     return speakers
-
-
-def _conversation(label: str, seats: list[Seat], turns: list[Turn], *, spans_target: bool) -> _Conversation:
-    names = {seat.pk: seat.character.name for seat in seats}
-    return _Conversation(
-        label=label,
-        turns=[
-            _Turn(turn.index, turn.number, names.get(turn.seat_id, ""), turn.action_type, turn.content)
-            for turn in turns
-        ],
-        spans_target=spans_target,
-    )
 
 
 def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierView]:

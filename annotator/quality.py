@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
+from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer
 
 from .models import Annotation, Assignment, ItemKey, Study, StudyItem
@@ -65,12 +66,14 @@ def matches(key: KnownAnswer, value: str, number: float | None) -> bool:
 
 def study_quality(study: Study) -> dict[int, AnnotatorQuality]:
     """Quality figures per annotator id, for every annotator with a checked or fast submission."""
-    keys: dict[int, dict[tuple[int, int | None], KnownAnswer]] = defaultdict(dict)
+    # An item's keys by (question, target); a key is about the episode or a seat (``ItemKey.seat_position``).
+    keys: dict[int, dict[tuple[int, Target], KnownAnswer]] = defaultdict(dict)
     item_kinds: dict[int, str] = {}
     for row in ItemKey.objects.filter(item__study=study).values(
         "item_id", "item__kind", "question_id", "seat_position", "value", "tolerance"
     ):
-        keys[row["item_id"]][(row["question_id"], row["seat_position"])] = KnownAnswer(row["value"], row["tolerance"])
+        target = Target.from_columns(seat_position=row["seat_position"])
+        keys[row["item_id"]][(row["question_id"], target)] = KnownAnswer(row["value"], row["tolerance"])
         item_kinds[row["item_id"]] = row["item__kind"]
 
     # Each assignment's latest submitted version of a keyed item, then that version's answers.
@@ -80,15 +83,15 @@ def study_quality(study: Study) -> dict[int, AnnotatorQuality]:
     ).values_list("pk", "assignment_id", "assignment__annotator_id", "assignment__item_id", "version"):
         if version > latest.get(assignment_id, (0,))[0]:
             latest[assignment_id] = (version, annotation_id, annotator_id, item_id)
-    given: dict[int, dict[tuple[int, int | None], tuple[str, float | None]]] = defaultdict(dict)
+    given: dict[int, dict[tuple[int, Target], tuple[str, float | None]]] = defaultdict(dict)
     counted = {row[1] for row in latest.values()}
     answers = Answer.objects.filter(
         response__annotation__status=Annotation.Status.SUBMITTED,
         response__annotation__assignment__item_id__in=list(keys),
-    ).values_list("response__annotation__id", "question_id", "seat_position", "value", "number")
-    for annotation_id, question_id, seat, value, number in answers:
+    ).values_list("response__annotation__id", "question_id", "value", "number", *COLUMNS)
+    for annotation_id, question_id, value, number, *target in answers:
         if annotation_id in counted:
-            given[annotation_id][(question_id, seat)] = (value, number)
+            given[annotation_id][(question_id, Target.from_columns(*target))] = (value, number)
 
     quality: dict[int, AnnotatorQuality] = defaultdict(AnnotatorQuality)
     for _version, annotation_id, annotator_id, item_id in latest.values():

@@ -353,7 +353,8 @@ class RespondentAdmin(admin.ModelAdmin):
 class AnswerInline(admin.TabularInline):
     model = Answer
     extra = 0
-    fields = ["question", "seat_position", "goal", "value", "number", "reasoning"]
+    fields = ["question", "seat_position", "goal", "turn", "end_turn", "start_char", "end_char", "value", "number",
+              "reasoning"]
     raw_id_fields = ["question", "goal"]
 
 

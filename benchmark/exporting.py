@@ -27,6 +27,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 
 from .csv_output import CsvWriter, Writable
+from .instruments.targets import Target
 from .models import Answer, Character, Episode, Instrument, Response, Scenario, Seat, Team, Turn
 
 EXPORT_FORMATS = ("parley", "csv")
@@ -264,12 +265,7 @@ def turn_record(turn: Turn, seat_positions: dict[int, int]) -> dict[str, Any]:
 def response_record(response: Response) -> dict[str, Any]:
     """One respondent's answers to one instrument (named by name and version) about the episode."""
     respondent = response.respondent
-    answers = sorted(response.answers.all(), key=lambda answer: (
-        answer.question.position,
-        -1 if answer.seat_position is None else answer.seat_position,
-        (-1, -1) if answer.goal is None else (answer.goal.role.position, answer.goal.position),
-        answer.value,
-    ))
+    answers = sorted(response.answers.all(), key=lambda answer: _answer_order(answer, Target.of(answer)))
     return {
         "instrument": instrument_reference(response.instrument),
         "respondent": {
@@ -305,11 +301,25 @@ def instrument_reference(instrument: Instrument) -> dict[str, Any]:
     return reference
 
 
+def _answer_order(answer: Answer, target: Target) -> tuple[Any, ...]:
+    """Question, then target as the transcript reads (a goal by its role's and its own position), then value."""
+    return (
+        answer.question.position,
+        -1 if target.seat is None else target.seat,
+        (-1, -1) if answer.goal is None else (answer.goal.role.position, answer.goal.position),
+        tuple(-1 if value is None else value for value in Target.turn_keys(target.turn_record()).values()),
+        answer.value,
+    )
+
+
 def answer_record(answer: Answer) -> dict[str, Any]:
+    """An answer: its question's key, its target (``seat``, ``goal``, and ``turn``... only when set), its value."""
+    target = Target.of(answer)
     return {
         "question": answer.question.key,
-        "seat": answer.seat_position,
+        "seat": target.seat,
         "goal": None if answer.goal is None else {"role": answer.goal.role.position, "position": answer.goal.position},
+        **target.turn_record(),
         "value": answer.value,
         "number": None if answer.number is None else float(answer.number),
         "reasoning": answer.reasoning,

@@ -36,6 +36,7 @@ from benchmark.evaluation.interviews.instruments import (
     may_be_asked,
     probes_instrument,
 )
+from benchmark.instruments.targets import Target
 from benchmark.instruments.values import check_value, what_to_answer
 from benchmark.models import Answer, Goal, Instrument, Probe, Question, Respondent, Response, Seat
 
@@ -151,8 +152,10 @@ def store_human_test(form: HumanTestForm, participant: Participant, now: datetim
         return []
     respondent = participant_respondent(participant)
     stored = []
-    goal_rows = [(test.goal_question, goal, form.cleaned_data[goal_field_name(goal)]) for goal in test.goals]
-    probe_rows = [(question, None, form.cleaned_data[probe_field_name(question)]) for question, _ in test.probes]
+    goal_rows = [(test.goal_question, Target.of_goal(goal.pk), form.cleaned_data[goal_field_name(goal)])
+                 for goal in test.goals]
+    probe_rows = [(question, Target.episode(), form.cleaned_data[probe_field_name(question)])
+                  for question, _ in test.probes]
     for instrument, rows in ((test.goals_instrument, goal_rows), (test.probes_instrument, probe_rows)):
         if instrument is None or not rows:
             continue
@@ -161,7 +164,8 @@ def store_human_test(form: HumanTestForm, participant: Participant, now: datetim
             seat_position=test.seat_position, status=Response.Status.SUBMITTED, created_at=now,
         )
         Answer.objects.bulk_create(
-            Answer(response=response, question=question, goal=goal, value=value) for question, goal, value in rows
+            Answer(response=response, question=question, **target.columns(), value=value)
+            for question, target, value in rows
         )
         stored.append(response)
     return stored

@@ -57,6 +57,7 @@ from django.utils import timezone
 
 from benchmark.exporting import stable_id
 from benchmark.importing import ImportProblem, ImportResult, read_text
+from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Episode
 
 from .. import drafts
@@ -201,10 +202,10 @@ def _stored(assignments: list[Assignment]) -> dict[int, Answers]:
     owner = {response: assignment for assignment, responses in latest.items() for response in responses}
     stored: dict[int, Answers] = defaultdict(set)
     rows = Answer.objects.filter(response_id__in=list(owner)).values_list(
-        "response_id", "question__key", "seat_position", "goal_id", "value", "reasoning"
+        "response_id", "question__key", "value", "reasoning", *COLUMNS
     )
-    for response_id, *answer in rows:
-        stored[owner[response_id]].add(tuple(answer))
+    for response_id, key, value, reasoning, *target in rows:
+        stored[owner[response_id]].add((key, Target.from_columns(*target), value, reasoning))
     return stored
 
 

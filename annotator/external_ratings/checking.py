@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from benchmark.importing import ImportProblem
 from benchmark.importing.records import Origin
+from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 from ..answer_forms import ParsedForm, field_name
@@ -74,14 +75,14 @@ def _form(rating: Rating, page: ItemPage, problems: Problems, ignored: set[str])
             problems.add(problem)
     for question in questions.values():
         if question.scope == Question.Scope.GOAL:
-            slots = [(None, pk, f"g{place}") for place, pk in goals.items()]
+            slots = [(Target.of_goal(pk), f"g{place}") for place, pk in goals.items()]
         elif question.per_seat:
-            slots = [(seat, None, str(seat)) for seat in seats]
+            slots = [(Target.of_seat(seat), str(seat)) for seat in seats]
         else:
-            slots = [(None, None, "")]
-        for seat, goal, suffix in slots:
-            answer = field_name(question, seat, goal=goal)
-            rationale = field_name(question, seat, "rationale", goal=goal)
+            slots = [(Target.episode(), "")]
+        for target, suffix in slots:
+            answer = field_name(question, target)
+            rationale = field_name(question, target, "rationale")
             form.columns[answer] = f"{question.key}:{suffix}" if suffix else question.key
             form.columns[rationale] = f"{question.key}{RATIONALE_SUFFIX}" + (f":{suffix}" if suffix else "")
             form.keys[answer] = form.keys[rationale] = question.key
@@ -100,8 +101,8 @@ def _add_cell(
         raise cell.origin.problem(f"{cell.key!r} asks for spans, which a ratings file cannot carry")
     if cell.wide and not cell.value.strip():
         return  # an empty cell of a wide file: no answer (a required one is missed by name)
-    seat, goal = _slot(question, cell, seats, goals, rating)
-    name = field_name(question, seat, "rationale" if cell.is_rationale else "answer", goal=goal)
+    target = _slot(question, cell, seats, goals, rating)
+    name = field_name(question, target, "rationale" if cell.is_rationale else "answer")
     if question.rationale == "none" and (cell.is_rationale or cell.rationale is not None):
         ignored.add("rationale")  # the item page would not ask for it either
         if cell.is_rationale:
@@ -110,14 +111,14 @@ def _add_cell(
     values = [label.strip() for label in cell.value.split(LABEL_SEPARATOR)] if multi and cell.wide else [cell.value]
     _put(form, name, values, cell, multi=multi)
     if cell.rationale is not None and question.rationale != "none":
-        _put(form, field_name(question, seat, "rationale", goal=goal), [cell.rationale], cell, multi=False,
+        _put(form, field_name(question, target, "rationale"), [cell.rationale], cell, multi=False,
              column="rationale")
 
 
 def _slot(
     question: Question, cell: Cell, seats: list[int], goals: dict[str, int], rating: Rating
-) -> tuple[int | None, int | None]:
-    """The seat position and goal pk the cell answers about, checked against the question's scope."""
+) -> Target:
+    """The target (a seat, a goal, the episode) the cell answers about, checked against the question's scope."""
     at = Origin(cell.origin.file, cell.origin.place)
     seat_origin = cell.origin if cell.wide and cell.seat else at.at("seat")
     if question.scope == Question.Scope.GOAL:
@@ -130,7 +131,7 @@ def _slot(
             raise at.at("goal").problem(
                 f"episode {rating.episode_id!r} has no goal {cell.goal!r}; its goals are {', '.join(goals) or 'none'}"
             )
-        return None, goals[cell.goal]
+        return Target.of_goal(goals[cell.goal])
     if cell.goal:
         raise at.at("goal").problem(f"{question.key!r} is not asked per goal; leave the goal out")
     if question.per_seat:
@@ -145,10 +146,10 @@ def _slot(
                 f"episode {rating.episode_id!r} has no seat {seat!r}; its seats are "
                 f"{', '.join(str(seat) for seat in seats)}"
             )
-        return int(seat), None
+        return Target.of_seat(int(seat))
     if cell.seat:  # a wide row's own seat (row_seat) does not concern questions asked once per episode
         raise seat_origin.problem(f"{question.key!r} is asked once per episode, not per character; leave the seat out")
-    return None, None
+    return Target.episode()
 
 
 def _put(form: _Form, name: str, values: list[str], cell: Cell, *, multi: bool, column: str | None = None) -> None:
@@ -179,9 +180,9 @@ def _places(rating: Rating) -> str:
     return f"{kind}s {', '.join(numbers)}"
 
 
-Answers = set[tuple[str, int | None, int | None, str, str]]
+Answers = set[tuple[str, Target, str, str]]
 
 
 def answers(parsed: ParsedForm) -> Answers:
     """What a rating says, comparable with what is stored (``stored``)."""
-    return {(a.question.key, a.seat, a.goal, a.value, a.rationale) for a in parsed.answers}
+    return {(a.question.key, a.target, a.value, a.rationale) for a in parsed.answers}

@@ -78,7 +78,7 @@ def agentsense_report(
             )
         )
         others = respondent_answers(episodes, goal_questions, kinds=respondent_kinds, exclude_responses=own)
-        result["goals"] = goal_comparison(human, [row for row in others if row.goal_id is not None],
+        result["goals"] = goal_comparison(human, [row for row in others if row.target.goal is not None],
                                           resamples=resamples, seed=seed)
     if has_probes:
         # Only the probes annotators are asked, for humans (answers from before a probe was left out too) and agents.
@@ -119,7 +119,7 @@ def goal_comparison(
             majority[key] = ranked[0][0]
     pairs: dict[tuple[str, ...], list[tuple[str, str, tuple[int, int]]]] = defaultdict(list)
     for row in others:
-        key = (row.episode_id, row.goal_id)
+        key = (row.episode_id, row.target.goal)
         if row.value not in YES_NO or key not in majority or row.perspective not in PERSPECTIVES:
             continue
         pair = (majority[key], row.value, key)

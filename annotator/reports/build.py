@@ -9,7 +9,8 @@ module decides what goes into those tables:
 - **Units**: an item is one episode of the study, named by its number (``"12"``, as in the
   exports). A per-seat question rates each character separately, so each (item, seat) is its own
   rated unit, named ``"<item>:<seat>"`` (``"12:0"``, ``"12:1"``); seats of one episode are
-  different targets, as in Sotopia's ratings of each agent.
+  different targets, as in Sotopia's ratings of each agent; per turn and per goal likewise
+  (``annotator.reports.units``).
 - **Truth**: a categorical question with ``truth = "episode.barrier"`` is scored against the
   barrier of the item's episode; its bootstrap resamples scenarios (the episode's scenario is
   the cluster). Classes are the question's choices, so chance is one over the number of choices.
@@ -44,6 +45,7 @@ from django.utils import timezone
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.respondents import pseudonym
+from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -54,6 +56,7 @@ from ..models import Annotation, Span, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .methods import study_methods
+from .units import unit_kind, unit_name, unit_target
 
 Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
@@ -152,11 +155,11 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     keys = [question.key for question in questions]
     answers = [
-        (annotation_of[response_id], key, seat, value, number)
-        for response_id, key, seat, value, number in Answer.objects.filter(
+        (annotation_of[response_id], key, Target.from_columns(*target), value, number)
+        for response_id, key, value, number, *target in Answer.objects.filter(
             response__in=regular.values("response_id"), question__key__in=keys
         ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
-        .values_list("response_id", "question__key", "seat_position", "value", "number")
+        .values_list("response_id", "question__key", "value", "number", *COLUMNS)
     ]
     spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)
 
@@ -298,9 +301,9 @@ def build_report(
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
         return plain_report(report)
 
-    answers_by_question: dict[str, list[tuple[int, int | None, str, float | None]]] = defaultdict(list)
-    for annotation_id, key, seat, value, number in data.answers:
-        answers_by_question[key].append((annotation_id, seat, value, number))
+    answers_by_question: dict[str, list[tuple[int, Target, str, float | None]]] = defaultdict(list)
+    for annotation_id, key, target, value, number in data.answers:
+        answers_by_question[key].append((annotation_id, target, value, number))
     coders = pd.DataFrame(
         [(data.units[item_id].name, annotator) for item_id, annotator in data.annotations.values()],
         columns=["item", "annotator"],
@@ -362,17 +365,14 @@ def _question_info(question: Question, unit: str) -> dict[str, Any]:
     }
 
 
-def _unit_name(unit: Unit, seat: int | None, per_seat: bool) -> str:
-    return f"{unit.name}:{seat}" if per_seat and seat is not None else unit.name
-
-
 def _rows(
-    question: Question, answers: Iterable[tuple[int, int | None, str, float | None]], data: StudyData, numeric: bool
+    question: Question, answers: Iterable[tuple[int, Target, str, float | None]], data: StudyData, numeric: bool
 ) -> tuple[pd.DataFrame, int]:
     """The long table of one question (blank answers dropped and counted)."""
     records = []
     blank = 0
-    for annotation_id, seat, value, number in answers:
+    for annotation_id, answered, value, number in answers:
+        target = unit_target(question, answered)
         item_id, annotator = data.annotations[annotation_id]
         unit = data.units[item_id]
         answer: Any = number if numeric else value
@@ -380,7 +380,7 @@ def _rows(
             blank += 1
             continue
         records.append({
-            "item": _unit_name(unit, seat, question.per_seat),
+            "item": unit_name(unit.name, target),
             "annotator": annotator,
             "question": question.key,
             "value": answer,
@@ -388,9 +388,9 @@ def _rows(
             "condition": unit.barrier,
             "truth": unit.barrier,
             "_episode": unit.episode_id,
-            "_seat": seat,
+            "_target": target,
         })
-    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_seat"]
+    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_target"]
     table = pd.DataFrame.from_records(records, columns=columns)
     if numeric:
         table["value"] = table["value"].astype(float)
@@ -403,7 +403,7 @@ def _blank_note(entry: dict[str, Any], blank: int) -> None:
 
 
 def _categorical(
-    question: Question, answers: list[tuple[int, int | None, str, float | None]], data: StudyData,
+    question: Question, answers: list[tuple[int, Target, str, float | None]], data: StudyData,
     resamples: int, seed: int,
 ) -> dict[str, Any]:
     table, blank = _rows(question, answers, data, numeric=False)
@@ -419,7 +419,7 @@ def _categorical(
         outside = ", ".join(unknown)
         entry["notes"].append(f"categories: answers outside the question's choices counted as categories: {outside}")
     _blank_note(entry, blank)
-    entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
+    entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["categories"] = categories
     entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
     entry["judge"] = None
@@ -441,7 +441,7 @@ def _clustered(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _numeric(
-    question: Question, answers: list[tuple[int, int | None, str, float | None]], data: StudyData,
+    question: Question, answers: list[tuple[int, Target, str, float | None]], data: StudyData,
     resamples: int, seed: int,
 ) -> dict[str, Any]:
     table, blank = _rows(question, answers, data, numeric=True)
@@ -451,8 +451,8 @@ def _numeric(
     columns = ["item", "annotator", "question", "value", "condition", CLUSTER]
     if judge is not None:
         scores = judge.pop("_scores")
-        table["judge"] = [scores.get((episode, seat if question.per_seat else None)) for episode, seat in zip(
-            table["_episode"], table["_seat"], strict=True
+        table["judge"] = [scores.get((episode, target)) for episode, target in zip(
+            table["_episode"], table["_target"], strict=True
         )]
         table["judge"] = table["judge"].astype(float)
         columns.append("judge")
@@ -462,7 +462,7 @@ def _numeric(
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
     _blank_note(entry, blank)
-    entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
+    entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge
     if judge is not None:

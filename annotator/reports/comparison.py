@@ -16,7 +16,10 @@ import pandas as pd
 
 from benchmark.instruments.answers import HUMAN_MEAN, RespondentAnswer
 from benchmark.instruments.respondents import pseudonym
+from benchmark.instruments.targets import Target
 from benchmark.models import Question
+
+from .units import unit_target
 
 
 def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[str, Any] | None:
@@ -32,7 +35,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         row for row in automated
         if row.number is not None
         and (row.question_id == question.pk or (question.dimension and row.dimension == question.dimension))
-        and (row.seat is not None) == question.per_seat
+        and _comparable(question, row.target)
     ]
     counts = Counter(row.respondent_key for row in rows)
     candidates = [(key, n) for key, n in counts.items() if key[1].lower() != HUMAN_MEAN]
@@ -41,7 +44,7 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
     # Most scores wins; on a tie a model judge beats the offline heuristics ("scripted").
     (kind, respondent, prompt), n = min(candidates, key=lambda pair: (-pair[1], pair[0][1] == "scripted", pair[0]))
     scores = {
-        (row.episode_id, row.seat if question.per_seat else None): row.number
+        (row.episode_id, unit_target(question, row.target)): row.number
         for row in rows
         if row.respondent_key == (kind, respondent, prompt)
     }
@@ -62,6 +65,14 @@ def judge_of(question: Question, automated: Sequence[RespondentAnswer]) -> dict[
         "other_evaluators": others,
         "_scores": scores,
     }
+
+
+def _comparable(question: Question, target: Target) -> bool:
+    """Whether another respondent's answer about ``target`` rates the same kind of unit as ``question``: a turn
+    for a per-turn question, a seat for a per-seat one, no seat (and no turn) otherwise."""
+    if question.scope == Question.Scope.TURN:
+        return target.turn is not None and target.end_turn is None
+    return target.turn is None and (target.seat is not None) == question.per_seat
 
 
 def respondent_name(name: str) -> str:

@@ -221,7 +221,8 @@ def _question(
         prompt=info.get("prompt", ""),
         kind=info.get("kind", ""),
         type=TYPE_NAMES.get(entry["type"], entry["type"]),
-        unit="each (item, seat) pair" if info.get("unit") == "item:seat" else "each item",
+        unit={"item:seat": "each (item, seat) pair", "item:turn": "each (item, turn) pair"}.get(
+            info.get("unit", ""), "each item"),
         counts=counts,
         statistics=rows,
         methods=[(name.replace("_", " ").capitalize(), text) for name, text in entry.get("methods", {}).items()],

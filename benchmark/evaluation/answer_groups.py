@@ -93,7 +93,7 @@ def _value_text(question: Question, values: Sequence[str], number: float | None)
 
 
 class _Targets:
-    """Names of what an answer is about: the episode, a seat's character, or a goal and whose it is."""
+    """Names of what an answer is about: the episode, a seat's character, a goal and whose it is, a turn, a span."""
 
     def __init__(self, episode: Episode) -> None:
         seats = list(episode.seats.select_related("character"))
@@ -189,11 +189,11 @@ def _majority_rows(
 ) -> list[AnswerRow]:
     grouped: dict[tuple[int, Target], list[MajorityAnswer]] = defaultdict(list)
     for answer in majority:
-        grouped[(answer.question_id, Target.of(answer))].append(answer)
+        grouped[(answer.question_id, answer.target)].append(answer)
     rows = []
-    for (question_id, target), members in sorted(
-        grouped.items(), key=lambda item: (questions[item[0][0]].position, item[0][1].sort_key)
-    ):
+    for (question_id, target), members in sorted(grouped.items(), key=lambda item: (
+        questions[item[0][0]].position, item[0][1].sort_key
+    )):
         question = questions[question_id]
         rows.append(AnswerRow(
             question=question.label or question.key,

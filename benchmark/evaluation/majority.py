@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..instruments.targets import Target
+
 NUMERIC_KINDS = ("likert", "slider")
 CHOICE_KINDS = ("categorical", "yes_no", "multiple_choice", "pairwise")
 MULTI_LABEL = "multi_label"
@@ -55,11 +57,10 @@ def option_order(kind: str, options: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class MajorityAnswer:
-    """The majority answer to one question for one target (seat and goal, or the episode)."""
+    """The majority answer to one question for one target (the episode, a seat, a goal, a turn, a span)."""
 
     question_id: int
-    seat_position: int | None
-    goal_id: int | None
+    target: Target
     value: str
     number: float | None
     respondents: int
@@ -71,13 +72,13 @@ def majority_answers(answers: Iterable[Any]) -> list[MajorityAnswer]:
 
     Each respondent counts once per target: its answers are grouped by the response's respondent.
     """
-    groups: dict[tuple[int, int | None, int | None], list[Any]] = defaultdict(list)
+    groups: dict[tuple[int, Target], list[Any]] = defaultdict(list)
     questions: dict[int, Any] = {}
     for answer in answers:
-        groups[(answer.question_id, answer.seat_position, answer.goal_id)].append(answer)
+        groups[(answer.question_id, Target.of(answer))].append(answer)
         questions[answer.question_id] = answer.question
     majority = []
-    for (question_id, seat, goal), rows in groups.items():
+    for (question_id, target), rows in groups.items():
         question = questions[question_id]
         respondents = len({row.response.respondent_id for row in rows})
         if question.kind in NUMERIC_KINDS:
@@ -85,14 +86,14 @@ def majority_answers(answers: Iterable[Any]) -> list[MajorityAnswer]:
             if numbers:
                 number = majority_number(numbers)
                 text = str(int(number)) if number.is_integer() else repr(number)
-                majority.append(MajorityAnswer(question_id, seat, goal, text, number, respondents))
+                majority.append(MajorityAnswer(question_id, target, text, number, respondents))
         elif question.kind in CHOICE_KINDS:
             value = majority_value([row.value for row in rows], option_order(question.kind, question.options))
-            majority.append(MajorityAnswer(question_id, seat, goal, value, None, respondents))
+            majority.append(MajorityAnswer(question_id, target, value, None, respondents))
         elif question.kind == MULTI_LABEL:
             chosen = Counter(row.value for row in rows)
             order = option_order(question.kind, question.options)
             for label in sorted(chosen, key=lambda v: (order.index(v) if v in order else len(order), v)):
                 if chosen[label] * 2 > respondents:
-                    majority.append(MajorityAnswer(question_id, seat, goal, label, None, respondents))
+                    majority.append(MajorityAnswer(question_id, target, label, None, respondents))
     return majority

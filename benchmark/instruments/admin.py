@@ -23,6 +23,7 @@ from django.utils.html import format_html, format_html_join
 from benchmark.models import Answer, Instrument, Question, SocialAttribute
 
 from . import checks, versions
+from .targets import Target
 
 
 def _editable(instrument: Instrument | None) -> bool:
@@ -177,8 +178,13 @@ class SocialAttributeAdmin(admin.ModelAdmin):
 
 @admin.register(Answer)
 class AnswerAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["response", "question", "seat_position", "value", "number"]
+    list_display = ["response", "question", "target", "value", "number"]
     list_filter = ["question__kind", "response__status", "response__respondent__kind"]
     search_fields = ["value", "reasoning", "question__key", "response__respondent__user__username"]
     list_select_related = ["response__respondent__user", "response__instrument", "response__episode",
                            "question__instrument"]
+
+    @admin.display(description="about", ordering="seat_position")
+    def target(self, answer: Answer) -> str:
+        """What the answer is about: the episode, a seat, a goal (by id), a turn, a span."""
+        return Target.of(answer).describe()

@@ -8,7 +8,8 @@ from submitted responses only (drafts and superseded versions never count), as p
 Imported ``human mean`` scores are an annotator respondent labelled so
 (``benchmark.instruments.respondents``), never a judge.
 
-An answer to a question asked per goal carries its goal, and its ``perspective`` after AgentSense:
+Each answer carries its target (``benchmark.instruments.targets.Target``: the episode, a seat, a
+goal, a turn or a span). An answer about a goal also carries its ``perspective`` after AgentSense:
 **self** when the respondent answered from the seat whose role holds the goal (an interviewed
 agent's ``Response.seat_position``, a participant's own seat), **other** when it answered from
 another seat, **external** when it answered from no seat (a judge, an annotator).
@@ -24,6 +25,8 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from benchmark.instruments.respondents import HUMAN_MEAN
 from benchmark.models import Answer, Episode, Question, Respondent, Response, Seat
 
+from .targets import COLUMNS, Target
+
 __all__ = ["EXTERNAL", "HUMAN_MEAN", "OTHER", "SELF", "RespondentAnswer", "respondent_answers"]
 
 SELF, OTHER, EXTERNAL = "self", "other", "external"
@@ -31,10 +34,11 @@ SELF, OTHER, EXTERNAL = "self", "other", "external"
 
 @dataclass(frozen=True)
 class RespondentAnswer:
-    """One answer about one episode (and seat), with who gave it and what it measures."""
+    """One answer about one episode's target (the episode, a seat, a goal, a turn, a span), with who gave it and
+    what it measures."""
 
     episode_id: int
-    seat: int | None  # the seat position the answer is about; None for a per-episode question
+    target: Target
     respondent_kind: str
     respondent: str  # a model's name, a label, or ``user:<pk>`` for a person (callers choose how to show people)
     prompt_version: str
@@ -42,7 +46,6 @@ class RespondentAnswer:
     dimension: str
     value: str
     number: float | None
-    goal_id: int | None = None  # the goal the answer is about, for a per-goal question
     response_seat: int | None = None  # the seat that answered, for an interviewed agent or a participant
     perspective: str = ""  # for an answer about a goal: SELF, OTHER or EXTERNAL (see the module's docstring)
 
@@ -87,26 +90,27 @@ def respondent_answers(
     ).values("role_id")[:1]
     rows = [
         RespondentAnswer(
-            episode_id=episode_id, seat=seat,
+            episode_id=episode_id, target=Target.from_columns(*target),
             respondent_kind=kind, respondent=model or label or f"user:{user_id}", prompt_version=prompt_version,
-            question_id=question_id, dimension=dimension, value=value, number=number, goal_id=goal_id,
-            response_seat=response_seat, perspective=_perspective(goal_id, goal_role, response_seat, seat_role),
+            question_id=question_id, dimension=dimension, value=value, number=number,
+            response_seat=response_seat, perspective=_perspective(goal_role, response_seat, seat_role),
         )
-        for (episode_id, seat, kind, model, label, user_id, prompt_version, question_id, dimension, value,
-             number, goal_id, goal_role, response_seat, seat_role) in answers.annotate(
+        for (episode_id, kind, model, label, user_id, prompt_version, question_id, dimension, value,
+             number, goal_role, response_seat, seat_role, *target) in answers.annotate(
             answering_role=Subquery(answering_role)
         ).values_list(
-            "response__episode_id", "seat_position", "response__respondent__kind",
+            "response__episode_id", "response__respondent__kind",
             "response__respondent__model", "response__respondent__label", "response__respondent__user_id",
             "response__respondent__prompt_version", "question_id", "question__dimension", "value", "number",
-            "goal_id", "goal__role_id", "response__seat_position", "answering_role",
+            "goal__role_id", "response__seat_position", "answering_role", *COLUMNS,
         ).order_by("pk")
     ]
     return rows
 
 
-def _perspective(goal_id: int | None, goal_role: int | None, response_seat: int | None, seat_role: int | None) -> str:
-    if goal_id is None:
+def _perspective(goal_role: int | None, response_seat: int | None, seat_role: int | None) -> str:
+    """``goal_role``: the role of the goal the answer is about, None for an answer about no goal."""
+    if goal_role is None:
         return ""
     if response_seat is None:
         return EXTERNAL

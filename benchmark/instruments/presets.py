@@ -417,12 +417,41 @@ AGENTSENSE = PresetSpec(
     asks_probes=True,
 )
 
+TURN_RATING_PRESET = "turn-rating"
+TURN_RATING = PresetSpec(
+    name="Rate each reply",
+    description=(
+        "Rate every reply a language agent gives, one turn at a time: how much it helped the conversation at that "
+        "point, and, if you like, why (after ProMediate's per-intervention ratings). Each rating is about one turn."
+    ),
+    questions=(
+        QuestionSpec(
+            key="helpfulness", kind=Kind.LIKERT, scope=Question.Scope.TURN, dimension="turn_helpfulness",
+            prompt="How helpful was this reply?",
+            help_text="Judge the reply where it stands: what came before it and what the speaker was trying to do.",
+            options=_anchors(
+                (1, "Harmful", "Made things worse: misread the other person, ignored them or shut the talk down."),
+                (2, "Unhelpful", "Added little or sent the conversation sideways; the other person has to repair it."),
+                (3, "Neutral", "Kept the conversation going without moving it forward."),
+                (4, "Helpful", "Answered what was asked or moved toward a goal, with room for improvement."),
+                (5, "Very helpful", "Just what the moment needed: clear, attentive, and moved the conversation on."),
+            ),
+        ),
+        QuestionSpec(
+            key="comment", kind=Kind.TEXT, scope=Question.Scope.TURN, required=False,
+            prompt="Anything about this reply worth noting?", options={"max_length": 500},
+            help_text="Optional: a few words on what made the reply helpful or not.",
+        ),
+    ),
+)
+
 PRESETS: dict[str, PresetSpec] = {
     "socialveil": SOCIALVEIL,
     "sotopia-eval": SOTOPIA_EVAL,
     "shrec-spans": SHREC_SPANS,
     "promediate": PROMEDIATE,
     AGENTSENSE_PRESET: AGENTSENSE,
+    TURN_RATING_PRESET: TURN_RATING,
 }
 # Presets participants answer after a chat (not offered to annotation studies).
 CHAT_PRESET = "chat-questionnaire"

@@ -15,6 +15,11 @@ tuples by hand.
   ``start_char`` (in the first turn, inclusive) and ``end_char`` (in the last turn, exclusive).
 
 A target orders as the transcript reads: the episode first, then seats, goals, turns and spans.
+
+In an export record (``benchmark.exporting``) the seat and goal keep their keys (``seat``;
+``goal`` as the goal's role and position, which the exporter writes), and the turn columns are
+written only when set (:meth:`Target.turn_record`) and read back with :meth:`Target.turn_keys`,
+so every file written before turns and spans existed reads, and writes back, byte for byte.
 """
 
 from __future__ import annotations
@@ -23,13 +28,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["COLUMNS", "EPISODE", "GOAL", "KINDS", "SEAT", "SPAN", "TURN", "Target"]
+__all__ = ["COLUMNS", "EPISODE", "GOAL", "KINDS", "SEAT", "SPAN", "TURN", "TURN_KEYS", "Target"]
 
 EPISODE, SEAT, GOAL, TURN, SPAN = "episode", "seat", "goal", "turn", "span"
 KINDS = (EPISODE, SEAT, GOAL, TURN, SPAN)
 
 # The Answer (and draft) columns that hold a target, in the order ``Target.from_columns`` takes them.
 COLUMNS = ("seat_position", "goal_id", "turn", "end_turn", "start_char", "end_char")
+# The keys of an export record that hold a turn or span target (written only when set).
+TURN_KEYS = ("turn", "end_turn", "start_char", "end_char")
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,16 @@ class Target:
         """The answer's column values, for ``Answer(**target.columns())`` or a ``filter``."""
         return dict(zip(COLUMNS, (self.seat, self.goal, self.turn, self.end_turn, self.start_char,
                                   self.end_char), strict=True))
+
+    def turn_record(self) -> dict[str, int]:
+        """The :data:`TURN_KEYS` that are set, for an export record (nothing for the episode, a seat, a goal)."""
+        return {key: value for key, value in zip(TURN_KEYS, (self.turn, self.end_turn, self.start_char,
+                                                              self.end_char), strict=True) if value is not None}
+
+    @staticmethod
+    def turn_keys(record: Mapping[str, Any]) -> dict[str, Any]:
+        """The turn columns an export record gives (absent keys are None), for :meth:`from_columns`."""
+        return {key: record.get(key) for key in TURN_KEYS}
 
     @property
     def sort_key(self) -> tuple[int, ...]:

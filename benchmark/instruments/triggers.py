@@ -3,9 +3,10 @@
 What the database refuses, as an ``IntegrityError``, whoever writes the row (a form, a judge, an
 import, a shell):
 
-- a second answer to a single-valued question: same response, question, seat and goal (every
-  kind but multi-label, whose answer is one row per label; a unique index cannot say this,
-  because the kind lives on the question);
+- a second answer to a single-valued question: same response, question and target (seat, goal,
+  turn; every kind but multi-label, whose answer is one row per label; a unique index cannot say
+  this, because the kind lives on the question). A span target is exempt: a question asked of
+  spans takes any number of them;
 - in a response that is not a draft:
   - a numeric question (Likert, bounded numeric) answered without a number;
   - a number outside the question's ``[low, high]``;
@@ -16,9 +17,9 @@ Drafts are exempt from the value checks because an autosaved draft keeps what wa
 response leaves draft (``status`` changes), every one of its answers is checked at once.
 
 The module also holds the two triggers the judge's migration (``0013_judge_answer_triggers``)
-introduced, with the same SQL, so that one place installs and drops every trigger on these
-tables: an answer's seat and goal must match its question's scope, and a judge answers an
-instrument about an episode (and seat) once.
+introduced, so that one place installs and drops every trigger on these tables: an answer's
+target (the ``Answer`` columns of ``benchmark.instruments.targets.COLUMNS``) must be of the kind
+its question's scope names, and a judge answers an instrument about an episode (and seat) once.
 
 The SQL differs by vendor (SQLite's ``json_each`` and ``RAISE(ABORT)``; PostgreSQL's plpgsql,
 ``jsonb`` and SQLSTATE 23505/23514), so ``install`` picks it by ``connection.vendor``; any other
@@ -93,11 +94,13 @@ def _literal(text: str) -> str:
 
 def _sqlite_sql() -> list[str]:
     duplicate = (
-        "SELECT RAISE(ABORT, 'benchmark_answer: this question already has an answer in the response for that seat "
-        "and goal (one answer per single-valued question)') FROM benchmark_question AS q "
-        "WHERE q.id = NEW.question_id AND q.kind <> 'multi_label' AND EXISTS (SELECT 1 FROM benchmark_answer AS o "
+        "SELECT RAISE(ABORT, 'benchmark_answer: this question already has an answer in the response for that "
+        "target (one answer per single-valued question and seat, goal or turn)') FROM benchmark_question AS q "
+        "WHERE q.id = NEW.question_id AND q.kind <> 'multi_label' AND NEW.end_turn IS NULL "
+        "AND EXISTS (SELECT 1 FROM benchmark_answer AS o "
         "WHERE o.response_id = NEW.response_id AND o.question_id = NEW.question_id "
-        "AND o.seat_position IS NEW.seat_position AND o.goal_id IS NEW.goal_id{other});"
+        "AND o.seat_position IS NEW.seat_position AND o.goal_id IS NEW.goal_id AND o.turn IS NEW.turn "
+        "AND o.end_turn IS NULL{other});"
     )
     allowed = " ".join(
         f"SELECT RAISE(ABORT, 'benchmark_answer: {_literal(message)}') FROM benchmark_question AS q "
@@ -126,13 +129,37 @@ def _sqlite_sql() -> list[str]:
     ]
 
 
-# The judge's two triggers, as 0013_judge_answer_triggers created them.
+# The scope trigger (0013_judge_answer_triggers created it for seats and goals; turns and spans
+# since) and the judge's. A target's kind, as ``Target.kind`` reads it: a goal (whatever else is
+# set), a seat (nothing but the seat), a turn (nothing but the turn), a span (its turns, perhaps its
+# characters, nothing else); the episode has no column set.
+_TARGET_IS = {
+    "seat": "NEW.seat_position IS NOT NULL AND NEW.goal_id IS NULL AND NEW.turn IS NULL",
+    "goal": "NEW.goal_id IS NOT NULL AND NEW.turn IS NULL",
+    "turn": "NEW.turn IS NOT NULL AND NEW.end_turn IS NULL AND NEW.seat_position IS NULL AND NEW.goal_id IS NULL",
+    "span": "NEW.turn IS NOT NULL AND NEW.end_turn IS NOT NULL AND NEW.seat_position IS NULL "
+            "AND NEW.goal_id IS NULL",
+    "episode": "NEW.seat_position IS NULL AND NEW.goal_id IS NULL AND NEW.turn IS NULL AND NEW.end_turn IS NULL "
+               "AND NEW.start_char IS NULL AND NEW.end_char IS NULL",
+}
 _SCOPE_MISMATCH = """(SELECT CASE q.scope
-                   WHEN 'seat' THEN NEW.seat_position IS NULL OR NEW.goal_id IS NOT NULL
-                   WHEN 'goal' THEN NEW.goal_id IS NULL
-                   ELSE NEW.seat_position IS NOT NULL OR NEW.goal_id IS NOT NULL END
-          FROM benchmark_question q WHERE q.id = NEW.question_id)"""
-_SCOPE_RAISE = "SELECT RAISE(ABORT, 'benchmark_answer: the seat and goal must match the question''s scope');"
+                   {whens}
+                   ELSE NOT ({episode}) END
+          FROM benchmark_question q WHERE q.id = NEW.question_id)""".format(
+    whens="\n                   ".join(
+        f"WHEN '{scope}' THEN NOT ({condition})" for scope, condition in _TARGET_IS.items() if scope != "episode"
+    ),
+    episode=_TARGET_IS["episode"],
+)
+_SCOPE_MESSAGE = "benchmark_answer: the target (seat, goal, turn, span) must be of the kind the question''s scope names"
+_SCOPE_RAISE = f"SELECT RAISE(ABORT, '{_SCOPE_MESSAGE}');"
+_SCOPE_MISMATCH_POSTGRESQL = "(CASE question_scope {whens} ELSE NOT ({episode}) END)".format(
+    whens=" ".join(
+        f"WHEN '{scope}' THEN NOT ({condition})" for scope, condition in _TARGET_IS.items() if scope != "episode"
+    ),
+    episode=_TARGET_IS["episode"],
+)
+_TARGET_COLUMNS = "question_id, seat_position, goal_id, turn, end_turn, start_char, end_char"
 _JUDGE_AGAIN = """(SELECT kind FROM benchmark_respondent WHERE id = NEW.respondent_id) = 'judge'
      AND EXISTS (SELECT 1 FROM benchmark_response r
                  WHERE r.episode_id = NEW.episode_id AND r.instrument_id = NEW.instrument_id
@@ -141,7 +168,7 @@ _JUDGE_RAISE = "SELECT RAISE(ABORT, 'benchmark_response: a judge answers an inst
 _SQLITE_JUDGE_TRIGGERS = (
     f"CREATE TRIGGER benchmark_answer_scope_insert BEFORE INSERT ON benchmark_answer WHEN {_SCOPE_MISMATCH} "
     f"BEGIN {_SCOPE_RAISE} END",
-    "CREATE TRIGGER benchmark_answer_scope_update BEFORE UPDATE OF question_id, seat_position, goal_id "
+    f"CREATE TRIGGER benchmark_answer_scope_update BEFORE UPDATE OF {_TARGET_COLUMNS} "
     f"ON benchmark_answer WHEN {_SCOPE_MISMATCH} BEGIN {_SCOPE_RAISE} END",
     f"CREATE TRIGGER benchmark_response_judge_once_insert BEFORE INSERT ON benchmark_response "
     f"WHEN {_JUDGE_AGAIN.format(other='')} BEGIN {_JUDGE_RAISE} END",
@@ -188,14 +215,16 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NEW;  -- the foreign keys refuse it
     END IF;
-    IF found_row.kind <> 'multi_label' AND EXISTS (
+    IF found_row.kind <> 'multi_label' AND NEW.end_turn IS NULL AND EXISTS (
         SELECT 1 FROM benchmark_answer AS other
         WHERE other.response_id = NEW.response_id AND other.question_id = NEW.question_id
           AND other.seat_position IS NOT DISTINCT FROM NEW.seat_position
-          AND other.goal_id IS NOT DISTINCT FROM NEW.goal_id AND other.id <> NEW.id
+          AND other.goal_id IS NOT DISTINCT FROM NEW.goal_id
+          AND other.turn IS NOT DISTINCT FROM NEW.turn AND other.end_turn IS NULL AND other.id <> NEW.id
     ) THEN
-        RAISE EXCEPTION 'benchmark_answer: question "%" already has an answer in response % (seat %, goal %)',
-            found_row.key, NEW.response_id, NEW.seat_position, NEW.goal_id USING ERRCODE = 'unique_violation';
+        RAISE EXCEPTION 'benchmark_answer: question "%" already has an answer in response % (seat %, goal %, turn %)',
+            found_row.key, NEW.response_id, NEW.seat_position, NEW.goal_id, NEW.turn
+            USING ERRCODE = 'unique_violation';
     END IF;
     IF found_row.status IS DISTINCT FROM 'draft' THEN
         problem := benchmark_answer_problem(found_row.kind, found_row.low, found_row.high, found_row.options,
@@ -244,17 +273,15 @@ CREATE OR REPLACE FUNCTION benchmark_answer_scope() RETURNS trigger AS $$
 DECLARE question_scope text;
 BEGIN
   SELECT scope INTO question_scope FROM benchmark_question WHERE id = NEW.question_id;
-  IF (question_scope = 'seat' AND (NEW.seat_position IS NULL OR NEW.goal_id IS NOT NULL))
-     OR (question_scope = 'goal' AND NEW.goal_id IS NULL)
-     OR (question_scope = 'episode' AND (NEW.seat_position IS NOT NULL OR NEW.goal_id IS NOT NULL)) THEN
-    RAISE EXCEPTION 'benchmark_answer: the seat and goal must match the question''s scope'
+  IF """ + _SCOPE_MISMATCH_POSTGRESQL + """ THEN
+    RAISE EXCEPTION '""" + _SCOPE_MESSAGE + """'
       USING ERRCODE = 'check_violation';
   END IF;
   RETURN NEW;
 END;
 $$ LANGUAGE plpgsql""",
     "DROP TRIGGER IF EXISTS benchmark_answer_scope ON benchmark_answer",
-    "CREATE TRIGGER benchmark_answer_scope BEFORE INSERT OR UPDATE OF question_id, seat_position, goal_id "
+    f"CREATE TRIGGER benchmark_answer_scope BEFORE INSERT OR UPDATE OF {_TARGET_COLUMNS} "
     "ON benchmark_answer FOR EACH ROW EXECUTE FUNCTION benchmark_answer_scope()",
     """
 CREATE OR REPLACE FUNCTION benchmark_response_judge_once() RETURNS trigger AS $$
@@ -324,8 +351,13 @@ def installed(connection: BaseDatabaseWrapper) -> set[str]:
 
 
 def install_for_migration(apps: Any, schema_editor: Any) -> None:
-    """``RunPython`` forward step: install the triggers."""
-    install(schema_editor.connection)
+    """``RunPython`` forward step: install the triggers, once the columns they read exist.
+
+    A migration before ``0024_answer_targets`` that installs them (``0016_answer_checks``) finds the
+    target columns missing and leaves the install to ``0024`` (and ``post_migrate``).
+    """
+    if tables_ready(schema_editor.connection):
+        install(schema_editor.connection)
 
 
 def uninstall_for_migration(apps: Any, schema_editor: Any) -> None:
@@ -334,11 +366,13 @@ def uninstall_for_migration(apps: Any, schema_editor: Any) -> None:
 
 
 def tables_ready(connection: BaseDatabaseWrapper) -> bool:
-    """Whether the tables and columns the triggers read exist (the migration that added them has run)."""
+    """Whether the tables and columns the triggers read exist (the migrations that added them have run)."""
     with connection.cursor() as cursor:
         tables = set(connection.introspection.table_names(cursor))
         if not {"benchmark_answer", "benchmark_question", "benchmark_response", "benchmark_respondent"} <= tables:
             return False
-        description = connection.introspection.get_table_description(cursor, "benchmark_response")
-        columns = {column.name for column in description}
-    return "status" in columns
+        responses = {column.name for column in connection.introspection.get_table_description(
+            cursor, "benchmark_response")}
+        answers = {column.name for column in connection.introspection.get_table_description(
+            cursor, "benchmark_answer")}
+    return "status" in responses and "end_char" in answers

@@ -94,6 +94,8 @@ class Question(models.Model):
         EPISODE = "episode", "once per episode"
         SEAT = "seat", "once per seat"
         GOAL = "goal", "once per goal"
+        TURN = "turn", "once per turn"
+        SPAN = "span", "any number of spans of turns"
 
     instrument = models.ForeignKey(Instrument, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=50, help_text="Stable name used in exports and reports.")
@@ -271,18 +273,35 @@ class AnswerQuerySet(OwnedQuerySet):
 
 
 class Answer(models.Model):
-    """One typed answer: to one question, for one seat or goal where the question asks per seat or goal.
+    """One typed answer: to one question, about one target (``benchmark.instruments.targets``).
+
+    The target is the episode (no target column set), a seat, a goal, a turn or a span of turns
+    (``turn`` to ``end_turn``, optionally ``start_char`` in the first to ``end_char`` in the last);
+    read and write it as a :class:`~benchmark.instruments.targets.Target` (``Target.of(answer)``,
+    ``Answer(**target.columns())``), never column by column. The question's ``scope`` says which
+    kind of target its answers have; a database trigger refuses any other.
 
     ``value`` is the answer as text (a choice's value, free text); ``number`` is set for numeric
     kinds so statistics never parse strings. A multi-label answer is one row per chosen label.
     Database triggers (``benchmark.instruments.triggers``) refuse a second row for a single-valued
-    question and, outside drafts, a value the question does not allow.
+    question about the same target (spans excepted: a question asked of spans takes any number)
+    and, outside drafts, a value the question does not allow.
     """
 
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="answers")
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="answers")
     seat_position = models.PositiveSmallIntegerField(null=True, blank=True)
     goal = models.ForeignKey("Goal", on_delete=models.PROTECT, null=True, blank=True, related_name="answers")
+    turn = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The turn (its index) the answer is about, or a span's first turn."
+    )
+    end_turn = models.PositiveIntegerField(null=True, blank=True, help_text="A span's last turn (inclusive).")
+    start_char = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Where a span starts in its first turn's text (inclusive)."
+    )
+    end_char = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Where a span ends in its last turn's text (exclusive)."
+    )
     value = models.TextField(blank=True)
     number = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
@@ -290,21 +309,43 @@ class Answer(models.Model):
     objects = AnswerQuerySet.as_manager()
 
     class Meta:
-        ordering = ["response", "question__position", "seat_position", "goal"]
+        ordering = ["response", "question__position", "seat_position", "goal", "turn", "end_turn", "start_char"]
         constraints = [
-            # One answer per question, seat and goal (a multi-label answer: one row per label). Four
-            # conditional constraints rather than one, because NULLs are distinct in a unique index.
+            # One answer per question and target (a multi-label answer: one row per label). One
+            # conditional constraint per target kind rather than one, because NULLs are distinct in a
+            # unique index. Spans have none: a span question takes any number of spans.
             models.UniqueConstraint(
-                fields=["response", "question", "value"], condition=Q(seat_position__isnull=True, goal__isnull=True),
+                fields=["response", "question", "value"],
+                condition=Q(seat_position__isnull=True, goal__isnull=True, turn__isnull=True),
                 name="answer_once_per_episode",
             ),
             models.UniqueConstraint(
                 fields=["response", "question", "seat_position", "value"],
-                condition=Q(seat_position__isnull=False, goal__isnull=True), name="answer_once_per_seat",
+                condition=Q(seat_position__isnull=False, goal__isnull=True, turn__isnull=True),
+                name="answer_once_per_seat",
             ),
             models.UniqueConstraint(
                 fields=["response", "question", "goal", "value"], condition=Q(goal__isnull=False),
                 name="answer_once_per_goal",
+            ),
+            models.UniqueConstraint(
+                fields=["response", "question", "turn", "value"],
+                condition=Q(turn__isnull=False, end_turn__isnull=True, goal__isnull=True),
+                name="answer_once_per_turn",
+            ),
+            models.CheckConstraint(
+                condition=Q(end_turn__isnull=True) | Q(turn__isnull=False, end_turn__gte=models.F("turn")),
+                name="answer_span_ordered",
+            ),
+            models.CheckConstraint(
+                condition=Q(start_char__isnull=True, end_char__isnull=True)
+                | Q(end_turn__isnull=False, start_char__isnull=False, end_char__isnull=False),
+                name="answer_span_characters_paired",
+            ),
+            models.CheckConstraint(
+                condition=~Q(end_turn=models.F("turn"), start_char__isnull=False)
+                | Q(end_char__gt=models.F("start_char")),
+                name="answer_span_characters_ordered",
             ),
         ]
 

@@ -115,6 +115,20 @@ if (form) {
   };
   form.addEventListener("input", noteChange);
   form.addEventListener("change", noteChange);
+  // Inputs outside the form that belong to it (form="annotation-form": the ratings beside each
+  // turn of the transcript) do not bubble to it: their edits are passed on, a change at once (it
+  // triggers the save) and typing after the same pause as the form's own.
+  let typingTimer = null;
+  const outside = (event) => event.target?.form === form && !form.contains(event.target);
+  document.addEventListener("change", (event) => {
+    if (outside(event)) form.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  document.addEventListener("input", (event) => {
+    if (!outside(event)) return;
+    noteChange();
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(() => window.htmx?.trigger(form, "parley:save"), 800);
+  });
 
   // Time on the page: counted only while the tab is visible, sent with each save.
   setInterval(() => {

@@ -9,6 +9,7 @@ from django.http import QueryDict
 
 from annotator.answer_forms import field_name, parse_form
 from benchmark.instruments.presets import install_preset
+from benchmark.instruments.targets import Target
 from benchmark.models import Instrument, Question
 from tests.annotator.builders import make_question
 
@@ -55,8 +56,8 @@ def span(**fields: Any) -> dict[str, Any]:
 def test_field_names_follow_question_key_and_seat():
     question = Question(key="goal")
     assert field_name(question) == "answer-goal"
-    assert field_name(question, 1) == "answer-goal-1"
-    assert field_name(question, 1, "rationale") == "rationale-goal-1"
+    assert field_name(question, Target.of_seat(1)) == "answer-goal-1"
+    assert field_name(question, Target.of_seat(1), "rationale") == "rationale-goal-1"
     assert field_name(question, part="spans") == "spans-goal"
 
 
@@ -124,7 +125,7 @@ def test_slider_is_read_for_every_seat():
     instrument = instrument_with({"key": "goal", "kind": "slider", "options": SLIDER, "scope": "seat"})
     parsed = parse(instrument, {"answer-goal-0": "7.0", "answer-goal-1": "0"})
     assert parsed.ok
-    assert [(a.seat, a.value, a.number) for a in parsed.answers] == [(0, "7", 7.0), (1, "0", 0.0)]
+    assert [(a.target.seat, a.value, a.number) for a in parsed.answers] == [(0, "7", 7.0), (1, "0", 0.0)]
 
 
 def test_slider_out_of_range_message_names_question_and_character():
@@ -167,8 +168,8 @@ def test_sotopia_preset_reads_every_dimension_for_every_seat():
     data = {}
     for question in instrument.questions.all():
         for seat in (0, 1):
-            data[field_name(question, seat)] = str(question.options["max"])
-            data[field_name(question, seat, "rationale")] = "Because."
+            data[field_name(question, Target.of_seat(seat))] = str(question.options["max"])
+            data[field_name(question, Target.of_seat(seat), "rationale")] = "Because."
     parsed = parse(instrument, data)
     assert parsed.ok and len(parsed.answers) == 14
 
@@ -404,4 +405,43 @@ def test_multi_label_is_read_for_every_seat_and_kept_as_posted_in_a_draft():
 
     parsed = parse(instrument, {"answer-tone-0": ["curt"], "answer-tone-1": ["rude", "warm"]}, complete=False)
 
-    assert parsed.labels("tone", 0) == ["curt"] and parsed.labels("tone", 1) == ["rude", "warm"]
+    assert parsed.labels("tone", Target.of_seat(0)) == ["curt"]
+    assert parsed.labels("tone", Target.of_seat(1)) == ["rude", "warm"]
+
+
+# --- questions asked per turn (issue 22): one answer per agent turn, named by the turn
+
+
+def test_a_per_turn_field_is_named_by_the_turn_index():
+    question = instrument_with({"key": "helpful", "kind": "text", "scope": "turn"}).questions.get()
+    assert field_name(question, Target.of_turn(3)) == "answer-helpful-t3"
+    assert field_name(question, Target.of_turn(3), "rationale") == "rationale-helpful-t3"
+    with pytest.raises(ValueError, match="span"):
+        field_name(question, Target.of_span(1, 2))
+
+
+def test_a_per_turn_question_is_read_once_for_each_agent_turn():
+    anchors = {"anchors": [{"value": v, "label": str(v)} for v in range(1, 6)]}
+    instrument = instrument_with(
+        {"key": "helpful", "kind": "likert", "options": anchors, "scope": "turn"},
+        {"key": "comment", "kind": "text", "scope": "turn", "required": False},
+    )
+    data = {"answer-helpful-t1": "4", "answer-helpful-t3": "2", "answer-comment-t3": "Curt.", "answer-helpful-t2": "5"}
+
+    parsed = parse(instrument, data, agent_turns=[1, 3])
+
+    assert parsed.ok
+    assert [(a.question.key, a.target, a.value, a.number) for a in parsed.answers] == [
+        ("helpful", Target.of_turn(1), "4", 4.0), ("helpful", Target.of_turn(3), "2", 2.0),
+        ("comment", Target.of_turn(3), "Curt.", None),
+    ]  # turn 2 is no agent turn: its field is not read
+
+
+def test_a_missing_per_turn_answer_names_the_turn():
+    anchors = {"anchors": [{"value": v, "label": str(v)} for v in range(1, 6)]}
+    instrument = instrument_with({"key": "helpful", "kind": "likert", "options": anchors, "scope": "turn"})
+
+    parsed = parse(instrument, {"answer-helpful-t1": "4"}, agent_turns=[1, 3])
+
+    assert list(parsed.errors) == ["answer-helpful-t3"]
+    assert "turn 4" in parsed.errors["answer-helpful-t3"]

@@ -21,7 +21,7 @@ from benchmark.models import Answer
 
 pytestmark = pytest.mark.django_db
 
-STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense")
+STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense", "demo-turn-rating")
 
 
 @pytest.fixture
@@ -61,6 +61,18 @@ def test_the_sotopia_report_has_icc_and_judge_alignment_per_dimension(demo):
     for key in ("goal", "relationship", "knowledge"):  # the scripted judge gives every episode the same believability
         assert questions[key]["icc"]["icc1"] is not None, key
         assert questions[key]["alignment"]["pearson_r"] is not None, key
+
+
+def test_the_turn_rating_report_rates_each_item_and_turn(demo):
+    study = demo["demo-turn-rating"]
+    helpfulness = report(study)["questions"]["helpfulness"]
+
+    assert helpfulness["question"]["unit"] == "item:turn"
+    rated_items = Annotation.objects.filter(assignment__item__study=study).values("assignment__item").distinct()
+    assert helpfulness["n_items"] > 2 * rated_items.count()  # several agent turns per item, each a unit
+    assert helpfulness["icc"]["icc1"] is not None and helpfulness["krippendorff_alpha"]["ordinal"] is not None
+    turn_answers = Answer.objects.filter(response__annotation__assignment__item__study=study)
+    assert turn_answers.exists() and not turn_answers.filter(turn__isnull=True).exists()
 
 
 def test_the_shrec_report_has_span_agreement_with_imperfect_overlap_and_attributes(demo):
@@ -116,7 +128,7 @@ def test_the_demo_studies_rate_their_own_episodes_and_the_first_three_keep_their
 
     assert counts == {
         "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 18),
-        "demo-agentsense": (10, 18),
+        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 10),
     }
     assert demo["demo-agentsense"].instrument.preset == "agentsense"
     tags = {slug: set(study.items.values_list("episode__tag", flat=True)) for slug, study in demo.items()}

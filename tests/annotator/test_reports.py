@@ -393,12 +393,14 @@ def test_a_model_judge_wins_a_tie_with_the_scripted_heuristics():
 
     from annotator.reports.comparison import judge_of
     from benchmark.instruments.answers import RespondentAnswer
+    from benchmark.instruments.targets import Target
 
     def row(name, version, number):
-        return RespondentAnswer(1, None, "judge", name, version, None, "unresolved_confusion", f"{number:g}", number)
+        return RespondentAnswer(1, Target.episode(), "judge", name, version, None, "unresolved_confusion",
+                                f"{number:g}", number)
 
     rows = [row("scripted", "heuristic-1", 3.0), row("zz-local/judge", "judge-2025.1", 4.0)]
-    question = SimpleNamespace(pk=None, dimension="unresolved_confusion", per_seat=False)
+    question = SimpleNamespace(pk=None, dimension="unresolved_confusion", per_seat=False, scope="episode")
 
     judge = judge_of(question, rows)
 

@@ -551,7 +551,8 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     again = demo_studies("--base-url", "http://parley.test/")
 
     studies = {study.slug: study for study in Study.objects.all()}
-    assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense"}
+    assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense",
+                            "demo-turn-rating"}
     veil = studies["demo-socialveil"]
     assert (veil.items.count(), veil.overlap, veil.created_by.username) == (48, 3, "researcher")
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
@@ -564,8 +565,9 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes():
     assert (agentsense.instrument.preset, agentsense.items.count(), agentsense.overlap) == ("agentsense", 10, 3)
     assert "http://parley.test/annotate/studies/demo-agentsense/report/?compare=judge&compare=agent" in output
     assert "No agentsense study" not in output and "No promediate study" in output
-    assert "(4 new)" in output and "(0 new)" in again
-    assert Study.objects.count() == 4
+    assert studies["demo-turn-rating"].instrument.preset == "turn-rating"
+    assert "(5 new)" in output and "(0 new)" in again
+    assert Study.objects.count() == 5
 
 
 # Which instruments a study may use

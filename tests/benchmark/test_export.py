@@ -237,3 +237,35 @@ def test_answers_of_people_with_accounts_stay_with_their_studies():
     Response.objects.create(episode=episode, respondent=person, instrument=Response.objects.first().instrument)
 
     assert len(json.loads(exported())["responses"]) == 3
+
+
+def test_an_answer_about_a_turn_or_a_span_carries_its_turn_keys_and_no_other_answer_does():
+    from benchmark.instruments.targets import TURN_KEYS, Target
+    from benchmark.models import Answer, Instrument
+    from tests.annotator.builders import make_question
+
+    episode = rich_episode()
+    instrument = Instrument.objects.create(name="Per turn", team=default_team())
+    anchors = {"anchors": [{"value": v, "label": str(v)} for v in range(1, 6)]}
+    helpful = make_question(instrument=instrument, key="helpful", position=0, kind="likert", prompt="Helpful?",
+                            options=anchors, scope="turn")
+    marks = make_question(instrument=instrument, key="marks", position=1, kind="text", prompt="Why?", scope="span")
+    judge, _ = Respondent.objects.get_or_create(kind=Respondent.Kind.JUDGE, model="gpt-4o")
+    response = Response.objects.create(instrument=instrument, episode=episode, respondent=judge)
+    for question, target, value in ((marks, Target.of_span(1, 1), "y"), (helpful, Target.of_turn(1), "4"),
+                                    (marks, Target.of_span(0, 2, 3, 5), "x")):
+        Answer.objects.create(response=response, question=question, value=value,
+                              number=4 if question == helpful else None, **target.columns())
+
+    responses = json.loads(exported())["responses"]
+
+    answers = next(r["answers"] for r in responses if r["instrument"]["name"] == "Per turn")
+    base = {"seat": None, "goal": None, "reasoning": ""}
+    assert answers == [
+        {**base, "question": "helpful", "turn": 1, "value": "4", "number": 4.0},
+        {**base, "question": "marks", "turn": 0, "end_turn": 2, "start_char": 3, "end_char": 5, "value": "x",
+         "number": None},
+        {**base, "question": "marks", "turn": 1, "end_turn": 1, "value": "y", "number": None},
+    ]
+    others = [answer for r in responses if r["instrument"]["name"] != "Per turn" for answer in r["answers"]]
+    assert others and not any(key in answer for answer in others for key in TURN_KEYS)

@@ -298,7 +298,7 @@ def test_check_questions_leaves_the_bounds_alone_when_it_refuses():
 @pytest.mark.parametrize(("fields", "named"), [
     ({"kind": "span", "options": SPAN, "scope": "goal"}, "span questions cover the whole transcript"),
     ({"kind": "slider", "options": SLIDER, "scope": "goal", "dimension": "goal"}, "goal is scored per seat"),
-    ({"kind": "text", "scope": "turn"}, "'turn' is not a scope"),
+    ({"kind": "text", "scope": "sentence"}, "'sentence' is not a scope"),  # "turn" and "span" are scopes since 0024
 ])
 def test_scopes_are_checked(fields, named):
     question = Question(key="q", position=0, prompt="?", **{"options": {}, **fields})

@@ -34,7 +34,7 @@ def test_majority_answers_per_question_and_seat():
         answer(1, "yes_no", "no"), answer(2, "yes_no", "yes"),
     ]
 
-    found = {(m.question_id, m.seat_position): (m.value, m.number, m.respondents) for m in majority_answers(answers)}
+    found = {(m.question_id, m.target.seat): (m.value, m.number, m.respondents) for m in majority_answers(answers)}
 
     assert found == {
         (1, 0): ("4", 4.0, 3), (1, 1): ("2", 2.0, 2),

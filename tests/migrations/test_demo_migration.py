@@ -311,6 +311,17 @@ def check_annotation_answers(new: Apps) -> None:
     assert_same(stored, found, "value, number and rationale of each annotation answer")
 
 
+@covers()  # the answers themselves: check_evaluations, check_annotation_answers, check_chat
+def check_answer_targets(new: Apps) -> None:
+    """Issue 22's turn and span columns (``0024_answer_targets``) are empty on every stored answer, so each
+    keeps the target it had: the episode, a seat or a goal."""
+    Answer = new.get_model("benchmark", "Answer")
+    answers = Answer.objects.all()
+    assert answers.exists(), "the fixture's answers are there"
+    with_turns = answers.exclude(turn=None, end_turn=None, start_char=None, end_char=None)
+    assert not with_turns.exists(), f"{with_turns.count()} stored answer(s) gained a turn or span target"
+
+
 @covers("annotator.span")
 def check_spans(new: Apps) -> None:
     """Spans keep their anchors, label, rationale, correction and attributes; their question is the same question

@@ -1,6 +1,7 @@
 """Create the demo annotation studies over ``load_demo``'s episodes: one per preset that fits them.
 
-The two-party episodes (tag ``demo``) get the SocialVeil, Sotopia-EVAL and SHREC studies; the
+The two-party episodes (tag ``demo``) get the SocialVeil, Sotopia-EVAL and SHREC studies and one
+that rates each agent turn ("Rate each reply", ratings stored per turn); the
 episodes of three and four parties (tag ``demo-groups``, already interviewed and judged on every
 goal by ``load_demo``) get the AgentSense study, whose report sets the annotators' goal verdicts
 against the agents' own (self), each other's (other) and the scripted goal judge's (external),
@@ -60,6 +61,8 @@ DEMO_STUDIES = (
         "demo-agentsense", "AgentSense goals and probes", presets.AGENTSENSE_PRESET, overlap=3, tag=GROUP_TAG,
         compare=(Respondent.Kind.JUDGE, Respondent.Kind.AGENT),  # external, self and other
     ),
+    # Last, so the studies above keep the items and claim orders they had before it.
+    DemoStudy("demo-turn-rating", "Rate each reply", presets.TURN_RATING_PRESET, overlap=2, limit=8),
 )
 # How many finished episodes of each tag load_demo makes.
 EXPECTED = {

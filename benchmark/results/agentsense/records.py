@@ -112,14 +112,14 @@ def goal_records(episodes: QuerySet[Episode], known: _Episodes) -> tuple[pd.Data
     if question is None:
         return goals.empty_goal_records(), 0
     rows = [row for row in respondent_answers(episodes, [question], kinds=Respondent.Kind.values)
-            if row.goal_id is not None]
+            if row.target.goal is not None]
     goal_info = dict((pk, (role, goal_type)) for pk, role, goal_type in Goal.objects.filter(
-        pk__in={row.goal_id for row in rows}
+        pk__in={row.target.goal for row in rows}
     ).values_list("pk", "role_id", "goal_type"))
     judge_names = _judge_names([row for row in rows if row.respondent_kind == Respondent.Kind.JUDGE])
     records, skipped = [], 0
     for row in rows:
-        role, goal_type = goal_info[row.goal_id]
+        role, goal_type = goal_info[row.target.goal]
         seat = known.seat_of_role.get((row.episode_id, role))
         answer = {YES: 1, NO: 0}.get(row.value.strip().lower())
         # a judge's or annotator's answer is theirs; a seated respondent's is self or other, as the reader says
@@ -132,7 +132,8 @@ def goal_records(episodes: QuerySet[Episode], known: _Episodes) -> tuple[pd.Data
         name = judge_names.get((row.respondent, row.prompt_version), row.respondent)
         records.append({
             goals.EPISODE: row.episode_id, **known.labels[row.episode_id], **known.seats[row.episode_id, seat],
-            goals.SEAT: seat, goals.GOAL: row.goal_id, goals.GOAL_TYPE: goal_type, goals.ERG: ERG.get(goal_type, ""),
+            goals.SEAT: seat, goals.GOAL: row.target.goal, goals.GOAL_TYPE: goal_type,
+            goals.ERG: ERG.get(goal_type, ""),
             goals.PERSPECTIVE: perspective, goals.RESPONDENT: name, goals.VALUE: answer,
         })
     return (pd.DataFrame(records, columns=goals.GOAL_COLUMNS) if records else goals.empty_goal_records()), skipped
