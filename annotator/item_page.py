@@ -24,7 +24,7 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
-from benchmark.instruments.checks import choices_of
+from benchmark.instruments.kinds import get_kind
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
 from . import answer_forms
@@ -32,8 +32,6 @@ from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
-
-Kind = Question.Kind
 
 
 @dataclass(frozen=True)
@@ -73,14 +71,19 @@ class QuestionView:
     required: bool
     rationale: str
     options: dict[str, Any]
+    widget_template: str = ""  # the kind's widget partial
+    whole_transcript: bool = False  # the kind is answered on the transcript (spans), not in a fieldset
 
     @classmethod
     def of(cls, question: Question) -> QuestionView:
-        """The question without what an annotator must not see (a multiple-choice question's correct value)."""
-        options = {name: value for name, value in (question.options or {}).items() if name != "correct"}
+        """The question without what an annotator must not see (its kind's hidden options, e.g. a
+        multiple-choice question's correct value)."""
+        kind = get_kind(question.kind)
+        options = {name: value for name, value in (question.options or {}).items() if name not in kind.hidden_options}
         return cls(
             key=question.key, kind=question.kind, prompt=question.prompt, help_text=question.help_text,
             required=question.required, rationale=question.rationale, options=options,
+            widget_template=kind.widget_template, whole_transcript=kind.whole_transcript,
         )
 
 
@@ -133,7 +136,7 @@ class _Entry:
     question: QuestionView
     answer: _Field
     options: list[_Option] = field(default_factory=list)
-    slider: dict[str, Any] = field(default_factory=dict)
+    widget: dict[str, Any] = field(default_factory=dict)  # what else the kind's widget shows (a slider's ends)
     spans: str = "[]"
     span_labels: list[str] = field(default_factory=list)
 
@@ -246,7 +249,7 @@ class ItemPage:
                 entries=[_entry(question, None, values, errors) for question in self.probe_questions],
             ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
-        has_spans = any(question.kind == Kind.SPAN for question in self.questions)
+        has_spans = any(get_kind(question.kind).whole_transcript for question in self.questions)
         conversations = [
             _conversation(
                 "Conversation A" if item.compared_episode_id else "",
@@ -345,7 +348,7 @@ def _sections(
         run.clear()
 
     for question in questions:
-        if question.kind == Kind.PAIRWISE and not pairwise and not question.required:
+        if get_kind(question.kind).compares_two and not pairwise and not question.required:
             continue  # asked only of items that pair two conversations
         if question.per_seat or question.scope == Question.Scope.GOAL:
             run.append(question)
@@ -363,7 +366,8 @@ def _entry(
 ) -> _Entry:
     """One stop of the form; ``goal`` (a ``Goal`` of ``seat``'s role) for a question asked per goal."""
     options = question.options or {}
-    if question.kind == Kind.SPAN:
+    kind = get_kind(question.kind)
+    if kind.whole_transcript:
         name = answer_forms.field_name(question, part="spans")
         return _Entry(
             question=QuestionView.of(question),
@@ -377,7 +381,7 @@ def _entry(
     answer = _Field(
         name=name,
         value=values.get(question, position, "answer", goal=goal_id),
-        values=values.get_all(question, position, "answer", goal=goal_id) if question.kind == Kind.MULTI_LABEL else [],
+        values=values.get_all(question, position, "answer", goal=goal_id) if kind.multi_valued else [],
         error=errors.get(name, ""),
         seat_name=seat.character.name if seat else "",
         goal_text=goal.text if goal is not None else "",
@@ -386,7 +390,7 @@ def _entry(
         answer.rationale_name = answer_forms.field_name(question, position, "rationale", goal=goal_id)
         answer.rationale_value = values.get(question, position, "rationale", goal=goal_id)
         answer.rationale_error = errors.get(answer.rationale_name, "")
-    choices = options.get("anchors") if question.kind == Kind.LIKERT else choices_of(question)
+    choices = kind.widget_options(question)
     entry = _Entry(
         question=QuestionView.of(question),
         answer=answer,
@@ -400,18 +404,7 @@ def _entry(
             for number, choice in enumerate(choices or [], start=1)
         ],
     )
-    if question.kind == Kind.SLIDER:
-        labels = options.get("labels") or {}
-        low, high, step = options.get("min", 0), options.get("max", 10), options.get("step", 1)
-        middle = low + round((high - low) / 2 / step) * step  # the step nearest the middle, as the browser shows it
-        entry.slider = {
-            "min": low,
-            "max": high,
-            "step": step,
-            "start": answer.value or (int(middle) if float(middle).is_integer() else middle),
-            "min_label": labels.get("min", ""),
-            "max_label": labels.get("max", ""),
-        }
+    entry.widget = kind.widget_data(question, answer.value)
     return entry
 
 
@@ -468,7 +461,7 @@ def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierV
 
 def span_attributes(questions: list[Question]) -> list[AttributeView]:
     """The social attributes the instrument's span questions offer, in their usual order."""
-    spans = [question for question in questions if question.kind == Kind.SPAN]
+    spans = [question for question in questions if get_kind(question.kind).whole_transcript]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
     if not keys:
         return []
