@@ -8,6 +8,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from benchmark.instruments.kinds import get_kind
+from benchmark.instruments.kinds.checks import kind_problems
 from benchmark.instruments.kinds.ranking import Ranking, ordinal
 from benchmark.models import Answer, Instrument, Question, Respondent, Response
 from tests.builders import make_episode
@@ -100,7 +101,8 @@ def test_agreement_is_kendalls_w_per_item(kind):
 def test_places_and_ordinals(kind):
     assert [p["ordinal"] for p in kind.places(question())] == ["1st", "2nd", "3rd"]
     assert [p["value"] for p in kind.places(question(), '["warm", "calm", "firm"]')] == ["warm", "calm", "firm"]
-    assert [ordinal(n) for n in (4, 11, 12, 13, 21, 22, 101)] == ["4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+    ordinals = ["4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+    assert [ordinal(n) for n in (4, 11, 12, 13, 21, 22, 101)] == ordinals
 
 
 # --- the database's check ----------------------------------------------------------------------------
@@ -133,3 +135,9 @@ def test_the_database_takes_a_full_ranking(ranking_response):
     saved, response = ranking_response
     Answer.objects.create(response=response, question=saved, value='["warm", "calm", "firm"]')
     assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_a_form_posts_one_place_per_field_and_the_check_knows_its_agreement(kind):
+    assert kind.posts_several_values and not kind.multi_valued
+    assert kind.agreement == "own"
+    assert kind_problems(kind) == []

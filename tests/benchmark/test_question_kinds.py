@@ -41,10 +41,16 @@ def test_every_registered_kind_is_complete():
 
 
 def test_attributes_say_what_name_lists_said():
-    assert kinds.names(lambda k: k.numeric) == ["likert", "slider"]
-    assert kinds.names(lambda k: k.single_choice) == ["categorical", "yes_no", "multiple_choice", "pairwise"]
-    assert kinds.names(lambda k: k.multi_valued) == ["multi_label"]
-    assert kinds.names(lambda k: k.agreement == "categorical") == ["categorical", "pairwise"]
+    # The nine kinds the name lists covered (kinds added since have their own tests).
+    nine = {"likert", "slider", "categorical", "yes_no", "multiple_choice", "multi_label", "span", "text", "pairwise"}
+
+    def names(predicate):
+        return [name for name in kinds.names(predicate) if name in nine]
+
+    assert names(lambda k: k.numeric) == ["likert", "slider"]
+    assert names(lambda k: k.single_choice) == ["categorical", "yes_no", "multiple_choice", "pairwise"]
+    assert names(lambda k: k.multi_valued) == ["multi_label"]
+    assert names(lambda k: k.agreement == "categorical") == ["categorical", "pairwise"]
 
 
 class _Incomplete(ChoiceKind):

@@ -26,7 +26,8 @@ CHOICE_VALUE_MAX_LENGTH = 200  # a known answer (annotator.ItemKey.value) is a C
 
 # The agreement statistic a kind's answers take in the reports (``annotator.reports``): nominal
 # (Krippendorff's alpha on values), interval (alpha and ICC on numbers), span overlap, or none.
-AGREEMENTS = ("categorical", "numeric", "spans", None)
+# "own": the kind computes its statistic itself (``agreement_statistic``; ranking's Kendall's W).
+AGREEMENTS = ("categorical", "numeric", "spans", "own", None)
 
 # What a kind must say; the system check names the missing ones.
 REQUIRED_PARTS = (
@@ -116,6 +117,8 @@ class QuestionKind:
     - ``single_choice``: the answer is one value from a list (``choices``).
     - ``multi_valued``: the answer is several values, one ``Answer`` row each (the database's
       one-answer-per-target rule does not apply).
+    - ``posts_several``: a form posts the answer's field several times (read with ``check_values``),
+      whether that makes several rows (multi-label) or one (a ranking's places, in order).
     - ``boolean``: the answer is yes or no (a goal reached or not: the reports' AgentSense goals).
     - ``compares_two``: asked about two episodes side by side (a pairwise item).
     - ``whole_transcript``: asked once per episode and answered by marking the transcript (spans).
@@ -136,6 +139,7 @@ class QuestionKind:
     numeric: ClassVar[bool] = False
     single_choice: ClassVar[bool] = False
     multi_valued: ClassVar[bool] = False
+    posts_several: ClassVar[bool | None] = None  # None: as multi_valued (see ``posts_several_values``)
     boolean: ClassVar[bool] = False
     compares_two: ClassVar[bool] = False
     whole_transcript: ClassVar[bool] = False
@@ -174,6 +178,20 @@ class QuestionKind:
         options = question.options if isinstance(question.options, dict) else {}
         found = options.get("choices")
         return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+    def for_item(self, question: Any, episode: Any) -> Any:
+        """The question as asked about one item (episode): itself, unless the item brings its own
+        choices (per-item multiple choice); None when the item has none for it (then it is not asked)."""
+        return question
+
+    def correct_for(self, question: Any, episode: Any) -> str | None:
+        """The value of the correct answer about ``episode``, if the kind stores one (for accuracy)."""
+        return None
+
+    @property
+    def posts_several_values(self) -> bool:
+        """Whether a form posts this kind's answer field several times (``posts_several``, else ``multi_valued``)."""
+        return self.multi_valued if self.posts_several is None else self.posts_several
 
     def widget_options(self, question: Any) -> list[dict[str, Any]]:
         """The options its widget lists (``{value, label, description?}``), in order."""
@@ -240,6 +258,11 @@ class QuestionKind:
         return f"Your answer to {question.key!r} was not accepted: {problem} Answer again with the same JSON shape."
 
     # --- several respondents --------------------------------------------------------------------
+
+    def agreement_statistic(self, question: Any, table: Any) -> dict[str, Any] | None:
+        """A kind whose ``agreement`` is "own": its statistic over a long table (``item``, ``annotator``,
+        ``value``), as a JSON-ready dict; None for the others (the reports compute theirs)."""
+        return None
 
     @required
     def majority(self, question: Any, rows: Sequence[Any], respondents: int) -> list[tuple[str, float | None]]:

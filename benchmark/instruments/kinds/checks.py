@@ -44,8 +44,10 @@ def kind_problems(kind: QuestionKind) -> list[str]:
         problems.append(f"name {kind.name!r} must be up to 20 lower-case letters, digits or underscores")
     if kind.numeric and cls.bounds is QuestionKind.bounds:
         problems.append("is numeric but lacks bounds and numeric_range")
-    if kind.multi_valued and cls.check_values is QuestionKind.check_values:
+    if kind.posts_several_values and cls.check_values is QuestionKind.check_values:
         problems.append("is multi-valued but lacks check_values")
+    if kind.agreement == "own" and cls.agreement_statistic is QuestionKind.agreement_statistic:
+        problems.append("computes its own agreement but lacks agreement_statistic")
     if kind.widget_template:
         try:
             get_template(kind.widget_template)

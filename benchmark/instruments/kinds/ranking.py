@@ -59,7 +59,8 @@ class Ranking(QuestionKind):
     option_names = ("choices",)
     participants = True
     widget_template = "instruments/kinds/_ranking.html"
-    agreement = "ranking"
+    posts_several = True  # one menu per place; one row
+    agreement = "own"
     export_columns = ("value",)
     db_checks = (RANKED,)
 
@@ -125,6 +126,11 @@ class Ranking(QuestionKind):
         choices = self.choices(question)
         answer = "an order of: " + ", ".join(str(choice.get("label") or choice.get("value")) for choice in choices)
         return answer, [choice for choice in choices if choice.get("description")]
+
+    def widget_data(self, question: Any, value: str) -> dict[str, Any]:
+        """The widget's places (``places``) and the choices that carry a description (``descriptions``)."""
+        described = [choice for choice in self.choices(question) if choice.get("description")]
+        return {"places": self.places(question, value), "descriptions": described}
 
     def places(self, question: Any, value: str = "") -> list[dict[str, Any]]:
         """The widget's places, "1st" to "nth", each with the value already placed there (if any)."""
