@@ -20,13 +20,13 @@ from typing import Any
 
 from django.http import QueryDict
 
-from benchmark.instruments.checks import NUMERIC_KINDS, is_whole
+from benchmark.instruments.checks import is_whole
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
 from benchmark.models import Instrument, Question, SocialAttribute
 
 from .models import Annotation, Span
 
-Kind = Question.Kind
 FIELD_PARTS = ("answer", "rationale", "spans")
 
 
@@ -166,7 +166,8 @@ def parse_form(
     seat_positions = list(dict.fromkeys(seats))
     known_attributes: set[str] | None = None
     for question in instrument.questions.all() if questions is None else questions:
-        if question.kind == Kind.SPAN:
+        kind = get_kind(question.kind)
+        if kind.whole_transcript:
             if known_attributes is None:
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))
             _read_spans(question, data, parsed, turn_lengths=turn_lengths, complete=complete, known=known_attributes)
@@ -181,7 +182,7 @@ def parse_form(
         else:
             slots = [(None, None, question_label(question))]
         for seat, goal, where in slots:
-            read = _read_labels if question.kind == Kind.MULTI_LABEL else _read_answer
+            read = _read_labels if kind.multi_valued else _read_answer
             read(question, seat, data, parsed, complete=complete, where=where, goal=goal)
     return parsed
 
@@ -219,7 +220,7 @@ def _read_answer(
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if not complete:
         if value or rationale:
-            number = check_value(question, value.strip())[1] if question.kind in NUMERIC_KINDS else None
+            number = check_value(question, value.strip())[1] if get_kind(question.kind).numeric else None
             parsed.answers.append(AnswerValue(question, seat, value, number, rationale, goal))
         return
     value, rationale = value.strip(), rationale.strip()
