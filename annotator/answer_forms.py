@@ -182,7 +182,7 @@ def parse_form(
         else:
             slots = [(None, None, question_label(question))]
         for seat, goal, where in slots:
-            read = _read_labels if kind.multi_valued else _read_answer
+            read = _read_labels if kind.posts_several_values else _read_answer
             read(question, seat, data, parsed, complete=complete, where=where, goal=goal)
     return parsed
 
@@ -266,6 +266,8 @@ def _read_labels(
             parsed.errors[rationale_name] = f"{where}: say briefly why you chose these labels."
     elif not labels and rationale:
         labels = [""]  # a draft's reason written before any pick
+    elif labels and not get_kind(question.kind).multi_valued:
+        labels = get_kind(question.kind).check_values(question, labels)[0][:1]  # one row: the kind's text of them
     parsed.answers.extend(AnswerValue(question, seat, label, None, rationale, goal) for label in labels)
 
 
@@ -418,6 +420,9 @@ class FormValues:
 
     def get(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> str:
         values = self.get_all(question, seat, part, goal=goal)
+        kind = get_kind(question.kind)
+        if self._posted is not None and part == "answer" and kind.posts_several_values and not kind.multi_valued:
+            return next(iter(kind.check_values(question, values)[0]), "")  # the posted places as the one stored text
         return values[-1] if values else ""
 
     def get_all(self, question: Question, seat: int | None, part: str, *, goal: int | None = None) -> list[str]:

@@ -192,7 +192,10 @@ class ItemPage:
             )
         self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
-        self.questions = list(self.instrument.questions.all())
+        # Each question as asked about this item (a per-item choice brings the item's own choices).
+        episode = self.item.episode
+        asked = (get_kind(question.kind).for_item(question, episode) for question in self.instrument.questions.all())
+        self.questions = [question for question in asked if question is not None]
         if self.annotation is None:
             self.probes = probes_for(self.instrument, self.item.episode.scenario)
         else:
@@ -232,7 +235,7 @@ class ItemPage:
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
         }
-        parsed = answer_forms.parse_form(self.instrument, data, **common)
+        parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
             parsed.extend(answer_forms.parse_form(self.probes, data, questions=self.probe_questions, **common))
         return parsed

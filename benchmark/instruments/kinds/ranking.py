@@ -86,11 +86,12 @@ class Ranking(QuestionKind):
     def check_values(self, question: Any, values: Sequence[str]) -> tuple[list[str], str]:
         """A form's posted places, in order: the one value to store (``[json text]``) and a problem.
 
-        A place left empty is not an option placed, so the message names what is still missing.
+        A place left empty is not an option placed, so the message names what is still missing. The
+        text is returned with a problem too: a draft keeps what was placed so far.
         """
         placed = [str(item).strip() for item in values if str(item).strip()]
         stored, _, problem = self.check_order(question, placed)
-        return ([stored] if not problem else []), problem
+        return [stored], problem
 
     def check_order(self, question: Any, order: Sequence[str]) -> tuple[str, float | None, str]:
         """(stored text, None, problem) for an order given as a list of values."""
