@@ -22,7 +22,7 @@ def test_every_shipped_kind_is_registered_and_found_by_name():
 
 
 def test_an_unknown_kind_is_named_with_the_known_ones():
-    with pytest.raises(kinds.UnknownKind, match="'ranked' is not a question kind; use one of categorical, likert"):
+    with pytest.raises(kinds.UnknownKind, match="'ranked' is not a question kind; use one of likert, slider, categorical"):
         kinds.get_kind("ranked")
     assert kinds.find_kind("ranked") is None
 

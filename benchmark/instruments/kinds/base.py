@@ -117,6 +117,7 @@ class QuestionKind:
     - ``multi_valued``: the answer is several values, one ``Answer`` row each (the database's
       one-answer-per-target rule does not apply).
     - ``boolean``: the answer is yes or no (a goal reached or not: the reports' AgentSense goals).
+    - ``numbered``: its options are numbered points, shown with their values (Likert).
     - ``compares_two``: asked about two episodes side by side (a pairwise item).
     - ``whole_transcript``: asked once per episode and answered by marking the transcript (spans).
     - ``hidden_options``: options a respondent must never see (a multiple-choice question's ``correct``).
@@ -137,6 +138,7 @@ class QuestionKind:
     single_choice: ClassVar[bool] = False
     multi_valued: ClassVar[bool] = False
     boolean: ClassVar[bool] = False
+    numbered: ClassVar[bool] = False
     compares_two: ClassVar[bool] = False
     whole_transcript: ClassVar[bool] = False
     hidden_options: ClassVar[tuple[str, ...]] = ()
@@ -165,6 +167,10 @@ class QuestionKind:
         """The inclusive range of a numeric answer as the (valid) options give it; None if not numeric."""
         return None
 
+    def scale(self, options: dict[str, Any]) -> tuple[float, float] | None:
+        """The scale's ends as the options give them, or None when they give none (the reports' scale)."""
+        return None
+
     def numeric_range(self, question: Any) -> tuple[float, float, float]:
         """(lowest, highest, step) of a numeric answer, from the question's options."""
         raise ValueError(f"a {self.name} question has no numeric range")
@@ -186,6 +192,10 @@ class QuestionKind:
     def participant_choices(self, question: Any) -> list[tuple[str, str]]:
         """What a participant picks from, as (value, label); empty for a typed answer (a text box)."""
         return [(str(c["value"]), str(c.get("label", c["value"]))) for c in self.choices(question)]
+
+    def correct(self, options: Any) -> str | None:
+        """The value of the correct answer, for a kind scored for accuracy whose options say it; else None."""
+        return None
 
     def option_order(self, options: Any) -> list[str]:
         """The values of the options in their listed order (for breaking ties)."""
