@@ -328,6 +328,14 @@ class ChoiceKind(QuestionKind):
     def majority(self, question: Any, rows: Sequence[Any], respondents: int) -> list[tuple[str, float | None]]:
         return [(majority_value([row.value for row in rows], self.option_order(question.options)), None)]
 
+    def parse_reply(self, question: Any, reply: Any) -> Reply:
+        """As the base, but a model's value is matched to a choice regardless of case and a final full stop."""
+        if isinstance(reply, str) and not self.multi_valued:
+            text = reply.strip().rstrip(".").strip()
+            reply = next((str(c.get("value")) for c in self.choices(question)
+                          if str(c.get("value")).lower() == text.lower()), reply)
+        return super().parse_reply(question, reply)
+
 
 # --- helpers the kinds share --------------------------------------------------------------------
 
