@@ -87,8 +87,48 @@ def question_field(question: Question) -> forms.Field:
     field.help_text = question.help_text
     field.number = number  # for templates: "2. How ..."
     field.kind = question.kind
+    field.question = question
+    field.bound_field_class = QuestionBoundField
     field.say_optional = not question.required and "optional" not in question.prompt.lower()
     return field
+
+
+class QuestionBoundField(forms.BoundField):
+    """A question's field as its kind's widget partial draws it: the partial the annotator's page uses
+    (``templates/instruments/kinds/``), given the same ``question``, ``answer`` and ``entry``."""
+
+    @property
+    def kind(self) -> Any:
+        return get_kind(self.field.question.kind)
+
+    @property
+    def widget_template(self) -> str:
+        return self.kind.widget_template
+
+    @property
+    def question_view(self) -> dict[str, Any]:
+        question = self.field.question
+        options = {name: value for name, value in (question.options or {}).items()
+                   if name not in self.kind.hidden_options}
+        return {"key": question.key, "kind": question.kind, "prompt": self.label, "options": options}
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        value = self.value()
+        values = [str(v) for v in value] if isinstance(value, list | tuple) else []
+        return {"name": self.html_name, "value": "" if value is None or values else str(value), "values": values,
+                "error": ""}
+
+    @property
+    def entry(self) -> dict[str, Any]:
+        choices = getattr(self.field, "choices", None) or []
+        question = self.field.question
+        return {
+            "options": [dict(value=value, label=label, description="", shortcut="") for value, label in choices],
+            "widget": self.kind.widget_data(question, self.answer["value"]),
+            "number_box": self.kind.numeric and not choices,  # a slider with many points: a number box
+            "numbered": False,  # a participant's Likert labels already start with their value
+        }
 
 
 # Storing
