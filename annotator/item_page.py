@@ -137,6 +137,7 @@ class _Entry:
     answer: _Field
     options: list[_Option] = field(default_factory=list)
     widget: dict[str, Any] = field(default_factory=dict)  # what else the kind's widget shows (a slider's ends)
+    numbered: bool = False  # show each option's value before its label (Likert points)
     spans: str = "[]"
     span_labels: list[str] = field(default_factory=list)
 
@@ -397,6 +398,7 @@ def _entry(
     entry = _Entry(
         question=QuestionView.of(question),
         answer=answer,
+        numbered=kind.numbered,
         options=[
             _Option(
                 value=str(choice.get("value", "")),

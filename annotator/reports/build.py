@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
@@ -55,7 +56,6 @@ from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .methods import study_methods
 
-Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
 CLUSTER = "scenario"
 DEFAULT_RESPONDENTS = (Respondent.Kind.JUDGE,)
@@ -68,8 +68,6 @@ COMPARABLE = {
 }
 SCHEMA_VERSION = 1
 
-CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE)
-NUMERIC_KINDS = (Kind.LIKERT, Kind.SLIDER)
 
 
 def latest_submitted(study: Study) -> QuerySet[Annotation]:
@@ -158,10 +156,12 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
         .values_list("response_id", "question__key", "seat_position", "value", "number")
     ]
-    spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)
+    spans = _read_spans(
+        regular, [q.key for q in questions if get_kind(q.kind).agreement == "spans"], units, annotations
+    )
 
     automated: list[RespondentAnswer] = []
-    numeric = [question for question in questions if question.kind in NUMERIC_KINDS]
+    numeric = [question for question in questions if get_kind(question.kind).numeric]
     if numeric and units:
         automated = respondent_answers(
             [unit.episode_id for unit in units.values()], numeric, kinds=respondent_kinds,
@@ -306,13 +306,14 @@ def build_report(
         columns=["item", "annotator"],
     )
     for question in questions:
-        if question.kind in CATEGORICAL_KINDS:
+        agreement = get_kind(question.kind).agreement  # the statistic that fits the kind
+        if agreement == "categorical":
             entry = _categorical(question, answers_by_question[question.key], data, resamples, seed)
-        elif question.kind in NUMERIC_KINDS:
+        elif agreement == "numeric":
             entry = _numeric(question, answers_by_question[question.key], data, resamples, seed)
-        elif question.kind == Kind.SPAN:
+        elif agreement == "spans":
             entry = _spans(question, data, coders)
-        elif question.scope == Question.Scope.GOAL and question.kind == Kind.YES_NO:
+        elif question.scope == Question.Scope.GOAL and get_kind(question.kind).boolean:
             report["skipped_questions"][question.key] = "asked per goal: see agentsense.goals"
             continue
         else:
@@ -477,13 +478,7 @@ def _numeric(
 
 
 def _scale(question: Question) -> tuple[float, float] | None:
-    options = question.options or {}
-    if question.kind == Kind.LIKERT and options.get("anchors"):
-        values = [float(anchor["value"]) for anchor in options["anchors"]]
-        return min(values), max(values)
-    if question.kind == Kind.SLIDER and "min" in options and "max" in options:
-        return float(options["min"]), float(options["max"])
-    return None
+    return get_kind(question.kind).scale(question.options or {})
 
 
 def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[str, Any]:

@@ -120,6 +120,7 @@ class QuestionKind:
     - ``posts_several``: a form posts the answer's field several times (read with ``check_values``),
       whether that makes several rows (multi-label) or one (a ranking's places, in order).
     - ``boolean``: the answer is yes or no (a goal reached or not: the reports' AgentSense goals).
+    - ``numbered``: its options are numbered points, shown with their values (Likert).
     - ``compares_two``: asked about two episodes side by side (a pairwise item).
     - ``whole_transcript``: asked once per episode and answered by marking the transcript (spans).
     - ``hidden_options``: options a respondent must never see (a multiple-choice question's ``correct``).
@@ -141,6 +142,7 @@ class QuestionKind:
     multi_valued: ClassVar[bool] = False
     posts_several: ClassVar[bool | None] = None  # None: as multi_valued (see ``posts_several_values``)
     boolean: ClassVar[bool] = False
+    numbered: ClassVar[bool] = False
     compares_two: ClassVar[bool] = False
     whole_transcript: ClassVar[bool] = False
     hidden_options: ClassVar[tuple[str, ...]] = ()
@@ -167,6 +169,10 @@ class QuestionKind:
 
     def bounds(self, options: dict[str, Any]) -> tuple[float, float] | None:
         """The inclusive range of a numeric answer as the (valid) options give it; None if not numeric."""
+        return None
+
+    def scale(self, options: dict[str, Any]) -> tuple[float, float] | None:
+        """The scale's ends as the options give them, or None when they give none (the reports' scale)."""
         return None
 
     def numeric_range(self, question: Any) -> tuple[float, float, float]:
@@ -204,6 +210,10 @@ class QuestionKind:
     def participant_choices(self, question: Any) -> list[tuple[str, str]]:
         """What a participant picks from, as (value, label); empty for a typed answer (a text box)."""
         return [(str(c["value"]), str(c.get("label", c["value"]))) for c in self.choices(question)]
+
+    def correct(self, options: Any) -> str | None:
+        """The value of the correct answer, for a kind scored for accuracy whose options say it; else None."""
+        return None
 
     def option_order(self, options: Any) -> list[str]:
         """The values of the options in their listed order (for breaking ties)."""
@@ -340,6 +350,14 @@ class ChoiceKind(QuestionKind):
 
     def majority(self, question: Any, rows: Sequence[Any], respondents: int) -> list[tuple[str, float | None]]:
         return [(majority_value([row.value for row in rows], self.option_order(question.options)), None)]
+
+    def parse_reply(self, question: Any, reply: Any) -> Reply:
+        """As the base, but a model's value is matched to a choice regardless of case and a final full stop."""
+        if isinstance(reply, str) and not self.multi_valued:
+            text = reply.strip().rstrip(".").strip()
+            reply = next((str(c.get("value")) for c in self.choices(question)
+                          if str(c.get("value")).lower() == text.lower()), reply)
+        return super().parse_reply(question, reply)
 
 
 # --- helpers the kinds share --------------------------------------------------------------------

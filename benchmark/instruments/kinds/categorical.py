@@ -15,7 +15,7 @@ class Categorical(ChoiceKind):
 
     name = "categorical"
     label = "categorical"
-    order = 10
+    order = 30
     option_names = ("choices",)
     agreement = "categorical"
     truth_sources = ("episode.barrier",)

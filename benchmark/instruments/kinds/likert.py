@@ -14,8 +14,9 @@ class Likert(NumericKind):
 
     name = "likert"
     label = "Likert scale"
-    order = 20
+    order = 10
     option_names = ("anchors",)
+    numbered = True
     widget_template = "instruments/kinds/_likert.html"
 
     def option_problems(self, options: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ class Slider(NumericKind):
 
     name = "slider"
     label = "bounded numeric"
-    order = 30
+    order = 20
     option_names = ("min", "max", "step", "labels")
     widget_template = "instruments/kinds/_slider.html"
 
