@@ -38,9 +38,11 @@ class QuestionnaireForm(forms.Form):
     """One field per question; ``cleaned_data`` holds (value, number) per answered question, or the
     list of labels for a multi-label one."""
 
-    def __init__(self, instrument: Instrument | None, data: Any = None) -> None:
+    def __init__(self, instrument: Instrument | None, data: Any = None, *, episode: Any = None) -> None:
         super().__init__(data)
-        self.questions = list(instrument.questions.all()) if instrument is not None else []
+        # Each question as asked about the participant's episode (a per-item choice brings its own choices).
+        asked = (get_kind(q.kind).for_item(q, episode) for q in (instrument.questions.all() if instrument else []))
+        self.questions = [question for question in asked if question is not None]
         for question in self.questions:
             self.fields[question.key] = question_field(question)
 
@@ -48,11 +50,15 @@ class QuestionnaireForm(forms.Form):
         data = super().clean()
         for question in self.questions:
             text = data.get(question.key)
-            if get_kind(question.kind).multi_valued:
+            kind = get_kind(question.kind)
+            if kind.posts_several_values:
                 labels, problem = check_labels(question, text or [])
                 if text and problem:
                     self.add_error(question.key, f"Question {question.position + 1}: {problem}")
-                data[question.key] = labels if text else []
+                if kind.multi_valued:
+                    data[question.key] = labels if text else []
+                else:  # several places posted, one answer (a ranking)
+                    data[question.key] = (labels[0], None) if text and labels and not problem else None
             elif text:
                 value, number, problem = check_value(question, text.strip())
                 if problem:
@@ -74,6 +80,8 @@ def question_field(question: Question) -> forms.Field:
     choices = kind.participant_choices(question)
     if kind.multi_valued:
         field: forms.Field = forms.MultipleChoiceField(choices=choices, widget=forms.CheckboxSelectMultiple)
+    elif kind.posts_several_values:  # its widget posts the field once per place
+        field = forms.MultipleChoiceField(choices=choices, widget=forms.SelectMultiple)
     elif choices:
         field = forms.ChoiceField(choices=choices, widget=forms.RadioSelect)
     elif not kind.numeric:  # free text
