@@ -52,7 +52,8 @@ class ItemChoices:
 
 def _scenario_probe(episode: Any, options: dict[str, Any]) -> ItemChoices | None:
     """The probe at ``options["position"]`` of the episode's scenario, or None when it has none there."""
-    probe = episode.scenario.probes.filter(position=options.get("position")).first()
+    # Read through .all(), so a report that prefetched the scenarios' probes asks no query per item.
+    probe = next((p for p in episode.scenario.probes.all() if p.position == options.get("position")), None)
     if probe is None or not isinstance(probe.options, list):
         return None
     choices = [{"value": str(index), "label": str(text)} for index, text in enumerate(probe.options)]

@@ -171,11 +171,26 @@ class Ranking(QuestionKind):
         return [(json.dumps(mean_rank_order(orders, known), ensure_ascii=False), None)]
 
     def agreement_statistic(self, question: Any, table: Any) -> dict[str, Any]:
-        """Kendall's W per item over a long table (``item``, ``annotator``, ``value`` = stored JSON text)."""
+        """Kendall's W per item over a long table (``item``, ``annotator``, ``value`` = stored JSON text), as a
+        report entry: the counts, ``kendall_w`` (the mean over items), ``per_item``, its method and notes."""
         known = self.values(question)
         orders = table.assign(value=[self.order_of(value) for value in table["value"]])
-        orders = orders[[sorted(order) == sorted(known) for order in orders["value"]]]
-        return kendall_w_by_item(orders, known).to_dict()
+        full = [sorted(order) == sorted(known) for order in orders["value"]]
+        result = kendall_w_by_item(orders[full], known)
+        notes = list(result.notes)
+        if not all(full):
+            notes.insert(0, f"kendall_w: {full.count(False)} answers that do not order every option left out")
+        return {
+            "type": "ranking",
+            "n_items": result.n_items,
+            "n_ratings": result.n_rankings,
+            "excluded_items": result.excluded_items,
+            "kendall_w": result.mean_w,
+            "per_item": {str(item): w for item, w in result.per_item.items()},
+            "own_statistics": [{"key": "kendall_w", "label": "Kendall's W, mean over items", "value": result.mean_w}],
+            "methods": {"kendall_w": result.method},
+            "notes": notes,
+        }
 
 
 def ordinal(number: int) -> str:
