@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from annotator.models import Assignment
 from annotator.reports import build_report
-from annotator.reports.tables import statistic_rows
+from annotator.reports.display import report_view
+from annotator.reports.tables import report_tables, statistic_rows
 from benchmark.models import Instrument, Probe
 from tests.annotator.builders import add_answer, make_annotation, make_question, make_study
 from tests.builders import make_episode, make_scenario, make_user
@@ -70,3 +71,11 @@ def test_a_per_item_choice_is_scored_against_each_items_own_correct_choice(repor
     assert {label: row["value"] for label, row in entry["accuracy"]["by_class"].items()} == {"0": 1.0, "2": 0.5}
     assert not any("outside the question's choices" in note for note in entry["notes"])
     json.dumps(report, allow_nan=False)
+
+
+def test_the_report_page_and_its_tables_show_both(report):
+    view = report_view(report)
+    order = next(question for question in view.questions if question.key == "order")
+    assert ("Kendall's W, mean over items", "0.500") in [(row.label, row.value) for row in order.statistics]
+    tables = report_tables(report)
+    assert "order,ranking,kendall_w,0.5" in tables["statistics.csv"].replace("\r\n", "\n")
