@@ -18,7 +18,7 @@ from benchmark.models import (
     Scenario,
     Turn,
 )
-from tests.benchmark.import_checks import import_file
+from tests.benchmark.import_checks import assert_rejected, import_file
 from tests.builders import default_team, make_episode, make_scenario
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +68,20 @@ def test_export_import_into_an_empty_database_export_is_byte_identical(answered,
 
     assert exported() == first
     assert Answer.objects.get(question__key="order").value == '["y", "x"]'
+
+
+@pytest.mark.parametrize(
+    ("key", "bad", "message"),
+    [("order", '["y"]', "does not list every choice once"), ("hidden", "seven", "is not a choice index")],
+)
+def test_an_imported_answer_its_question_does_not_allow_is_refused(answered, tmp_path, key, bad, message):
+    record = json.loads(exported())
+    for answer in record["responses"][0]["answers"]:
+        if answer["question"] == key:
+            answer["value"] = bad
+    record["external_id"] = "another"
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+    assert_rejected(path, f'question "{key}"')
+    assert_rejected(path, message)
