@@ -44,9 +44,8 @@ from django.utils import timezone
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.kinds import get_kind
-from benchmark.instruments.kinds.base import QuestionKind
 from benchmark.instruments.respondents import pseudonym
-from benchmark.models import Answer, Episode, Question, Respondent, Response, Turn
+from benchmark.models import Answer, Question, Respondent, Response, Turn
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
@@ -55,6 +54,7 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 from ..models import Annotation, Span, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
+from .item_truths import scored_by_item
 from .methods import study_methods
 
 BARRIER_TRUTH = "episode.barrier"
@@ -314,8 +314,12 @@ def build_report(
             entry = _numeric(question, answers_by_question[question.key], data, resamples, seed)
         elif agreement == "spans":
             entry = _spans(question, data, coders)
-        elif agreement == "own":
-            entry = _own(question, answers_by_question[question.key], data)
+        elif agreement == "own":  # the kind computes its statistic (a ranking: Kendall's W)
+            table, blank = _rows(question, answers_by_question[question.key], data, numeric=False)
+            entry = {"notes": [], "methods": {}, "n_annotators": int(table["annotator"].nunique()),
+                     **get_kind(question.kind).agreement_statistic(question, table)}
+            _blank_note(entry, blank)
+            entry.update(question=_question_info(question, "item:seat" if question.per_seat else "item"), judge=None)
         elif question.scope == Question.Scope.GOAL and get_kind(question.kind).boolean:
             report["skipped_questions"][question.key] = "asked per goal: see agentsense.goals"
             continue
@@ -427,17 +431,9 @@ def _categorical(
     entry["question"]["categories"] = categories
     entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
     entry["judge"] = None
-    if question.truth == BARRIER_TRUTH:
-        entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
-        accuracy = cluster_bootstrap_accuracy(
-            table, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
-        )
-        entry["accuracy"] = accuracy.to_dict()
-        entry["methods"]["accuracy"] = accuracy.method
-        entry["notes"].extend(f"accuracy: {note}" for note in accuracy.notes)
-    elif not question.truth and (truths := _item_truths(question, table)) and any(t is not None for t in truths):
-        # The item stores the correct choice (a per-item choice): accuracy against it.
-        scored = table.assign(truth=truths).dropna(subset=["truth"])
+    # The truth: the episode's barrier, or the correct choice the item stores (a per-item choice).
+    scored = table if question.truth == BARRIER_TRUTH else None if question.truth else scored_by_item(question, table)
+    if scored is not None:
         entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
         accuracy = cluster_bootstrap_accuracy(
             scored, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
@@ -446,33 +442,6 @@ def _categorical(
         entry["methods"]["accuracy"] = accuracy.method
         entry["notes"].extend(f"accuracy: {note}" for note in accuracy.notes)
     return entry
-
-
-def _own(
-    question: Question, answers: list[tuple[int, int | None, str, float | None]], data: StudyData
-) -> dict[str, Any]:
-    """A kind that computes its own agreement statistic (``agreement = "own"``, e.g. ranking's Kendall's W)."""
-    table, blank = _rows(question, answers, data, numeric=False)
-    entry = {"notes": [], "methods": {}, **get_kind(question.kind).agreement_statistic(question, table)}
-    entry.setdefault("type", question.kind)
-    entry["n_annotators"] = int(table["annotator"].nunique())
-    _blank_note(entry, blank)
-    entry["question"] = _question_info(question, "item:seat" if question.per_seat else "item")
-    entry["judge"] = None
-    return entry
-
-
-def _item_truths(question: Question, table: pd.DataFrame) -> list[str | None]:
-    """Each row's correct value where the item stores one (a per-item choice: ``kind.correct_for``); empty
-    for a kind that stores none (no query)."""
-    kind = get_kind(question.kind)
-    if type(kind).correct_for is QuestionKind.correct_for or table.empty:
-        return []
-    episodes = Episode.objects.select_related("scenario").prefetch_related("scenario__probes").in_bulk(
-        set(table["_episode"])
-    )
-    truths = {pk: kind.correct_for(question, episode) for pk, episode in episodes.items()}
-    return [truths.get(pk) for pk in table["_episode"]]
 
 
 def _clustered(table: pd.DataFrame) -> pd.DataFrame:
