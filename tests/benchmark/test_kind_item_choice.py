@@ -114,3 +114,14 @@ def test_the_database_refuses_a_value_that_is_not_a_choice_index(value, refused)
             Answer.objects.create(response=response, question=saved, value=value)
     else:
         Answer.objects.create(response=response, question=saved, value=value)
+
+
+def test_offline_the_choice_sharing_most_words_with_the_transcript_is_picked(kind, two_items):
+    bound = kind.for_item(question(), two_items[0])  # a cat, a debt, a new job
+
+    value, reasoning = kind.scripted_answer(bound, "I lost the new job last week, and the debt grows.")
+
+    assert value == "2"  # "new job" (2 words) beats "debt" (1)
+    assert "Scripted heuristic" in reasoning
+    assert kind.scripted_answer(bound, "Nothing in common.")[0] == "0"  # a tie goes to the first choice
+    assert kind.scripted_answer(question(), "anything") is None  # not bound to an item: no choices

@@ -141,3 +141,16 @@ def test_a_form_posts_one_place_per_field_and_the_check_knows_its_agreement(kind
     assert kind.posts_several_values and not kind.multi_valued
     assert kind.agreement == "own"
     assert kind_problems(kind) == []
+
+
+def test_offline_the_options_are_ordered_by_the_words_they_share_with_the_transcript(kind):
+    choices = [{"value": "a", "label": "talk about money"}, {"value": "b", "label": "a quiet evening at home"},
+               {"value": "c", "label": "the noisy party"}]
+    transcript = "Your party was noisy until three. Can we have a quiet evening tonight? The party must end."
+
+    value, reasoning = kind.scripted_answer(question(choices), transcript)
+
+    # b shares quiet, evening; c shares the, noisy, party; a shares nothing.
+    assert value == '["c", "b", "a"]'
+    assert reasoning.startswith("Scripted heuristic, not a model judgement")
+    assert kind.check_value(question(choices), value)[2] == ""

@@ -15,6 +15,7 @@ This module imports no model, so ``benchmark.models`` can take its choices from 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -269,6 +270,11 @@ class QuestionKind:
 
     # --- several respondents --------------------------------------------------------------------
 
+    def scripted_answer(self, question: Any, transcript: str) -> tuple[str, str] | None:
+        """An offline answer from the transcript's words, (value to store, reasoning), for a scripted respondent
+        when no model is configured; None when the kind has no such heuristic (it is then not answered offline)."""
+        return None
+
     def agreement_statistic(self, question: Any, table: Any) -> dict[str, Any] | None:
         """A kind whose ``agreement`` is "own": its statistic over a long table (``item``, ``annotator``,
         ``value``), as a JSON-ready dict; None for the others (the reports compute theirs)."""
@@ -375,6 +381,19 @@ def majority_value(values: Sequence[str], order: Sequence[str] = ()) -> str:
     tied = [value for value, n in counts.items() if n == top]
     rank = {value: position for position, value in enumerate(order)}
     return min(tied, key=lambda value: (rank.get(value, len(rank)), value))
+
+
+SCRIPTED = "Scripted heuristic, not a model judgement"
+
+
+def overlap(text: str, transcript_words: set[str]) -> int:
+    """How many distinct words of three letters or more ``text`` shares with a transcript's words."""
+    return len(words(text) & transcript_words)
+
+
+def words(text: str) -> set[str]:
+    """The distinct lower-case words of three letters or more in ``text``."""
+    return {word for word in re.findall(r"\w+", text.lower()) if len(word) >= 3}
 
 
 def choice_labels(kind: QuestionKind, question: Any) -> str:

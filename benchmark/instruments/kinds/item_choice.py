@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import register
-from .base import ChoiceKind, DbCheck, is_whole, unknown_key_problems
+from .base import SCRIPTED, ChoiceKind, DbCheck, is_whole, overlap, unknown_key_problems, words
 
 
 @dataclass(frozen=True)
@@ -132,3 +132,16 @@ class ItemChoice(ChoiceKind):
         if self.choices(question):
             return super().summary(question)
         return "one of the item's own choices", []
+
+    def scripted_answer(self, question: Any, transcript: str) -> tuple[str, str] | None:
+        """The choice sharing the most words with the transcript, ties to the first (SHREC's offline rule);
+        ``question`` must be bound to the item (``for_item``)."""
+        choices = self.choices(question)
+        if not choices:
+            return None
+        said = words(transcript)
+        scores = [overlap(str(choice.get("label", "")), said) for choice in choices]
+        best = scores.index(max(scores))
+        return str(choices[best]["value"]), (
+            f"{SCRIPTED}: the choice sharing the most words with the transcript ({scores[best]})."
+        )

@@ -23,7 +23,7 @@ from typing import Any
 from benchmark.stats.ranking import kendall_w_by_item, mean_rank_order
 
 from . import register
-from .base import DbCheck, QuestionKind, Reply, choice_labels, choice_problems
+from .base import SCRIPTED, DbCheck, QuestionKind, Reply, choice_labels, choice_problems, overlap, words
 
 # A JSON list of strings (what json.dumps writes for one): checked before PostgreSQL casts it, so a
 # malformed value is refused with the kind's message rather than a cast error.
@@ -159,6 +159,17 @@ class Ranking(QuestionKind):
             return Reply("", None, f"give a JSON list of the values; {self.what_to_answer(question)}")
         value, number, problem = self.check_order(question, [str(item).strip() for item in reply])
         return Reply(value if not problem else "", number, problem)
+
+    def scripted_answer(self, question: Any, transcript: str) -> tuple[str, str] | None:
+        """The options by how many words they share with the transcript, most first, ties in the question's order."""
+        choices = self.choices(question)
+        if not choices:
+            return None
+        said = words(transcript)
+        scores = [overlap(str(choice.get("label", "")), said) for choice in choices]
+        order = sorted(range(len(choices)), key=lambda index: -scores[index])  # stable: ties keep their order
+        value = json.dumps([str(choices[index]["value"]) for index in order], ensure_ascii=False)
+        return value, f"{SCRIPTED}: the options by the words they share with the transcript ({sorted(scores)[::-1]})."
 
     # --- several respondents --------------------------------------------------------------------
 
