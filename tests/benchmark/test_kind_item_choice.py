@@ -110,7 +110,7 @@ def test_the_database_refuses_a_value_that_is_not_a_choice_index(value, refused)
         instrument=instrument, episode=make_episode(scenario=scenario), respondent=respondent
     )
     if refused:
-        with pytest.raises(IntegrityError), transaction.atomic():
+        with pytest.raises(IntegrityError, match="is not a choice index"), transaction.atomic():
             Answer.objects.create(response=response, question=saved, value=value)
     else:
         Answer.objects.create(response=response, question=saved, value=value)

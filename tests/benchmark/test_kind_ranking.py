@@ -95,7 +95,8 @@ def test_agreement_is_kendalls_w_per_item(kind):
     # e1: full agreement (W = 1); e2: reversed orders (W = 0).
     assert result["per_item"] == {"e1": pytest.approx(1.0), "e2": pytest.approx(0.0)}
     assert result["kendall_w"] == pytest.approx(0.5)
-    assert "Kendall's W" in result["method"]
+    assert "Kendall's W" in result["methods"]["kendall_w"]
+    assert result["own_statistics"] == [{"key": "kendall_w", "label": "Kendall's W, mean over items", "value": 0.5}]
 
 
 def test_places_and_ordinals(kind):
@@ -126,7 +127,7 @@ def ranking_response(db):
 )
 def test_the_database_refuses_an_order_that_is_not_a_full_ranking(ranking_response, value):
     saved, response = ranking_response
-    with pytest.raises(IntegrityError), transaction.atomic():
+    with pytest.raises(IntegrityError, match="does not list every choice once"), transaction.atomic():
         Answer.objects.create(response=response, question=saved, value=value)
 
 

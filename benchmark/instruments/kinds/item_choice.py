@@ -68,7 +68,7 @@ SOURCES: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, Any]], ItemCh
 
 CHOICE_INDEX = DbCheck(
     "choice_index", 45,
-    "a per-item choice must be a choice index (0, 1, ...)",
+    "a per-item choice is not a choice index (0, 1, ...)",
     "({a}.value = '' OR {a}.value GLOB '*[^0-9]*' OR length({a}.value) > 4)",
     "p_value !~ '^[0-9]{1,4}$'",
     "format('%L is not a choice index', p_value)",

@@ -32,7 +32,7 @@ _JSON_STRING_LIST = rf"^\[\s*({_JSON_STRING}\s*(,\s*{_JSON_STRING}\s*)*)?\]$"
 
 RANKED = DbCheck(
     "ranked", 40,
-    "a ranking must list every choice value once (a JSON list)",
+    "a ranking does not list every choice once (a JSON list of the choices' values)",
     # SQLite: CASE keeps json_* off a value that is not JSON (they raise on it).
     "CASE WHEN json_valid({a}.value) AND json_type({a}.value) = 'array' THEN "
     "json_array_length({a}.value) <> json_array_length(q.options, '$.choices') "
