@@ -63,6 +63,8 @@ def test_a_bad_order_says_what_is_wrong(kind, text, message):
 
 def test_a_forms_posted_places_become_one_value(kind):
     assert kind.check_values(question(), ["firm", "warm", "calm"]) == (['["firm", "warm", "calm"]'], "")
+    # The whole order in one field, as stored (an external rating's CSV cell).
+    assert kind.check_values(question(), ['["firm","warm","calm"]']) == (['["firm", "warm", "calm"]'], "")
     stored, problem = kind.check_values(question(), ["firm", "", "calm"])
     assert stored == ['["firm", "calm"]'] and "missing: Warm" in problem  # a draft keeps what was placed
 

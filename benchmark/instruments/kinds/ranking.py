@@ -90,6 +90,9 @@ class Ranking(QuestionKind):
         text is returned with a problem too: a draft keeps what was placed so far.
         """
         placed = [str(item).strip() for item in values if str(item).strip()]
+        if len(placed) == 1 and placed[0].startswith("["):  # the whole order in one field (a CSV cell, as stored)
+            stored, _, problem = self.check_value(question, placed[0])
+            return [stored], problem
         stored, _, problem = self.check_order(question, placed)
         return [stored], problem
 
