@@ -26,9 +26,11 @@ bound) there are no choices, so no value passes ``check_value``.
 
 The database cannot see the item from the answer triggers' arguments on PostgreSQL (the question's
 options and the value), so its check (``CHOICE_INDEX``) is the shape of a value (a choice index);
-the item's own range is checked by ``check_value`` on every path that writes (forms, the judge,
-imports). The majority is the most common value, the agreement Krippendorff's alpha on values
-(nominal), and accuracy is scored against ``correct_for``.
+the item's own range is checked by ``check_value`` on the bound question wherever an answer is
+read about an item (the annotation page and imported ratings, the participant's questionnaire, a
+model's reply through ``parse_reply``). The majority is the most common value, the agreement
+Krippendorff's alpha on values (nominal), accuracy is scored against ``correct_for``, and offline
+(``scripted_answer``) the choice sharing the most words with the transcript is picked.
 """
 
 from __future__ import annotations

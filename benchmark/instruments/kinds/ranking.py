@@ -6,7 +6,9 @@ once (``["b", "a", "c"]``), written by ``json.dumps`` so the same order is alway
 one row keeps the order intact through every path (forms, the judge, exports, imports), and the
 database checks it as one value (``RANKED``). A form posts the field once per place, in order
 (the widget's n menus "1st", "2nd", ...), a model replies with a JSON list, an import or a CSV
-cell holds the JSON text.
+cell holds the JSON text. A respondent may not tie two options: every place holds one option
+(the statistic's tie correction is there for rankings made elsewhere). Offline
+(``scripted_answer``) the options are ordered by the words they share with the transcript.
 
 The majority of several respondents is the order of the options by their **mean rank** (ties
 between means kept in the question's order; ``benchmark.stats.ranking.mean_rank_order``). The
