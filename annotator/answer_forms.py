@@ -21,14 +21,14 @@ from typing import Any
 
 from django.http import QueryDict
 
-from benchmark.instruments.checks import NUMERIC_KINDS, is_whole
+from benchmark.instruments.checks import is_whole
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import GOAL, SEAT, TURN, Target
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
 from benchmark.models import ActionType, Instrument, Question, Seat, SocialAttribute, Turn
 
 from .models import Annotation, Span
 
-Kind = Question.Kind
 FIELD_PARTS = ("answer", "rationale", "spans")
 
 
@@ -177,7 +177,8 @@ def parse_form(
     seat_positions = list(dict.fromkeys(seats))
     known_attributes: set[str] | None = None
     for question in instrument.questions.all() if questions is None else questions:
-        if question.kind == Kind.SPAN:
+        kind = get_kind(question.kind)
+        if kind.whole_transcript:
             if known_attributes is None:
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))
             _read_spans(question, data, parsed, turn_lengths=turn_lengths, complete=complete, known=known_attributes)
@@ -196,7 +197,7 @@ def parse_form(
         else:
             slots = [(EPISODE, question_label(question))]
         for target, where in slots:
-            read = _read_labels if question.kind == Kind.MULTI_LABEL else _read_answer
+            read = _read_labels if kind.posts_several_values else _read_answer
             read(question, target, data, parsed, complete=complete, where=where)
     return parsed
 
@@ -241,7 +242,7 @@ def _read_answer(
     rationale = _field_text(data, rationale_name) if question.rationale != "none" else ""
     if not complete:
         if value or rationale:
-            number = check_value(question, value.strip())[1] if question.kind in NUMERIC_KINDS else None
+            number = check_value(question, value.strip())[1] if get_kind(question.kind).numeric else None
             parsed.answers.append(AnswerValue(question, target, value, number, rationale))
         return
     value, rationale = value.strip(), rationale.strip()
@@ -286,6 +287,8 @@ def _read_labels(
             parsed.errors[rationale_name] = f"{where}: say briefly why you chose these labels."
     elif not labels and rationale:
         labels = [""]  # a draft's reason written before any pick
+    elif labels and not get_kind(question.kind).multi_valued:
+        labels = get_kind(question.kind).check_values(question, labels)[0][:1]  # one row: the kind's text of them
     parsed.answers.extend(AnswerValue(question, target, label, None, rationale) for label in labels)
 
 
@@ -436,6 +439,9 @@ class FormValues:
 
     def get(self, question: Question, target: Target, part: str) -> str:
         values = self.get_all(question, target, part)
+        kind = get_kind(question.kind)
+        if self._posted is not None and part == "answer" and kind.posts_several_values and not kind.multi_valued:
+            return next(iter(kind.check_values(question, values)[0]), "")  # the posted places as the one stored text
         return values[-1] if values else ""
 
     def get_all(self, question: Question, target: Target, part: str) -> list[str]:

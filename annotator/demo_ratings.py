@@ -50,12 +50,13 @@ from benchmark.agents import scripted
 from benchmark.agents.llm import SCRIPTED
 from benchmark.evaluation import goal_judge, scripted_judge
 from benchmark.instruments.answers import respondent_answers
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 from . import assignment as assignments
 from . import drafts
-from .answer_forms import Kind, agent_turns, field_name
+from .answer_forms import agent_turns, field_name
 from .forms import ATTENTION_ANSWER
 from .item_page import ItemPage
 from .models import Annotation, Study, StudyItem
@@ -164,7 +165,7 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)
     for question in page.questions:
-        if question.kind == Kind.SPAN:
+        if get_kind(question.kind).whole_transcript:
             turns = [turn.content for turn in page.turns[episode.pk]]
             form[field_name(question, part="spans")] = json.dumps(_spans(turns, rater, rng))
             continue
@@ -177,7 +178,7 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
         if question.scope == Question.Scope.TURN:
             turns = {turn.index: turn for turn in page.turns[episode.pk]}
             for index in agent_turns(page.main_seats, page.turns[episode.pk]):
-                if question.kind in (Kind.LIKERT, Kind.SLIDER):
+                if get_kind(question.kind).numeric:
                     form[field_name(question, Target.of_turn(index))] = _number(
                         question, _turn_score(question, turns[index].content), rater, rng)
             continue
@@ -203,18 +204,14 @@ def _answer(question: Question, item: StudyItem, judge: float | None, rater: Rat
         if rng.random() < rater.barrier_skill or truth not in CONFUSED_WITH:
             return truth
         return rng.choices(CONFUSED_WITH[truth], weights=CONFUSION_WEIGHTS)[0]
-    if question.kind in (Kind.LIKERT, Kind.SLIDER):
+    if get_kind(question.kind).numeric:
         return _number(question, judge, rater, rng)
     return None  # the demo presets' other questions (free-text comments) are optional
 
 
 def _number(question: Question, judge: float | None, rater: Rater, rng: random.Random) -> str:
     """A numeric answer near the judge's score: the rater's bias plus noise, on the question's scale."""
-    if question.kind == Kind.LIKERT:
-        values = sorted(float(anchor["value"]) for anchor in question.options["anchors"])
-        low, high, step = values[0], values[-1], 1.0
-    else:
-        low, high, step = (float(question.options[key]) for key in ("min", "max", "step"))
+    low, high, step = (float(end) for end in get_kind(question.kind).numeric_range(question))
     width = high - low
     centre = judge if judge is not None else (low + high) / 2
     value = centre + width * (rater.bias + rng.gauss(0, rater.noise))

@@ -33,6 +33,7 @@ from django.db.models import Count, QuerySet
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.forms import RowsChoiceField, team_field
 from benchmark.instruments import presets
+from benchmark.instruments.kinds import get_kind
 from benchmark.models import Barrier, Episode, Instrument, Question, Scenario, Team, TeamMember
 from benchmark.models.teams import research_teams
 
@@ -277,7 +278,7 @@ class StudyForm(forms.ModelForm):
         if data.get("pair_with_baseline"):
             if gold or attention:
                 self.add_error("pair_with_baseline", "Paired items cannot be gold or attention items.")
-            if known and not any(q.kind == Question.Kind.PAIRWISE for q in _questions(preset, instrument)):
+            if known and not any(get_kind(q.kind).compares_two for q in _questions(preset, instrument)):
                 self.add_error(
                     "pair_with_baseline", "This instrument has no pairwise question to compare the pairs with."
                 )

@@ -24,7 +24,7 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
-from benchmark.instruments.checks import choices_of
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
@@ -34,8 +34,6 @@ from .answer_forms import FormValues, GoalRef, agent_turns
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
 from .transcript import conversation
-
-Kind = Question.Kind
 
 
 @dataclass(frozen=True)
@@ -75,14 +73,19 @@ class QuestionView:
     required: bool
     rationale: str
     options: dict[str, Any]
+    widget_template: str = ""  # the kind's widget partial
+    whole_transcript: bool = False  # the kind is answered on the transcript (spans), not in a fieldset
 
     @classmethod
     def of(cls, question: Question) -> QuestionView:
-        """The question without what an annotator must not see (a multiple-choice question's correct value)."""
-        options = {name: value for name, value in (question.options or {}).items() if name != "correct"}
+        """The question without what an annotator must not see (its kind's hidden options, e.g. a
+        multiple-choice question's correct value)."""
+        kind = get_kind(question.kind)
+        options = {name: value for name, value in (question.options or {}).items() if name not in kind.hidden_options}
         return cls(
             key=question.key, kind=question.kind, prompt=question.prompt, help_text=question.help_text,
             required=question.required, rationale=question.rationale, options=options,
+            widget_template=kind.widget_template, whole_transcript=kind.whole_transcript,
         )
 
 
@@ -136,7 +139,8 @@ class _Entry:
     question: QuestionView
     answer: _Field
     options: list[_Option] = field(default_factory=list)
-    slider: dict[str, Any] = field(default_factory=dict)
+    widget: dict[str, Any] = field(default_factory=dict)  # what else the kind's widget shows (a slider's ends)
+    numbered: bool = False  # show each option's value before its label (Likert points)
     spans: str = "[]"
     span_labels: list[str] = field(default_factory=list)
 
@@ -176,7 +180,10 @@ class ItemPage:
             )
         self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
-        self.questions = list(self.instrument.questions.all())
+        # Each question as asked about this item (a per-item choice brings the item's own choices).
+        episode = self.item.episode
+        asked = (get_kind(question.kind).for_item(question, episode) for question in self.instrument.questions.all())
+        self.questions = [question for question in asked if question is not None]
         if self.annotation is None:
             self.probes = probes_for(self.instrument, self.item.episode.scenario)
         else:
@@ -217,7 +224,7 @@ class ItemPage:
             "goals": self.goals,
             "agent_turns": agent_turns(self.main_seats, self.turns[self.item.episode_id]),
         }
-        parsed = answer_forms.parse_form(self.instrument, data, **common)
+        parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
             parsed.extend(answer_forms.parse_form(self.probes, data, questions=self.probe_questions, **common))
         return parsed
@@ -234,7 +241,7 @@ class ItemPage:
                 entries=[_entry(question, None, values, errors) for question in self.probe_questions],
             ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
-        has_spans = any(question.kind == Kind.SPAN for question in self.questions)
+        has_spans = any(get_kind(question.kind).whole_transcript for question in self.questions)
         per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
         conversations = [
             conversation(
@@ -341,7 +348,7 @@ def _sections(
         run.clear()
 
     for question in questions:
-        if question.kind == Kind.PAIRWISE and not pairwise and not question.required:
+        if get_kind(question.kind).compares_two and not pairwise and not question.required:
             continue  # asked only of items that pair two conversations
         if question.scope == Question.Scope.TURN:
             continue  # shown beside each turn it is asked of (``_conversation``)
@@ -363,7 +370,8 @@ def _entry(
     """One stop of the form; ``goal`` (a ``Goal`` of ``seat``'s role) for a question asked per goal, ``turn`` (an
     index) for a question asked per turn."""
     options = question.options or {}
-    if question.kind == Kind.SPAN:
+    kind = get_kind(question.kind)
+    if kind.whole_transcript:
         name = answer_forms.field_name(question, part="spans")
         return _Entry(
             question=QuestionView.of(question),
@@ -383,7 +391,7 @@ def _entry(
     answer = _Field(
         name=name,
         value=values.get(question, target, "answer"),
-        values=values.get_all(question, target, "answer") if question.kind == Kind.MULTI_LABEL else [],
+        values=values.get_all(question, target, "answer") if kind.multi_valued else [],
         error=errors.get(name, ""),
         seat_name=seat.character.name if seat else "",
         goal_text=goal.text if goal is not None else "",
@@ -393,10 +401,11 @@ def _entry(
         answer.rationale_name = answer_forms.field_name(question, target, "rationale")
         answer.rationale_value = values.get(question, target, "rationale")
         answer.rationale_error = errors.get(answer.rationale_name, "")
-    choices = options.get("anchors") if question.kind == Kind.LIKERT else choices_of(question)
+    choices = kind.widget_options(question)
     entry = _Entry(
         question=QuestionView.of(question),
         answer=answer,
+        numbered=kind.numbered,
         options=[
             _Option(
                 value=str(choice.get("value", "")),
@@ -407,18 +416,7 @@ def _entry(
             for number, choice in enumerate(choices or [], start=1)
         ],
     )
-    if question.kind == Kind.SLIDER:
-        labels = options.get("labels") or {}
-        low, high, step = options.get("min", 0), options.get("max", 10), options.get("step", 1)
-        middle = low + round((high - low) / 2 / step) * step  # the step nearest the middle, as the browser shows it
-        entry.slider = {
-            "min": low,
-            "max": high,
-            "step": step,
-            "start": answer.value or (int(middle) if float(middle).is_integer() else middle),
-            "min_label": labels.get("min", ""),
-            "max_label": labels.get("max", ""),
-        }
+    entry.widget = kind.widget_data(question, answer.value)
     return entry
 
 
@@ -463,7 +461,7 @@ def reference_barriers(questions: list[Question], team_id: int) -> list[BarrierV
 
 def span_attributes(questions: list[Question]) -> list[AttributeView]:
     """The social attributes the instrument's span questions offer, in their usual order."""
-    spans = [question for question in questions if question.kind == Kind.SPAN]
+    spans = [question for question in questions if get_kind(question.kind).whole_transcript]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
     if not keys:
         return []

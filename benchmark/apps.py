@@ -1,8 +1,11 @@
 from typing import Any
 
 from django.apps import AppConfig
+from django.core import checks
 from django.db import connections
 from django.db.models.signals import post_migrate, pre_migrate
+
+from .instruments.kinds.checks import check_question_kinds
 
 
 class BenchmarkConfig(AppConfig):
@@ -10,6 +13,8 @@ class BenchmarkConfig(AppConfig):
     verbose_name = "Benchmark: scenarios, episodes and evaluations"
 
     def ready(self) -> None:
+        # A registered question kind that lacks a part fails `manage.py check`.
+        checks.register(check_question_kinds)
         # The answer triggers are out of the way while SQLite copies tables, and back afterwards
         # (see benchmark.instruments.triggers).
         pre_migrate.connect(_drop_answer_triggers, sender=self, dispatch_uid="benchmark_drop_answer_triggers")

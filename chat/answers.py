@@ -22,14 +22,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.instruments import versions
-from benchmark.instruments.checks import choices_of
-from benchmark.instruments.values import check_labels, check_value, format_number, numeric_range, what_to_answer
+from benchmark.instruments.kinds import get_kind
+from benchmark.instruments.values import check_labels, check_value, numeric_range, what_to_answer
 from benchmark.models import Answer, Instrument, Question, Respondent, Response
 
 from .models import Participant
 
-Kind = Question.Kind
-MOST_POINTS_AS_BUTTONS = 11  # a slider with more points is a number box
 LABEL_SEPARATOR = "; "  # between a multi-label answer's labels in tables
 
 
@@ -40,9 +38,11 @@ class QuestionnaireForm(forms.Form):
     """One field per question; ``cleaned_data`` holds (value, number) per answered question, or the
     list of labels for a multi-label one."""
 
-    def __init__(self, instrument: Instrument | None, data: Any = None) -> None:
+    def __init__(self, instrument: Instrument | None, data: Any = None, *, episode: Any = None) -> None:
         super().__init__(data)
-        self.questions = list(instrument.questions.all()) if instrument is not None else []
+        # Each question as asked about the participant's episode (a per-item choice brings its own choices).
+        asked = (get_kind(q.kind).for_item(q, episode) for q in (instrument.questions.all() if instrument else []))
+        self.questions = [question for question in asked if question is not None]
         for question in self.questions:
             self.fields[question.key] = question_field(question)
 
@@ -50,11 +50,15 @@ class QuestionnaireForm(forms.Form):
         data = super().clean()
         for question in self.questions:
             text = data.get(question.key)
-            if question.kind == Kind.MULTI_LABEL:
+            kind = get_kind(question.kind)
+            if kind.posts_several_values:
                 labels, problem = check_labels(question, text or [])
                 if text and problem:
                     self.add_error(question.key, f"Question {question.position + 1}: {problem}")
-                data[question.key] = labels if text else []
+                if kind.multi_valued:
+                    data[question.key] = labels if text else []
+                else:  # several places posted, one answer (a ranking)
+                    data[question.key] = (labels[0], None) if text and labels and not problem else None
             elif text:
                 value, number, problem = check_value(question, text.strip())
                 if problem:
@@ -72,12 +76,15 @@ def question_field(question: Question) -> forms.Field:
         "required": f"Please answer question {number}: “{question.prompt}”.",
         "invalid_choice": f"Question {number}: {what_to_answer(question)}",
     }
-    choices = _choices(question)
-    if question.kind == Kind.MULTI_LABEL:
+    kind = get_kind(question.kind)
+    choices = kind.participant_choices(question)
+    if kind.multi_valued:
         field: forms.Field = forms.MultipleChoiceField(choices=choices, widget=forms.CheckboxSelectMultiple)
+    elif kind.posts_several_values:  # its widget posts the field once per place
+        field = forms.MultipleChoiceField(choices=choices, widget=forms.SelectMultiple)
     elif choices:
         field = forms.ChoiceField(choices=choices, widget=forms.RadioSelect)
-    elif question.kind == Kind.TEXT:
+    elif not kind.numeric:  # free text
         field = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}))
     else:  # a slider with many points
         low, high, step = numeric_range(question)
@@ -88,24 +95,48 @@ def question_field(question: Question) -> forms.Field:
     field.help_text = question.help_text
     field.number = number  # for templates: "2. How ..."
     field.kind = question.kind
+    field.question = question
+    field.bound_field_class = QuestionBoundField
     field.say_optional = not question.required and "optional" not in question.prompt.lower()
     return field
 
 
-def _choices(question: Question) -> list[tuple[str, str]]:
-    """What a participant picks from: choices, yes/no, Likert points, a short slider's points; else empty."""
-    if question.kind == Kind.LIKERT:
-        return [(str(a["value"]), f"{a['value']} – {a['label']}") for a in question.options["anchors"]]
-    if question.kind == Kind.SLIDER:
-        low, high, step = numeric_range(question)
-        points = round((high - low) / step) + 1
-        if points > MOST_POINTS_AS_BUTTONS:
-            return []
-        ends = question.options.get("labels", {})
-        values = [format_number(low + i * step) for i in range(points)]
-        named = {values[0]: ends.get("min", ""), values[-1]: ends.get("max", "")}
-        return [(value, f"{value} – {named[value]}" if named.get(value) else value) for value in values]
-    return [(str(c["value"]), str(c.get("label", c["value"]))) for c in choices_of(question)]
+class QuestionBoundField(forms.BoundField):
+    """A question's field as its kind's widget partial draws it: the partial the annotator's page uses
+    (``templates/instruments/kinds/``), given the same ``question``, ``answer`` and ``entry``."""
+
+    @property
+    def kind(self) -> Any:
+        return get_kind(self.field.question.kind)
+
+    @property
+    def widget_template(self) -> str:
+        return self.kind.widget_template
+
+    @property
+    def question_view(self) -> dict[str, Any]:
+        question = self.field.question
+        options = {name: value for name, value in (question.options or {}).items()
+                   if name not in self.kind.hidden_options}
+        return {"key": question.key, "kind": question.kind, "prompt": self.label, "options": options}
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        value = self.value()
+        values = [str(v) for v in value] if isinstance(value, list | tuple) else []
+        return {"name": self.html_name, "value": "" if value is None or values else str(value), "values": values,
+                "error": ""}
+
+    @property
+    def entry(self) -> dict[str, Any]:
+        choices = getattr(self.field, "choices", None) or []
+        question = self.field.question
+        return {
+            "options": [dict(value=value, label=label, description="", shortcut="") for value, label in choices],
+            "widget": self.kind.widget_data(question, self.answer["value"]),
+            "number_box": self.kind.numeric and not choices,  # a slider with many points: a number box
+            "numbered": False,  # a participant's Likert labels already start with their value
+        }
 
 
 # Storing
@@ -150,7 +181,7 @@ def _response(participant: Participant, instrument: Instrument, form: Questionna
     rows = []
     for question in form.questions:
         answered = form.cleaned_data.get(question.key)
-        if question.kind == Kind.MULTI_LABEL:
+        if get_kind(question.kind).multi_valued:
             rows += [Answer(response=response, question=question, value=label) for label in answered or []]
         elif answered is not None:
             value, number = answered

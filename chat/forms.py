@@ -18,6 +18,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import Count, F, Q, QuerySet
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
 
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.forms import RowsChoiceField, team_field
@@ -25,10 +27,12 @@ from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.scenarios.turn_taking import turn_cap_for
 
-from .models import PARTICIPANT_KINDS, ChatCondition, ChatStudy
+from .models import ChatCondition, ChatStudy, participant_kinds
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
 
 TARGET_PREFIX = "target_"
+# The kinds a questionnaire may ask, read when the help text is shown (the kinds registry loads its kinds lazily).
+_participant_kinds_text = lazy(lambda: ", ".join(participant_kinds()), str)
 DEFAULT_TARGET = 5
 RESERVED_SLUGS = {"new"}  # /chat/new/ is the creation page
 MODEL_NAME = re.compile(r"^[\w.:/@+-]*$")
@@ -86,9 +90,11 @@ class ChatStudyForm(forms.ModelForm):
     )
     questionnaire = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
-        help_text="A JSON list of questions, each {key, kind, prompt, required, options}, in the instruments' "
-        f"format (kinds: {', '.join(PARTICIPANT_KINDS)}); [] asks nothing. Left empty, the default four questions "
-        "are asked. Once participants have answered, saving changes makes a new version: their answers keep theirs.",
+        help_text=format_lazy(
+            "A JSON list of questions, each {{key, kind, prompt, required, options}}, in the instruments' format "
+            "(kinds: {}); [] asks nothing. Left empty, the default four questions are asked. Once participants have "
+            "answered, saving changes makes a new version: their answers keep theirs.", _participant_kinds_text(),
+        ),
     )
 
     class Meta:

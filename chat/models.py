@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from benchmark.instruments import kinds
 from benchmark.models import OwnedQuerySet, Question, Scenario, Seat
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.scenarios.turn_taking import expected_turns, turn_cap_for
@@ -30,12 +31,13 @@ information in the chat. You may stop at any time by closing the page.
 By continuing you confirm that you are 18 or older and agree to take part."""
 
 
-# The kinds of question a participant can answer on their own about the chat they just had: no spans or
-# pairwise comparisons (those need the transcript in front of them), no quiz with a correct answer.
-PARTICIPANT_KINDS = (
-    Question.Kind.LIKERT, Question.Kind.SLIDER, Question.Kind.CATEGORICAL, Question.Kind.YES_NO,
-    Question.Kind.MULTI_LABEL, Question.Kind.TEXT,
-)
+
+def participant_kinds() -> list[str]:
+    """The kinds of question a participant can answer on their own about the chat they just had (a kind's
+    ``participants``): no spans or pairwise comparisons (those need the transcript in front of them), no
+    quiz with a correct answer."""
+    return kinds.names(lambda kind: kind.participants)
+
 
 # Codes people read and type: capitals and digits without the look-alikes 0/O, 1/I/L, and no U.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
@@ -178,7 +180,9 @@ class ChatStudy(models.Model):
             if question.scope != Question.Scope.EPISODE:
                 return (f"Question {question.position + 1} ({question.key}) is asked {question.get_scope_display()}; "
                         "participants answer questions once per episode.")
-            if question.kind not in PARTICIPANT_KINDS:
+            # A participant answers on their own about the chat they just had: no spans or pairwise
+            # comparisons (those need the transcript in front of them), no quiz with a correct answer.
+            if question.kind not in participant_kinds():
                 return (f"Question {question.position + 1} ({question.key}) is a {question.get_kind_display()} "
                         "question, which participants cannot answer after a chat.")
         return ""

@@ -7,7 +7,7 @@ list of questions in the instrument's own format, each an object with
 
 - ``key``: a short name (letters, digits, hyphens, underscores), unique in the list; it names the
   answer's column in the participants' CSV;
-- ``kind``: one of ``PARTICIPANT_KINDS`` (likert, slider, categorical, yes_no, multi_label, text);
+- ``kind``: one of ``participant_kinds()`` (likert, slider, categorical, yes_no, multi_label, text);
 - ``prompt``: the question as the participant reads it; optional ``help_text`` under it and
   ``label``, a short name for tables;
 - ``required`` (default true); optional ``dimension``, the construct a numeric question measures
@@ -32,7 +32,7 @@ from django.db import transaction
 from benchmark.instruments import checks, presets, versions
 from benchmark.models import Instrument, Question
 
-from .models import PARTICIPANT_KINDS, ChatStudy
+from .models import ChatStudy, participant_kinds
 
 QUESTION_FIELDS = ("key", "kind", "prompt", "label", "help_text", "required", "dimension", "options")
 TEXT_FIELDS = ("prompt", "label", "help_text", "dimension")
@@ -112,8 +112,8 @@ def _item_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if not isinstance(item.get("key"), str) or not item.get("key"):
         problems.append(("key", "give a short name of letters, digits, hyphens or underscores, e.g. \"goal\""))
-    if item.get("kind") not in PARTICIPANT_KINDS:
-        problems.append(("kind", f"use one of {', '.join(PARTICIPANT_KINDS)}"))
+    if item.get("kind") not in participant_kinds():
+        problems.append(("kind", f"use one of {', '.join(participant_kinds())}"))
     if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
         problems.append(("prompt", "write the question the participant reads"))
     for name in TEXT_FIELDS[1:]:

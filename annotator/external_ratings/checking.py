@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from benchmark.importing import ImportProblem
 from benchmark.importing.records import Origin
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
@@ -97,7 +98,7 @@ def _add_cell(
     if question is None:
         where = cell.origin if cell.origin.field != "value" else Origin(cell.origin.file, cell.origin.place, "question")
         raise where.problem(f"the study's instrument has no question {cell.key!r} (its keys: {', '.join(questions)})")
-    if question.kind == Question.Kind.SPAN:
+    if get_kind(question.kind).whole_transcript:
         raise cell.origin.problem(f"{cell.key!r} asks for spans, which a ratings file cannot carry")
     if cell.wide and not cell.value.strip():
         return  # an empty cell of a wide file: no answer (a required one is missed by name)
@@ -107,7 +108,7 @@ def _add_cell(
         ignored.add("rationale")  # the item page would not ask for it either
         if cell.is_rationale:
             return
-    multi = question.kind == Question.Kind.MULTI_LABEL and not cell.is_rationale
+    multi = get_kind(question.kind).multi_valued and not cell.is_rationale
     values = [label.strip() for label in cell.value.split(LABEL_SEPARATOR)] if multi and cell.wide else [cell.value]
     _put(form, name, values, cell, multi=multi)
     if cell.rationale is not None and question.rationale != "none":

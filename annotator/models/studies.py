@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from benchmark.instruments import kinds
 from benchmark.models import OwnedQuerySet
 
 
@@ -63,7 +64,8 @@ class Study(models.Model):
         if self.instrument_id is None:
             return
         misplaced = list(
-            self.instrument.questions.filter(kind="span").exclude(scope="episode").values_list("key", flat=True)
+            self.instrument.questions.filter(kind__in=kinds.names(lambda kind: kind.whole_transcript))
+            .exclude(scope="episode").values_list("key", flat=True)
         )
         if misplaced:
             raise ValidationError({"instrument": (

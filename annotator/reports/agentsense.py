@@ -37,6 +37,7 @@ from django.db.models import QuerySet
 
 from benchmark.evaluation.interviews.instruments import PROBES_PRESET
 from benchmark.instruments.answers import EXTERNAL, OTHER, SELF, RespondentAnswer, respondent_answers
+from benchmark.instruments.kinds import get_kind
 from benchmark.models import Answer, Probe, Question, Respondent, Response, Seat
 from benchmark.stats.kappa import cohen_kappa_from_table, fleiss_kappa, percent_agreement
 
@@ -58,7 +59,7 @@ def agentsense_report(
     ``questions`` are the study instrument's; its yes/no questions asked per goal are the goal
     questions. ``exclude_study`` is the study itself: its own responses are never among the compared respondents.
     """
-    goal_questions = [q for q in questions if q.scope == Question.Scope.GOAL and q.kind == Question.Kind.YES_NO]
+    goal_questions = [q for q in questions if q.scope == Question.Scope.GOAL and get_kind(q.kind).boolean]
     regular = annotations.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     has_probes = asks_probes(exclude_study.instrument) and regular.filter(probes_response__isnull=False).exists()
     if not goal_questions and not has_probes:

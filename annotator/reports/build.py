@@ -44,6 +44,7 @@ from django.utils import timezone
 
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
+from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Question, Respondent, Response, Turn
@@ -55,10 +56,10 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 from ..models import Annotation, Span, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
+from .item_truths import scored_by_item
 from .methods import study_methods
 from .units import unit_kind, unit_name, unit_target
 
-Kind = Question.Kind
 BARRIER_TRUTH = "episode.barrier"
 CLUSTER = "scenario"
 DEFAULT_RESPONDENTS = (Respondent.Kind.JUDGE,)
@@ -71,8 +72,6 @@ COMPARABLE = {
 }
 SCHEMA_VERSION = 1
 
-CATEGORICAL_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE)
-NUMERIC_KINDS = (Kind.LIKERT, Kind.SLIDER)
 
 
 def latest_submitted(study: Study) -> QuerySet[Annotation]:
@@ -161,10 +160,12 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
         .values_list("response_id", "question__key", "value", "number", *COLUMNS)
     ]
-    spans = _read_spans(regular, [q.key for q in questions if q.kind == Kind.SPAN], units, annotations)
+    spans = _read_spans(
+        regular, [q.key for q in questions if get_kind(q.kind).agreement == "spans"], units, annotations
+    )
 
     automated: list[RespondentAnswer] = []
-    numeric = [question for question in questions if question.kind in NUMERIC_KINDS]
+    numeric = [question for question in questions if get_kind(question.kind).numeric]
     if numeric and units:
         automated = respondent_answers(
             [unit.episode_id for unit in units.values()], numeric, kinds=respondent_kinds,
@@ -309,13 +310,20 @@ def build_report(
         columns=["item", "annotator"],
     )
     for question in questions:
-        if question.kind in CATEGORICAL_KINDS:
+        agreement = get_kind(question.kind).agreement  # the statistic that fits the kind
+        if agreement == "categorical":
             entry = _categorical(question, answers_by_question[question.key], data, resamples, seed)
-        elif question.kind in NUMERIC_KINDS:
+        elif agreement == "numeric":
             entry = _numeric(question, answers_by_question[question.key], data, resamples, seed)
-        elif question.kind == Kind.SPAN:
+        elif agreement == "spans":
             entry = _spans(question, data, coders)
-        elif question.scope == Question.Scope.GOAL and question.kind == Kind.YES_NO:
+        elif agreement == "own":  # the kind computes its statistic (a ranking: Kendall's W)
+            table, blank = _rows(question, answers_by_question[question.key], data, numeric=False)
+            entry = {"notes": [], "methods": {}, "n_annotators": int(table["annotator"].nunique()),
+                     **get_kind(question.kind).agreement_statistic(question, table)}
+            _blank_note(entry, blank)
+            entry.update(question=_question_info(question, "item:seat" if question.per_seat else "item"), judge=None)
+        elif question.scope == Question.Scope.GOAL and get_kind(question.kind).boolean:
             report["skipped_questions"][question.key] = "asked per goal: see agentsense.goals"
             continue
         else:
@@ -415,7 +423,7 @@ def _categorical(
         _clustered(table[["item", "annotator", "question", "value", CLUSTER]]), kind="categorical",
         categories=categories, resamples=resamples, seed=seed,
     )
-    if unknown:
+    if unknown and choices:
         outside = ", ".join(unknown)
         entry["notes"].append(f"categories: answers outside the question's choices counted as categories: {outside}")
     _blank_note(entry, blank)
@@ -423,10 +431,12 @@ def _categorical(
     entry["question"]["categories"] = categories
     entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
     entry["judge"] = None
-    if question.truth == BARRIER_TRUTH:
+    # The truth: the episode's barrier, or the correct choice the item stores (a per-item choice).
+    scored = table if question.truth == BARRIER_TRUTH else None if question.truth else scored_by_item(question, table)
+    if scored is not None:
         entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
         accuracy = cluster_bootstrap_accuracy(
-            table, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
+            scored, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
         )
         entry["accuracy"] = accuracy.to_dict()
         entry["methods"]["accuracy"] = accuracy.method
@@ -477,13 +487,7 @@ def _numeric(
 
 
 def _scale(question: Question) -> tuple[float, float] | None:
-    options = question.options or {}
-    if question.kind == Kind.LIKERT and options.get("anchors"):
-        values = [float(anchor["value"]) for anchor in options["anchors"]]
-        return min(values), max(values)
-    if question.kind == Kind.SLIDER and "min" in options and "max" in options:
-        return float(options["min"]), float(options["max"])
-    return None
+    return get_kind(question.kind).scale(question.options or {})
 
 
 def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[str, Any]:

@@ -113,6 +113,9 @@ def statistic_rows(entry: Mapping[str, Any]) -> list[Statistic]:
         return Statistic(key, LABELS[label_key or key], value, ci, readings.get(key))
 
     rows = [row(key, entry.get(key)) for key in ("n_items", "n_ratings", "excluded_items", "n_annotators")]
+    own = entry.get("own_statistics")
+    if own is not None:  # a kind's own agreement statistic names its rows (``QuestionKind.agreement_statistic``)
+        return rows + [Statistic(s["key"], s["label"], s["value"], s.get("ci95"), s.get("interpretation")) for s in own]
     kind = entry.get("type")
     if kind == "spans":
         rows.append(row("percent_agreement", entry.get("percent_agreement"), label_key="span_label_agreement"))

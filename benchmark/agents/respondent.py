@@ -32,7 +32,7 @@ from typing import Any
 
 from django.conf import settings
 
-from ..instruments.checks import NUMERIC_KINDS
+from ..instruments.kinds import get_kind
 from ..instruments.targets import Target
 from ..instruments.values import format_number
 from . import llm
@@ -188,7 +188,7 @@ def read_value(asked: Asked, raw: Any) -> tuple[str, float | None, str]:
     bounds for a numeric kind, else one of the choices. The problem reads after the question's key.
     """
     field = asked.field
-    if asked.kind in NUMERIC_KINDS:
+    if get_kind(asked.kind).numeric:
         bounds = f"between {asked.low:g} and {asked.high:g}"
         if raw is None:
             return "", None, f"has no '{field}'"

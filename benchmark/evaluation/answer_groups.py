@@ -24,6 +24,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from ..agents.llm import is_scripted
+from ..instruments.kinds import get_kind
 from ..instruments.targets import Target
 from ..models import Answer, Episode, Question, Respondent, Response
 from .majority import MajorityAnswer, majority_answers
@@ -79,10 +80,10 @@ def _choice_labels(question: Question) -> dict[str, str]:
 
 def _correctness(question: Question, members: Sequence[Any]) -> str:
     """For a multiple-choice question with a correct answer: whether this answer is it."""
-    options = question.options if isinstance(question.options, dict) else {}
-    if question.kind != Question.Kind.MULTIPLE_CHOICE or "correct" not in options:
+    correct = get_kind(question.kind).correct(question.options)
+    if correct is None:
         return ""
-    return " (correct)" if [m.value for m in members] == [str(options["correct"])] else " (wrong)"
+    return " (correct)" if [m.value for m in members] == [str(correct)] else " (wrong)"
 
 
 def _value_text(question: Question, values: Sequence[str], number: float | None) -> str:

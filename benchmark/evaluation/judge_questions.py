@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..instruments import rubrics
+from ..instruments.kinds import get_kind
 from ..models import Instrument, Question
-
-NUMERIC_KINDS = (Question.Kind.SLIDER, Question.Kind.LIKERT)
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
     for instrument in instruments:
         for question in by_instrument.get(instrument.pk, []):
             where = f"{instrument}, question {question.key!r}"
-            if question.kind not in NUMERIC_KINDS or question.low is None or question.high is None:
+            if not get_kind(question.kind).numeric or question.low is None or question.high is None:
                 raise ValueError(f"{where}: the judge answers only bounded numeric (Likert or slider) questions")
             if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE):
                 raise ValueError(f"{where}: the judge answers questions asked per seat or per episode")

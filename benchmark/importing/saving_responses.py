@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from ..evaluation.interviews.instruments import PROBES_PRESET
-from ..instruments.checks import CHOICE_KINDS, NUMERIC_KINDS
+from ..instruments.kinds import get_kind
 from ..instruments.respondents import find_respondent
 from ..instruments.targets import EPISODE, SPAN, TURN
 from ..instruments.values import check_value
@@ -154,7 +154,8 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
     if scope == Question.Scope.EPISODE and (answer.seat_position is not None or answer.goal is not None):
         raise origin.at("seat").problem(f"{question.key!r} is asked once per episode; the seat and goal must be null")
     check_turns(answer, question)
-    if question.kind in NUMERIC_KINDS:
+    kind = get_kind(question.kind)
+    if kind.numeric:
         if answer.number is None:
             raise origin.at("number").problem(f"{question.key!r} takes a number")
         low, high = question.low, question.high
@@ -162,7 +163,7 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
             raise origin.at("number").problem(
                 f"{answer.number:g} is outside [{question.low:g}, {question.high:g}] for {question.key}"
             )
-    elif question.kind in CHOICE_KINDS or question.kind == Question.Kind.YES_NO:
+    elif kind.single_choice or kind.multi_valued:
         problem = check_value(question, answer.value)[2]
         if problem:
             raise origin.at("value").problem(f"{question.key!r}: {problem}")

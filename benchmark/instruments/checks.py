@@ -1,6 +1,7 @@
 """What a question needs, by kind, and the checks on a list of questions before it becomes an instrument.
 
-What a question needs beyond its prompt lives in its ``options`` (JSON), by kind:
+What a question needs beyond its prompt lives in its ``options`` (JSON); each kind's class in
+``benchmark.instruments.kinds`` says what its options must look like. For the kinds Parley ships:
 
 - **categorical**: ``choices`` — at least two ``{"value", "label", "description"?}`` with distinct
   values (the value is what is stored and exported; the label is what a person sees).
@@ -34,44 +35,38 @@ researcher's own (a probe's ``probe_goal``, say).
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from benchmark.models import Barrier, Question, SocialAttribute
+from benchmark.models import Barrier, Question
 
+from .kinds import all_kinds, find_kind, get_kind
+from .kinds.base import (  # noqa: F401 (kept for the callers that import them from here)
+    CHOICE_VALUE_MAX_LENGTH,
+    DEFAULT_TEXT_MAX_LENGTH,
+    is_number,
+    is_whole,
+    on_grid,
+)
+from .kinds.span import SPAN_LABELS  # noqa: F401
 from .rubrics import JUDGE_DIMENSIONS
 
-Kind = Question.Kind
 Scope = Question.Scope
 
-DEFAULT_TEXT_MAX_LENGTH = 2000
-SPAN_LABELS = ("error", "competency")
-YES_NO = ("yes", "no")
-CHOICE_VALUE_MAX_LENGTH = 200  # a known answer (annotator.ItemKey.value) is a CharField of this size
-NUMERIC_KINDS = (Kind.LIKERT, Kind.SLIDER)
-CHOICE_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE, Kind.MULTIPLE_CHOICE, Kind.MULTI_LABEL)
-SINGLE_CHOICE_KINDS = (Kind.CATEGORICAL, Kind.PAIRWISE, Kind.MULTIPLE_CHOICE, Kind.YES_NO)
-
-# Where a question's true answer can come from, and which kind of question can use it.
-TRUTH_SOURCES: dict[str, tuple[str, ...]] = {"episode.barrier": (Kind.CATEGORICAL,)}
-
-_OPTION_NAMES: dict[str, tuple[str, ...]] = {
-    Kind.CATEGORICAL: ("choices",),
-    Kind.LIKERT: ("anchors",),
-    Kind.SLIDER: ("min", "max", "step", "labels"),
-    Kind.YES_NO: (),
-    Kind.MULTIPLE_CHOICE: ("choices", "correct"),
-    Kind.MULTI_LABEL: ("choices", "min", "max"),
-    Kind.SPAN: ("labels", "attributes"),
-    Kind.TEXT: ("max_length",),
-    Kind.PAIRWISE: ("choices",),
-}
 _KEY_PATTERN = re.compile(r"^[-a-zA-Z0-9_]+$")
 _KEY_MAX_LENGTH = 50
+
+
+def truth_sources() -> dict[str, list[str]]:
+    """Where a question's true answer can come from, and the kinds of question that can use it."""
+    sources: dict[str, list[str]] = {}
+    for kind in all_kinds():
+        for source in kind.truth_sources:
+            sources.setdefault(source, []).append(kind.name)
+    return sources
 
 
 def check_options(kind: str, options: Any) -> None:
@@ -88,16 +83,17 @@ def check_options(kind: str, options: Any) -> None:
 
 def option_problems(kind: str, options: Any) -> list[str]:
     """What is wrong with ``options`` for a question of ``kind``, as messages (empty when fine)."""
-    if kind not in _OPTION_NAMES:
-        return [f"kind: {kind!r} is not a question kind; use one of {', '.join(_OPTION_NAMES)}"]
+    found = find_kind(kind)
+    if found is None:
+        return [f"kind: {kind!r} is not a question kind; use one of {', '.join(k.name for k in all_kinds())}"]
     if not isinstance(options, dict):
         return ["options: must be an object of named options"]
-    allowed = _OPTION_NAMES[kind]
+    allowed = found.option_names or ()
     takes = f"they take {', '.join(allowed)}" if allowed else "they take none"
     problems = [
         f"options.{name}: {kind} questions take no such option ({takes})" for name in options if name not in allowed
     ]
-    return problems + _KIND_CHECKS[kind](options)
+    return problems + found.option_problems(options)
 
 
 def check_questions(questions: Iterable[Question]) -> None:
@@ -145,11 +141,9 @@ def question_problems(question: Question) -> list[str]:
     if question.scope not in Scope.values:
         problems.append(f"scope: {question.scope!r} is not a scope; use one of {', '.join(Scope.values)}")
     problems.extend(option_problems(question.kind, question.options))
-    if question.kind == Kind.SPAN:
-        if question.scope != Scope.EPISODE:
-            problems.append("scope: span questions cover the whole transcript; ask them once per episode")
-        if question.rationale != "none":
-            problems.append("rationale: span questions ask for a rationale on every span; set it to 'none'")
+    kind = find_kind(question.kind)
+    if kind is not None:
+        problems.extend(kind.question_problems(question))
     if question.dimension:
         problems.extend(_dimension_problems(question))
     if question.truth:
@@ -163,12 +157,8 @@ def numeric_bounds(kind: str, options: dict[str, Any]) -> tuple[float, float] | 
     Likert: the first and last anchor's values; slider: ``min`` and ``max``. The options must
     already pass ``option_problems``.
     """
-    if kind == Kind.LIKERT:
-        values = [anchor["value"] for anchor in options["anchors"]]
-        return float(min(values)), float(max(values))
-    if kind == Kind.SLIDER:
-        return float(options["min"]), float(options["max"])
-    return None
+    found = find_kind(kind)
+    return found.bounds(options) if found is not None else None
 
 
 def set_bounds(question: Question) -> None:
@@ -179,11 +169,8 @@ def set_bounds(question: Question) -> None:
 
 def choices_of(question: Question) -> list[dict[str, Any]]:
     """A choice question's choices (well-formed ones only), in order; empty for other kinds."""
-    options = question.options if isinstance(question.options, dict) else {}
-    if question.kind == Kind.YES_NO:
-        return [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]
-    choices = options.get("choices")
-    return [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+    found = find_kind(question.kind)
+    return found.choices(question) if found is not None else []
 
 
 # Dimensions and sources of truth
@@ -199,7 +186,7 @@ def _dimension_problems(question: Question) -> list[str]:
         return []
     dimension = found[1]
     problems = []
-    if question.kind not in NUMERIC_KINDS:
+    if not get_kind(question.kind).numeric:
         problems.append("dimension: only Likert and slider questions can measure a dimension")
     if question.per_seat != dimension.per_seat or question.scope == Scope.GOAL:
         asked = "per seat" if dimension.per_seat else "once per episode"
@@ -208,206 +195,15 @@ def _dimension_problems(question: Question) -> list[str]:
 
 
 def _truth_problems(question: Question) -> list[str]:
-    kinds = TRUTH_SOURCES.get(question.truth)
+    sources = truth_sources()
+    kinds = sources.get(question.truth)
     if kinds is None:
-        return [f"truth: {question.truth!r} is not a known source; use one of {', '.join(TRUTH_SOURCES)}"]
+        return [f"truth: {question.truth!r} is not a known source; use one of {', '.join(sources)}"]
     if question.kind not in kinds or question.scope != Scope.EPISODE:
-        return [f"truth: {question.truth} can only check a categorical question asked once per episode"]
+        return [f"truth: {question.truth} can only check a {' or '.join(kinds)} question asked once per episode"]
     if question.truth == "episode.barrier":
         values = {c.get("value") for c in choices_of(question)}
         unknown = sorted(str(v) for v in values - set(Barrier.objects.values_list("key", flat=True)))
         if unknown:
             return [f"options.choices: no barrier has the key {', '.join(unknown)}, so it could never match the truth"]
     return []
-
-
-# Options, kind by kind
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def is_whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def on_grid(number: float, low: float, step: float) -> bool:
-    """Whether ``number`` is a whole number of ``step``s from ``low`` (up to rounding)."""
-    steps = (number - low) / step
-    return abs(steps - round(steps)) < 1e-9 * max(1.0, abs(steps))
-
-
-def _text_problems(path: str, value: Any, *, required: bool) -> list[str]:
-    if value is None:
-        return [f"{path}: is missing"] if required else []
-    if not isinstance(value, str):
-        return [f"{path}: must be text"]
-    if required and not value.strip():
-        return [f"{path}: must not be empty"]
-    return []
-
-
-def _unknown_key_problems(path: str, item: dict[str, Any], allowed: Sequence[str]) -> list[str]:
-    return [f"{path}.{name}: not a field here (use {', '.join(allowed)})" for name in item if name not in allowed]
-
-
-def _choice_problems(options: dict[str, Any]) -> list[str]:
-    choices = options.get("choices")
-    if not isinstance(choices, list):
-        return ["options.choices: give a list of choices, each {value, label}"]
-    problems = []
-    if len(choices) < 2:
-        problems.append("options.choices: give at least two choices")
-    seen: set[str] = set()
-    for index, choice in enumerate(choices):
-        path = f"options.choices[{index}]"
-        if not isinstance(choice, dict):
-            problems.append(f"{path}: must be an object with a value and a label")
-            continue
-        problems.extend(_unknown_key_problems(path, choice, ("value", "label", "description")))
-        value = choice.get("value")
-        if not isinstance(value, str) or not value.strip():
-            problems.append(f"{path}.value: must be non-empty text")
-        elif value != value.strip() or len(value) > CHOICE_VALUE_MAX_LENGTH:
-            problems.append(f"{path}.value: use at most {CHOICE_VALUE_MAX_LENGTH} characters, no outer spaces")
-        elif value in seen:
-            problems.append(f"{path}.value: {value!r} is already the value of an earlier choice")
-        else:
-            seen.add(value)
-        problems.extend(_text_problems(f"{path}.label", choice.get("label"), required=True))
-        if "description" in choice:
-            problems.extend(_text_problems(f"{path}.description", choice["description"], required=False))
-    return problems
-
-
-def _choice_values(options: dict[str, Any]) -> list[str]:
-    choices = options.get("choices")
-    return [c.get("value") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
-
-
-def _multiple_choice_problems(options: dict[str, Any]) -> list[str]:
-    problems = _choice_problems(options)
-    correct = options.get("correct")
-    if correct is None:
-        problems.append("options.correct: give the value of the correct choice")
-    elif correct not in _choice_values(options):
-        problems.append(f"options.correct: {correct!r} is not the value of one of the choices")
-    return problems
-
-
-def _multi_label_problems(options: dict[str, Any]) -> list[str]:
-    problems = _choice_problems(options)
-    count = len(_choice_values(options))
-    low, high = options.get("min"), options.get("max")
-    for name, value in (("min", low), ("max", high)):
-        if value is not None and not (is_whole(value) and 0 <= value <= count):
-            problems.append(f"options.{name}: must be a whole number from 0 to the number of choices ({count})")
-    if is_whole(high) and high < 1:
-        problems.append("options.max: must allow at least one pick")
-    elif is_whole(low) and is_whole(high) and low > high:
-        problems.append(f"options.max: must not be less than min ({low})")
-    return problems
-
-
-def _likert_problems(options: dict[str, Any]) -> list[str]:
-    anchors = options.get("anchors")
-    if not isinstance(anchors, list):
-        return ["options.anchors: give a list of anchors, each {value, label, description}"]
-    problems = []
-    if len(anchors) < 3:
-        problems.append("options.anchors: give at least three anchors")
-    previous: int | None = None
-    for index, anchor in enumerate(anchors):
-        path = f"options.anchors[{index}]"
-        if not isinstance(anchor, dict):
-            problems.append(f"{path}: must be an object with a value, a label and a description")
-            previous = None
-            continue
-        problems.extend(_unknown_key_problems(path, anchor, ("value", "label", "description")))
-        value = anchor.get("value")
-        if not is_whole(value):
-            problems.append(f"{path}.value: must be a whole number")
-            value = None
-        elif previous is not None and value != previous + 1:
-            problems.append(
-                f"{path}.value: expected {previous + 1} (anchor values must be consecutive whole numbers, rising)"
-            )
-        previous = value
-        problems.extend(_text_problems(f"{path}.label", anchor.get("label"), required=True))
-        problems.extend(_text_problems(f"{path}.description", anchor.get("description"), required=True))
-    return problems
-
-
-def _slider_problems(options: dict[str, Any]) -> list[str]:
-    problems = [
-        f"options.{name}: must be a number" for name in ("min", "max", "step") if not is_number(options.get(name))
-    ]
-    if not problems:
-        low, high, step = options["min"], options["max"], options["step"]
-        if low >= high:
-            problems.append(f"options.max: must be greater than min ({low})")
-        if step <= 0:
-            problems.append("options.step: must be greater than 0")
-        elif low < high and not on_grid(high, low, step):
-            problems.append(f"options.step: the range {low} to {high} must be a whole number of steps of {step}")
-    if "labels" in options:
-        labels = options["labels"]
-        if not isinstance(labels, dict):
-            problems.append('options.labels: must be an object {"min": ..., "max": ...}')
-        else:
-            problems.extend(_unknown_key_problems("options.labels", labels, ("min", "max")))
-            for end in ("min", "max"):
-                if end in labels:
-                    problems.extend(_text_problems(f"options.labels.{end}", labels[end], required=True))
-    return problems
-
-
-def _no_problems(options: dict[str, Any]) -> list[str]:
-    return []
-
-
-def _span_problems(options: dict[str, Any]) -> list[str]:
-    problems = []
-    labels = options.get("labels")
-    if not isinstance(labels, list) or not labels:
-        problems.append(f"options.labels: give a non-empty list drawn from {', '.join(SPAN_LABELS)}")
-    else:
-        for index, label in enumerate(labels):
-            if label not in SPAN_LABELS:
-                problems.append(f"options.labels[{index}]: {label!r} is not a span label; use {', '.join(SPAN_LABELS)}")
-            elif labels.index(label) != index:
-                problems.append(f"options.labels[{index}]: {label!r} is listed twice")
-    attributes = options.get("attributes")
-    if not isinstance(attributes, list) or not attributes:
-        problems.append("options.attributes: give a non-empty list of social attribute keys")
-    else:
-        known = set(SocialAttribute.objects.values_list("key", flat=True))
-        for index, key in enumerate(attributes):
-            if not isinstance(key, str) or key not in known:
-                problems.append(
-                    f"options.attributes[{index}]: {key!r} is not a social attribute; "
-                    f"use one of {', '.join(sorted(known)) or '(none defined)'}"
-                )
-            elif attributes.index(key) != index:
-                problems.append(f"options.attributes[{index}]: {key!r} is listed twice")
-    return problems
-
-
-def _text_option_problems(options: dict[str, Any]) -> list[str]:
-    if "max_length" in options and not (is_whole(options["max_length"]) and options["max_length"] > 0):
-        return ["options.max_length: must be a whole number greater than 0"]
-    return []
-
-
-_KIND_CHECKS = {
-    Kind.CATEGORICAL: _choice_problems,
-    Kind.LIKERT: _likert_problems,
-    Kind.SLIDER: _slider_problems,
-    Kind.YES_NO: _no_problems,
-    Kind.MULTIPLE_CHOICE: _multiple_choice_problems,
-    Kind.MULTI_LABEL: _multi_label_problems,
-    Kind.SPAN: _span_problems,
-    Kind.TEXT: _text_option_problems,
-    Kind.PAIRWISE: _choice_problems,
-}

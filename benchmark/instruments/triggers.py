@@ -21,6 +21,11 @@ introduced, so that one place installs and drops every trigger on these tables: 
 target (the ``Answer`` columns of ``benchmark.instruments.targets.COLUMNS``) must be of the kind
 its question's scope names, and a judge answers an instrument about an episode (and seat) once.
 
+What a kind's answers must satisfy is the kind's: each kind (``benchmark.instruments.kinds``) lists
+its ``db_checks``, each with its SQL for both vendors, and the triggers are written from the
+registry when installed (after every ``migrate``), so a new kind's checks need no migration. The
+range check applies to every numbered answer; a multi-valued kind is exempt from the one-answer rule.
+
 The SQL differs by vendor (SQLite's ``json_each`` and ``RAISE(ABORT)``; PostgreSQL's plpgsql,
 ``jsonb`` and SQLSTATE 23505/23514), so ``install`` picks it by ``connection.vendor``; any other
 database gets no triggers and says so. On PostgreSQL the answer trigger first takes a
@@ -45,8 +50,8 @@ from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-CHOICE_KINDS_SQL = "('categorical', 'pairwise', 'multiple_choice', 'multi_label')"
-NUMERIC_KINDS_SQL = "('likert', 'slider')"
+from .kinds import all_kinds, names
+from .kinds.base import DbCheck
 
 SQLITE_TRIGGERS = (
     "benchmark_answer_single_insert",
@@ -73,18 +78,38 @@ POSTGRESQL_FUNCTIONS = (
     "benchmark_response_judge_once()",
 )
 
-# SQLite: (message, condition on the answer ``{a}`` and its question ``q``). RAISE takes a literal only.
-_SQLITE_CHECKS = (
-    ("a numeric question's answer needs a number (benchmark_answer.number)",
-     "q.kind IN " + NUMERIC_KINDS_SQL + " AND {a}.number IS NULL"),
-    ("the answer's number lies outside the question's range [low, high]",
-     "{a}.number IS NOT NULL AND ((q.low IS NOT NULL AND {a}.number < q.low) "
-     "OR (q.high IS NOT NULL AND {a}.number > q.high))"),
-    ("the answer is not one of the question's choices (options.choices values)",
-     "q.kind IN " + CHOICE_KINDS_SQL + " AND NOT EXISTS (SELECT 1 FROM json_each(q.options, '$.choices') AS c "
-     "WHERE json_extract(c.value, '$.value') = {a}.value)"),
-    ("a yes/no answer must be 'yes' or 'no'", "q.kind = 'yes_no' AND {a}.value NOT IN ('yes', 'no')"),
+RANGE_ORDER = 10  # the range check's place among the kinds' checks (those before it, then it, then the rest)
+_RANGE = (
+    "the answer's number lies outside the question's range [low, high]",
+    "{a}.number IS NOT NULL AND ((q.low IS NOT NULL AND {a}.number < q.low) "
+    "OR (q.high IS NOT NULL AND {a}.number > q.high))",
 )
+
+
+def _kinds_sql(kind_names: list[str]) -> str:
+    """``('a', 'b')``: an SQL list of kind names (``('')`` when empty, which no kind is called)."""
+    return "(" + ", ".join(f"'{_literal(name)}'" for name in kind_names or [""]) + ")"
+
+
+def _checks() -> list[tuple[DbCheck, list[str]]]:
+    """Every registered kind's database checks, in order, each with the kinds that have it."""
+    found: dict[str, tuple[DbCheck, list[str]]] = {}
+    for kind in all_kinds():
+        for check in kind.db_checks:
+            found.setdefault(check.key, (check, []))[1].append(kind.name)
+    return sorted(found.values(), key=lambda pair: pair[0].order)
+
+
+def _sqlite_checks() -> list[tuple[str, str]]:
+    """SQLite: (message, condition on the answer ``{a}`` and its question ``q``). RAISE takes a literal only."""
+    checks = [(check.order, check.message, f"q.kind IN {_kinds_sql(kinds)} AND {check.sqlite}")
+              for check, kinds in _checks()]
+    checks.append((RANGE_ORDER, *_RANGE))
+    return [(message, condition) for _, message, condition in sorted(checks, key=lambda check: check[0])]
+
+
+def _multi_valued_sql() -> str:
+    return _kinds_sql(names(lambda kind: kind.multi_valued))
 
 
 def _literal(text: str) -> str:
@@ -96,29 +121,30 @@ def _sqlite_sql() -> list[str]:
     duplicate = (
         "SELECT RAISE(ABORT, 'benchmark_answer: this question already has an answer in the response for that "
         "target (one answer per single-valued question and seat, goal or turn)') FROM benchmark_question AS q "
-        "WHERE q.id = NEW.question_id AND q.kind <> 'multi_label' AND NEW.end_turn IS NULL "
+        "WHERE q.id = NEW.question_id AND q.kind NOT IN {multi} AND NEW.end_turn IS NULL "
         "AND EXISTS (SELECT 1 FROM benchmark_answer AS o "
         "WHERE o.response_id = NEW.response_id AND o.question_id = NEW.question_id "
         "AND o.seat_position IS NEW.seat_position AND o.goal_id IS NEW.goal_id AND o.turn IS NEW.turn "
         "AND o.end_turn IS NULL{other});"
     )
+    checks = _sqlite_checks()
     allowed = " ".join(
         f"SELECT RAISE(ABORT, 'benchmark_answer: {_literal(message)}') FROM benchmark_question AS q "
         f"WHERE q.id = NEW.question_id AND ({condition.format(a='NEW')});"
-        for message, condition in _SQLITE_CHECKS
+        for message, condition in checks
     )
     not_draft = "WHEN (SELECT status FROM benchmark_response WHERE id = NEW.response_id) IS NOT 'draft'"
     leaves_draft = " ".join(
         f"SELECT RAISE(ABORT, 'benchmark_response leaves draft with an answer it does not allow: {_literal(message)}') "
         f"WHERE EXISTS (SELECT 1 FROM benchmark_answer AS a JOIN benchmark_question AS q ON q.id = a.question_id "
         f"WHERE a.response_id = NEW.id AND ({condition.format(a='a')}));"
-        for message, condition in _SQLITE_CHECKS
+        for message, condition in checks
     )
     return [
         "CREATE TRIGGER benchmark_answer_single_insert BEFORE INSERT ON benchmark_answer "
-        f"BEGIN {duplicate.format(other='')} END",
+        f"BEGIN {duplicate.format(other='', multi=_multi_valued_sql())} END",
         "CREATE TRIGGER benchmark_answer_single_update BEFORE UPDATE ON benchmark_answer "
-        f"BEGIN {duplicate.format(other=' AND o.id <> OLD.id')} END",
+        f"BEGIN {duplicate.format(other=' AND o.id <> OLD.id', multi=_multi_valued_sql())} END",
         f"CREATE TRIGGER benchmark_answer_allowed_insert BEFORE INSERT ON benchmark_answer {not_draft} "
         f"BEGIN {allowed} END",
         f"CREATE TRIGGER benchmark_answer_allowed_update BEFORE UPDATE ON benchmark_answer {not_draft} "
@@ -178,29 +204,34 @@ _SQLITE_JUDGE_TRIGGERS = (
 )
 
 
-_POSTGRESQL_SQL = [
-    f"""
+def _postgresql_problem_sql() -> str:
+    """The function that names what is wrong with an answer (NULL when nothing is), from the kinds' checks."""
+    branches = [
+        (check.order, f"        WHEN p_kind IN {_kinds_sql(kinds)} AND {check.postgresql}\n"
+                      f"            THEN {check.postgresql_message}")
+        for check, kinds in _checks()
+    ]
+    branches.append((RANGE_ORDER, """        WHEN p_number IS NOT NULL AND ((p_low IS NOT NULL AND p_number < p_low)
+                                       OR (p_high IS NOT NULL AND p_number > p_high))
+            THEN format('the number %s lies outside the question''s range [%s, %s]', p_number, p_low, p_high)"""))
+    cases = "\n".join(branch for _, branch in sorted(branches, key=lambda branch: branch[0]))
+    return f"""
 CREATE OR REPLACE FUNCTION benchmark_answer_problem(
     p_kind text, p_low double precision, p_high double precision, p_options jsonb, p_value text,
     p_number double precision
 ) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
-        WHEN p_kind IN {NUMERIC_KINDS_SQL} AND p_number IS NULL
-            THEN 'a ' || p_kind || ' question''s answer needs a number'
-        WHEN p_number IS NOT NULL AND ((p_low IS NOT NULL AND p_number < p_low)
-                                       OR (p_high IS NOT NULL AND p_number > p_high))
-            THEN format('the number %s lies outside the question''s range [%s, %s]', p_number, p_low, p_high)
-        WHEN p_kind IN {CHOICE_KINDS_SQL} AND NOT EXISTS (
-            SELECT 1 FROM jsonb_array_elements(
-                CASE WHEN jsonb_typeof(p_options -> 'choices') = 'array' THEN p_options -> 'choices'
-                     ELSE '[]'::jsonb END
-            ) AS choice WHERE choice ->> 'value' = p_value)
-            THEN format('%L is not one of the question''s choices', p_value)
-        WHEN p_kind = 'yes_no' AND p_value NOT IN ('yes', 'no')
-            THEN format('%L is not yes or no', p_value)
+{cases}
     END
-$$""",
-    """
+$$"""
+
+
+def _postgresql_sql() -> list[str]:
+    return [_postgresql_problem_sql(), _POSTGRESQL_ANSWER_CHECK.replace("{multi}", _multi_valued_sql()),
+            *_POSTGRESQL_REST]
+
+
+_POSTGRESQL_ANSWER_CHECK = """
 CREATE OR REPLACE FUNCTION benchmark_answer_check() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     found_row record;
@@ -215,7 +246,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NEW;  -- the foreign keys refuse it
     END IF;
-    IF found_row.kind <> 'multi_label' AND NEW.end_turn IS NULL AND EXISTS (
+    IF found_row.kind NOT IN {multi} AND NEW.end_turn IS NULL AND EXISTS (
         SELECT 1 FROM benchmark_answer AS other
         WHERE other.response_id = NEW.response_id AND other.question_id = NEW.question_id
           AND other.seat_position IS NOT DISTINCT FROM NEW.seat_position
@@ -236,7 +267,8 @@ BEGIN
     END IF;
     RETURN NEW;
 END
-$$""",
+$$"""
+_POSTGRESQL_REST = [
     """
 CREATE OR REPLACE FUNCTION benchmark_response_check() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -313,7 +345,7 @@ def install(connection: BaseDatabaseWrapper) -> bool:
     if connection.vendor == "sqlite":
         statements = [f"DROP TRIGGER IF EXISTS {name}" for name in SQLITE_TRIGGERS] + _sqlite_sql()
     elif connection.vendor == "postgresql":
-        statements = _POSTGRESQL_SQL
+        statements = _postgresql_sql()
     else:
         return False
     with connection.cursor() as cursor:

@@ -12,9 +12,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from ..instruments import kinds
 from .teams import OwnedQuerySet
 
-NUMERIC_KINDS = ("likert", "slider")
+# The shipped numeric kinds, for the CheckConstraint below: a constraint's condition is schema, frozen
+# into a migration, so it cannot ask the registry. A numeric kind added later gets its bounds from
+# ``benchmark.instruments.checks.check_questions`` (every path that saves questions) and the answer
+# triggers check its numbers (they read the registry when installed, after every migrate).
+CONSTRAINED_NUMERIC_KINDS = ("likert", "slider")
 
 
 class InstrumentQuerySet(OwnedQuerySet):
@@ -79,16 +84,20 @@ class Question(models.Model):
     of its options (``benchmark.instruments.triggers``).
     """
 
-    class Kind(models.TextChoices):
-        CATEGORICAL = "categorical", "categorical"
-        LIKERT = "likert", "Likert scale"
-        SLIDER = "slider", "bounded numeric"
-        YES_NO = "yes_no", "yes / no"
-        MULTIPLE_CHOICE = "multiple_choice", "multiple choice (with a correct answer)"
-        MULTI_LABEL = "multi_label", "multi-label"
-        SPAN = "span", "span task"
-        TEXT = "text", "free text"
-        PAIRWISE = "pairwise", "pairwise comparison"
+    class Kind:
+        """The names of the kinds Parley ships, for code that names one (presets, tests). What a kind
+        means — its label, options, checks, widget, ... — is its class in ``benchmark.instruments.kinds``,
+        whose registry also gives ``kind`` its choices."""
+
+        CATEGORICAL = "categorical"
+        LIKERT = "likert"
+        SLIDER = "slider"
+        YES_NO = "yes_no"
+        MULTIPLE_CHOICE = "multiple_choice"
+        MULTI_LABEL = "multi_label"
+        SPAN = "span"
+        TEXT = "text"
+        PAIRWISE = "pairwise"
 
     class Scope(models.TextChoices):
         EPISODE = "episode", "once per episode"
@@ -100,7 +109,7 @@ class Question(models.Model):
     instrument = models.ForeignKey(Instrument, on_delete=models.CASCADE, related_name="questions")
     key = models.SlugField(max_length=50, help_text="Stable name used in exports and reports.")
     position = models.PositiveSmallIntegerField()
-    kind = models.CharField(max_length=20, choices=Kind)
+    kind = models.CharField(max_length=20, choices=kinds.choices)  # a callable: a new kind needs no migration
     label = models.CharField(
         max_length=100, blank=True, help_text="A short name for tables, figures and pages; the key when empty."
     )
@@ -137,7 +146,7 @@ class Question(models.Model):
                 name="question_bounds_ordered",
             ),
             models.CheckConstraint(
-                condition=~Q(kind__in=NUMERIC_KINDS) | Q(low__isnull=False, high__isnull=False),
+                condition=~Q(kind__in=CONSTRAINED_NUMERIC_KINDS) | Q(low__isnull=False, high__isnull=False),
                 name="question_numeric_has_bounds",
             ),
         ]

@@ -44,7 +44,7 @@ from django.utils import timezone
 from ..agents.llm import is_scripted
 from ..evaluation import majority
 from ..exporting import timestamp
-from ..instruments import rubrics
+from ..instruments import kinds, rubrics
 from ..instruments.respondents import respondent_name
 from ..models import Answer, Barrier, Episode, Question, Respondent, Seat
 from ..stats import results as stats
@@ -59,7 +59,6 @@ MAJORITY = "majority"
 RESPONDENT_KINDS = tuple(Respondent.Kind.values)
 HUMAN_PLAYER = "human"
 UNKNOWN_MODEL = "unknown model"  # a seat imported without a model name
-NUMERIC_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
 SOURCE_LABELS = {"barrier_speech": "barrier seat's speech", "transcript": "whole transcript"}
 SELECTION_METHOD = (
     "Episodes matching the filters that the evaluator scored. The evaluator is the one named, or else the "
@@ -178,7 +177,7 @@ def score_answers(episodes: QuerySet[Episode]) -> QuerySet[Answer]:
     """The answers on ``episodes`` that count as scores: numbers answering a dimension, per seat or episode."""
     return Answer.objects.filter(
         response__episode__in=episodes.values("pk"),
-        question__kind__in=NUMERIC_KINDS,
+        question__kind__in=kinds.names(lambda kind: kind.numeric),
         question__scope__in=[Question.Scope.SEAT, Question.Scope.EPISODE],
         number__isnull=False,
     ).exclude(question__dimension="")

@@ -266,7 +266,7 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
     """The study's questions after the chat, after the human test where there is one (``chat.human_test``);
     submitting stores every answer at once and finishes."""
     data = request.POST if request.method == "POST" else None
-    form = QuestionnaireForm(study.instrument, data)
+    form = QuestionnaireForm(study.instrument, data, episode=participant.episode)
     test_form = HumanTestForm(human_test_for(participant), data)
     if request.method == "POST" and all([test_form.is_valid(), form.is_valid()]):
         save_answers(participant, form, also=partial(store_human_test, test_form))
