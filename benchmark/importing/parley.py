@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..instruments import kinds
 from ..models import ActionType, Character, Episode, Instrument, Probe, Question, Respondent, Role, Scenario, Seat
 from ..models.scenarios import Category, Communication, Difficulty, GoalType, TurnTaking
 from .checks import (
@@ -347,7 +348,7 @@ def instrument_definition(fields: Fields) -> InstrumentDraft:
         question = {
             "key": item.text("key", required=True, blank=False, max_length=max_length(Question, "key")),
             "position": item.integer("position", required=True, low=0, high=MAX_SMALL_INTEGER),
-            "kind": item.choice("kind", values_of(Question.Kind), required=True),
+            "kind": item.choice("kind", kinds.names(lambda kind: True), required=True),
             "prompt": item.text("prompt", required=True, blank=False),
             "label": item.text("label", max_length=max_length(Question, "label")),
             "help_text": item.text("help_text"),
