@@ -1,0 +1,200 @@
+"""Shared worlds: the demo built once per test session, then laid into the test database per module.
+
+Building the demo (``load_demo`` and the commands after it) costs seconds per run; the tests that read
+it do not need their own. A world is built once, in a transaction that is rolled back, and what it
+added is kept as rows in memory (PostgreSQL's ``COPY`` text, SQLite's tuples). A module that needs it
+asks for a fixture that opens a transaction, inserts those rows (same primary keys, so the same world
+each time) and rolls it back after the module's last test; each test runs in a savepoint inside it, as
+pytest-django's ``django_db`` always does, so whatever a test changes is gone before the next one.
+
+A test that needs ``transaction=True`` (a live server, threads) cannot see a world this way: its
+commits would escape the module's transaction. It builds its own.
+
+The stages and what they run (the recorded output of each command is kept with the rows):
+
+- ``demo-episodes``: ``load_demo --skip-accounts``, the episodes with no accounts;
+- ``demo``: ``load_demo --base-url https://parley.example.org/``, with the demo accounts;
+- ``demo-studies``: ``demo`` then ``load_demo_studies``, the studies with their generated ratings;
+- ``make-demo``: ``demo-studies`` then ``load_demo_chat``, all ``make demo`` loads before serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.core.management.color import no_style
+from django.db import connection, transaction
+
+BASE_URL = "http://127.0.0.1:8000"
+
+STAGES: dict[str, tuple[str | None, list[tuple[str, ...]]]] = {
+    # name: (the stage it starts from, the commands it runs)
+    "demo-episodes": (None, [("load_demo", "--skip-accounts")]),
+    "demo": (None, [("load_demo", "--base-url", "https://parley.example.org/")]),
+    "demo-studies": ("demo", [("load_demo_studies", "--base-url", BASE_URL)]),
+    "make-demo": ("demo-studies", [("load_demo_chat", "--base-url", BASE_URL)]),
+}
+
+
+@dataclass
+class World:
+    """The rows a stage added, table by table in an order that inserts what rows point at first, and
+    what its commands printed, by command."""
+
+    name: str
+    rows: dict[str, list] = field(default_factory=dict)
+    output: dict[str, str] = field(default_factory=dict)
+
+
+def tables() -> list[tuple[str, str, type]]:
+    """(table, primary key column, model) of every model, each table after the tables it refers to."""
+    models = {model._meta.db_table: model for model in apps.get_models(include_auto_created=True)
+              if model._meta.managed and not model._meta.proxy}
+    ordered: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(table: str) -> None:
+        if table in ordered or table in visiting:
+            return
+        visiting.add(table)
+        for field_ in models[table]._meta.concrete_fields:
+            target = field_.related_model
+            if field_.is_relation and target is not None and target._meta.db_table in models:
+                visit(target._meta.db_table)
+        visiting.discard(table)
+        ordered.append(table)
+
+    for table in sorted(models):
+        visit(table)
+    return [(table, models[table]._meta.pk.column, models[table]) for table in ordered]
+
+
+def read_rows(table: str) -> list:
+    """Every row of ``table`` as the database gives it back unchanged: COPY text lines or tuples."""
+    quoted = connection.ops.quote_name(table)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {quoted} TO STDOUT") as copy:
+                text = b"".join(bytes(chunk) for chunk in copy)
+            return text.splitlines(keepends=True)
+        cursor.execute(f"SELECT * FROM {quoted}")
+        return cursor.fetchall()
+
+
+def snapshot() -> dict[str, list]:
+    return {table: read_rows(table) for table, _, _ in tables()}
+
+
+def added(before: dict[str, list], after: dict[str, list], name: str) -> dict[str, list]:
+    """The rows ``after`` has that ``before`` lacked; a world may only add rows (laying it in inserts)."""
+    rows = {}
+    for table, old in before.items():
+        new = after[table]
+        kept = set(new)
+        changed = [row for row in old if row not in kept]
+        if changed:
+            raise AssertionError(f"building the world {name!r} changed or deleted {len(changed)} row(s) of "
+                                 f"{table} that were there before; a shared world may only add rows")
+        if len(new) > len(old):
+            present = set(old)
+            rows[table] = [row for row in new if row not in present]
+    return rows
+
+
+def lay(world: World) -> None:
+    """Insert the world's rows (in an open transaction) and move the sequences past them."""
+    with connection.cursor() as cursor:
+        for table, rows in world.rows.items():
+            quoted = connection.ops.quote_name(table)
+            if connection.vendor == "postgresql":
+                with cursor.cursor.copy(f"COPY {quoted} FROM STDIN") as copy:
+                    copy.write(b"".join(rows))
+            else:
+                marks = ", ".join(["%s"] * len(rows[0]))
+                cursor.executemany(f"INSERT INTO {quoted} VALUES ({marks})", rows)
+        models = [model for table, _, model in tables() if table in world.rows]
+        for statement in connection.ops.sequence_reset_sql(no_style(), models):
+            cursor.execute(statement)
+
+
+class Worlds:
+    """The session's worlds, each built the first time a module asks for it."""
+
+    def __init__(self, blocker) -> None:
+        self.blocker = blocker
+        self.built: dict[str, World] = {}
+
+    def get(self, name: str) -> World:
+        if name not in self.built:
+            self.build(name)
+        return self.built[name]
+
+    def build(self, name: str) -> None:
+        chain = []  # the stages to run, from the nearest one already built (laid first) on
+        stage: str | None = name
+        while stage is not None and stage not in self.built:
+            chain.insert(0, stage)
+            stage = STAGES[stage][0]
+        with self.blocker.unblock(), transaction.atomic():
+            empty = snapshot()
+            output: dict[str, str] = {}
+            if stage is not None:
+                lay(self.built[stage])
+                output.update(self.built[stage].output)
+            for stage in chain:
+                for command, *args in STAGES[stage][1]:
+                    out = StringIO()
+                    call_command(command, *args, stdout=out)
+                    output[command] = out.getvalue()
+                if stage not in self.built:
+                    self.built[stage] = World(stage, added(empty, snapshot(), stage), dict(output))
+            transaction.set_rollback(True)
+
+
+@pytest.fixture(scope="session")
+def worlds(django_db_setup, django_db_blocker) -> Worlds:
+    return Worlds(django_db_blocker)
+
+
+@contextmanager
+def laid(world: World, blocker) -> Iterator[World]:
+    """The world in the test database until the block ends, in a transaction then rolled back."""
+    with blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            lay(world)
+        except BaseException:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+            raise
+    try:
+        yield world
+    finally:
+        with blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+def world_fixture(name: str):
+    """A module-scoped fixture that lays the world ``name`` for a module's tests."""
+
+    @pytest.fixture(scope="module")
+    def fixture(worlds, django_db_blocker) -> Iterator[World]:
+        with laid(worlds.get(name), django_db_blocker) as world:
+            yield world
+
+    fixture.__doc__ = f"The {name!r} world, laid once for the module; each test's changes roll back."
+    return fixture
+
+
+demo_episodes_world = world_fixture("demo-episodes")
+demo_world = world_fixture("demo")
+demo_studies_world = world_fixture("demo-studies")
+make_demo_world = world_fixture("make-demo")
