@@ -14,12 +14,15 @@ The stages and what they run (the recorded output of each command is kept with t
 
 - ``demo-episodes``: ``load_demo --skip-accounts``, the episodes with no accounts;
 - ``demo``: ``load_demo --base-url https://parley.example.org/``, with the demo accounts;
-- ``demo-studies``: ``demo`` then ``load_demo_studies``, the studies with their generated ratings;
-- ``make-demo``: ``demo-studies`` then ``load_demo_chat``, all ``make demo`` loads before serving.
+- ``demo-studies``: ``demo`` then ``load_demo_studies --base-url http://parley.test/``, the studies with
+  their generated ratings;
+- ``make-demo``: ``demo-studies`` then ``load_demo_chat --base-url http://127.0.0.1:8000``, all that
+  ``make demo`` loads before serving (the base URL changes what is printed, not what is stored).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,7 +40,7 @@ STAGES: dict[str, tuple[str | None, list[tuple[str, ...]]]] = {
     # name: (the stage it starts from, the commands it runs)
     "demo-episodes": (None, [("load_demo", "--skip-accounts")]),
     "demo": (None, [("load_demo", "--base-url", "https://parley.example.org/")]),
-    "demo-studies": ("demo", [("load_demo_studies", "--base-url", BASE_URL)]),
+    "demo-studies": ("demo", [("load_demo_studies", "--base-url", "http://parley.test/")]),
     "make-demo": ("demo-studies", [("load_demo_chat", "--base-url", BASE_URL)]),
 }
 
@@ -129,11 +132,23 @@ class Worlds:
     def __init__(self, blocker) -> None:
         self.blocker = blocker
         self.built: dict[str, World] = {}
+        self.seconds: dict[str, float] = {}  # building each world, and laying them all
 
     def get(self, name: str) -> World:
         if name not in self.built:
+            started = time.perf_counter()
             self.build(name)
+            self.seconds[f"build {name}"] = time.perf_counter() - started
         return self.built[name]
+
+    def lay(self, name: str) -> World:
+        """Lay the world ``name`` inside the test's own transaction (a test in a module that needs no
+        world otherwise); call it first, before the test makes rows of its own."""
+        world = self.get(name)
+        started = time.perf_counter()
+        lay(world)
+        self.seconds["lay"] = self.seconds.get("lay", 0.0) + time.perf_counter() - started
+        return world
 
     def build(self, name: str) -> None:
         chain = []  # the stages to run, from the nearest one already built (laid first) on
@@ -157,9 +172,20 @@ class Worlds:
             transaction.set_rollback(True)
 
 
+SESSION: list[Worlds] = []
+
+
 @pytest.fixture(scope="session")
 def worlds(django_db_setup, django_db_blocker) -> Worlds:
-    return Worlds(django_db_blocker)
+    SESSION.append(Worlds(django_db_blocker))
+    return SESSION[0]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How long the shared worlds took to build and lay, so a slow world shows."""
+    if SESSION and SESSION[0].seconds:
+        times = ", ".join(f"{what} {seconds:.1f}s" for what, seconds in SESSION[0].seconds.items())
+        terminalreporter.write_line(f"shared worlds: {times}")
 
 
 @contextmanager
@@ -187,7 +213,10 @@ def world_fixture(name: str):
 
     @pytest.fixture(scope="module")
     def fixture(worlds, django_db_blocker) -> Iterator[World]:
-        with laid(worlds.get(name), django_db_blocker) as world:
+        world = worlds.get(name)
+        started = time.perf_counter()
+        with laid(world, django_db_blocker):
+            worlds.seconds["lay"] = worlds.seconds.get("lay", 0.0) + time.perf_counter() - started
             yield world
 
     fixture.__doc__ = f"The {name!r} world, laid once for the module; each test's changes roll back."
