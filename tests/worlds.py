@@ -47,12 +47,13 @@ STAGES: dict[str, tuple[str | None, list[tuple[str, ...]]]] = {
 
 @dataclass
 class World:
-    """The rows a stage added, table by table in an order that inserts what rows point at first, and
-    what its commands printed, by command."""
+    """The rows a stage added (or changed), table by table in an order that inserts what rows point at
+    first, and what its commands printed, by command."""
 
     name: str
     rows: dict[str, list] = field(default_factory=dict)
     output: dict[str, str] = field(default_factory=dict)
+    gone: dict[str, list] = field(default_factory=dict)  # primary keys of rows the build changed or deleted
 
 
 def tables() -> list[tuple[str, str, type]]:
@@ -94,20 +95,30 @@ def snapshot() -> dict[str, list]:
     return {table: read_rows(table) for table, _, _ in tables()}
 
 
-def added(before: dict[str, list], after: dict[str, list], name: str) -> dict[str, list]:
-    """The rows ``after`` has that ``before`` lacked; a world may only add rows (laying it in inserts)."""
-    rows = {}
-    for table, old in before.items():
-        new = after[table]
-        kept = set(new)
-        changed = [row for row in old if row not in kept]
-        if changed:
-            raise AssertionError(f"building the world {name!r} changed or deleted {len(changed)} row(s) of "
-                                 f"{table} that were there before; a shared world may only add rows")
-        if len(new) > len(old):
-            present = set(old)
-            rows[table] = [row for row in new if row not in present]
-    return rows
+def difference(before: dict[str, list], after: dict[str, list]) -> tuple[dict[str, list], dict[str, list]]:
+    """What building a world did to the tables: the rows ``after`` has that ``before`` lacked (new rows
+    and the new versions of changed ones), and the primary keys of the rows ``before`` had that
+    ``after`` lacks (changed or deleted: laying the world deletes them first)."""
+    rows, gone = {}, {}
+    for table, pk, _ in tables():
+        old, new = before[table], after[table]
+        if old == new:
+            continue
+        present, kept = set(old), set(new)
+        if fresh := [row for row in new if row not in present]:
+            rows[table] = fresh
+        if stale := [row for row in old if row not in kept]:
+            index = columns(table).index(pk)
+            gone[table] = [row.rstrip(b"\n").split(b"\t")[index].decode() if isinstance(row, bytes) else row[index]
+                           for row in stale]
+    return rows, gone
+
+
+def columns(table: str) -> list[str]:
+    """The table's columns in the order ``SELECT *`` and ``COPY`` give them."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)} WHERE 1 = 0")
+        return [column[0] for column in cursor.description]
 
 
 def restart_sequences() -> None:
@@ -120,8 +131,13 @@ def restart_sequences() -> None:
 
 
 def lay(world: World) -> None:
-    """Insert the world's rows (in an open transaction) and move the sequences past them."""
+    """Insert the world's rows (in an open transaction) and move the sequences past them; the rows its
+    build changed or deleted go first."""
+    pks = {table: pk for table, pk, _ in tables()}
     with connection.cursor() as cursor:
+        for table, gone in reversed(world.gone.items()):
+            cursor.execute(f"DELETE FROM {connection.ops.quote_name(table)} "
+                           f"WHERE {connection.ops.quote_name(pks[table])} IN ({', '.join(['%s'] * len(gone))})", gone)
         for table, rows in world.rows.items():
             quoted = connection.ops.quote_name(table)
             if connection.vendor == "postgresql":
@@ -178,7 +194,8 @@ class Worlds:
                     call_command(command, *args, stdout=out)
                     output[command] = out.getvalue()
                 if stage not in self.built:
-                    self.built[stage] = World(stage, added(empty, snapshot(), stage), dict(output))
+                    rows, gone = difference(empty, snapshot())
+                    self.built[stage] = World(stage, rows, dict(output), gone)
             transaction.set_rollback(True)
 
 
