@@ -54,6 +54,7 @@ class World:
     rows: dict[str, list] = field(default_factory=dict)
     output: dict[str, str] = field(default_factory=dict)
     gone: dict[str, list] = field(default_factory=dict)  # primary keys of rows the build changed or deleted
+    sequences: dict[str, tuple] = field(default_factory=dict)  # where the id sequences stood after the build
 
 
 def tables() -> list[tuple[str, str, type]]:
@@ -130,6 +131,34 @@ def restart_sequences() -> None:
             cursor.execute(statement)
 
 
+def sequences() -> dict[str, tuple]:
+    """Where each table's id sequence stands (rows a build made and deleted leave gaps past its highest
+    row), to carry on from exactly there when a world is built on a laid one."""
+    with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            cursor.execute("SELECT name, seq FROM sqlite_sequence")
+            return {name: (seq,) for name, seq in cursor.fetchall()}
+        found = {}
+        for table, pk, model in tables():
+            if model._meta.pk.get_internal_type() not in ("AutoField", "BigAutoField", "SmallAutoField"):
+                continue
+            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [connection.ops.quote_name(table), pk])
+            if name := cursor.fetchone()[0]:
+                cursor.execute(f"SELECT last_value, is_called FROM {name}")
+                found[name] = cursor.fetchone()
+        return found
+
+
+def set_sequences(positions: dict[str, tuple]) -> None:
+    with connection.cursor() as cursor:
+        for name, position in positions.items():
+            if connection.vendor == "postgresql":
+                cursor.execute("SELECT setval(%s, %s, %s)", [name, *position])
+            else:
+                cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [name])
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [name, *position])
+
+
 def lay(world: World) -> None:
     """Insert the world's rows (in an open transaction) and move the sequences past them; the rows its
     build changed or deleted go first."""
@@ -185,8 +214,9 @@ class Worlds:
             restart_sequences()
             empty = snapshot()
             output: dict[str, str] = {}
-            if stage is not None:
+            if stage is not None:  # as if its build had just run: the same rows, the sequences where it left them
                 lay(self.built[stage])
+                set_sequences(self.built[stage].sequences)
                 output.update(self.built[stage].output)
             for stage in chain:
                 for command, *args in STAGES[stage][1]:
@@ -195,7 +225,7 @@ class Worlds:
                     output[command] = out.getvalue()
                 if stage not in self.built:
                     rows, gone = difference(empty, snapshot())
-                    self.built[stage] = World(stage, rows, dict(output), gone)
+                    self.built[stage] = World(stage, rows, dict(output), gone, sequences())
             transaction.set_rollback(True)
 
 
