@@ -71,7 +71,7 @@ services:
 
 ## test: install and run every test (CI=true: PostgreSQL + Redis, which must be up, then the
 ## concurrency tests once more on the embedded SQLite default, whose locking differs; pytest's
-## exit status 5 there only means PYTEST_ARGS selected none of them)
+## exit status 5 there only means PYTEST_ARGS selected none of them); the ten slowest tests are listed
 ifeq ($(CI),true)
 test: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/parley
 test: export REDIS_URL ?= redis://127.0.0.1:6379/0
@@ -81,7 +81,7 @@ else
 test: install-dev browser
 endif
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=10 $(PYTEST_ARGS)
 ifeq ($(CI),true)
 	env -u DATABASE_URL -u REDIS_URL PARLEY_REQUIRE_BACKENDS=false \
 	  $(BIN)/python -m pytest -m concurrency $(PYTEST_ARGS) || [ $$? -eq 5 ]

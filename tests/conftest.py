@@ -20,7 +20,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("CI needs real backends: " + "; ".join(problems))
 
 
-pytest_plugins = ["tests.fake_llm"]
+pytest_plugins = ["tests.fake_llm", "tests.worlds"]
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -110,7 +110,12 @@ def read_page(url: str, html: str) -> PageReader:
 
 @dataclass
 class Fuzzer:
-    """Sends hostile requests as one caller and keeps what went wrong, request by request."""
+    """Sends hostile requests as one caller and keeps what went wrong, request by request.
+
+    ``sent`` is what this caller has sent already in the module (a form by its method, path and fields; a
+    page's query parameters by path and names): the same request over the same world answers the same,
+    so a form or link every page carries (the navigation's) is sent once per caller, not once per page.
+    """
 
     world: World
     caller: str
@@ -157,6 +162,10 @@ class Fuzzer:
 
     def send_queries(self, queries: dict[str, set[str]]) -> None:
         for path, names in queries.items():
+            key = ("query", path, frozenset(names))
+            if key in self.sent:
+                continue
+            self.sent.add(key)
             for name, payload in PAYLOADS.items():
                 self.request("get", f"{path}?{urlencode(dict.fromkeys(names, payload))}", f"query {name}")
 
@@ -177,14 +186,20 @@ def world(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worl
             transaction.set_rollback(True)
 
 
+@pytest.fixture(scope="module")
+def sent() -> dict[str, set]:
+    """What each caller has sent already in this module, by caller (see ``Fuzzer.sent``)."""
+    return {}
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", sorted(route.name for route in SITE_ROUTES))
-def test_no_form_of_the_site_answers_hostile_input_with_an_error(world, name):
+def test_no_form_of_the_site_answers_hostile_input_with_an_error(world, sent, name):
     access = MATRIX[name]
     url = reverse(name, kwargs=access.args(world))
     problems: list[str] = []
     for caller in callers_served(name):
-        fuzzer = Fuzzer(world, caller)
+        fuzzer = Fuzzer(world, caller, sent=sent.setdefault(caller, set()))
         if access.method == "POST":  # its matrix data; the page that holds its form sends that form too
             fuzzer.send_form(Form(action=url, method="post", multipart=False, fields=set(access.data)))
         if access.method == "GET" or access.get == 200:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 from django.apps import apps
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
 from chat.models import Participant
 
-pytestmark = pytest.mark.django_db
+# ``make demo``'s three commands run once per session on an empty database and laid for this module
+# (tests/worlds.py); each test's changes roll back.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("make_demo_world")]
 
 DEMO_COMMANDS = ("load_demo", "load_demo_studies", "load_demo_chat")
 LINK = re.compile(r"participant link\s+http://127\.0\.0\.1:8000(/s/demo-chat/\?\S+)")
@@ -36,8 +37,7 @@ def every_row() -> dict[str, list[dict]]:
     }
 
 
-def test_running_make_demo_twice_changes_no_row():
-    make_demo()
+def test_running_make_demo_twice_changes_no_row():  # the world is the first run
     before = every_row()
 
     make_demo()
@@ -47,8 +47,8 @@ def test_running_make_demo_twice_changes_no_row():
     assert changed == []
 
 
-def test_each_run_prints_a_participant_link_that_opens_the_consent_page():
-    first_path = LINK.search(make_demo()).group(1)
+def test_each_run_prints_a_participant_link_that_opens_the_consent_page(make_demo_world):
+    first_path = LINK.search(make_demo_world.output["load_demo_chat"]).group(1)  # the first run's
     first = Client()
     first.get(first_path, follow=True)  # someone takes the first link
     assert Participant.objects.count() == 1
@@ -79,32 +79,3 @@ def test_make_demo_prints_the_logins_last_before_the_server_and_keeps_migrations
     assert all("manage.py" not in line for line in recipe[logins + 1 :])
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "demo: MIGRATE_FLAGS = --verbosity 0" in makefile
-
-
-def test_demo_logins_gives_every_demo_account_a_new_password_and_a_working_link():
-    out = StringIO()
-    call_command("load_demo", "--skip-accounts", stdout=StringIO())  # episodes only
-    call_command("demo_logins", "--base-url", "http://127.0.0.1:8000", stdout=out)
-    first = out.getvalue()
-    out = StringIO()
-    call_command("demo_logins", "--base-url", "http://127.0.0.1:8000", stdout=out)
-    second = out.getvalue()
-
-    passwords = re.findall(r"password (\S+)", first)
-    assert len(passwords) == 5 and set(passwords).isdisjoint(re.findall(r"password (\S+)", second))
-    User = get_user_model()
-    admin = User.objects.get(username="admin")
-    assert admin.is_superuser and admin.is_staff and not admin.team_memberships.exists()
-    assert "then http://127.0.0.1:8000/admin/" in second
-    assert admin.check_password(re.search(r"admin\s+superuser\s+password (\S+)", second)[1])
-    researcher = re.search(r"researcher\s+researchers\s+password \S+\n\s+http://127\.0\.0\.1:8000(/login/\S+)", second)
-    client = Client()
-    client.get(researcher[1])
-    assert int(client.session["_auth_user_id"]) == User.objects.get(username="researcher").pk
-
-
-def test_load_demo_no_logins_creates_the_accounts_without_printing_them():
-    out = StringIO()
-    call_command("load_demo", "--no-logins", stdout=out)
-    assert "/login/" not in out.getvalue() and "password" not in out.getvalue()
-    assert get_user_model().objects.filter(username__in=["researcher", "annotator1"]).count() == 2

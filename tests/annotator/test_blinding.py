@@ -18,6 +18,7 @@ import zipfile
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 from django.urls.converters import IntConverter
 from django.utils import timezone
@@ -64,9 +65,16 @@ def planted_scenario():
     return scenario
 
 
-@pytest.fixture
-def world():
-    """One study per preset over the planted scenario's episodes; the annotator holds every item."""
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """One study per preset over the planted scenario's episodes; the annotator holds every item. Built
+    once for the module in a transaction rolled back at its end; each test's changes roll back."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield build_world()
+        transaction.set_rollback(True)
+
+
+def build_world():
     scenario = planted_scenario()
     annotator = make_user(username="blind-annotator")
     studies = {}
@@ -134,13 +142,20 @@ def preset_of(url, studies, annotator):
     return None
 
 
-def test_no_page_an_annotator_can_open_shows_a_private_fact_a_reason_or_an_unrated_goal_or_secret(client, world):
+@pytest.fixture
+def swept(world):
+    """The world as the sweep opens it: one of the annotator's items already submitted."""
     annotator, studies = world
     submitted = the_regular_item(studies["agentsense"], annotator)
     submitted.status, submitted.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
     submitted.save()
+    return world
+
+
+def sweep_values(annotator, studies):
+    """The values each URL parameter is filled with, by name, else by converter."""
     assignments = list(Assignment.objects.filter(annotator=annotator).values_list("pk", flat=True))
-    values = {
+    return {
         "assignment_id": assignments,
         "slug": [study.slug for study in studies.values()],
         "token": [study.invite_token for study in studies.values()],
@@ -149,24 +164,55 @@ def test_no_page_an_annotator_can_open_shows_a_private_fact_a_reason_or_an_unrat
                        *(study.pk for study in studies.values()), 1}),
         "str": ["x", "csv"],
     }
-    client.force_login(annotator)
-    opened = []
-    for name, converters in patterns():
-        for url in urls_for(name, converters, values):
-            for headers in ({}, {"HX-Request": "true"}):
-                opened.append((url, client.get(url, headers=headers)))
-    for pk in assignments:  # the annotator's own posts: an autosave's status, a submit that fails
-        opened.append((f"/annotate/a/{pk}/draft/", client.post(f"/annotate/a/{pk}/draft/", {"revision": 1})))
-        client.post(f"/annotate/a/{pk}/submit/", {"revision": 1})
-        opened.append((f"/annotate/a/{pk}/ after a failed submit", client.get(f"/annotate/a/{pk}/")))
 
-    item_pages = [url for url, response in opened if "/annotate/a/" in url and response.status_code == 200]
-    assert len(item_pages) >= 4 * len(PRESETS)  # every item of every study was really opened
+
+def assert_blind(opened, studies, annotator):
+    """No response shows a planted text its study's questions do not rate."""
     for url, response in opened:
         allowed = RATED.get(preset_of(url, studies, annotator), set())
         for text in texts_of(response):
             for planted in {PRIVATE, REASON, GOAL, SECRET} - allowed:
                 assert planted not in text, f"{planted!r} on {url} ({response.status_code})"
+
+
+# Every named URL of the site, one test each (the sweep shares the module's world); the annotator's own
+# posts are one more test.
+ROUTES = sorted({name for name, _ in patterns()})
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_no_page_an_annotator_can_open_shows_a_private_fact_a_reason_or_an_unrated_goal_or_secret(
+    client, swept, route
+):
+    annotator, studies = swept
+    values = sweep_values(annotator, studies)
+    client.force_login(annotator)
+    opened = []
+    for name, converters in patterns():
+        if name != route:
+            continue
+        for url in urls_for(name, converters, values):
+            for headers in ({}, {"HX-Request": "true"}):
+                opened.append((url, client.get(url, headers=headers)))
+
+    if route == "annotator:item":
+        item_pages = [url for url, response in opened if response.status_code == 200]
+        assert len(item_pages) >= 4 * len(PRESETS)  # every item of every study was really opened
+    assert_blind(opened, studies, annotator)
+
+
+def test_the_annotators_own_posts_show_no_private_fact_a_reason_or_an_unrated_goal_or_secret(client, swept):
+    annotator, studies = swept
+    client.force_login(annotator)
+    opened = []
+    for pk in Assignment.objects.filter(annotator=annotator).values_list("pk", flat=True):
+        # an autosave's status, a submit that fails, and the item page after it
+        opened.append((f"/annotate/a/{pk}/draft/", client.post(f"/annotate/a/{pk}/draft/", {"revision": 1})))
+        client.post(f"/annotate/a/{pk}/submit/", {"revision": 1})
+        opened.append((f"/annotate/a/{pk}/ after a failed submit", client.get(f"/annotate/a/{pk}/")))
+
+    assert len(opened) >= 2 * 4 * len(PRESETS)
+    assert_blind(opened, studies, annotator)
 
 
 def test_the_agentsense_item_page_shows_a_goal_only_beside_its_question_and_asks_no_probe_it_answers(client, world):

@@ -3,11 +3,8 @@ rating labelled as such, and items left for the demo annotators to rate themselv
 study over the group episodes sets the generated goal verdicts against self, other and external
 answers and the generated probe answers beside the agents' attacker and blind accuracy."""
 
-from io import StringIO
-
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.assignment import remaining_for
@@ -25,9 +22,8 @@ STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-age
 
 
 @pytest.fixture
-def demo():
-    for command in ("load_demo", "load_demo_studies"):
-        call_command(command, stdout=StringIO())
+def demo(demo_studies_world):
+    """The demo after ``load_demo`` and ``load_demo_studies``, laid once for the module (tests/worlds.py)."""
     return {slug: Study.objects.get(slug=slug) for slug in STUDIES}
 
 

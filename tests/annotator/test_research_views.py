@@ -544,10 +544,9 @@ def test_the_demo_studies_need_the_demo_first():
     assert not Study.objects.exists()
 
 
-def test_the_demo_studies_are_made_once_over_the_demo_episodes():
-    call_command("load_demo", stdout=StringIO())
-
-    output = demo_studies("--base-url", "http://parley.test/")
+def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
+    # load_demo, then load_demo_studies --base-url http://parley.test/: built once per session (tests/worlds.py)
+    output = worlds.lay("demo-studies").output["load_demo_studies"]
     again = demo_studies("--base-url", "http://parley.test/")
 
     studies = {study.slug: study for study in Study.objects.all()}

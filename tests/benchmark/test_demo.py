@@ -29,7 +29,9 @@ from benchmark.models import (
 )
 from benchmark.scenarios.templates import fits
 
-pytestmark = pytest.mark.django_db
+# The demo is built once per session and laid for this module (tests/worlds.py): ``load_demo --base-url
+# https://parley.example.org/`` on an empty database; each test's changes roll back.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo_world")]
 
 
 def load(*args: str) -> str:
@@ -77,8 +79,8 @@ def test_the_group_scenario_has_three_parties_two_typed_goals_each_labels_and_pr
     assert all(0 <= probe.correct < len(probe.options) for probe in spec.probes)
 
 
-def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
-    output = load("--base-url", "https://parley.example.org/")
+def test_load_demo_creates_scenarios_episodes_scores_and_accounts(demo_world):
+    output = demo_world.output["load_demo"]  # its first run, with --base-url https://parley.example.org/
 
     demo = Episode.objects.filter(tag="demo")
     assert Scenario.objects.filter(external_id__startswith="demo-scenario-").count() == len(SCENARIOS) + 1 == 13
@@ -141,8 +143,7 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts():
     )
 
 
-def test_load_demo_is_idempotent():
-    load()
+def test_load_demo_is_idempotent():  # the world is the first run
     before = counts()
     turns = list(Turn.objects.order_by("episode__external_id", "index").values_list("content", flat=True))
     output = load()
@@ -150,16 +151,6 @@ def test_load_demo_is_idempotent():
     assert list(Turn.objects.order_by("episode__external_id", "index").values_list("content", flat=True)) == turns
     assert "(0 new)" in output
     assert "unchanged" in output
-
-
-def test_load_demo_logs_in_a_demo_account_by_its_link(client):
-    output = load("--skip-accounts")
-    assert "0 accounts" in output and not User.objects.exists()
-    output = load()
-    path = re.search(r"http://127\.0\.0\.1:8000(/login/\S+)", output).group(1)
-    response = client.get(path)
-    assert response.status_code in (200, 302)
-    assert int(client.session["_auth_user_id"]) == User.objects.get(username="researcher").pk
 
 
 PLACEHOLDER = re.compile(r"\{role(\d+)\}")
@@ -195,8 +186,6 @@ def test_the_templates_have_three_or_four_slots_typed_goals_labels_and_probes_wi
 
 
 def test_each_template_is_filled_with_three_casts_that_fit_its_slots_and_carry_its_labels():
-    load("--skip-accounts")
-
     for spec in TEMPLATES:
         template = Scenario.objects.get(external_id=f"demo-template-{spec.codename}")
         assert template.is_template and not template.episodes.exists()
@@ -220,8 +209,6 @@ def test_each_template_is_filled_with_three_casts_that_fit_its_slots_and_carry_i
 
 
 def test_template_episodes_open_with_the_greeter_and_have_self_other_external_probe_and_blind_answers():
-    load("--skip-accounts")
-
     episodes = Episode.objects.filter(tag="demo-groups", scenario__template__isnull=False)
     assert episodes.count() == 3 * len(TEMPLATES)
     assert not Episode.objects.filter(tag="demo", scenario__template__isnull=False).exists()
@@ -268,7 +255,6 @@ def test_template_episodes_open_with_the_greeter_and_have_self_other_external_pr
 
 
 def test_the_demo_feeds_every_agentsense_analysis_psi_over_the_templates_included():
-    load("--skip-accounts")
     out = StringIO()
 
     call_command("benchmark_report", "--analysis", "agentsense", "--tag", "demo-groups", "--format", "json", stdout=out)

@@ -396,8 +396,8 @@ def test_the_example_in_the_format_documentation_imports(tmp_path):
     assert (cast[0].first_name, cast[1].first_name) == ("Bo", "Ann")
 
 
-def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path):
-    call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
+def test_the_demo_design_moves_to_another_team_byte_for_byte(tmp_path, worlds):
+    worlds.lay("demo-episodes")  # load_demo --skip-accounts, built once per session (tests/worlds.py)
     first = library()
     other = make_team()
 

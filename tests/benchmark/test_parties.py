@@ -292,8 +292,8 @@ def test_an_llm_plays_a_three_party_episode_through_the_gateway(fake_llm):
 # --- two parties, exactly as before -----------------------------------------------------------------
 
 
-def test_two_party_demo_transcripts_and_prompts_are_exactly_what_they_were_before_groups():
-    call_command("load_demo", "--skip-accounts", stdout=None)
+def test_two_party_demo_transcripts_and_prompts_are_exactly_what_they_were_before_groups(worlds):
+    worlds.lay("demo-episodes")  # load_demo --skip-accounts, built once per session (tests/worlds.py)
     transcripts, prompts = hashlib.sha256(), hashlib.sha256()
     for episode in Episode.objects.filter(tag="demo").select_related("scenario", "barrier").order_by("external_id"):
         seats = list(episode.seats.select_related("role", "character").prefetch_related("role__goals")
