@@ -16,7 +16,6 @@ from ..evaluation.interviews.instruments import PROBES_PRESET
 from ..instruments.kinds import get_kind
 from ..instruments.respondents import find_respondent
 from ..instruments.targets import EPISODE, SPAN, TURN
-from ..instruments.values import check_value
 from ..models import Answer, Episode, Goal, Instrument, Question, Respondent, Response, Role, Scenario
 from .responses import AnswerDraft, ResponseDraft
 
@@ -141,7 +140,7 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
     """Refuse what the database would refuse of this answer, naming the field: a seat or goal that does
     not match the question's scope, a number missing or out of range, a value that is not a choice.
 
-    A choice is checked by ``instruments.values.check_value``, the rule forms and judges follow. A number
+    A value is checked by its kind (``imported_value_problem``: a choice as forms check it). A number
     is checked against the question's bounds only, as the database checks it: an import keeps a number
     between a scale's steps (a mean of several raters, which some files hold), which a form would refuse.
     """
@@ -163,8 +162,8 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
             raise origin.at("number").problem(
                 f"{answer.number:g} is outside [{question.low:g}, {question.high:g}] for {question.key}"
             )
-    elif kind.single_choice or kind.multi_valued:
-        problem = check_value(question, answer.value)[2]
+    else:
+        problem = kind.imported_value_problem(question, answer.value)
         if problem:
             raise origin.at("value").problem(f"{question.key!r}: {problem}")
 

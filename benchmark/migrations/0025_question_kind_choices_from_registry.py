@@ -8,7 +8,7 @@ import benchmark.instruments.kinds
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0023_turn_features'),
+        ('benchmark', '0024_answer_targets'),
     ]
 
     operations = [

@@ -195,6 +195,17 @@ class QuestionKind:
         """The value of the correct answer about ``episode``, if the kind stores one (for accuracy)."""
         return None
 
+    def imported_value_problem(self, question: Any, value: str) -> str:
+        """What is wrong with one imported answer row's value, before it reaches the database ("" when fine).
+
+        A choice (one, or one label of several) is checked as a form checks it; any other value is left to
+        the database's checks (a number to the question's bounds, which ``importing`` checks itself), so
+        an import keeps what the database would keep, in the database's words.
+        """
+        if self.single_choice or self.multi_valued:
+            return self.check_value(question, value)[2]
+        return ""
+
     @property
     def posts_several_values(self) -> bool:
         """Whether a form posts this kind's answer field several times (``posts_several``, else ``multi_valued``)."""

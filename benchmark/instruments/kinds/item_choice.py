@@ -90,6 +90,11 @@ class ItemChoice(ChoiceKind):
     agreement = "categorical"
     db_checks = (CHOICE_INDEX,)
 
+    def imported_value_problem(self, question: Any, value: str) -> str:
+        """An imported value is checked by the database (a choice index): the item's own choices are not known
+        until the file's scenario, with its probes, is stored."""
+        return ""
+
     def option_problems(self, options: dict[str, Any]) -> list[str]:
         source = options.get("source")
         if source not in SOURCES:
