@@ -13,6 +13,7 @@ replaces its earlier responses in the same transaction that writes the new ones,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
@@ -26,17 +27,30 @@ from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
 from .judge_questions import JudgedQuestion, Questionnaire
 
 
-def judge_asked(seats: Mapping[str, int], questions: Questionnaire) -> list[Asked]:
+def judge_asked(
+    seats: Mapping[str, int], questions: Questionnaire, bound: Mapping[int, Any] | None = None
+) -> list[Asked]:
     """What one judge call asks, in the reply's order: each seat (its key → its position) on every
-    seat question, then the episode on every episode question."""
+    seat question, then the episode on every episode question.
+
+    A scored question is checked by its range (entry ``score``); any other by its kind, bound to the
+    episode (``bound``, from ``judge_questions.bind``; entry ``answer``), and not asked when the
+    episode has nothing for it (bound to None)."""
+    bound = bound or {}
 
     def asked(path: tuple[str, ...], question: JudgedQuestion, target: Target) -> Asked:
+        if not question.scored:
+            return Asked(path, question.question_id, target, question.kind, field="answer",
+                         instrument_id=question.instrument_id, question=bound[question.question_id])
         return Asked(path, question.question_id, target, question.kind, low=question.low, high=question.high,
                      field="score", instrument_id=question.instrument_id)
 
+    def wanted(question: JudgedQuestion) -> bool:
+        return question.scored or bound.get(question.question_id) is not None
+
     items = [asked((SEATS_KEY, key, q.key), q, Target.of_seat(position))
-             for key, position in seats.items() for q in questions.seat]
-    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode]
+             for key, position in seats.items() for q in questions.seat if wanted(q)]
+    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode if wanted(q)]
     return items
 
 
@@ -73,19 +87,24 @@ def store_answers(
     respondent: Respondent,
     questions: Questionnaire,
     usage: Usage | None,
+    expected: int | None = None,
 ) -> list[Answer]:
     """Replace ``respondent``'s responses to the instruments about the episode with ``answers``, all or nothing.
 
     One response per instrument; each carries the usage of the one call that produced the set.
-    Returns the answers written, each with its ``response``.
+    Returns the answers written, each with its ``response``. ``expected`` is how many were asked
+    (default: every question, for an episode whose items skip none).
     """
-    expected = questions.expected_answers(len(facts.seats))
+    if expected is None:
+        expected = questions.expected_answers(len(facts.seats))
     if len(answers) != expected:
         raise ValueError(
             f"storing the judge's answers about episode {facts.episode_id} needs {expected} scores, got {len(answers)}"
         )
     for answer in answers:
         asked = answer.asked
+        if asked.question is not None:
+            continue  # checked by its kind (``respondent.read_value``)
         if answer.number is None or not asked.low <= answer.number <= asked.high:  # type: ignore[operator]
             raise ValueError(f"{asked.key} answer {answer.value} is out of range {asked.low:g} to {asked.high:g}")
     created = timezone.now()

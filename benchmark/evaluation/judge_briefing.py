@@ -7,12 +7,13 @@ blind to the experiment's design. Seats are named ``seat_1``, ``seat_2``... in s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..agents.prompt import HistoryEntry, describe_turn
 from ..models import ActionType, Episode, Seat, relationship_label
-from .judge_questions import JudgedQuestion, Questionnaire, system_prompt
+from .judge_questions import JudgedQuestion, Questionnaire, answer_text, system_prompt
 
 EPISODE_KEY = "episode"
 SEATS_KEY = "seats"
@@ -101,15 +102,21 @@ def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
     )
 
 
-def build_judge_messages(facts: EpisodeForJudge, questions: Questionnaire) -> list[dict[str, str]]:
-    """The system rubric and one user message with the situation, the characters and the transcript."""
+def build_judge_messages(
+    facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any] | None = None
+) -> list[dict[str, str]]:
+    """The system rubric and one user message with the situation, the characters and the transcript.
+
+    ``bound`` holds the unscored questions bound to this episode (``judge_questions.bind``); one
+    bound to None is not asked.
+    """
     return [
         {"role": "system", "content": system_prompt(questions)},
-        {"role": "user", "content": _episode_prompt(facts, questions)},
+        {"role": "user", "content": _episode_prompt(facts, questions, bound or {})},
     ]
 
 
-def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any]) -> str:
     sections = []
     if facts.original_context:
         sections.append(f"SITUATION (as originally written):\n{facts.original_context}")
@@ -131,15 +138,18 @@ def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
     if facts.cut_at_cap:
         transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
     sections.append(f"TRANSCRIPT:\n{transcript}")
-    sections.append(_reply_format(facts, questions))
+    sections.append(_reply_format(facts, questions, bound))
     return "\n\n".join(sections)
 
 
-def _reply_format(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+def _reply_format(facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any]) -> str:
+    def entry(q: JudgedQuestion) -> str:
+        if q.scored:
+            return f'"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}'
+        return f'"{q.key}": {{"reasoning": "<why>", "answer": <{answer_text(bound[q.question_id])}>}}'
+
     def entries(items: Sequence[JudgedQuestion], indent: str) -> str:
-        return ",\n".join(
-            f'{indent}"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}' for q in items
-        )
+        return ",\n".join(f"{indent}{entry(q)}" for q in items if q.scored or bound.get(q.question_id) is not None)
 
     blocks = []
     if questions.seat:

@@ -1,7 +1,13 @@
 """What the judge asks: the questions of the instruments it answers, and the rubric that explains them.
 
-The judge answers bounded numeric questions (Likert, slider: ``low``..``high``) asked per seat or
-per episode, of any instrument; by default the two presets of ``benchmark.instruments.rubrics``.
+The judge answers questions asked per seat or per episode, of any instrument; by default the two
+presets of ``benchmark.instruments.rubrics``. Bounded numeric questions (Likert, slider:
+``low``..``high``) are scored as they always were; a question of any other kind with a model part
+(``kind.instruction``: categorical, yes/no, ranking, a per-item choice...) is answered as its kind
+says, bound to each episode by ``kind.for_item`` (:func:`bind`; a question the item has nothing for
+is not asked about it) so a per-item choice shows that item's choices and never its correct one.
+Multi-valued kinds (several rows per answer), spans over the transcript, pairwise comparisons (two
+items) and kinds with no model part are refused by name.
 Everything the judge is told about a question (its key, range and rubric, the question's help
 text) is read from the question, so the prompt and the validation follow the instrument's data.
 For the presets the rubric reads exactly as it did when the dimensions were code, so the judge's
@@ -26,11 +32,17 @@ class JudgedQuestion:
     instrument_id: int
     key: str
     scope: str
-    low: float
-    high: float
+    low: float | None  # None for a kind that is not scored (its kind reads the answer)
+    high: float | None
     rubric: str
     dimension: str
     kind: str  # the question's kind, which reads the model's value (``agents.respondent.read_value``)
+    question: Question | None = None  # the question itself, for a kind that is not scored (``bind``)
+
+    @property
+    def scored(self) -> bool:
+        """A bounded number (the presets' questions): asked and checked by its range, as always."""
+        return self.question is None
 
     def contains(self, score: float) -> bool:
         return self.low <= score <= self.high
@@ -77,8 +89,13 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
     for instrument in instruments:
         for question in by_instrument.get(instrument.pk, []):
             where = f"{instrument}, question {question.key!r}"
-            if not get_kind(question.kind).numeric or question.low is None or question.high is None:
-                raise ValueError(f"{where}: the judge answers only bounded numeric (Likert or slider) questions")
+            kind = get_kind(question.kind)
+            scored = kind.numeric and question.low is not None and question.high is not None
+            if kind.numeric and not scored:
+                raise ValueError(f"{where}: the judge answers a numeric question only with bounds (low and high)")
+            if not scored and (kind.multi_valued or kind.whole_transcript or kind.compares_two
+                               or not _has_model_part(kind, question)):
+                raise ValueError(f"{where}: the judge cannot answer a {kind.label} question")
             if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE):
                 raise ValueError(f"{where}: the judge answers questions asked per seat or per episode")
             target = seat if question.scope == Question.Scope.SEAT else episode
@@ -87,8 +104,37 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
             target.append(JudgedQuestion(
                 question.pk, instrument.pk, question.key, question.scope, question.low, question.high,
                 (question.help_text or question.prompt).strip(), question.dimension or question.key, question.kind,
+                None if scored else question,
             ))
     return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
+
+
+def _has_model_part(kind, question: Question) -> bool:
+    """Whether a model can be told how to answer the kind (``instruction``, a required part)."""
+    try:
+        kind.instruction(question)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def bind(questions: Questionnaire, episode) -> dict[int, Question | None]:
+    """Each unscored question bound to ``episode`` (``kind.for_item``), by question id; None when the
+    item has nothing for it (it is not asked about this episode). Run it where queries may run."""
+    return {
+        q.question_id: get_kind(q.kind).for_item(q.question, episode)
+        for q in (*questions.seat, *questions.episode) if not q.scored
+    }
+
+
+def answer_text(question: Question) -> str:
+    """How a model is to answer a bound, unscored question: its kind's instruction, then what each
+    choice means when its label says more than its value (a per-item choice's "0" = its text)."""
+    kind = get_kind(question.kind)
+    text = kind.instruction(question)
+    labelled = [(str(c.get("value")), str(c.get("label") or "")) for c in kind.choices(question)]
+    meanings = [f"{value!r} = {label}" for value, label in labelled if label and label != value]
+    return f"{text} ({'; '.join(meanings)})" if meanings else text
 
 
 # --- the rubric ------------------------------------------------------------------------------------
@@ -106,7 +152,8 @@ def system_prompt(questions: Questionnaire) -> str:
     """The rubric: what the judge sees, then every question with its range and what a score means."""
 
     def lines(items: Sequence[JudgedQuestion]) -> str:
-        return "\n".join(f"- {q.key} ({q.range_text}): {q.rubric}" for q in items)
+        return "\n".join(f"- {q.key} ({q.range_text}): {q.rubric}" if q.scored else f"- {q.key}: {q.rubric}"
+                         for q in items)
 
     parts = [
         "You are an impartial judge of role-play conversations between characters who each pursue a "
@@ -124,9 +171,16 @@ def system_prompt(questions: Questionnaire) -> str:
             f"For the conversation AS A WHOLE, score these {_count_text(len(questions.episode), 'dimension')}:\n"
             f"{lines(questions.episode)}"
         )
-    parts.append(
-        "For every dimension write the reasoning first and then the score. A score is a number "
-        "(an integer is best) inside the dimension's range, ends included. Answer with the JSON "
-        "object asked for and nothing else."
-    )
+    if all(q.scored for q in (*questions.seat, *questions.episode)):
+        parts.append(
+            "For every dimension write the reasoning first and then the score. A score is a number "
+            "(an integer is best) inside the dimension's range, ends included. Answer with the JSON "
+            "object asked for and nothing else."
+        )
+    else:
+        parts.append(
+            "For every question write the reasoning first and then the answer. A score is a number "
+            "(an integer is best) inside the dimension's range, ends included; any other answer is "
+            "written as the reply shape says. Answer with the JSON object asked for and nothing else."
+        )
     return "\n\n".join(parts)
