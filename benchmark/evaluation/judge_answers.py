@@ -24,7 +24,7 @@ from ..agents.respondent import Answered, Asked
 from ..instruments.targets import Target
 from ..models import Answer, Episode, Respondent, Response
 from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
-from .judge_questions import JudgedQuestion, Questionnaire
+from .judge_questions import JudgedQuestion, Questionnaire, bind
 
 
 def judge_asked(
@@ -45,13 +45,15 @@ def judge_asked(
         return Asked(path, question.question_id, target, question.kind, low=question.low, high=question.high,
                      field="score", instrument_id=question.instrument_id)
 
-    def wanted(question: JudgedQuestion) -> bool:
-        return question.scored or bound.get(question.question_id) is not None
-
     items = [asked((SEATS_KEY, key, q.key), q, Target.of_seat(position))
-             for key, position in seats.items() for q in questions.seat if wanted(q)]
-    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode if wanted(q)]
+             for key, position in seats.items() for q in questions.seat if _wanted(q, bound)]
+    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode if _wanted(q, bound)]
     return items
+
+
+def _wanted(question: JudgedQuestion, bound: Mapping[int, Any]) -> bool:
+    """Whether the question is asked about the episode ``bound`` was bound to."""
+    return question.scored or bound.get(question.question_id) is not None
 
 
 def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
@@ -77,6 +79,13 @@ def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, 
         .values_list("response__episode_id", "n")
     )
     expected = {pk: questions.expected_answers(n) for pk, n in seats.items() if n}
+    if not all(q.scored for q in (*questions.seat, *questions.episode)):
+        # A question bound to nothing for an episode (a per-item choice its item has none for) is not asked.
+        episodes = Episode.objects.filter(pk__in=list(expected)).select_related("scenario")
+        for episode in episodes.prefetch_related("scenario__probes"):
+            bound = bind(questions, episode)
+            expected[episode.pk] = (seats[episode.pk] * sum(1 for q in questions.seat if _wanted(q, bound))
+                                    + sum(1 for q in questions.episode if _wanted(q, bound)))
     return {pk for pk, n in expected.items() if stored.get(pk) == n}
 
 

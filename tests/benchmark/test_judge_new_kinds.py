@@ -96,6 +96,8 @@ def test_an_item_without_choices_for_the_question_is_not_asked_it(fake_llm, inst
     assert result.outcome == judge.SCORED, result.error
     assert '"hidden"' not in fake_llm.requests[0]["messages"][1]["content"]
     assert list(stored(episode)) == ["order"]
+    assert evaluate(episode, instrument).outcome == judge.CACHED  # answered completely: not asked again
+    assert len(fake_llm.requests) == 1
 
 
 def test_a_reply_still_wrong_after_its_repair_stores_nothing(fake_llm, instrument, settings):
