@@ -103,7 +103,7 @@ def _store_scripted(episode_id: int, questions: Questionnaire, respondent: Respo
     if not facts.transcript:
         raise ValueError(f"episode {episode_id} has no turns to judge")
     episode = Episode.objects.get(pk=episode_id)
-    items = judge_asked(seats_of(facts), questions, _bound(episode_id, questions))
+    items = judge_asked(seats_of(facts), questions, _bound(episode_id, questions), facts.agent_turns)
     asked = {(item.target.seat, item.key): item for item in items}
     answers = [
         Answered(asked[(position, key)], format_number(value), float(value), reasoning)
@@ -123,7 +123,7 @@ def _store_scripted(episode_id: int, questions: Questionnaire, respondent: Respo
 
 def _bound(episode_id: int, questions: Questionnaire) -> dict[int, object]:
     """The questions answered by their kind, bound to the episode (none for the presets: no query)."""
-    if all(q.scored for q in (*questions.seat, *questions.episode)):
+    if all(q.scored for q in questions.all):
         return {}
     episode = Episode.objects.select_related("scenario").prefetch_related("scenario__probes").get(pk=episode_id)
     return bind(questions, episode)
@@ -184,7 +184,7 @@ async def evaluate_episode(
         return result
 
     bound = await sync_to_async(_bound)(episode_id, questions)
-    asked = judge_asked(seats_of(facts), questions, bound)
+    asked = judge_asked(seats_of(facts), questions, bound, facts.agent_turns)
     try:
         reply = await ask_instrument(
             build_judge_messages(facts, questions, bound), asked, model=model,

@@ -23,19 +23,21 @@ from ..agents.llm import Usage
 from ..agents.respondent import Answered, Asked
 from ..instruments.targets import Target
 from ..models import Answer, Episode, Respondent, Response
-from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
+from .judge_briefing import EPISODE_KEY, SEATS_KEY, TURNS_KEY, EpisodeForJudge, agent_turn_indexes, turn_key
 from .judge_questions import JudgedQuestion, Questionnaire, bind
 
 
 def judge_asked(
-    seats: Mapping[str, int], questions: Questionnaire, bound: Mapping[int, Any] | None = None
+    seats: Mapping[str, int], questions: Questionnaire, bound: Mapping[int, Any] | None = None,
+    turns: Sequence[tuple[int, int]] = (),
 ) -> list[Asked]:
     """What one judge call asks, in the reply's order: each seat (its key → its position) on every
     seat question, then the episode on every episode question.
 
     A scored question is checked by its range (entry ``score``); any other by its kind, bound to the
     episode (``bound``, from ``judge_questions.bind``; entry ``answer``), and not asked when the
-    episode has nothing for it (bound to None)."""
+    episode has nothing for it (bound to None). Per-turn questions are asked of each of ``turns``
+    ((Turn.index, transcript line), ``EpisodeForJudge.agent_turns``), last."""
     bound = bound or {}
 
     def asked(path: tuple[str, ...], question: JudgedQuestion, target: Target) -> Asked:
@@ -48,6 +50,8 @@ def judge_asked(
     items = [asked((SEATS_KEY, key, q.key), q, Target.of_seat(position))
              for key, position in seats.items() for q in questions.seat if _wanted(q, bound)]
     items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode if _wanted(q, bound)]
+    items += [asked((TURNS_KEY, turn_key(line), q.key), q, Target.of_turn(index))
+              for index, line in turns for q in questions.turn if _wanted(q, bound)]
     return items
 
 
@@ -64,8 +68,9 @@ def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
 def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, questions: Questionnaire) -> set[int]:
     """The episodes for which ``respondent`` has answered every question: the cache hits.
 
-    A respondent answers each question once per seat (or once per episode), so a complete set is
-    exactly the seat questions times the seats plus the episode questions.
+    A respondent answers each question once per seat (or once per episode, or once per agent turn), so a
+    complete set is exactly the seat questions times the seats plus the episode questions plus the turn
+    questions times the agents' turns (less the questions an episode's item has nothing for).
     """
     ids = list(episode_ids)
     seats = dict(Episode.objects.filter(pk__in=ids).annotate(n=Count("seats")).values_list("pk", "n"))
@@ -79,13 +84,16 @@ def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, 
         .values_list("response__episode_id", "n")
     )
     expected = {pk: questions.expected_answers(n) for pk, n in seats.items() if n}
-    if not all(q.scored for q in (*questions.seat, *questions.episode)):
-        # A question bound to nothing for an episode (a per-item choice its item has none for) is not asked.
+    if questions.turn or not all(q.scored for q in questions.all):
+        # Per turn: one answer per language agent's turn. A question bound to nothing for an episode (a
+        # per-item choice its item has none for) is not asked about it.
         episodes = Episode.objects.filter(pk__in=list(expected)).select_related("scenario")
-        for episode in episodes.prefetch_related("scenario__probes"):
+        for episode in episodes.prefetch_related("scenario__probes", "seats", "turns"):
             bound = bind(questions, episode)
+            turns = len(agent_turn_indexes(list(episode.seats.all()), list(episode.turns.all())))
             expected[episode.pk] = (seats[episode.pk] * sum(1 for q in questions.seat if _wanted(q, bound))
-                                    + sum(1 for q in questions.episode if _wanted(q, bound)))
+                                    + sum(1 for q in questions.episode if _wanted(q, bound))
+                                    + turns * sum(1 for q in questions.turn if _wanted(q, bound)))
     return {pk for pk, n in expected.items() if stored.get(pk) == n}
 
 
@@ -105,7 +113,7 @@ def store_answers(
     (default: every question, for an episode whose items skip none).
     """
     if expected is None:
-        expected = questions.expected_answers(len(facts.seats))
+        expected = questions.expected_answers(len(facts.seats), len(facts.agent_turns))
     if len(answers) != expected:
         raise ValueError(
             f"storing the judge's answers about episode {facts.episode_id} needs {expected} scores, got {len(answers)}"

@@ -17,6 +17,7 @@ from .judge_questions import JudgedQuestion, Questionnaire, answer_text, system_
 
 EPISODE_KEY = "episode"
 SEATS_KEY = "seats"
+TURNS_KEY = "turns"
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,21 @@ class EpisodeForJudge:
     transcript: tuple[HistoryEntry, ...]
     cut_at_cap: bool
     turn_cap: int
+    # The language agents' turns a per-turn question is asked of: (Turn.index, its line in the transcript).
+    agent_turns: tuple[tuple[int, int], ...] = ()
+
+
+def turn_key(line: int) -> str:
+    """The JSON key of the turn on the transcript's line ``line`` (from 1): ``turn_3``."""
+    return f"turn_{line}"
+
+
+def agent_turn_indexes(seats: Sequence[Seat], turns: Sequence) -> list[int]:
+    """The turns a per-turn question is asked of: a language agent's turns that did something (not
+    "did nothing", not leaving); the same turns an annotator rates (``annotator.answer_forms.agent_turns``)."""
+    agents = {seat.pk for seat in seats if seat.player == Seat.Player.AGENT}
+    return [turn.index for turn in turns
+            if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
 def relationship_sentence(relationship: str) -> str:
@@ -77,6 +93,7 @@ def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
         for t in turns
     )
     left = bool(turns) and turns[-1].action_type == ActionType.LEAVE
+    rated = set(agent_turn_indexes(seats, turns))
     return EpisodeForJudge(
         episode_id=episode.pk,
         original_context=scenario.original_context.strip(),
@@ -86,6 +103,7 @@ def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
         transcript=transcript,
         cut_at_cap=not left and len(turns) >= episode.turn_cap,
         turn_cap=episode.turn_cap,
+        agent_turns=tuple((t.index, line) for line, t in enumerate(turns, start=1) if t.index in rated),
     )
 
 
@@ -159,6 +177,11 @@ def _reply_format(facts: EpisodeForJudge, questions: Questionnaire, bound: Mappi
         blocks.append(f'  "{SEATS_KEY}": {{\n{seats}\n  }}')
     if questions.episode:
         blocks.append(f'  "{EPISODE_KEY}": {{\n{entries(questions.episode, "    ")}\n  }}')
+    if questions.turn and facts.agent_turns:
+        turns = ",\n".join(
+            f'    "{turn_key(line)}": {{\n{entries(questions.turn, "      ")}\n    }}' for _, line in facts.agent_turns
+        )
+        blocks.append(f'  "{TURNS_KEY}": {{\n{turns}\n  }}')
     names = "; ".join(f"{seat.key} is {seat.name}" for seat in facts.seats)
     return (
         f"Judge this conversation and score every dimension ({names}). Reply with exactly this JSON "

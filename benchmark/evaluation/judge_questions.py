@@ -54,14 +54,20 @@ class JudgedQuestion:
 
 @dataclass(frozen=True)
 class Questionnaire:
-    """The questions of the instruments one judge call answers, split by scope."""
+    """The questions of the instruments one judge call answers, split by scope (``turn``: asked of
+    every language agent's turn, ``judge_briefing.agent_turn_indexes``)."""
 
     instrument_ids: tuple[int, ...]
     seat: tuple[JudgedQuestion, ...]
     episode: tuple[JudgedQuestion, ...]
+    turn: tuple[JudgedQuestion, ...] = ()
 
-    def expected_answers(self, seats: int) -> int:
-        return seats * len(self.seat) + len(self.episode)
+    def expected_answers(self, seats: int, turns: int = 0) -> int:
+        return seats * len(self.seat) + len(self.episode) + turns * len(self.turn)
+
+    @property
+    def all(self) -> tuple[JudgedQuestion, ...]:
+        return (*self.seat, *self.episode, *self.turn)
 
 
 def judge_instruments() -> list[Instrument]:
@@ -73,15 +79,17 @@ def judge_instruments() -> list[Instrument]:
 def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionnaire:
     """The judge's questions of ``instruments`` (default: :func:`judge_instruments`).
 
-    Raises ``ValueError`` naming the instrument and question the judge cannot answer: only bounded
-    numeric questions (Likert, slider, with ``low`` and ``high``) asked per seat or per episode,
-    and one key per scope across the instruments, since keys name the answers in the reply.
+    Raises ``ValueError`` naming the instrument and question the judge cannot answer: a numeric
+    question without bounds, a kind with no model part or several rows per answer, a scope other
+    than per seat, per episode or per turn, and a key used twice at one scope across the
+    instruments, since keys name the answers in the reply.
     """
     instruments = list(instruments) if instruments is not None else judge_instruments()
     if not instruments:
         raise ValueError("the judge needs at least one instrument to answer")
     seat: list[JudgedQuestion] = []
     episode: list[JudgedQuestion] = []
+    turn: list[JudgedQuestion] = []
     rows = Question.objects.filter(instrument__in=[i.pk for i in instruments]).select_related("instrument")
     by_instrument: dict[int, list[Question]] = {}
     for question in rows.order_by("position"):
@@ -96,9 +104,9 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
             if not scored and (kind.multi_valued or kind.whole_transcript or kind.compares_two
                                or not _has_model_part(kind, question)):
                 raise ValueError(f"{where}: the judge cannot answer a {kind.label} question")
-            if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE):
-                raise ValueError(f"{where}: the judge answers questions asked per seat or per episode")
-            target = seat if question.scope == Question.Scope.SEAT else episode
+            if question.scope not in (Question.Scope.SEAT, Question.Scope.EPISODE, Question.Scope.TURN):
+                raise ValueError(f"{where}: the judge answers questions asked per seat, per episode or per turn")
+            target = {Question.Scope.SEAT: seat, Question.Scope.EPISODE: episode}.get(question.scope, turn)
             if any(other.key == question.key for other in target):
                 raise ValueError(f"{where}: another instrument asks a question with the same key at the same scope")
             target.append(JudgedQuestion(
@@ -106,7 +114,7 @@ def questionnaire(instruments: Sequence[Instrument] | None = None) -> Questionna
                 (question.help_text or question.prompt).strip(), question.dimension or question.key, question.kind,
                 None if scored else question,
             ))
-    return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode))
+    return Questionnaire(tuple(i.pk for i in instruments), tuple(seat), tuple(episode), tuple(turn))
 
 
 def _has_model_part(kind, question: Question) -> bool:
@@ -123,7 +131,7 @@ def bind(questions: Questionnaire, episode) -> dict[int, Question | None]:
     item has nothing for it (it is not asked about this episode). Run it where queries may run."""
     return {
         q.question_id: get_kind(q.kind).for_item(q.question, episode)
-        for q in (*questions.seat, *questions.episode) if not q.scored
+        for q in questions.all if not q.scored
     }
 
 
@@ -171,7 +179,12 @@ def system_prompt(questions: Questionnaire) -> str:
             f"For the conversation AS A WHOLE, score these {_count_text(len(questions.episode), 'dimension')}:\n"
             f"{lines(questions.episode)}"
         )
-    if all(q.scored for q in (*questions.seat, *questions.episode)):
+    if questions.turn:
+        parts.append(
+            f"For EACH reply of a language agent (the turns listed in the reply shape), answer these "
+            f"{_count_text(len(questions.turn), 'question')}:\n{lines(questions.turn)}"
+        )
+    if all(q.scored for q in questions.all):
         parts.append(
             "For every dimension write the reasoning first and then the score. A score is a number "
             "(an integer is best) inside the dimension's range, ends included. Answer with the JSON "

@@ -174,6 +174,10 @@ def answer(episode: Episode, questions: Questionnaire) -> list[tuple[int | None,
                     f"the scripted judge has no heuristic for question {question.key!r} (dimension "
                     f"{question.dimension!r}) asked {scope}; it knows {', '.join(known)}"
                 )
+    for question in questions.turn:
+        if question.scored:
+            raise ValueError(f"the scripted judge has no heuristic for question {question.key!r} (dimension "
+                             f"{question.dimension!r}) asked per turn")
     results: list[tuple[int | None, str, float, str]] = []
     by_episode = episode_values(stats)
     for question in questions.episode:

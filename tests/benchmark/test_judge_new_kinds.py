@@ -4,6 +4,7 @@ The real litellm path against tests/fake_llm.py: each question is told to the ju
 per-item choice bound to the episode, its item's choices shown and the correct one never), the reply is
 checked by the question's kind, a bad reply is sent back with the kind's repair message and repaired,
 and the answers are stored as the judge's Answer rows. The scripted judge answers the same offline.
+The judge also rates each language agent's turn of the per-turn preset (one answer per turn).
 """
 
 import json
@@ -14,6 +15,7 @@ from asgiref.sync import async_to_sync
 from benchmark.agents import llm
 from benchmark.evaluation import judge, scripted_judge
 from benchmark.instruments.kinds.base import SCRIPTED
+from benchmark.instruments.presets import TURN_RATING_PRESET, install_preset
 from benchmark.models import ActionType, Answer, Episode, Instrument, Probe, Question
 from tests.builders import make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
@@ -125,3 +127,29 @@ def test_the_scripted_judge_answers_them_offline_by_their_kinds(instrument):
     assert json.loads(answers["order"].value)[0] == "calm"  # said in the transcript
     assert all(a.reasoning.startswith(SCRIPTED) for a in answers.values())  # the kind's heuristic says so
     assert {a.response.respondent.model for a in answers.values()} == {scripted_judge.RESPONDENT}
+
+
+def test_the_judge_rates_each_agent_turn_of_the_per_turn_preset(fake_llm):
+    rating = install_preset(TURN_RATING_PRESET)
+    episode = probed_episode(probe=False)
+    spoken = episode.turns.exclude(action_type=ActionType.LEAVE).order_by("index")
+    indexes = list(spoken.values_list("index", flat=True))
+    turn = {"helpfulness": {"reasoning": "It moves on.", "score": 4}, "comment": entry("Direct.")}
+    fake_llm.enqueue(text=json.dumps({"turns": {"turn_1": turn, "turn_2": {**turn, "helpfulness": {
+        "reasoning": "Shuts the talk down.", "score": 9}}}}))
+    fake_llm.enqueue(text=json.dumps({"turns": {"turn_1": turn, "turn_2": {**turn, "helpfulness": {
+        "reasoning": "Shuts the talk down.", "score": 2}}}}))
+
+    result = evaluate(episode, rating)
+
+    assert result.outcome == judge.SCORED, result.error
+    system, user = (message["content"] for message in fake_llm.requests[0]["messages"])
+    assert "For EACH reply of a language agent" in system
+    assert '"turn_3"' not in user  # leaving is not a reply to rate
+    assert "helpfulness" in fake_llm.prompts[1] and "out of range" in fake_llm.prompts[1]
+    rows = Answer.objects.filter(response__episode=episode).select_related("question")
+    assert sorted((a.turn, a.question.key, a.value) for a in rows) == sorted(
+        [(indexes[0], "helpfulness", "4"), (indexes[0], "comment", "Direct."),
+         (indexes[1], "helpfulness", "2"), (indexes[1], "comment", "Direct.")])
+    assert {a.seat_position for a in rows} == {None}
+    assert evaluate(episode, rating).outcome == judge.CACHED
