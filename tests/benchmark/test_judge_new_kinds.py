@@ -153,3 +153,11 @@ def test_the_judge_rates_each_agent_turn_of_the_per_turn_preset(fake_llm):
          (indexes[1], "helpfulness", "2"), (indexes[1], "comment", "Direct.")])
     assert {a.seat_position for a in rows} == {None}
     assert evaluate(episode, rating).outcome == judge.CACHED
+
+
+def test_the_scripted_judge_refuses_a_per_turn_score_it_has_no_heuristic_for_by_name():
+    result = evaluate(probed_episode(probe=False), install_preset(TURN_RATING_PRESET), model=llm.SCRIPTED)
+
+    assert result.outcome == judge.FAILED
+    assert "no heuristic for question 'helpfulness' (dimension 'turn_helpfulness') asked per turn" in result.error
+    assert not Answer.objects.exists()
