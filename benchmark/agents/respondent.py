@@ -18,9 +18,14 @@ its entry and what a valid answer is. :func:`ask_instrument` does the rest, the 
 - it returns the checked answers (:class:`Answered`, one per asked item, in the order asked) and
   the usage of the request that gave them, so the caller stores them whole or not at all.
 
-A model's value is read in one place, :func:`read_value`: a number inside the question's bounds
-for numeric kinds, else one of the question's choices (as the prompt shows them, matched without
-regard to case or a closing full stop, stored as the question stores them).
+A model's value is read in one place, :func:`read_value`. An :class:`Asked` that carries its
+question (bound to the episode by ``kind.for_item``) is read by the question's kind: its
+``parse_reply`` (a ranking's JSON list, an item's own choices, a category, yes/no, a number...) and,
+on a problem, its ``repair_message``, so every kind is checked by its kind. An :class:`Asked`
+without a question keeps the two shapes the callers spell out themselves: a number inside
+``low``..``high`` for numeric kinds, else one of ``choices`` (as the prompt shows them, e.g. a
+probe's letters, matched without regard to case or a closing full stop, stored as the question
+stores them).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ class Asked:
     ``path`` is the keys leading to its entry in the reply (``("seats", "seat_1", "goal")``,
     ``("g1",)``); the entry is an object holding the value under ``field`` and the reasoning.
     ``choices`` pairs each choice as the model writes it with the value stored for it.
+    ``question``, when given, is the question bound to the episode (``kind.for_item``): its kind
+    then reads the value (``parse_reply``) and words the repair (``repair_message``), and
+    ``low``/``high``/``choices`` are not used.
     """
 
     path: tuple[str, ...]
@@ -59,6 +67,7 @@ class Asked:
     field: str = "answer"
     reasoning_required: bool = True
     instrument_id: int | None = None
+    question: Any = None
 
     @property
     def key(self) -> str:
@@ -172,7 +181,10 @@ def check_reply(data: Any, asked: Sequence[Asked], names: Mapping[str, str] | No
                 else f"{label}: 'reasoning' must be a text"
             )
         value, number, problem = read_value(item, entry.get(item.field))
-        if problem:
+        if problem and item.question is not None:
+            # The kind words it: "Your answer to 'key' was not accepted: ...", named by its target.
+            problems.append(f"{names.get(owner, owner)}: {problem}" if owner else problem)
+        elif problem:
             problems.append(f"{label} {problem}")
         elif isinstance(reasoning, str) and (reasoning.strip() or not item.reasoning_required):
             answers.append(Answered(item, value, number, reasoning.strip()))
@@ -184,10 +196,20 @@ def check_reply(data: Any, asked: Sequence[Asked], names: Mapping[str, str] | No
 def read_value(asked: Asked, raw: Any) -> tuple[str, float | None, str]:
     """(value to store, number, problem) for the value a model gave; problem is "" when fine.
 
-    The one place a model's value is checked against its question: a JSON number inside the
-    bounds for a numeric kind, else one of the choices. The problem reads after the question's key.
+    The one place a model's value is checked against its question. With ``asked.question`` its
+    kind reads it (``parse_reply``) and the problem is the kind's ``repair_message``, a sentence of
+    its own; without, a JSON number inside the bounds for a numeric kind, else one of the choices,
+    and the problem reads after the question's key.
     """
     field = asked.field
+    if asked.question is not None:
+        kind = get_kind(asked.question.kind)
+        if raw is None:
+            return "", None, kind.repair_message(asked.question, f"there is no '{field}'.")
+        reply = kind.parse_reply(asked.question, raw)
+        if reply.problem:
+            return "", None, kind.repair_message(asked.question, _sentence(reply.problem))
+        return reply.value, reply.number, ""
     if get_kind(asked.kind).numeric:
         bounds = f"between {asked.low:g} and {asked.high:g}"
         if raw is None:
@@ -205,3 +227,9 @@ def read_value(asked: Asked, raw: Any) -> tuple[str, float | None, str]:
     if stored is None:
         return "", None, f"{field} {raw!r} is not one of {', '.join(repr(shown) for shown, _ in asked.choices)}"
     return stored, None, ""
+
+
+def _sentence(problem: str) -> str:
+    """A kind's problem as a sentence (the repair message follows it with another)."""
+    problem = problem.strip()
+    return problem if problem.endswith((".", "!", "?")) else f"{problem}."

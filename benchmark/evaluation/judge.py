@@ -7,7 +7,9 @@ SocialVeil's two barrier-aware questions (appendix G) for the episode. One call 
 for every question of every instrument, each as reasoning followed by a score; the prompt, the
 reply's shape and its validation are all read from the questions (their rubric, scope and range
 ``low``..``high``), so an instrument of bounded numeric questions asked per seat or per episode
-can be judged without code. The judge sees everything the characters could not see of each other
+can be judged without code. A question of any other kind with a model part (a category, yes/no,
+a ranking, a per-item choice bound to the episode by ``kind.for_item``...) is told and checked by
+its kind, and a question asked per turn is answered once per language agent's turn. The judge sees everything the characters could not see of each other
 (their goals, private knowledge, secrets) but not the barrier condition nor which models played,
 so its answers stay blind to the experiment's design.
 
@@ -42,14 +44,14 @@ from django.db import DatabaseError
 
 from ..agents import llm
 from ..agents.batches import map_bounded
-from ..agents.respondent import Answered, ask_instrument
+from ..agents.respondent import Answered, ask_instrument, read_value
 from ..instruments.respondents import judge_respondent
 from ..instruments.values import format_number
 from ..models import Answer, Episode, Instrument, Respondent
 from . import scripted_judge
 from .judge_answers import complete_episode_ids, judge_asked, seats_of, store_answers
 from .judge_briefing import build_judge_messages, load_episode_for_judge
-from .judge_questions import Questionnaire, questionnaire
+from .judge_questions import Questionnaire, bind, questionnaire
 
 JUDGE_PROMPT_VERSION = "judge-2025.1"
 
@@ -103,12 +105,30 @@ def _store_scripted(episode_id: int, questions: Questionnaire, respondent: Respo
     if not facts.transcript:
         raise ValueError(f"episode {episode_id} has no turns to judge")
     episode = Episode.objects.get(pk=episode_id)
-    asked = {(item.target.seat, item.key): item for item in judge_asked(seats_of(facts), questions)}
+    items = judge_asked(seats_of(facts), questions, _bound(episode_id, questions), facts.agent_turns)
+    asked = {(item.target.seat, item.key): item for item in items}
     answers = [
         Answered(asked[(position, key)], format_number(value), float(value), reasoning)
         for position, key, value, reasoning in scripted_judge.answer(episode, questions)
     ]
-    return store_answers(facts, answers, respondent=respondent, questions=questions, usage=None)
+    transcript = scripted_judge.transcript_text(episode) if any(item.question for item in items) else ""
+    for item in items:
+        if item.question is not None:
+            raw, reasoning = scripted_judge.answer_by_kind(item.question, transcript)
+            value, number, problem = read_value(item, raw)
+            if problem:
+                raise ValueError(f"the scripted judge's answer to {item.key!r} was refused: {problem}")
+            answers.append(Answered(item, value, number, reasoning))
+    return store_answers(facts, answers, respondent=respondent, questions=questions, usage=None,
+                         expected=len(items))
+
+
+def _bound(episode_id: int, questions: Questionnaire) -> dict[int, object]:
+    """The questions answered by their kind, bound to the episode (none for the presets: no query)."""
+    if all(q.scored for q in questions.all):
+        return {}
+    episode = Episode.objects.select_related("scenario").prefetch_related("scenario__probes").get(pk=episode_id)
+    return bind(questions, episode)
 
 
 def _respondent_and_cache(episode_id: int, model: str, questions: Questionnaire) -> tuple[Respondent, bool]:
@@ -165,9 +185,11 @@ async def evaluate_episode(
         result.error = f"episode {episode_id} has no seats to judge"
         return result
 
+    bound = await sync_to_async(_bound)(episode_id, questions)
+    asked = judge_asked(seats_of(facts), questions, bound, facts.agent_turns)
     try:
         reply = await ask_instrument(
-            build_judge_messages(facts, questions), judge_asked(seats_of(facts), questions), model=model,
+            build_judge_messages(facts, questions, bound), asked, model=model,
             names={seat.key: seat.label for seat in facts.seats}, retries=retries,
         )
     except llm.LLMOutputError as error:
@@ -179,7 +201,8 @@ async def evaluate_episode(
     result.usage, result.attempts = reply.usage, reply.attempts
     try:
         result.answers = await sync_to_async(store_answers)(
-            facts, reply.answers, respondent=respondent, questions=questions, usage=reply.usage
+            facts, reply.answers, respondent=respondent, questions=questions, usage=reply.usage,
+            expected=len(asked),
         )
     except (DatabaseError, ValueError) as error:
         result.error = f"could not store the answers about episode {episode_id}: {error}"

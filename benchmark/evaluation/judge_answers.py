@@ -13,6 +13,7 @@ replaces its earlier responses in the same transaction that writes the new ones,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
@@ -22,22 +23,41 @@ from ..agents.llm import Usage
 from ..agents.respondent import Answered, Asked
 from ..instruments.targets import Target
 from ..models import Answer, Episode, Respondent, Response
-from .judge_briefing import EPISODE_KEY, SEATS_KEY, EpisodeForJudge
-from .judge_questions import JudgedQuestion, Questionnaire
+from .judge_briefing import EPISODE_KEY, SEATS_KEY, TURNS_KEY, EpisodeForJudge, agent_turn_indexes, turn_key
+from .judge_questions import JudgedQuestion, Questionnaire, bind
 
 
-def judge_asked(seats: Mapping[str, int], questions: Questionnaire) -> list[Asked]:
+def judge_asked(
+    seats: Mapping[str, int], questions: Questionnaire, bound: Mapping[int, Any] | None = None,
+    turns: Sequence[tuple[int, int]] = (),
+) -> list[Asked]:
     """What one judge call asks, in the reply's order: each seat (its key → its position) on every
-    seat question, then the episode on every episode question."""
+    seat question, then the episode on every episode question.
+
+    A scored question is checked by its range (entry ``score``); any other by its kind, bound to the
+    episode (``bound``, from ``judge_questions.bind``; entry ``answer``), and not asked when the
+    episode has nothing for it (bound to None). Per-turn questions are asked of each of ``turns``
+    ((Turn.index, transcript line), ``EpisodeForJudge.agent_turns``), last."""
+    bound = bound or {}
 
     def asked(path: tuple[str, ...], question: JudgedQuestion, target: Target) -> Asked:
+        if not question.scored:
+            return Asked(path, question.question_id, target, question.kind, field="answer",
+                         instrument_id=question.instrument_id, question=bound[question.question_id])
         return Asked(path, question.question_id, target, question.kind, low=question.low, high=question.high,
                      field="score", instrument_id=question.instrument_id)
 
     items = [asked((SEATS_KEY, key, q.key), q, Target.of_seat(position))
-             for key, position in seats.items() for q in questions.seat]
-    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode]
+             for key, position in seats.items() for q in questions.seat if _wanted(q, bound)]
+    items += [asked((EPISODE_KEY, q.key), q, Target.episode()) for q in questions.episode if _wanted(q, bound)]
+    items += [asked((TURNS_KEY, turn_key(line), q.key), q, Target.of_turn(index))
+              for index, line in turns for q in questions.turn if _wanted(q, bound)]
     return items
+
+
+def _wanted(question: JudgedQuestion, bound: Mapping[int, Any]) -> bool:
+    """Whether the question is asked about the episode ``bound`` was bound to."""
+    return question.scored or bound.get(question.question_id) is not None
 
 
 def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
@@ -48,8 +68,9 @@ def seats_of(facts: EpisodeForJudge) -> dict[str, int]:
 def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, questions: Questionnaire) -> set[int]:
     """The episodes for which ``respondent`` has answered every question: the cache hits.
 
-    A respondent answers each question once per seat (or once per episode), so a complete set is
-    exactly the seat questions times the seats plus the episode questions.
+    A respondent answers each question once per seat (or once per episode, or once per agent turn), so a
+    complete set is exactly the seat questions times the seats plus the episode questions plus the turn
+    questions times the agents' turns (less the questions an episode's item has nothing for).
     """
     ids = list(episode_ids)
     seats = dict(Episode.objects.filter(pk__in=ids).annotate(n=Count("seats")).values_list("pk", "n"))
@@ -63,6 +84,16 @@ def complete_episode_ids(episode_ids: Iterable[int], *, respondent: Respondent, 
         .values_list("response__episode_id", "n")
     )
     expected = {pk: questions.expected_answers(n) for pk, n in seats.items() if n}
+    if questions.turn or not all(q.scored for q in questions.all):
+        # Per turn: one answer per language agent's turn. A question bound to nothing for an episode (a
+        # per-item choice its item has none for) is not asked about it.
+        episodes = Episode.objects.filter(pk__in=list(expected)).select_related("scenario")
+        for episode in episodes.prefetch_related("scenario__probes", "seats", "turns"):
+            bound = bind(questions, episode)
+            turns = len(agent_turn_indexes(list(episode.seats.all()), list(episode.turns.all())))
+            expected[episode.pk] = (seats[episode.pk] * sum(1 for q in questions.seat if _wanted(q, bound))
+                                    + sum(1 for q in questions.episode if _wanted(q, bound))
+                                    + turns * sum(1 for q in questions.turn if _wanted(q, bound)))
     return {pk for pk, n in expected.items() if stored.get(pk) == n}
 
 
@@ -73,19 +104,24 @@ def store_answers(
     respondent: Respondent,
     questions: Questionnaire,
     usage: Usage | None,
+    expected: int | None = None,
 ) -> list[Answer]:
     """Replace ``respondent``'s responses to the instruments about the episode with ``answers``, all or nothing.
 
     One response per instrument; each carries the usage of the one call that produced the set.
-    Returns the answers written, each with its ``response``.
+    Returns the answers written, each with its ``response``. ``expected`` is how many were asked
+    (default: every question, for an episode whose items skip none).
     """
-    expected = questions.expected_answers(len(facts.seats))
+    if expected is None:
+        expected = questions.expected_answers(len(facts.seats), len(facts.agent_turns))
     if len(answers) != expected:
         raise ValueError(
             f"storing the judge's answers about episode {facts.episode_id} needs {expected} scores, got {len(answers)}"
         )
     for answer in answers:
         asked = answer.asked
+        if asked.question is not None:
+            continue  # checked by its kind (``respondent.read_value``)
         if answer.number is None or not asked.low <= answer.number <= asked.high:  # type: ignore[operator]
             raise ValueError(f"{asked.key} answer {answer.value} is out of range {asked.low:g} to {asked.high:g}")
     created = timezone.now()

@@ -7,15 +7,17 @@ blind to the experiment's design. Seats are named ``seat_1``, ``seat_2``... in s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..agents.prompt import HistoryEntry, describe_turn
 from ..models import ActionType, Episode, Seat, relationship_label
-from .judge_questions import JudgedQuestion, Questionnaire, system_prompt
+from .judge_questions import JudgedQuestion, Questionnaire, answer_text, system_prompt
 
 EPISODE_KEY = "episode"
 SEATS_KEY = "seats"
+TURNS_KEY = "turns"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,21 @@ class EpisodeForJudge:
     transcript: tuple[HistoryEntry, ...]
     cut_at_cap: bool
     turn_cap: int
+    # The language agents' turns a per-turn question is asked of: (Turn.index, its line in the transcript).
+    agent_turns: tuple[tuple[int, int], ...] = ()
+
+
+def turn_key(line: int) -> str:
+    """The JSON key of the turn on the transcript's line ``line`` (from 1): ``turn_3``."""
+    return f"turn_{line}"
+
+
+def agent_turn_indexes(seats: Sequence[Seat], turns: Sequence) -> list[int]:
+    """The turns a per-turn question is asked of: a language agent's turns that did something (not
+    "did nothing", not leaving); the same turns an annotator rates (``annotator.answer_forms.agent_turns``)."""
+    agents = {seat.pk for seat in seats if seat.player == Seat.Player.AGENT}
+    return [turn.index for turn in turns
+            if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
 def relationship_sentence(relationship: str) -> str:
@@ -76,6 +93,7 @@ def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
         for t in turns
     )
     left = bool(turns) and turns[-1].action_type == ActionType.LEAVE
+    rated = set(agent_turn_indexes(seats, turns))
     return EpisodeForJudge(
         episode_id=episode.pk,
         original_context=scenario.original_context.strip(),
@@ -85,6 +103,7 @@ def load_episode_for_judge(episode_id: int) -> EpisodeForJudge:
         transcript=transcript,
         cut_at_cap=not left and len(turns) >= episode.turn_cap,
         turn_cap=episode.turn_cap,
+        agent_turns=tuple((t.index, line) for line, t in enumerate(turns, start=1) if t.index in rated),
     )
 
 
@@ -101,15 +120,21 @@ def _judged_seat(number: int, seat: Seat) -> JudgedSeat:
     )
 
 
-def build_judge_messages(facts: EpisodeForJudge, questions: Questionnaire) -> list[dict[str, str]]:
-    """The system rubric and one user message with the situation, the characters and the transcript."""
+def build_judge_messages(
+    facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any] | None = None
+) -> list[dict[str, str]]:
+    """The system rubric and one user message with the situation, the characters and the transcript.
+
+    ``bound`` holds the unscored questions bound to this episode (``judge_questions.bind``); one
+    bound to None is not asked.
+    """
     return [
         {"role": "system", "content": system_prompt(questions)},
-        {"role": "user", "content": _episode_prompt(facts, questions)},
+        {"role": "user", "content": _episode_prompt(facts, questions, bound or {})},
     ]
 
 
-def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any]) -> str:
     sections = []
     if facts.original_context:
         sections.append(f"SITUATION (as originally written):\n{facts.original_context}")
@@ -131,15 +156,18 @@ def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire) -> str:
     if facts.cut_at_cap:
         transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
     sections.append(f"TRANSCRIPT:\n{transcript}")
-    sections.append(_reply_format(facts, questions))
+    sections.append(_reply_format(facts, questions, bound))
     return "\n\n".join(sections)
 
 
-def _reply_format(facts: EpisodeForJudge, questions: Questionnaire) -> str:
+def _reply_format(facts: EpisodeForJudge, questions: Questionnaire, bound: Mapping[int, Any]) -> str:
+    def entry(q: JudgedQuestion) -> str:
+        if q.scored:
+            return f'"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}'
+        return f'"{q.key}": {{"reasoning": "<why>", "answer": <{answer_text(bound[q.question_id])}>}}'
+
     def entries(items: Sequence[JudgedQuestion], indent: str) -> str:
-        return ",\n".join(
-            f'{indent}"{q.key}": {{"reasoning": "<why>", "score": <{q.range_text}>}}' for q in items
-        )
+        return ",\n".join(f"{indent}{entry(q)}" for q in items if q.scored or bound.get(q.question_id) is not None)
 
     blocks = []
     if questions.seat:
@@ -149,6 +177,11 @@ def _reply_format(facts: EpisodeForJudge, questions: Questionnaire) -> str:
         blocks.append(f'  "{SEATS_KEY}": {{\n{seats}\n  }}')
     if questions.episode:
         blocks.append(f'  "{EPISODE_KEY}": {{\n{entries(questions.episode, "    ")}\n  }}')
+    if questions.turn and facts.agent_turns:
+        turns = ",\n".join(
+            f'    "{turn_key(line)}": {{\n{entries(questions.turn, "      ")}\n    }}' for _, line in facts.agent_turns
+        )
+        blocks.append(f'  "{TURNS_KEY}": {{\n{turns}\n  }}')
     names = "; ".join(f"{seat.key} is {seat.name}" for seat in facts.seats)
     return (
         f"Judge this conversation and score every dimension ({names}). Reply with exactly this JSON "

@@ -7,8 +7,10 @@ answers are stored as respondent ``scripted``, prompt version ``heuristic-1``.
 
 The heuristics know the nine dimensions of Parley's judge presets: for each question, the one
 named by its ``dimension`` gives a raw value, rounded and clamped to the question's own range
-(``low``..``high``). A question measuring any other dimension cannot be answered offline and is
-refused with its name.
+(``low``..``high``). A scored question measuring any other dimension cannot be answered offline
+and is refused with its name. A question the judge answers by its kind (a ranking, a per-item
+choice...) is answered offline by the kind's own heuristic, ``kind.scripted_answer`` on the
+question bound to the episode and the transcript's text (:func:`answer_by_kind`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..agents.scripted import (
     AGREEMENT,
@@ -30,6 +32,7 @@ from ..agents.scripted import (
     is_clarification_request,
     placeholder_count,
 )
+from ..instruments.kinds import get_kind
 from ..models import ActionType
 
 if TYPE_CHECKING:
@@ -166,14 +169,20 @@ def answer(episode: Episode, questions: Questionnaire) -> list[tuple[int | None,
     for asked, known, scope in ((questions.seat, SEAT_DIMENSIONS, "per seat"),
                                 (questions.episode, EPISODE_DIMENSIONS, "per episode")):
         for question in asked:
-            if question.dimension not in known:
+            if question.scored and question.dimension not in known:
                 raise ValueError(
                     f"the scripted judge has no heuristic for question {question.key!r} (dimension "
                     f"{question.dimension!r}) asked {scope}; it knows {', '.join(known)}"
                 )
+    for question in questions.turn:
+        if question.scored:
+            raise ValueError(f"the scripted judge has no heuristic for question {question.key!r} (dimension "
+                             f"{question.dimension!r}) asked per turn")
     results: list[tuple[int | None, str, float, str]] = []
     by_episode = episode_values(stats)
     for question in questions.episode:
+        if not question.scored:
+            continue  # answered by its kind (answer_by_kind)
         value, reasoning = by_episode[question.dimension]
         results.append((None, question.key, _clamp(value, question.low, question.high), reasoning))
     for seat in seats:
@@ -181,9 +190,25 @@ def answer(episode: Episode, questions: Questionnaire) -> list[tuple[int | None,
         heard = [t.content for t in turns if t.seat_id != seat.pk and t.action_type == ActionType.SPEAK]
         by_seat = seat_values(seat, stats, own, heard)
         for question in questions.seat:
+            if not question.scored:
+                continue
             value, reasoning = by_seat[question.dimension]
             results.append((seat.position, question.key, _clamp(value, question.low, question.high), reasoning))
     return results
+
+
+def transcript_text(episode: Episode) -> str:
+    """What was said in the episode, one turn a line: the text a kind's offline heuristic reads."""
+    return "\n".join(t.content for t in episode.turns.order_by("index") if t.action_type == ActionType.SPEAK)
+
+
+def answer_by_kind(question: Any, transcript: str) -> tuple[str, str]:
+    """(value, reasoning) for a question bound to its episode, by its kind's offline heuristic;
+    ``ValueError`` naming the question when the kind has none."""
+    found = get_kind(question.kind).scripted_answer(question, transcript)
+    if found is None:
+        raise ValueError(f"the scripted judge cannot answer question {question.key!r} ({question.kind}) offline")
+    return found
 
 
 _STOPWORDS = frozenset(

@@ -500,7 +500,8 @@ def test_an_out_of_range_answer_to_any_instrument_is_sent_back_by_its_own_range(
 @pytest.mark.parametrize(
     ("fields", "problem"),
     [
-        ({"kind": "text"}, "the judge answers only bounded numeric"),
+        ({"kind": "span"}, "the judge cannot answer a span"),
+        ({"kind": "multi_label"}, "the judge cannot answer a multi"),
         ({"kind": "slider", "low": 0, "high": 3, "scope": "goal"}, "the judge answers questions asked per seat"),
     ],
 )

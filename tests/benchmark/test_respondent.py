@@ -7,6 +7,7 @@ import pytest
 from benchmark.agents import llm
 from benchmark.agents.respondent import Asked, ask_instrument, check_reply
 from benchmark.instruments.targets import Target
+from benchmark.models import Question
 from tests.fake_llm import FAKE_MODEL
 
 MESSAGES = [
@@ -110,3 +111,34 @@ async def test_an_unreachable_model_is_not_asked_again_here(fake_llm, settings):
         await ask_instrument(MESSAGES, ASKED, model=FAKE_MODEL, retries=3)
 
     assert len(fake_llm.requests) == 1
+
+
+ORDER = Question(key="order", kind="ranking", scope="seat", options={"choices": [
+    {"value": "calm", "label": "Calm"}, {"value": "firm", "label": "Firm"}]})
+TONE = Question(key="tone", kind="categorical", scope="episode", options={"choices": [
+    {"value": "calm", "label": "Calm"}, {"value": "tense", "label": "Tense"}]})
+BY_KIND = [Asked(("seats", "seat_1", "order"), 21, Target.of_seat(0), "ranking", question=ORDER),
+           Asked(("episode", "tone"), 22, Target.episode(), "categorical", question=TONE)]
+
+
+def test_an_asked_question_is_read_by_its_kind():
+    data = {"seats": {"seat_1": {"order": {"reasoning": "Firm first.", "answer": ["firm", "calm"]}}},
+            "episode": {"tone": {"reasoning": "Quiet.", "answer": "Calm."}}}
+
+    answers = check_reply(data, BY_KIND, NAMES)
+
+    assert [(json.loads(a.value) if a.asked.key == "order" else a.value, a.number) for a in answers] == [
+        (["firm", "calm"], None), ("calm", None)]
+
+
+def test_a_value_its_kind_refuses_gets_the_kinds_repair_message_named_by_its_target():
+    data = {"seats": {"seat_1": {"order": {"reasoning": "Firm.", "answer": ["firm"]}}},
+            "episode": {"tone": {"reasoning": "Quiet.", "answer": "sad"}}}
+
+    with pytest.raises(ValueError) as error:
+        check_reply(data, BY_KIND, NAMES)
+
+    problems = str(error.value)
+    assert problems.startswith("seat_1 (Aisha): Your answer to 'order' was not accepted:")
+    assert "Your answer to 'tone' was not accepted:" in problems
+    assert problems.count("Answer again with the same JSON shape.") == 2
