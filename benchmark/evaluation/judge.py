@@ -9,9 +9,10 @@ reply's shape and its validation are all read from the questions (their rubric, 
 ``low``..``high``), so an instrument of bounded numeric questions asked per seat or per episode
 can be judged without code. A question of any other kind with a model part (a category, yes/no,
 a ranking, a per-item choice bound to the episode by ``kind.for_item``...) is told and checked by
-its kind, and a question asked per turn is answered once per language agent's turn. The judge sees everything the characters could not see of each other
-(their goals, private knowledge, secrets) but not the barrier condition nor which models played,
-so its answers stay blind to the experiment's design.
+its kind, and a question asked per turn is answered once per language agent's turn. The judge
+sees everything the characters could not see of each other (their goals, private knowledge,
+secrets) but not the barrier condition nor which models played, so its answers stay blind to the
+experiment's design.
 
 Why it is built this way:
 
