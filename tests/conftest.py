@@ -23,6 +23,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 pytest_plugins = ["tests.fake_llm", "tests.worlds"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A transactional test must also roll back by serialisation: one that does not lets the flush after it
+    recreate the content types under new ids, and every later ``serialized_rollback`` test then fails to
+    set up (a duplicate ``django_content_type``), far from the test to blame."""
+    careless = [
+        item.nodeid for item in items
+        if (marker := item.get_closest_marker("django_db")) is not None
+        and marker.kwargs.get("transaction") and not marker.kwargs.get("serialized_rollback")
+    ]
+    if careless:
+        raise pytest.UsageError(
+            "mark transactional tests django_db(transaction=True, serialized_rollback=True): " + ", ".join(careless)
+        )
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return (
         f"parley backends: database {settings.DATABASES['default']['ENGINE']}, "

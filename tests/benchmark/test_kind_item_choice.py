@@ -97,7 +97,7 @@ def test_the_majority_is_the_most_common_choice(kind, two_items):
     assert kind.majority(bound, rows, 3) == [("2", None)]
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize(("value", "refused"), [("1", False), ("12", False), ("x", True), ("", True), ("-1", True)])
 def test_the_database_refuses_a_value_that_is_not_a_choice_index(value, refused):
     scenario = make_scenario()

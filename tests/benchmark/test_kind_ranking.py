@@ -122,7 +122,7 @@ def ranking_response(db):
     return saved, response
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize(
     "value",
     ['["calm", "firm"]', '["calm", "calm", "firm"]', '["calm", "firm", "rude"]', "calm", '["calm", "firm", "warm", 1]'],
@@ -133,7 +133,7 @@ def test_the_database_refuses_an_order_that_is_not_a_full_ranking(ranking_respon
         Answer.objects.create(response=response, question=saved, value=value)
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_database_takes_a_full_ranking(ranking_response):
     saved, response = ranking_response
     Answer.objects.create(response=response, question=saved, value='["warm", "calm", "firm"]')
