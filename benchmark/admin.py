@@ -360,7 +360,7 @@ class AnswerInline(admin.TabularInline):
 
 @admin.register(Response)
 class ResponseAdmin(admin.ModelAdmin):
-    """One respondent's answers to one instrument about an episode (a judge's verdict, say), with its answers."""
+    """One respondent's answers to one instrument about an episode (a judge's, say), with its answers."""
 
     list_display = ["episode", "respondent", "instrument", "status", "seat_position", "created_at", "latency_ms"]
     list_filter = ["respondent__kind", "status"]

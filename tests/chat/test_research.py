@@ -288,7 +288,9 @@ def test_questionnaire_problems_are_named_by_question_and_field(client, research
     errors = response.context["form"].errors["questionnaire"]
     assert "Question 2, field 'key': “goal” is already the key of question 1" in errors
     assert "Question 2, field 'prompt': write the question the participant reads" in errors
-    assert "Question 3, field 'kind': use one of likert, slider, categorical, yes_no, multi_label, text" in errors
+    # Every kind a participant can answer, in the registry's order (issue 22 added the per-item choice and ranking).
+    allowed = "likert, slider, categorical, yes_no, item_choice, multi_label, text, ranking"
+    assert f"Question 3, field 'kind': use one of {allowed}" in errors
     scope = "Question 4, field 'scope': participants answer every question once"
     assert any(error.startswith(scope) for error in errors)
     assert not any(error.startswith("Question 1") for error in errors)

@@ -83,6 +83,8 @@ _REWORDED = {
     ("GET /benchmark/results/results.json*", "deviations.*.notes"): f"the notes name the key: {_TWO_PERCENTS}",
     ("GET /benchmark/results/results.json*", "methods.deviations"): f"the method names the key: {_TWO_PERCENTS}",
     (_DEVIATIONS_CSV, "notes"): f"the notes name the key: {_TWO_PERCENTS}",
+    ("GET /annotate/studies/*/report.json", "questions.*.methods.krippendorff_alpha"):
+        "issue 22: the method says alpha is computed by the krippendorff package (the same values)",
 }
 _RESULTS = "GET /benchmark/results/results.json*"
 _JUDGES = "the judge is a respondent to instruments (issue 13): results read one kind of respondent"
