@@ -34,7 +34,7 @@ from django.db import transaction
 
 from ..agents import llm
 from ..agents.batches import map_bounded
-from ..agents.prompt import HistoryEntry, describe_turn
+from ..agents.prompt import HistoryEntry
 from ..agents.respondent import Answered, Asked, ask_instrument
 from ..instruments.respondents import judge_respondent
 from ..models import Answer, Episode, Goal, Question, Response
@@ -43,7 +43,7 @@ from .interviews.asking import answered, goal_asked
 from .interviews.instruments import goals_instrument
 from .interviews.scripted import goal_reached
 from .judge import judge_models
-from .judge_briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence
+from .judge_briefing import EpisodeForJudge, load_episode_for_judge, relationship_sentence, transcript_section
 
 PROMPT_VERSION = "goals-judge-1"
 SCRIPTED_VERSION = "scripted-goals-judge-1"
@@ -129,10 +129,7 @@ def goal_judge_messages(subject: GoalsToJudge) -> list[dict[str, str]]:
         if seat.private_knowledge:
             lines.append(f"What only they knew: {seat.private_knowledge}")
         sections.append("\n".join(lines))
-    transcript = "\n".join(f"{n}. {describe_turn(entry)}" for n, entry in enumerate(facts.transcript, start=1))
-    if facts.cut_at_cap:
-        transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
-    sections.append(f"TRANSCRIPT:\n{transcript}")
+    sections.append(transcript_section(facts))
     listed = "\n".join(f"{goal.key} (goal of {goal.owner}): {goal.text}" for goal in subject.goals)
     shape = ",\n".join(
         f'  "{goal.key}": {{"reasoning": "<what in the conversation decides it>", "answer": "yes" or "no"}}'

@@ -152,10 +152,7 @@ def _episode_prompt(facts: EpisodeForJudge, questions: Questionnaire, bound: Map
         if seat.private_knowledge:
             lines.append(f"Private knowledge: {seat.private_knowledge}")
         sections.append("\n".join(lines))
-    transcript = "\n".join(f"{n}. {describe_turn(entry)}" for n, entry in enumerate(facts.transcript, start=1))
-    if facts.cut_at_cap:
-        transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
-    sections.append(f"TRANSCRIPT:\n{transcript}")
+    sections.append(transcript_section(facts))
     sections.append(_reply_format(facts, questions, bound))
     return "\n\n".join(sections)
 
@@ -188,3 +185,12 @@ def _reply_format(facts: EpisodeForJudge, questions: Questionnaire, bound: Mappi
         "shape, every key present:\n"
         "{\n" + ",\n".join(blocks) + "\n}"
     )
+
+
+def transcript_section(facts: EpisodeForJudge) -> str:
+    """The numbered transcript every judge reads (the scores judge and the goal judges alike), and where a
+    turn cap stopped it."""
+    transcript = "\n".join(f"{n}. {describe_turn(entry)}" for n, entry in enumerate(facts.transcript, start=1))
+    if facts.cut_at_cap:
+        transcript += f"\n(The conversation was stopped at its limit of {facts.turn_cap} turns.)"
+    return f"TRANSCRIPT:\n{transcript}"
