@@ -19,6 +19,10 @@ class BenchmarkConfig(AppConfig):
         # (see benchmark.instruments.triggers).
         pre_migrate.connect(_drop_answer_triggers, sender=self, dispatch_uid="benchmark_drop_answer_triggers")
         post_migrate.connect(_install_answer_triggers, sender=self, dispatch_uid="benchmark_install_answer_triggers")
+        post_migrate.connect(_create_queue_tables, sender=self, dispatch_uid="benchmark_create_queue_tables")
+        # The queue's signals keep job rows current wherever a task runs; the tasks are known to every
+        # process that may queue or run them.
+        from .jobs import signals, tasks  # noqa: F401
 
 
 def _drop_answer_triggers(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
@@ -35,3 +39,11 @@ def _install_answer_triggers(sender: AppConfig, using: str = "default", **kwargs
     connection = connections[using]
     if triggers.tables_ready(connection):
         triggers.install(connection)
+
+
+def _create_queue_tables(sender: AppConfig, **kwargs: Any) -> None:
+    """A PostgreSQL task queue's tables, made once by ``migrate`` (idempotent) rather than by every process."""
+    from .jobs.queue import HUEY
+
+    if not HUEY.immediate and hasattr(HUEY.storage, "initialize_schema"):
+        HUEY.storage.initialize_schema()

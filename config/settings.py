@@ -151,6 +151,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    "huey.contrib.djhuey",
+    "huey.contrib.djhuey.stats",  # Huey's own dashboard in the admin
     "benchmark",
     "annotator",
     "chat",
@@ -395,11 +397,69 @@ PARLEY_REPORT_CACHE_SECONDS = env_int("PARLEY_REPORT_CACHE_SECONDS", 600)
 # Most bytes one upload on the import page may bring, all its files together; bigger imports go
 # through manage.py import_episodes.
 PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
-# What one team may have at work at once from the web, each a process on this server: simulation runs
-# queued or running, the worker processes of one run, and import jobs checking or importing.
+# What one team may have at work at once from the web: simulation runs queued or running, and import
+# jobs checking or importing (each takes a task consumer's worker while it works).
 PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
-PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)
+PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)  # goes with the forked workers (issue 23)
 PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
+
+
+def task_queue() -> dict:
+    """Huey's settings (read by ``huey.contrib.djhuey``): where the queue lives and how a consumer runs.
+
+    ``PARLEY_TASKS`` names the queue: ``sqlite`` (the embedded default, its own file under the var
+    directory, never the application's database file, so a consumer's polling never takes the
+    application's write lock), ``postgres`` (tables ``huey_*`` in the ``DATABASE_URL`` database) or
+    ``redis`` (``REDIS_URL``). Every web process and consumer of one deployment must name the same
+    queue. Tasks run on a consumer (``make worker``), never inline, unless ``PARLEY_TASKS_IMMEDIATE``
+    says so (the tests that are not about the queue); Huey's own default, inline under ``DEBUG``,
+    would leave ``make demo`` without its consumer's work.
+    """
+    kind = os.environ.get("PARLEY_TASKS", "sqlite").strip().lower() or "sqlite"
+    worker_type = os.environ.get("PARLEY_TASK_WORKER_TYPE", "process").strip().lower()
+    if worker_type not in {"process", "thread"}:
+        raise ImproperlyConfigured(f"PARLEY_TASK_WORKER_TYPE={worker_type!r}: use process or thread.")
+    queue: dict = {
+        "name": os.environ.get("PARLEY_TASKS_NAME", "parley"),
+        "immediate": env_bool("PARLEY_TASKS_IMMEDIATE", False),
+        "utc": True,
+        "consumer": {
+            "workers": env_int("PARLEY_TASK_WORKERS", 2),
+            "worker_type": worker_type,
+            "check_worker_health": True,
+            "health_check_interval": 1,
+            "scheduler_interval": 1,
+            "initial_delay": 0.05,
+            "backoff": 1.15,
+            "max_delay": 0.5,
+        },
+    }
+    if kind == "sqlite":
+        VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        queue.update(huey_class="huey.SqliteHuey", filename=str(VAR_DIR / "tasks.sqlite3"), timeout=20)
+    elif kind == "postgres":
+        url = os.environ.get("PARLEY_TASKS_URL") or os.environ.get("DATABASE_URL", "")
+        if not url.startswith(("postgres://", "postgresql://")):
+            raise ImproperlyConfigured(
+                "PARLEY_TASKS=postgres keeps the queue in PostgreSQL: set DATABASE_URL (or PARLEY_TASKS_URL) "
+                "to a postgres:// URL."
+            )
+        # The tables are made by ``migrate`` (benchmark.apps), not by every process that starts.
+        queue.update(huey_class="huey.PostgresHuey", dsn=url, create_tables=False)
+    elif kind == "redis":
+        url = os.environ.get("PARLEY_TASKS_URL") or os.environ.get("REDIS_URL", "")
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ImproperlyConfigured(
+                "PARLEY_TASKS=redis keeps the queue in Redis: set REDIS_URL (or PARLEY_TASKS_URL) to a redis:// URL."
+            )
+        queue.update(huey_class="huey.PriorityRedisHuey", url=url)
+    else:
+        raise ImproperlyConfigured(f"PARLEY_TASKS={kind!r}: use sqlite (the default), postgres or redis.")
+    return queue
+
+
+HUEY = task_queue()
+PARLEY_TASKS = HUEY["huey_class"].removeprefix("huey.").removesuffix("Huey").removeprefix("Priority").lower()
 
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {

@@ -4,6 +4,7 @@ from .characters import PROFILE_LABELS, Character, Relationship, relationship_la
 from .episodes import ActionType, Episode, Seat, Turn, TurnFeatures
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
+from .jobs import Job
 from .runs import NeutralContext, SimulationRun
 from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
@@ -19,6 +20,7 @@ __all__ = [
     "ERG",
     "Goal",
     "ImportJob",
+    "Job",
     "GoalType",
     "Instrument",
     "Probe",
