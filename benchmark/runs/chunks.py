@@ -31,7 +31,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -128,7 +128,8 @@ def prepare_run(run_id: int) -> str:
         lost = (run.heartbeat_at or run.created_at) < now - stale_after()
         if run.status == SimulationRun.Status.RUNNING and not lost:
             return "Another task is preparing or playing this run."
-        if run.chunks.filter(status__in=AT_WORK).exists() and not lost:
+        beating = Q(status=RunChunk.Status.RUNNING, heartbeat_at__gte=now - stale_after())
+        if run.chunks.filter(beating | Q(status=RunChunk.Status.QUEUED)).exists():
             return "The run's chunks are at work already."
         SimulationRun.objects.filter(pk=run.pk).update(
             status=SimulationRun.Status.RUNNING, heartbeat_at=now, started_at=run.started_at or now,
