@@ -151,9 +151,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    # Before Huey's app: its ``run_huey`` command is benchmark's (imports litellm before workers fork).
+    "benchmark",
     "huey.contrib.djhuey",
     "huey.contrib.djhuey.stats",  # Huey's own dashboard in the admin
-    "benchmark",
     "annotator",
     "chat",
 ]
