@@ -11,6 +11,7 @@ every option of Huey's command still applies (``--no-periodic`` on all consumers
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from huey.contrib.djhuey.management.commands.run_huey import Command as HueyCommand
@@ -25,5 +26,9 @@ class Command(HueyCommand):
     requires_system_checks: list[str] = []
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # Started in the background by a shell (``make demo``), which ignores Ctrl-C for it: take it
+            # back, so Ctrl-C stops the consumer with the web server, even while it is still starting.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         loading.preload_if_used()
         super().handle(*args, **options)
