@@ -151,9 +151,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    # Before Huey's app: its ``run_huey`` command is benchmark's (imports litellm before workers fork).
+    "benchmark",
     "huey.contrib.djhuey",
     "huey.contrib.djhuey.stats",  # Huey's own dashboard in the admin
-    "benchmark",
     "annotator",
     "chat",
 ]
@@ -437,7 +438,9 @@ def task_queue() -> dict:
     }
     if kind == "sqlite":
         VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-        queue.update(huey_class="huey.SqliteHuey", filename=str(VAR_DIR / "tasks.sqlite3"), timeout=20)
+        # PARLEY_TASKS_FILE: a queue file shared by consumers whose var directories differ (one machine).
+        filename = os.environ.get("PARLEY_TASKS_FILE") or str(VAR_DIR / "tasks.sqlite3")
+        queue.update(huey_class="huey.SqliteHuey", filename=filename, timeout=20)
     elif kind == "postgres":
         url = os.environ.get("PARLEY_TASKS_URL") or os.environ.get("DATABASE_URL", "")
         if not url.startswith(("postgres://", "postgresql://")):

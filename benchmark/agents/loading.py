@@ -32,6 +32,15 @@ def preload() -> None:
     litellm()
 
 
+def preload_if_used() -> bool:
+    """Import litellm now, in this thread, if this deployment may call a model (a consumer starting:
+    before it forks its workers); whether it did."""
+    if not may_call_models():
+        return False
+    preload()
+    return True
+
+
 def may_call_models() -> bool:
     """Whether this deployment may call a model other than the scripted one: one is configured for
     a role, or PARLEY_ALLOWED_MODELS lets researchers pick one."""
