@@ -45,7 +45,8 @@ class SimulationRun(models.Model):
     episodes per cell, turn cap, temperature, concurrency, seed). Its episodes are played in chunks
     (:class:`RunChunk`, one task each on the queue) that update the counts here; ``cancel_requested``
     asks them to stop. ``heartbeat_at`` is written by the run's own tasks (preparing, watching,
-    finishing), ``watch_token`` names the one watch task that may go on. Its episodes carry ``tag``
+    finishing), ``watch_token`` names the one watch task that may go on; ``skipped``, ``turns_before``,
+    ``model_turns_before`` and ``executed_at`` say where the latest execution started. Its episodes carry ``tag``
     so a re-run resumes them.
     """
 
@@ -73,10 +74,11 @@ class SimulationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     watch_token = models.CharField(max_length=32, blank=True, editable=False)
-    baseline = models.JSONField(
-        default=dict, blank=True, editable=False,
-        help_text="Where this execution started: episodes finished before, turns stored before, the start time.",
-    )
+    # Where the latest execution started, for its summary: what was done before it, and when.
+    skipped = models.PositiveIntegerField(default=0, help_text="Episodes finished before this execution.")
+    turns_before = models.PositiveIntegerField(default=0, help_text="Turns stored before this execution.")
+    model_turns_before = models.PositiveIntegerField(default=0, help_text="Of them, turns a model played.")
+    executed_at = models.DateTimeField(null=True, blank=True, help_text="When this execution's chunks were queued.")
 
     objects = OwnedQuerySet.as_manager()
 
@@ -101,9 +103,11 @@ class RunChunkQuerySet(OwnedQuerySet):
 class RunChunk(models.Model):
     """A few episodes of a run, played by one task on whichever consumer takes it.
 
-    ``episodes`` lists ``[episode id, seed]`` pairs. ``attempt`` grows each time the chunk is queued
-    again because its consumer stopped beating (``heartbeat_at``); a task only plays, beats and
-    records for the attempt it was queued with, so a superseded one stops at its next beat.
+    ``episodes`` lists ``[episode id, seed]`` pairs: the chunk's work order, written once when the run
+    is prepared and read whole by its task (the episodes themselves are rows). ``attempt`` grows each
+    time the chunk is queued again because its consumer stopped beating (``heartbeat_at``); a task
+    only plays, beats and records for the attempt it was queued with, so a superseded one stops at its
+    next beat.
     ``worker`` is the consumer's ``host:pid``, for the run page.
     """
 

@@ -135,7 +135,7 @@ def prepare_run(run_id: int) -> str:
             return "The run's chunks are at work already."
         SimulationRun.objects.filter(pk=run.pk).update(
             status=SimulationRun.Status.RUNNING, heartbeat_at=now, started_at=run.started_at or now,
-            finished_at=None, message="Preparing its episodes.",
+            finished_at=None, executed_at=None, message="Preparing its episodes.",
         )
     try:
         plan = plan_run(RunOptions.from_dict(run.options), run.team, run.tag)
@@ -176,10 +176,8 @@ def queue_chunks(
         token = uuid.uuid4().hex
         SimulationRun.objects.filter(pk=run.pk).update(
             total=total, finished=preparation.already_finished, failed=0, heartbeat_at=now, message="",
-            watch_token=token, baseline={
-                "skipped": preparation.already_finished, "turns": turns, "model_turns": model_turns,
-                "started": now.isoformat(),
-            },
+            watch_token=token, skipped=preparation.already_finished, turns_before=turns,
+            model_turns_before=model_turns, executed_at=now,
         )
         made = RunChunk.objects.bulk_create(
             RunChunk(run=run, number=number, episodes=[list(item) for item in group])

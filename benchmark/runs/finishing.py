@@ -7,8 +7,6 @@ on the run's row.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -41,17 +39,15 @@ def finish_run(run_id: int) -> str:
         status = SimulationRun.Status.FINISHED
     else:
         status = SimulationRun.Status.FAILED
-    baseline = run.baseline or {}
-    started = baseline.get("started")
-    seconds = (timezone.now() - datetime.fromisoformat(started)).total_seconds() if started else 0.0
+    seconds = (timezone.now() - run.executed_at).total_seconds() if run.executed_at else 0.0
     summary = RunSummary(
         tag=run.tag,
         total=run.total,
-        skipped=int(baseline.get("skipped", 0)),
+        skipped=run.skipped,
         finished=counts.finished,
         failed=counts.failed,
-        turns=counts.turns - int(baseline.get("turns", 0)),
-        model_turns=counts.model_turns - int(baseline.get("model_turns", 0)),
+        turns=counts.turns - run.turns_before,
+        model_turns=counts.model_turns - run.model_turns_before,
         seconds=seconds,
         status=status,
         errors=[line for chunk in ended for line in chunk.error.splitlines() if line][:MAX_ERRORS_KEPT],

@@ -73,7 +73,7 @@ def run_for_command(options: RunOptions, tag: str, team: Team) -> SimulationRun:
         )
     SimulationRun.objects.filter(pk=run.pk).update(
         options=options.as_dict(), cancel_requested=False, status=SimulationRun.Status.QUEUED,
-        heartbeat_at=timezone.now(), finished_at=None, message="",
+        heartbeat_at=timezone.now(), finished_at=None, executed_at=None, message="",
     )
     run.refresh_from_db()
     return run

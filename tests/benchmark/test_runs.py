@@ -70,9 +70,9 @@ class Outcome:
 
 def outcome(run: SimulationRun) -> Outcome:
     run.refresh_from_db()
-    turns = Turn.objects.filter(episode__tag=run.tag).count() - int(run.baseline.get("turns", 0))
+    turns = Turn.objects.filter(episode__tag=run.tag).count() - run.turns_before
     errors = [line for chunk in run.chunks.order_by("number") for line in chunk.error.splitlines() if line]
-    return Outcome(run, int(run.baseline.get("skipped", 0)), run.finished, run.failed, turns, run.status, errors)
+    return Outcome(run, run.skipped, run.finished, run.failed, turns, run.status, errors)
 
 
 def execute(options: RunOptions, tag: str = "test-run") -> Outcome:

@@ -183,22 +183,16 @@ class Command(BaseCommand):
 
     def _follow(self, run: SimulationRun) -> SimulationRun:
         """Draw the run's progress from its row until it ends; say so when no consumer takes its work."""
-        baseline: dict[str, Any] = {}
         bar: ProgressBar | None = None
         started = time.monotonic()
         warned = False
         while True:
             run = SimulationRun.objects.select_related("team").get(pk=run.pk)
-            if run.baseline and run.status != SimulationRun.Status.QUEUED:
-                baseline = run.baseline
-            if bar is None and baseline:
-                bar = ProgressBar(
-                    self.stderr._out, run.total, "simulate", unit="episodes",
-                    already_done=int(baseline.get("skipped", 0)),
-                )
+            if bar is None and run.executed_at is not None and run.status != SimulationRun.Status.QUEUED:
+                bar = ProgressBar(self.stderr._out, run.total, "simulate", unit="episodes", already_done=run.skipped)
             if bar is not None:
                 turns = Turn.objects.filter(episode__team=run.team_id, episode__tag=run.tag).count()
-                played = turns - int(baseline.get("turns", 0))
+                played = turns - run.turns_before
                 elapsed = bar.elapsed()
                 rate = played / elapsed if elapsed else 0.0
                 bar.show(
