@@ -28,6 +28,7 @@ from .models import (
     Respondent,
     Response,
     Role,
+    RunChunk,
     Scenario,
     ScenarioBarrier,
     Seat,
@@ -407,9 +408,26 @@ class NeutralContextAdmin(admin.ModelAdmin):
         return neutral.text if len(neutral.text) <= 80 else neutral.text[:79] + "…"
 
 
+class RunChunkInline(admin.TabularInline):
+    """A run's chunks, read only: which consumer played which, in how many attempts, how it ended."""
+
+    model = RunChunk
+    extra = 0
+    can_delete = False
+    fields = ["number", "status", "attempt", "worker", "heartbeat_at", "started_at", "finished_at", "finished",
+              "failed", "error"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: SimulationRun | None = None) -> bool:
+        return False
+
+
 @admin.register(SimulationRun)
 class SimulationRunAdmin(admin.ModelAdmin):
-    """Runs are started and cancelled from the benchmark pages or ``manage.py simulate``; here they are read."""
+    """Runs are started and cancelled from the benchmark pages or ``manage.py simulate``; here they are read,
+    with their chunks."""
+
+    inlines = [RunChunkInline]
 
     list_display = ["tag", "status", "progress", "failed", "created_by", "created_at", "finished_at"]
     list_filter = ["team", "status"]

@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from benchmark.models import NeutralContext, SimulationRun
+from benchmark.models import NeutralContext, RunChunk, SimulationRun
 from tests.builders import default_team, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,16 @@ def test_runs_cannot_be_added_or_changed_in_the_admin(admin_client):
     admin_client.post(change, {"tag": "renamed", "total": 8, "finished": 8, "failed": 0, "status": "finished"})
     run.refresh_from_db()
     assert (run.tag, run.finished) == ("pilot", 3)
+
+
+def test_a_runs_page_lists_its_chunks_read_only(admin_client):
+    run = make_run(status=SimulationRun.Status.RUNNING)
+    RunChunk.objects.create(run=run, number=1, status="running", attempt=1, worker="box-b:202")
+
+    response = admin_client.get(reverse("admin:benchmark_simulationrun_change", args=[run.pk]))
+
+    assert response.status_code == 200 and "box-b:202" in response.text
+    assert RunChunk.objects.get().worker == "box-b:202"
 
 
 def test_a_run_still_going_cannot_be_deleted_but_a_finished_one_can(admin_client):
