@@ -182,3 +182,19 @@ def test_a_cancel_from_the_run_page_stops_both_consumers_chunks_within_two_secon
     for episode in Episode.objects.filter(tag="cancelled"):
         indexes = list(Turn.objects.filter(episode=episode).order_by("index").values_list("index", flat=True))
         assert indexes == list(range(len(indexes)))
+
+
+def test_a_consumer_with_process_workers_plays_a_run(queue, consumers, slow_model):
+    """Process workers are the default kind: each chunk's event loop runs in a worker process of its own."""
+    cast_scenario()
+    fake_llm = slow_model(0.02)
+    consumer = consumers.start(workers=2, worker_type="process", env=model_env(fake_llm))
+
+    run = queue_run(episodes_per_cell=2, turn_cap=4, concurrency=1, tag="processes")
+
+    run = wait_for(lambda: SimulationRun.objects.filter(pk=run.pk, status="finished").first(), "the run", consumers,
+                   timeout=180)
+    assert (run.finished, run.failed) == (8, 0)
+    workers = {pid_of(chunk.worker) for chunk in RunChunk.objects.filter(run=run)}
+    assert workers and consumer.pid not in workers  # played in the worker processes, not the consumer's own
+    assert_every_turn_stored_once("processes", 4)
