@@ -27,7 +27,9 @@ from tests.builders import default_team, make_user
 from tests.consumers import wait_for
 from tests.fake_llm import FAKE_API_KEY, FAKE_MODEL
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)  # consumers see commits only
+# Consumers see commits only; and CI's SQLite pass runs these too (the app database then is the test file the
+# consumers open): the embedded default, SQLite for the app and the queue, is where "database is locked" would show.
+pytestmark = [pytest.mark.django_db(transaction=True, serialized_rollback=True), pytest.mark.concurrency]
 
 STALE_SECONDS = 3  # short, so the killed consumer's chunks are taken over soon
 CONDITIONS = ("none", "semantic", "sociocultural", "emotional")
