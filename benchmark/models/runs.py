@@ -140,7 +140,3 @@ class RunChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} chunk {self.number}"
-
-    @property
-    def ended(self) -> bool:
-        return self.status in {self.Status.DONE, self.Status.CANCELLED, self.Status.FAILED}
