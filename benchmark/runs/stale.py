@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -33,6 +34,8 @@ from .chunks import (
 )
 
 logger = logging.getLogger(__name__)
+
+LOST_TASK_AFTER = timedelta(minutes=10)
 
 
 def requeue_stale_chunks(run_id: int | None = None) -> int:
@@ -79,6 +82,9 @@ def requeue_stale_chunks(run_id: int | None = None) -> int:
 
 
 def _restart_lost_tasks(cut: Any) -> None:
+    """A lost watch is restarted after the stale period; a preparing or finishing task only after
+    ``LOST_TASK_AFTER`` too, since it beats between batches (of episodes created, of judged episodes)
+    and a slow judge's batch must not make a second finishing task start beside the first."""
     lost = SimulationRun.objects.filter(status=SimulationRun.Status.RUNNING, heartbeat_at__lt=cut)
     for run in lost.select_related("team", "created_by"):
         at_work = run.chunks.filter(status__in=AT_WORK)
@@ -86,6 +92,8 @@ def _restart_lost_tasks(cut: Any) -> None:
             token = uuid.uuid4().hex
             SimulationRun.objects.filter(pk=run.pk).update(watch_token=token, heartbeat_at=timezone.now())
             schedule_watch(run.pk, token, delay=0)
+        elif run.heartbeat_at >= timezone.now() - LOST_TASK_AFTER:
+            continue
         elif run.chunks.exists():
             logger.warning("Run %s lost its finishing task; queued again", run.tag)
             SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())

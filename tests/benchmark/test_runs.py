@@ -3,6 +3,7 @@
 import asyncio
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -648,3 +649,23 @@ def test_a_model_that_answered_the_chunk_and_then_drops_one_call_fails_that_epis
 
     assert (summary.finished, summary.failed, summary.status) == (1, 1, "failed")
     assert "cannot be reached" not in summary.run.message and "1 failed" in summary.run.message
+
+
+@played
+def test_a_run_whose_finishing_task_was_lost_is_finished_by_the_periodic_check(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when("role-playing", LEAVE)
+    execute(llm_options(conditions=("none", "semantic"), judge_model="none"))
+    run = SimulationRun.objects.get(tag="test-run")
+    # what a consumer killed during the finishing task leaves: every chunk done, the run still running
+    lately = timezone.now() - timedelta(minutes=1)
+    SimulationRun.objects.filter(pk=run.pk).update(status="running", finished_at=None, message="", heartbeat_at=lately)
+
+    stale.requeue_stale_chunks()  # a slow judge beats less often than the stale period: not lost yet
+    run.refresh_from_db()
+    assert run.status == "running"
+
+    SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - stale.LOST_TASK_AFTER * 2)
+    stale.requeue_stale_chunks()
+    run.refresh_from_db()
+    assert (run.status, run.finished) == ("finished", 2) and run.message.startswith("Run test-run finished")
