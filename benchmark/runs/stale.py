@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -32,10 +31,9 @@ from .chunks import (
     stale_after,
     task,
 )
+from .status import LOST_TASK_AFTER
 
 logger = logging.getLogger(__name__)
-
-LOST_TASK_AFTER = timedelta(minutes=10)
 
 
 def requeue_stale_chunks(run_id: int | None = None) -> int:

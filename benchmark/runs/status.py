@@ -22,6 +22,10 @@ from ..models import Episode, RunChunk, SimulationRun, Team, Turn
 from .options import RunOptions
 from .planning import chunks
 
+# How long a run's preparing or finishing task may go without a beat before it is taken as lost: it
+# beats between batches (of episodes created, of episodes judged), and a slow judge's batch takes minutes.
+LOST_TASK_AFTER = timedelta(minutes=10)
+
 
 def stale_period() -> timedelta:
     return timedelta(seconds=settings.PARLEY_RUN_STALE_SECONDS)
@@ -32,8 +36,9 @@ class RunBusy(RuntimeError):
 
 
 def is_stale(run: SimulationRun, now: Any = None) -> bool:
-    """A run not done that nothing works on: its own tasks have not beaten for the stale period, and no
-    chunk of it is queued or beating (a consumer died with its last task, or none ever took it)."""
+    """A run not done that nothing works on: its own tasks have not beaten for the stale period (its
+    finishing task for ``LOST_TASK_AFTER``), and no chunk of it is queued or beating (a consumer died
+    with its last task, or none ever took it)."""
     if run.done:
         return False
     now = now or timezone.now()
@@ -41,7 +46,13 @@ def is_stale(run: SimulationRun, now: Any = None) -> bool:
     if (run.heartbeat_at or run.created_at) >= cut:
         return False
     alive = Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__gte=cut)
-    return not RunChunk.objects.filter(alive, run_id=run.pk).exists()
+    if RunChunk.objects.filter(alive, run_id=run.pk).exists():
+        return False
+    finishing = not RunChunk.objects.filter(run_id=run.pk, status__in=["queued", "running"]).exists() and (
+        RunChunk.objects.filter(run_id=run.pk).exists()
+    )
+    # its finishing task beats between judge batches, which a slow judge may take minutes over
+    return not finishing or (run.heartbeat_at or run.created_at) < now - LOST_TASK_AFTER
 
 
 def can_resume(run: SimulationRun) -> bool:

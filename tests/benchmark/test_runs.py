@@ -501,6 +501,13 @@ def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
     assert not is_stale(run)  # a chunk of it beats
     RunChunk.objects.filter(pk=chunk.pk).update(heartbeat_at="2000-01-01T00:00Z")
     assert is_stale(run)
+    RunChunk.objects.filter(pk=chunk.pk).update(status="done")  # finishing: its judges may be slow to beat
+    SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=1))
+    run.refresh_from_db()
+    assert not is_stale(run)
+    SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at="2000-01-01T00:00Z")
+    run.refresh_from_db()
+    assert is_stale(run)
 
 
 @played
