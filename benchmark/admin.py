@@ -14,6 +14,7 @@ from django.forms import CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
 from .instruments import admin as instruments_admin  # noqa: F401  (registers instruments, questions, answers)
+from .jobs import admin as jobs_admin  # noqa: F401  (registers jobs and Huey's dashboard)
 from .models import (
     Answer,
     Barrier,
@@ -23,7 +24,6 @@ from .models import (
     Character,
     Episode,
     Goal,
-    Job,
     NeutralContext,
     Probe,
     Respondent,
@@ -433,25 +433,3 @@ class SimulationRunAdmin(admin.ModelAdmin):
     def progress(self, run: SimulationRun) -> str:
         return f"{run.finished} / {run.total}"
 
-
-@admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
-    """The task queue's jobs, every team's, read only: they are queued by the pages and commands that
-    start work, kept current by the queue's signals and retried from the jobs page. Huey's own
-    dashboard (pending and scheduled tasks, recent events) is the "Huey" section of this admin."""
-
-    list_display = ["label", "team", "task", "status", "attempts", "worker", "created_at", "finished_at"]
-    list_filter = ["status", "team", "task"]
-    list_select_related = ["team"]
-    search_fields = ["label", "error", "task_id"]
-    date_hierarchy = "created_at"
-    actions = None
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
-        return False
