@@ -392,6 +392,9 @@ def test_hueys_dashboard_renders_in_the_admin_with_what_ran(admin_client, team, 
     # The refresh comes from Parley's static file: an inline script would be refused by the CSP.
     assert '<script src="/static/hueystats/dashboard.js" type="module"></script>' in response.text
     assert "setInterval" not in response.text
+    # Its danger zone asks through that file too: Huey's inline onsubmit= would be refused, and not ask.
+    assert "onsubmit" not in response.text
+    assert 'data-confirm="Flush queue? This cannot be undone."' in response.text
 
 
 def test_hueys_dashboard_is_for_superusers_only(client, researcher):
