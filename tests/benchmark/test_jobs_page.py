@@ -406,3 +406,87 @@ def test_hueys_dashboard_is_for_superusers_only(client, researcher):
 def test_hueys_stats_are_kept_in_the_var_directory():
     assert Path(settings.HUEY_STATS["filename"]) == settings.VAR_DIR / "huey-stats.sqlite3"
     assert Path(HUEY._stats.db.database) == settings.VAR_DIR / "huey-stats.sqlite3"
+
+
+# The page's counts and Huey's dashboard on each queue a deployment may name
+
+
+def real_queue(kind: str, tmp_path: Path) -> tuple:
+    """A queue of ``kind`` of its own (its own file, tables or name), and how to clear it away."""
+    import huey
+
+    name = f"jobspage-{uuid.uuid4().hex[:8]}"
+    if kind == "sqlite":
+        return huey.SqliteHuey(name, filename=str(tmp_path / "tasks.sqlite3")), lambda: None
+    if kind == "postgres":
+        if connection.vendor != "postgresql":
+            pytest.skip("PostgreSQL is not configured (DATABASE_URL); CI sets it")
+        params = connection.settings_dict
+        instance = huey.PostgresHuey(name, table_prefix="jobspage_test", dbname=params["NAME"], user=params["USER"],
+                                     password=params["PASSWORD"], host=params["HOST"], port=params["PORT"] or None)
+
+        def drop() -> None:
+            for table in ("kv", "schedule", "task", "counter"):
+                instance.storage.sql(f"drop table if exists jobspage_test_{table}", commit=True)
+            instance.storage.close()
+
+        return instance, drop
+    url = settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("hosts", [None])[0]
+    if not isinstance(url, str) or not url.startswith("redis"):
+        pytest.skip("Redis is not configured (REDIS_URL); CI sets it")
+    instance = huey.RedisHuey(name, url=url)
+    return instance, instance.storage.flush_all
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "redis"])
+def test_the_counts_and_the_dashboard_read_each_kind_of_queue(kind, tmp_path, monkeypatch):
+    from huey.contrib.stats import live_counts, pending_tasks, scheduled_tasks
+
+    instance, clear = real_queue(kind, tmp_path)
+    try:
+        @instance.task(name="tests.jobs_page.counted")
+        def counted(number: int) -> int:
+            return number
+
+        counted(1)
+        instance.add_schedule(counted.s(2, delay=3600))  # where a consumer puts a task with a later eta
+        monkeypatch.setattr(queue, "HUEY", instance)
+
+        state = queue_state_now()
+        live = live_counts(instance)
+
+        assert (state.pending, state.scheduled, state.problem) == (1, 1, "")
+        assert (live["pending"], live["scheduled"]) == (1, 1)
+        assert [task["task"] for task in pending_tasks(instance)] == ["tests.jobs_page.counted"]
+        assert [task["task"] for task in scheduled_tasks(instance)] == ["tests.jobs_page.counted"]
+    finally:
+        clear()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "redis"])
+def test_a_queue_that_is_really_down_is_said_plainly(kind, tmp_path, monkeypatch):
+    import huey
+
+    down = {
+        "sqlite": lambda: huey.SqliteHuey("down", filename=str(tmp_path / "no-such-directory" / "tasks.sqlite3")),
+        "postgres": lambda: huey.PostgresHuey("down", dsn="postgresql://parley@127.0.0.1:9/parley",
+                                              create_tables=False, connect_timeout=2),
+        "redis": lambda: huey.RedisHuey("down", url="redis://127.0.0.1:9/0"),
+    }
+    try:
+        instance = down[kind]()
+    except Exception as error:  # SQLite may refuse at once, creating its tables in a directory that is not there
+        assert kind == "sqlite", error
+        return
+    monkeypatch.setattr(queue, "HUEY", instance)
+
+    state = queue_state_now()
+
+    assert (state.pending, state.scheduled) == (None, None)
+    assert state.problem.startswith(f"The task queue ({queue.describe_queue()}) cannot be reached just now (")
+
+
+def queue_state_now():
+    from benchmark.jobs.listing import queue_state
+
+    return queue_state()
