@@ -403,9 +403,37 @@ def test_hueys_dashboard_is_for_superusers_only(client, researcher):
     assert response.status_code == 302 and "/admin/login/" in response.url
 
 
-def test_hueys_stats_are_kept_in_the_var_directory():
-    assert Path(settings.HUEY_STATS["filename"]) == settings.VAR_DIR / "huey-stats.sqlite3"
-    assert Path(HUEY._stats.db.database) == settings.VAR_DIR / "huey-stats.sqlite3"
+STATS_PROBE = (
+    "import json, django; django.setup(); from django.apps import apps; from huey.contrib.djhuey import HUEY; "
+    "stats = getattr(HUEY, '_stats', None); "
+    "print(json.dumps({'installed': apps.is_installed('huey.contrib.djhuey.stats'), "
+    "'database': stats and stats.db.database}))"
+)
+
+
+def test_hueys_stats_are_kept_in_the_var_directory(tmp_path):
+    from tests.test_settings import loaded
+
+    assert Path(HUEY._stats.db.database) == settings.VAR_DIR / "huey-stats.sqlite3"  # this process's recorder
+    fresh = loaded(tmp_path, STATS_PROBE)
+    assert fresh == {"installed": True, "database": str(tmp_path / "huey-stats.sqlite3")}
+    assert (tmp_path / "huey-stats.sqlite3").exists()
+
+
+def test_hueys_stats_may_be_kept_in_one_database_for_every_machine(tmp_path):
+    from tests.test_settings import loaded
+
+    shared = tmp_path / "shared" / "stats.db"
+    shared.parent.mkdir()
+    fresh = loaded(tmp_path, STATS_PROBE, PARLEY_TASK_STATS_URL=f"sqlite:///{shared}")
+    assert fresh == {"installed": True, "database": str(shared)}
+    assert not (tmp_path / "huey-stats.sqlite3").exists()
+
+
+def test_hueys_dashboard_and_its_recorder_can_be_left_out(tmp_path):
+    from tests.test_settings import loaded
+
+    assert loaded(tmp_path, STATS_PROBE, PARLEY_TASK_STATS="false") == {"installed": False, "database": None}
 
 
 # The page's counts and Huey's dashboard on each queue a deployment may name
