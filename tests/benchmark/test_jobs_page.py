@@ -241,6 +241,7 @@ def test_a_queue_that_cannot_be_reached_is_said_plainly(browser, team, monkeypat
     assert response.status_code == 200
     assert "cannot be reached just now (ConnectionRefusedError)" in response.text
     assert "Waiting run" in response.text  # the jobs are still listed
+    assert "Retry</button>" not in response.text  # nothing can be queued again until it is back
 
 
 def test_a_queue_whose_counts_fail_is_said_plainly_too(browser, monkeypatch):
