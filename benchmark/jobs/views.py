@@ -57,8 +57,12 @@ def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue a failed job's task again (a new job); the failed one stays listed as it was."""
     job = get_object_or_404(Job.objects.owned_by(request.user).select_related("team"), pk=pk)
     if not may_retry(job):
-        reason = (f"it is {job.get_status_display()}, not failed" if job.status != Job.Status.FAILED
-                  else "its task is not one this Parley can start again")
+        if job.status != Job.Status.FAILED:
+            reason = f"it is {job.get_status_display()}, not failed"
+        elif job.retried_as_id is not None:
+            reason = f"it was retried already, as job {job.retried_as_id}"
+        else:
+            reason = "its task is not one this Parley can start again"
         messages.error(request, f"“{job.label}” cannot be retried: {reason}.")
         return redirect("benchmark:jobs")
     try:
