@@ -401,7 +401,8 @@ PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
 # What one team may have at work at once from the web: simulation runs queued or running, and import
 # jobs checking or importing (each takes a task consumer's worker while it works).
 PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
-PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)  # goes with the forked workers (issue 23)
+# A run's chunk whose consumer has not beaten for this long is queued again for another consumer.
+PARLEY_RUN_STALE_SECONDS = env_int("PARLEY_RUN_STALE_SECONDS", 30)
 PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
 
 

@@ -10,7 +10,9 @@ from benchmark.models import Episode, SimulationRun
 from tests.builders import default_team, make_character, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
-pytestmark = pytest.mark.django_db
+# The run is played by its tasks (inline here), whose database calls go to a thread of their own: they see
+# committed rows only.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture(autouse=True)
