@@ -14,8 +14,9 @@ The tasks (``benchmark.jobs.tasks``) are thin wrappers over the functions here:
   (:mod:`.finishing`: the judges', interviews' and goal judges' passes, then the run closed).
 - Stale chunks (no heartbeat for ``PARLEY_RUN_STALE_SECONDS``) are queued again as a new attempt
   (:mod:`.stale`), which resumes each episode from its next turn.
-- A model that cannot be reached (the provider refuses the key, or the first episodes of a chunk
-  all fail to reach it) stops the run with the provider's message instead of failing every episode.
+- A model that cannot be reached (the provider refuses the key, or calls fail to reach it, after the
+  gateway's retries, before any model has answered the chunk) stops the run with the provider's
+  message instead of failing every episode.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -36,7 +38,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..agents import llm, loading
-from ..models import Episode, RunChunk, SimulationRun
+from ..models import Episode, RunChunk, SimulationRun, Turn
 from .eventloop import run_in_loop
 from .options import RunOptions, RunOptionsError
 from .planning import Preparation, plan_run, prepare_episodes
@@ -219,7 +221,7 @@ class ChunkState:
     cancelled: bool = False
     stopped_run: str = ""  # the model cannot be reached: the run stops with this message
     finished: int = 0
-    unreachable: int = 0
+    model_turns: int = 0  # turns a model answered in this attempt
     errors: list[str] = field(default_factory=list)
 
     def add_error(self, message: str) -> None:
@@ -328,7 +330,7 @@ async def _play_one(state: ChunkState, episode_id: int, seed: int, writer: TurnW
     """Play one episode and count it; a model that cannot be reached stops the run, since every other
     episode would fail alike."""
     try:
-        await run_episode(Episode(pk=episode_id), seed=seed, save_turn=writer.save)
+        await run_episode(Episode(pk=episode_id), seed=seed, save_turn=partial(_save, state, writer))
     except llm.LLMRefused as error:
         state.add_error(f"episode {episode_id}: {error}")
         state.stopped_run = f"The run stopped at the first authentication error, in episode {episode_id}: {error}"
@@ -336,8 +338,7 @@ async def _play_one(state: ChunkState, episode_id: int, seed: int, writer: TurnW
         await sync_to_async(_count)(state, "failed")
     except llm.LLMUnavailable as error:
         state.add_error(f"episode {episode_id}: {error}")
-        state.unreachable += 1
-        if state.finished == 0:  # the chunk's first episodes all fail to reach the model: it is down
+        if state.model_turns == 0:  # no model has answered this chunk yet: it is down, not flaky
             state.stopped_run = f"The run stopped: the model cannot be reached (episode {episode_id}): {error}"
             state.stop.set()
         await sync_to_async(_count)(state, "failed")
@@ -353,6 +354,13 @@ async def _play_one(state: ChunkState, episode_id: int, seed: int, writer: TurnW
     else:
         state.finished += 1
         await sync_to_async(_count)(state, "finished")
+
+
+async def _save(state: ChunkState, writer: TurnWriter, turn: Turn) -> Turn:
+    stored = await writer.save(turn)
+    if turn.model != llm.SCRIPTED:
+        state.model_turns += 1
+    return stored
 
 
 def _count(state: ChunkState, outcome: str) -> None:

@@ -633,3 +633,18 @@ def test_a_turn_the_database_refuses_fails_only_its_own_save():
     assert isinstance(refused, IntegrityError) and stored.pk is not None
     assert list(Turn.objects.filter(episode=second).values_list("index", flat=True)) == [0]
     assert Turn.objects.filter(episode=first).count() == 1
+
+
+@played
+def test_a_model_that_answered_the_chunk_and_then_drops_one_call_fails_that_episode_only(fake_llm, settings):
+    settings.PARLEY_LLM_MAX_RETRIES = 0
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+    for _ in range(4):  # the first episode's four turns
+        fake_llm.enqueue()
+    fake_llm.enqueue(status=503)  # then the model drops one call: flaky, not down
+
+    summary = execute(llm_options(conditions=("none", "semantic"), concurrency=1))
+
+    assert (summary.finished, summary.failed, summary.status) == (1, 1, "failed")
+    assert "cannot be reached" not in summary.run.message and "1 failed" in summary.run.message

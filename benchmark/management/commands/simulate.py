@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from ...jobs.queue import QueueUnavailable, check_queue
+from ...jobs.queue import HUEY, QueueUnavailable, check_queue
 from ...models import RunChunk, Seat, SimulationRun, Turn
 from ...progress_bar import ProgressBar
 from ...runs.chunks import queue_run
@@ -130,21 +130,15 @@ class Command(BaseCommand):
                 SimulationRun.objects.filter(pk=run.pk).update(
                     status=SimulationRun.Status.QUEUED, cancel_requested=False, finished_at=None, message=""
                 )
+                run.refresh_from_db()
             if not run.done:
-                with transaction.atomic():
-                    queue_run(run)
+                self._queue_and_follow(run, options)
+                run.refresh_from_db()
         else:
             run = self._run_from_options(options)
-            with transaction.atomic():
-                queue_run(run)
-        try:
-            run = self._follow(run)
-        except KeyboardInterrupt:
-            self.stdout.write(self.style.WARNING(
-                f"\nStopped following run {run.tag}; it goes on on the task queue's consumers. Follow it on its page, "
-                f"or cancel it: manage.py simulate --cancel {run.tag}"
-                + (f" --team {run.team.slug}" if options.get("team") else "") + "."
-            ))
+            self._queue_and_follow(run, options)
+            run.refresh_from_db()
+        if not run.done:
             return
         style = self.style.SUCCESS if run.status == SimulationRun.Status.FINISHED else self.style.WARNING
         self.stdout.write(style(run.message))
@@ -154,6 +148,25 @@ class Command(BaseCommand):
                 f"{run.failed} episode(s) failed and {unfinished} are unfinished; "
                 "run the same command again to retry them."
             )
+
+    def _queue_and_follow(self, run: SimulationRun, options: dict[str, Any]) -> None:
+        """Queue the run's work and follow it until it ends, or until Ctrl-C stops the following."""
+        try:
+            with transaction.atomic():
+                queue_run(run)
+            self._follow(run)
+        except KeyboardInterrupt:
+            if HUEY.immediate:  # the run was played here, inline: Ctrl-C stops it, resumably
+                request_cancel(run)
+                self.stdout.write(self.style.WARNING(
+                    f"\nStopped run {run.tag}: its unfinished episodes stay to be resumed by the same command."
+                ))
+                return
+            team = f" --team {run.team.slug}" if options.get("team") else ""
+            self.stdout.write(self.style.WARNING(
+                f"\nStopped following run {run.tag}; it goes on on the task queue's consumers. Follow it on its page, "
+                f"or cancel it: manage.py simulate --cancel {run.tag}{team}."
+            ))
 
     def _cancel(self, options: dict[str, Any]) -> None:
         team = team_from_options(options)
