@@ -87,4 +87,3 @@ def test_make_demo_serves_with_one_task_consumer_and_stops_both():
     assert "--no-periodic" not in last  # the demo's one consumer runs the upkeep
     # Ctrl-C reaches both; a server that stops on its own stops the consumer; make waits for it either way.
     assert "kill -INT $$consumer" in last and "wait $$consumer" in last
-
