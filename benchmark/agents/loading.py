@@ -32,9 +32,9 @@ def _configure(litellm: Any) -> None:
     """Offline, quiet, and without the per-call work whose result Parley never reads.
 
     Parley records each call's tokens and latency (``llm.Usage``), never its price, so litellm's cost
-    calculation, which runs on every reply and again on a stream's last chunk (about a quarter of
-    the gateway's CPU per call, ``perf/model_client.py``), is replaced by one that prices nothing: a cost
-    of None is litellm's own "unknown". No success or failure callbacks are registered, and a
+    calculation, which runs on every reply and again on a stream's last chunk (a quarter to a third
+    of the gateway's CPU per call, ``perf/model_client.py``), is replaced by one that prices nothing:
+    a cost of None is litellm's own "unknown". No success or failure callbacks are registered, and a
     streamed call does not hand each chunk to the (sync) logging thread. One client per provider,
     key and event loop is already reused from litellm's client cache; Parley's own retries replace
     litellm's (``llm._request``). Token estimates for providers that report no usage stay on.
