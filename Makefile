@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: demo demo-reset test lint lock install install-dev browser services serve migrate clean
+.PHONY: demo demo-reset worker test lint lock install install-dev browser services serve migrate clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Parley needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -30,7 +30,7 @@ install-dev: $(VENV)/.installed-dev
 
 # The targets below are for a developer's machine: debug mode, a key kept under var/. Parley's
 # default is DEBUG off, which wants SECRET_KEY and ALLOWED_HOSTS (a production server sets them).
-demo serve migrate: export DEBUG ?= true
+demo serve migrate worker: export DEBUG ?= true
 
 migrate: install
 	$(BIN)/python manage.py migrate --no-input $(MIGRATE_FLAGS)
@@ -44,9 +44,19 @@ demo: migrate
 	$(BIN)/python manage.py load_demo_chat --base-url http://$(HOST):$(PORT)
 	@echo
 	@$(BIN)/python manage.py demo_logins --base-url http://$(HOST):$(PORT)
-	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it; requests are logged to $${PARLEY_VAR_DIR:-var}/access.log)"
-	@$(BIN)/python -m config.serve -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) \
-	  config.asgi:application
+	@echo "Parley is at http://$(HOST):$(PORT)/ (Ctrl-C stops it; requests are logged to $${PARLEY_VAR_DIR:-var}/access.log,"
+	@echo "its task consumer's work to $${PARLEY_VAR_DIR:-var}/consumer.log)"
+	@$(BIN)/python manage.py run_huey >$${PARLEY_VAR_DIR:-var}/consumer.log 2>&1 & consumer=$$!; \
+	  trap 'interrupted=1' INT; \
+	  $(BIN)/python -m config.serve -v 0 --access-log $${PARLEY_VAR_DIR:-var}/access.log -b $(HOST) -p $(PORT) \
+	    config.asgi:application; status=$$?; \
+	  [ -n "$$interrupted" ] || kill -INT $$consumer 2>/dev/null; wait $$consumer; exit $$status
+
+## worker: a task consumer (`manage.py run_huey`; workers and their kind from PARLEY_TASK_WORKERS and
+## PARLEY_TASK_WORKER_TYPE). More machines: the README's "Processes" says what each needs. Exactly one
+## consumer of a deployment runs the periodic upkeep: PERIODIC=0 on every other.
+worker: install
+	$(BIN)/python manage.py run_huey $(if $(filter 0,$(PERIODIC)),--no-periodic)
 
 ## demo-reset: start the demo over on an empty embedded database (the venv and secret key stay)
 demo-reset:

@@ -151,9 +151,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    # Before Huey's app: its ``run_huey`` command is benchmark's (imports litellm before workers fork).
+    "benchmark",
     "huey.contrib.djhuey",
     *(["huey.contrib.djhuey.stats"] if env_bool("PARLEY_TASK_STATS", True) else []),  # Huey's dashboard (HUEY_STATS)
-    "benchmark",
     "annotator",
     "chat",
 ]
@@ -400,7 +401,8 @@ PARLEY_IMPORT_MAX_BYTES = env_int("PARLEY_IMPORT_MAX_BYTES", 100 * 1024 * 1024)
 # What one team may have at work at once from the web: simulation runs queued or running, and import
 # jobs checking or importing (each takes a task consumer's worker while it works).
 PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
-PARLEY_RUN_MAX_WORKERS = env_int("PARLEY_RUN_MAX_WORKERS", 2)  # goes with the forked workers (issue 23)
+# A run's chunk whose consumer has not beaten for this long is queued again for another consumer.
+PARLEY_RUN_STALE_SECONDS = env_int("PARLEY_RUN_STALE_SECONDS", 30)
 PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
 
 
@@ -436,7 +438,9 @@ def task_queue() -> dict:
     }
     if kind == "sqlite":
         VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-        queue.update(huey_class="huey.SqliteHuey", filename=str(VAR_DIR / "tasks.sqlite3"), timeout=20)
+        # PARLEY_TASKS_FILE: a queue file shared by consumers whose var directories differ (one machine).
+        filename = os.environ.get("PARLEY_TASKS_FILE") or str(VAR_DIR / "tasks.sqlite3")
+        queue.update(huey_class="huey.SqliteHuey", filename=filename, timeout=20)
     elif kind == "postgres":
         url = os.environ.get("PARLEY_TASKS_URL") or os.environ.get("DATABASE_URL", "")
         if not url.startswith(("postgres://", "postgresql://")):

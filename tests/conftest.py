@@ -20,7 +20,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError("CI needs real backends: " + "; ".join(problems))
 
 
-pytest_plugins = ["tests.fake_llm", "tests.worlds"]
+pytest_plugins = ["tests.fake_llm", "tests.worlds", "tests.consumers"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

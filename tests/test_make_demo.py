@@ -72,10 +72,18 @@ def demo_recipe() -> list[str]:
 def test_make_demo_prints_the_logins_last_before_the_server_and_keeps_migrations_quiet():
     recipe = demo_recipe()
     commands = [line.split()[2] for line in recipe if "manage.py" in line]
-    assert commands == [*DEMO_COMMANDS, "demo_logins"]
+    assert commands == [*DEMO_COMMANDS, "demo_logins", "run_huey"]
     assert "--no-logins" in recipe[0]
-    assert recipe[-1].startswith("$(BIN)/python -m config.serve") and "--access-log" in recipe[-1]
     logins = next(index for index, line in enumerate(recipe) if "demo_logins" in line)
-    assert all("manage.py" not in line for line in recipe[logins + 1 :])
+    assert all("manage.py" not in line for line in recipe[logins + 1 : -1])
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
     assert "demo: MIGRATE_FLAGS = --verbosity 0" in makefile
+
+
+def test_make_demo_serves_with_one_task_consumer_and_stops_both():
+    last = demo_recipe()[-1]  # one shell: the consumer in the background, the server in front
+    consumer, server = last.index("manage.py run_huey"), last.index("$(BIN)/python -m config.serve")
+    assert consumer < server and "--access-log" in last[server:]
+    assert "--no-periodic" not in last  # the demo's one consumer runs the upkeep
+    # Ctrl-C reaches both; a server that stops on its own stops the consumer; make waits for it either way.
+    assert "kill -INT $$consumer" in last and "wait $$consumer" in last

@@ -7,7 +7,7 @@ and the files after it are not read. Each file of a dry run is checked against t
 is, like ``import_episodes --dry-run``.
 
 The work runs in ``manage.py import_episodes --job <id>``, started detached like a simulation run's
-worker (:func:`benchmark.runs.launching.spawn_process`): it outlives the request and a restart of
+worker (:func:`spawn_process`): it outlives the request and a restart of
 the web server, and its transactions are its own, so a big file never holds a request open. The
 uploads wait under ``VAR_DIR/imports/<id>/`` and are deleted when the import is over, when the dry
 run refuses them, or a day after a dry run nobody confirmed (:func:`remove_expired`, run at each upload).
@@ -32,7 +32,6 @@ from django.utils import timezone
 
 from ..importing import ImportProblem, ImportResult, import_file
 from ..models import ImportJob, Team
-from ..runs.launching import spawn_process
 from .progress_file import STALE_AFTER, FileProgress, ProgressWriter, job_directory, read_progress, write_progress
 
 logger = logging.getLogger(__name__)
@@ -218,3 +217,21 @@ def remove_expired(now: Any = None) -> None:
     for path in numbered:
         if int(path.name) not in waiting:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def spawn_process(command: list[str], *, cwd: Path, log: Path) -> int:
+    """Start ``command`` in a new session with output appended to ``log``, and reap it when it exits.
+
+    Kept here only until the import page's jobs move onto the task queue (helper "imports", issue 23):
+    runs no longer start processes, so this left ``benchmark.runs``.
+    """
+    import subprocess
+    import threading
+
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True,
+        )
+    threading.Thread(target=process.wait, name=f"reap-{process.pid}", daemon=True).start()
+    return process.pid

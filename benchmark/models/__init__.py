@@ -5,7 +5,7 @@ from .episodes import ActionType, Episode, Seat, Turn, TurnFeatures
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .jobs import Job
-from .runs import NeutralContext, SimulationRun
+from .runs import NeutralContext, RunChunk, SimulationRun
 from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
@@ -45,6 +45,7 @@ __all__ = [
     "Scenario",
     "ScenarioBarrier",
     "Seat",
+    "RunChunk",
     "SimulationRun",
     "Turn",
     "TurnFeatures",

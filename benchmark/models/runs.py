@@ -42,9 +42,11 @@ class SimulationRun(models.Model):
     """A batch of agent–agent episodes launched from the web or the command line.
 
     ``options`` holds what ``manage.py simulate`` takes (scenarios, conditions, models, strategy,
-    episodes per cell, turn cap, temperature, concurrency, seed). The process running it updates
-    the counts and ``heartbeat_at``; ``cancel_requested`` asks it to stop after the turns in flight.
-    Its episodes carry ``tag`` so a re-run resumes them.
+    episodes per cell, turn cap, temperature, concurrency, seed). Its episodes are played in chunks
+    (:class:`RunChunk`, one task each on the queue) that update the counts here; ``cancel_requested``
+    asks them to stop. ``heartbeat_at`` is written by the run's own tasks (preparing, watching,
+    finishing), ``watch_token`` names the one watch task that may go on. Its episodes carry ``tag``
+    so a re-run resumes them.
     """
 
     class Status(models.TextChoices):
@@ -66,11 +68,15 @@ class SimulationRun(models.Model):
     failed = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True, help_text="The summary, or what went wrong.")
     cancel_requested = models.BooleanField(default=False)
-    worker_pid = models.PositiveIntegerField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    watch_token = models.CharField(max_length=32, blank=True, editable=False)
+    baseline = models.JSONField(
+        default=dict, blank=True, editable=False,
+        help_text="Where this execution started: episodes finished before, turns stored before, the start time.",
+    )
 
     objects = OwnedQuerySet.as_manager()
 
@@ -86,3 +92,51 @@ class SimulationRun(models.Model):
     @property
     def done(self) -> bool:
         return self.status in {self.Status.FINISHED, self.Status.FAILED, self.Status.CANCELLED}
+
+
+class RunChunkQuerySet(OwnedQuerySet):
+    team_path = "run__team"
+
+
+class RunChunk(models.Model):
+    """A few episodes of a run, played by one task on whichever consumer takes it.
+
+    ``episodes`` lists ``[episode id, seed]`` pairs. ``attempt`` grows each time the chunk is queued
+    again because its consumer stopped beating (``heartbeat_at``); a task only plays, beats and
+    records for the attempt it was queued with, so a superseded one stops at its next beat.
+    ``worker`` is the consumer's ``host:pid``, for the run page.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        CANCELLED = "cancelled", "cancelled"
+        FAILED = "failed", "failed"
+
+    run = models.ForeignKey(SimulationRun, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField(help_text="From 1, in the run's episode order.")
+    episodes = models.JSONField(default=list, help_text="[episode id, seed] pairs.")
+    status = models.CharField(max_length=20, choices=Status, default=Status.QUEUED)
+    attempt = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    finished = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    objects = RunChunkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="run_chunk_number")]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="run_chunk_status_beat")]
+
+    def __str__(self) -> str:
+        return f"{self.run} chunk {self.number}"
+
+    @property
+    def ended(self) -> bool:
+        return self.status in {self.Status.DONE, self.Status.CANCELLED, self.Status.FAILED}

@@ -1,6 +1,4 @@
 from django import forms
-from django.conf import settings
-from django.core.validators import MaxValueValidator
 
 from ..agents.llm import SCRIPTED
 from ..forms import team_field
@@ -63,11 +61,6 @@ class RunForm(forms.Form):
     concurrency = forms.IntegerField(
         min_value=1, max_value=256, initial=8, help_text="Episodes played at once (model calls in flight)."
     )
-    workers = forms.IntegerField(  # its maximum is PARLEY_RUN_MAX_WORKERS, set in __init__
-        min_value=1, initial=1, label="Worker processes",
-        help_text="Processes sharing the episodes; more than one helps only with many episodes in flight "
-        "and at most one per CPU core.",
-    )
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
     barrier_seats = forms.CharField(
         max_length=200, initial="0", required=False, label="Barrier seats",
@@ -85,11 +78,6 @@ class RunForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["team"] = team_field(user)
         self.order_fields(["team"])
-        workers = self.fields["workers"]
-        workers.max_value = settings.PARLEY_RUN_MAX_WORKERS
-        workers.validators.append(MaxValueValidator(workers.max_value))
-        workers.widget.attrs["max"] = workers.max_value
-        workers.help_text += f" At most {workers.max_value} on this server."
         barriers = Barrier.objects.owned_by(user).order_by("position", "key").values_list("key", "name").distinct()
         self.fields["conditions"].choices = [(key, f"{name} ({key})") for key, name in barriers]
         self.fields["conditions"].initial = [key for key, _ in barriers if key in DEFAULT_CONDITIONS]
@@ -125,7 +113,6 @@ class RunForm(forms.Form):
             turn_cap=data["turn_cap"],
             temperature=data["temperature"],
             concurrency=data["concurrency"],
-            workers=data["workers"],
             seed=data["seed"],
             barrier_seats=tuple(s.strip() for s in data["barrier_seats"].split(",") if s.strip()) or ("0",),
             interview=data["interview"],

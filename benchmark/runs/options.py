@@ -28,8 +28,9 @@ _LIMITS: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
     "concurrency": (1, 4096),
     "seed": (0, 2**31 - 1),
-    "workers": (1, 64),
 }
+# Options runs once had that no longer do anything; stored runs that have them still load.
+RETIRED_OPTIONS = frozenset({"workers"})  # processes per run, before runs were chunks on the task queue
 MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
 SEAT_LABELS = tuple(Communication.values)  # the role labels a seat model may name: sender, receiver
 
@@ -49,7 +50,7 @@ class RunOptions:
     ``scenarios`` are ids or codenames (empty: every scenario), ``difficulties`` narrow them by
     difficulty tag, ``conditions`` are barrier keys. An empty model name means the configured
     one (``PARLEY_AGENT_MODEL`` / ``PARLEY_PARTNER_MODEL``, else the scripted model).
-    ``concurrency`` and ``workers`` change how fast a run goes, never what it produces.
+    ``concurrency`` changes how fast a run goes, never what it produces.
     ``judge_model`` scores the finished episodes at the end of the run (empty: the configured
     judge, else the offline scripted heuristics; several names separated by commas: each of them;
     ``"none"``: leave them unscored); the judge does not shape the episodes, so it is not part of
@@ -75,7 +76,6 @@ class RunOptions:
     concurrency: int = 8
     seed: int = 0
     barrier_seats: tuple[str, ...] = ("0",)
-    workers: int = 1
     judge_model: str = ""
     interview: bool = False
     seat_models: tuple[str, ...] = ()
@@ -88,6 +88,7 @@ class RunOptions:
         if "barrier_seat" in data and "barrier_seats" not in data:  # stored before a run could name several
             data = {**data, "barrier_seats": [data["barrier_seat"]]}
             del data["barrier_seat"]
+        data = {key: value for key, value in data.items() if key not in RETIRED_OPTIONS}
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise RunOptionsError(unknown[0], f"Unknown run option(s): {', '.join(unknown)}.")
@@ -217,7 +218,7 @@ class RunOptions:
 
     def default_tag(self) -> str:
         """A run name derived from everything that shapes the episodes, so the same command resumes."""
-        speed_and_scoring = {"concurrency", "workers", "judge_model", "interview"}
+        speed_and_scoring = {"concurrency", "judge_model", "interview"}
         shaping = {k: v for k, v in self.resolved().as_dict().items() if k not in speed_and_scoring}
         if not self.seat_models:  # runs named before seats could have their own models keep their names
             del shaping["seat_models"]
@@ -242,7 +243,6 @@ _OPTION_LABELS = {
     "turn_cap": ("Turn cap", ""),
     "temperature": ("Temperature", ""),
     "concurrency": ("Concurrency", ""),
-    "workers": ("Worker processes", ""),
     "seed": ("Seed", ""),
     "barrier_seats": ("Barrier seats (role positions)", ""),
     "barrier_seat": ("Barrier seat (role position)", ""),

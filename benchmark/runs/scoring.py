@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from ..agents import llm
 from ..evaluation import goal_judge, judge
 from ..evaluation.interviews import running as interviews
 from ..models import Episode, SimulationRun
+from .eventloop import run_in_loop
 from .options import NO_JUDGE, RunOptions
 from .planning import chunks
 from .status import heartbeat
@@ -36,7 +36,7 @@ def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions)
     batch = max(1, options.concurrency) * 2  # a heartbeat between batches keeps the run from looking lost
     for start in range(0, len(finished), batch):
         chunk = finished[start : start + batch]
-        results += async_to_sync(judge.evaluate_episodes)(chunk, models=models, concurrency=options.concurrency)
+        results += run_in_loop(judge.evaluate_episodes, chunk, models=models, concurrency=options.concurrency)
         heartbeat(run_id)
     outcomes = Counter(result.outcome for result in results)
     line = (
@@ -64,7 +64,7 @@ def interview_run_episodes(run_id: int, episode_ids: Sequence[int], options: Run
     batch = max(1, options.concurrency) * 2
     for start in range(0, len(finished), batch):
         chunk = finished[start : start + batch]
-        results += async_to_sync(interviews.interview_episodes)(chunk, concurrency=options.concurrency)
+        results += run_in_loop(interviews.interview_episodes, chunk, concurrency=options.concurrency)
         heartbeat(run_id)
     outcomes = Counter(result.outcome for result in results)
     line = (
@@ -91,7 +91,7 @@ def judge_run_goals(run_id: int, finished: Sequence[int], options: RunOptions) -
     batch = max(1, options.concurrency) * 2
     for start in range(0, len(with_goals), batch):
         chunk = with_goals[start : start + batch]
-        results += async_to_sync(goal_judge.judge_goals)(chunk, models, concurrency=options.concurrency)
+        results += run_in_loop(goal_judge.judge_goals, chunk, models, concurrency=options.concurrency)
         heartbeat(run_id)
     outcomes = Counter(result.outcome for result in results)
     line = (

@@ -1,49 +1,51 @@
-"""A run's row: who executes it, whether its worker is alive, its counts, and what its page shows.
+"""A run's row: its counts and state as its chunks write them, and what its page shows.
 
-The process that executes a run writes its pid, a heartbeat and the counts here; every web page
-reads only this row, so any server process can answer, and a run whose heartbeat is older than
-``STALE_AFTER`` is known to have lost its worker.
+A run's chunks (``benchmark.runs.chunks``) update the counts here and read ``cancel_requested``;
+every web page reads only this row and the chunks' rows, so any server process can answer. A run
+not done whose own tasks have not beaten for ``PARLEY_RUN_STALE_SECONDS`` and that has no chunk at
+work is known to have lost its consumer, and may be resumed.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from ..agents import llm
-from ..models import Episode, SimulationRun, Team, Turn
+from ..models import Episode, RunChunk, SimulationRun, Team, Turn
 from .options import RunOptions
 from .planning import chunks
 
-STALE_AFTER = timedelta(seconds=30)
+
+def stale_period() -> timedelta:
+    return timedelta(seconds=settings.PARLEY_RUN_STALE_SECONDS)
 
 
 class RunBusy(RuntimeError):
-    """Another live process is executing this run."""
-
-
-class RunCancelled(RuntimeError):
-    """The run was cancelled before this worker started; it must be resumed explicitly."""
+    """The run's chunks are at work on the queue's consumers."""
 
 
 def is_stale(run: SimulationRun, now: Any = None) -> bool:
-    """A run that should have a live worker but has not heard from it for ``STALE_AFTER``."""
+    """A run not done that nothing works on: its own tasks have not beaten for the stale period, and no
+    chunk of it is queued or beating (a consumer died with its last task, or none ever took it)."""
     if run.done:
         return False
     now = now or timezone.now()
-    last = run.heartbeat_at or run.created_at
-    return last < now - STALE_AFTER
+    cut = now - stale_period()
+    if (run.heartbeat_at or run.created_at) >= cut:
+        return False
+    alive = Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__gte=cut)
+    return not RunChunk.objects.filter(alive, run_id=run.pk).exists()
 
 
 def can_resume(run: SimulationRun) -> bool:
-    """A run that ended without finishing everything, or whose worker died, may get a new worker."""
+    """A run that ended without finishing everything, or that nothing works on, may be queued again."""
     if run.status == SimulationRun.Status.FINISHED:
         return False
     return run.done or is_stale(run)
@@ -56,47 +58,24 @@ def may_control(user: Any, run: SimulationRun) -> bool:
 
 
 def run_for_command(options: RunOptions, tag: str, team: Team) -> SimulationRun:
-    """The team's latest run with ``tag``, or a new one. Running the command again is a request to
-    resume, so a cancel is lifted and the options brought up to date."""
+    """The team's latest run with ``tag``, queued again, or a new one. Running the command again is a
+    request to resume, so a cancel is lifted and the options brought up to date; a run whose chunks are
+    at work is refused (:class:`RunBusy`)."""
     run = SimulationRun.objects.of_team(team).filter(tag=tag).order_by("-created_at", "-pk").first()
     if run is None:
-        return SimulationRun.objects.create(team=team, tag=tag, options=options.as_dict())
-    SimulationRun.objects.filter(pk=run.pk).update(options=options.as_dict(), cancel_requested=False)
-    run.options, run.cancel_requested = options.as_dict(), False
-    return run
-
-
-def claim(run_id: int, total: int | None = None) -> SimulationRun:
-    """Mark the run as executed by this process, unless another live process executes it or it was
-    cancelled before this worker got to it (a cancel is lifted only by resuming)."""
-    with transaction.atomic():
-        run = SimulationRun.objects.select_for_update().get(pk=run_id)
-        if run.cancel_requested:
-            if not run.done:
-                close(run.pk, SimulationRun.Status.CANCELLED, run.message or "Cancelled before a worker ran it.")
-            raise RunCancelled(
-                f"Run {run.tag} was cancelled; resume it from its page, or run the simulate command with "
-                f"--tag {run.tag} again."
-            )
-        now = timezone.now()
-        alive = run.status == SimulationRun.Status.RUNNING and not is_stale(run, now)
-        if alive and run.worker_pid not in (None, os.getpid()):
-            raise RunBusy(
-                f"Run {run.tag} is being executed by process {run.worker_pid} "
-                f"(last heartbeat {int((now - run.heartbeat_at).total_seconds())} s ago); "
-                "cancel it or wait for it to finish."
-            )
-        run.status = SimulationRun.Status.RUNNING
-        run.worker_pid = os.getpid()
-        run.heartbeat_at = now
-        run.started_at = run.started_at or now
-        run.finished_at = None
-        run.message = ""
-        if total is not None:
-            run.total = total
-        run.save(
-            update_fields=["status", "worker_pid", "heartbeat_at", "started_at", "finished_at", "message", "total"]
+        return SimulationRun.objects.create(
+            team=team, tag=tag, options=options.as_dict(), heartbeat_at=timezone.now()
         )
+    if not run.done and not is_stale(run):
+        raise RunBusy(
+            f"Run {run.tag} is at work on the task queue's consumers ({run.get_status_display()}); "
+            f"cancel it (manage.py simulate --cancel {run.tag}) or wait for it to end."
+        )
+    SimulationRun.objects.filter(pk=run.pk).update(
+        options=options.as_dict(), cancel_requested=False, status=SimulationRun.Status.QUEUED,
+        heartbeat_at=timezone.now(), finished_at=None, message="",
+    )
+    run.refresh_from_db()
     return run
 
 
@@ -192,8 +171,16 @@ class RunSummary:
 
 
 @dataclass
+class ChunkRow:
+    """One chunk as the run page lists it."""
+
+    chunk: RunChunk
+    heartbeat_age: int | None
+
+
+@dataclass
 class RunProgress:
-    """A run as its page shows it: counts, rates, and whether its worker is alive."""
+    """A run as its page shows it: counts, rates, its chunks, and whether anything works on it."""
 
     run: SimulationRun
     percent: int
@@ -205,15 +192,22 @@ class RunProgress:
     heartbeat_age: int | None
     can_cancel: bool
     can_resume: bool
+    chunks: list[ChunkRow] = field(default_factory=list)
+    waiting: bool = False  # queued, and no consumer has taken any of its work yet
 
     @property
     def polling(self) -> bool:
-        """The page keeps asking while a live worker may still change the numbers."""
-        return not self.run.done and not self.stale
+        """The page keeps asking until the run ends (a consumer may take a waiting run's work any time)."""
+        return not self.run.done
 
 
-def run_progress(run: SimulationRun, user: Any = None, *, turns: int | None = None) -> RunProgress:
-    """What the run page shows; ``turns`` may be passed in (the list page does not count them)."""
+WAITING_NOTICE_SECONDS = 15
+
+
+def run_progress(
+    run: SimulationRun, user: Any = None, *, turns: int | None = None, with_chunks: bool = True
+) -> RunProgress:
+    """What the run page shows; ``turns`` may be passed in (the list page counts neither turns nor chunks)."""
     now = timezone.now()
     stale = is_stale(run, now)
     done = run.finished + run.failed
@@ -222,6 +216,17 @@ def run_progress(run: SimulationRun, user: Any = None, *, turns: int | None = No
     if turns is None:
         turns = Turn.objects.filter(episode__team=run.team_id, episode__tag=run.tag).count()
     control = user is not None and may_control(user, run)
+    rows = []
+    if with_chunks:
+        rows = [
+            ChunkRow(chunk, int((now - chunk.heartbeat_at).total_seconds()) if chunk.heartbeat_at else None)
+            for chunk in run.chunks.order_by("number")
+        ]
+    waiting = (
+        run.status == SimulationRun.Status.QUEUED
+        and run.created_at < now - timedelta(seconds=WAITING_NOTICE_SECONDS)
+        and (run.heartbeat_at or run.created_at) < now - timedelta(seconds=WAITING_NOTICE_SECONDS)
+    )
     return RunProgress(
         run=run,
         percent=round(100 * done / run.total) if run.total else 0,
@@ -233,4 +238,6 @@ def run_progress(run: SimulationRun, user: Any = None, *, turns: int | None = No
         heartbeat_age=int((now - run.heartbeat_at).total_seconds()) if run.heartbeat_at else None,
         can_cancel=control and not run.done and not run.cancel_requested,
         can_resume=control and can_resume(run),
+        chunks=rows,
+        waiting=waiting,
     )

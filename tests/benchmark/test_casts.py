@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from benchmark.importing import ImportProblem
 from benchmark.models import Cast, CastMember, Character, Episode, Scenario, SimulationRun
-from benchmark.runs import launching
+from benchmark.runs import control
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
@@ -180,6 +180,7 @@ def simulate(**options) -> None:
                  judge_model="none", turn_cap=4, concurrency=2, **options)
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_simulate_plays_each_cast_of_an_imported_scenario_with_its_characters():
     import_profiles()
     import_file(CASTINGS)
@@ -200,6 +201,7 @@ def test_simulate_plays_each_cast_of_an_imported_scenario_with_its_characters():
     assert played == expected
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_a_cast_run_resumes_without_playing_anything_twice(capsys):
     import_profiles()
     import_file(CASTINGS)
@@ -213,6 +215,7 @@ def test_a_cast_run_resumes_without_playing_anything_twice(capsys):
     assert "5 skipped, finished before" in capsys.readouterr().out
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_a_scenario_without_default_characters_cannot_be_played_by_default():
     import_profiles()
     import_file(CASTINGS)
@@ -264,6 +267,7 @@ def test_another_teams_casts_are_not_played_under_all():
         plan_run(RunOptions(scenarios=(str(scenario.pk),), conditions=("none",), casts=("all",)), default_team())
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_results_count_a_scenario_played_by_several_casts_once(client):
     scenario = make_scenario()
     make_cast(scenario), make_cast(scenario)
@@ -296,16 +300,15 @@ def test_a_cast_may_not_use_another_teams_character():
 RUN_FORM = {
     "tag": "", "difficulty": "", "scenarios": "", "conditions": ["none"], "agent_model": "scripted",
     "partner_model": "scripted", "judge_model": "scripted", "strategy": "default", "episodes_per_cell": "1",
-    "turn_cap": "6", "temperature": "0.7", "concurrency": "4", "workers": "1", "seed": "0",
+    "turn_cap": "6", "temperature": "0.7", "concurrency": "4", "seed": "0",
 }
 
 
 @pytest.fixture
-def spawned(monkeypatch, settings, tmp_path):
-    """The run's worker is not started: only the command it would run is recorded."""
-    settings.VAR_DIR = tmp_path
+def spawned(monkeypatch):
+    """The run's work is not queued: only the runs that would be are recorded."""
     calls = []
-    monkeypatch.setattr(launching, "spawn_process", lambda command, *, cwd, log: calls.append(command) or 4242)
+    monkeypatch.setattr(control, "queue_run", lambda run: calls.append(run.pk))
     return calls
 
 

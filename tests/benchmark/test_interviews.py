@@ -33,7 +33,7 @@ from benchmark.models import (
     Seat,
     SimulationRun,
 )
-from benchmark.runs import launching
+from benchmark.runs import control
 from benchmark.runs.simulation import create_episode, run_episode
 from tests.builders import default_team, get_barrier, make_episode, make_researcher, make_team, make_user
 from tests.fake_llm import FAKE_MODEL
@@ -270,6 +270,7 @@ def test_an_interview_whose_repair_fails_is_asked_again_as_the_judge_would_be(fa
 # --- where interviews are asked for and shown ----------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_simulate_with_interview_asks_the_agents_after_the_run():
     install_scenario(GROUP_SCENARIOS[0], default_team())
     out = StringIO()
@@ -284,6 +285,7 @@ def test_simulate_with_interview_asks_the_agents_after_the_run():
     assert verdict.answers.count() == sum(len(role.goals) for role in GROUP_SCENARIOS[0].roles)
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_a_run_without_a_judge_interviews_the_agents_but_judges_no_goal():
     install_scenario(GROUP_SCENARIOS[0], default_team())
     out = StringIO()
@@ -294,6 +296,7 @@ def test_a_run_without_a_judge_interviews_the_agents_but_judges_no_goal():
     assert Response.objects.filter(respondent__kind=Respondent.Kind.AGENT).count() == 6
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # the run's tasks see commits only
 def test_simulate_without_interview_asks_nobody():
     install_scenario(GROUP_SCENARIOS[0], default_team())
     call_command("simulate", "--scenarios", "heating-bill", "--conditions", "none", "--run-name", "quiet",
@@ -303,13 +306,13 @@ def test_simulate_without_interview_asks_nobody():
 
 def test_the_run_form_can_ask_for_interviews(client, monkeypatch, settings, tmp_path):
     settings.VAR_DIR = tmp_path
-    monkeypatch.setattr(launching, "spawn_process", lambda command, *, cwd, log: 4242)
+    monkeypatch.setattr(control, "queue_run", lambda run: None)
     install_scenario(GROUP_SCENARIOS[0], default_team())
     client.force_login(make_researcher())
     form = {
         "tag": "web-asked", "difficulty": "", "scenarios": "heating-bill", "conditions": ["none"],
         "agent_model": "scripted", "partner_model": "scripted", "judge_model": "scripted", "strategy": "default",
-        "episodes_per_cell": "1", "turn_cap": "6", "temperature": "0.7", "concurrency": "4", "workers": "1",
+        "episodes_per_cell": "1", "turn_cap": "6", "temperature": "0.7", "concurrency": "4",
         "seed": "0", "barrier_seats": "0, 2", "interview": "on",
     }
     response = client.post(reverse("benchmark:run-new"), form)

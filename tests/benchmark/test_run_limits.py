@@ -9,11 +9,10 @@ from django.utils import timezone
 
 from benchmark.import_jobs import jobs
 from benchmark.models import Episode, ImportJob, SimulationRun
-from benchmark.runs import launching
+from benchmark.runs import control
 from benchmark.runs.options import RunOptions
-from benchmark.runs.status import STALE_AFTER
-from tests.benchmark.test_run_views import FORM
-from tests.benchmark.test_runs import cast_scenario, execute, llm_options, speak
+from tests.benchmark.test_run_views import FORM, STALE_AFTER
+from tests.benchmark.test_runs import cast_scenario, execute, llm_options, played, speak
 from tests.builders import default_team, make_team, make_user
 from tests.concurrency import at_once
 
@@ -25,6 +24,7 @@ def no_configured_models(settings):
     settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
 
 
+@played
 @pytest.mark.parametrize("status", [401, 403])
 def test_a_run_stops_at_the_first_authentication_error(fake_llm, status):
     for number in range(4):
@@ -42,6 +42,7 @@ def test_a_run_stops_at_the_first_authentication_error(fake_llm, status):
     assert statuses == ["failed", "pending", "pending", "pending"]  # the rest stay to be resumed with a good key
 
 
+@played
 def test_other_client_errors_fail_their_episode_only(fake_llm):
     cast_scenario("first", names=("Ana First", "Ben First"))
     cast_scenario("second", names=("Ana Second", "Ben Second"))
@@ -64,11 +65,10 @@ def make_run(**fields) -> SimulationRun:
 
 
 @pytest.fixture
-def spawned(monkeypatch, settings, tmp_path):
-    """The worker commands the run pages started (no process is started)."""
-    settings.VAR_DIR = tmp_path
+def spawned(monkeypatch):
+    """The runs the run pages queued (their work is not queued)."""
     calls = []
-    monkeypatch.setattr(launching, "spawn_process", lambda command, *, cwd, log: calls.append(command) or 4242)
+    monkeypatch.setattr(control, "queue_run", lambda run: calls.append(run.pk))
     return calls
 
 
@@ -82,16 +82,10 @@ def launch(client, **changes):
     return client.post(reverse("benchmark:run-new"), {**FORM, "team": str(default_team().pk), **changes})
 
 
-def test_the_run_form_refuses_more_worker_processes_than_the_server_allows(launcher, spawned, settings):
-    settings.PARLEY_RUN_MAX_WORKERS = 2
+def test_the_run_form_has_no_worker_processes_any_more(launcher, spawned):
     cast_scenario()
-
-    response = launch(launcher, workers="64")
-
-    assert response.status_code == 200
-    assert response.context["form"].errors["workers"] == ["Ensure this value is less than or equal to 2."]
-    assert not SimulationRun.objects.exists() and spawned == []
-    assert "At most 2 on this server." in response.content.decode()
+    response = launch(launcher, tag="no-workers", workers="64")  # an old form's field is ignored
+    assert response.status_code == 302 and "workers" not in SimulationRun.objects.get(tag="no-workers").options
 
 
 def test_a_team_with_its_runs_at_work_cannot_launch_another(
@@ -110,7 +104,7 @@ def test_a_team_with_its_runs_at_work_cannot_launch_another(
     assert "Each team may have 1 run queued or running at once" in response.content.decode()
 
 
-def test_runs_that_ended_or_lost_their_worker_do_not_count(
+def test_runs_that_ended_or_that_nothing_works_on_do_not_count(
     launcher, spawned, settings, django_capture_on_commit_callbacks
 ):
     settings.PARLEY_TEAM_MAX_RUNS = 1
@@ -167,7 +161,7 @@ def test_launches_at_the_same_moment_are_counted_in_turn(spawned, settings):
     options = RunOptions(conditions=("none",), judge_model="none")
     team = default_team()
 
-    outcomes = at_once(*(partial(launching.launch_run, options, f"race-{n}", team) for n in range(3)))
+    outcomes = at_once(*(partial(control.launch_run, options, f"race-{n}", team) for n in range(3)))
 
     assert sorted(type(outcome).__name__ for outcome in outcomes) == ["SimulationRun", "TeamRunsFull", "TeamRunsFull"]
     assert SimulationRun.objects.count() == 1

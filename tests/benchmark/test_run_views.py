@@ -1,9 +1,7 @@
-"""The simulation run pages: who may see them, launching (which starts a worker), progress, cancel, resume."""
+"""The simulation run pages: who may see them, launching (which queues its work), progress, chunks, cancel,
+resume."""
 
-import os
-import signal
-import sys
-import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,9 +11,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.models import Episode, SimulationRun
-from benchmark.runs import launching
-from benchmark.runs.status import STALE_AFTER, can_resume
+from benchmark.jobs import queue
+from benchmark.models import Episode, Job, RunChunk, SimulationRun
+from benchmark.runs import control
+from benchmark.runs.status import can_resume
 from tests.builders import default_team, make_character, make_researcher, make_scenario, make_user
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +23,7 @@ FORM = {
     "tag": "", "difficulty": "", "scenarios": "", "conditions": ["none", "semantic"], "agent_model": "scripted",
     "partner_model": "scripted", "judge_model": "scripted", "strategy": "default", "episodes_per_cell": "1",
     "turn_cap": "6",
-    "temperature": "0.7", "concurrency": "4", "workers": "1", "seed": "0",
+    "temperature": "0.7", "concurrency": "4", "seed": "0",
 }
 
 
@@ -51,16 +50,14 @@ def researcher_client(client, researcher):
     return client
 
 
+STALE_AFTER = timedelta(seconds=django_settings.PARLEY_RUN_STALE_SECONDS)
+
+
 @pytest.fixture
 def spawned(monkeypatch):
-    """Replace only the process start: record the command, cwd and log, return a fake pid."""
+    """Replace only the queueing of a run's work: record the runs queued."""
     calls = []
-
-    def spawn_process(command, *, cwd, log):
-        calls.append((command, cwd, log))
-        return 4242
-
-    monkeypatch.setattr(launching, "spawn_process", spawn_process)
+    monkeypatch.setattr(control, "queue_run", lambda run: calls.append(run.pk))
     return calls
 
 
@@ -127,7 +124,7 @@ def test_the_list_shows_runs_with_their_counts_and_a_lost_worker(researcher_clie
     make_run(None, tag="orphan", heartbeat_at=timezone.now() - STALE_AFTER * 2)
     response = researcher_client.get(reverse("benchmark:runs"))
     assert [row.run.tag for row in response.context["rows"]] == ["orphan", "going"]
-    assert "worker lost" in response.text and "command line" in response.text
+    assert "nothing working on it" in response.text and "command line" in response.text
     assert f'href="{reverse("benchmark:run-new")}"' in response.text
 
 
@@ -152,38 +149,53 @@ def test_the_form_offers_the_scripted_model_and_the_four_conditions(researcher_c
     assert form["conditions"].initial == ["none", "semantic", "sociocultural", "emotional"]
 
 
-def test_launching_stores_the_run_and_starts_its_worker(
-    researcher_client, researcher, scenario, spawned, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):
-        response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "tag": "first-try"})
+def test_launching_stores_the_run_and_queues_its_work(researcher_client, researcher, scenario, spawned):
+    response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "tag": "first-try"})
 
     run = SimulationRun.objects.get()
     assert response.status_code == 302 and response.url == reverse("benchmark:run", args=[run.pk])
     assert (run.tag, run.status, run.total, run.created_by) == ("first-try", "queued", 2, researcher)
     assert run.options["conditions"] == ["none", "semantic"] and run.options["turn_cap"] == 6
-    assert spawned == [(
-        [sys.executable, str(Path(django_settings.BASE_DIR) / "manage.py"), "simulate", "--run", str(run.pk)],
-        Path(django_settings.BASE_DIR),
-        Path(django_settings.VAR_DIR) / "runs" / f"run-{run.pk}.log",
-    )]
-    assert SimulationRun.objects.get().worker_pid == 4242
+    assert spawned == [run.pk]
 
 
-def test_a_worker_that_cannot_start_fails_the_run_with_the_reason_but_not_the_path(
+def test_launching_queues_a_job_that_links_to_the_run(
+    researcher_client, researcher, scenario, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(queue, "_put", lambda task, job, on_failure: None)  # queued, not yet taken
+    with django_capture_on_commit_callbacks(execute=True):
+        researcher_client.post(reverse("benchmark:run-new"), {**FORM, "tag": "jobbed"})
+    run = SimulationRun.objects.get()
+    job = Job.objects.get()
+    assert (job.task, job.arguments, job.label, job.link) == (
+        "prepare_run", [run.pk], "Run jobbed: preparing", reverse("benchmark:run", args=[run.pk])
+    )
+    assert (job.team, job.created_by, run.status) == (run.team, researcher, "queued")
+
+
+def test_a_queue_that_is_down_is_said_on_the_form_and_nothing_is_written(researcher_client, scenario, monkeypatch):
+    def check_queue():
+        raise queue.QueueUnavailable("The task queue (postgres) cannot be reached, so nothing was started: Error.")
+
+    monkeypatch.setattr(control, "check_queue", check_queue)
+    response = researcher_client.post(reverse("benchmark:run-new"), {**FORM, "tag": "down"})
+    assert response.status_code == 200 and "cannot be reached, so nothing was started" in response.text
+    assert "Traceback" not in response.text
+    assert not SimulationRun.objects.exists() and not Job.objects.exists() and not Episode.objects.exists()
+
+
+def test_a_queue_that_refuses_the_job_fails_the_run_with_the_reason_but_not_the_path(
     researcher_client, scenario, monkeypatch, django_capture_on_commit_callbacks
 ):
-    manage_py = str(Path(django_settings.BASE_DIR) / "manage.py")
+    def enqueue(task):
+        raise ConnectionError(111, "Connection refused", str(django_settings.VAR_DIR / "tasks.sqlite3"))
 
-    def spawn_process(command, *, cwd, log):
-        raise PermissionError(13, "Permission denied", manage_py)
-
-    monkeypatch.setattr(launching, "spawn_process", spawn_process)
+    monkeypatch.setattr(queue.HUEY, "enqueue", enqueue)
     with django_capture_on_commit_callbacks(execute=True):
         researcher_client.post(reverse("benchmark:run-new"), FORM)
     run = SimulationRun.objects.get()
-    assert run.status == "failed" and "Permission denied" in run.message
-    assert manage_py not in run.message
+    assert run.status == "failed" and "could not take the job: ConnectionError" in run.message
+    assert Job.objects.get().status == "failed"
     assert can_resume(run)
     assert_no_server_paths(researcher_client.get(reverse("benchmark:run", args=[run.pk])).text)
 
@@ -243,11 +255,35 @@ def test_the_progress_partial_stops_polling_when_the_run_is_done(researcher_clie
     assert "Cancel the run" not in response.text and "Resume" not in response.text
 
 
-def test_a_run_whose_worker_died_is_shown_as_such_with_a_resume_button(researcher_client, researcher):
+def test_a_run_nothing_works_on_is_shown_as_such_with_a_resume_button(researcher_client, researcher):
     run = make_run(researcher, heartbeat_at=timezone.now() - STALE_AFTER * 2)
+    RunChunk.objects.create(run=run, number=1, status="running", heartbeat_at=timezone.now() - STALE_AFTER * 2)
     response = researcher_client.get(reverse("benchmark:run", args=[run.pk]))
-    assert "worker lost" in response.text and "has stopped" in response.text
-    assert "hx-trigger" not in response.text and "Resume" in response.text
+    assert "nothing working on it" in response.text and "Nothing has worked on this run" in response.text
+    assert "Resume" in response.text
+
+
+def test_the_run_page_lists_its_chunks_with_state_attempt_consumer_and_heartbeat(researcher_client, researcher):
+    run = make_run(researcher, tag="chunked")
+    RunChunk.objects.create(run=run, number=1, status="done", episodes=[[1, 0], [2, 0]], finished=2,
+                            worker="box-a:101", heartbeat_at=timezone.now())
+    RunChunk.objects.create(run=run, number=2, status="running", attempt=1, episodes=[[3, 0]],
+                            worker="box-b:202", heartbeat_at=timezone.now() - timedelta(seconds=3))
+    RunChunk.objects.create(run=run, number=3, status="queued", episodes=[[4, 0]])
+    response = researcher_client.get(reverse("benchmark:run-progress", args=[run.pk]))
+    rows = response.context["progress"].chunks
+    assert [(r.chunk.number, r.chunk.status, r.chunk.attempt, r.chunk.worker) for r in rows] == [
+        (1, "done", 0, "box-a:101"), (2, "running", 1, "box-b:202"), (3, "queued", 0, "")
+    ]
+    assert "box-b:202" in response.text and "3 s ago" in response.text
+
+
+def test_a_queued_run_no_consumer_took_says_how_to_start_one(researcher_client, researcher):
+    old = timezone.now() - timedelta(seconds=20)
+    run = make_run(researcher, status="queued", heartbeat_at=old)
+    SimulationRun.objects.filter(pk=run.pk).update(created_at=old)
+    response = researcher_client.get(reverse("benchmark:run-progress", args=[run.pk]))
+    assert "No consumer has taken this run" in response.text and "make worker" in response.text
 
 
 def test_the_run_page_counts_turns_and_links_to_the_episodes_and_results(researcher_client, researcher, scenario):
@@ -270,15 +306,20 @@ def test_the_run_page_and_its_progress_name_no_server_path(researcher_client, re
 # Cancel and resume
 
 
-def test_cancel_asks_a_live_worker_to_stop(researcher_client, researcher):
+def test_cancel_asks_the_running_chunks_to_stop_and_cancels_the_queued_ones(researcher_client, researcher):
     run = make_run(researcher)
+    running = RunChunk.objects.create(run=run, number=1, status="running", heartbeat_at=timezone.now())
+    waiting = RunChunk.objects.create(run=run, number=2, status="queued")
     response = researcher_client.post(reverse("benchmark:run-cancel", args=[run.pk]))
     assert response.status_code == 302
     run.refresh_from_db()
     assert run.cancel_requested and run.status == "running"
+    running.refresh_from_db()
+    waiting.refresh_from_db()
+    assert (running.status, waiting.status) == ("running", "cancelled")
 
 
-def test_cancel_before_a_worker_started_marks_the_run_cancelled(researcher_client, researcher):
+def test_cancel_before_a_consumer_took_it_marks_the_run_cancelled(researcher_client, researcher):
     run = make_run(researcher, status="queued")
     researcher_client.post(reverse("benchmark:run-cancel", args=[run.pk]))
     run.refresh_from_db()
@@ -292,58 +333,48 @@ def test_another_researchers_run_cannot_be_cancelled(researcher_client):
     assert not run.cancel_requested
 
 
-def test_resume_starts_a_new_worker_for_a_stopped_run(
-    researcher_client, researcher, spawned, django_capture_on_commit_callbacks
-):
+def test_resume_queues_a_stopped_run_again(researcher_client, researcher, spawned):
     run = make_run(researcher, status="cancelled", cancel_requested=True)
-    with django_capture_on_commit_callbacks(execute=True):
-        researcher_client.post(reverse("benchmark:run-resume", args=[run.pk]))
+    researcher_client.post(reverse("benchmark:run-resume", args=[run.pk]))
     run.refresh_from_db()
-    assert (run.status, run.cancel_requested, run.worker_pid) == ("queued", False, 4242)
-    assert spawned[0][0][-2:] == ["--run", str(run.pk)]
+    assert (run.status, run.cancel_requested) == ("queued", False)
+    assert spawned == [run.pk]
 
 
-def test_a_run_with_a_live_worker_is_not_resumed(researcher_client, researcher, spawned):
+def test_resume_with_the_queue_down_says_so_and_changes_nothing(researcher_client, researcher, monkeypatch):
+    def check_queue():
+        raise queue.QueueUnavailable("The task queue (redis) cannot be reached, so nothing was started: Error.")
+
+    monkeypatch.setattr(control, "check_queue", check_queue)
+    run = make_run(researcher, status="cancelled", cancel_requested=True)
+    response = researcher_client.post(reverse("benchmark:run-resume", args=[run.pk]), follow=True)
+    assert "cannot be reached, so nothing was started" in response.text
+    run.refresh_from_db()
+    assert (run.status, run.cancel_requested) == ("cancelled", True)
+
+
+def test_a_run_at_work_is_not_resumed(researcher_client, researcher, spawned):
     run = make_run(researcher)
     response = researcher_client.post(reverse("benchmark:run-resume", args=[run.pk]), follow=True)
     assert "cannot be resumed now" in response.text and spawned == []
 
 
-# The real thing: a detached process that executes the run against the test database
-
-
-def database_url() -> str:
-    values = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{values['NAME']}"
-    password = f":{values['PASSWORD']}" if values.get("PASSWORD") else ""
-    return (f"postgres://{values['USER']}{password}@{values['HOST'] or '127.0.0.1'}:{values['PORT'] or 5432}"
-            f"/{values['NAME']}")
+# The real thing: launched from the page, played by its tasks (inline here; on real consumers in
+# tests/benchmark/test_run_consumers.py)
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_a_launched_run_is_executed_by_a_detached_worker(client, monkeypatch, tmp_path):
+def test_a_launched_run_is_played_to_its_end(client):
     roles = [{"character": make_character()}, {"character": make_character()}]
     make_scenario(roles=roles, codename="for-real")
     user = make_user(staff=True)
     client.force_login(user)
-    monkeypatch.setenv("DATABASE_URL", database_url())
-    monkeypatch.setenv("PARLEY_VAR_DIR", str(tmp_path))
-    for variable in ("PARLEY_AGENT_MODEL", "PARLEY_PARTNER_MODEL"):
-        monkeypatch.delenv(variable, raising=False)
 
-    client.post(reverse("benchmark:run-new"), {**FORM, "tag": "detached"})
+    client.post(reverse("benchmark:run-new"), {**FORM, "tag": "played"})
 
-    run = SimulationRun.objects.get(tag="detached")
-    try:
-        deadline = time.monotonic() + 90
-        while not run.done and time.monotonic() < deadline:
-            time.sleep(0.2)
-            run.refresh_from_db()
-        log = (tmp_path / "runs" / f"run-{run.pk}.log").read_text()
-        assert run.status == "finished", log
-        assert run.finished == 2 and run.worker_pid and "Run detached finished: 2/2" in log
-        assert Episode.objects.filter(tag="detached", status="finished").count() == 2
-    finally:
-        if not run.done and run.worker_pid:
-            os.kill(run.worker_pid, signal.SIGTERM)
+    run = SimulationRun.objects.get(tag="played")
+    assert (run.status, run.finished) == ("finished", 2) and "Run played finished: 2/2" in run.message
+    assert Episode.objects.filter(tag="played", status="finished").count() == 2
+    assert set(RunChunk.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
+    page = client.get(reverse("benchmark:run", args=[run.pk])).text
+    assert "hx-trigger" not in page and "Run played finished" in page

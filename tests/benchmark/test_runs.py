@@ -2,24 +2,28 @@
 
 import asyncio
 import json
+from dataclasses import dataclass
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from benchmark.agents.prompt import REPAIR_INSTRUCTION
-from benchmark.models import Barrier, Episode, Response, Seat, SimulationRun, Turn
-from benchmark.runs import launching, supervisor, workers
+from benchmark.models import Barrier, Episode, Job, Response, RunChunk, Seat, SimulationRun, Turn
+from benchmark.runs import chunks, control, stale
 from benchmark.runs.options import RunOptions, RunOptionsError
 from benchmark.runs.planning import plan_run
-from benchmark.runs.status import RunBusy, RunCancelled, RunSummary, can_resume, is_stale, run_for_command
-from benchmark.runs.supervisor import Supervisor, execute_run
+from benchmark.runs.status import RunBusy, can_resume, is_stale, run_for_command
 from benchmark.runs.writer import TurnWriter
 from tests.benchmark.test_judge import PROMPT_MARK, reply
 from tests.builders import default_team, make_character, make_episode, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
+# A played run's tasks run inline (PARLEY_TASKS_IMMEDIATE), but their database calls go to a thread of
+# their own, which sees committed rows only.
+played = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 BARRIER_SEAT = "Nadia Haddad"
 PARTNER = "Omar Haddad"
@@ -48,10 +52,36 @@ def llm_options(**changes) -> RunOptions:
     return RunOptions(**{**values, **changes})
 
 
-def execute(options: RunOptions, tag: str = "test-run") -> RunSummary:
+@dataclass
+class Outcome:
+    """What one execution of a run did, read from its rows as ``simulate`` reports it."""
+
+    run: SimulationRun
+    skipped: int
+    finished: int
+    failed: int
+    turns: int
+    status: str
+    errors: list[str]
+
+    def line(self) -> str:
+        return self.run.message
+
+
+def outcome(run: SimulationRun) -> Outcome:
+    run.refresh_from_db()
+    turns = Turn.objects.filter(episode__tag=run.tag).count() - int(run.baseline.get("turns", 0))
+    errors = [line for chunk in run.chunks.order_by("number") for line in chunk.error.splitlines() if line]
+    return Outcome(run, int(run.baseline.get("skipped", 0)), run.finished, run.failed, turns, run.status, errors)
+
+
+def execute(options: RunOptions, tag: str = "test-run") -> Outcome:
+    """Queue the run as ``simulate`` does; its tasks run inline, to the end."""
     plan = plan_run(options, default_team(), tag)
-    run = run_for_command(options, plan.tag, default_team())
-    return execute_run(run.pk)
+    run = run_for_command(plan.options, plan.tag, default_team())
+    with transaction.atomic():
+        chunks.queue_run(run)
+    return outcome(run)
 
 
 def turns_of(episode: Episode) -> list[tuple[int, int, str, str]]:
@@ -99,7 +129,7 @@ def test_a_long_run_name_still_gives_unique_external_ids_that_fit():
 
 def test_the_default_run_name_follows_what_shapes_the_episodes_but_not_the_speed():
     options = RunOptions(conditions=("none",), seed=3)
-    assert options.default_tag() == RunOptions(conditions=("none",), seed=3, concurrency=50, workers=2).default_tag()
+    assert options.default_tag() == RunOptions(conditions=("none",), seed=3, concurrency=50).default_tag()
     assert options.default_tag() != RunOptions(conditions=("none",), seed=4).default_tag()
 
 
@@ -161,6 +191,11 @@ def test_options_no_run_can_use_are_refused_naming_the_option(changes, option):
     assert error.value.option == option
 
 
+def test_stored_options_of_a_run_from_before_chunks_still_load_without_their_worker_count():
+    options = RunOptions.from_dict({"conditions": ["none"], "workers": 2, "concurrency": 3})
+    assert options.concurrency == 3 and "workers" not in options.as_dict()
+
+
 def test_stored_options_with_an_unknown_key_or_a_wrong_type_are_refused():
     with pytest.raises(RunOptionsError, match="Unknown run option"):
         RunOptions.from_dict({"turns": 3})
@@ -172,6 +207,7 @@ def test_stored_options_with_an_unknown_key_or_a_wrong_type_are_refused():
 # Playing against the OpenAI-compatible server
 
 
+@played
 def test_the_barrier_text_reaches_only_the_barrier_seat(fake_llm):
     cast_scenario()
     fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("You know, the thing with the stuff."))
@@ -186,6 +222,7 @@ def test_the_barrier_text_reaches_only_the_barrier_seat(fake_llm):
     assert not any(directive in p or "Communication style" in p for p in prompts_of(fake_llm, PARTNER))
 
 
+@played
 def test_the_repair_instruction_reaches_only_the_partner(fake_llm):
     cast_scenario()
     fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("It is, well, you know."))
@@ -199,6 +236,7 @@ def test_the_repair_instruction_reaches_only_the_partner(fake_llm):
     assert [(s.carries_barrier, s.strategy) for s in seats] == [(True, "default"), (False, "repair")]
 
 
+@played
 def test_the_models_go_to_their_seats(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", LEAVE)
@@ -207,6 +245,7 @@ def test_the_models_go_to_their_seats(fake_llm):
     assert [s.model for s in seats] == ["openai/barrier-model", "openai/partner-model"]
 
 
+@played
 def test_an_episode_ends_when_a_seat_leaves(fake_llm):
     cast_scenario()
     fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("Shall we split it?"))
@@ -219,6 +258,7 @@ def test_an_episode_ends_when_a_seat_leaves(fake_llm):
     assert (episode.status, episode.end_reason) == ("finished", "leave")
 
 
+@played
 def test_an_episode_ends_at_the_turn_cap(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", speak("And another thing."))
@@ -230,6 +270,7 @@ def test_an_episode_ends_at_the_turn_cap(fake_llm):
     assert (episode.status, episode.end_reason) == ("finished", "turn_cap")
 
 
+@played
 def test_a_run_ends_by_having_its_judge_score_the_finished_episodes(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", speak("Fine."))
@@ -242,6 +283,7 @@ def test_a_run_ends_by_having_its_judge_score_the_finished_episodes(fake_llm):
     assert SimulationRun.objects.get(tag="test-run").message == summary.line()
 
 
+@played
 def test_a_run_can_have_several_judges_each_score_its_episodes(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", speak("Fine."))
@@ -254,6 +296,7 @@ def test_a_run_can_have_several_judges_each_score_its_episodes(fake_llm):
     assert f"Judges scripted, {FAKE_MODEL}: 2 scored, 0 already scored, 0 failed." in summary.line()
 
 
+@played
 def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", speak("Fine."))
@@ -264,6 +307,7 @@ def test_a_run_with_judge_none_leaves_its_episodes_unscored(fake_llm):
     assert "Judge" not in summary.line()
 
 
+@played
 def test_running_again_skips_finished_episodes(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", speak("Fine."))
@@ -278,6 +322,7 @@ def test_running_again_skips_finished_episodes(fake_llm):
     assert Episode.objects.filter(tag="test-run").count() == 2
 
 
+@played
 def test_resume_after_a_crash_finishes_the_interrupted_episode_without_duplicating_turns(fake_llm):
     cast_scenario()
     fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("The thing, you know."))
@@ -292,12 +337,15 @@ def test_resume_after_a_crash_finishes_the_interrupted_episode_without_duplicati
     untouched = Episode.objects.get(tag="test-run", barrier__key="none")
     untouched.turns.all().delete()
     Episode.objects.filter(pk=untouched.pk).update(status="pending", end_reason="", finished_at=None)
-    SimulationRun.objects.filter(tag="test-run").update(status="running", worker_pid=999999)
+    run = SimulationRun.objects.get(tag="test-run")
+    SimulationRun.objects.filter(pk=run.pk).update(status="running", heartbeat_at=timezone.now())
+    RunChunk.objects.filter(run=run).update(status="running", heartbeat_at=timezone.now())
     fake_llm.requests.clear()
 
-    with pytest.raises(RunBusy):  # its heartbeat is fresh: as far as anyone knows, the worker lives
+    with pytest.raises(RunBusy):  # its chunk's heartbeat is fresh: as far as anyone knows, its consumer lives
         execute(options)
     SimulationRun.objects.filter(tag="test-run").update(heartbeat_at=None, created_at="2000-01-01T00:00Z")
+    RunChunk.objects.filter(run=run).update(heartbeat_at="2000-01-01T00:00Z")
     summary = execute(options)
 
     assert len(fake_llm.requests) == 2 + 6  # the two missing turns, then the whole other episode
@@ -305,6 +353,7 @@ def test_resume_after_a_crash_finishes_the_interrupted_episode_without_duplicati
     assert (summary.finished, summary.turns, summary.status) == (2, 8, "finished")
 
 
+@played
 def test_a_failed_episode_is_counted_and_the_run_goes_on(fake_llm):
     cast_scenario("fine")
     cast_scenario("broken", names=("Ivo Broken", "Una Broken"))
@@ -322,6 +371,7 @@ def test_a_failed_episode_is_counted_and_the_run_goes_on(fake_llm):
     assert (failed.status, failed.end_reason) == ("failed", "model_error")
 
 
+@played
 def test_an_unexpected_episode_error_is_named_on_the_run_without_its_server_path(monkeypatch, settings):
     """The exception's text can hold file paths; the run (and its page) get its kind, the log the rest."""
     cast_scenario()
@@ -330,7 +380,7 @@ def test_an_unexpected_episode_error_is_named_on_the_run_without_its_server_path
     async def run_episode(*args, **kwargs):
         raise FileNotFoundError(2, "No such file or directory", missing)
 
-    monkeypatch.setattr(workers, "run_episode", run_episode)
+    monkeypatch.setattr(chunks, "run_episode", run_episode)
     summary = execute(llm_options(conditions=("none",)))
 
     run = SimulationRun.objects.get(tag="test-run")
@@ -339,6 +389,7 @@ def test_an_unexpected_episode_error_is_named_on_the_run_without_its_server_path
     assert missing not in run.message and str(settings.BASE_DIR) not in run.message
 
 
+@played
 def test_a_worker_stopped_by_an_unexpected_error_says_so_without_its_server_path(monkeypatch, settings):
     cast_scenario()
     missing = str(settings.BASE_DIR / "var" / "runs")
@@ -346,15 +397,15 @@ def test_a_worker_stopped_by_an_unexpected_error_says_so_without_its_server_path
     def prepare_episodes(*args, **kwargs):
         raise PermissionError(13, "Permission denied", missing)
 
-    monkeypatch.setattr(supervisor, "prepare_episodes", prepare_episodes)
-    with pytest.raises(PermissionError):
-        execute(llm_options(conditions=("none",)))
+    monkeypatch.setattr(chunks, "prepare_episodes", prepare_episodes)
+    execute(llm_options(conditions=("none",)))  # the task's error goes to its job and the consumer's log
 
     run = SimulationRun.objects.get(tag="test-run")
     assert run.status == "failed" and "PermissionError" in run.message
     assert missing not in run.message and str(settings.BASE_DIR) not in run.message
 
 
+@played
 def test_running_again_retries_failed_episodes(fake_llm):
     cast_scenario("broken", names=("Ivo Broken", "Una Broken"))
     fake_llm.reply_when("role-playing Ivo Broken", "No JSON today.")
@@ -369,22 +420,22 @@ def test_running_again_retries_failed_episodes(fake_llm):
     assert Episode.objects.get(tag="test-run").end_reason == "turn_cap"
 
 
+@played
 def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_llm, monkeypatch):
     for name in ("a", "b", "c"):
         cast_scenario(name)
     fake_llm.reply_when("role-playing", speak("Slowly now."))
     for _ in range(200):
         fake_llm.enqueue(delay=0.05)
-    monkeypatch.setattr(supervisor, "HEARTBEAT_SECONDS", 0.1)
-    beat = Supervisor.beat
+    monkeypatch.setattr(chunks, "HEARTBEAT_SECONDS", 0.1)
+    beat = chunks._beat
 
-    def beat_then_cancel_after_some_turns(self):
-        counts = beat(self)
-        if counts.turns >= 2:
-            SimulationRun.objects.filter(pk=self.run_id).update(cancel_requested=True)
-        return counts
+    def beat_then_cancel_after_some_turns(state):
+        if Turn.objects.filter(episode__tag="test-run").count() >= 2:
+            control.request_cancel(SimulationRun.objects.get(pk=state.run_id))  # as the cancel page does
+        beat(state)
 
-    monkeypatch.setattr(Supervisor, "beat", beat_then_cancel_after_some_turns)
+    monkeypatch.setattr(chunks, "_beat", beat_then_cancel_after_some_turns)
     options = llm_options(conditions=("none", "semantic"), turn_cap=10, concurrency=2)
 
     summary = execute(options)
@@ -394,64 +445,156 @@ def test_a_cancel_stops_the_run_and_leaves_unfinished_episodes_resumable(fake_ll
     assert 2 <= Turn.objects.filter(episode__tag="test-run").count() < 60
     assert not Episode.objects.filter(tag="test-run", status="running").exists()
     assert Episode.objects.filter(tag="test-run", status="pending").exists()
+    assert set(RunChunk.objects.filter(run=run).values_list("status", flat=True)) == {"cancelled"}
 
-    monkeypatch.setattr(Supervisor, "beat", beat)
+    monkeypatch.setattr(chunks, "_beat", beat)
     resumed = execute(options)  # the same command again lifts the cancel and finishes the rest
     assert (resumed.status, resumed.finished) == ("finished", 6)
     for episode in Episode.objects.filter(tag="test-run"):
         assert [t[0] for t in turns_of(episode)] == list(range(10))
 
 
-def test_a_run_cancelled_before_its_worker_starts_is_not_executed(fake_llm):
+@played
+def test_a_run_cancelled_before_a_consumer_takes_it_is_not_played(fake_llm):
     cast_scenario()
-    run = launching.create_run(llm_options(), "queued-run", default_team())
-    launching.request_cancel(run)
-
-    with pytest.raises(RunCancelled):
-        execute_run(run.pk)
+    with transaction.atomic():
+        run = control.create_run(llm_options(), "queued-run", default_team())
+        control.request_cancel(run)  # in the same transaction: before its task could start
+        chunks.queue_run(run)
 
     run.refresh_from_db()
-    assert run.status == "cancelled"
+    assert (run.status, run.message) == ("cancelled", "Cancelled before a consumer took it.")
     assert fake_llm.requests == [] and not Episode.objects.filter(tag="queued-run").exists()
 
 
-def test_the_worker_records_its_pid_heartbeat_and_counts(fake_llm):
+@played
+def test_the_chunks_record_their_consumer_heartbeat_and_counts_on_the_run(fake_llm):
     cast_scenario()
     fake_llm.reply_when("role-playing", LEAVE)
-    run = launching.create_run(llm_options(conditions=("none", "semantic")), "counted", default_team())
+    run = control.create_run(llm_options(conditions=("none", "semantic")), "counted", default_team())
     assert (run.status, run.total) == ("queued", 2)
 
-    execute_run(run.pk)
+    with transaction.atomic():
+        chunks.queue_run(run)
 
     run.refresh_from_db()
-    assert run.worker_pid is not None and run.heartbeat_at is not None and run.started_at <= run.finished_at
+    assert run.heartbeat_at is not None and run.started_at <= run.finished_at
     assert (run.status, run.total, run.finished, run.failed) == ("finished", 2, 2, 0)
     assert run.message.startswith("Run counted finished: 2/2 episodes finished")
+    chunk = RunChunk.objects.get(run=run)  # concurrency 4: one chunk holds up to 8 episodes
+    assert (chunk.status, chunk.attempt, chunk.finished, chunk.failed, len(chunk.episodes)) == ("done", 0, 2, 0, 2)
+    assert chunk.worker and chunk.heartbeat_at and chunk.started_at <= chunk.finished_at
+    labels = sorted(Job.objects.filter(team=run.team).values_list("label", "status"))
+    assert labels == [("Run counted: chunk 1 of 1", "finished"), ("Run counted: finishing", "finished"),
+                      ("Run counted: preparing", "finished")]
 
 
 def test_a_stale_run_can_be_resumed_and_a_live_one_cannot():
-    run = SimulationRun.objects.create(team=default_team(), tag="live", status="running", worker_pid=1)
+    run = SimulationRun.objects.create(team=default_team(), tag="live", status="running")
     run.heartbeat_at = run.created_at
     assert not is_stale(run) and not can_resume(run)
     SimulationRun.objects.filter(pk=run.pk).update(heartbeat_at="2000-01-01T00:00Z")
     run.refresh_from_db()
     assert is_stale(run) and can_resume(run)
+    chunk = RunChunk.objects.create(run=run, number=1, status="running", heartbeat_at=timezone.now())
+    assert not is_stale(run)  # a chunk of it beats
+    RunChunk.objects.filter(pk=chunk.pk).update(heartbeat_at="2000-01-01T00:00Z")
+    assert is_stale(run)
 
 
-@pytest.mark.concurrency
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_two_worker_processes_play_every_episode_exactly_once():
+@played
+def test_a_run_is_split_into_chunks_that_play_every_episode_exactly_once():
     for name in ("a", "b", "c"):
         cast_scenario(name)
-    options = RunOptions(conditions=("none", "semantic", "emotional"), episodes_per_cell=2, concurrency=4, workers=2,
+    options = RunOptions(conditions=("none", "semantic", "emotional"), episodes_per_cell=2, concurrency=2,
                          agent_model="scripted", partner_model="scripted", turn_cap=8)
 
-    summary = execute(options, "two-workers")
+    summary = execute(options, "chunked")
 
     assert (summary.finished, summary.failed, summary.status) == (18, 0, "finished")
-    for episode in Episode.objects.filter(tag="two-workers"):
+    made = list(RunChunk.objects.filter(run=summary.run))
+    assert [len(chunk.episodes) for chunk in made] == [4, 4, 4, 4, 2]  # two rounds of the concurrency each
+    played_ids = [pk for chunk in made for pk, _ in chunk.episodes]
+    assert sorted(played_ids) == sorted(Episode.objects.filter(tag="chunked").values_list("pk", flat=True))
+    assert all(chunk.status == "done" and chunk.finished == len(chunk.episodes) for chunk in made)
+    for episode in Episode.objects.filter(tag="chunked"):
         indexes = [t[0] for t in turns_of(episode)]
         assert indexes == list(range(len(indexes))) and 1 <= len(indexes) <= 8
+
+
+@played
+def test_a_chunk_whose_consumer_died_is_queued_again_and_resumes_from_the_next_turn(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("The thing, you know."))
+    fake_llm.reply_when(f"role-playing {PARTNER}", speak("Go on."))
+    options = llm_options(conditions=("none", "semantic"), turn_cap=6)
+    execute(options)
+    reference = {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")}
+    # What a consumer killed mid-chunk leaves: its chunk running with an old heartbeat, an episode half played.
+    run = SimulationRun.objects.get(tag="test-run")
+    halfway = Episode.objects.get(tag="test-run", barrier__key="semantic")
+    halfway.turns.filter(index__gte=3).delete()
+    Episode.objects.filter(pk=halfway.pk).update(status="running", end_reason="", finished_at=None)
+    SimulationRun.objects.filter(pk=run.pk).update(status="running", finished=1, finished_at=None, message="")
+    RunChunk.objects.filter(run=run).update(status="running", heartbeat_at="2000-01-01T00:00Z", worker="gone:1")
+    fake_llm.requests.clear()
+
+    assert stale.requeue_stale_chunks() == 1  # the periodic task; the new attempt runs inline here
+
+    chunk = RunChunk.objects.get(run=run)
+    assert (chunk.status, chunk.attempt) == ("done", 1) and chunk.worker != "gone:1"
+    assert len(fake_llm.requests) == 3  # only the three missing turns
+    assert {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")} == reference
+    run.refresh_from_db()
+    assert (run.status, run.finished, run.failed) == ("finished", 2, 0)
+
+
+@played
+def test_a_superseded_attempt_stops_at_its_next_beat_and_records_nothing(fake_llm):
+    cast_scenario()
+    run = control.create_run(llm_options(), "superseded", default_team())
+    chunk = RunChunk.objects.create(run=run, number=1, status="running", attempt=1, heartbeat_at=timezone.now())
+    state = chunks.ChunkState(chunk.pk, run.pk, attempt=0)
+
+    chunks._beat(state)
+
+    assert state.superseded and state.stop.is_set()
+    chunks._count(state, "finished")
+    assert RunChunk.objects.get(pk=chunk.pk).finished == 0 and SimulationRun.objects.get(pk=run.pk).finished == 0
+
+
+@played
+def test_a_model_that_refuses_the_key_stops_the_run_with_the_providers_message(fake_llm):
+    for name in ("a", "b", "c"):
+        cast_scenario(name)
+    for _ in range(50):
+        fake_llm.enqueue(status=401)
+
+    summary = execute(llm_options(conditions=("none", "semantic"), concurrency=1))
+
+    run = summary.run
+    assert run.status == "failed" and "authentication error" in run.message and "rejected" in run.message
+    assert len(fake_llm.requests) == 1  # not one call per episode
+    failed_chunk = RunChunk.objects.get(run=run, status="failed")
+    assert RunChunk.objects.filter(run=run, status="cancelled").count() == 2  # the others never started
+    job = Job.objects.get(label=f"Run test-run: chunk {failed_chunk.number} of 3")
+    assert job.status == "failed" and "authentication error" in job.error
+    assert can_resume(run)
+
+
+@played
+def test_a_model_that_cannot_be_reached_stops_the_run_instead_of_failing_every_episode(fake_llm, settings):
+    settings.PARLEY_LLM_MAX_RETRIES = 0
+    for name in ("a", "b"):
+        cast_scenario(name)
+    for _ in range(50):
+        fake_llm.enqueue(status=503)
+
+    summary = execute(llm_options(conditions=("none", "semantic"), concurrency=1))
+
+    assert summary.status == "failed" and "cannot be reached" in summary.run.message
+    assert "unavailable" in summary.run.message
+    assert len(fake_llm.requests) == 1
 
 
 # Group commit
@@ -490,3 +633,18 @@ def test_a_turn_the_database_refuses_fails_only_its_own_save():
     assert isinstance(refused, IntegrityError) and stored.pk is not None
     assert list(Turn.objects.filter(episode=second).values_list("index", flat=True)) == [0]
     assert Turn.objects.filter(episode=first).count() == 1
+
+
+@played
+def test_a_model_that_answered_the_chunk_and_then_drops_one_call_fails_that_episode_only(fake_llm, settings):
+    settings.PARLEY_LLM_MAX_RETRIES = 0
+    cast_scenario()
+    fake_llm.reply_when("role-playing", speak("Fine."))
+    for _ in range(4):  # the first episode's four turns
+        fake_llm.enqueue()
+    fake_llm.enqueue(status=503)  # then the model drops one call: flaky, not down
+
+    summary = execute(llm_options(conditions=("none", "semantic"), concurrency=1))
+
+    assert (summary.finished, summary.failed, summary.status) == (1, 1, "failed")
+    assert "cannot be reached" not in summary.run.message and "1 failed" in summary.run.message

@@ -10,7 +10,9 @@ from benchmark.models import Episode, SimulationRun
 from tests.builders import default_team, make_character, make_scenario
 from tests.fake_llm import FAKE_MODEL
 
-pytestmark = pytest.mark.django_db
+# The run is played by its tasks (inline here), whose database calls go to a thread of their own: they see
+# committed rows only.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture(autouse=True)
@@ -206,3 +208,40 @@ def test_bad_seat_models_are_refused_with_a_clear_message(pairwise, value, messa
 def test_a_label_no_role_carries_is_refused(scenarios):
     with pytest.raises(CommandError, match="no role of the chosen scenarios is labelled sender"):
         simulate("--scenarios", "kitchen", "--conditions", "none", "--seat-models", "sender=scripted")
+
+
+# Following a run on a real queue
+
+
+def test_with_no_consumer_the_command_says_how_to_start_one_and_ctrl_c_leaves_the_run_queued(
+    scenarios, queue, monkeypatch
+):
+    from benchmark.management.commands import simulate as command
+
+    monkeypatch.setattr(command, "NO_CONSUMER_SECONDS", 0)
+    sleeps = []
+
+    def sleep(seconds):  # the second poll is where the user presses Ctrl-C
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(command.time, "sleep", sleep)
+    out, _ = simulate("--scenarios", "kitchen", "--conditions", "none", "--run-name", "waiting")
+
+    assert "No consumer has taken run waiting's work after 0 s: start one with `make worker`" in out
+    assert "Stopped following run waiting; it goes on on the task queue's consumers" in out
+    assert "manage.py simulate --cancel waiting" in out
+    run = SimulationRun.objects.get(tag="waiting")
+    assert (run.status, run.cancel_requested) == ("queued", False)
+    assert queue.storage().queue_size() == 1  # its preparing task waits for a consumer
+
+    out, _ = simulate("--cancel", "waiting")
+    run.refresh_from_db()
+    assert (run.status, run.cancel_requested) == ("cancelled", True)
+    assert "Run waiting: cancel requested" in out
+
+
+def test_cancel_names_a_run_the_team_does_not_have(scenarios):
+    with pytest.raises(CommandError, match="--cancel: the team .* has no run named nowhere"):
+        simulate("--cancel", "nowhere")

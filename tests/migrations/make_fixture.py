@@ -82,7 +82,7 @@ def main() -> None:
         call_command(command, stdout=io.StringIO())  # their links and passwords are of no use here
     import_scored_episode()
     call_command("simulate", scenarios=SCENARIO_ID, conditions="none,semantic", strategy="repair", turn_cap=6,
-                 run_name="fixture-run", workers=1, stdout=io.StringIO(), stderr=io.StringIO())
+                 run_name="fixture-run", stdout=io.StringIO(), stderr=io.StringIO())
     call_command("neutralise", scenarios=SCENARIO_ID, model="scripted", stdout=io.StringIO(), stderr=io.StringIO())
     play_chats()
     annotate_as_a_person()

@@ -1,24 +1,38 @@
-"""Run agent–agent episodes over scenarios × barrier conditions, resumably (SocialVeil's experiments)."""
+"""Run agent–agent episodes over scenarios × barrier conditions, resumably (SocialVeil's experiments).
+
+The command stores the run, queues its work on the task queue and follows the run's row with a
+progress bar until it ends; the queue's consumers (``make worker``) play it. Ctrl-C stops following,
+not the run.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
-from ...models import Seat, SimulationRun
+from ...jobs.queue import HUEY, QueueUnavailable, check_queue
+from ...models import RunChunk, Seat, SimulationRun, Turn
+from ...progress_bar import ProgressBar
+from ...runs.chunks import queue_run
+from ...runs.control import request_cancel
 from ...runs.options import ALL_CASTS, DEFAULT_CAST, DEFAULT_CONDITIONS, RunOptions, RunOptionsError
 from ...runs.planning import plan_run
-from ...runs.status import RunBusy, RunCancelled, run_for_command
-from ...runs.supervisor import execute_run
+from ...runs.status import RunBusy, run_for_command
 from ..team_option import add_team_argument, team_from_options
+
+POLL_SECONDS = 0.5
+NO_CONSUMER_SECONDS = 15
 
 
 class Command(BaseCommand):
     help = (
         "Simulate episodes for every chosen scenario under every chosen barrier condition, and store each "
         "turn as it is produced. Running the same command again skips finished episodes and resumes the "
-        "others from their next turn. With --run, execute a run launched from the web."
+        "others from their next turn. The task queue's consumers play the run (start one with `make worker`); "
+        "the command follows it until it ends. With --run, queue and follow a run launched from the web."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -74,10 +88,6 @@ class Command(BaseCommand):
         parser.add_argument(
             "--concurrency", type=int, default=8, help="Episodes played at once, i.e. model calls in flight."
         )
-        parser.add_argument(
-            "--workers", type=int, default=1,
-            help="Processes sharing the episodes (litellm costs CPU per call; use up to one per core).",
-        )
         parser.add_argument("--seed", type=int, default=0, help="Seed of episode n in each cell is seed + n.")
         parser.add_argument(
             "--barrier-seats", "--barrier-seat", dest="barrier_seats", default="0", metavar="POSITIONS",
@@ -96,34 +106,120 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--run", type=int, metavar="ID",
-            help="Execute the stored run with this id, with its stored options and team (the web page starts "
-            "workers so).",
+            help="Queue and follow the stored run with this id, with its stored options and team.",
+        )
+        parser.add_argument(
+            "--cancel", metavar="TAG",
+            help="Cancel the team's run with this name: its chunks stop within two seconds on every consumer.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["cancel"]:
+            self._cancel(options)
+            return
+        try:
+            check_queue()
+        except QueueUnavailable as error:
+            raise CommandError(str(error)) from error
         if options["run"] is not None:
-            run = SimulationRun.objects.filter(pk=options["run"]).first()
+            run = SimulationRun.objects.select_related("team", "created_by").filter(pk=options["run"]).first()
             if run is None:
                 raise CommandError(f"--run: there is no simulation run with id {options['run']}.")
             self.stdout.write(f"Executing run {run.tag} (id {run.pk}).")
+            if run.done and run.status != SimulationRun.Status.FINISHED:
+                SimulationRun.objects.filter(pk=run.pk).update(
+                    status=SimulationRun.Status.QUEUED, cancel_requested=False, finished_at=None, message=""
+                )
+                run.refresh_from_db()
+            if not run.done:
+                self._queue_and_follow(run, options)
+                run.refresh_from_db()
         else:
             run = self._run_from_options(options)
-        try:
-            summary = execute_run(run.pk, progress=self.stderr._out, stop_on_signals=True)
-        except RunOptionsError as error:
-            raise CommandError(f"--{error.option.replace('_', '-')}: {error}") from error
-        except RunBusy as error:
-            raise CommandError(str(error)) from error
-        except RunCancelled as error:
-            self.stdout.write(self.style.WARNING(str(error)))
+            self._queue_and_follow(run, options)
+            run.refresh_from_db()
+        if not run.done:
             return
-        style = self.style.SUCCESS if summary.status == SimulationRun.Status.FINISHED else self.style.WARNING
-        self.stdout.write(style(summary.line()))
-        if summary.status == SimulationRun.Status.FAILED:
+        style = self.style.SUCCESS if run.status == SimulationRun.Status.FINISHED else self.style.WARNING
+        self.stdout.write(style(run.message))
+        if run.status == SimulationRun.Status.FAILED:
+            unfinished = run.total - run.finished - run.failed
             raise CommandError(
-                f"{summary.failed} episode(s) failed and {summary.unfinished} are unfinished; "
+                f"{run.failed} episode(s) failed and {unfinished} are unfinished; "
                 "run the same command again to retry them."
             )
+
+    def _queue_and_follow(self, run: SimulationRun, options: dict[str, Any]) -> None:
+        """Queue the run's work and follow it until it ends, or until Ctrl-C stops the following."""
+        try:
+            with transaction.atomic():
+                queue_run(run)
+            self._follow(run)
+        except KeyboardInterrupt:
+            if HUEY.immediate:  # the run was played here, inline: Ctrl-C stops it, resumably
+                request_cancel(run)
+                self.stdout.write(self.style.WARNING(
+                    f"\nStopped run {run.tag}: its unfinished episodes stay to be resumed by the same command."
+                ))
+                return
+            team = f" --team {run.team.slug}" if options.get("team") else ""
+            self.stdout.write(self.style.WARNING(
+                f"\nStopped following run {run.tag}; it goes on on the task queue's consumers. Follow it on its page, "
+                f"or cancel it: manage.py simulate --cancel {run.tag}{team}."
+            ))
+
+    def _cancel(self, options: dict[str, Any]) -> None:
+        team = team_from_options(options)
+        run = SimulationRun.objects.of_team(team).filter(tag=options["cancel"]).order_by("-created_at", "-pk").first()
+        if run is None:
+            raise CommandError(f"--cancel: the team {team} has no run named {options['cancel']}.")
+        if run.done:
+            self.stdout.write(f"Run {run.tag} has ended already ({run.get_status_display()}).")
+            return
+        request_cancel(run)
+        self.stdout.write(
+            f"Run {run.tag}: cancel requested; its chunks stop within two seconds, finished episodes stay."
+        )
+
+    def _follow(self, run: SimulationRun) -> SimulationRun:
+        """Draw the run's progress from its row until it ends; say so when no consumer takes its work."""
+        baseline: dict[str, Any] = {}
+        bar: ProgressBar | None = None
+        started = time.monotonic()
+        warned = False
+        while True:
+            run = SimulationRun.objects.select_related("team").get(pk=run.pk)
+            if run.baseline and run.status != SimulationRun.Status.QUEUED:
+                baseline = run.baseline
+            if bar is None and baseline:
+                bar = ProgressBar(
+                    self.stderr._out, run.total, "simulate", unit="episodes",
+                    already_done=int(baseline.get("skipped", 0)),
+                )
+            if bar is not None:
+                turns = Turn.objects.filter(episode__team=run.team_id, episode__tag=run.tag).count()
+                played = turns - int(baseline.get("turns", 0))
+                elapsed = bar.elapsed()
+                rate = played / elapsed if elapsed else 0.0
+                bar.show(
+                    run.finished + run.failed, f"({run.failed} failed) · {played} turns · {rate:.1f} turns/s",
+                    final=run.done,
+                )
+            if run.done:
+                return run
+            if not warned and time.monotonic() - started > NO_CONSUMER_SECONDS and not self._taken(run):
+                warned = True
+                self.stdout.write(self.style.WARNING(
+                    f"No consumer has taken run {run.tag}'s work after {NO_CONSUMER_SECONDS} s: start one with "
+                    "`make worker` (the run waits on the queue meanwhile)."
+                ))
+            time.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def _taken(run: SimulationRun) -> bool:
+        return run.status != SimulationRun.Status.QUEUED or RunChunk.objects.filter(
+            run=run, started_at__isnull=False
+        ).exists()
 
     def _run_from_options(self, options: dict[str, Any]) -> SimulationRun:
         team = team_from_options(options)
@@ -142,7 +238,6 @@ class Command(BaseCommand):
                     "turn_cap": options["turn_cap"],
                     "temperature": options["temperature"],
                     "concurrency": options["concurrency"],
-                    "workers": options["workers"],
                     "seed": options["seed"],
                     "barrier_seats": options["barrier_seats"],
                     "interview": options["interview"],
@@ -163,4 +258,7 @@ class Command(BaseCommand):
             f"{plan.options.partner_model} ({plan.options.strategy})"
             + (f"; seat models {', '.join(plan.options.seat_models)}." if plan.options.seat_models else ".")
         )
-        return run_for_command(plan.options, plan.tag, team)
+        try:
+            return run_for_command(plan.options, plan.tag, team)
+        except RunBusy as error:
+            raise CommandError(str(error)) from error
