@@ -6,3 +6,36 @@ connections around it. Pages and commands queue them through :func:`benchmark.jo
 """
 
 from __future__ import annotations
+
+import logging
+
+from huey import crontab
+from huey.contrib.djhuey import db_periodic_task, db_task
+
+logger = logging.getLogger(__name__)
+
+# Each task imports its work when it runs, so a consumer starts without loading every parser.
+
+# --- imports ------------------------------------------------------------------------------------
+
+
+@db_task(name="benchmark.import_upload")
+def import_upload(import_id: int) -> None:
+    """The dry run or the import of upload ``import_id``, whichever step it is at (``import_jobs.jobs.run_job``).
+
+    Not retried: a file that failed has failed, and a step whose consumer was lost is uploaded again.
+    """
+    from ..import_jobs.jobs import run_job
+
+    run_job(import_id)
+
+
+@db_periodic_task(crontab(minute="7"), name="benchmark.remove_expired_imports")
+def remove_expired_imports() -> int:
+    """Hourly: delete the uploads nobody will import, and end the imports whose task was lost a day ago
+    (``import_jobs.jobs.remove_expired``)."""
+    from ..import_jobs.jobs import remove_expired
+
+    ended = remove_expired()
+    logger.info("Upkeep: expired or ended %d import(s) and deleted their uploads", ended)
+    return ended
