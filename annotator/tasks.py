@@ -17,7 +17,7 @@ import logging
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task
 
-logger = logging.getLogger(__name__)
+upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 
 @db_task(name="annotator.build_report_bundle")
@@ -34,7 +34,7 @@ def remove_old_report_files() -> int:
     from .reports.bundles import remove_orphan_files
 
     removed = remove_orphan_files()
-    logger.info("Upkeep: deleted %d old report bundle file(s)", removed)
+    upkeep.info("Upkeep: deleted %d old report bundle file(s)", removed)
     return removed
 
 
@@ -44,5 +44,5 @@ def remove_expired_rating_uploads() -> int:
     from .external_ratings.uploads import remove_expired
 
     removed = remove_expired()
-    logger.info("Upkeep: deleted %d expired ratings upload(s)", removed)
+    upkeep.info("Upkeep: deleted %d expired ratings upload(s)", removed)
     return removed

@@ -17,7 +17,7 @@ from collections import Counter
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task
 
-logger = logging.getLogger(__name__)
+upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 
 @db_periodic_task(crontab(minute="*"), name="chat.end_idle_chats")
@@ -27,7 +27,7 @@ def end_idle_chats() -> int:
 
     ended = end_them()
     per_study = Counter(participant.study.slug for participant in ended)
-    logger.info(
+    upkeep.info(
         "Upkeep: ended %d idle chat(s)%s", len(ended),
         "".join(f"; {slug}: {count}" for slug, count in sorted(per_study.items())),
     )

@@ -473,5 +473,8 @@ LOGGING = {
         # the root's; its entries now reach the log once, through the root.
         "django": {"handlers": [], "level": LOG_LEVEL},
         "django.request": {"filters": ["refusals_in_one_line"]},
+        # What the consumer's periodic upkeep did, one line per run (chat.tasks, annotator.tasks,
+        # benchmark.jobs.tasks), shown beside the queue's own lines in the consumer's log.
+        "parley.upkeep": {"level": os.environ.get("PARLEY_UPKEEP_LOG_LEVEL", "INFO")},
     },
 }

@@ -12,7 +12,7 @@ import logging
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task
 
-logger = logging.getLogger(__name__)
+upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 # Each task imports its work when it runs, so a consumer starts without loading every parser.
 
@@ -37,5 +37,5 @@ def remove_expired_imports() -> int:
     from ..import_jobs.jobs import remove_expired
 
     ended = remove_expired()
-    logger.info("Upkeep: expired or ended %d import(s) and deleted their uploads", ended)
+    upkeep.info("Upkeep: expired or ended %d import(s) and deleted their uploads", ended)
     return ended

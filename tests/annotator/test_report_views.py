@@ -436,7 +436,7 @@ def test_the_hourly_upkeep_deletes_report_files_no_ready_bundle_names(study, lar
     for name in (kept.file_name, "gone-study.zip", "crashed.zip.part"):
         os.utime(reports / name, (long_ago, long_ago))
 
-    with caplog.at_level("INFO", logger="annotator.tasks"):
+    with caplog.at_level("INFO", logger="parley.upkeep"):
         removed = remove_old_report_files.call_local()
 
     assert removed == 2

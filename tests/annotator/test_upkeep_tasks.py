@@ -16,7 +16,7 @@ def test_the_hourly_upkeep_deletes_ratings_files_kept_longer_than_a_day(settings
     long_ago = time.time() - uploads.KEEP_UPLOADS.total_seconds() - 60
     os.utime(old.parent, (long_ago, long_ago))
 
-    with caplog.at_level("INFO", logger="annotator.tasks"):
+    with caplog.at_level("INFO", logger="parley.upkeep"):
         removed = remove_expired_rating_uploads.call_local()
 
     assert removed == 1 and not old.parent.exists() and fresh.is_file()

@@ -402,7 +402,7 @@ def test_the_hourly_upkeep_expires_unconfirmed_dry_runs(browser, spawned, django
     job = dry_run(browser, django_capture_on_commit_callbacks, (PROFILES.name, PROFILES.read_bytes()))
     ImportJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(days=1, minutes=1))
 
-    with caplog.at_level("INFO", logger="benchmark.jobs.tasks"):
+    with caplog.at_level("INFO", logger="parley.upkeep"):
         ended = remove_expired_imports.call_local()
 
     assert ended == 1 and ImportJob.objects.get(pk=job.pk).status == ImportJob.Status.EXPIRED

@@ -78,7 +78,7 @@ def test_the_consumers_minutely_upkeep_ends_idle_chats_and_logs_how_many(caplog)
     quiet_for(quiet, study.inactivity_timeout + 1)
     talking = make_participant(study, stage=STAGE.CHAT)
 
-    with caplog.at_level("INFO", logger="chat.tasks"):
+    with caplog.at_level("INFO", logger="parley.upkeep"):
         ended = end_idle_chats.call_local()
 
     assert ended == 1
