@@ -125,10 +125,14 @@ def _bar(job: ImportJob, progress: Any) -> dict[str, Any]:
 
 
 def _waiting(job: ImportJob) -> dict[str, Any]:
-    """The bar of a step no consumer has taken yet."""
-    label = "Waiting for a task consumer to take it"
-    if job.queue_job is not None and job.queue_job.status == Job.Status.QUEUED:
-        label += " (queued with the other work; it starts as soon as a consumer is free)"
+    """The bar of a step that has said nothing yet: queued, or just taken by a consumer."""
+    queued = job.queue_job.status if job.queue_job is not None else Job.Status.QUEUED
+    if queued == Job.Status.RUNNING:
+        label = "Starting"
+    else:
+        label = "Waiting for a task consumer to take it"
+        if queued == Job.Status.QUEUED:
+            label += " (queued with the other work; it starts as soon as a consumer is free)"
     return {"done": 0, "total": 0, "percent": 0, "label": label}
 
 
