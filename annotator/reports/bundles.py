@@ -27,7 +27,7 @@ from django.db.models import Count, Max
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.jobs.queue import check_queue, enqueue
+from benchmark.jobs.queue import check_queue, enqueue, shared_directory
 from benchmark.models import Job
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 
@@ -45,7 +45,8 @@ LOST = (Job.Status.FAILED, Job.Status.CANCELLED, Job.Status.FINISHED)
 
 
 def bundle_directory() -> Path:
-    return Path(settings.VAR_DIR) / "reports"
+    """Where bundles are written by a consumer and read by the web process (the queue's shared directory)."""
+    return shared_directory() / "reports"
 
 
 def bundle_path(bundle: ReportBundle) -> Path:

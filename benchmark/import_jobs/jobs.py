@@ -12,9 +12,13 @@ once the request's transaction commits: it outlives the request and a restart of
 its transactions are its own, so a big file never holds a request open, and a small file's dry run
 answers in well under two seconds (no process to start). A step claims the row before it works
 (``started_at``), so a task delivered twice, or ``import_episodes --job`` run beside it, does the
-work once. The uploads wait under ``VAR_DIR/imports/<id>/`` and are deleted when the import is
-over, when the dry run refuses them, or a day after a dry run nobody confirmed (:func:`remove_expired`,
-run at each upload and by the consumer's hourly upkeep).
+work once.
+
+The uploads wait under ``imports/<id>/`` in the queue's shared directory (``PARLEY_SHARED_DIR``, which
+every machine running a consumer mounts; the var directory by default), so whichever consumer takes a
+step finds them; a step whose consumer cannot see them fails saying so. They are deleted when the
+import is over, when the dry run refuses them, or a day after a dry run nobody confirmed
+(:func:`remove_expired`, run at each upload and by the consumer's hourly upkeep).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..importing import ImportProblem, ImportResult, import_file
-from ..jobs.queue import check_queue, enqueue
+from ..jobs.queue import check_queue, enqueue, shared_directory, worker_name
 from ..jobs.tasks import import_upload
 from ..models import ImportJob, Job, Team
 from .progress_store import QUIET, ProgressWriter, clear_progress, read_progress
@@ -52,8 +56,8 @@ class JobNotRunnable(RuntimeError):
 
 
 def job_directory(job_id: int) -> Path:
-    """Where a job's uploads wait until the job is over."""
-    return Path(settings.VAR_DIR) / "imports" / str(job_id)
+    """Where a job's uploads wait until the job is over (on every machine whose consumer may do its steps)."""
+    return shared_directory() / "imports" / str(job_id)
 
 
 def uploaded_paths(job: ImportJob) -> list[Path]:
@@ -165,6 +169,13 @@ def run_job(job_id: int) -> ImportJob:
     dry_run = job.status == Status.CHECKING
     results: list[dict[str, Any]] = []
     paths = uploaded_paths(job)
+    missing = next((index for index, path in enumerate(paths) if not path.exists()), None)
+    if missing is not None:
+        return finish(job, Status.FAILED, results, failed_file=missing, error=(
+            f"{job.file_names[missing]}: the uploaded file is not where the task looked ({worker_name()} reads "
+            f"{job_directory(job.pk)}). With consumers on several machines, PARLEY_SHARED_DIR must name a "
+            "directory they all share; upload the files again."
+        ))
     progress = ProgressWriter(job_id, len(paths))
     try:
         for index, path in enumerate(paths):
@@ -246,7 +257,7 @@ def remove_expired(now: datetime | None = None) -> int:
         if is_stale(job, now):
             finish(job, Status.FAILED, job.results, error=LOST, failed_file=len(job.results))
             ended += 1
-    root = Path(settings.VAR_DIR) / "imports"
+    root = shared_directory() / "imports"
     numbered = [path for path in root.iterdir() if path.name.isdigit()] if root.is_dir() else []
     waiting = set(ImportJob.objects.filter(status__in=[Status.CHECKING, Status.CHECKED, Status.IMPORTING])
                   .filter(pk__in=[int(path.name) for path in numbered]).values_list("pk", flat=True))

@@ -408,3 +408,24 @@ def test_the_hourly_upkeep_expires_unconfirmed_dry_runs(browser, spawned, django
     assert ended == 1 and ImportJob.objects.get(pk=job.pk).status == ImportJob.Status.EXPIRED
     assert not job_directory(job.pk).exists()
     assert "Upkeep: expired or ended 1 import(s)" in caplog.text
+
+
+def test_uploads_wait_in_the_shared_directory_when_one_is_set(browser, settings, tmp_path):
+    settings.SHARED_DIR = tmp_path / "shared"
+    upload(browser, (PROFILES.name, PROFILES.read_bytes()))  # queued on a commit that never comes in this test
+    job = ImportJob.objects.get()
+
+    assert (tmp_path / "shared" / "imports" / str(job.pk) / "0" / PROFILES.name).is_file()
+    assert run_job(job.pk).status == ImportJob.Status.CHECKED
+
+
+def test_a_step_whose_consumer_cannot_see_the_uploads_fails_saying_where_it_looked(browser, settings, tmp_path):
+    upload(browser, (PROFILES.name, PROFILES.read_bytes()))
+    job = ImportJob.objects.get()
+    settings.VAR_DIR = tmp_path / "another-machine"  # a consumer whose var directory is its own
+
+    job = run_job(job.pk)
+
+    assert (job.status, job.failed_file) == (ImportJob.Status.FAILED, 0)
+    assert job.error.startswith(f"{PROFILES.name}: the uploaded file is not where the task looked")
+    assert "PARLEY_SHARED_DIR" in job.error and "PARLEY_SHARED_DIR" in page(browser, job)
