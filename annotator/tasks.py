@@ -20,7 +20,7 @@ from huey.contrib.djhuey import db_periodic_task, db_task
 upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 
-@db_task(name="annotator.build_report_bundle")
+@db_task()
 def build_report_bundle(bundle_id: int) -> None:
     """Build the ZIP of report bundle ``bundle_id`` (``annotator.reports.bundles.build_bundle``)."""
     from .reports.bundles import build_bundle
@@ -28,7 +28,7 @@ def build_report_bundle(bundle_id: int) -> None:
     build_bundle(bundle_id)
 
 
-@db_periodic_task(crontab(minute="17"), name="annotator.remove_old_report_files")
+@db_periodic_task(crontab(minute="17"))
 def remove_old_report_files() -> int:
     """Hourly: delete the report files that no ready bundle names any more."""
     from .reports.bundles import remove_orphan_files
@@ -38,7 +38,7 @@ def remove_old_report_files() -> int:
     return removed
 
 
-@db_periodic_task(crontab(minute="27"), name="annotator.remove_expired_rating_uploads")
+@db_periodic_task(crontab(minute="27"))
 def remove_expired_rating_uploads() -> int:
     """Hourly: delete the ratings files kept for an import nobody confirmed within a day."""
     from .external_ratings.uploads import remove_expired

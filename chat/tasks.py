@@ -20,7 +20,7 @@ from huey.contrib.djhuey import db_periodic_task
 upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 
-@db_periodic_task(crontab(minute="*"), name="chat.end_idle_chats")
+@db_periodic_task(crontab(minute="*"))
 def end_idle_chats() -> int:
     """Every minute: end every chat quiet past its study's inactivity timeout (``chat.lifecycle.end_idle_chats``)."""
     from .lifecycle import end_idle_chats as end_them

@@ -19,7 +19,7 @@ upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in t
 # --- imports ------------------------------------------------------------------------------------
 
 
-@db_task(name="benchmark.import_upload")
+@db_task()
 def import_upload(import_id: int) -> None:
     """The dry run or the import of upload ``import_id``, whichever step it is at (``import_jobs.jobs.run_job``).
 
@@ -30,7 +30,7 @@ def import_upload(import_id: int) -> None:
     run_job(import_id)
 
 
-@db_periodic_task(crontab(minute="7"), name="benchmark.remove_expired_imports")
+@db_periodic_task(crontab(minute="7"))
 def remove_expired_imports() -> int:
     """Hourly: delete the uploads nobody will import, and end the imports whose task was lost a day ago
     (``import_jobs.jobs.remove_expired``)."""

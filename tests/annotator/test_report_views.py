@@ -382,7 +382,7 @@ def test_a_bundle_is_queued_as_a_job_and_built_by_whichever_consumer_takes_it(
     bundle = ReportBundle.objects.get(study=study)
     job = Job.objects.get()
     assert (job.task, job.arguments, job.team, job.status) == (
-        "annotator.build_report_bundle", [bundle.pk], study.team, Job.Status.QUEUED
+        "build_report_bundle", [bundle.pk], study.team, Job.Status.QUEUED
     )
     assert job.link == url("report") + "#bundle" and job.label == f"Report bundle of {study}"
     waiting = owner.get(url("report-bundle"), HTTP_HX_REQUEST="true").text
@@ -413,7 +413,7 @@ def test_a_bundle_whose_task_was_lost_is_stalled_and_prepared_again(
     owner, study, large, researcher, django_capture_on_commit_callbacks
 ):
     lost = ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.RUNNING)
-    Job.objects.create(team=study.team, task="annotator.build_report_bundle", task_id="lost", arguments=[lost.pk],
+    Job.objects.create(team=study.team, task="build_report_bundle", task_id="lost", arguments=[lost.pk],
                        label="Report bundle", status=Job.Status.FAILED, error="The consumer stopped while this ran.")
 
     panel = owner.get(url("report-bundle")).text

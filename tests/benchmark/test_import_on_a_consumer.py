@@ -26,7 +26,8 @@ from tests.consumers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
-PROFILES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sotopia" / "serialized_agent_profiles.jsonl"
+SOTOPIA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sotopia"
+PROFILES = SOTOPIA / "serialized_agent_profiles.jsonl"
 
 
 @pytest.fixture
