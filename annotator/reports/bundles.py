@@ -143,9 +143,15 @@ def start_bundle(study: Study, requested_by: AbstractBaseUser | None = None) -> 
         Study.objects.select_for_update().filter(pk=study.pk).exists()  # one request at a time per study
         running = ReportBundle.objects.filter(study=study, status__in=ACTIVE).order_by("-created_at", "-pk").first()
         if running is not None:
-            if not is_stalled(running, bundle_job(running)):
+            job = bundle_job(running)
+            if not is_stalled(running, job):
                 return running
-            _fail(running.pk, "Its build stopped without finishing (its task was lost).")
+            lost = "Its build stopped without finishing (its task was lost)."
+            _fail(running.pk, lost)
+            if job is not None:  # a consumer killed outright sent no signal: its job row still says running
+                Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+                    status=Job.Status.FAILED, error=lost, finished_at=timezone.now()
+                )
         bundle = ReportBundle.objects.create(study=study, requested_by=requested_by)
         enqueue(
             build_report_bundle, bundle.pk, team=study.team, label=f"Report bundle of {study}",

@@ -256,6 +256,10 @@ def remove_expired(now: datetime | None = None) -> int:
     for job in old.filter(status__in=[Status.CHECKING, Status.IMPORTING]).select_related("queue_job"):
         if is_stale(job, now):
             finish(job, Status.FAILED, job.results, error=LOST, failed_file=len(job.results))
+            # A consumer killed outright sent no signal: its job row still says running on the jobs page.
+            Job.objects.filter(pk=job.queue_job_id, status=Job.Status.RUNNING).update(
+                status=Job.Status.FAILED, error=LOST, finished_at=timezone.now()
+            )
             ended += 1
     root = shared_directory() / "imports"
     numbered = [path for path in root.iterdir() if path.name.isdigit()] if root.is_dir() else []

@@ -11,6 +11,7 @@ import zipfile
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator.models import ReportBundle
 from annotator.permissions import ANNOTATORS
@@ -442,6 +443,22 @@ def test_the_hourly_upkeep_deletes_report_files_no_ready_bundle_names(study, lar
     assert removed == 2
     assert sorted(path.name for path in reports.iterdir()) == ["just-written.zip", "kept.zip"]
     assert "Upkeep: deleted 2 old report bundle file(s)" in caplog.text
+
+
+def test_a_bundle_building_past_the_stall_limit_is_prepared_again_and_its_job_ended(
+    owner, study, large, researcher, django_capture_on_commit_callbacks
+):
+    stuck = ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.RUNNING)
+    ReportBundle.objects.filter(pk=stuck.pk).update(started_at=timezone.now() - bundles.STALLED_AFTER * 2)
+    job = Job.objects.create(team=study.team, task="build_report_bundle", task_id="killed", arguments=[stuck.pk],
+                             label="Report bundle", status=Job.Status.RUNNING)  # its consumer was killed: no signal
+
+    with django_capture_on_commit_callbacks(execute=True):
+        owner.post(url("report-bundle"))
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "task was lost" in job.error
+    assert ReportBundle.objects.get(study=study).status == ReportBundle.Status.READY
 
 
 def test_a_failed_bundle_says_why_and_can_be_tried_again(owner, study, large, researcher):

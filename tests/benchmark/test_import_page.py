@@ -429,3 +429,19 @@ def test_a_step_whose_consumer_cannot_see_the_uploads_fails_saying_where_it_look
     assert (job.status, job.failed_file) == (ImportJob.Status.FAILED, 0)
     assert job.error.startswith(f"{PROFILES.name}: the uploaded file is not where the task looked")
     assert "PARLEY_SHARED_DIR" in job.error and "PARLEY_SHARED_DIR" in page(browser, job)
+
+
+def test_a_step_lost_a_day_ago_is_ended_with_its_job_row(researcher):
+    queued = Job.objects.create(team=default_team(), task=import_upload.task_class.__name__, task_id="q3",
+                                label="Import a.jsonl", status=Job.Status.RUNNING)
+    day_ago = timezone.now() - timedelta(days=1, minutes=5)
+    job = ImportJob.objects.create(team=default_team(), created_by=researcher, file_names=["a.jsonl"],
+                                   status=ImportJob.Status.IMPORTING, queue_job=queued, created_at=day_ago,
+                                   started_at=day_ago)  # its consumer was killed: no progress, no signal
+
+    assert remove_expired() == 1
+
+    job.refresh_from_db()
+    queued.refresh_from_db()
+    assert (job.status, job.error) == (ImportJob.Status.FAILED, jobs.LOST)
+    assert (queued.status, queued.error) == (Job.Status.FAILED, jobs.LOST)
