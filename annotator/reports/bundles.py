@@ -3,13 +3,15 @@
 A study with more submitted annotations than ``settings.PARLEY_REPORT_BACKGROUND_THRESHOLD`` is
 bundled off the request: ``start_bundle`` records a pending row and queues the task
 ``annotator.tasks.build_report_bundle`` (through ``benchmark.jobs.queue.enqueue``, once the row is
-committed), which a consumer runs: it builds the report, writes the ZIP under ``VAR_DIR/reports``
-and marks the row ready (or failed, with the error). The page polls the row. Everything the page
-needs is in the database and the work is on the queue, so any web process can answer the poll and a
-restart of the web process loses nothing. A bundle whose task was lost (the queue's job failed or
-was cancelled without it finishing, or it has been building for ``STALLED_AFTER``) is shown as
-stalled and can be started again; one still waiting in the queue is not. The consumer's upkeep
-deletes files under ``VAR_DIR/reports`` that no ready bundle names (``remove_orphan_files``).
+committed), which a consumer runs: it builds the report, writes the ZIP under ``reports/`` in the
+queue's shared directory (``benchmark.jobs.queue.shared_directory``: the var directory unless
+``PARLEY_SHARED_DIR`` names one every machine mounts) and marks the row ready (or failed, with the
+error). The page polls the row. Everything the page needs is in the database and the work is on the
+queue, so any web process can answer the poll and a restart of the web process loses nothing. A
+bundle whose task was lost (the queue's job failed or was cancelled without it finishing, or it has
+been building for ``STALLED_AFTER``) is shown as stalled and can be started again; one still waiting
+in the queue is not. The consumer's upkeep deletes the files there that no ready bundle names
+(``remove_orphan_files``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 
 from django.conf import settings
@@ -42,6 +45,7 @@ STALLED_AFTER = timedelta(minutes=30)
 ORPHANS_AFTER = timedelta(hours=1)  # a file younger than this may be a build's, not yet on its row
 ACTIVE = (ReportBundle.Status.PENDING, ReportBundle.Status.RUNNING)
 LOST = (Job.Status.FAILED, Job.Status.CANCELLED, Job.Status.FINISHED)
+TASK = build_report_bundle.task_class.__name__  # the name its jobs are recorded under
 
 
 def bundle_directory() -> Path:
@@ -79,7 +83,7 @@ class BundleState:
     def building(self) -> bool:
         return self.bundle is not None and self.bundle.status in ACTIVE and not self.stalled
 
-    @property
+    @cached_property
     def stalled(self) -> bool:
         return self.bundle is not None and is_stalled(self.bundle, self.job)
 
@@ -128,9 +132,6 @@ def bundle_state(study: Study) -> BundleState:
     latest = ReportBundle.objects.filter(study=study).order_by("-created_at", "-pk").first()
     job = bundle_job(latest) if latest is not None and latest.status in ACTIVE else None
     return BundleState(is_large(annotations), annotations, last, latest, job)
-
-
-TASK = build_report_bundle.task_class.__name__  # the name its jobs are recorded under
 
 
 def start_bundle(study: Study, requested_by: AbstractBaseUser | None = None) -> ReportBundle:
@@ -202,7 +203,7 @@ def _remove_older(study: Study, keep: int) -> None:
 
 
 def remove_orphan_files(now: float | None = None) -> int:
-    """Delete the files under ``VAR_DIR/reports`` that no ready bundle names (a deleted study's, a build's
+    """Delete the files in the bundles' directory that no ready bundle names (a deleted study's, a build's
     leftover ``.part``), once older than ``ORPHANS_AFTER``; how many were deleted."""
     directory = bundle_directory()
     if not directory.is_dir():
