@@ -130,10 +130,20 @@ def register(wrapper: TaskWrapper) -> TaskWrapper:
 
 
 def retry(job: Job, user: Any = None) -> Job | None:
-    """Queue a failed job's task again, as a new job; None when it cannot be retried (not failed, or
-    its task is not one a page may start again)."""
+    """Queue a failed job's task again, as a new job; None when it cannot be retried (not failed,
+    retried already, or its task is not one a page may start again).
+
+    The failed row is locked while deciding and then names its retry, so two clicks queue it once.
+    """
     task = task_named(job.task)
-    if task is None or job.status != Job.Status.FAILED:
+    if task is None:
         return None
     with transaction.atomic():
-        return enqueue(task, *job.arguments, team=job.team, label=job.label, user=user, link=job.link)
+        locked = Job.objects.select_for_update().filter(
+            pk=job.pk, status=Job.Status.FAILED, retried_as__isnull=True
+        ).first()
+        if locked is None:
+            return None
+        again = enqueue(task, *locked.arguments, team=locked.team, label=locked.label, user=user, link=locked.link)
+        Job.objects.filter(pk=locked.pk).update(retried_as=again)
+    return again
