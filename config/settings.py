@@ -76,6 +76,9 @@ def env_rate(name: str, default: str) -> str | None:
 
 
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
+# Files a task reads or writes for a page (uploads waiting for their import, report bundles): under the
+# var directory unless given. With consumers on several machines, a directory every machine mounts.
+SHARED_DIR = Path(os.environ["PARLEY_SHARED_DIR"]) if os.environ.get("PARLEY_SHARED_DIR") else None
 DEBUG = env_bool("DEBUG", False)
 
 
@@ -498,5 +501,8 @@ LOGGING = {
         # the root's; its entries now reach the log once, through the root.
         "django": {"handlers": [], "level": LOG_LEVEL},
         "django.request": {"filters": ["refusals_in_one_line"]},
+        # What the consumer's periodic upkeep did, one line per run (chat.tasks, annotator.tasks,
+        # benchmark.jobs.tasks), shown beside the queue's own lines in the consumer's log.
+        "parley.upkeep": {"level": os.environ.get("PARLEY_UPKEEP_LOG_LEVEL", "INFO")},
     },
 }

@@ -15,6 +15,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -26,7 +27,7 @@ from ..models import Job, Team
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["HUEY", "QueueUnavailable", "check_queue", "enqueue", "retry", "worker_name"]
+__all__ = ["HUEY", "QueueUnavailable", "check_queue", "enqueue", "retry", "shared_directory", "worker_name"]
 
 
 class QueueUnavailable(RuntimeError):
@@ -36,6 +37,14 @@ class QueueUnavailable(RuntimeError):
 def worker_name() -> str:
     """This process as the jobs page names it: host and process id."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shared_directory() -> Path:
+    """Where the files of a task that a page hands over live (an upload to import, a bundle to download):
+    ``PARLEY_SHARED_DIR`` when set, which consumers on several machines must all mount, else the var directory."""
+    from django.conf import settings
+
+    return Path(settings.SHARED_DIR or settings.VAR_DIR)
 
 
 def describe_queue() -> str:
