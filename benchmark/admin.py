@@ -14,6 +14,7 @@ from django.forms import CharField, ModelForm, Textarea
 from django.http import HttpRequest
 
 from .instruments import admin as instruments_admin  # noqa: F401  (registers instruments, questions, answers)
+from .jobs import admin as jobs_admin  # noqa: F401  (registers jobs and Huey's dashboard)
 from .models import (
     Answer,
     Barrier,
@@ -449,3 +450,4 @@ class SimulationRunAdmin(admin.ModelAdmin):
     @admin.display(description="finished")
     def progress(self, run: SimulationRun) -> str:
         return f"{run.finished} / {run.total}"
+

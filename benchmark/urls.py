@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from .episodes import urls as episodes
 from .import_jobs import urls as import_jobs
+from .jobs import urls as jobs
 from .results import urls as results
 from .runs import urls as runs
 
@@ -11,6 +12,7 @@ app_name = "benchmark"
 urlpatterns = [
     path("", include(episodes)),
     path("import/", include(import_jobs)),
+    path("jobs/", include(jobs)),
     path("results/", include(results)),
     path("runs/", include(runs)),
 ]

@@ -164,8 +164,8 @@ def end_idle_chats(study: ChatStudy | None = None, *, now: datetime | None = Non
     chat this call ended.
 
     A participant's own page and socket end their idle chat when they come back; this is for the
-    ones who never do, run periodically by ``manage.py end_idle_chats`` so that stalled cells are
-    offered again and the monitor's counts settle.
+    ones who never do, run every minute by the consumer's upkeep (``chat.tasks``; by hand: ``manage.py
+    end_idle_chats``) so that stalled cells are offered again and the monitor's counts settle.
     """
     now = now or timezone.now()
     chatting = Participant.objects.filter(stage=Participant.Stage.CHAT, episode__isnull=False).select_related("study")

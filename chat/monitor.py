@@ -3,8 +3,8 @@
 The monitor is polled every few seconds, so each piece is a fixed, small number of queries
 whatever the number of participants. It only reads: a GET changes no row. A chat gone quiet past
 the study's timeout is shown as idle (and its cell as stalled) until something ends it — the
-participant's own page or socket when they come back, or the periodic ``manage.py end_idle_chats``
-(``chat.lifecycle.end_idle_chats``).
+participant's own page or socket when they come back, or the consumer's minutely upkeep
+(``chat.tasks.end_idle_chats``, calling ``chat.lifecycle.end_idle_chats``, as ``manage.py end_idle_chats`` does).
 """
 
 from __future__ import annotations

@@ -76,6 +76,9 @@ def env_rate(name: str, default: str) -> str | None:
 
 
 VAR_DIR = Path(os.environ.get("PARLEY_VAR_DIR", BASE_DIR / "var"))
+# Files a task reads or writes for a page (uploads waiting for their import, report bundles): under the
+# var directory unless given. With consumers on several machines, a directory every machine mounts.
+SHARED_DIR = Path(os.environ["PARLEY_SHARED_DIR"]) if os.environ.get("PARLEY_SHARED_DIR") else None
 DEBUG = env_bool("DEBUG", False)
 
 
@@ -154,7 +157,7 @@ INSTALLED_APPS = [
     # Before Huey's app: its ``run_huey`` command is benchmark's (imports litellm before workers fork).
     "benchmark",
     "huey.contrib.djhuey",
-    "huey.contrib.djhuey.stats",  # Huey's own dashboard in the admin
+    *(["huey.contrib.djhuey.stats"] if env_bool("PARLEY_TASK_STATS", True) else []),  # Huey's dashboard (HUEY_STATS)
     "annotator",
     "chat",
 ]
@@ -465,6 +468,27 @@ def task_queue() -> dict:
 HUEY = task_queue()
 PARLEY_TASKS = HUEY["huey_class"].removeprefix("huey.").removesuffix("Huey").removeprefix("Priority").lower()
 
+
+def task_stats() -> dict:
+    """Where Huey's dashboard in the admin (``huey.contrib.djhuey.stats``) keeps what it records.
+
+    The dashboard's recorder starts in every process (web and consumer) and writes each task's
+    signals to a SQLite file of its own; left alone, that file is ``huey-stats.db`` in the code's
+    directory. Here it lives in the var directory beside the queue's. A file is one machine's: with
+    consumers on several machines, ``PARLEY_TASK_STATS_URL`` (a peewee database URL, e.g.
+    ``psycopg3://user@host/db``) gathers every machine's events in one database. The queue's own
+    counts (pending, scheduled) on the dashboard and on the jobs page come from the queue itself and
+    are always whole. ``PARLEY_TASK_STATS=false`` leaves the dashboard and its recorder out.
+    """
+    url = os.environ.get("PARLEY_TASK_STATS_URL", "").strip()
+    if url:
+        return {"database": url}
+    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return {"filename": str(VAR_DIR / "huey-stats.sqlite3")}
+
+
+HUEY_STATS = task_stats()
+
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
@@ -477,5 +501,8 @@ LOGGING = {
         # the root's; its entries now reach the log once, through the root.
         "django": {"handlers": [], "level": LOG_LEVEL},
         "django.request": {"filters": ["refusals_in_one_line"]},
+        # What the consumer's periodic upkeep did, one line per run (chat.tasks, annotator.tasks,
+        # benchmark.jobs.tasks), shown beside the queue's own lines in the consumer's log.
+        "parley.upkeep": {"level": os.environ.get("PARLEY_UPKEEP_LOG_LEVEL", "INFO")},
     },
 }

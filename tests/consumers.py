@@ -19,9 +19,9 @@ reads. This module gives such tests three things:
 A consumer reads only committed rows, so these tests are transactional::
 
     @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-    def test_consumer_runs_a_queued_job(queue, consumers):
+    def test_consumer_runs_a_queued_job(queue, consumers, tmp_path):
         consumers.start()
-        job = enqueue(queue_tasks.add_note, "hello", team=None, label="note")
+        job = enqueue(queue_tasks.note, str(tmp_path / "notes.txt"), "hello", team=None, label="a note")
         wait_for(lambda: Job.objects.get(pk=job.pk).done, "the job to finish", consumers)
 
 Tasks that exist only for tests live in ``tests/queue_tasks.py``; a consumer started here imports

@@ -56,6 +56,7 @@ from benchmark.models import (
     Barrier,
     Episode,
     ImportJob,
+    Job,
     NeutralContext,
     Scenario,
     SimulationRun,
@@ -153,6 +154,7 @@ class TeamWorld:
     barrier: Barrier
     run: SimulationRun
     import_job: ImportJob  # a dry run that passed, waiting for the researcher to import it
+    job: Job  # a failed job on the task queue, shown on the jobs page with its Retry button
     study: Study
     submitted: Assignment  # the annotator's submitted item
     claimed: Assignment  # the annotator's current item
@@ -195,6 +197,8 @@ def build_team(mark: str) -> TeamWorld:
     import_job = ImportJob.objects.create(
         team=team, created_by=researcher, file_names=[f"{mark}-profiles.jsonl"], status=ImportJob.Status.CHECKED
     )
+    job = Job.objects.create(team=team, created_by=researcher, task="benchmark.no_such_task", task_id=f"{mark}-job",
+                             label=f"{mark} judge pass", status=Job.Status.FAILED, error="ConnectionError: refused")
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
                        annotators=[annotator], created_by=researcher)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
@@ -208,7 +212,7 @@ def build_team(mark: str) -> TeamWorld:
     assert live.stage == Participant.Stage.CHAT, live.stage
     return TeamWorld(
         team=team, researcher=researcher, annotator=annotator, scenario=scenario, episode=episodes[0],
-        barrier=barrier, run=run, import_job=import_job, study=study, submitted=submitted, claimed=claimed,
+        barrier=barrier, run=run, import_job=import_job, job=job, study=study, submitted=submitted, claimed=claimed,
         bundle=ready_bundle(study),
         chat=chat, finished_participant=finished, live_participant=live,
         session=browser.cookies[settings.SESSION_COOKIE_NAME].value,
@@ -385,6 +389,10 @@ def import_state(world: World) -> str:
     return ImportJob.objects.get(pk=world.own.import_job.pk).status
 
 
+def jobs_state(world: World) -> list:
+    return list(Job.objects.filter(team=world.own.team).values_list("pk", "status"))
+
+
 def run_state(world: World) -> tuple:
     return SimulationRun.objects.filter(pk=world.own.run.pk).values_list("status", "cancel_requested").get()
 
@@ -437,6 +445,9 @@ MATRIX: dict[str, Access] = {
     "benchmark:import-job-progress": researcher_object(own_import),
     "benchmark:import-job-start": researcher_object(own_import, Redirect("benchmark:import-job"), method="POST",
                                                     state=import_state),
+    "benchmark:jobs": researcher_list(shows=lambda w: w.own.job.label),
+    "benchmark:job-retry": researcher_object(lambda w: {"pk": w.own.job.pk}, Redirect("benchmark:jobs"), method="POST",
+                                             state=jobs_state),
     # Annotators (the invite link is a secret: whoever holds it may join)
     "annotator:index": public(anonymous=LOGIN, participant=LOGIN, other_participant=LOGIN),
     # Joining is a POST (a GET shows the study and a confirm button); callers without an account get
@@ -568,6 +579,8 @@ def admin_case(route: Route, world: World) -> AdminCase:
     when only viewing is allowed) and 403 where it refuses it; everyone else is sent to the admin
     login. The admin login page itself is open to all; logging out sends a non-superuser to the index.
     """
+    if route.name in HUEY_DASHBOARD:  # Huey's dashboard: its model has no table, so no row to ask about
+        return HUEY_DASHBOARD[route.name](route)
     model_admin = MODEL_ADMINS.get(tuple(route.route.split("/")[1:3]))
     if model_admin is not None:  # admin/<app_label>/<model_name>/...: one model's pages
         return model_page(route, model_admin, world)
@@ -592,6 +605,17 @@ def admin_case(route: Route, world: World) -> AdminCase:
     raise AssertionError(
         f"admin pattern {route.key} has no rule: teach admin_case to ask it (every admin pattern is asked)"
     )
+
+
+HUEY_DASHBOARD: dict[str, Callable[[Route], AdminCase]] = {
+    "admin:hueystats_hueydashboard_changelist": lambda route: AdminCase([reverse(route.name)], 200),
+    "admin:hueystats_dashboard_fragment": lambda route: AdminCase([reverse(route.name)], 200),
+    "admin:hueystats_dashboard_events": lambda route: AdminCase([reverse(route.name)], 200),
+    # No operation named: nothing is flushed or revoked, and the superuser is sent back to the dashboard.
+    "admin:hueystats_dashboard_action": lambda route: AdminCase(
+        [reverse(route.name)], Redirect("admin:hueystats_hueydashboard_changelist"), method="POST"
+    ),
+}
 
 
 def model_page(route: Route, model_admin: admin.ModelAdmin, world: World) -> AdminCase:
@@ -624,7 +648,7 @@ def representative(model: type[models.Model], world: World) -> models.Model:
     named = {
         Team: world.own.team, Barrier: world.own.barrier, SimulationRun: world.own.run, Study: world.own.study,
         Episode: world.own.episode, Scenario: world.own.scenario, ChatStudy: world.own.chat,
-        Participant: world.own.finished_participant, ReportBundle: world.own.bundle,
+        Participant: world.own.finished_participant, ReportBundle: world.own.bundle, Job: world.own.job,
         type(world.own.researcher): world.own.researcher,
     }
     obj = named.get(model) or model._default_manager.order_by("pk").first()

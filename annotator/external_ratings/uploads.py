@@ -7,7 +7,7 @@ check runs in the request: it is one directory, readable by the server's user al
 study, the researcher and a random token. Only the researcher who uploaded it can name it, for
 that study (a token given by another researcher or for another study finds nothing). It is deleted
 once imported, when its check refuses it, or a day after the check (``remove_expired``, run at each
-upload).
+upload and hourly by the consumer's upkeep).
 """
 
 from __future__ import annotations
@@ -77,11 +77,15 @@ def _expired(directory: Path, now: float | None = None) -> bool:
         return True
 
 
-def remove_expired(now: float | None = None) -> None:
-    """Delete every kept file checked more than ``KEEP_UPLOADS`` ago."""
+def remove_expired(now: float | None = None) -> int:
+    """Delete every kept file checked more than ``KEEP_UPLOADS`` ago (at each upload, and hourly by the
+    consumer's upkeep, ``annotator.tasks``); how many it deleted."""
     root = _root()
     if not root.is_dir():
-        return
+        return 0
+    removed = 0
     for directory in root.iterdir():
         if directory.is_dir() and _expired(directory, now):
             shutil.rmtree(directory, ignore_errors=True)
+            removed += 1
+    return removed

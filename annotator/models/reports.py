@@ -4,11 +4,11 @@ from django.db.models import Q
 
 
 class ReportBundle(models.Model):
-    """A study's report bundle (a ZIP under ``VAR_DIR/reports``) built in the background.
+    """A study's report bundle (a ZIP under ``reports/`` in the queue's shared directory) built in the background.
 
-    Large studies take too long to bundle during a request, so a thread builds the file and this
-    row tracks it: the page polls the row, not the thread, and a restart loses nothing but the
-    build in progress. ``annotations`` and ``last_submitted_at`` record the data the bundle was
+    Large studies take too long to bundle during a request, so a task on the queue builds the file
+    and this row tracks it: the page polls the row, and a restart of the web process loses nothing
+    (``annotator.reports.bundles``). ``annotations`` and ``last_submitted_at`` record the data the bundle was
     built from, so the page can tell a bundle that new submissions have overtaken.
     """
 

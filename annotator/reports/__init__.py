@@ -7,12 +7,12 @@
   page and the ZIP bundle (``documents``); ``report_view`` formats it for a page (``display``);
 - ``cached_report`` and ``cached_view`` keep the report and its page view between loads until the
   study's answers change (``stamp``);
-- ``start_bundle`` and ``bundle_state`` build a large study's bundle in a background thread
-  (``background``).
+- ``start_bundle`` and ``bundle_state`` build a large study's bundle as a task on the queue
+  (``bundles``).
 """
 
-from .background import BundleState, bundle_path, bundle_state, start_bundle
 from .build import COMPARABLE, build_report, compared_kinds, latest_submitted
+from .bundles import BundleState, bundle_path, bundle_state, start_bundle
 from .display import report_view
 from .documents import render_bundle, render_html, render_tables_zip, report_json, write_bundle
 from .stamp import cached_report, cached_view

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.importing import ImportProblem
 from benchmark.instruments.respondents import pseudonym
+from benchmark.jobs.queue import QueueUnavailable
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
@@ -412,11 +413,17 @@ def report_tables_download(request: HttpRequest, slug: str, name: str | None = N
 def report_bundle(request: HttpRequest, slug: str) -> HttpResponse:
     """The bundle panel, which htmx polls while a bundle is prepared; POST starts preparing one."""
     study = _report_study(request, slug)
+    refused = ""
     if request.method == "POST":
-        start_bundle(study, request.user)
+        try:
+            start_bundle(study, request.user)
+        except QueueUnavailable as down:
+            refused = str(down)
         if not request.htmx:
+            if refused:
+                messages.error(request, refused)
             return redirect(reverse("annotator:report", args=[study.slug]) + "#bundle")
-    context = {"study": study, "bundle": bundle_state(study)}
+    context = {"study": study, "bundle": bundle_state(study), "refused": refused}
     return render(request, "annotator/research/partials/_report_bundle.html", context)
 
 

@@ -8,6 +8,7 @@ it done, and a machine running only the offline scripted model never imports it 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any
@@ -17,14 +18,39 @@ from django.conf import settings
 from .allowed_models import SCRIPTED, configured_models
 
 
+@functools.cache
 def litellm() -> Any:
-    """The litellm module, imported on first use with the settings that keep it offline and quiet."""
+    """The litellm module, imported on first use and set up once for Parley (:func:`_configure`)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    _configure(litellm)
+    return litellm
+
+
+def _configure(litellm: Any) -> None:
+    """Offline, quiet, and without the per-call work whose result Parley never reads.
+
+    Parley records each call's tokens and latency (``llm.Usage``), never its price, so litellm's cost
+    calculation, which runs on every reply and again on a stream's last chunk (a quarter to a third
+    of the gateway's CPU per call, ``perf/model_client.py``), is replaced by one that prices nothing:
+    a cost of None is litellm's own "unknown". No success or failure callbacks are registered, and a
+    streamed call does not hand each chunk to the (sync) logging thread. One client per provider,
+    key and event loop is already reused from litellm's client cache; Parley's own retries replace
+    litellm's (``llm._request``). Token estimates for providers that report no usage stay on.
+    """
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
     litellm.telemetry = False  # read by older releases only; current ones send nothing
-    return litellm
+    litellm.response_cost_calculator = _no_cost
+    litellm.disable_streaming_logging = True
+    litellm.success_callback = []
+    litellm.failure_callback = []
+    litellm.callbacks = []
+
+
+def _no_cost(**_details: Any) -> None:
+    """What a call cost, as Parley asks litellm: unknown (None), without working it out."""
+    return None
 
 
 def preload() -> None:

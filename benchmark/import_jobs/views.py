@@ -1,7 +1,8 @@
 """The import page: upload files, watch their dry run, import them, watch the import.
 
-The work happens in a worker process (:mod:`benchmark.import_jobs.jobs`); these views store the
-upload, read the job's row and progress file, and start the import when asked. Every view is behind
+The work happens in a task on the queue (:mod:`benchmark.import_jobs.jobs`); these views store the
+upload, read the job's row and its progress, and queue the import when asked. A queue that cannot be
+reached is said on the page, and nothing is stored. Every view is behind
 ``researcher_required`` and finds jobs through ``ImportJob.objects.owned_by``: another team's job is
 a 404.
 """
@@ -14,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..jobs.queue import QueueUnavailable
 from ..models import ImportJob
 from ..permissions import researcher_required
 from .forms import ImportForm
@@ -34,8 +36,8 @@ def import_page(request: HttpRequest) -> HttpResponse:
             job = store_upload(data["team"], request.user, data["files"], data["format"])
         except OSError as error:
             form.add_error(None, f"The files could not be stored on the server ({error.strerror or 'error'}).")
-        except TeamImportsFull as full:
-            form.add_error(None, str(full))
+        except (TeamImportsFull, QueueUnavailable) as refused:
+            form.add_error(None, str(refused))
         else:
             return redirect("benchmark:import-job", pk=job.pk)
     jobs = ImportJob.objects.owned_by(request.user).select_related("team", "created_by")[:RECENT_JOBS]
@@ -47,20 +49,22 @@ def import_page(request: HttpRequest) -> HttpResponse:
 
 
 def _owned_job(request: HttpRequest, pk: int) -> ImportJob:
-    return get_object_or_404(ImportJob.objects.owned_by(request.user).select_related("team", "created_by"), pk=pk)
+    jobs = ImportJob.objects.owned_by(request.user).select_related("team", "created_by", "queue_job")
+    return get_object_or_404(jobs, pk=pk)
 
 
 @require_GET
 @researcher_required
 def import_job(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "benchmark/imports/job.html", {"status": job_status(_owned_job(request, pk))})
+    return render(request, "benchmark/imports/job.html", {"status": job_status(_owned_job(request, pk), request.user)})
 
 
 @require_GET
 @researcher_required
 def import_job_progress(request: HttpRequest, pk: int) -> HttpResponse:
-    """What the job page polls every second while a worker is at it."""
-    return render(request, "benchmark/imports/partials/_job.html", {"status": job_status(_owned_job(request, pk))})
+    """What the job page polls while its task is queued or at work."""
+    status = job_status(_owned_job(request, pk), request.user)
+    return render(request, "benchmark/imports/partials/_job.html", {"status": status})
 
 
 @require_POST
@@ -69,9 +73,9 @@ def import_job_start(request: HttpRequest, pk: int) -> HttpResponse:
     """Import for real the files a dry run checked."""
     job = _owned_job(request, pk)
     try:
-        started = start_import(job)
-    except TeamImportsFull as full:
-        messages.error(request, str(full))
+        started = start_import(job, request.user)
+    except (TeamImportsFull, QueueUnavailable) as refused:
+        messages.error(request, str(refused))
         return redirect("benchmark:import-job", pk=job.pk)
     if not started:
         messages.error(request, f"These files cannot be imported now: the job is {job.get_status_display()}.")

@@ -33,6 +33,7 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # long lists behind the notes (--verbosity 2)
     episodes: list[int] = field(default_factory=list)  # pks of the episodes created or added to, to link to them
+    scenarios: list[int] = field(default_factory=list)  # pks of the scenarios created, to link to them
 
     def note(self, sentence: str) -> None:
         if sentence not in self.notes:

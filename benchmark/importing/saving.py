@@ -374,6 +374,7 @@ class Saver:
                 rows = [row for row in rows if not row.is_template]
             model.objects.bulk_create(rows, batch_size=CHUNK)
         self.result.episodes = [row.pk for row in self.new[Episode]] + [row.pk for row in self.stored.values()]
+        self.result.scenarios = [row.pk for row in self.new[Scenario]]
         save_barrier_prompts(self)
         for kind, ids in self.reused.items():
             self.result.unchanged[kind] += len(ids)

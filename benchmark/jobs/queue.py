@@ -15,6 +15,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -26,7 +27,7 @@ from ..models import Job, Team
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["HUEY", "QueueUnavailable", "check_queue", "enqueue", "retry", "worker_name"]
+__all__ = ["HUEY", "QueueUnavailable", "check_queue", "enqueue", "retry", "shared_directory", "worker_name"]
 
 
 class QueueUnavailable(RuntimeError):
@@ -36,6 +37,14 @@ class QueueUnavailable(RuntimeError):
 def worker_name() -> str:
     """This process as the jobs page names it: host and process id."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shared_directory() -> Path:
+    """Where the files of a task that a page hands over live (an upload to import, a bundle to download):
+    ``PARLEY_SHARED_DIR`` when set, which consumers on several machines must all mount, else the var directory."""
+    from django.conf import settings
+
+    return Path(settings.SHARED_DIR or settings.VAR_DIR)
 
 
 def describe_queue() -> str:
@@ -121,10 +130,20 @@ def register(wrapper: TaskWrapper) -> TaskWrapper:
 
 
 def retry(job: Job, user: Any = None) -> Job | None:
-    """Queue a failed job's task again, as a new job; None when it cannot be retried (not failed, or
-    its task is not one a page may start again)."""
+    """Queue a failed job's task again, as a new job; None when it cannot be retried (not failed,
+    retried already, or its task is not one a page may start again).
+
+    The failed row is locked while deciding and then names its retry, so two clicks queue it once.
+    """
     task = task_named(job.task)
-    if task is None or job.status != Job.Status.FAILED:
+    if task is None:
         return None
     with transaction.atomic():
-        return enqueue(task, *job.arguments, team=job.team, label=job.label, user=user, link=job.link)
+        locked = Job.objects.select_for_update().filter(
+            pk=job.pk, status=Job.Status.FAILED, retried_as__isnull=True
+        ).first()
+        if locked is None:
+            return None
+        again = enqueue(task, *locked.arguments, team=locked.team, label=locked.label, user=user, link=locked.link)
+        Job.objects.filter(pk=locked.pk).update(retried_as=again)
+    return again

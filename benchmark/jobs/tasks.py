@@ -15,6 +15,9 @@ from huey.contrib.djhuey import db_periodic_task, db_task
 from .queue import register
 
 logger = logging.getLogger(__name__)
+upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
+
+# Each task imports its work when it runs, so a consumer starts without loading every parser.
 
 # Simulation runs (benchmark.runs.chunks, which finds them by name through ``register``). Their outcome
 # goes to the consumer's log and the run's row, not to Huey's result store, which nothing reads. A chunk is not
@@ -65,3 +68,28 @@ def requeue_stale_chunks() -> None:
     from ..runs import stale
 
     logger.info("Stale chunks queued again: %s", stale.requeue_stale_chunks())
+
+
+# --- imports ------------------------------------------------------------------------------------
+
+
+@db_task()
+def import_upload(import_id: int) -> None:
+    """The dry run or the import of upload ``import_id``, whichever step it is at (``import_jobs.jobs.run_job``).
+
+    Not retried: a file that failed has failed, and a step whose consumer was lost is uploaded again.
+    """
+    from ..import_jobs.jobs import run_job
+
+    run_job(import_id)
+
+
+@db_periodic_task(crontab(minute="7"))
+def remove_expired_imports() -> int:
+    """Hourly: delete the uploads nobody will import, and end the imports whose task was lost a day ago
+    (``import_jobs.jobs.remove_expired``)."""
+    from ..import_jobs.jobs import remove_expired
+
+    ended = remove_expired()
+    upkeep.info("Upkeep: expired or ended %d import(s) and deleted their uploads", ended)
+    return ended

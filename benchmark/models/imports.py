@@ -6,13 +6,15 @@ from .teams import OwnedQuerySet
 
 
 class ImportJob(models.Model):
-    """Files uploaded on the import page, checked by a dry run and then imported, in a worker process.
+    """Files uploaded on the import page, checked by a dry run and then imported, each step a task on the queue.
 
     The files wait under ``VAR_DIR/imports/<id>/`` until the import is over (or a day has passed);
     this row says where the job stands and keeps, per file, what the dry run or the import did
     (``results``) and the located problem that stopped it (``error``, about file ``failed_file``).
-    How far the worker has got inside a file is in a small progress file beside the uploads, since the
-    worker's open transaction would hide it from every other reader if it were written here.
+    ``queue_job`` is the queue's job of the step under way, whose status tells a step still waiting
+    for a consumer from one that has lost it. How far the task has got inside a file is in the queue's
+    key-value store (``benchmark.import_jobs.progress_store``), since the task's open transaction
+    would hide it from every other reader if it were written here.
     """
 
     class Status(models.TextChoices):
@@ -35,7 +37,10 @@ class ImportJob(models.Model):
     results = models.JSONField(default=list, help_text="Per file done: its format, summary parts and notes.")
     error = models.TextField(blank=True, help_text="The problem that stopped the job, as the command line words it.")
     failed_file = models.PositiveIntegerField(null=True, blank=True, help_text="Position of the file that failed.")
-    worker_pid = models.PositiveIntegerField(null=True, blank=True)
+    queue_job = models.ForeignKey(
+        "Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The queue's job of the latest step (the dry run or the import).",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -50,7 +55,7 @@ class ImportJob(models.Model):
 
     @property
     def working(self) -> bool:
-        """A worker is (or should be) running the dry run or the import."""
+        """The dry run or the import is queued or under way."""
         return self.status in {self.Status.CHECKING, self.Status.IMPORTING}
 
     @property

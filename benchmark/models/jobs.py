@@ -36,6 +36,10 @@ class Job(models.Model):
     attempts = models.PositiveIntegerField(default=0, help_text="How many times a consumer has started it.")
     error = models.TextField(blank=True, help_text="The last error, as the task raised it.")
     worker = models.CharField(max_length=200, blank=True, help_text="Host and process that last ran it.")
+    retried_as = models.OneToOneField(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="retry_of",
+        help_text="The job that queued this failed one's task again.",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -3,18 +3,22 @@
 import csv
 import io
 import json
+import os
 import re
-import threading
+import time
 import zipfile
 
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator.models import ReportBundle
 from annotator.permissions import ANNOTATORS
-from annotator.reports.background import THREAD_PREFIX
-from benchmark.models import Answer, Barrier, Respondent
+from annotator.reports import bundles
+from annotator.tasks import build_report_bundle, remove_old_report_files
+from benchmark.jobs.queue import QueueUnavailable
+from benchmark.models import Answer, Barrier, Job, Respondent
 from tests.annotator.builders import make_study
 from tests.annotator.test_reports import annotate, make_report_instrument, rated_study
 from tests.builders import make_researcher, make_team, make_user
@@ -303,14 +307,9 @@ def test_the_zip_bundle_holds_data_report_tables_and_figures(owner, study):
     assert archive.read("figures/barrier-accuracy.svg").startswith(b"<?xml")
 
 
-# Large studies: the bundle is built in the background (transactional tests, because the thread
-# reads the data over its own connection; serialized rollback puts the seeded rows back after).
-
-
-def wait_for_bundles() -> None:
-    for thread in threading.enumerate():
-        if thread.name.startswith(THREAD_PREFIX):
-            thread.join(timeout=60)
+# Large studies: the bundle is built by a task on the queue (transactional tests, so that the task is
+# queued when the request commits; the tests' queue then runs it in place. Serialized rollback puts the
+# seeded rows back after).
 
 
 @pytest.fixture
@@ -346,7 +345,6 @@ def test_the_background_bundle_is_written_and_then_linked(client, large):
     client.force_login(researcher)
 
     started = client.post(url("report-bundle", slug="big-study"))
-    wait_for_bundles()
 
     assert started.status_code == 302
     bundle = ReportBundle.objects.get(study=study)
@@ -373,9 +371,94 @@ def test_asking_twice_while_building_starts_one_bundle(client, large):
     client.force_login(researcher)
 
     client.post(url("report-bundle", slug="big-twice"))
-    wait_for_bundles()
 
     assert ReportBundle.objects.filter(study=study).count() == 1
+
+
+def test_a_bundle_is_queued_as_a_job_and_built_by_whichever_consumer_takes_it(
+    owner, study, large, researcher, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):  # no consumer takes it yet
+        owner.post(url("report-bundle"), HTTP_HX_REQUEST="true")
+    bundle = ReportBundle.objects.get(study=study)
+    job = Job.objects.get()
+    assert (job.task, job.arguments, job.team, job.status) == (
+        "build_report_bundle", [bundle.pk], study.team, Job.Status.QUEUED
+    )
+    assert job.link == url("report") + "#bundle" and job.label == f"Report bundle of {study}"
+    waiting = owner.get(url("report-bundle"), HTTP_HX_REQUEST="true").text
+    assert "It waits in the queue" in waiting and 'hx-trigger="every 3s"' in waiting
+
+    build_report_bundle.call_local(bundle.pk)  # a consumer, after any restart of the web process
+
+    bundle.refresh_from_db()
+    assert bundle.status == ReportBundle.Status.READY, bundle.error
+    assert (large / "reports" / bundle.file_name).is_file()
+
+
+def test_a_queue_that_is_down_is_said_in_the_panel_and_nothing_is_written(owner, study, large, monkeypatch):
+    def down() -> None:
+        raise QueueUnavailable("The task queue (postgres) cannot be reached, so nothing was started: OperationalError.")
+
+    monkeypatch.setattr(bundles, "check_queue", down)
+
+    panel = owner.post(url("report-bundle"), HTTP_HX_REQUEST="true").text
+    page = owner.post(url("report-bundle"), follow=True).text
+
+    assert "The task queue (postgres) cannot be reached" in panel and "Prepare the ZIP bundle" in panel
+    assert "The task queue (postgres) cannot be reached" in page
+    assert not ReportBundle.objects.exists() and not Job.objects.exists()
+
+
+def test_a_bundle_whose_task_was_lost_is_stalled_and_prepared_again(
+    owner, study, large, researcher, django_capture_on_commit_callbacks
+):
+    lost = ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.RUNNING)
+    Job.objects.create(team=study.team, task="build_report_bundle", task_id="lost", arguments=[lost.pk],
+                       label="Report bundle", status=Job.Status.FAILED, error="The consumer stopped while this ran.")
+
+    panel = owner.get(url("report-bundle")).text
+    assert "Its build stopped without finishing" in panel and "hx-trigger" not in panel
+    with django_capture_on_commit_callbacks(execute=True):
+        owner.post(url("report-bundle"))
+
+    assert ReportBundle.objects.filter(study=study).count() == 1  # the new one replaced the lost one once ready
+    assert ReportBundle.objects.get(study=study).status == ReportBundle.Status.READY
+
+
+def test_the_hourly_upkeep_deletes_report_files_no_ready_bundle_names(study, large, researcher, caplog):
+    reports = large / "reports"
+    reports.mkdir()
+    kept = ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.READY,
+                                       file_name="kept.zip")
+    for name in (kept.file_name, "gone-study.zip", "crashed.zip.part", "just-written.zip"):
+        (reports / name).write_bytes(b"zip")
+    long_ago = time.time() - 2 * 3600
+    for name in (kept.file_name, "gone-study.zip", "crashed.zip.part"):
+        os.utime(reports / name, (long_ago, long_ago))
+
+    with caplog.at_level("INFO", logger="parley.upkeep"):
+        removed = remove_old_report_files.call_local()
+
+    assert removed == 2
+    assert sorted(path.name for path in reports.iterdir()) == ["just-written.zip", "kept.zip"]
+    assert "Upkeep: deleted 2 old report bundle file(s)" in caplog.text
+
+
+def test_a_bundle_building_past_the_stall_limit_is_prepared_again_and_its_job_ended(
+    owner, study, large, researcher, django_capture_on_commit_callbacks
+):
+    stuck = ReportBundle.objects.create(study=study, requested_by=researcher, status=ReportBundle.Status.RUNNING)
+    ReportBundle.objects.filter(pk=stuck.pk).update(started_at=timezone.now() - bundles.STALLED_AFTER * 2)
+    job = Job.objects.create(team=study.team, task="build_report_bundle", task_id="killed", arguments=[stuck.pk],
+                             label="Report bundle", status=Job.Status.RUNNING)  # its consumer was killed: no signal
+
+    with django_capture_on_commit_callbacks(execute=True):
+        owner.post(url("report-bundle"))
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "task was lost" in job.error
+    assert ReportBundle.objects.get(study=study).status == ReportBundle.Status.READY
 
 
 def test_a_failed_bundle_says_why_and_can_be_tried_again(owner, study, large, researcher):

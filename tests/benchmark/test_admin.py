@@ -55,7 +55,7 @@ def test_every_benchmark_model_has_an_admin():
     names = {model.__name__ for model in admin.site._registry if model._meta.app_label == "benchmark"}
     assert names == {
         "Character", "Scenario", "Role", "Barrier", "Episode", "Seat", "Turn", "Respondent", "Response",
-        "NeutralContext", "SimulationRun", "Team", "Cast", "Instrument", "Question", "SocialAttribute", "Answer",
+        "NeutralContext", "SimulationRun", "Team", "Cast", "Instrument", "Question", "SocialAttribute", "Answer", "Job",
     }
 
 

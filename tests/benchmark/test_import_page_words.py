@@ -1,7 +1,7 @@
 """The import page speaks the page's language (issue 21): formats by their names, problems that name the page's
 fields rather than the command's flags, and a finished import that links to the episodes it brought in.
 
-The worker is replaced at its start as in ``test_import_page``: the test then does what it does (``run_job``).
+The steps run in place once the request commits, as in ``test_import_page`` (the queue in immediate mode).
 """
 
 from pathlib import Path
@@ -11,7 +11,6 @@ from django.test import Client
 from django.urls import reverse
 
 from benchmark.import_jobs.forms import FORMAT_LABELS, ImportForm
-from benchmark.import_jobs.jobs import run_job
 from benchmark.importing import FORMATS
 from benchmark.models import Episode, ImportJob
 from tests.benchmark.test_import_page import browser, dry_run, page, researcher, spawned, upload, var_dir  # noqa: F401
@@ -46,7 +45,7 @@ def test_the_job_page_names_the_chosen_format_and_each_files_format_by_their_lab
 ):
     with django_capture_on_commit_callbacks(execute=True):
         upload(browser, (SOTOPIA_V1.name, SOTOPIA_V1.read_bytes()), format="sotopia")
-    job = run_job(ImportJob.objects.get().pk)
+    job = ImportJob.objects.get()
 
     html = page(browser, job)
     assert "format: Sotopia episode logs or profiles." in html
@@ -69,7 +68,7 @@ def test_a_finished_import_links_to_the_episode_browser_showing_just_its_episode
     assert "brought in" not in page(browser, job)  # a dry run brought nothing in
     with django_capture_on_commit_callbacks(execute=True):
         browser.post(reverse("benchmark:import-job-start", args=[job.pk]))
-    job = run_job(job.pk)
+    job.refresh_from_db()
 
     html = page(browser, job)
     link = f'{reverse("benchmark:index")}?imported={job.pk}'

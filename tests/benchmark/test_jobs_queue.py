@@ -93,3 +93,15 @@ def test_a_queue_that_cannot_take_the_task_fails_the_job_and_tells_the_caller(
     assert job.status == Job.Status.FAILED
     assert "could not take the job: ConnectionError" in job.error
     assert told == [job.error]
+
+
+def test_a_failed_job_is_retried_once_however_often_it_is_asked(team, django_capture_on_commit_callbacks) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        job = enqueue(always_fails, 4, team=team, label="Fail")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = retry(job)
+        second = retry(job)  # a second click on the same failed row
+    assert first is not None and second is None
+    job.refresh_from_db()
+    assert job.retried_as == first
+    assert Job.objects.filter(task="tests.always_fails").count() == 2

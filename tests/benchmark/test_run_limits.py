@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.import_jobs import jobs
+from benchmark.jobs.queue import HUEY
 from benchmark.models import Episode, ImportJob, SimulationRun
 from benchmark.runs import control
 from benchmark.runs.options import RunOptions
@@ -132,10 +133,11 @@ def test_resuming_waits_for_a_free_place_too(launcher, spawned, settings):
 
 @pytest.fixture
 def import_workers(monkeypatch, settings, tmp_path):
+    """The import steps put on the queue, which no consumer takes (so each stays at work)."""
     settings.VAR_DIR = tmp_path
-    calls = []
-    monkeypatch.setattr(jobs, "spawn_process", lambda command, *, cwd, log: calls.append(command) or 4242)
-    return calls
+    queued = []
+    monkeypatch.setattr(HUEY, "enqueue", queued.append)
+    return queued
 
 
 def test_a_team_with_its_imports_at_work_cannot_upload_another(

@@ -1,4 +1,5 @@
-"""``manage.py end_idle_chats``: the periodic job that ends chats gone quiet past their study's timeout."""
+"""``manage.py end_idle_chats`` and the consumer's periodic task (``chat.tasks.end_idle_chats``): ending the chats
+gone quiet past their study's timeout."""
 
 from datetime import timedelta
 from io import StringIO
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from benchmark.models import Episode
 from chat.models import Participant
+from chat.tasks import end_idle_chats
 from tests.chat.builders import chat_until, make_chat_study, make_participant
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +70,18 @@ def test_study_option_limits_the_job_to_one_study():
 def test_an_unknown_study_is_named_in_the_error():
     with pytest.raises(CommandError, match="no chat study with the slug 'nope'"):
         run("--study", "nope")
+
+
+def test_the_consumers_minutely_upkeep_ends_idle_chats_and_logs_how_many(caplog):
+    study = make_chat_study(slug="pilot")
+    quiet = make_participant(study, stage=STAGE.CHAT)
+    quiet_for(quiet, study.inactivity_timeout + 1)
+    talking = make_participant(study, stage=STAGE.CHAT)
+
+    with caplog.at_level("INFO", logger="parley.upkeep"):
+        ended = end_idle_chats.call_local()
+
+    assert ended == 1
+    assert Participant.objects.get(pk=quiet.pk).stage != STAGE.CHAT
+    assert Participant.objects.get(pk=talking.pk).stage == STAGE.CHAT
+    assert "Upkeep: ended 1 idle chat(s); pilot: 1" in caplog.text

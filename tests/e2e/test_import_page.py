@@ -1,7 +1,8 @@
 """A researcher imports Sotopia's agent profiles from the browser: upload, dry run, import, summary.
 
-Served by daphne (``asgi_page``), so the page starts the real worker process, ``manage.py
-import_episodes --job``, against the test database, and the page polls it as it would in use.
+Served by daphne (``asgi_page``) against the test database; the page queues each step as a task, which the
+tests' queue (immediate mode, inherited by daphne) runs once the request commits, and the page polls the
+job as it would in use.
 """
 
 import re

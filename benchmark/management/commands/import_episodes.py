@@ -39,7 +39,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--job", type=int, metavar="ID",
-            help="Do the dry run or the import of upload ID from the import page (the page starts this itself).",
+            help="Do here the dry run or the import of upload ID from the import page (the page queues it as a "
+            "task for a consumer; this is for an operator whose consumers are down).",
         )
 
     def handle(

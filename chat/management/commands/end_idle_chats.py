@@ -2,8 +2,9 @@
 
 A participant's page and socket end their own idle chat when they come back, and the live monitor
 only shows such a chat as idle (a GET changes nothing). Participants who never come back are
-ended here, so their design cell is offered again and the monitor's counts settle. Schedule it
-every minute or few (cron, a systemd timer, a Kubernetes CronJob); running it twice is harmless.
+ended here, so their design cell is offered again and the monitor's counts settle. The consumer that
+runs periodic tasks does this every minute (``chat.tasks.end_idle_chats``); this command is for an
+operator who wants it now, or runs no such consumer. Running it twice is harmless.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from ...models import ChatStudy
 
 
 class Command(BaseCommand):
-    help = "End every participant chat quiet past its study's inactivity timeout (run it periodically)."
+    help = (
+        "End every participant chat quiet past its study's inactivity timeout (the consumer's upkeep does it "
+        "every minute)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -1,0 +1,190 @@
+"""CPU per model call: Parley's gateway (``benchmark/agents/llm.py``, litellm inside) against a plain client.
+
+Every simulated turn, judge question and chat reply is one call through the gateway; on a machine
+playing thousands of episodes, what the client spends per call (building the request, parsing the
+reply, litellm's own bookkeeping) is CPU the episodes do not get. This measures it against the
+floor: the same request made with a plain ``httpx`` client and with the ``openai`` client, on the
+same fake server (``perf/fake_openai.py``, in its own process, so its CPU is not counted).
+
+Each case runs in a fresh process: a few calls to warm up, then ``--calls`` calls with
+``--concurrency`` in flight on one event loop; the figure is the process's CPU time (user +
+system) over the measured calls, divided by their number. Streamed calls are measured the same way
+and also per chunk the server sent (one per word, then the usage chunk). The gateway is measured twice: with the
+settings ``benchmark.agents.loading`` applies (``tuned``) and with litellm's defaults (``untuned``),
+so the saving is printed beside the floor::
+
+    .venv/bin/python perf/model_client.py [--calls 2000] [--concurrency 32] [--latency 0.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "openai/fake-model"
+MESSAGES = [
+    {"role": "system", "content": "You are a tenant negotiating who pays for a broken dishwasher."},
+    {"role": "user", "content": "The landlord says the dishwasher broke because of misuse. What do you say?"},
+]
+CASES = ("httpx", "openai", "gateway-untuned", "gateway-tuned")
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def measure(call, calls: int, concurrency: int, warm_up: int = 20) -> dict[str, float]:
+    """CPU and wall time of ``calls`` awaited calls of ``call()``, ``concurrency`` at a time."""
+    for _ in range(warm_up):
+        await call()
+    chunks = 0
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for number in range(calls):
+        queue.put_nowait(number)
+
+    async def slot() -> None:
+        nonlocal chunks
+        while not queue.empty():
+            queue.get_nowait()
+            received = await call()
+            chunks += received
+
+    cpu, wall = cpu_seconds(), time.monotonic()
+    await asyncio.gather(*(slot() for _ in range(concurrency)))
+    cpu, wall = cpu_seconds() - cpu, time.monotonic() - wall
+    return {"cpu_ms_per_call": cpu * 1000 / calls, "chunks_per_call": chunks / calls, "wall_s": wall}
+
+
+async def run_case(case: str, api_base: str, stream: bool, calls: int, concurrency: int) -> dict[str, float]:
+    body = {"model": MODEL.split("/", 1)[1], "messages": MESSAGES, "temperature": 0.7}
+    if case == "httpx":
+        import httpx
+
+        async with httpx.AsyncClient(base_url=api_base, headers={"Authorization": "Bearer k"}) as client:
+            async def call() -> int:
+                if not stream:
+                    response = await client.post("/chat/completions", json=body)
+                    response.raise_for_status()
+                    return 1 if response.json()["choices"][0]["message"]["content"] is not None else 0
+                count = 0
+                request = {**body, "stream": True, "stream_options": {"include_usage": True}}
+                async with client.stream("POST", "/chat/completions", json=request) as response:
+                    async for line in response.aiter_lines():
+                        if line.startswith("data: ") and line != "data: [DONE]":
+                            json.loads(line[6:])
+                            count += 1
+                return count
+
+            return await measure(call, calls, concurrency)
+    if case == "openai":
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=api_base, api_key="k", max_retries=0)
+
+        async def call() -> int:
+            if not stream:
+                response = await client.chat.completions.create(**body)
+                return 1 if response.choices[0].message.content is not None else 0
+            count = 0
+            response = await client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True})
+            async for _chunk in response:
+                count += 1
+            return count
+
+        return await measure(call, calls, concurrency)
+
+    os.environ.update(DJANGO_SETTINGS_MODULE="config.settings", PARLEY_LLM_API_BASE=api_base,
+                      PARLEY_LLM_API_KEY="k", PARLEY_ALLOWED_MODELS="openai/")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from benchmark.agents import llm, loading
+
+    litellm = loading.litellm()
+    if case == "gateway-untuned":  # undo what loading._configure changed: litellm as it comes, the "before"
+        from litellm import cost_calculator
+
+        litellm.response_cost_calculator = cost_calculator.response_cost_calculator
+        litellm.disable_streaming_logging = False
+
+    async def call() -> int:
+        if not stream:
+            await llm.complete(MESSAGES, model=MODEL)
+            return 1
+        count = 0
+        reply = await llm.stream(MESSAGES, model=MODEL)
+        async for _delta in reply:
+            count += 1
+        return count
+
+    return await measure(call, calls, concurrency)
+
+
+def child(options: argparse.Namespace) -> None:
+    result = asyncio.run(run_case(options.case, options.api_base, options.stream, options.calls, options.concurrency))
+    print(json.dumps(result))
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "perf" / "fake_openai.py"), "--latency", str(latency), "--delta-interval", "0"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    line = server.stdout.readline()
+    return server, line.rsplit(" ", 1)[-1].strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000, help="Measured calls per case (default: 2000).")
+    parser.add_argument("--concurrency", type=int, default=32, help="Calls in flight (default: 32).")
+    parser.add_argument("--latency", type=float, default=0.0, help="The fake model's latency in s (default: 0).")
+    parser.add_argument("--cases", default=",".join(CASES), help=f"Which of {', '.join(CASES)} (default: all).")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--api-base", help=argparse.SUPPRESS)
+    parser.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.case:
+        child(options)
+        return
+
+    server, api_base = start_server(options.latency)
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "DEBUG": os.environ.get("DEBUG", "true")}
+    rows = []
+    try:
+        for stream in (False, True):
+            for case in options.cases.split(","):
+                arguments = [sys.executable, __file__, "--case", case, "--api-base", api_base,
+                             "--calls", str(options.calls), "--concurrency", str(options.concurrency)]
+                output = subprocess.run(arguments + (["--stream"] if stream else []), env=env, check=True,
+                                        capture_output=True, text=True).stdout
+                rows.append((case, stream, json.loads(output.strip().splitlines()[-1])))
+    finally:
+        server.terminate()
+        server.wait()
+
+    print(f"CPU per model call on {os.cpu_count()} cores (load {os.getloadavg()[0]:.2f}), {options.calls} calls, "
+          f"{options.concurrency} in flight, fake model latency {options.latency} s")
+    # Per chunk: over the chunks the server sent (the plain client sees each one; litellm hands on text only).
+    sent = next((r["chunks_per_call"] for c, s, r in rows if c == "httpx" and s), None)
+    floor = {stream: min(r["cpu_ms_per_call"] for c, s, r in rows if s == stream and not c.startswith("gateway"))
+             for stream in (False, True)}
+    for case, stream, result in rows:
+        kind = "streamed" if stream else "complete"
+        per_chunk = f"  {result['cpu_ms_per_call'] * 1000 / sent:6.0f} µs per chunk sent" if stream and sent else ""
+        print(f"  {kind:<9} {case:<16} {result['cpu_ms_per_call']:7.2f} ms/call "
+              f"({result['cpu_ms_per_call'] / floor[stream]:4.1f}× the plain client's floor){per_chunk}")
+
+
+if __name__ == "__main__":
+    main()
