@@ -37,8 +37,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..importing import ImportProblem, ImportResult, import_file
-from ..jobs.queue import check_queue, enqueue, shared_directory, worker_name
-from ..jobs.tasks import import_upload
+from ..jobs.queue import check_queue, enqueue, shared_directory, task_named, worker_name
 from ..models import ImportJob, Job, Team
 from .progress_store import QUIET, ProgressWriter, clear_progress, read_progress
 
@@ -140,7 +139,7 @@ def step_label(job: ImportJob) -> str:
 def queue_step(job: ImportJob, user: Any) -> Job:
     """Queue the step the job is at (its dry run or its import) once the caller's transaction commits."""
     queued = enqueue(
-        import_upload, job.pk, team=job.team, label=step_label(job), user=user,
+        task_named("import_upload"), job.pk, team=job.team, label=step_label(job), user=user,
         link=reverse("benchmark:import-job", args=[job.pk]), on_failure=_not_queued,
     )
     ImportJob.objects.filter(pk=job.pk).update(queue_job=queued)

@@ -45,8 +45,8 @@ class QueueState:
 
 
 def may_retry(job: Job) -> bool:
-    """A failed job not yet retried, whose task the queue still knows (``queue.register``), can be queued again."""
-    return job.status == Job.Status.FAILED and job.retried_as_id is None and queue.task_named(job.task) is not None
+    """A failed job not yet retried, whose task may be queued again (``queue.retryable``)."""
+    return job.status == Job.Status.FAILED and job.retried_as_id is None and queue.may_retry_task(job.task)
 
 
 def job_row(job: Job) -> JobRow:

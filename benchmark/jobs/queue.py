@@ -115,18 +115,30 @@ def _put(task: TaskWrapper, job: Job, on_failure: Callable[[Job, str], None] | N
             on_failure(job, message)
 
 
+TASKS: dict[str, TaskWrapper] = {}  # Parley's tasks by name, for code that cannot import the tasks modules
+RETRYABLE: set[str] = set()  # the ones a failed job of which the jobs page may queue again
+
+
+def named(wrapper: TaskWrapper) -> TaskWrapper:
+    """Make a task findable by its name (:func:`task_named`); use under ``@db_task``."""
+    TASKS[wrapper.task_class.__name__] = wrapper
+    return wrapper
+
+
+def retryable(wrapper: TaskWrapper) -> TaskWrapper:
+    """A named task that the jobs page may queue again when its job failed (use under ``@db_task``): one
+    whose arguments still mean the same work later. A run's chunk is not one (resume the run instead)."""
+    RETRYABLE.add(wrapper.task_class.__name__)
+    return named(wrapper)
+
+
 def task_named(name: str) -> TaskWrapper | None:
-    """The task registered under ``name`` (a job's ``task``), or None."""
+    """The task named ``name`` (a job's ``task``), or None."""
     return TASKS.get(name)
 
 
-TASKS: dict[str, TaskWrapper] = {}
-
-
-def register(wrapper: TaskWrapper) -> TaskWrapper:
-    """Make a task retryable from the jobs page (use under ``@db_task``)."""
-    TASKS[wrapper.task_class.__name__] = wrapper
-    return wrapper
+def may_retry_task(name: str) -> bool:
+    return name in RETRYABLE and name in TASKS
 
 
 def retry(job: Job, user: Any = None) -> Job | None:
@@ -136,7 +148,7 @@ def retry(job: Job, user: Any = None) -> Job | None:
     The failed row is locked while deciding and then names its retry, so two clicks queue it once.
     """
     task = task_named(job.task)
-    if task is None:
+    if task is None or not may_retry_task(job.task):
         return None
     with transaction.atomic():
         locked = Job.objects.select_for_update().filter(

@@ -12,21 +12,20 @@ import logging
 from huey import crontab
 from huey.contrib.djhuey import db_periodic_task, db_task
 
-from .queue import register
+from .queue import named, retryable
 
 logger = logging.getLogger(__name__)
 upkeep = logging.getLogger("parley.upkeep")  # what the periodic tasks did, in the consumer's log
 
 # Each task imports its work when it runs, so a consumer starts without loading every parser.
 
-# Simulation runs (benchmark.runs.chunks, which finds them by name through ``register``). Their outcome
+# Simulation runs (benchmark.runs.chunks, which finds them by name through ``named``). Their outcome
 # goes to the consumer's log and the run's row, not to Huey's result store, which nothing reads. A chunk is not
 # retried by Huey: a chunk whose consumer died is queued again as a new attempt by the stale-chunk check,
-# and one that failed says why on its run (retried from the jobs page, a chunk's task does nothing: resume
-# the run from its page instead).
+# and one that failed says why on its run; the jobs page offers no retry for it (resume the run from its page).
 
 
-@register
+@retryable
 @db_task()
 def prepare_run(run_id: int) -> None:
     """Plan a run, create its episodes and queue its chunks."""
@@ -35,7 +34,7 @@ def prepare_run(run_id: int) -> None:
     logger.info("%s", chunks.prepare_run(run_id))
 
 
-@register
+@named
 @db_task()
 def play_run_chunk(chunk_id: int, attempt: int) -> None:
     """Play one attempt at one chunk of a run's episodes."""
@@ -44,7 +43,7 @@ def play_run_chunk(chunk_id: int, attempt: int) -> None:
     logger.info("%s", chunks.play_chunk(chunk_id, attempt))
 
 
-@register
+@retryable
 @db_task()
 def finish_run(run_id: int) -> None:
     """The judges', interviews' and goal judges' passes over a played run, then the run closed."""
@@ -53,7 +52,7 @@ def finish_run(run_id: int) -> None:
     logger.info("%s", finishing.finish_run(run_id))
 
 
-@register
+@named
 @db_task()
 def watch_run(run_id: int, token: str) -> None:
     """Every few seconds while a run's chunks are at work: queue its stale chunks again."""
@@ -73,6 +72,7 @@ def requeue_stale_chunks() -> None:
 # --- imports ------------------------------------------------------------------------------------
 
 
+@named
 @db_task()
 def import_upload(import_id: int) -> None:
     """The dry run or the import of upload ``import_id``, whichever step it is at (``import_jobs.jobs.run_job``).

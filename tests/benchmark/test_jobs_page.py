@@ -13,7 +13,7 @@ from django.urls import reverse
 from huey.contrib.djhuey import db_task
 
 from benchmark.jobs import queue
-from benchmark.jobs.queue import HUEY, QueueUnavailable, enqueue, register
+from benchmark.jobs.queue import HUEY, QueueUnavailable, enqueue, retryable
 from benchmark.models import Job, Team
 from tests.builders import make_researcher, make_team, make_user
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 BROKEN = {"now": True}
 
 
-@register
+@retryable
 @db_task(name="tests.jobs_page.flaky")
 def flaky(number: int) -> int:
     if BROKEN["now"]:

@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 from huey.contrib.djhuey import db_task
 
-from benchmark.jobs.queue import HUEY, enqueue, register, retry
+from benchmark.jobs.queue import HUEY, enqueue, retry, retryable
 from benchmark.models import Job, Team
 
 pytestmark = pytest.mark.django_db
@@ -14,14 +14,14 @@ pytestmark = pytest.mark.django_db
 CALLS: list[int] = []
 
 
-@register
+@retryable
 @db_task(name="tests.record_call")
 def record_call(number: int) -> int:
     CALLS.append(number)
     return number
 
 
-@register
+@retryable
 @db_task(name="tests.always_fails")
 def always_fails(number: int) -> None:
     raise ValueError(f"bad number {number}")
@@ -105,3 +105,13 @@ def test_a_failed_job_is_retried_once_however_often_it_is_asked(team, django_cap
     job.refresh_from_db()
     assert job.retried_as == first
     assert Job.objects.filter(task="tests.always_fails").count() == 2
+
+
+def test_only_tasks_whose_arguments_still_mean_the_same_work_are_retried(team) -> None:
+    """A failed run chunk is resumed with its run (a new attempt), never retried under its old attempt."""
+    from benchmark.jobs.queue import may_retry_task
+
+    assert may_retry_task("prepare_run") and may_retry_task("finish_run")
+    assert not may_retry_task("play_run_chunk") and not may_retry_task("import_upload")
+    chunk = Job.objects.create(team=team, task="play_run_chunk", task_id="c1", label="chunk", status=Job.Status.FAILED)
+    assert retry(chunk) is None
