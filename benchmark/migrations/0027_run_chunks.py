@@ -17,8 +17,23 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='simulationrun',
-            name='baseline',
-            field=models.JSONField(blank=True, default=dict, editable=False, help_text='Where this execution started: episodes finished before, turns stored before, the start time.'),
+            name='executed_at',
+            field=models.DateTimeField(blank=True, help_text="When this execution's chunks were queued.", null=True),
+        ),
+        migrations.AddField(
+            model_name='simulationrun',
+            name='model_turns_before',
+            field=models.PositiveIntegerField(default=0, help_text='Of them, turns a model played.'),
+        ),
+        migrations.AddField(
+            model_name='simulationrun',
+            name='skipped',
+            field=models.PositiveIntegerField(default=0, help_text='Episodes finished before this execution.'),
+        ),
+        migrations.AddField(
+            model_name='simulationrun',
+            name='turns_before',
+            field=models.PositiveIntegerField(default=0, help_text='Turns stored before this execution.'),
         ),
         migrations.AddField(
             model_name='simulationrun',
