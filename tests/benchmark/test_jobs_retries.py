@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 
 from benchmark.jobs.queue import enqueue
 from benchmark.models import Job
@@ -19,7 +20,9 @@ from tests.consumers import wait_for
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
-def test_a_failing_task_is_retried_with_back_off_then_shown_failed(queue, consumers, tmp_path: Path) -> None:
+def test_a_failing_task_is_retried_with_back_off_then_shown_failed(
+    queue, consumers, tmp_path: Path, admin_client
+) -> None:
     consumers.start(workers=1)
     attempts_file = tmp_path / "attempts.txt"
 
@@ -36,6 +39,8 @@ def test_a_failing_task_is_retried_with_back_off_then_shown_failed(queue, consum
     assert gaps[1] >= queue_tasks.RETRY_DELAY * queue_tasks.RETRY_BACKOFF
     assert job.error == "ValueError: attempt noted in attempts.txt failed on purpose"
     assert job.finished_at is not None
+    page = admin_client.get(reverse("benchmark:jobs")).content.decode()  # upkeep-like jobs: superusers see them
+    assert "fails on purpose" in page and "attempt noted in attempts.txt failed on purpose" in page
 
 
 def test_a_job_between_attempts_shows_it_will_be_retried(queue, consumers, tmp_path: Path) -> None:
