@@ -21,6 +21,7 @@ from tests.builders import default_team
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
 def test_simulate_evaluate_and_report_run_an_agentsense_grid_offline():
     team = default_team()
     instances = [made.scenario for spec in TEMPLATES for made in install_template_instances(spec, team)]

@@ -236,6 +236,7 @@ def run(command: str, *args: str) -> str:
     return out.getvalue()
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
 def test_an_imported_scene_file_simulates_and_evaluates_offline():
     assert "created 6 scenarios" in run("import_episodes", str(SCENES))
     run("simulate", "--scenarios", "agentsense-101,agentsense-201", "--conditions", "none", "--tag", "as",

@@ -132,6 +132,7 @@ def test_a_prompt_that_is_not_text_is_named(tmp_path):
     assert_rejected(bad, "hmo.json, field names.Alex.prompt: expected a string, got a list")
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
 def test_an_imported_case_plays_offline_with_the_mediator_opening():
     import_file(HMO)
     out = io.StringIO()

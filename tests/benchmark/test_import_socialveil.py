@@ -376,6 +376,7 @@ def test_the_episode_page_shows_the_scenarios_own_prompt(client):
     assert "Prefers harmony-first phrasing" in page.text
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
 def test_a_socialveil_grid_runs_offline_through_simulate_evaluate_and_report():
     for path in (HARD, SEMANTIC, CULTURAL, EMOTIONAL):
         import_file(path)

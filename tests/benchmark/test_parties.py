@@ -270,6 +270,7 @@ def test_without_beats_a_seat_in_a_random_order_group_leaves_on_its_own_last_tur
         assert len(turns) == 11  # the second to last seat leaves at turn 10: one seat cannot talk alone
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
 def test_simulate_plays_the_three_party_demo_offline(capsys):
     install_scenario(GROUP_SCENARIOS[0], default_team())
     call_command("simulate", "--scenarios", "heating-bill", "--conditions", "none,emotional", "--run-name", "trio")

@@ -245,3 +245,9 @@ def test_with_no_consumer_the_command_says_how_to_start_one_and_ctrl_c_leaves_th
 def test_cancel_names_a_run_the_team_does_not_have(scenarios):
     with pytest.raises(CommandError, match="--cancel: the team .* has no run named nowhere"):
         simulate("--cancel", "nowhere")
+
+
+@pytest.mark.django_db  # inside the test's transaction, which never commits: nothing takes the run's work
+def test_a_run_queued_inline_inside_an_open_transaction_is_refused_rather_than_followed_forever(scenarios):
+    with pytest.raises(CommandError, match="did not play: tasks run inline here .* has not committed"):
+        simulate("--scenarios", "kitchen", "--conditions", "none", "--tag", "stuck")

@@ -154,6 +154,8 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 queue_run(run)
+            if HUEY.immediate:
+                self._played_inline(run)
             self._follow(run)
         except KeyboardInterrupt:
             if HUEY.immediate:  # the run was played here, inline: Ctrl-C stops it, resumably
@@ -180,6 +182,17 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Run {run.tag}: cancel requested; its chunks stop within two seconds, finished episodes stay."
         )
+
+    def _played_inline(self, run: SimulationRun) -> None:
+        """With tasks run inline (``PARLEY_TASKS_IMMEDIATE``) the run was played as its transaction committed
+        (following it then draws its final progress); there is no consumer to wait for, so a run that has not
+        ended here never will."""
+        run.refresh_from_db()
+        if not run.done:
+            raise CommandError(
+                f"Run {run.tag} did not play: tasks run inline here (PARLEY_TASKS_IMMEDIATE), and its work was "
+                "queued inside a transaction that has not committed, so nothing took it."
+            )
 
     def _follow(self, run: SimulationRun) -> SimulationRun:
         """Draw the run's progress from its row until it ends; say so when no consumer takes its work."""
