@@ -32,8 +32,6 @@ def job_list(request: HttpRequest) -> HttpResponse:
     jobs = form.filter(Job.objects.owned_by(request.user).select_related("team", "created_by"))
     page = Paginator(jobs.order_by("-created_at", "-pk"), JOBS_PER_PAGE).get_page(request.GET.get("page"))
     rows = job_rows(page.object_list)
-    filters = request.GET.copy()
-    filters.pop("page", None)
     context = {
         "form": form,
         "page": page,
@@ -41,7 +39,6 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "polling": at_work(rows),
         "queue": queue_state(),
         "show_team": request.user.is_superuser,
-        "filters": filters.urlencode(),
     }
     if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "benchmark/jobs/partials/_jobs.html", context)
