@@ -11,6 +11,7 @@ daphne's own::
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from daphne.cli import CommandLineInterface
@@ -29,5 +30,17 @@ class ParleyCommandLine(CommandLineInterface):
     server_class = ParleyServer
 
 
+def take_back_ctrl_c() -> None:
+    """Handle Ctrl-C even when the shell that started the server ignores it for its children.
+
+    ``make demo`` starts the task consumer in the background and then this server from the same shell,
+    which leaves SIGINT ignored here too; Twisted then installs no handler and Ctrl-C would stop the
+    consumer but leave the server running.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 if __name__ == "__main__":
+    take_back_ctrl_c()
     ParleyCommandLine.entrypoint()
