@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from huey.api import TaskWrapper
@@ -49,8 +50,6 @@ def shared_directory() -> Path:
 
 def describe_queue() -> str:
     """The queue's kind as settings name it (sqlite, postgres or redis)."""
-    from django.conf import settings
-
     return settings.PARLEY_TASKS
 
 

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.db import close_old_connections
+from django.db.models import F
 from django.utils import timezone
 from huey import signals as S
 from huey.contrib.djhuey import HUEY
@@ -28,8 +29,6 @@ def _update(task: Any, **values: Any) -> None:
 
 @HUEY.signal(S.SIGNAL_EXECUTING)
 def _executing(signal: str, task: Any, *args: Any) -> None:
-    from django.db.models import F
-
     _update(task, status=Job.Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1,
             worker=worker_name(), finished_at=None)
 
