@@ -37,30 +37,30 @@ def study():
     return {"annotator": annotator, "study": study}
 
 
-class FirstSave:
-    """Watches for the first draft save that carries ``text``; with ``hold``, holds it until ``release``,
-    as a slow network would.
+class Beacon:
+    """Watches for the beacon the page sends as it unloads, the save numbered ``number`` that carries
+    ``text``; with ``hold``, holds it until ``release``, as a slow network would.
 
     The live server runs in this process, so the save is watched where it reaches ``annotator.drafts``:
-    browsers do not let Playwright intercept a beacon sent by a page that is unloading.
+    browsers do not let Playwright intercept a beacon sent by a page that is unloading. It is told by
+    its number, not by being first: the reloaded page sends the same typing again when it finds the
+    beacon not yet stored, and that save may reach the server before the beacon does.
     """
 
-    def __init__(self, monkeypatch, text, *, hold):
-        self.text, self.holding = text, True
+    def __init__(self, monkeypatch, text, number, *, hold):
         self.arrived, self.go, self.done = threading.Event(), threading.Event(), threading.Event()
         save = drafts.save_draft
 
         def held_save(assignment, parsed, **options):
-            if self.holding and any(answer.rationale == self.text for answer in parsed.answers):
-                self.holding = False
-                self.arrived.set()
-                if hold:
-                    self.go.wait(timeout=60)
-                try:
-                    return save(assignment, parsed, **options)
-                finally:
-                    self.done.set()
-            return save(assignment, parsed, **options)
+            if options.get("tab_save") != number or not any(answer.rationale == text for answer in parsed.answers):
+                return save(assignment, parsed, **options)
+            self.arrived.set()
+            if hold:
+                self.go.wait(timeout=60)
+            try:
+                return save(assignment, parsed, **options)
+            finally:
+                self.done.set()
 
         monkeypatch.setattr(drafts, "save_draft", held_save)
 
@@ -84,7 +84,9 @@ def test_typing_before_a_quick_reload_is_kept_and_the_tab_never_conflicts_with_i
     page.locator("#rationale-barrier_type").fill(OLD_REASON)
     # The reloaded page is served before the old one unloads and sends its beacon: the beacon is late
     # for the page's contents either way. When held, it also lands after the new page's own saves.
-    late = FirstSave(monkeypatch, OLD_REASON, hold=beacon_held)
+    # Saves are numbered in the order the tab sends them: the beacon is the next one.
+    beacon = page.evaluate("Number(localStorage.getItem('parley:tab-saves')) + 1")
+    late = Beacon(monkeypatch, OLD_REASON, beacon, hold=beacon_held)
     page.reload()  # well within the autosave's delay: the reason is not saved yet
     try:
         assert late.arrived.wait(timeout=10), "the page sent nothing as it unloaded"
