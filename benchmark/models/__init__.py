@@ -5,12 +5,20 @@ from .episodes import ActionType, Episode, Seat, Turn, TurnFeatures
 from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .jobs import Job
+from .negotiation import Attitude, MediatorDecision, PairAgreement, PartyThought, Preference, Topic, TopicTag
 from .runs import NeutralContext, RunChunk, SimulationRun
 from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
 __all__ = [
     "ActionType",
+    "Attitude",
+    "MediatorDecision",
+    "PairAgreement",
+    "PartyThought",
+    "Preference",
+    "Topic",
+    "TopicTag",
     "Answer",
     "Cast",
     "CastMember",
