@@ -12,6 +12,12 @@ through its relations to an episode (``assignment.item.episode``, ``question.ans
 episode's barrier, tag, source, settings or external id, a seat's model, strategy or barrier flag,
 a turn's model, an evaluation, or another annotator's answers cannot reach the page, whatever a
 template asks for (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
+
+An item that shows a window of its episode (``annotator.windows``) shows only those turns, asks its
+per-turn questions of its ``target_turn`` alone, and highlights it, its speaker named "Mediator"; a snippet
+comparison shows its two windows one after the other. The episode's condition (its barrier) is named only
+when the instrument's preset rates how it came across (``PresetSpec.shows_condition``: ProMediate's
+conversation quality asks how strongly the conflict mode shows).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
+from benchmark.instruments import presets
 from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
@@ -33,7 +40,7 @@ from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef, agent_turns
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
-from .transcript import conversation
+from .transcript import MEDIATOR, conversation
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,7 @@ class _Option:
     label: str
     description: str
     shortcut: str  # the digit that picks it
+    short: str = ""  # what a compact widget shows: a point's number, else the label (say, "Not applicable")
 
 
 @dataclass
@@ -214,6 +222,51 @@ class ItemPage:
             for goal in seat.role.goals.all()
         ]
 
+    def rated_turns(self) -> list[int]:
+        """The turns a per-turn question is asked of: the item's target turn, else every agent turn shown."""
+        if self.item.target_turn is not None:
+            return [self.item.target_turn]
+        turns = self.turns[self.item.episode_id]
+        if self.item.windowed:
+            shown = [(first, last) for first, last in self.item.windows()]
+            turns = [turn for turn in turns if any(first <= turn.index <= last for first, last in shown)]
+        return agent_turns(self.main_seats, turns)
+
+    def _conversations(self, values: FormValues, errors: dict[str, str], has_spans: bool) -> list[Any]:
+        """The transcripts shown: the episode (and the compared one), or the item's windows of its episode."""
+        item = self.item
+        per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
+        guide = [QuestionView.of(question) for question in per_turn]
+
+        def rate(index: int) -> list[_Entry]:
+            return [_entry(question, None, values, errors, turn=index) for question in per_turn]
+
+        if item.windowed:
+            turns = self.turns[item.episode_id]
+            windows = item.windows()
+            labels = ["First excerpt", "Second excerpt"] if len(windows) > 1 else [""]
+            return [
+                conversation(
+                    label, self.main_seats, [turn for turn in turns if first <= turn.index <= last],
+                    spans_target=False, guide=guide, rate=rate, rated=self.rated_turns(), highlight=item.target_turn,
+                )
+                for label, (first, last) in zip(labels, windows, strict=True)
+            ]
+        conversations = [
+            conversation(
+                "Conversation A" if item.compared_episode_id else "",
+                self.seats[episode],
+                self.turns[episode],
+                spans_target=has_spans and episode == item.episode_id,
+                guide=guide if episode == item.episode_id else [],
+                rate=rate,
+            )
+            for episode in self.seats
+        ]
+        if len(conversations) > 1:
+            conversations[1].label = "Conversation B"
+        return conversations
+
     def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:
         """The posted form read for the study's instrument and, when the study asks them, the probes."""
         common = {
@@ -222,7 +275,7 @@ class ItemPage:
             "complete": complete,
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
-            "agent_turns": agent_turns(self.main_seats, self.turns[self.item.episode_id]),
+            "agent_turns": self.rated_turns(),
         }
         parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
@@ -242,24 +295,11 @@ class ItemPage:
             ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
         has_spans = any(get_kind(question.kind).whole_transcript for question in self.questions)
-        per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
-        conversations = [
-            conversation(
-                "Conversation A" if item.compared_episode_id else "",
-                self.seats[episode],
-                self.turns[episode],
-                spans_target=has_spans and episode == item.episode_id,
-                guide=[QuestionView.of(question) for question in per_turn] if episode == item.episode_id else [],
-                rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
-            )
-            for episode in self.seats
-        ]
+        conversations = self._conversations(values, errors, has_spans)
         for shown in conversations:
             for turn in shown.turns:
                 for entry in turn.ratings:
                     anchors.update(_anchors(entry))
-        if len(conversations) > 1:
-            conversations[1].label = "Conversation B"
         # Every item the annotator holds counts, not only this one: a submitted item reopened while
         # another is claimed would otherwise drop that claim from the total ("2 of 47" of 48).
         mine = Assignment.objects.filter(item__study=study, annotator=annotator)
@@ -278,9 +318,12 @@ class ItemPage:
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
             "context_text": item.episode.scenario.context,
             "relationship": item.episode.scenario.relationship_label,
-            "speakers": _speakers(self.main_seats, self.questions),
+            "speakers": _speakers(self.main_seats, self.questions, mediator=self._mediator_seat()),
             "conversations": conversations,
-            "pairwise": len(conversations) > 1,
+            "pairwise": len(conversations) > 1 and not item.windowed,
+            "excerpts": item.windowed,
+            "rates_one_turn": item.target_turn is not None,
+            "condition": self._condition(),
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
             "sections": sections,
             "errors": errors,
@@ -291,6 +334,22 @@ class ItemPage:
             "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
+
+
+    def _mediator_seat(self) -> int | None:
+        """The seat (pk) of the turn the item rates, shown as "Mediator"; None for an item without a target turn."""
+        if self.item.target_turn is None:
+            return None
+        turns = self.turns[self.item.episode_id]
+        return next((turn.seat_id for turn in turns if turn.index == self.item.target_turn), None)
+
+    def _condition(self) -> BarrierView | None:
+        """The episode's condition, named only when the preset rates how it came across (``shows_condition``)."""
+        spec = presets.PRESETS.get(self.instrument.preset)
+        if spec is None or not spec.shows_condition:
+            return None
+        barrier = self.item.episode.barrier
+        return BarrierView(barrier.key, barrier.name, barrier.definition, barrier.example)
 
 
 _Rows = tuple[dict[int, list[Seat]], dict[int, list[Turn]]]
@@ -412,6 +471,7 @@ def _entry(
                 label=str(choice.get("label") or choice.get("value", "")),
                 description=str(choice.get("description", "")),
                 shortcut=str(number) if number <= 9 else "",
+                short=_short(choice),
             )
             for number, choice in enumerate(choices or [], start=1)
         ],
@@ -420,10 +480,17 @@ def _entry(
     return entry
 
 
-def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
+def _short(choice: dict[str, Any]) -> str:
+    """A choice as a compact widget shows it: its value when that is a number, else its label."""
+    value = str(choice.get("value", ""))
+    return value if value.lstrip("-").replace(".", "", 1).isdigit() else str(choice.get("label") or value)
+
+
+def _speakers(seats: list[Seat], questions: list[Question], *, mediator: int | None = None) -> list[_Speaker]:
     """Each character's profile as a close friend sees it, with the secret or the goal only when a question per
     character rates it (Sotopia's *secret*, *goal*); never a role's reason or private knowledge, which the
-    scenario's probes test (``annotator.probes``). A question per goal shows its goal beside itself."""
+    scenario's probes test (``annotator.probes``). A question per goal shows its goal beside itself. The
+    ``mediator`` seat (pk) is named "Mediator", as the transcript names it."""
     rated = {question.dimension for question in questions if question.per_seat}
     speakers = []
     for seat in seats:
@@ -432,7 +499,7 @@ def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
             profile["secret"] = seat.character.secret
         speakers.append(
             _Speaker(
-                name=seat.character.name,
+                name=MEDIATOR if seat.pk == mediator else seat.character.name,
                 profile=[
                     (label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile and key != "name"
                 ],

@@ -56,6 +56,8 @@ class PresetSpec:
     mediator rating needs two parties and the mediator); ``seats_reason`` says why, for messages.
     ``asks_probes``: an annotation study with this preset also asks each episode's scenario probes
     (``annotator.probes`` says how), which differ per scenario and so cannot be questions of the preset.
+    ``shows_condition``: the item page names the episode's condition (its barrier, e.g. a ProMediate
+    conflict mode) because a question rates how it came across; every other preset keeps raters blind to it.
     """
 
     name: str
@@ -64,6 +66,7 @@ class PresetSpec:
     seats_needed: int = 2
     seats_reason: str = ""
     asks_probes: bool = False
+    shows_condition: bool = False
 
 
 def _anchors(*anchors: tuple[int, str, str]) -> dict[str, Any]:
@@ -445,6 +448,79 @@ TURN_RATING = PresetSpec(
     ),
 )
 
+PROMEDIATE_SNIPPETS_PRESET = "promediate-snippets"
+PROMEDIATE_SNIPPETS = PresetSpec(
+    name="ProMediate snippet comparison",
+    description=(
+        "Two excerpts of the same negotiation, the earlier one first: did the parties move toward agreement or "
+        "away from it between them? Checks the consensus tracker's direction against people's (after "
+        "ProMediate's validation of consensus tracking)."
+    ),
+    questions=(
+        QuestionSpec(
+            key="agreement_direction", kind=Kind.CATEGORICAL, dimension="snippet_agreement_direction",
+            prompt="From the first excerpt to the second, did agreement among the parties grow or shrink?",
+            help_text=(
+                "Compare how close the parties are on the issues in each excerpt: accepted proposals, positions "
+                "moving toward each other, fewer objections. Go by what they agree on, not by how friendly they "
+                "sound. There is no 'same' answer: pick the direction that fits better."
+            ),
+            options={"choices": [
+                {"value": "increased", "label": "Agreement grew",
+                 "description": "In the second excerpt the parties are closer to a shared position."},
+                {"value": "decreased", "label": "Agreement shrank",
+                 "description": "In the second excerpt the parties are further apart than in the first."},
+            ]},
+        ),
+    ),
+    seats_needed=3,
+    seats_reason="it compares excerpts of a multi-party negotiation, so every episode needs at least three seats",
+)
+
+PROMEDIATE_QUALITY_PRESET = "promediate-quality"
+PROMEDIATE_QUALITY = PresetSpec(
+    name="ProMediate conversation quality",
+    description=(
+        "How natural a simulated negotiation reads, and how strongly the parties show the conflict style they were "
+        "asked to play, which the page names (after ProMediate's conversation-quality ratings)."
+    ),
+    questions=(
+        QuestionSpec(
+            key="naturalness", kind=Kind.LIKERT, dimension="naturalness", rationale="optional",
+            prompt="How natural and coherent does this negotiation read?",
+            help_text="Judge whether real people could have held this conversation: flow, replies that follow on "
+            "from each other, believable wording.",
+            options=_anchors(
+                (1, "Not at all natural", "Reads like a machine: replies ignore each other, or repeat themselves."),
+                (2, "Mostly artificial", "Some exchanges hold together, but most feel stilted or out of place."),
+                (3, "Mixed", "Plausible on the whole, with clear signs that it was generated."),
+                (4, "Mostly natural", "Could pass for people, apart from a few odd moments."),
+                (5, "Like real people", "You could not tell it from a negotiation among people."),
+            ),
+        ),
+        QuestionSpec(
+            key="mode_expression", kind=Kind.LIKERT, dimension="mode_expression", rationale="optional",
+            prompt="How strongly do the parties show the conflict style named above?",
+            help_text="Compare the parties' behaviour with the description of the style. The top of the scale is "
+            "not the best: it means the style took over the conversation.",
+            options=_anchors(
+                (1, "Absent", "Nothing in how the parties behave shows the style."),
+                (2, "Faint", "A trace of the style now and then."),
+                (3, "Present", "The style shows, but unevenly or only in some parties."),
+                (4, "Clear", "The parties plainly act in this style, and it still reads as people negotiating."),
+                (5, "Overdone", "The style dominates: the parties act it out to the point of caricature."),
+            ),
+        ),
+        QuestionSpec(
+            key="comment", kind=Kind.TEXT, required=False,
+            prompt="Anything about this conversation worth noting? (optional)", options={"max_length": 1000},
+        ),
+    ),
+    seats_needed=3,
+    seats_reason="it rates a multi-party negotiation, so every episode needs at least three seats",
+    shows_condition=True,
+)
+
 PRESETS: dict[str, PresetSpec] = {
     "socialveil": SOCIALVEIL,
     "sotopia-eval": SOTOPIA_EVAL,
@@ -452,6 +528,8 @@ PRESETS: dict[str, PresetSpec] = {
     "promediate": PROMEDIATE,
     AGENTSENSE_PRESET: AGENTSENSE,
     TURN_RATING_PRESET: TURN_RATING,
+    PROMEDIATE_SNIPPETS_PRESET: PROMEDIATE_SNIPPETS,
+    PROMEDIATE_QUALITY_PRESET: PROMEDIATE_QUALITY,
 }
 # Presets participants answer after a chat (not offered to annotation studies).
 CHAT_PRESET = "chat-questionnaire"
