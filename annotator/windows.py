@@ -109,8 +109,13 @@ def mediator_position(episode: Episode) -> int | None:
 
 
 def window_items(
-    preset: str, episodes: Iterable[Episode], *, context: int | None = None,
-    snippet_length: int = DEFAULT_SNIPPET_LENGTH, snippets_per_episode: int = 1, rng: random.Random,
+    preset: str,
+    episodes: Iterable[Episode],
+    *,
+    context: int | None = None,
+    snippet_length: int = DEFAULT_SNIPPET_LENGTH,
+    snippets_per_episode: int = 1,
+    rng: random.Random,
 ) -> list[dict[str, Any]] | None:
     """The ``StudyItem`` column values of the windows a ``preset`` study rates, episode by episode; None when the
     preset rates whole episodes. An episode with no intervention, or too short for two snippets, gives none."""
@@ -124,15 +129,25 @@ def window_items(
             mediator = mediator_position(episode)
             spoken = [index for index, seat in turns if mediator is not None and seat == mediator]
             items.extend(
-                {"episode_id": episode.pk, "first_turn": shown.window.first, "last_turn": shown.window.last,
-                 "target_turn": shown.target}
+                {
+                    "episode_id": episode.pk,
+                    "first_turn": shown.window.first,
+                    "last_turn": shown.window.last,
+                    "target_turn": shown.target,
+                }
                 for shown in intervention_windows(indexes, spoken, context=context)
             )
         else:
             items.extend(
-                {"episode_id": episode.pk, "first_turn": first.first, "last_turn": first.last,
-                 "second_first_turn": second.first, "second_last_turn": second.last}
-                for first, second in snippet_windows(indexes, length=snippet_length, count=snippets_per_episode,
-                                                     rng=rng)
+                {
+                    "episode_id": episode.pk,
+                    "first_turn": first.first,
+                    "last_turn": first.last,
+                    "second_first_turn": second.first,
+                    "second_last_turn": second.last,
+                }
+                for first, second in snippet_windows(
+                    indexes, length=snippet_length, count=snippets_per_episode, rng=rng
+                )
             )
     return items

@@ -17,14 +17,16 @@ SPEAKERS = "MAJLMAJLMAL"
 def competing_mode() -> Barrier:
     """A stand-in for the conflict-mode condition (its real rows come with the case importer)."""
     barrier, _ = Barrier.objects.get_or_create(
-        key="promediate-competing", team=None,
+        key="promediate-competing",
+        team=None,
         defaults={"name": "Competing", "definition": "Each party holds firm to its first choice.", "builtin": True},
     )
     return barrier
 
 
-def make_negotiation(speakers: str = SPEAKERS, *, mediator_name: str = "Mediator", scenario=None,
-                     barrier: Barrier | None = None) -> Episode:
+def make_negotiation(
+    speakers: str = SPEAKERS, *, mediator_name: str = "Mediator", scenario=None, barrier: Barrier | None = None
+) -> Episode:
     """An episode whose turn ``i`` is spoken by ``speakers[i]`` (M the mediator, else a party's initial); each
     turn's text names its speaker and index ("Lee says line 3.")."""
     scenario = scenario or make_scenario(
@@ -33,20 +35,35 @@ def make_negotiation(speakers: str = SPEAKERS, *, mediator_name: str = "Mediator
         roles=[{"character": make_character(first_name=name, last_name="")} for name in (mediator_name, *PARTIES)],
     )
     episode = Episode.objects.create(
-        team=scenario.team, scenario=scenario, barrier=barrier or competing_mode(), source=Episode.Source.SIMULATED,
-        status=Episode.Status.FINISHED, settings={"promediate": {"mediator": "social"}},
+        team=scenario.team,
+        scenario=scenario,
+        barrier=barrier or competing_mode(),
+        source=Episode.Source.SIMULATED,
+        status=Episode.Status.FINISHED,
+        settings={"promediate": {"mediator": "social"}},
     )
     seats: Sequence[Seat] = [
-        Seat.objects.create(episode=episode, position=role.position, role=role, character=role.character,
-                            model=MEDIATOR_MODEL if role.position == 0 else "planted-party-model",
-                            carries_barrier=role.position != 0)
+        Seat.objects.create(
+            episode=episode,
+            position=role.position,
+            role=role,
+            character=role.character,
+            model=MEDIATOR_MODEL if role.position == 0 else "planted-party-model",
+            carries_barrier=role.position != 0,
+        )
         for role in scenario.roles.select_related("character").order_by("position")
     ]
     by_initial = {"M": seats[0], **{name[0]: seat for name, seat in zip(PARTIES, seats[1:], strict=True)}}
+    names = {"M": "Mediator", **{name[0]: name for name in PARTIES}}
     Turn.objects.bulk_create(
-        Turn(episode=episode, index=index, seat=by_initial[initial], action_type=ActionType.SPEAK,
-             content=f"{'Mediator' if initial == 'M' else dict(zip('AJL', PARTIES))[initial]} says line {index}.",
-             model=by_initial[initial].model)
+        Turn(
+            episode=episode,
+            index=index,
+            seat=by_initial[initial],
+            action_type=ActionType.SPEAK,
+            content=f"{names[initial]} says line {index}.",
+            model=by_initial[initial].model,
+        )
         for index, initial in enumerate(speakers)
     )
     return episode

@@ -77,8 +77,14 @@ def intervention_instrument(db):
 def test_a_per_intervention_study_has_one_item_per_intervention(intervention_instrument):
     episodes = [make_negotiation(), make_negotiation("MAJLAJ")]  # the second has no intervention
 
-    study = create_study(team=default_team(), title="MI", slug="mi", preset=INTERVENTION_PRESET,
-                         episodes=episodes[0].__class__.objects.filter(pk__in=[e.pk for e in episodes]), seed=1)
+    study = create_study(
+        team=default_team(),
+        title="MI",
+        slug="mi",
+        preset=INTERVENTION_PRESET,
+        episodes=episodes[0].__class__.objects.filter(pk__in=[e.pk for e in episodes]),
+        seed=1,
+    )
 
     items = list(study.items.order_by("position").values_list("episode_id", "first_turn", "last_turn", "target_turn"))
     assert items == [(episodes[0].pk, 0, 4, 4), (episodes[0].pk, 4, 8, 8)]
@@ -90,13 +96,27 @@ def test_a_snippet_study_draws_seeded_pairs_from_each_episode():
     episodes = episode.__class__.objects.filter(pk=episode.pk)
 
     made = [
-        create_study(team=default_team(), title=f"S{n}", slug=f"s{n}", preset="promediate-snippets", episodes=episodes,
-                     seed=5, snippet_length=4, snippets_per_episode=3)
+        create_study(
+            team=default_team(),
+            title=f"S{n}",
+            slug=f"s{n}",
+            preset="promediate-snippets",
+            episodes=episodes,
+            seed=5,
+            snippet_length=4,
+            snippets_per_episode=3,
+        )
         for n in range(2)
     ]
 
-    windows = [list(study.items.order_by("position").values_list("first_turn", "last_turn", "second_first_turn",
-                                                                    "second_last_turn")) for study in made]
+    windows = [
+        list(
+            study.items.order_by("position").values_list(
+                "first_turn", "last_turn", "second_first_turn", "second_last_turn"
+            )
+        )
+        for study in made
+    ]
     assert windows[0] == windows[1] and len(windows[0]) == 3
     assert all(last - first == 3 and second_first > last for first, last, second_first, _ in windows[0])
 
@@ -104,16 +124,22 @@ def test_a_snippet_study_draws_seeded_pairs_from_each_episode():
 @pytest.mark.django_db
 def test_the_database_allows_many_windows_of_an_episode_but_one_item_per_intervention(intervention_instrument):
     episode = make_negotiation()
-    study = create_study(team=default_team(), title="MI", slug="mi", preset=INTERVENTION_PRESET,
-                         episodes=episode.__class__.objects.filter(pk=episode.pk))
+    study = create_study(
+        team=default_team(),
+        title="MI",
+        slug="mi",
+        preset=INTERVENTION_PRESET,
+        episodes=episode.__class__.objects.filter(pk=episode.pk),
+    )
 
     with pytest.raises(IntegrityError), transaction.atomic():
         StudyItem.objects.create(study=study, episode=episode, position=9, first_turn=2, last_turn=4, target_turn=4)
     with pytest.raises(IntegrityError), transaction.atomic():  # the target must be inside the window
         StudyItem.objects.create(study=study, episode=episode, position=9, first_turn=0, last_turn=3, target_turn=10)
     with pytest.raises(IntegrityError), transaction.atomic():  # the second snippet must come after the first
-        StudyItem.objects.create(study=study, episode=episode, position=9, first_turn=3, last_turn=6,
-                                 second_first_turn=5, second_last_turn=8)
+        StudyItem.objects.create(
+            study=study, episode=episode, position=9, first_turn=3, last_turn=6, second_first_turn=5, second_last_turn=8
+        )
     StudyItem.objects.create(study=study, episode=episode, position=9)  # the whole episode, as before
     with pytest.raises(IntegrityError), transaction.atomic():
         StudyItem.objects.create(study=study, episode=episode, position=10)
@@ -123,10 +149,23 @@ def test_the_database_allows_many_windows_of_an_episode_but_one_item_per_interve
 def test_the_study_form_refuses_episodes_without_an_intervention(intervention_instrument):
     make_negotiation("MAJLAJL")
     researcher = make_researcher()
-    form = StudyForm(data={"team": default_team().pk, "title": "MI", "slug": "mi", "preset": INTERVENTION_PRESET,
-                           "overlap": 1, "lease_minutes": 60, "min_seconds_per_item": 0, "status": "finished",
-                           "gold_items": 0, "attention_items": 0, "snippet_length": 6, "snippets_per_episode": 1},
-                     user=researcher)
+    form = StudyForm(
+        data={
+            "team": default_team().pk,
+            "title": "MI",
+            "slug": "mi",
+            "preset": INTERVENTION_PRESET,
+            "overlap": 1,
+            "lease_minutes": 60,
+            "min_seconds_per_item": 0,
+            "status": "finished",
+            "gold_items": 0,
+            "attention_items": 0,
+            "snippet_length": 6,
+            "snippets_per_episode": 1,
+        },
+        user=researcher,
+    )
 
     assert not form.is_valid()
     assert "has a mediator intervention after the welcome" in str(form.errors)
@@ -138,16 +177,26 @@ def test_the_study_form_refuses_episodes_without_an_intervention(intervention_in
 @pytest.fixture
 def intervention_study(intervention_instrument):
     episode = make_negotiation(mediator_name="Dr Planted Persona")
-    study = create_study(team=default_team(), title="MI", slug="mi", preset=INTERVENTION_PRESET,
-                         episodes=episode.__class__.objects.filter(pk=episode.pk), overlap=1)
+    study = create_study(
+        team=default_team(),
+        title="MI",
+        slug="mi",
+        preset=INTERVENTION_PRESET,
+        episodes=episode.__class__.objects.filter(pk=episode.pk),
+        overlap=1,
+    )
     add_annotators(study, 1)
     return study
 
 
 def claim(study, position=0):
     item = study.items.get(position=position)
-    return Assignment.objects.create(item=item, annotator=study.annotators.first(),
-                                     claimed_at="2025-01-01T00:00:00Z", lease_expires_at="2999-01-01T00:00:00Z")
+    return Assignment.objects.create(
+        item=item,
+        annotator=study.annotators.first(),
+        claimed_at="2025-01-01T00:00:00Z",
+        lease_expires_at="2999-01-01T00:00:00Z",
+    )
 
 
 def test_the_page_shows_the_window_highlights_the_intervention_and_hides_the_condition(client, intervention_study):
@@ -156,9 +205,9 @@ def test_the_page_shows_the_window_highlights_the_intervention_and_hides_the_con
 
     page = client.get(reverse("annotator:item", args=[assignment.pk])).text
 
-    transcript = page[page.index('class="transcript'):page.index("</ol>")]
+    transcript = page[page.index('class="transcript') : page.index("</ol>")]
     assert [f"line {index}." in transcript for index in range(11)] == [index in range(4, 9) for index in range(11)]
-    highlighted = transcript[transcript.index("turn--highlighted"):]
+    highlighted = transcript[transcript.index("turn--highlighted") :]
     assert "Mediator says line 8." in highlighted and "The message you rate" in highlighted
     assert 'name="answer-perception_alignment-t8"' in page
     assert "-t4" not in page  # the earlier mediator turn is context, not rated
@@ -170,14 +219,20 @@ def test_the_page_shows_the_window_highlights_the_intervention_and_hides_the_con
 def test_submitted_answers_are_about_the_intervention_and_not_applicable_has_no_number(intervention_study):
     assignment = claim(intervention_study, position=0)
     page = ItemPage(assignment)
-    data = {"answer-perception_alignment-t4": "4", "answer-emotional_dynamics-t4": "na",
-            "answer-cognitive_challenges-t4": "3", "answer-communication_breakdowns-t4": "5"}
+    data = {
+        "answer-perception_alignment-t4": "4",
+        "answer-emotional_dynamics-t4": "na",
+        "answer-cognitive_challenges-t4": "3",
+        "answer-communication_breakdowns-t4": "5",
+    }
 
     drafts.submit(assignment, page.parse(data, complete=True), revision=0, seconds=30)
 
     annotation = Annotation.objects.get(assignment=assignment, status=Annotation.Status.SUBMITTED)
-    stored = {(answer.question.key, Target.of(answer)): (answer.value, answer.number)
-              for answer in annotation.response.answers.all()}
+    stored = {
+        (answer.question.key, Target.of(answer)): (answer.value, answer.number)
+        for answer in annotation.response.answers.all()
+    }
     assert stored == {
         ("perception_alignment", Target.of_turn(4)): ("4", 4),
         ("emotional_dynamics", Target.of_turn(4)): ("na", None),
@@ -189,16 +244,30 @@ def test_submitted_answers_are_about_the_intervention_and_not_applicable_has_no_
 @pytest.mark.django_db
 def test_only_the_quality_instrument_names_the_conflict_mode(client):
     episode = make_negotiation()
-    quality = create_study(team=default_team(), title="Q", slug="q", preset="promediate-quality", overlap=1,
-                           episodes=episode.__class__.objects.filter(pk=episode.pk))
-    snippets = create_study(team=default_team(), title="S", slug="s", preset="promediate-snippets", overlap=1,
-                            episodes=episode.__class__.objects.filter(pk=episode.pk), snippet_length=3)
+    quality = create_study(
+        team=default_team(),
+        title="Q",
+        slug="q",
+        preset="promediate-quality",
+        overlap=1,
+        episodes=episode.__class__.objects.filter(pk=episode.pk),
+    )
+    snippets = create_study(
+        team=default_team(),
+        title="S",
+        slug="s",
+        preset="promediate-snippets",
+        overlap=1,
+        episodes=episode.__class__.objects.filter(pk=episode.pk),
+        snippet_length=3,
+    )
     annotator = add_annotators(quality, 1)[0]
     add_annotators(snippets, [annotator])
     client.force_login(annotator)
 
-    pages = {study.slug: client.get(reverse("annotator:item", args=[claim(study).pk])).text
-             for study in (quality, snippets)}
+    pages = {
+        study.slug: client.get(reverse("annotator:item", args=[claim(study).pk])).text for study in (quality, snippets)
+    }
 
     assert "Conflict style: Competing" in pages["q"]
     assert "Competing" not in pages["s"]
