@@ -4,7 +4,10 @@ import math
 import statistics
 
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
+from benchmark.stats.accuracy import MI_GROUPS_COARSE, MI_GROUPS_FINE, grouped_accuracy
+from benchmark.stats.kappa import cohen_kappa_from_pairs
 from benchmark.stats.promediate import (
     PAPER,
     UPSTREAM,
@@ -480,3 +483,46 @@ def test_me_mi_spearman_matches_scipy_on_defined_pairs():
     assert result["rho"] == pytest.approx(0.8, abs=TOL)
     short = me_mi_spearman([0.1, 0.2], [1.0, 2.0])
     assert short["rho"] is None and "at least 3" in short["note"]
+
+
+# PM-A9 ----------------------------------------------------------------------------------------------
+
+SNIPPETS = (
+    [("increased", "increased")] * 25
+    + [("decreased", "decreased")] * 20
+    + [("increased", "decreased")] * 8
+    + [("decreased", "increased")] * 7
+)
+
+
+def test_snippet_comparison_kappa():
+    result = cohen_kappa_from_pairs(SNIPPETS, ["increased", "decreased"])
+    p_e = (33 * 32 + 27 * 28) / 60**2
+    assert p_e == pytest.approx(0.503333, abs=1e-6)
+    assert result.value == pytest.approx((0.75 - p_e) / (1 - p_e), abs=TOL)
+    assert result.value == pytest.approx(0.496644, abs=1e-6)
+    humans, judges = zip(*SNIPPETS, strict=True)
+    assert result.value == pytest.approx(cohen_kappa_score(humans, judges), abs=TOL)
+
+
+def test_snippet_comparison_kappa_leaves_out_missing_labels_and_refuses_unknown_ones():
+    result = cohen_kappa_from_pairs([*SNIPPETS, ("increased", None)], ["increased", "decreased"])
+    assert result.value == pytest.approx(0.496644, abs=1e-6) and result.excluded_items == 1
+    with pytest.raises(ValueError, match="tie"):
+        cohen_kappa_from_pairs([("increased", "tie")], ["increased", "decreased"])
+
+
+MI_PAIRS = [(5, 4), (4, 5), (3, 4), (2, 1), (5, 3), (4, 4), (1, 3), (3, 3), (5, 5), (2, 4)]
+
+
+def test_mi_grouped_accuracy():
+    assert grouped_accuracy(MI_PAIRS, [(v,) for v in range(1, 6)]) == pytest.approx(0.3, abs=TOL)
+    assert grouped_accuracy(MI_PAIRS, MI_GROUPS_FINE) == pytest.approx(0.6, abs=TOL)
+    assert grouped_accuracy(MI_PAIRS, MI_GROUPS_COARSE) == pytest.approx(0.8, abs=TOL)
+
+
+def test_mi_grouped_accuracy_not_applicable_and_bad_values():
+    assert grouped_accuracy([(None, 4), (4, None)], MI_GROUPS_FINE) is None
+    assert grouped_accuracy([*MI_PAIRS, (None, 3)], MI_GROUPS_FINE) == pytest.approx(0.6, abs=TOL)
+    with pytest.raises(ValueError, match="none of the groups"):
+        grouped_accuracy([(6, 4)], MI_GROUPS_FINE)
