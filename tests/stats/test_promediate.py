@@ -1,8 +1,10 @@
 """ProMediate's consensus series and metrics against the spec's hand-computed checks PM-A1…PM-A8."""
 
+import itertools
 import math
 import statistics
 
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -74,6 +76,28 @@ def test_consensus_trajectory_with_fixed_attitudes_does_not_depend_on_party_orde
     assert series.overall == pytest.approx(A1_OVERALL, abs=TOL)
     cc = consensus_change(series.overall)
     assert cc.value is None and "10" in cc.note
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_series_of_a_random_episode_is_the_same_for_every_party_order(seed):
+    rng = np.random.default_rng(seed)
+    parties, topics = ["P1", "P2", "P3", "P4", "P5"], ["T1", "T2", "T3"]
+    letters = list("abcde")
+    initial = {p: {t: str(rng.choice(letters)) for t in topics} for p in parties}
+    utterances = [("Mediator", None)]
+    for _ in range(40):
+        speaker = str(rng.choice([*parties, "Mediator"]))
+        stated = {t: str(rng.choice([*letters, "No mention"])) for t in topics}
+        utterances.append((speaker, None if speaker == "Mediator" else stated))
+    series = []
+    for order in (parties, parties[::-1], [parties[i] for i in rng.permutation(5)]):
+        readings = rescore(order, topics, initial, utterances, letter_scorer)
+        series.append(consensus_series(order, topics, len(utterances) + 1, readings))
+    for other in series[1:]:
+        assert other.overall == pytest.approx(series[0].overall, abs=1e-12)
+        for t in topics:
+            assert other.topics[t] == pytest.approx(series[0].topics[t], abs=1e-12)
+    assert len(set(series[0].overall)) > 3
 
 
 def test_rescore_touches_only_pairs_with_the_speaker_on_mentioned_topics():
@@ -526,3 +550,112 @@ def test_mi_grouped_accuracy_not_applicable_and_bad_values():
     assert grouped_accuracy([*MI_PAIRS, (None, 3)], MI_GROUPS_FINE) == pytest.approx(0.6, abs=TOL)
     with pytest.raises(ValueError, match="none of the groups"):
         grouped_accuracy([(6, 4)], MI_GROUPS_FINE)
+
+
+# Upstream reproduction -------------------------------------------------------------------------------
+
+
+def upstream_reference(snapshots, speakers, mentions, addressed, behaviour, topics):
+    """scripts/evaluation.py's arithmetic, restated over its own inputs (snapshots as in agreement_scores.json)."""
+    series = {topic: [] for topic in topics}
+    series["overall"] = []
+    for snapshot in snapshots:
+        values = []
+        for topic in topics:
+            pairs = snapshot[topic]
+            value = sum(p["overall_consensus_score"] for p in pairs if p["overall_consensus_score"]) / len(pairs)
+            series[topic].append(value)
+            values.append(value)
+        series["overall"].append(sum(values) / len(values))
+    k_total = len(speakers)
+    turns = [i for i in range(1, k_total) if speakers[i] == "Mediator"]
+    overall = series["overall"]
+    cc = None if len(overall) < 10 else sum(overall[-10:]) / 10 - sum(overall[:10]) / 10
+    latencies = []
+    for i in range(10, len(overall)):
+        if overall[i - 10] - overall[i] > 0.1:
+            later = [m for m in turns if m > i]
+            if later:
+                latencies.append(later[0] - i)
+    latency = sum(latencies) / len(latencies) if latencies else -1
+    per_step = []
+    for m in turns:
+        if m <= 5 or m >= k_total - 5 or not addressed[m]:
+            per_step.append(-1)
+            continue
+        diffs = [(series[t][m + 5] - series[t][m]) / 5 - (series[t][m] - series[t][m - 5]) / 5 for t in addressed[m]]
+        per_step.append(statistics.mean(diffs))
+    kept = [d for d in per_step if d != -1]
+    effectiveness = statistics.mean(kept) if kept else -1
+    efficiencies = []
+    for topic in topics:
+        picked = [series[topic][k + 1] for k in range(k_total) if topic in mentions[k]]
+        w = len(picked) // 5
+        first = sum(picked[:w]) / w if w else 0
+        last = sum(picked[-w:]) / w if w else 0
+        efficiencies.append((last - first) / len(picked) if picked else 0)
+    successes = [sum(series[t][-10:]) / 10 >= 0.9 for t in topics if len(series[t]) >= 10]
+    peaks = [max(series[t][-10:]) >= 0.9 for t in topics if len(series[t]) >= 10]
+    per_turn = []
+    for scores in behaviour:
+        applicable = [s for s in scores if s != -1]
+        per_turn.append(sum(applicable) / len(applicable) if applicable else 0)
+    return {
+        "intervene_yield": effectiveness,
+        "latency": latency,
+        "success_rate": sum(successes) / len(successes) if successes else 0,
+        "success_rate_max": sum(peaks) / len(peaks) if peaks else 0,
+        "consensus_change": cc,
+        "frequency": (speakers.count("Mediator") - 1) / k_total,
+        "mean_topic_efficiency": statistics.mean(efficiencies),
+        "monitoring_score": 0,
+        "planning_score": 0,
+        "simple_score": statistics.mean(per_turn),
+        "intervene_per_step": per_step,
+        "topic_efficiencies": efficiencies,
+    }
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_upstream_exact_preset_reproduces_upstream_arithmetic(seed):
+    rng = np.random.default_rng(seed)
+    parties, topics = ("Alex", "Jamie", "Lee"), ("Term", "Price", "Share")
+    pairs = list(itertools.combinations(parties, 2))
+    k_total = int(rng.integers(25, 60))
+    speakers = ["Mediator"]
+    for _ in range(1, k_total):
+        last = speakers[-1]
+        choices = [p for p in (*parties, "Mediator") if p != last]
+        speakers.append(str(rng.choice(choices)))
+    # "Share" stays near agreement so success rates see both outcomes.
+    grid = {t: np.round(rng.random(6) * 0.9 + 0.1, 2) for t in topics}
+    grid["Share"] = np.array([0.8, 0.85, 0.9, 0.95, 1.0])
+    current = {(t, p): float(rng.choice(grid[t])) for t in topics for p in pairs}
+    readings = [PairReading(0, t, *p, current[(t, p)]) for t, p in current]
+    snapshots = [{t: [{"overall_consensus_score": current[(t, p)]} for p in pairs] for t in topics}]
+    for k, speaker in enumerate(speakers):
+        if speaker != "Mediator":
+            for t in topics:
+                if rng.random() < 0.5:
+                    for p in pairs:
+                        if speaker in p:
+                            current[(t, p)] = float(rng.choice(grid[t]))
+                            readings.append(PairReading(k + 1, t, *p, current[(t, p)]))
+        snapshots.append({t: [{"overall_consensus_score": current[(t, p)]} for p in pairs] for t in topics})
+    mentions = [frozenset(t for t in topics if rng.random() < 0.4) for _ in speakers]
+    addressed = [frozenset(t for t in topics if rng.random() < 0.5) for _ in speakers]
+    behaviour = {k: tuple(int(rng.choice([-1, 1, 2, 3, 4, 5])) for _ in range(4)) for k in range(k_total)}
+    utterances = tuple(
+        Utterance(
+            s,
+            s == "Mediator",
+            mentions=mentions[k],
+            addressed=addressed[k] if s == "Mediator" else None,
+            mi=tuple(None if x == -1 else x for x in behaviour[k]) if s == "Mediator" else None,
+        )
+        for k, s in enumerate(speakers)
+    )
+    trace = EpisodeTrace(parties, topics, utterances, tuple(readings))
+    turns = [k for k in range(1, k_total) if speakers[k] == "Mediator"]
+    expected = upstream_reference(snapshots, speakers, mentions, addressed, [behaviour[k] for k in turns], topics)
+    assert upstream_results(trace) == expected
