@@ -159,6 +159,27 @@ def test_consensus_series_refuses_readings_it_cannot_place(reading, message):
         consensus_series(("A", "B"), ("T",), 3, [reading])
 
 
+@pytest.mark.parametrize(
+    ("parties", "topics", "points", "message"),
+    [
+        (("A",), ("T",), 1, "at least two distinct parties"),
+        (("A", "A"), ("T",), 1, "at least two distinct parties"),
+        (("A", "B"), (), 1, "at least one topic"),
+        (("A", "B"), ("T",), 0, "at least one point"),
+    ],
+)
+def test_consensus_series_refuses_an_impossible_shape(parties, topics, points, message):
+    with pytest.raises(ValueError, match=message):
+        consensus_series(parties, topics, points, [])
+
+
+def test_rescore_refuses_missing_starting_attitudes_and_unknown_topics():
+    with pytest.raises(ValueError, match="starting attitudes missing for B"):
+        rescore(("A", "B"), ("T",), {"A": {"T": "a"}}, [], letter_scorer)
+    with pytest.raises(ValueError, match="utterance 1 by A: unknown topic 'X'"):
+        rescore(("A", "B"), ("T1",), A1_INITIAL, [("Mediator", None), ("A", {"X": "a"})], letter_scorer)
+
+
 # PM-A3 ----------------------------------------------------------------------------------------------
 
 
