@@ -9,9 +9,9 @@ intervention, and rates it on the four questions of the ``promediate-interventio
 may be "not applicable" (stored as the value ``na`` with no number).
 
 Who the mediator is: the seat that ``episode.settings["promediate"]["mediator_position"]`` names when a
-simulation recorded it, else the seat whose character is called "Mediator" (as ProMediate's cases name
-it and the case importer casts it). An episode without one (ProMediate's NoAgent condition) has no
-interventions.
+simulation or an import recorded it (None there: no mediator), else the seat whose character is called
+"Mediator" (as ProMediate's cases name it and the case importer casts it). An episode without one
+(ProMediate's NoAgent condition) has no interventions.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ class InterventionAnswerError(ValueError):
 def mediator_position(episode: Episode) -> int | None:
     """The mediator's seat position in ``episode``, or None when it has no mediator."""
     recorded = (episode.settings or {}).get("promediate", {}) if isinstance(episode.settings, dict) else {}
-    if isinstance(recorded, dict) and isinstance(recorded.get("mediator_position"), int):
-        return recorded["mediator_position"]
+    if isinstance(recorded, dict) and "mediator_position" in recorded:
+        position = recorded["mediator_position"]
+        return position if isinstance(position, int) and not isinstance(position, bool) else None
     for seat in Seat.objects.filter(episode=episode).select_related("character").order_by("position"):
         if seat.character.first_name.strip().lower() == MEDIATOR_NAME and not seat.character.last_name.strip():
             return seat.position
