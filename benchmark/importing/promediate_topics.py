@@ -143,7 +143,7 @@ def read_options(section: str) -> list[dict[str, str]]:
             "key": key,
             "text": " ".join(body[end : marks[n + 1][1] if n + 1 < len(marks) else len(body)].split())
             .lstrip(":")
-            .rstrip(";")
+            .rstrip(";-•* ")
             .strip(),
         }
         for n, (key, _start, end) in enumerate(marks)
