@@ -23,12 +23,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmark.models import Episode, Seat, Turn
+from benchmark.instruments.interventions import intervention_turns, mediator_position
+from benchmark.instruments.presets import PROMEDIATE_INTERVENTION_PRESET
+from benchmark.models import Episode, Turn
 
-INTERVENTION_PRESET = "promediate-intervention"
+INTERVENTION_PRESET = PROMEDIATE_INTERVENTION_PRESET
 SNIPPETS_PRESET = "promediate-snippets"
 DEFAULT_SNIPPET_LENGTH = 6
-MEDIATOR = "Mediator"
 
 
 @dataclass(frozen=True)
@@ -56,26 +57,26 @@ class InterventionWindow:
 
 
 def intervention_windows(
-    indexes: Sequence[int], mediator_turns: Sequence[int], *, context: int | None = None
+    indexes: Sequence[int], mediator_turns: Sequence[int], interventions: Sequence[int], *, context: int | None = None
 ) -> list[InterventionWindow]:
-    """One window per mediator turn after the first (the welcome), in transcript order.
+    """One window per intervention, in transcript order.
 
-    ``indexes`` are the episode's turn indexes; ``mediator_turns`` the mediator's, welcome included.
-    With ``context`` None the window starts at the previous mediator turn (as the J3 judge reads it);
-    with ``context`` N it holds the N turns before the intervention (fewer at the start of the episode).
+    ``indexes`` are the episode's turn indexes; ``mediator_turns`` all the mediator's (its welcome included);
+    ``interventions`` those rated (``benchmark.instruments.interventions.intervention_turns``). With ``context``
+    None a window starts at the mediator's previous turn (as the J3 judge reads it; the episode's first turn
+    when there is none); with ``context`` N it holds the N turns before the intervention (fewer at the start).
     """
     if context is not None and context < 1:
         raise ValueError(f"the context must be at least one turn, not {context}")
     order = sorted(set(indexes))
     position = {index: place for place, index in enumerate(order)}
-    unknown = sorted(set(mediator_turns) - position.keys())
+    unknown = sorted((set(mediator_turns) | set(interventions)) - position.keys())
     if unknown:
         raise ValueError(f"mediator turn {unknown[0]} is not a turn of the episode")
-    spoken = sorted(mediator_turns)
     windows = []
-    for previous, target in zip(spoken, spoken[1:], strict=False):
+    for target in sorted(interventions):
         if context is None:
-            first = previous
+            first = max((index for index in mediator_turns if index < target), default=order[0])
         else:
             first = order[max(0, position[target] - context)]
         windows.append(InterventionWindow(Window(first, target), target))
@@ -102,12 +103,6 @@ def snippet_windows(
     ]
 
 
-def mediator_position(episode: Episode) -> int | None:
-    """The mediator's seat position: the seat whose character is named "Mediator"; None without a mediator."""
-    seat = Seat.objects.filter(episode=episode, character__first_name__iexact=MEDIATOR).order_by("position").first()
-    return seat.position if seat is not None else None
-
-
 def window_items(
     preset: str,
     episodes: Iterable[Episode],
@@ -128,6 +123,7 @@ def window_items(
         if preset == INTERVENTION_PRESET:
             mediator = mediator_position(episode)
             spoken = [index for index, seat in turns if mediator is not None and seat == mediator]
+            rated = [turn.index for turn in intervention_turns(episode)]
             items.extend(
                 {
                     "episode_id": episode.pk,
@@ -135,7 +131,7 @@ def window_items(
                     "last_turn": shown.window.last,
                     "target_turn": shown.target,
                 }
-                for shown in intervention_windows(indexes, spoken, context=context)
+                for shown in intervention_windows(indexes, spoken, rated, context=context)
             )
         else:
             items.extend(

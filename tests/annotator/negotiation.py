@@ -15,13 +15,8 @@ SPEAKERS = "MAJLMAJLMAL"
 
 
 def competing_mode() -> Barrier:
-    """A stand-in for the conflict-mode condition (its real rows come with the case importer)."""
-    barrier, _ = Barrier.objects.get_or_create(
-        key="promediate-competing",
-        team=None,
-        defaults={"name": "Competing", "definition": "Each party holds firm to its first choice.", "builtin": True},
-    )
-    return barrier
+    """The competing conflict mode, the condition raters must not see (seeded with the ProMediate cases)."""
+    return Barrier.objects.get(key="promediate-competing", team=None)
 
 
 def make_negotiation(
@@ -40,7 +35,7 @@ def make_negotiation(
         barrier=barrier or competing_mode(),
         source=Episode.Source.SIMULATED,
         status=Episode.Status.FINISHED,
-        settings={"promediate": {"mediator": "social"}},
+        settings={"promediate": {"mediator": "social", "mediator_position": 0, "mediator_model": MEDIATOR_MODEL}},
     )
     seats: Sequence[Seat] = [
         Seat.objects.create(

@@ -6,42 +6,49 @@ import random
 import pytest
 from django.db import IntegrityError, transaction
 from django.urls import reverse
+from django.utils.html import escape
 
 from annotator import drafts
 from annotator.forms import StudyForm, create_study
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Assignment, StudyItem
-from annotator.windows import INTERVENTION_PRESET, Window, intervention_windows, snippet_windows
+from annotator.windows import (
+    INTERVENTION_PRESET,
+    InterventionWindow,
+    Window,
+    intervention_windows,
+    snippet_windows,
+)
 from benchmark.instruments.presets import install_preset
 from benchmark.instruments.targets import Target
 from tests.annotator.builders import add_annotators
-from tests.annotator.negotiation import MEDIATOR_MODEL, make_negotiation
+from tests.annotator.negotiation import MEDIATOR_MODEL, competing_mode, make_negotiation
 from tests.builders import default_team, make_researcher
 
 # ----- choosing windows (pure)
 
 
 def test_one_window_per_intervention_from_the_previous_mediator_turn():
-    windows = intervention_windows(range(11), [0, 4, 8])
+    windows = intervention_windows(range(11), [0, 4, 8], [4, 8])
 
     assert [(shown.window, shown.target) for shown in windows] == [(Window(0, 4), 4), (Window(4, 8), 8)]
 
 
-def test_the_welcome_is_not_an_intervention_and_no_mediator_gives_no_window():
-    assert intervention_windows(range(5), [0]) == []
-    assert intervention_windows(range(5), []) == []
+def test_without_an_earlier_mediator_turn_the_window_starts_with_the_episode():
+    assert intervention_windows(range(6), [3], [3]) == [InterventionWindow(Window(0, 3), 3)]
+    assert intervention_windows(range(5), [], []) == []
 
 
 def test_a_fixed_context_shows_that_many_turns_before_the_intervention():
-    windows = intervention_windows(range(11), [0, 4, 8], context=2)
+    windows = intervention_windows(range(11), [0, 4, 8], [4, 8], context=2)
 
     assert [shown.window for shown in windows] == [Window(2, 4), Window(6, 8)]
-    assert intervention_windows(range(11), [0, 2], context=5)[0].window == Window(0, 2)  # cut at the start
+    assert intervention_windows(range(11), [0, 2], [2], context=5)[0].window == Window(0, 2)  # cut at the start
 
 
 def test_a_mediator_turn_outside_the_episode_is_refused():
     with pytest.raises(ValueError, match="mediator turn 12 is not a turn of the episode"):
-        intervention_windows(range(11), [0, 12])
+        intervention_windows(range(11), [0, 12], [12])
 
 
 def test_snippets_do_not_overlap_come_in_order_and_have_the_length_asked():
@@ -212,7 +219,8 @@ def test_the_page_shows_the_window_highlights_the_intervention_and_hides_the_con
     assert 'name="answer-perception_alignment-t8"' in page
     assert "-t4" not in page  # the earlier mediator turn is context, not rated
     assert "Dr Planted Persona" not in page  # the mediator is "Mediator", whoever plays it
-    for hidden in ("Competing", "promediate-competing", MEDIATOR_MODEL, "planted-party-model", "social"):
+    mode = competing_mode()
+    for hidden in (escape(mode.name), mode.key, escape(mode.definition), MEDIATOR_MODEL, "planted-party-model"):
         assert hidden not in page
 
 
@@ -269,6 +277,7 @@ def test_only_the_quality_instrument_names_the_conflict_mode(client):
         study.slug: client.get(reverse("annotator:item", args=[claim(study).pk])).text for study in (quality, snippets)
     }
 
-    assert "Conflict style: Competing" in pages["q"]
-    assert "Competing" not in pages["s"]
+    mode = competing_mode()
+    assert f"Conflict style: {escape(mode.name)}" in pages["q"] and escape(mode.definition) in pages["q"]
+    assert escape(mode.name) not in pages["s"] and escape(mode.definition) not in pages["s"]
     assert "First excerpt" in pages["s"] and "Second excerpt" in pages["s"]

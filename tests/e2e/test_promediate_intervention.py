@@ -14,7 +14,7 @@ from annotator.windows import INTERVENTION_PRESET
 from benchmark.instruments.targets import Target
 from benchmark.models import Episode
 from tests.annotator.builders import add_annotators
-from tests.annotator.negotiation import MEDIATOR_MODEL, make_negotiation
+from tests.annotator.negotiation import MEDIATOR_MODEL, competing_mode, make_negotiation
 from tests.builders import default_team, make_user
 from tests.e2e.test_annotation import log_in, wait_until_saved, window_shot
 
@@ -53,7 +53,7 @@ def test_an_annotator_rates_an_intervention_with_one_dimension_not_applicable(br
     expect(message.locator(".turn__speaker")).to_have_text("Mediator")
     expect(page.locator("[data-turn-rating]")).to_have_count(1)  # only the intervention is rated
     expect(page.get_by_role("heading", name="Rate the highlighted message", level=2)).to_be_visible()
-    for hidden in ("Planted Mediator Persona", "Competing", MEDIATOR_MODEL):
+    for hidden in ("Planted Mediator Persona", competing_mode().name, MEDIATOR_MODEL):
         expect(page.locator("body")).not_to_contain_text(hidden)
     window_shot(page, "31-promediate-intervention", at=message)
 
