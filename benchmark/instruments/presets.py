@@ -596,7 +596,7 @@ PROMEDIATE_QUALITY = PresetSpec(
         ),
         QuestionSpec(
             key="comment", kind=Kind.TEXT, required=False,
-            prompt="Anything about this conversation worth noting? (optional)", options={"max_length": 1000},
+            prompt="Anything about this conversation worth noting?", options={"max_length": 1000},
         ),
     ),
     seats_needed=3,
