@@ -12,6 +12,7 @@ from annotator import drafts
 from annotator.forms import StudyForm, create_study
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Assignment, StudyItem
+from annotator.reports import build_report
 from annotator.windows import (
     INTERVENTION_PRESET,
     InterventionWindow,
@@ -24,6 +25,8 @@ from benchmark.instruments.targets import Target
 from tests.annotator.builders import add_annotators
 from tests.annotator.negotiation import MEDIATOR_MODEL, competing_mode, make_negotiation
 from tests.builders import default_team, make_researcher
+
+DIMENSIONS = ("perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns")
 
 # ----- choosing windows (pure)
 
@@ -281,3 +284,27 @@ def test_only_the_quality_instrument_names_the_conflict_mode(client):
     assert f"Conflict style: {escape(mode.name)}" in pages["q"] and escape(mode.definition) in pages["q"]
     assert escape(mode.name) not in pages["s"] and escape(mode.definition) not in pages["s"]
     assert "First excerpt" in pages["s"] and "Second excerpt" in pages["s"]
+
+
+def test_the_agreement_report_rates_each_intervention_as_its_own_unit(intervention_study):
+    intervention_study.overlap = 2
+    intervention_study.save()
+    annotators = [intervention_study.annotators.first(), *add_annotators(intervention_study, 1)]
+    for annotator in annotators:
+        for item in intervention_study.items.all():
+            assignment = Assignment.objects.create(
+                item=item,
+                annotator=annotator,
+                claimed_at="2025-01-01T00:00:00Z",
+                lease_expires_at="2999-01-01T00:00:00Z",
+            )
+            turn = item.target_turn
+            data = {f"answer-{key}-t{turn}": "na" if key == "emotional_dynamics" else "4" for key in DIMENSIONS}
+            drafts.submit(assignment, ItemPage(assignment).parse(data, complete=True), revision=0, seconds=30)
+
+    report = build_report(intervention_study, resamples=20)
+
+    rated = report["questions"]["perception_alignment"]
+    assert rated["question"]["unit"] == "item:turn"
+    assert (rated["n_items"], rated["n_ratings"], rated["percent_agreement"]) == (2, 4, 1.0)
+    assert report["questions"]["emotional_dynamics"]["n_ratings"] == 0  # "not applicable" has no number to agree on
