@@ -175,6 +175,15 @@ class StudyItem(models.Model):
         """Whether the item shows only part of its episode."""
         return self.first_turn is not None
 
+    @property
+    def window_label(self) -> str:
+        """The turns shown, as people count them (from 1): 'turns 5–9, rating turn 9'; 'turns 1–6 and 11–16'."""
+        shown = " and ".join(f"{first + 1}–{last + 1}" for first, last in self.windows())
+        if not shown:
+            return ""
+        rated = f", rating turn {self.target_turn + 1}" if self.target_turn is not None else ""
+        return f"turns {shown}{rated}"
+
     def windows(self) -> list[tuple[int, int]]:
         """The stretches of turns shown (indexes, inclusive): one, or two for a snippet comparison."""
         if self.first_turn is None:

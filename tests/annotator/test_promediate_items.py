@@ -22,6 +22,7 @@ from annotator.windows import (
 )
 from benchmark.instruments.presets import install_preset
 from benchmark.instruments.targets import Target
+from benchmark.models import Episode
 from tests.annotator.builders import add_annotators
 from tests.annotator.negotiation import MEDIATOR_MODEL, competing_mode, make_negotiation
 from tests.builders import default_team, make_researcher
@@ -308,3 +309,21 @@ def test_the_agreement_report_rates_each_intervention_as_its_own_unit(interventi
     assert rated["question"]["unit"] == "item:turn"
     assert (rated["n_items"], rated["n_ratings"], rated["percent_agreement"]) == (2, 4, 1.0)
     assert report["questions"]["emotional_dynamics"]["n_ratings"] == 0  # "not applicable" has no number to agree on
+
+
+@pytest.mark.django_db
+def test_the_dashboard_names_the_turns_each_item_shows(client, intervention_instrument):
+    episode = make_negotiation()
+    researcher = make_researcher()
+    study = create_study(
+        team=default_team(),
+        title="MI",
+        slug="mi",
+        preset=INTERVENTION_PRESET,
+        episodes=Episode.objects.filter(pk=episode.pk),
+    )
+    client.force_login(researcher)
+
+    page = client.get(reverse("annotator:dashboard", args=[study.slug])).text
+
+    assert "(turns 1–5, rating turn 5)" in page and "(turns 5–9, rating turn 9)" in page
