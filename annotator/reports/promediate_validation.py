@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from statistics import fmean
 from typing import Any
 
+from django.db.models import QuerySet
+
 from benchmark.instruments.answers import respondent_answers
 from benchmark.instruments.interventions import mediator_position
 from benchmark.instruments.presets import PROMEDIATE_QUALITY_PRESET, PROMEDIATE_SNIPPETS_PRESET
@@ -59,19 +61,22 @@ _TIE = 1e-12
 # ----- reading annotators' answers
 
 
-def _human_answers(studies: Iterable[Study], keys: Sequence[str]) -> list[tuple[Any, ...]]:
+def _human_answers(
+    studies: Iterable[Study], keys: Sequence[str], episodes: QuerySet[Episode] | None = None
+) -> list[tuple[Any, ...]]:
     """(item pk, annotator pk, episode pk, question key, turn, value, number) of every latest submitted answer to
-    ``keys`` on the studies' regular items."""
+    ``keys`` on the studies' regular items (about ``episodes`` only, when given)."""
     rows: list[tuple[Any, ...]] = []
     for study in studies:
+        answers = Answer.objects.filter(
+            response__annotation__in=latest_submitted(study),
+            response__annotation__assignment__item__kind=StudyItem.Kind.REGULAR,
+            question__key__in=keys,
+        )
+        if episodes is not None:
+            answers = answers.filter(response__episode__in=episodes.values("pk"))
         rows.extend(
-            Answer.objects.filter(
-                response__annotation__in=latest_submitted(study),
-                response__annotation__assignment__item__kind=StudyItem.Kind.REGULAR,
-                question__key__in=keys,
-            )
-            .order_by("pk")
-            .values_list(
+            answers.order_by("pk").values_list(
                 "response__annotation__assignment__item_id",
                 "response__annotation__assignment__annotator_id",
                 "response__episode_id",
@@ -140,9 +145,11 @@ def snippet_agreement(
     judge: str | None = None,
     prompt_version: str | None = None,
     pair_score: str = "llm_overall",
+    episodes: QuerySet[Episode] | None = None,
 ) -> dict[str, Any]:
-    """Cohen's κ between annotators' snippet directions and the consensus tracker's (module docstring)."""
-    rows = _human_answers(studies, [SNIPPET_QUESTION])
+    """Cohen's κ between annotators' snippet directions and the consensus tracker's (module docstring);
+    ``episodes`` narrows the items to those of these episodes."""
+    rows = _human_answers(studies, [SNIPPET_QUESTION], episodes)
     items = StudyItem.objects.in_bulk({row[0] for row in rows})
     series: dict[int, list[float] | None] = {}
     tracker: dict[int, str | None] = {}
@@ -192,13 +199,17 @@ def snippet_agreement(
 
 
 def intervention_accuracy(
-    studies: Iterable[Study], *, judge: str | None = None, prompt_version: str | None = None
+    studies: Iterable[Study],
+    *,
+    judge: str | None = None,
+    prompt_version: str | None = None,
+    episodes: QuerySet[Episode] | None = None,
 ) -> dict[str, Any]:
     """Accuracy of annotators' per-intervention scores against the J3 judge's for the same turn (module docstring).
 
     ``judge`` is the judge's model (``scripted``, ``upstream``, a model name); by default the judge with the most
     answers about these episodes."""
-    rows = [row for row in _human_answers(studies, MI_DIMENSIONS) if row[4] is not None]
+    rows = [row for row in _human_answers(studies, MI_DIMENSIONS, episodes) if row[4] is not None]
     questions = list(Question.objects.filter(instrument__preset=INTERVENTION_PRESET, key__in=MI_DIMENSIONS))
     episodes = {row[2] for row in rows}
     answers = [
@@ -244,9 +255,9 @@ def _accuracies(pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:
 # ----- conversation quality
 
 
-def quality_means(studies: Iterable[Study]) -> dict[str, Any]:
+def quality_means(studies: Iterable[Study], *, episodes: QuerySet[Episode] | None = None) -> dict[str, Any]:
     """Mean naturalness and mode expression with n, overall and per conflict mode (the episode's barrier key)."""
-    rows = [row for row in _human_answers(studies, QUALITY_QUESTIONS) if row[6] is not None]
+    rows = [row for row in _human_answers(studies, QUALITY_QUESTIONS, episodes) if row[6] is not None]
     modes = dict(Episode.objects.filter(pk__in={row[2] for row in rows}).values_list("pk", "barrier__key"))
     result: dict[str, Any] = {}
     for key in QUALITY_QUESTIONS:
@@ -267,18 +278,44 @@ def _mean(numbers: Sequence[float]) -> dict[str, Any]:
 
 # ----- all three
 
+PRESETS = (PROMEDIATE_SNIPPETS_PRESET, INTERVENTION_PRESET, PROMEDIATE_QUALITY_PRESET)
 
-def human_validation(team: Team, **judge: Any) -> dict[str, Any]:
-    """The three checks over ``team``'s studies of each preset; ``judge`` (``judge``, ``prompt_version``) picks the
-    trace and the J3 judge compared (by default the latest trace and the judge with the most answers)."""
-    studies = Study.objects.filter(team=team).select_related("instrument")
-    of = {
-        preset: [study for study in studies if study.instrument.preset == preset]
-        for preset in (PROMEDIATE_SNIPPETS_PRESET, INTERVENTION_PRESET, PROMEDIATE_QUALITY_PRESET)
-    }
+
+def human_validation(
+    studies: Iterable[Study],
+    *,
+    episodes: QuerySet[Episode] | None = None,
+    judge: str | None = None,
+    prompt_version: str | None = None,
+) -> dict[str, Any]:
+    """The three checks over ``studies`` (each check reads the studies of its preset), on the items of ``episodes``
+    when given. ``judge`` and ``prompt_version`` pick the consensus trace and the J3 judge compared (by default the
+    latest trace and the judge with the most answers)."""
+    of = {preset: [study for study in studies if study.instrument.preset == preset] for preset in PRESETS}
+    judged = {"judge": judge, "prompt_version": prompt_version, "episodes": episodes}
     return {
-        "snippets": snippet_agreement(of[PROMEDIATE_SNIPPETS_PRESET], **judge),
-        "interventions": intervention_accuracy(of[INTERVENTION_PRESET], **judge),
-        "quality": quality_means(of[PROMEDIATE_QUALITY_PRESET]),
+        "snippets": snippet_agreement(of[PROMEDIATE_SNIPPETS_PRESET], **judged),
+        "interventions": intervention_accuracy(of[INTERVENTION_PRESET], **judged),
+        "quality": quality_means(of[PROMEDIATE_QUALITY_PRESET], episodes=episodes),
         "studies": {preset: [study.slug for study in chosen] for preset, chosen in of.items()},
     }
+
+
+def team_validation(team: Team, **judge: Any) -> dict[str, Any]:
+    """``human_validation`` over every study of ``team``."""
+    return human_validation(Study.objects.filter(team=team).select_related("instrument"), **judge)
+
+
+def validation_of_episodes(episodes: QuerySet[Episode]) -> dict[str, Any] | None:
+    """``human_validation`` of the studies that rate some of ``episodes``, on those episodes' items only; None when
+    no ProMediate study rates any of them. The shape the results report's human-validation section takes
+    (``benchmark.results.promediate.build.register_human_validation``)."""
+    studies = list(
+        Study.objects.filter(instrument__preset__in=PRESETS, items__episode__in=episodes.values("pk"))
+        .distinct()
+        .select_related("instrument")
+        .order_by("pk")
+    )
+    if not studies:
+        return None
+    return human_validation(studies, episodes=episodes)

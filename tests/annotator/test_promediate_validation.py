@@ -8,11 +8,12 @@ from annotator.forms import create_study
 from annotator.item_page import ItemPage
 from annotator.models import Assignment, StudyItem
 from annotator.reports.promediate_validation import (
-    human_validation,
     intervention_accuracy,
     quality_means,
     snippet_agreement,
+    team_validation,
     tracker_direction,
+    validation_of_episodes,
 )
 from annotator.windows import INTERVENTION_PRESET
 from benchmark.instruments.interventions import store_intervention_answers
@@ -169,4 +170,10 @@ def test_quality_means_overall_and_per_conflict_mode():
 
     assert result["naturalness"]["mean"] == pytest.approx(13 / 3) and result["naturalness"]["n"] == 3
     assert result["mode_expression"]["by_mode"] == {"promediate-competing": {"mean": pytest.approx(11 / 3), "n": 3}}
-    assert human_validation(default_team())["quality"] == result
+    assert team_validation(default_team())["quality"] == result
+    assert validation_of_episodes(Episode.objects.filter(pk=episodes[1].pk))["quality"]["naturalness"] == {
+        "mean": 4.0,
+        "n": 1,
+        "by_mode": {"promediate-competing": {"mean": 4.0, "n": 1}},
+    }
+    assert validation_of_episodes(Episode.objects.none()) is None
