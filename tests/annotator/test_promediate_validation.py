@@ -1,7 +1,10 @@
 """The human-validation numbers of ProMediate (PM-27) from annotations: κ of snippet directions against the
 consensus trace, grouped accuracy of per-intervention scores against the J3 judge, quality means."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from annotator import drafts
 from annotator.forms import create_study
@@ -9,6 +12,7 @@ from annotator.item_page import ItemPage
 from annotator.models import Assignment, StudyItem
 from annotator.reports.promediate_validation import (
     intervention_accuracy,
+    overall_series,
     quality_means,
     snippet_agreement,
     team_validation,
@@ -21,6 +25,7 @@ from benchmark.instruments.presets import install_preset
 from benchmark.models import Episode, PairAgreement, Respondent, Seat, Topic
 from tests.annotator.builders import add_annotators, make_study
 from tests.annotator.negotiation import make_negotiation
+from tests.benchmark.promediate_world import negotiation_episode
 from tests.builders import default_team
 
 pytestmark = pytest.mark.django_db
@@ -177,3 +182,38 @@ def test_quality_means_overall_and_per_conflict_mode():
         "by_mode": {"promediate-competing": {"mean": 4.0, "n": 1}},
     }
     assert validation_of_episodes(Episode.objects.none()) is None
+
+
+def test_the_checks_read_the_trace_and_the_judge_answers_the_scripted_pass_stored():
+    episode = negotiation_episode()  # six turns; one intervention, at turn 3
+    call_command(
+        "evaluate", "--promediate", "--ids", str(episode.pk), "--judge-model", "scripted", stdout=io.StringIO()
+    )
+    episodes = Episode.objects.filter(pk=episode.pk)
+    snippets = create_study(
+        team=default_team(),
+        title="S",
+        slug="s",
+        preset="promediate-snippets",
+        overlap=1,
+        episodes=episodes,
+        snippet_length=3,
+        seed=2,
+    )
+    mi = create_study(
+        team=default_team(), title="MI", slug="mi", preset=INTERVENTION_PRESET, overlap=1, episodes=episodes
+    )
+    annotator = add_annotators(snippets, 1)[0]
+    add_annotators(mi, [annotator])
+    answer(snippets, annotator, snippets.items.get(), {"answer-agreement_direction": "increased"})
+    answer(mi, annotator, mi.items.get(target_turn=3), form(3, (4, 4, 4, 4)))
+
+    found = validation_of_episodes(episodes)
+
+    overall = overall_series(episode)
+    assert len(overall) == 7 and found["snippets"]["no_trace"] == 0  # windows 0–2 and 3–5: points 1–3 and 4–6
+    expected = tracker_direction(overall, (0, 2), (3, 5))
+    assert (found["snippets"]["n"], found["snippets"]["ties_excluded"]) == ((1, 0) if expected else (0, 1))
+    judged = found["interventions"]
+    assert judged["judge"] == "scripted" and judged["unjudged"] == 0
+    assert judged["n"] + judged["not_applicable"] == 4
