@@ -1,0 +1,571 @@
+"""ProMediate's run folders (microsoft/ProMediate-Eval ``output/``), read into episodes of the case's scenario
+with the consensus trace and the mediator-intelligence scores upstream computed for them.
+
+A run of ``multiparty_conversation_negotiate.py`` and the scripts after it leaves, in
+``output/<case>/<method>/<model>_<response_type>_<mode>_<intervene_freq>_<id>/``:
+
+- ``conversation.txt``: a verbose log, then a line ``📋 Conversation Summary:`` and one line per utterance,
+  ``🔄 Turn <i>: <name>: "<text>"`` (i from 1; the opening is Turn 1). A text with a line break spills onto
+  the next lines: those continuation lines belong to the turn before them. Only the summary is read.
+- ``attitudes.json`` (``scripts/consensus_agreement_pipeline.py``): one snapshot before the first turn and
+  one after each, ``{party: {topic: attitude}}``.
+- ``agreement_scores.json`` (same script): as many snapshots, ``{topic: [pair result, ...]}`` with one result
+  per pair of parties (the five dimensions, ``overall_consensus_score`` and ``reasoning``). The script lists
+  the pairs in the ``names`` order at the start but writes each rescored pair into the slot of the pair at
+  that index in the ``config`` order, so once the two orders differ (hmo, flagship, river) a slot can hold
+  another pair's score (spec §2.1 item 7).
+- ``behavior_score.json`` (``scripts/behavior_evaluation.py``): one judge answer per mediator turn after the
+  opening, in turn order, without the turn's index; a score of -1 means "not applicable".
+- ``results_summary.csv`` (``scripts/evaluation.py``): one row of metric values.
+
+How Parley keeps them:
+
+- The episode plays the scenario ``promediate-<case>`` (import the case file first); its id is
+  ``promediate-run-<case>-<method>-<folder>``, so importing the folder again changes nothing. Its barrier is
+  the mode's (``promediate_modes``), carried by the party seats. The method names the mediator condition
+  (``NoAgent``: no Mediator seat; ``Baseline2``: generic; ``Social``: social; ``Baseline1``: innerthought).
+- Turns: one per summary utterance, index i - 1.
+- Attitudes and pair scores become ``Attitude`` and ``PairAgreement`` rows of the judge ``upstream``, stored
+  where they change, each pair under its own two seats: a party's utterance rescored the pairs that include
+  it (in their config-order slots); a snapshot that changes a slot outside them, or anything after a
+  Mediator turn, disagrees with the conversation and is refused. The two orders are kept in the episode's
+  settings (``upstream_pairs``) so upstream's slot arithmetic can be replayed (``upstream_slot_readings``).
+- The metric row is kept whole in ``Episode.settings["promediate"]["upstream_results"]`` for comparison; the
+  mediator-intelligence answers in ``...["mi"]`` with the turn each one judged (the per-intervention
+  instrument is not in this branch yet).
+
+Files that disagree on parties, topics or turns are refused, naming the file, record and field.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from ..models import ActionType, Attitude, Episode, PairAgreement, Scenario, Team
+from .checks import check_episode
+from .format import FileFormat, Saved
+from .import_result import ImportResult
+from .problems import ImportProblem
+from .promediate import MEDIATOR
+from .promediate import SOURCE as CASE_SOURCE
+from .promediate_modes import MODES
+from .reading import load_json, read_text
+from .records import CharacterRef, Draft, EpisodeDraft, Fields, Origin, Remark, ScenarioRef, SeatDraft, TurnDraft
+from .saving import save as save_drafts
+
+CONVERSATION = "conversation.txt"
+ATTITUDES = "attitudes.json"
+AGREEMENT = "agreement_scores.json"
+BEHAVIOUR = "behavior_score.json"
+RESULTS = "results_summary.csv"
+SUMMARY = "📋 Conversation Summary:"
+_TURN = re.compile(r'^🔄 Turn (\d+): (.*?): "(.*)$')
+JUDGE = "upstream"
+# Upstream's --method -> Parley's mediator condition.
+METHODS = {"NoAgent": "none", "Baseline2": "generic", "Social": "social", "Baseline1": "innerthought", "Naive": "naive"}
+RESPONSE_TYPES = ("separate", "combined")
+FREQUENCIES = ("less", "more", "none")
+PARTY_MODEL = "claude-sonnet-4-20250514"  # every party call upstream, whatever --model says
+MI_KEYS = ("perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns")
+DIMENSIONS = PairAgreement.DIMENSIONS
+PARSE_ERROR = "Error in parsing the response"
+
+
+@dataclass
+class Utterance:
+    speaker: str
+    text: str
+    origin: Origin
+
+
+@dataclass
+class PairScore:
+    point: int
+    topic: str
+    pair: tuple[str, str]  # in the scenario's party order
+    values: dict[str, Any]
+
+
+@dataclass
+class UpstreamRun:
+    """One run folder as read from its files; ``resolve`` checks it against the case's scenario."""
+
+    folder: str  # <case>/<method>/<name>, as messages name it
+    case: str
+    method: str
+    model: str
+    response_type: str
+    mode: str
+    frequency: str
+    run_id: str
+    utterances: list[Utterance]
+    attitudes: list[Any] | None = None
+    agreement: list[Any] | None = None
+    behaviour: list[Any] | None = None
+    results: dict[str, Any] | None = None
+    episode: EpisodeDraft | None = None
+    attitude_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # point, party, topic, text
+    pair_rows: list[PairScore] = field(default_factory=list)
+
+    def origin(self, name: str, place: str | None = None) -> Origin:
+        return Origin(f"{self.folder}/{name}", place)
+
+
+def claims(path: Path) -> bool:
+    return next(path.rglob(CONVERSATION), None) is not None
+
+
+def parse_path(path: Path) -> list[Draft | UpstreamRun]:
+    """Every run folder at or under ``path`` (a folder holding ``conversation.txt``)."""
+    if not path.is_dir():
+        raise ImportProblem(
+            "a ProMediate run is a folder (import the folder that holds conversation.txt)", file=path.name
+        )
+    folders = sorted({found.parent for found in path.rglob(CONVERSATION)})
+    if not folders:
+        raise ImportProblem(f"holds no {CONVERSATION} (a ProMediate run folder)", file=path.name)
+    runs = [read_run(folder) for folder in folders]
+    remark = Remark()
+    missing = [
+        f"{run.folder} ({', '.join(name for name, value in files_of(run) if value is None)})"
+        for run in runs
+        if any(value is None for _name, value in files_of(run))
+    ]
+    if missing:
+        remark.notes.append(
+            f"Run folders without some of upstream's files (imported without them): {'; '.join(missing)}."
+        )
+    return [*runs, remark]
+
+
+def files_of(run: UpstreamRun) -> list[tuple[str, Any]]:
+    files = [(ATTITUDES, run.attitudes), (AGREEMENT, run.agreement), (RESULTS, run.results)]
+    return files + ([(BEHAVIOUR, run.behaviour)] if METHODS[run.method] != "none" else [])
+
+
+def read_run(folder: Path) -> UpstreamRun:
+    """A run folder's files, each checked on its own; ``resolve`` checks them against each other."""
+    name = f"{folder.parent.parent.name}/{folder.parent.name}/{folder.name}"
+    origin = Origin(name)
+    case, method = folder.parent.parent.name, folder.parent.name
+    if method not in METHODS:
+        raise origin.problem(
+            f"{method!r} is not one of upstream's methods ({', '.join(METHODS)}): a run folder sits "
+            "in output/<case>/<method>/"
+        )
+    parts = folder.name.split("_")
+    if len(parts) < 5:
+        raise origin.problem("a run folder is named <model>_<response_type>_<mode>_<intervene_freq>_<id>")
+    model, response_type, mode, frequency, run_id = "_".join(parts[:-4]), *parts[-4:]
+    for value, allowed, what in (
+        (response_type, RESPONSE_TYPES, "response type"),
+        (mode, MODES, "mode"),
+        (frequency, FREQUENCIES, "intervene_freq"),
+    ):
+        if value not in allowed:
+            raise origin.problem(f"the folder name's {what} {value!r} is not one of {', '.join(allowed)}")
+    run = UpstreamRun(name, case, method, model, response_type, mode, frequency, run_id, [])
+    run.utterances = read_summary(read_text(folder / CONVERSATION), run.origin(CONVERSATION))
+    if (folder / ATTITUDES).is_file():
+        run.attitudes = snapshots(folder / ATTITUDES, run.origin(ATTITUDES))
+    if (folder / AGREEMENT).is_file():
+        run.agreement = snapshots(folder / AGREEMENT, run.origin(AGREEMENT))
+    if (folder / BEHAVIOUR).is_file():
+        run.behaviour = snapshots(folder / BEHAVIOUR, run.origin(BEHAVIOUR))
+    if (folder / RESULTS).is_file():
+        run.results = read_results(read_text(folder / RESULTS), run.origin(RESULTS))
+    return run
+
+
+def snapshots(path: Path, origin: Origin) -> list[Any]:
+    value = load_json(read_text(path), origin)
+    if not isinstance(value, list):
+        raise origin.problem("expected a JSON list (one entry per snapshot or judged turn)")
+    return value
+
+
+def read_summary(text: str, origin: Origin) -> list[Utterance]:
+    """The summary's utterances; a line that starts no turn continues the one before it."""
+    lines = text.splitlines()
+    try:
+        start = next(number for number, line in enumerate(lines) if line.strip() == SUMMARY) + 1
+    except StopIteration:
+        raise origin.problem(f"no line {SUMMARY!r}: only the summary after it is read") from None
+    utterances: list[Utterance] = []
+    for number, line in enumerate(lines[start:], start=start + 1):
+        turn = _TURN.match(line)
+        if turn is None:
+            if utterances:
+                utterances[-1].text += "\n" + line
+            elif line.strip():
+                raise origin.problem(f"line {number} is no '🔄 Turn 1: <name>: \"...\"' line")
+            continue
+        place = Origin(origin.file, f"line {number}")
+        if int(turn.group(1)) != len(utterances) + 1:
+            raise place.at("turn").problem(f"Turn {turn.group(1)} follows Turn {len(utterances)}")
+        utterances.append(Utterance(turn.group(2).strip(), turn.group(3), place))
+    if not utterances:
+        raise origin.problem("the summary lists no turns")
+    for utterance in utterances:
+        text = utterance.text.rstrip()
+        utterance.text = text[:-1] if text.endswith('"') else text
+    return utterances
+
+
+def read_results(text: str, origin: Origin) -> dict[str, Any]:
+    """The one row of ``results_summary.csv``: numbers as numbers, Python lists as lists, empty as None."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if len(rows) != 1:
+        raise origin.problem(f"expected one row of results, got {len(rows)}")
+    values: dict[str, Any] = {}
+    for name, raw in rows[0].items():
+        raw = (raw or "").strip()
+        if not raw:
+            values[name] = None
+            continue
+        try:
+            values[name] = float(raw) if not raw.startswith("[") else ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            raise Origin(origin.file, "row 1", name).problem(f"{raw[:40]!r} is neither a number nor a list") from None
+    return values
+
+
+# --- checked against the case's scenario -----------------------------------------------------------
+
+
+def resolve(drafts: list[Any], team: Team) -> None:
+    """Check each run against its case's scenario and build its episode (seats, turns, trace rows)."""
+    runs = [draft for draft in drafts if isinstance(draft, UpstreamRun)]
+    wanted = {f"{CASE_SOURCE}-{run.case}" for run in runs}
+    scenarios = {
+        scenario.external_id: scenario
+        for scenario in Scenario.objects.of_team(team)
+        .filter(external_id__in=wanted)
+        .prefetch_related("roles__character", "topics")
+    }
+    for run in runs:
+        scenario = scenarios.get(f"{CASE_SOURCE}-{run.case}")
+        if scenario is None or CASE_SOURCE not in scenario.settings:
+            raise run.origin("").problem(
+                f"no scenario 'promediate-{run.case}' with its topics in this team: import the case file "
+                f"(cases/{run.case}.json) first"
+            )
+        RunReader(run, scenario).read()
+
+
+class RunReader:
+    def __init__(self, run: UpstreamRun, scenario: Scenario) -> None:
+        self.run = run
+        self.scenario = scenario
+        self.settings = scenario.settings[CASE_SOURCE]
+        self.parties: list[str] = list(self.settings["parties"])
+        self.topics = [topic.title for topic in scenario.topics.all()]
+        self.roles = {role.character.name: role for role in scenario.roles.all() if role.character}
+        self.mediated = METHODS[run.method] != "none"
+        seated = self.parties + ([MEDIATOR] if self.mediated and MEDIATOR in self.roles else [])
+        self.seats = {name: number for number, name in enumerate(seated)}
+
+    def read(self) -> None:
+        run = self.run
+        turns = [self.turn(index, utterance) for index, utterance in enumerate(run.utterances)]
+        if run.attitudes is not None:
+            self.read_attitudes()
+        if run.agreement is not None:
+            self.read_agreement()
+        mi = self.read_behaviour() if run.behaviour is not None else None
+        condition = METHODS[run.method]
+        settings: dict[str, Any] = {
+            "mediator": condition,
+            "mediator_model": run.model if self.mediated else "",
+            "party_model": PARTY_MODEL,
+            "method": run.method,
+            "response_type": run.response_type,
+            "mode": "general" if run.mode == "none" else run.mode,
+            "intervene_freq": run.frequency,
+            "run_id": run.run_id,
+            "run_folder": run.folder,
+            "imported_from": JUDGE,
+            "persona_to_mediator": True,  # upstream appends the persona to the Mediator's memory too
+            "upstream_pairs": {
+                "names_order": self.parties,
+                "config_order": [
+                    name for name in self.settings.get("config_order") or self.parties if name != MEDIATOR
+                ],
+            },
+        }
+        if self.mediated and MEDIATOR in self.seats:
+            settings["mediator_position"] = self.seats[MEDIATOR]
+        if run.results is not None:
+            settings["upstream_results"] = run.results
+        if mi is not None:
+            settings["mi"] = mi
+        episode = EpisodeDraft(
+            external_id=f"promediate-run-{run.case}-{run.method}-{Path(run.folder).name}"[:100],
+            scenario=ScenarioRef(self.scenario.external_id, run.origin("")),
+            origin=run.origin(""),
+            barrier_key=MODES[run.mode],
+            turn_cap=max(len(turns), self.scenario.turn_cap or 0, 1),
+            settings={CASE_SOURCE: settings},
+            seats=[self.seat(name, number) for name, number in self.seats.items()],
+            turns=turns,
+        )
+        check_episode(episode)
+        run.episode = episode
+
+    def seat(self, name: str, number: int) -> SeatDraft:
+        role = self.roles[name]
+        mediator = name == MEDIATOR
+        return SeatDraft(
+            position=number,
+            role_position=role.position,
+            character=CharacterRef(self.run.origin(""), found=role.character),
+            origin=self.run.origin(""),
+            model=self.run.model if mediator else PARTY_MODEL,
+            carries_barrier=not mediator,
+        )
+
+    def turn(self, index: int, utterance: Utterance) -> TurnDraft:
+        if utterance.speaker not in self.seats:
+            raise utterance.origin.at("speaker").problem(
+                f"{utterance.speaker!r} is not at the table of {self.scenario.external_id} under {self.run.method} "
+                f"({', '.join(self.seats)})"
+            )
+        return TurnDraft(
+            index=index,
+            seat_position=self.seats[utterance.speaker],
+            action_type=ActionType.SPEAK,
+            origin=utterance.origin,
+            content=utterance.text,
+        )
+
+    def expect_points(self, snapshots: list[Any], name: str) -> None:
+        points = len(self.run.utterances) + 1
+        if len(snapshots) != points:
+            raise self.run.origin(name).problem(
+                f"has {len(snapshots)} snapshots; {CONVERSATION} has {points - 1} turns, so {points} are expected "
+                "(one before the first turn and one after each)"
+            )
+
+    def topic_named(self, title: str, origin: Origin) -> str:
+        if title in self.topics:
+            return title
+        folded = {topic.casefold(): topic for topic in self.topics}
+        if title.casefold() in folded:
+            return folded[title.casefold()]
+        raise origin.problem(f"{title!r} is not a topic of {self.scenario.external_id} ({'; '.join(self.topics)})")
+
+    def read_attitudes(self) -> None:
+        self.expect_points(self.run.attitudes, ATTITUDES)
+        previous: dict[tuple[str, str], str] = {}
+        for point, snapshot in enumerate(self.run.attitudes):
+            origin = self.run.origin(ATTITUDES, f"record {point + 1}")
+            fields = Fields(snapshot, origin)
+            if set(fields.data) != set(self.parties):
+                raise origin.problem(
+                    f"names the parties {', '.join(map(repr, fields.data))}; {self.scenario.external_id} has "
+                    f"{', '.join(map(repr, self.parties))}"
+                )
+            for party in self.parties:
+                stances = fields.mapping(party)
+                for title in stances:
+                    topic = self.topic_named(title, origin.at(party))
+                    text = Fields(stances, origin.at(party)).text(title)
+                    if text and previous.get((party, topic)) != text:
+                        self.run.attitude_rows.append((point, party, topic, text))
+                        previous[(party, topic)] = text
+
+    def read_agreement(self) -> None:
+        """The pair scores each snapshot changed, each under the pair it was scored for (see the module doc)."""
+        self.expect_points(self.run.agreement, AGREEMENT)
+        pairs = list(combinations(self.parties, 2))
+        config = [name for name in self.settings.get("config_order") or self.parties if name != MEDIATOR]
+        slot = {frozenset(pair): number for number, pair in enumerate(combinations(config, 2))}
+        stances = self.stances_by_point()
+        before: dict[str, list[Any]] = {}
+        for point, snapshot in enumerate(self.run.agreement):
+            origin = self.run.origin(AGREEMENT, f"record {point + 1}")
+            fields = Fields(snapshot, origin)
+            now = {self.topic_named(title, origin): fields.sequence(title) for title in fields.data}
+            if set(now) != set(self.topics):
+                missing = [topic for topic in self.topics if topic not in now]
+                raise origin.problem(f"has no scores for the topic {missing[0]!r}")
+            for topic, results in now.items():
+                if len(results) != len(pairs):
+                    raise origin.at(topic).problem(
+                        f"has {len(results)} pair results; {len(self.parties)} parties make {len(pairs)} pairs"
+                    )
+                for number, result in enumerate(results):
+                    self.pair_values(result, origin.at(topic).at(number))
+                if point == 0:
+                    self.run.pair_rows.extend(PairScore(0, topic, pair, results[n]) for n, pair in enumerate(pairs))
+                    continue
+                changed = [n for n, result in enumerate(results) if result != before[topic][n]]
+                speaker = self.run.utterances[point - 1].speaker
+                own = (
+                    {slot[frozenset((speaker, other))]: other for other in self.parties if other != speaker}
+                    if speaker in self.parties
+                    else {}
+                )
+                stray = [n for n in changed if n not in own]
+                if stray:
+                    who = "the Mediator's turn" if speaker not in self.parties else f"{speaker}'s turn"
+                    raise (
+                        origin.at(topic)
+                        .at(stray[0])
+                        .problem(
+                            f"changes a pair score after {who} ({CONVERSATION} Turn {point}) in a slot that holds "
+                            f"no pair with {speaker}: the files disagree"
+                        )
+                    )
+                if changed or (point, speaker, topic) in stances:
+                    for number, other in sorted(own.items()):
+                        pair = tuple(sorted((speaker, other), key=self.parties.index))
+                        self.run.pair_rows.append(PairScore(point, topic, pair, results[number]))
+            before = now
+
+    def stances_by_point(self) -> set[tuple[int, str, str]]:
+        """(point, party, topic) where the attitudes file records a new stance."""
+        return {(point, party, topic) for point, party, topic, _text in self.run.attitude_rows if point}
+
+    def pair_values(self, result: Any, origin: Origin) -> dict[str, Any]:
+        fields = Fields(result, origin)
+        values = {name: fields.number(name) for name in (*DIMENSIONS, "overall_consensus_score")}
+        for name, value in values.items():
+            if value is not None and not 0 <= value <= 1:
+                raise origin.at(name).problem(f"{value} is outside 0 to 1")
+        return values
+
+    def read_behaviour(self) -> list[dict[str, Any]]:
+        """The judge's answers, one per mediator turn after the opening, in turn order."""
+        turns = [
+            index for index, utterance in enumerate(self.run.utterances) if utterance.speaker == MEDIATOR and index
+        ]
+        origin = self.run.origin(BEHAVIOUR)
+        if len(self.run.behaviour) != len(turns):
+            raise origin.problem(
+                f"has {len(self.run.behaviour)} judged turns; {CONVERSATION} has {len(turns)} mediator turns after the "
+                "opening"
+            )
+        answers = []
+        for number, (entry, index) in enumerate(zip(self.run.behaviour, turns, strict=True)):
+            simple = Fields(entry, Origin(origin.file, f"record {number + 1}")).nested("simple")
+            scores: dict[str, float | None] = {}
+            for key in MI_KEYS:
+                score = simple.nested(key).number("score", required=True)
+                if score != -1 and not 1 <= score <= 5:
+                    raise (
+                        simple.origin.at(key).at("score").problem(f"{score} is neither -1 (not applicable) nor 1 to 5")
+                    )
+                scores[key] = None if score == -1 else score
+            answers.append({"turn_index": index, "scores": scores})
+        return answers
+
+
+# --- saving ---------------------------------------------------------------------------------------------
+
+
+def save(drafts: Sequence[Any], result: ImportResult, team: Team, progress: Saved | None) -> None:
+    """The episodes (``saving.save``), then the trace rows of those it created."""
+    runs = [draft for draft in drafts if isinstance(draft, UpstreamRun)]
+    save_drafts(
+        [run.episode for run in runs] + [d for d in drafts if isinstance(d, Remark)], result, team, progress=progress
+    )
+    for run in runs:
+        episode = Episode.objects.of_team(team).get(external_id=run.episode.external_id)
+        if (
+            episode.pk not in result.episodes
+            or episode.attitudes.filter(judge=JUDGE).exists()
+            or episode.pair_agreements.filter(judge=JUDGE).exists()
+        ):
+            continue
+        seats = {seat.character.name: seat for seat in episode.seats.select_related("character")}
+        topics = {topic.title: topic for topic in episode.scenario.topics.all()}
+        Attitude.objects.bulk_create(
+            Attitude(episode=episode, point=point, seat=seats[party], topic=topics[topic], text=text, judge=JUDGE)
+            for point, party, topic, text in run.attitude_rows
+        )
+        PairAgreement.objects.bulk_create(pair_row(episode, seats, topics, score) for score in run.pair_rows)
+        if run.attitude_rows:
+            result.created["attitude"] += len(run.attitude_rows)
+        if run.pair_rows:
+            result.created["pair agreement"] += len(run.pair_rows)
+
+
+def pair_row(episode: Episode, seats: dict, topics: dict, score: PairScore) -> PairAgreement:
+    a, b = sorted((seats[score.pair[0]], seats[score.pair[1]]), key=lambda seat: seat.position)
+    values = score.values
+    return PairAgreement(
+        episode=episode,
+        point=score.point,
+        topic=topics[score.topic],
+        seat_a=a,
+        seat_b=b,
+        overall=values.get("overall_consensus_score"),
+        reasoning=str(values.get("reasoning") or ""),
+        failed=values.get("reasoning") == PARSE_ERROR,
+        judge=JUDGE,
+        **{name: values.get(name) for name in DIMENSIONS},
+    )
+
+
+def upstream_slot_readings(
+    readings: Sequence[tuple[int, str, str, str, Any]], names_order: Sequence[str], config_order: Sequence[str]
+) -> list[tuple[int, str, str, str, Any]]:
+    """Readings ``(point, topic, party_a, party_b, value)`` under real pair keys, re-keyed the way upstream's
+    slots hold them: slot j starts as the j-th pair in ``names_order`` and a rescored pair is written into the
+    slot of its index in ``config_order``. Summing the returned readings per point as pairs gives upstream's
+    topic series exactly; with equal orders the readings come back unchanged."""
+    by_names = list(combinations(names_order, 2))
+    slot = {frozenset(pair): number for number, pair in enumerate(combinations(config_order, 2))}
+    result = []
+    for point, topic, a, b, value in readings:
+        if point == 0:
+            result.append((point, topic, a, b, value))
+            continue
+        holder = by_names[slot[frozenset((a, b))]]
+        result.append((point, topic, holder[0], holder[1], value))
+    return result
+
+
+class RunFolderFormat(FileFormat):
+    """A ProMediate run folder, or a folder of them; checked against the team's case scenarios (``resolve``)."""
+
+    reads_directory = True
+
+    def claims_directory(self, path: Path) -> bool:
+        return claims(path)
+
+    def parse_file(self, path: Path, text: str) -> list[Any]:
+        return parse_path(path)
+
+    def resolve(self, drafts: list[Any], team: Team) -> None:
+        resolve(drafts, team)
+
+    def save(self, drafts: Sequence[Any], result: ImportResult, team: Team, progress: Saved | None) -> None:
+        save(drafts, result, team, progress)
+
+
+def _never(first: object) -> bool:
+    """A run is a folder, never recognised from a file's first record."""
+    return False
+
+
+def _refuse(text: str, file: str) -> list[Draft]:
+    raise ImportProblem("a ProMediate run is a folder: import the folder that holds conversation.txt", file=file)
+
+
+FORMAT = RunFolderFormat(
+    "promediate-run",
+    label="ProMediate run folder (conversation.txt, attitudes, agreement scores, judge scores, results)",
+    shape="a ProMediate run folder (conversation.txt with its summary)",
+    recognise=_never,
+    parse=_refuse,
+)
