@@ -29,10 +29,11 @@ How Parley keeps them:
   where they change, each pair under its own two seats: a party's utterance rescored the pairs that include
   it (in their config-order slots); a snapshot that changes a slot outside them, or anything after a
   Mediator turn, disagrees with the conversation and is refused. The two orders are kept in the episode's
-  settings (``upstream_pairs``) so upstream's slot arithmetic can be replayed (``upstream_slot_readings``).
+  settings (``upstream_pairs``) so upstream's slot arithmetic can be replayed
+  (``benchmark.stats.promediate_slots``).
 - The metric row is kept whole in ``Episode.settings["promediate"]["upstream_results"]`` for comparison; the
-  mediator-intelligence answers in ``...["mi"]`` with the turn each one judged (the per-intervention
-  instrument is not in this branch yet).
+  mediator-intelligence answers go to the per-intervention instrument (respondent: the judge ``upstream``),
+  one per mediator turn after the opening, in order.
 
 Files that disagree on parties, topics or turns are refused, naming the file, record and field.
 """
@@ -49,6 +50,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from ..instruments.interventions import InterventionAnswerError, store_intervention_answers
+from ..instruments.respondents import judge_respondent
 from ..models import ActionType, Attitude, Episode, PairAgreement, Scenario, Team
 from .checks import check_episode
 from .format import FileFormat, Saved
@@ -114,6 +117,7 @@ class UpstreamRun:
     episode: EpisodeDraft | None = None
     attitude_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # point, party, topic, text
     pair_rows: list[PairScore] = field(default_factory=list)
+    mi: list[dict[str, Any]] = field(default_factory=list)  # {"turn_index", "scores", "reasoning"} per intervention
 
     def origin(self, name: str, place: str | None = None) -> Origin:
         return Origin(f"{self.folder}/{name}", place)
@@ -305,8 +309,6 @@ class RunReader:
             settings["mediator_position"] = self.seats[MEDIATOR]
         if run.results is not None:
             settings["upstream_results"] = run.results
-        if mi is not None:
-            settings["mi"] = mi
         episode = EpisodeDraft(
             external_id=f"promediate-run-{run.case}-{run.method}-{Path(run.folder).name}"[:100],
             scenario=ScenarioRef(self.scenario.external_id, run.origin("")),
@@ -319,6 +321,7 @@ class RunReader:
         )
         check_episode(episode)
         run.episode = episode
+        run.mi = mi or []
 
     def seat(self, name: str, number: int) -> SeatDraft:
         role = self.roles[name]
@@ -457,15 +460,19 @@ class RunReader:
         answers = []
         for number, (entry, index) in enumerate(zip(self.run.behaviour, turns, strict=True)):
             simple = Fields(entry, Origin(origin.file, f"record {number + 1}")).nested("simple")
-            scores: dict[str, float | None] = {}
+            scores: dict[str, int | None] = {}
+            reasoning: dict[str, str] = {}
             for key in MI_KEYS:
-                score = simple.nested(key).number("score", required=True)
-                if score != -1 and not 1 <= score <= 5:
-                    raise (
-                        simple.origin.at(key).at("score").problem(f"{score} is neither -1 (not applicable) nor 1 to 5")
+                answer = simple.nested(key)
+                score = answer.number("score", required=True)
+                if score != -1 and not (1 <= score <= 5 and score.is_integer()):
+                    raise answer.origin.at("score").problem(
+                        f"{score:g} is neither -1 (not applicable) nor a whole number from 1 to 5"
                     )
-                scores[key] = None if score == -1 else score
-            answers.append({"turn_index": index, "scores": scores})
+                scores[key] = None if score == -1 else int(score)
+                said = [(label, answer.text(name)) for name, label in (("evidence", "Evidence"), ("reasoning", "Why"))]
+                reasoning[key] = "\n\n".join(f"{label}: {text}" for label, text in said if text.strip())
+            answers.append({"turn_index": index, "scores": scores, "reasoning": reasoning})
         return answers
 
 
@@ -473,19 +480,20 @@ class RunReader:
 
 
 def save(drafts: Sequence[Any], result: ImportResult, team: Team, progress: Saved | None) -> None:
-    """The episodes (``saving.save``), then the trace rows of those it created."""
+    """The episodes (``saving.save``), then the trace rows and judge answers of those it created."""
     runs = [draft for draft in drafts if isinstance(draft, UpstreamRun)]
+    stored = set(
+        Episode.objects.of_team(team)
+        .filter(external_id__in=[run.episode.external_id for run in runs])
+        .values_list("external_id", flat=True)
+    )
     save_drafts(
         [run.episode for run in runs] + [d for d in drafts if isinstance(d, Remark)], result, team, progress=progress
     )
     for run in runs:
-        episode = Episode.objects.of_team(team).get(external_id=run.episode.external_id)
-        if (
-            episode.pk not in result.episodes
-            or episode.attitudes.filter(judge=JUDGE).exists()
-            or episode.pair_agreements.filter(judge=JUDGE).exists()
-        ):
+        if run.episode.external_id in stored:  # already imported: what exists wins
             continue
+        episode = Episode.objects.of_team(team).get(external_id=run.episode.external_id)
         seats = {seat.character.name: seat for seat in episode.seats.select_related("character")}
         topics = {topic.title: topic for topic in episode.scenario.topics.all()}
         Attitude.objects.bulk_create(
@@ -497,6 +505,16 @@ def save(drafts: Sequence[Any], result: ImportResult, team: Team, progress: Save
             result.created["attitude"] += len(run.attitude_rows)
         if run.pair_rows:
             result.created["pair agreement"] += len(run.pair_rows)
+        if run.mi:
+            respondent = judge_respondent(JUDGE, "")
+            for answer in run.mi:
+                try:
+                    store_intervention_answers(
+                        episode, answer["turn_index"], respondent, answer["scores"], reasoning=answer["reasoning"]
+                    )
+                except InterventionAnswerError as error:
+                    raise run.origin(BEHAVIOUR).problem(str(error)) from None
+            result.created["answer"] += len(run.mi) * len(MI_KEYS)
 
 
 def pair_row(episode: Episode, seats: dict, topics: dict, score: PairScore) -> PairAgreement:
@@ -514,25 +532,6 @@ def pair_row(episode: Episode, seats: dict, topics: dict, score: PairScore) -> P
         judge=JUDGE,
         **{name: values.get(name) for name in DIMENSIONS},
     )
-
-
-def upstream_slot_readings(
-    readings: Sequence[tuple[int, str, str, str, Any]], names_order: Sequence[str], config_order: Sequence[str]
-) -> list[tuple[int, str, str, str, Any]]:
-    """Readings ``(point, topic, party_a, party_b, value)`` under real pair keys, re-keyed the way upstream's
-    slots hold them: slot j starts as the j-th pair in ``names_order`` and a rescored pair is written into the
-    slot of its index in ``config_order``. Summing the returned readings per point as pairs gives upstream's
-    topic series exactly; with equal orders the readings come back unchanged."""
-    by_names = list(combinations(names_order, 2))
-    slot = {frozenset(pair): number for number, pair in enumerate(combinations(config_order, 2))}
-    result = []
-    for point, topic, a, b, value in readings:
-        if point == 0:
-            result.append((point, topic, a, b, value))
-            continue
-        holder = by_names[slot[frozenset((a, b))]]
-        result.append((point, topic, holder[0], holder[1], value))
-    return result
 
 
 class RunFolderFormat(FileFormat):

@@ -246,7 +246,8 @@ HMO_TOPICS = [
 
 def hmo_run(method: str = "Social") -> Run:
     """A 20-utterance hmo negotiation: names Alex, Jamie, Lee; config Lee, Alex, Jamie; the Mediator opens and
-    intervenes at turns 6 and 13 (not for NoAgent, where Alex opens)."""
+    intervenes at turns 6, 13 and 18 (not for NoAgent, where Alex opens). Agreement builds, falls apart in the
+    middle and returns, so every metric of the row is defined (turn 18 is too late for ME: a -1 step)."""
     names = ["Alex", "Jamie", "Lee"]
     letters = "abc"
     initial = {
@@ -271,7 +272,7 @@ def hmo_run(method: str = "Social") -> Run:
         "Jamie",
         "Lee",
         "Alex",
-        "Jamie",
+        "Mediator",
         "Lee",
     ]
     opener = "Mediator" if method != "NoAgent" else "Alex"
@@ -285,7 +286,9 @@ def hmo_run(method: str = "Social") -> Run:
             mentions.append({HMO_TOPICS[k % 5]})
             continue
         topics = [HMO_TOPICS[k % 5], HMO_TOPICS[(k * 3) % 5]]
-        stances = {topic: f"accepts {letters[(k + len(topic)) % 3 if k < 12 else 0]}" for topic in topics}
+        # agreement builds, breaks down in the middle (a drop the Mediator answers at turn 18), then returns
+        letter = "a" if k < 7 or k >= 14 else letters[(k + names.index(speaker)) % 3]
+        stances = {topic: f"accepts {letter}" for topic in topics}
         utterances.append((speaker, f"On {' and '.join(topics)} I can take option {k % 3}.", stances))
         mentions.append(set(topics))
     mediator = [k for k, (speaker, _t, _s) in enumerate(utterances) if speaker == "Mediator" and k]
@@ -305,6 +308,7 @@ def hmo_run(method: str = "Social") -> Run:
                 "communication_breakdowns": 5,
             },
             dict.fromkeys(MI_KEYS, -1),
+            dict.fromkeys(MI_KEYS, 3),
         ][: len(mediator)],
         method=method,
     )

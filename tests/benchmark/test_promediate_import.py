@@ -10,7 +10,9 @@ from benchmark.importing.promediate_modes import BARRIERS, MODES, PERSONAS
 from benchmark.importing.promediate_runs import MI_KEYS
 from benchmark.importing.promediate_topics import opinion_blocks, read_options, read_preferences
 from benchmark.importing.records import Origin, TopicDraft
-from benchmark.models import Barrier, Episode, Preference, Scenario, ScenarioBarrier, Topic
+from benchmark.models import Answer, Barrier, Episode, Preference, Scenario, ScenarioBarrier, Topic
+from benchmark.stats.promediate import PRESETS, EpisodeTrace, PairReading, Utterance, consensus_series, upstream_results
+from benchmark.stats.promediate_slots import upstream_slot_readings
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
 pytestmark = pytest.mark.django_db
@@ -312,20 +314,6 @@ def imported_run(tmp_path, run=None, **names):
     return run, folder, import_file(tmp_path / "output")
 
 
-def carried_series(rows, points, topics, pairs):
-    """Per topic, the mean over ``pairs`` of each pair's latest overall score (null as 0), at every point."""
-    latest, series = {}, {topic: [] for topic in topics}
-    by_point = {}
-    for point, topic, a, b, value in rows:
-        by_point.setdefault(point, []).append((topic, frozenset((a, b)), value))
-    for point in range(points):
-        for topic, pair, value in by_point.get(point, []):
-            latest[(topic, pair)] = value
-        for topic in topics:
-            series[topic].append(sum(latest.get((topic, frozenset(p))) or 0 for p in pairs) / len(pairs))
-    return series
-
-
 def test_a_run_folder_becomes_an_episode_of_the_case_with_seats_turns_and_the_mode(tmp_path):
     run, folder, result = imported_run(tmp_path)
 
@@ -352,18 +340,29 @@ def test_a_run_folder_becomes_an_episode_of_the_case_with_seats_turns_and_the_mo
         "names_order": ["Alex", "Jamie", "Lee"],
         "config_order": ["Lee", "Alex", "Jamie"],
     }
-    assert settings["mi"] == [
-        {
-            "turn_index": 6,
-            "scores": {
-                "perception_alignment": 4,
-                "emotional_dynamics": None,
-                "cognitive_challenges": None,
-                "communication_breakdowns": 5,
-            },
+    assert "mi" not in settings and settings["mediator_position"] == 3
+    assert mi_answers(episode) == {
+        6: {
+            "perception_alignment": 4,
+            "emotional_dynamics": None,
+            "cognitive_challenges": None,
+            "communication_breakdowns": 5,
         },
-        {"turn_index": 13, "scores": dict.fromkeys(MI_KEYS)},
-    ]
+        13: dict.fromkeys(MI_KEYS),
+        18: dict.fromkeys(MI_KEYS, 3),
+    }
+    assert result.created["answer"] == 12
+
+
+def mi_answers(episode):
+    """Turn index -> the upstream judge's four MI scores on the per-intervention instrument (None = N/A)."""
+    found = {}
+    answers = Answer.objects.filter(
+        response__episode=episode, response__respondent__model="upstream", question__key__in=MI_KEYS
+    ).select_related("question")
+    for answer in answers:
+        found.setdefault(answer.turn, {})[answer.question.key] = None if answer.number is None else int(answer.number)
+    return found
 
 
 def test_the_upstream_metric_row_is_kept_as_read(tmp_path):
@@ -378,35 +377,94 @@ def test_the_upstream_metric_row_is_kept_as_read(tmp_path):
         assert kept[name] == pytest.approx(value, abs=1e-12) if value is not None else kept[name] is None, name
 
 
+def readings_of(episode):
+    """The episode's upstream pair scores as the stats module's readings, by party name and topic title."""
+    rows = episode.pair_agreements.filter(judge="upstream").select_related(
+        "topic", "seat_a__character", "seat_b__character"
+    )
+    return [
+        PairReading(
+            row.point,
+            row.topic.title,
+            row.seat_a.character.name,
+            row.seat_b.character.name,
+            row.overall,
+            tuple(row.dimensions()),
+        )
+        for row in rows
+    ]
+
+
 def test_pair_scores_are_kept_under_the_pair_they_score_and_replay_upstreams_slots(tmp_path):
-    from benchmark.importing.promediate_runs import upstream_slot_readings
     from tests.benchmark.promediate_upstream import aggregate, consensus_pipeline, pair_score
 
     run, folder, _result = imported_run(tmp_path)
 
     episode = Episode.objects.get()
-    rows = [
-        (row.point, row.topic.title, row.seat_a.character.name, row.seat_b.character.name, row.overall)
-        for row in episode.pair_agreements.select_related("topic", "seat_a__character", "seat_b__character")
-    ]
-    assert all(row_judge == "upstream" for row_judge in episode.pair_agreements.values_list("judge", flat=True))
+    readings = readings_of(episode)
     # Lee speaks first (turn 1, point 2): its pairs are rescored from its new stance, under their own keys
     stance = run.utterances[1][2]
     topic = next(iter(stance))
-    alex_lee = next(row for row in rows if row[:4] == (2, topic, "Alex", "Lee"))
-    assert alex_lee[4] == pair_score(topic, stance[topic], run.initial["Alex"][topic])["overall_consensus_score"]
+    alex_lee = next(r for r in readings if (r.point, r.topic, set(r.pair)) == (2, topic, {"Alex", "Lee"}))
+    assert alex_lee.overall == pair_score(topic, stance[topic], run.initial["Alex"][topic])["overall_consensus_score"]
     # upstream's series: the same readings put where upstream's slots hold them
-    attitudes, scores = consensus_pipeline(run)
-    pairs = [("Alex", "Jamie"), ("Alex", "Lee"), ("Jamie", "Lee")]
-    replayed = carried_series(upstream_slot_readings(rows, run.names, run.config), len(scores), run.topics, pairs)
+    scores = consensus_pipeline(run)[1]
     upstream = aggregate(scores)
+    replayed = consensus_series(
+        run.names, run.topics, len(scores), upstream_slot_readings(readings, run.names, run.config)
+    )
+    own = consensus_series(run.names, run.topics, len(scores), readings)
     for topic in run.topics:
-        assert replayed[topic] == pytest.approx(upstream[topic], abs=1e-12)
-    # under Parley's own keys a topic differs only where some pair has not been rescored since the start
-    own = carried_series(rows, len(scores), run.topics, pairs)
-    assert any(own[t] != pytest.approx(upstream[t], abs=1e-12) for t in run.topics)
-    assert own[run.topics[0]][-1] == pytest.approx(upstream[run.topics[0]][-1], abs=1e-12)
+        assert replayed.topics[topic] == pytest.approx(upstream[topic], abs=1e-12)
+        # under Parley's own keys a topic differs only until each of its pairs has been rescored
+        assert own.topics[topic][-1] == pytest.approx(upstream[topic][-1], abs=1e-12)
+    assert any(own.topics[t] != pytest.approx(upstream[t], abs=1e-12) for t in run.topics)
     assert episode.attitudes.filter(point=0).count() == 3 * 5
+
+
+@pytest.mark.parametrize("method", ["Social", "NoAgent"])
+def test_pm_a13_the_upstream_preset_reproduces_the_folders_results_summary(tmp_path, method):
+    """PM-A13: hmo's party order (names Alex, Jamie, Lee; config Lee, Alex, Jamie); the CSV was computed the
+    upstream way (tests/benchmark/promediate_upstream.py); Parley recomputes it from what it imported."""
+    from tests.benchmark.promediate_upstream import hmo_run
+
+    run = hmo_run(method)
+    imported_run(tmp_path, run, name=f"gpt-4.1_separate_competing_less_{method}")
+    episode = Episode.objects.get()
+    settings = episode.settings["promediate"]
+    turns = list(episode.turns.select_related("seat__character").order_by("index"))
+    answers = mi_answers(episode)
+    utterances = tuple(
+        Utterance(
+            speaker=turn.seat.character.name,
+            mediator=turn.seat.character.name == "Mediator",
+            mentions=frozenset(run.mentions[turn.index]),  # the J4 answers the fabricated run was scored with
+            addressed=frozenset(run.addressed.get(turn.index) or ()),  # J5
+            mi=tuple(answers[turn.index][key] for key in MI_KEYS) if turn.index in answers else None,
+            text=f'🔄 Turn {turn.index + 1}: {turn.seat.character.name}: "{turn.content}"',  # the summary line
+        )
+        for turn in turns
+    )
+    pairs = settings["upstream_pairs"]
+    trace = EpisodeTrace(
+        parties=tuple(settings["upstream_pairs"]["names_order"]),
+        topics=tuple(topic.title for topic in episode.scenario.topics.all()),
+        utterances=utterances,
+        readings=tuple(upstream_slot_readings(readings_of(episode), pairs["names_order"], pairs["config_order"])),
+    )
+
+    recomputed = upstream_results(trace, PRESETS["upstream_exact"])
+
+    kept = settings["upstream_results"]
+    assert set(recomputed) == set(kept)
+    for name, value in kept.items():
+        if isinstance(value, list):
+            assert recomputed[name] == pytest.approx(value, abs=1e-12), name
+        elif value is None:
+            assert recomputed[name] is None, name
+        else:
+            assert abs(recomputed[name] - value) <= 1e-12, name
+    assert pairs == {"names_order": ["Alex", "Jamie", "Lee"], "config_order": ["Lee", "Alex", "Jamie"]}
 
 
 def test_importing_a_run_folder_twice_changes_nothing(tmp_path):
@@ -512,7 +570,7 @@ def test_a_pair_score_changed_after_a_mediator_turn_is_refused(tmp_path):
 def test_judge_answers_not_one_per_intervention_are_refused(tmp_path):
     path = fabricated(tmp_path, lambda folder: edit_json(folder, "behavior_score.json", lambda value: value.pop()))
 
-    assert_rejected(path, f"{RUN}/behavior_score.json: has 1 judged turns; conversation.txt has 2 mediator turns")
+    assert_rejected(path, f"{RUN}/behavior_score.json: has 2 judged turns; conversation.txt has 3 mediator turns")
 
 
 def test_an_unknown_topic_in_the_scores_is_refused(tmp_path):
