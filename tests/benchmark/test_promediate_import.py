@@ -580,3 +580,13 @@ def test_an_unknown_topic_in_the_scores_is_refused(tmp_path):
     path = fabricated(tmp_path, lambda folder: edit_json(folder, "agreement_scores.json", renamed))
 
     assert_rejected(path, f"{RUN}/agreement_scores.json, record 1: 'Price' is not a topic of promediate-hmo")
+
+
+def test_a_run_of_the_modes_puts_the_barrier_on_the_party_seats():
+    from benchmark.runs.planning import imported_barrier_seats
+
+    import_file(HMO)
+    scenario = scenario_of(HMO)
+    modes = list(Barrier.objects.filter(key__in=["promediate-competing", "promediate-avoiding", "none"]))
+
+    assert imported_barrier_seats([scenario], modes) == {scenario.pk: (0, 1, 2)}
