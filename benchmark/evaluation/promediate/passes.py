@@ -360,23 +360,16 @@ def store(negotiation: Negotiation, readings: Readings, judge: str, version: str
             TopicTag(
                 turn_id=turns[index],
                 topic_id=topics[topic.key],
-                kind=TopicTag.Kind.MENTION,
+                kind=kind,
                 value=topic.key in found,
                 judge=judge,
                 prompt_version=version,
             )
-            for index, found in sorted(readings.mentions.items())
-            for topic in negotiation.topics
-        ] + [
-            TopicTag(
-                turn_id=turns[index],
-                topic_id=topics[topic.key],
-                kind=TopicTag.Kind.ADDRESSED,
-                value=topic.key in found,
-                judge=judge,
-                prompt_version=version,
+            for kind, readings_of_kind in (
+                (TopicTag.Kind.MENTION, readings.mentions),
+                (TopicTag.Kind.ADDRESSED, readings.addressed),
             )
-            for index, found in sorted(readings.addressed.items())
+            for index, found in sorted(readings_of_kind.items())
             for topic in negotiation.topics
         ]
         TopicTag.objects.bulk_create(tags)
