@@ -3,16 +3,29 @@ hand-built negotiation, caching and --force, the litellm path against the local 
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import CommandError, call_command
 
 from benchmark.evaluation.promediate import passes, prompts, scripted
-from benchmark.evaluation.promediate.attitudes import normalise_attitude
 from benchmark.evaluation.promediate.negotiation import load_negotiation
-from benchmark.models import Answer, Attitude, PairAgreement, Respondent, Topic, TopicTag
+from benchmark.models import (
+    Answer,
+    Attitude,
+    Episode,
+    PairAgreement,
+    Respondent,
+    Scenario,
+    Seat,
+    Topic,
+    TopicTag,
+    Turn,
+)
+from tests.benchmark.import_checks import import_file
 from tests.benchmark.promediate_world import negotiation_episode
+from tests.builders import get_barrier
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -194,14 +207,6 @@ def test_an_unknown_mentions_choice_is_refused_by_argparse():
         call_command("evaluate", "--promediate", "--mentions", "tags", stdout=io.StringIO(), stderr=io.StringIO())
 
 
-def test_no_mention_spellings_mean_no_stance():
-    assert [
-        normalise_attitude(text)
-        for text in ("No Mention.", " no explicit mention ", "No explicit mention in this speech.", "", None)
-    ] == [None] * 5
-    assert normalise_attitude(" Wants (b). ") == "Wants (b)."
-
-
 # --- the litellm path, against the local fake OpenAI-compatible server ------------------------------------
 
 SHORT = (
@@ -319,3 +324,69 @@ def test_the_scripted_extractor_reads_the_nearest_topic_word_before_an_option_ma
     found = scripted.extract_attitudes(negotiation, "Budget (c) is fine by me and staffing plan (b) as well. (a)!")
     assert found == {"T1": "Prefers (c) Fifteen million.", "T2": "Prefers (b) Hire four."}
     assert scripted.extract_attitudes(negotiation, "We hire (b) people.") == {"T1": None, "T2": None}
+
+
+# --- a real case, imported ----------------------------------------------------------------------------
+
+HMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate" / "hmo.json"
+
+
+def hmo_episode(lines):
+    import_file(HMO)
+    scenario = Scenario.objects.get(external_id="promediate-hmo")
+    episode = Episode.objects.create(
+        scenario=scenario,
+        barrier=get_barrier("none"),
+        team=scenario.team,
+        source=Episode.Source.SIMULATED,
+        status=Episode.Status.FINISHED,
+        turn_cap=61,
+    )
+    seats = {
+        role.character.name: Seat.objects.create(
+            episode=episode, position=role.position, role=role, character=role.character
+        )
+        for role in scenario.roles.select_related("character")
+    }
+    Turn.objects.bulk_create(
+        Turn(episode=episode, index=index, seat=seats[speaker], content=text)
+        for index, (speaker, text) in enumerate(lines)
+    )
+    return episode
+
+
+def test_an_imported_case_is_evaluated_from_its_topics_and_preferences(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+    episode = hmo_episode(
+        (
+            ("Mediator", "Welcome everyone! Let's discuss!"),
+            ("Lee", "On Discount Pricing Schedule, I can move to option (b), if that helps us close."),
+            ("Mediator", "Lee, thank you. Alex and Jamie, where do you stand on the discount pricing schedule?"),
+            ("Alex", "On Market Share Target Tiers, I must insist on option (b). That is where I stand."),
+        )
+    )
+
+    out, _ = run("--ids", str(episode.pk))  # no judge configured: the scripted heuristics
+
+    assert "1 evaluated" in out
+    seats = {seat.character.name: seat for seat in episode.seats.select_related("character")}
+    starting = Attitude.objects.filter(episode=episode, point=0)
+    # The ten ranked stances (Alex 5, Jamie 3, Lee 2) in words. The others are only worded ("First choice:
+    # five-year contract", "You prefer open formulary") and name no option marker, so the scripted reader finds
+    # no starting stance there; a language model would read them (J1 on the brief).
+    assert starting.count() == 10
+    assert starting.get(seat=seats["Alex"], topic__title="Formulary Status").text == (
+        "First choice: (c) Exclusive; second choice: (b) Dual; unacceptable: (a) Open."
+    )
+    later = Attitude.objects.filter(episode=episode, point__gt=0).order_by("point")
+    assert [(row.point, row.seat.character.name, row.topic.title, row.text[:13]) for row in later] == [
+        (2, "Lee", "Discount Pricing Schedule", "Prefers (b) 4"),
+        (4, "Alex", "Market Share Target Tiers", "Prefers (b) $"),
+    ]
+    assert PairAgreement.objects.filter(episode=episode, point=0).count() == 5 * 3
+    assert set(
+        PairAgreement.objects.filter(episode=episode, point=2).values_list(
+            "seat_a__role__position", "seat_b__role__position"
+        )
+    ) == {(0, 2), (1, 2)}
+    assert Answer.objects.filter(response__episode=episode, turn=2, question__scope="turn").count() == 4

@@ -137,3 +137,11 @@ def test_the_majority_is_not_applicable_only_when_most_said_so():
     assert likert.majority(rating, [_Row("na", None), _Row("2", 2.0), _Row("4", 4.0)], 3) == [("3", 3.0)]
     assert likert.summary(rating)[0] == "a rating from 1 to 5, or not applicable"
     assert likert.participant_choices(rating)[1:3] == [("2", "2"), ("3", "3 – Partly handled")]
+
+
+def test_the_mediator_is_the_recorded_seat_and_a_no_mediator_condition_has_no_interventions():
+    episode = negotiation_episode(settings={"promediate": {"mediator": "none"}})
+    assert interventions.mediator_position(episode) is None and interventions.intervention_turns(episode) == []
+    episode = negotiation_episode(settings={"promediate": {"mediator": "social", "mediator_position": 2}})
+    assert interventions.mediator_position(episode) == 2  # as recorded; its one turn is no opening line: rated
+    assert [turn.index for turn in interventions.intervention_turns(episode)] == [4]

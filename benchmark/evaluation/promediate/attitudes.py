@@ -6,9 +6,8 @@ each party turn, only the pairs containing the speaker, on the topics it took a 
 again; every other pair keeps its score. This module is the pure part: which attitude holds when, and
 which pairs need a new score; the judges (LLM or scripted) fill in the texts and the scores.
 
-``normalise_attitude`` stands in for ``benchmark.stats.promediate.normalise_attitude`` until helper
-pmstats' module is merged (same rule: the "no mention" spellings, case and final period ignored, mean
-no stance).
+A "no mention" reading (any of its spellings) means no stance: ``benchmark.stats.promediate.normalise_attitude``
+says so, the same rule the consensus series reads attitudes with.
 """
 
 from __future__ import annotations
@@ -17,17 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...stats.promediate import normalise_attitude
 from .negotiation import Negotiation, Stance, TopicInfo
-
-_NO_MENTION = frozenset({"no mention", "no explicit mention", "no explicit mention in this speech", ""})
-
-
-def normalise_attitude(text: str | None) -> str | None:
-    """The attitude text stripped, or None for no stance ("No Mention." and its spellings, empty text)."""
-    if text is None:
-        return None
-    stripped = str(text).strip()
-    return None if stripped.rstrip(".").strip().lower() in _NO_MENTION else stripped
 
 
 def describe_stance(topic: TopicInfo, stance: Stance) -> str | None:

@@ -201,7 +201,7 @@ def _scripted_readings(negotiation: Negotiation, mentions: str) -> Readings:
     initial = _initial(
         negotiation,
         {
-            position: _merge(scripted.extract_attitudes(negotiation, text) for text in briefs.values())
+            position: {key: scripted.brief_attitude(negotiation.topic(key), text) for key, text in briefs.items()}
             for position, briefs in unranked.items()
         },
     )
@@ -254,13 +254,6 @@ def _initial(negotiation: Negotiation, read: dict[int, dict[str, str | None]]) -
                 read.get(party.position, {}).get(topic.key)
             )
     return initial
-
-
-def _merge(readings: Iterable[dict[str, str | None]]) -> dict[str, str | None]:
-    merged: dict[str, str | None] = {}
-    for reading in readings:
-        merged.update({key: value for key, value in reading.items() if value is not None})
-    return merged
 
 
 def _derived_mentions(

@@ -4,9 +4,11 @@ They let the whole evaluation run on a fresh machine and in tests, and they say 
 heuristics (every reasoning they store starts with ``SCRIPTED``). None of them is meant to agree
 with a language model; each follows one stated rule:
 
-- **attitudes (J1)**: a stance on a topic is a marker ``(x)`` naming one of the topic's options, in the
-  same sentence as, and after, one of the topic's title words ("the budget should be (b)"). The
-  nearest title word before the marker decides the topic; the last marker per topic wins.
+- **attitudes (J1)**: a stance on a topic is a marker ``(x)`` (or ``Option #x``) naming one of the
+  topic's options, in the same sentence as, and after, one of the topic's title words ("the budget
+  should be (b)"). The nearest title word before the marker decides the topic; the last marker per
+  topic wins. A brief's unranked words on a topic: the first option named after "first choice" or
+  "prefer".
 - **pair agreement (J2)**: 1.0 when both prefer the same option; 0.5 when one's preferred option is the
   other's second choice, or the two are neighbours in the topic's option list; 0 otherwise, and 0
   when either has no stance. All five dimensions get the same value as the overall score.
@@ -69,7 +71,12 @@ _STOPWORDS = frozenset(
     }
 )
 _SENTENCE_END = re.compile(r"[.!?;\n]")
-_MARK = re.compile(r"\(\s*([A-Za-z0-9]{1,3})\s*\)")
+# An option named in text: "(b)", or "Option #2" as some cases number them.
+_MARK = re.compile(r"\(\s*([A-Za-z0-9]{1,3})\s*\)|\boption\s*#\s*([A-Za-z0-9]{1,3})\b", re.IGNORECASE)
+
+
+def _marked(match: re.Match[str]) -> str:
+    return (match.group(1) or match.group(2)).lower()
 
 
 def title_words(topic: TopicInfo) -> frozenset[str]:
@@ -89,7 +96,7 @@ def extract_attitudes(negotiation: Negotiation, text: str) -> dict[str, str | No
         best: tuple[int, str] | None = None
         for topic in negotiation.topics:
             keys = {key.lower() for key, _ in topic.options}
-            if match.group(1).lower() not in keys:
+            if _marked(match) not in keys:
                 continue
             for word in words[topic.key]:
                 for hit in re.finditer(rf"\b{re.escape(word)}", before):
@@ -97,9 +104,25 @@ def extract_attitudes(negotiation: Negotiation, text: str) -> dict[str, str | No
                         best = (hit.start(), topic.key)
         if best is not None:
             topic = negotiation.topic(best[1])
-            key = next(key for key, _ in topic.options if key.lower() == match.group(1).lower())
-            found[topic.key] = f"Prefers ({key}) {topic.option_text(key)}".strip() + "."
+            found[topic.key] = _prefers(topic, _marked(match))
     return found
+
+
+def brief_attitude(topic: TopicInfo, text: str) -> str | None:
+    """J1 on a brief's unranked words about one topic, scripted: the first option named after "first choice"
+    or "prefer", as ``Prefers (x) <option>.``; None when the words name none that way."""
+    lowered = text.lower()
+    cues = [at for at in (lowered.find("first choice"), lowered.find("prefer")) if at >= 0]
+    if not cues:
+        return None
+    keys = {key.lower() for key, _ in topic.options}
+    marked = next((_marked(match) for match in _MARK.finditer(text, min(cues)) if _marked(match) in keys), None)
+    return _prefers(topic, marked) if marked is not None else None
+
+
+def _prefers(topic: TopicInfo, marked: str) -> str:
+    key = next(key for key, _ in topic.options if key.lower() == marked)
+    return f"Prefers ({key}) {topic.option_text(key)}".strip() + "."
 
 
 def score_pair(topic: TopicInfo, attitude_a: str | None, attitude_b: str | None) -> tuple[float, str]:
