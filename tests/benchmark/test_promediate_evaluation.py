@@ -16,6 +16,7 @@ from benchmark.models import (
     Attitude,
     Episode,
     PairAgreement,
+    Preference,
     Respondent,
     Scenario,
     Seat,
@@ -390,3 +391,26 @@ def test_an_imported_case_is_evaluated_from_its_topics_and_preferences(settings)
         )
     ) == {(0, 2), (1, 2)}
     assert Answer.objects.filter(response__episode=episode, turn=2, question__scope="turn").count() == 4
+
+
+def test_a_worded_starting_stance_is_read_by_the_model_from_the_brief(fake_llm):
+    episode = negotiation_episode(lines=SHORT)
+    Preference.objects.filter(role__character__first_name="Carol", topic__title="Budget").update(
+        ranking=[], text="Carol would go as high as fifteen million if she must."
+    )
+    script_the_model(fake_llm)
+    fake_llm._rules.insert(
+        0,
+        (
+            "The private brief of Carol",
+            _json({"attitudes": {"T1": "Accepts up to (c) fifteen million.", "T2": "No mention"}}),
+        ),
+    )
+
+    result = async_to_sync(passes.evaluate_negotiation)(episode.pk, model=FAKE_MODEL, retries=0)
+
+    assert result.outcome == passes.EVALUATED, result.error
+    carol = Attitude.objects.get(episode=episode, point=0, seat__character__first_name="Carol", topic__title="Budget")
+    assert carol.text == "Accepts up to (c) fifteen million."
+    brief = next(p for p in fake_llm.prompts if "The private brief of Carol" in p)
+    assert "On Budget:\nCarol would go as high as fifteen million if she must." in brief
