@@ -8,7 +8,7 @@ with a language model; each follows one stated rule:
   topic's options, in the same sentence as, and after, one of the topic's title words ("the budget
   should be (b)"). The nearest title word before the marker decides the topic; the last marker per
   topic wins. A brief's unranked words on a topic: the first option named after "first choice" or
-  "prefer".
+  "prefer", by its marker or by the words it shares with the option's text.
 - **pair agreement (J2)**: 1.0 when both prefer the same option; 0.5 when one's preferred option is the
   other's second choice, or the two are neighbours in the topic's option list; 0 otherwise, and 0
   when either has no stance. All five dimensions get the same value as the overall score.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...instruments.kinds.base import words
 from .attitudes import preferred_and_second
 from .negotiation import Negotiation, TopicInfo, Utterance
 
@@ -110,13 +111,19 @@ def extract_attitudes(negotiation: Negotiation, text: str) -> dict[str, str | No
 
 def brief_attitude(topic: TopicInfo, text: str) -> str | None:
     """J1 on a brief's unranked words about one topic, scripted: the first option named after "first choice"
-    or "prefer", as ``Prefers (x) <option>.``; None when the words name none that way."""
+    or "prefer" (``Prefers (x) <option>.``), by its marker, else by the option whose text shares the most
+    words with the rest of that clause (a tie names none); None when the words name no option that way."""
     lowered = text.lower()
     cues = [at for at in (lowered.find("first choice"), lowered.find("prefer")) if at >= 0]
     if not cues:
         return None
     keys = {key.lower() for key, _ in topic.options}
     marked = next((_marked(match) for match in _MARK.finditer(text, min(cues)) if _marked(match) in keys), None)
+    if marked is None:
+        line = words(re.split(r"[.,;\n]", text[min(cues) :], maxsplit=1)[0])
+        shared = sorted(((len(words(option) & line), key) for key, option in topic.options), reverse=True)
+        if shared and shared[0][0] > 0 and (len(shared) == 1 or shared[1][0] < shared[0][0]):
+            marked = shared[0][1].lower()
     return _prefers(topic, marked) if marked is not None else None
 
 
