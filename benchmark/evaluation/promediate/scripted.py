@@ -15,8 +15,9 @@ with a language model; each follows one stated rule:
 - **mentions (J4) and addressed topics (J5)**: a topic is mentioned when one of its title words occurs
   in the turn.
 - **mediator intelligence (J3)**: a problem applies when the turns before the intervention show its
-  cue words; the intervention then scores 5 when it shows both of the dimension's handling cues, 3
-  for one, 1 for none (see ``_MI_RULES``).
+  cue words (a communication breakdown also when a party has not spoken in them); the intervention
+  then scores 5 when it shows both of the dimension's handling cues, 3 for one, 1 for none (see
+  ``_MI_RULES``); otherwise the dimension is not applicable.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ _MI_RULES: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], tuple[str, .
     ),
     (
         "communication_breakdowns",
-        ("silent", "again", "repeat", "not listening", "talking past", "ignore", "interrupt", "nothing else"),
+        ("silent", "again", "repeat", "not listening", "talking past", "ignore", "interrupt", "going round"),
         (("summar", "so far", "recap", "let's", "let us", "step back"), ("?",)),
     ),
 )
@@ -207,8 +208,9 @@ _MI_RULES: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], tuple[str, .
 def rate_intervention(negotiation: Negotiation, context: Sequence[Utterance], speech: str) -> dict[str, tuple]:
     """J3, scripted: {key: (score or None for not applicable, reasoning)} for one intervention.
 
-    Names count as a handling cue too: an intervention that names a party who spoke before it speaks
-    to someone in particular, which the rules count as the second cue of every dimension.
+    Names count as a handling cue too: an intervention that names a party speaks to someone in
+    particular, which the rules count as the second cue of every dimension. A party silent in the turns
+    before is a communication breakdown whatever the words.
     """
     before = " ".join(utterance.text for utterance in context).lower()
     said = speech.lower()
