@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.core.management import CommandError, call_command
 
 from benchmark.evaluation.promediate import passes, prompts, scripted
-from benchmark.evaluation.promediate.negotiation import load_negotiation
+from benchmark.evaluation.promediate.negotiation import Negotiation, Party, TopicInfo, Utterance, load_negotiation
 from benchmark.models import (
     Answer,
     Attitude,
@@ -421,3 +421,51 @@ def test_a_worded_starting_stance_is_read_by_the_model_from_the_brief(fake_llm):
     assert carol.text == "Accepts up to (c) fifteen million."
     brief = next(p for p in fake_llm.prompts if "The private brief of Carol" in p)
     assert "On Budget:\nCarol would go as high as fifteen million if she must." in brief
+
+
+def pure_negotiation() -> Negotiation:
+    """Two parties on one topic with numbered options, built without the database."""
+    topic = TopicInfo(1, "T1", "Project time frame", "", (("1", "One year"), ("2", "Two years"), ("3", "Three years")))
+    return Negotiation(
+        episode_id=0,
+        context="",
+        parties=(Party(10, 1, "Chung"), Party(11, 2, "Rossi")),
+        mediator=0,
+        topics=(topic,),
+        stances={},
+        utterances=(),
+        interventions=(),
+    )
+
+
+def test_the_scripted_judges_read_numbered_options_and_neighbours():
+    negotiation = pure_negotiation()
+    topic = negotiation.topics[0]
+    assert scripted.extract_attitudes(negotiation, "On the project time frame, Option #3 is best.") == {
+        "T1": "Prefers (3) Three years."
+    }
+    assert scripted.score_pair(topic, "Prefers (2) Two years.", "Prefers (3) Three years.")[0] == 0.5
+    assert scripted.score_pair(topic, "Prefers (1) One year.", "Prefers (3) Three years.")[0] == 0.0
+    assert scripted.score_pair(topic, "First choice: (1); second choice: (3).", "Prefers (3).")[0] == 0.5
+    assert scripted.score_pair(topic, None, "Prefers (3).") == (
+        0.0,
+        f"{scripted.SCRIPTED}: one of the two states no option on this topic.",
+    )
+    assert scripted.brief_attitude(topic, "You prefer a shorter frame of one year.") == "Prefers (1) One year."
+
+
+def test_the_scripted_mi_judge_scores_what_an_intervention_shows_of_a_problem_that_arose():
+    negotiation = pure_negotiation()
+    angry = (
+        Utterance(1, 1, "Chung", "I am frustrated, you never listen.", False),
+        Utterance(2, 2, "Rossi", "Well, I do.", False),
+    )
+    rated = scripted.rate_intervention(negotiation, angry, "Chung, I understand how you feel. What if we trade?")
+    assert {key: score for key, (score, _) in rated.items()} == {
+        "perception_alignment": None,
+        "emotional_dynamics": 5,
+        "cognitive_challenges": 5,
+        "communication_breakdowns": None,
+    }
+    rated = scripted.rate_intervention(negotiation, angry, "Moving on.")
+    assert rated["emotional_dynamics"][0] == 1 and rated["cognitive_challenges"][0] == 1
