@@ -16,7 +16,8 @@ uses them, and how Parley keeps them:
   issues filled in) is the role's private knowledge, as the script gives it to that party alone;
   its goal is the ``Main Goal:`` line (the Mediator's: its Identity paragraph).
 - The Mediator opens ("Welcome everyone!") and the others then speak when they have something to
-  say: turn-taking is random order after the Mediator's greeting. The turn cap is the script's,
+  say: turn-taking is ``promediate`` (the mediator decides first, then the most motivated party;
+  ``benchmark.scenarios.floor``), the Mediator's role its greeter. The turn cap is the script's,
   4 x (parties - 1) x issues. The issues are the ``topics`` when the case lists them, else the
   numbered issues of ``issues``, in either shape the six cases use: numbered lines (``1. Budget
   allocations: ...``) or headings (``## Issue 1: Water Prediction ...``, river).
@@ -91,7 +92,7 @@ def parse(text: str, file: str) -> list[Draft]:
         "context": context,
         "original_context": instruction,
         "relationship": Relationship.ACQUAINTANCE,  # colleagues and business counterparts at one table
-        "turn_taking": TurnTaking.RANDOM_AFTER_GREETING if mediator is not None else TurnTaking.ROUND_ROBIN,
+        "turn_taking": TurnTaking.PROMEDIATE if mediator is not None else TurnTaking.ROUND_ROBIN,
         "greeter_position": mediator,
         "turn_cap": min(MAX_SMALL_INTEGER, 4 * max(1, len(names) - 1) * issue_count),
     }
