@@ -3,10 +3,11 @@
 An episode has one seat per role, two or more. Who speaks next follows the scenario's
 turn-taking policy (``benchmark.turn_taking``: round robin, seat 0, 1, 2, 0, ... as in Sotopia,
 or random order after a greeting as in AgentSense); a ProMediate negotiation (``promediate``) is
-played by its own loop (:mod:`benchmark.runs.negotiation`), the mediator deciding first. Each turn is stored the moment it is produced,
-so a crash loses at most the turn in flight and :func:`run_episode` resumes from the next index.
-A seat that leaves speaks no more; an episode ends when fewer than two seats can speak (with two
-seats, when one leaves) or at its turn cap (20 by default, as in Sotopia and SocialVeil).
+played by its own loop (:mod:`benchmark.runs.negotiation`), the mediator deciding first. Each turn
+is stored the moment it is produced, so a crash loses at most the turn in flight and
+:func:`run_episode` resumes from the next index. A seat that leaves speaks no more; an episode ends
+when fewer than two seats can speak (with two seats, when one leaves) or at its turn cap (20 by
+default, as in Sotopia and SocialVeil).
 """
 
 from __future__ import annotations
