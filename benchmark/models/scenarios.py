@@ -79,7 +79,8 @@ class Scenario(models.Model):
         "negotiation where the mediator decides first and then the most motivated party speaks.",
     )
     greeter_position = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="For random order: the role (0 = first) that opens with a greeting; for ProMediate: the mediator."
+        null=True, blank=True,
+        help_text="For random order: the role (0 = first) that opens with a greeting; for ProMediate: the mediator.",
     )
     turn_cap = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="The most turns an episode of this scenario may take; empty: the run's cap."
