@@ -82,3 +82,54 @@ def test_an_annotator_rates_an_intervention_with_one_dimension_not_applicable(br
         ("communication_breakdowns", Target.of_turn(8)): ("5", 5),
         ("comment", Target.of_turn(8)): ("Named the stalled issue and asked Lee directly.", None),
     }
+
+
+def test_an_annotator_compares_two_snippets_and_rates_quality_seeing_the_mode(browser_page):
+    page = browser_page
+    annotator = make_user(username="otto")
+    episode = make_negotiation("MAJL" * 4)
+    episodes = Episode.objects.filter(pk=episode.pk)
+    snippets = create_study(
+        team=default_team(),
+        title="Snippets",
+        slug="snippets",
+        preset="promediate-snippets",
+        episodes=episodes,
+        snippet_length=4,
+        overlap=1,
+        seed=4,
+    )
+    quality = create_study(
+        team=default_team(),
+        title="Quality",
+        slug="quality",
+        preset="promediate-quality",
+        episodes=episodes,
+        overlap=1,
+    )
+    for study in (snippets, quality):
+        add_annotators(study, [annotator])
+        study.memberships.update(instructions_read_at="2025-01-01T00:00:00Z")
+    log_in(page, annotator)
+
+    page.goto(reverse("annotator:next", args=[snippets.slug]))
+    item = snippets.items.get()
+    expect(page.get_by_role("heading", name="First excerpt")).to_be_visible()
+    expect(page.get_by_role("heading", name="Second excerpt")).to_be_visible()
+    expect(page.locator("ol.transcript").first.locator("li.turn")).to_have_count(4)
+    expect(page.locator(f"[data-turn='{item.second_first_turn}']")).to_have_count(1)
+    expect(page.locator("body")).not_to_contain_text(competing_mode().name)
+    window_shot(page, "33-promediate-snippets")
+    page.get_by_role("radio", name="Agreement grew").check()
+    wait_until_saved(page)
+    page.get_by_role("button", name="Submit and go to the next item").click()
+    expect(page.get_by_text("Nothing is left for you in this study")).to_be_visible()
+
+    page.goto(reverse("annotator:next", args=[quality.slug]))
+    expect(page.get_by_role("heading", name=f"Conflict style: {competing_mode().name}")).to_be_visible()
+    window_shot(page, "34-promediate-quality")
+
+    answered = Annotation.objects.get(assignment__item__study=snippets, status=Annotation.Status.SUBMITTED)
+    assert [(a.question.key, a.value) for a in answered.response.answers.all()] == [
+        ("agreement_direction", "increased")
+    ]
