@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotator import drafts
+from annotator.external_ratings import RatingsRefused, import_ratings_text
 from annotator.forms import StudyForm, create_study
 from annotator.item_page import ItemPage
 from annotator.models import Annotation, Assignment, StudyItem
@@ -327,3 +328,14 @@ def test_the_dashboard_names_the_turns_each_item_shows(client, intervention_inst
     page = client.get(reverse("annotator:dashboard", args=[study.slug])).text
 
     assert "(turns 1–5, rating turn 5)" in page and "(turns 5–9, rating turn 9)" in page
+
+
+@pytest.mark.django_db
+def test_a_ratings_file_cannot_name_one_of_several_excerpts_of_an_episode(intervention_study):
+    episode = intervention_study.items.first().episode
+    text = f"episode_id,annotator_id,question,value\n{episode.external_id},r1,perception_alignment,4\n"
+
+    with pytest.raises(RatingsRefused) as refused:
+        import_ratings_text(text, file="ratings.csv", study=intervention_study)
+
+    assert "is in 2 items of study 'mi'" in str(refused.value)
