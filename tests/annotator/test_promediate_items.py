@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotator import drafts
+from annotator.exports import records
 from annotator.external_ratings import RatingsRefused, import_ratings_text
 from annotator.forms import StudyForm, create_study
 from annotator.item_page import ItemPage
@@ -339,3 +340,14 @@ def test_a_ratings_file_cannot_name_one_of_several_excerpts_of_an_episode(interv
         import_ratings_text(text, file="ratings.csv", study=intervention_study)
 
     assert "is in 2 items of study 'mi'" in str(refused.value)
+
+
+def test_the_export_says_which_turns_each_item_showed(intervention_study):
+    for item in intervention_study.items.all():
+        assignment = claim(intervention_study, position=item.position)
+        data = {f"answer-{key}-t{item.target_turn}": "3" for key in DIMENSIONS}
+        drafts.submit(assignment, ItemPage(assignment).parse(data, complete=True), revision=0, seconds=30)
+
+    rows = list(records(intervention_study))
+
+    assert {(row["item"], row["excerpt"]) for row in rows} == {(1, "0-4"), (2, "4-8")}
