@@ -1,0 +1,158 @@
+"""ProMediate episodes built by hand through the models, for the report's tests: no simulator, no judge.
+
+A negotiation scenario has three parties (Alex, Jamie, Lee) and a Mediator, and two topics. An episode
+has ``len(speakers)`` turns spoken by the given seat positions (3 is the Mediator; a NoAgent episode has
+no Mediator seat), a consensus trace where every pair of every topic scores ``low`` from point 0 and
+``high`` from point ``change`` on, optional topic tags and the MI judge's answers per intervention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from benchmark.models import (
+    Answer,
+    Episode,
+    Instrument,
+    PairAgreement,
+    Question,
+    Respondent,
+    Response,
+    Scenario,
+    Seat,
+    Team,
+    Topic,
+    TopicTag,
+    Turn,
+)
+from tests.builders import default_team, get_barrier, make_character, make_role
+
+PARTIES = ("Alex", "Jamie", "Lee")
+MEDIATOR = 3
+MI_KEYS = ("perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns")
+# Twelve turns: the Mediator's welcome, then the parties in turn with interventions at 4 and 9.
+WITH_MEDIATOR = (3, 0, 1, 2, 3, 0, 1, 2, 0, 3, 1, 2)
+WITHOUT_MEDIATOR = (0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2)
+
+
+def negotiation_scenario(
+    team: Team | None = None, codename: str = "hmo-test", topics: Sequence[str] = ("Market share", "Contract term")
+) -> Scenario:
+    team = team or default_team()
+    scenario = Scenario.objects.create(team=team, codename=codename, context="A committee negotiates a contract.")
+    for position, name in enumerate((*PARTIES, "Mediator")):
+        make_role(scenario, position, character=make_character(team=team, first_name=name, last_name=""))
+    for position, title in enumerate(topics):
+        Topic.objects.create(
+            scenario=scenario,
+            position=position,
+            title=title,
+            options=[{"key": "a", "text": "one"}, {"key": "b", "text": "two"}],
+        )
+    return scenario
+
+
+def _intervention_instrument() -> tuple[Instrument, dict[str, Question]]:
+    instrument, _ = Instrument.objects.get_or_create(
+        name="Test mediator intelligence", version=1, team=None, defaults={"preset": "promediate-intervention"}
+    )
+    questions = {}
+    for position, key in enumerate(MI_KEYS):
+        questions[key], _ = Question.objects.get_or_create(
+            instrument=instrument,
+            key=key,
+            defaults={
+                "position": position,
+                "kind": "likert",
+                "prompt": key,
+                "scope": Question.Scope.TURN,
+                "low": 1,
+                "high": 5,
+                "dimension": key,
+                "options": {
+                    "anchors": [{"value": value, "label": f"{value}", "description": ""} for value in range(1, 6)]
+                },
+            },
+        )
+    return instrument, questions
+
+
+def mi_answers(episode: Episode, scores: Mapping[int, Sequence[float]], judge: str = "scripted") -> None:
+    """The MI judge's four scores per intervention turn."""
+    instrument, questions = _intervention_instrument()
+    respondent, _ = Respondent.objects.get_or_create(kind=Respondent.Kind.JUDGE, model=judge, prompt_version="v1")
+    response = Response.objects.create(instrument=instrument, episode=episode, respondent=respondent)
+    Answer.objects.bulk_create(
+        Answer(response=response, question=questions[key], turn=turn, value=f"{value:g}", number=value)
+        for turn, values in scores.items()
+        for key, value in zip(MI_KEYS, values, strict=True)
+    )
+
+
+def negotiation_episode(
+    scenario: Scenario,
+    *,
+    mode: str = "competing",
+    condition: str = "social",
+    model: str = "gpt-4.1",
+    speakers: Sequence[int] | None = None,
+    low: float = 0.2,
+    high: float = 0.8,
+    change: int = 7,
+    judge: str = "scripted",
+    prompt_version: str = "v1",
+    mentions: Mapping[int, Sequence[int]] | None = None,
+    tag: str = "pm",
+    run_id: int = 1,
+) -> Episode:
+    """An episode of ``scenario`` with its consensus trace (see the module docstring)."""
+    mediated = condition != "none"
+    speakers = speakers or (WITH_MEDIATOR if mediated else WITHOUT_MEDIATOR)
+    settings = {"promediate": {"mediator": condition, "mediator_model": model if mediated else "", "run_id": run_id}}
+    episode = Episode.objects.create(
+        scenario=scenario,
+        team=scenario.team,
+        barrier=get_barrier(f"promediate-{mode}"),
+        tag=tag,
+        source=Episode.Source.SIMULATED,
+        status=Episode.Status.FINISHED,
+        settings=settings,
+    )
+    seats = {
+        role.position: Seat.objects.create(
+            episode=episode, position=role.position, role=role, character=role.character, model=model
+        )
+        for role in scenario.roles.select_related("character")
+        if mediated or role.position != MEDIATOR
+    }
+    turns = Turn.objects.bulk_create(
+        Turn(episode=episode, index=index, seat=seats[position], content=f"Turn {index}.")
+        for index, position in enumerate(speakers)
+    )
+    topics = list(scenario.topics.all())
+    party_seats = [seats[position] for position in range(len(PARTIES))]
+    for point, score in ((0, low), (change, high)):
+        for topic in topics:
+            for i, a in enumerate(party_seats):
+                for b in party_seats[i + 1 :]:
+                    PairAgreement.objects.create(
+                        episode=episode,
+                        point=point,
+                        topic=topic,
+                        seat_a=a,
+                        seat_b=b,
+                        overall=score,
+                        judge=judge,
+                        prompt_version=prompt_version,
+                    )
+    for index, topic_positions in (mentions or {}).items():
+        for topic in topics:
+            TopicTag.objects.create(
+                turn=turns[index],
+                topic=topic,
+                kind=TopicTag.Kind.MENTION,
+                value=topic.position in topic_positions,
+                judge=judge,
+                prompt_version=prompt_version,
+            )
+    return episode
