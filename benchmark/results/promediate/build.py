@@ -69,10 +69,16 @@ MODE_ORDER = ("accommodating", "avoiding", "general", "competing", "compromising
 CONDITION_ORDER = (NO_MEDIATOR, "generic", "social")
 CONDITION_LABELS = {NO_MEDIATOR: "NoAgent", "generic": "Generic", "social": "Social", "innerthought": "InnerThought"}
 SOCIAL = "social"
-HumanProvider = Callable[[QuerySet[Episode]], Mapping[str, Any] | None]
-# Where the human-validation numbers come from: the annotator app registers its function here
-# (annotator.apps), since the benchmark app imports nothing of the apps built on it.
-HUMAN_VALIDATION: list[HumanProvider] = []
+# Gives the human-validation numbers (PM-27) of the studies over some episodes, or None when there are none.
+HumanValidation = Callable[[QuerySet[Episode]], Mapping[str, Any] | None]
+_HUMAN_VALIDATION: list[HumanValidation] = []
+
+
+def register_human_validation(source: HumanValidation) -> None:
+    """Let an app supply the human-validation section (the annotator app, from ``AppConfig.ready``): the
+    benchmark app cannot read the annotator app's studies itself."""
+    if source not in _HUMAN_VALIDATION:
+        _HUMAN_VALIDATION.append(source)
 
 
 class ProMediateProblem(ValueError):
@@ -350,9 +356,9 @@ def method_notes(options: stats.MetricOptions, preset: str, records: Sequence[Ep
 
 
 def human_validation(episodes: QuerySet[Episode]) -> Mapping[str, Any] | None:
-    """The human-validation numbers (PM-27) from the registered provider, if an app registered one."""
-    for provider in HUMAN_VALIDATION:
-        found = provider(episodes)
+    """The human-validation numbers (PM-27) from the registered source, if an app registered one."""
+    for source in _HUMAN_VALIDATION:
+        found = source(episodes)
         if found is not None:
             return dict(found)
     return None
