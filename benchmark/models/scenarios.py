@@ -89,6 +89,10 @@ class Scenario(models.Model):
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="instances",
         help_text="The template this scenario was instantiated from, if any.",
     )
+    settings = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the source says about playing it (a ProMediate case: topics source, thresholds).",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = OwnedQuerySet.as_manager()
