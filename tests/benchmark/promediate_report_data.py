@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from benchmark.instruments.interventions import store_intervention_answers
 from benchmark.models import (
-    Answer,
     Episode,
-    Instrument,
     PairAgreement,
-    Question,
     Respondent,
-    Response,
     Scenario,
     Seat,
     Team,
@@ -52,41 +49,11 @@ def negotiation_scenario(
     return scenario
 
 
-def _intervention_instrument() -> tuple[Instrument, dict[str, Question]]:
-    instrument, _ = Instrument.objects.get_or_create(
-        name="Test mediator intelligence", version=1, team=None, defaults={"preset": "promediate-intervention"}
-    )
-    questions = {}
-    for position, key in enumerate(MI_KEYS):
-        questions[key], _ = Question.objects.get_or_create(
-            instrument=instrument,
-            key=key,
-            defaults={
-                "position": position,
-                "kind": "likert",
-                "prompt": key,
-                "scope": Question.Scope.TURN,
-                "low": 1,
-                "high": 5,
-                "dimension": key,
-                "options": {
-                    "anchors": [{"value": value, "label": f"{value}", "description": ""} for value in range(1, 6)]
-                },
-            },
-        )
-    return instrument, questions
-
-
-def mi_answers(episode: Episode, scores: Mapping[int, Sequence[float]], judge: str = "scripted") -> None:
-    """The MI judge's four scores per intervention turn."""
-    instrument, questions = _intervention_instrument()
+def mi_answers(episode: Episode, scores: Mapping[int, Sequence[float | None]], judge: str = "scripted") -> None:
+    """The MI judge's four scores per intervention turn (None: not applicable), stored as the evaluation pass does."""
     respondent, _ = Respondent.objects.get_or_create(kind=Respondent.Kind.JUDGE, model=judge, prompt_version="v1")
-    response = Response.objects.create(instrument=instrument, episode=episode, respondent=respondent)
-    Answer.objects.bulk_create(
-        Answer(response=response, question=questions[key], turn=turn, value=f"{value:g}", number=value)
-        for turn, values in scores.items()
-        for key, value in zip(MI_KEYS, values, strict=True)
-    )
+    for turn, values in scores.items():
+        store_intervention_answers(episode, turn, respondent, dict(zip(MI_KEYS, values, strict=True)))
 
 
 def negotiation_episode(

@@ -26,7 +26,7 @@ def experiment():
     scenario = negotiation_scenario()
     social_a = negotiation_episode(scenario, high=0.8)
     social_b = negotiation_episode(scenario, high=0.5, run_id=2)
-    mi_answers(social_a, {4: (4, 4, 5, 5), 9: (3, 3, 3, 3)})
+    mi_answers(social_a, {4: (4, None, None, 5), 9: (3, 3, 3, 3)})  # two dimensions not applicable
     mi_answers(social_b, {4: (5, 5, 5, 5), 9: (2, 2, 2, 2)})
     noagent = negotiation_episode(scenario, condition="none", high=0.6)
     other = negotiation_episode(negotiation_scenario(make_team(), codename="elsewhere"), high=1.0, model="other-team")
@@ -182,7 +182,7 @@ def test_records_label_mode_condition_model_and_mediator_turns(experiment):
         1,
     )
     assert social.mediator_turns == [4, 9]
-    assert social.trace.utterances[4].mi == (4, 4, 5, 5)
+    assert social.trace.utterances[4].mi == (4, None, None, 5)  # not applicable: no number
     assert social.trace.parties == ("0", "1", "2")
     noagent = next(r for r in records if r.episode_id == experiment["noagent"].pk)
     assert (noagent.condition, noagent.mediator_model, noagent.mediator_turns) == ("none", "", [])
@@ -212,7 +212,7 @@ def test_json_is_strict_and_holds_every_table(experiment):
 
     data = json.loads(report_json(report))
     assert {"table1", "table2", "table3", "me_mi", "trajectories", "methods", "filters", "counts"} <= set(data)
-    assert data["table3"]["loadings"] is None and "too few" in data["table3"]["note"]
+    assert data["table3"]["loadings"] is None and "needs more conversations than metrics" in data["table3"]["note"]
     assert data["methods"]["metric_options"].startswith("preset upstream")
     assert data["trajectories"]["single"]["mediator_points"] == [5, 10]
     assert all(isinstance(v, float) and math.isfinite(v) for v in data["trajectories"]["single"]["overall"])

@@ -51,7 +51,7 @@ def test_text_shows_table_one_with_the_social_cells_filled_and_the_others_missin
     assert cc.count("missing") == 2
     rl = next(line for line in out.splitlines() if line.startswith("RL (turns)"))
     assert " - " in rl  # NoAgent: not defined
-    assert "Table 3" in out and "too few conversations" in out
+    assert "Table 3" in out and "needs more conversations than metrics" in out
     assert "Methods" in out and "preset upstream" in out
     assert "someone-else" not in out and "elsewhere" not in out
     assert "Wrote the text ProMediate results to standard output: 2 conversation(s) over 1 scenario(s)" in err

@@ -222,31 +222,21 @@ def table_two(frame: pd.DataFrame, *, resamples: int, seed: int) -> dict[str, An
 
 def table_three(frame: pd.DataFrame) -> dict[str, Any]:
     """The EFA of the five metrics over conversations (those with a mediator have all five), or why not."""
-    data = frame[list(FACTOR_METRICS)].astype(float)
-    finite = data.replace([math.inf, -math.inf], math.nan).dropna()
-    if len(finite) < len(FACTOR_METRICS) + 1:
-        return {
-            "loadings": None,
-            "n": len(finite),
-            "excluded": len(data) - len(finite),
-            "note": f"too few conversations with all five metrics defined for a factor analysis "
-            f"({len(finite)}; it needs at least {len(FACTOR_METRICS) + 1})",
-        }
-    try:
-        result = factor_analysis(finite.reset_index(drop=True), n_factors=2, rotation="varimax", salient=0.40)
-    except ValueError as problem:
-        return {"loadings": None, "n": len(finite), "excluded": len(data) - len(finite), "note": str(problem)}
-    return {
+    result = factor_analysis(frame[list(FACTOR_METRICS)].astype(float), n_factors=2, rotation="varimax", salient=0.40)
+    table = {
         "metrics": list(result.metrics),
-        "loadings": [list(row) for row in result.loadings],
-        "salient": [list(row) for row in result.salient],
-        "uniquenesses": list(result.uniquenesses),
+        "loadings": result.loadings,
+        "salient": result.salient,
+        "uniquenesses": result.uniquenesses,
         "method": result.method,
         "n": result.n,
-        "excluded": result.excluded + len(data) - len(finite),
+        "excluded": result.excluded,
         "notes": list(result.notes),
         "note": "",
     }
+    if result.loadings is None:
+        table["note"] = "not computed: " + "; ".join(result.notes)
+    return table
 
 
 def _trajectories(records: Sequence[EpisodeRecord], options: stats.MetricOptions, chosen: int | None) -> dict:

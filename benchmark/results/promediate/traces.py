@@ -30,8 +30,10 @@ from typing import Any
 
 from django.db.models import Max, QuerySet
 
+from ...instruments.kinds.likert import NOT_APPLICABLE
+from ...instruments.presets import PROMEDIATE_INTERVENTION_PRESET
 from ...models import Answer, Episode, PairAgreement, Respondent, Response, Seat, Topic, TopicTag, Turn
-from ...stats.promediate import EpisodeTrace, PairReading, Utterance
+from ...stats.promediate import MI_DIMENSIONS, EpisodeTrace, PairReading, Utterance
 from ..build import scenario_selection
 
 MODE_PREFIX = "promediate-"
@@ -39,9 +41,6 @@ GENERAL = "general"
 NO_MEDIATOR = "none"
 UNKNOWN = "unknown"
 MEDIATOR_NAME = "mediator"
-INTERVENTION_PRESET = "promediate-intervention"
-MI_DIMENSIONS = ("perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns")
-NOT_APPLICABLE = "na"
 LIVE_SOURCES = (Episode.Source.SIMULATED, Episode.Source.HUMAN_CHAT)
 
 
@@ -100,17 +99,19 @@ def mode_of(barrier_key: str | None) -> str:
 
 
 def _mediator_positions(episode_ids: list[int], settings: dict[int, dict]) -> dict[int, int | None]:
-    """The mediator's seat per episode: ``settings["promediate"]["mediator_position"]``, else the seat whose
-    character is named Mediator (how cases and runs name it)."""
+    """The mediator's seat per episode, by the rule of ``instruments.interventions.mediator_position`` (the
+    recorded ``settings["promediate"]["mediator_position"]``, else the seat whose character is named Mediator),
+    read for all episodes in one query instead of one per episode."""
     found: dict[int, int | None] = {pk: None for pk in episode_ids}
     for episode_id, position in Seat.objects.filter(
         episode_id__in=episode_ids, character__first_name__iexact=MEDIATOR_NAME, character__last_name=""
     ).values_list("episode_id", "position"):
         found[episode_id] = position
     for pk in episode_ids:
-        stated = (settings[pk].get("promediate") or {}).get("mediator_position")
-        if isinstance(stated, int):
-            found[pk] = stated
+        recorded = settings[pk].get("promediate") or {}
+        if isinstance(recorded, dict) and "mediator_position" in recorded:
+            stated = recorded["mediator_position"]
+            found[pk] = stated if isinstance(stated, int) and not isinstance(stated, bool) else None
     return found
 
 
@@ -159,7 +160,7 @@ def _intelligence(episode_ids: list[int], readings: dict[int, tuple[str, str]]) 
             response__episode_id__in=episode_ids,
             response__status=Response.Status.SUBMITTED,
             response__respondent__kind=Respondent.Kind.JUDGE,
-            question__instrument__preset=INTERVENTION_PRESET,
+            question__instrument__preset=PROMEDIATE_INTERVENTION_PRESET,
             question__key__in=MI_DIMENSIONS,
             turn__isnull=False,
             end_turn__isnull=True,
