@@ -9,6 +9,9 @@ no Mediator seat), a consensus trace where every pair of every topic scores ``lo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
+
+from django.utils import timezone
 
 from benchmark.instruments.interventions import store_intervention_answers
 from benchmark.models import (
@@ -69,10 +72,15 @@ def negotiation_episode(
     judge: str = "scripted",
     prompt_version: str = "v1",
     mentions: Mapping[int, Sequence[int]] | None = None,
+    addressed: Mapping[int, Sequence[int]] | None = None,
+    scores: Sequence[tuple[int, float]] | None = None,
+    seconds_apart: float | None = None,
     tag: str = "pm",
     run_id: int = 1,
 ) -> Episode:
-    """An episode of ``scenario`` with its consensus trace (see the module docstring)."""
+    """An episode of ``scenario`` with its consensus trace (see the module docstring). ``scores`` replaces the
+    low/high schedule with (point, score) steps; ``mentions`` and ``addressed`` tag turns with topic positions;
+    ``seconds_apart`` spaces the turns' times."""
     mediated = condition != "none"
     speakers = speakers or (WITH_MEDIATOR if mediated else WITHOUT_MEDIATOR)
     settings = {"promediate": {"mediator": condition, "mediator_model": model if mediated else "", "run_id": run_id}}
@@ -92,13 +100,20 @@ def negotiation_episode(
         for role in scenario.roles.select_related("character")
         if mediated or role.position != MEDIATOR
     }
+    start = timezone.now()
     turns = Turn.objects.bulk_create(
-        Turn(episode=episode, index=index, seat=seats[position], content=f"Turn {index}.")
+        Turn(
+            episode=episode,
+            index=index,
+            seat=seats[position],
+            content=f"Turn {index}.",
+            created_at=start + timedelta(seconds=index * seconds_apart) if seconds_apart is not None else start,
+        )
         for index, position in enumerate(speakers)
     )
     topics = list(scenario.topics.all())
     party_seats = [seats[position] for position in range(len(PARTIES))]
-    for point, score in ((0, low), (change, high)):
+    for point, score in scores or ((0, low), (change, high)):
         for topic in topics:
             for i, a in enumerate(party_seats):
                 for b in party_seats[i + 1 :]:
@@ -109,17 +124,19 @@ def negotiation_episode(
                         seat_a=a,
                         seat_b=b,
                         overall=score,
+                        **dict.fromkeys(PairAgreement.DIMENSIONS, score),
                         judge=judge,
                         prompt_version=prompt_version,
                     )
-    for index, topic_positions in (mentions or {}).items():
-        for topic in topics:
-            TopicTag.objects.create(
-                turn=turns[index],
-                topic=topic,
-                kind=TopicTag.Kind.MENTION,
-                value=topic.position in topic_positions,
-                judge=judge,
-                prompt_version=prompt_version,
-            )
+    for kind, tagged in ((TopicTag.Kind.MENTION, mentions), (TopicTag.Kind.ADDRESSED, addressed)):
+        for index, topic_positions in (tagged or {}).items():
+            for topic in topics:
+                TopicTag.objects.create(
+                    turn=turns[index],
+                    topic=topic,
+                    kind=kind,
+                    value=topic.position in topic_positions,
+                    judge=judge,
+                    prompt_version=prompt_version,
+                )
     return episode

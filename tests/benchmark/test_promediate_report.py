@@ -239,3 +239,93 @@ def test_figures_draw_user_text_as_written_and_escaped(experiment):
     assert "&lt;script&gt;" in svg
     assert figures["mean-trajectories"] is not None
     assert figures["me-mi"] is None  # no intervention has an ME value
+
+
+# Twenty-four turns, interventions at 8 and 16, both addressing topic 0.
+LONG = (3, 0, 1, 2, 0, 1, 2, 0, 3, 1, 2, 0, 1, 2, 0, 1, 3, 2, 0, 1, 2, 0, 1, 2)
+
+
+@pytest.fixture
+def interventions():
+    """Two Social conversations whose interventions have ME values: (−4 %, MI 4), (10 %, 2), (−2 %, 3), (3 %, 5)."""
+    scenario = negotiation_scenario(codename="long-case")
+    first = negotiation_episode(
+        scenario,
+        speakers=LONG,
+        scores=((0, 0.5), (12, 0.3), (20, 0.6)),
+        addressed={8: [0], 16: [0]},
+        seconds_apart=10,
+        tag="long",
+    )
+    second = negotiation_episode(
+        scenario,
+        speakers=LONG,
+        scores=((0, 0.5), (12, 0.4), (20, 0.45)),
+        addressed={8: [0], 16: [0]},
+        seconds_apart=10,
+        tag="long",
+        run_id=2,
+    )
+    mi_answers(first, {8: (4, 4, 4, 4), 16: (2, 2, 2, 2)})
+    mi_answers(second, {8: (3, 3, 3, 3), 16: (5, 5, 5, 5)})
+    return first, second
+
+
+def test_me_and_mi_correlate_over_interventions(interventions):
+    report, frame = report_for(tag="long")
+
+    me = report["table1"]["cells"]["mediator_effectiveness"]["competing"]["social"]
+    # first: (−0.04 + 0.10) / 2 = 3 %; second: (−0.02 + 0.03) / 2 = 0.5 %
+    assert me["n"] == 2 and me["mean"] == pytest.approx(1.75)
+    points = sorted(report["me_mi"]["points"])
+    assert [me for me, _ in points] == pytest.approx([-4, -2, 3, 10])
+    assert [mi for _, mi in points] == [4, 3, 5, 2]
+    assert report["me_mi"]["n"] == 4
+    assert report["me_mi"]["rho"] == pytest.approx(-0.4)  # 1 − 6·14 / (4·15)
+    assert promediate_figures(report)["me-mi"] is not None
+
+
+def test_response_latency_in_turns_and_in_seconds(interventions):
+    report, _ = report_for(tag="long")
+
+    cells = report["table1"]["cells"]
+    # first: drops at points 12..19; the mediator answers 12..15 at turn 16 (4, 3, 2, 1 turns), 16..19 never
+    turns = cells["response_latency"]["competing"]["social"]
+    assert (turns["n"], turns["mean"], turns["excluded"]) == (1, pytest.approx(2.5), 1)  # 0.5 − 0.4 is no drop
+    seconds = cells["response_latency_seconds"]["competing"]["social"]
+    assert seconds["mean"] == pytest.approx(35.0)  # turn 16 after turns 11..14, 10 s apart: 50, 40, 30, 20
+
+
+def test_under_the_paper_preset_an_unanswered_drop_is_infinite_and_left_out_with_a_note(interventions):
+    report, _ = report_for(tag="long", preset="paper")
+
+    rl = report["table1"]["cells"]["response_latency"]["competing"]["social"]
+    assert rl["n"] == 0 and rl["excluded"] == 2
+    assert any("RL = ∞" in note for note in rl["notes"])
+
+
+def test_table_three_marks_salient_loadings():
+    import numpy as np
+    import pandas as pd
+
+    from benchmark.results.promediate.build import FACTOR_METRICS, table_three
+
+    rng = np.random.default_rng(3)
+    first, second = rng.normal(size=(2, 40))
+    columns = {
+        "consensus_change": first + 0.2 * rng.normal(size=40),
+        "topic_level_efficiency": first + 0.3 * rng.normal(size=40),
+        "mediator_effectiveness": second + 0.3 * rng.normal(size=40),
+        "response_latency": second + 0.4 * rng.normal(size=40),
+        "mediator_intelligence": rng.normal(size=40),
+    }
+    table = table_three(pd.DataFrame(columns))
+    report = {"table3": table}
+
+    assert table["metrics"] == list(FACTOR_METRICS) and table["n"] == 40
+    header, rows = tables.table3_grid(report)
+    assert header == ["metric", "factor 1", "factor 2", "uniqueness"]
+    by_metric = {row[0]: row for row in rows}
+    assert by_metric["consensus_change"][1].endswith("*") != by_metric["consensus_change"][2].endswith("*")
+    assert not by_metric["mediator_intelligence"][1].endswith("*")
+    assert not by_metric["mediator_intelligence"][2].endswith("*")
