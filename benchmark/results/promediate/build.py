@@ -40,7 +40,7 @@ METRICS = (
     ("consensus_change", "CC", "%", 100.0),
     ("topic_level_efficiency", "TLE", "%", 100.0),
     ("response_latency", "RL", "turns", 1.0),
-    ("response_latency_seconds", "RL (seconds)", "s", 1.0),
+    ("response_latency_seconds", "RL", "s", 1.0),
     ("mediator_effectiveness", "ME", "%", 100.0),
     ("mediator_intelligence", "MI", "1–5", 1.0),
     ("intervention_frequency", "frequency", "%", 100.0),
