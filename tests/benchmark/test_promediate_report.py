@@ -329,3 +329,36 @@ def test_table_three_marks_salient_loadings():
     assert by_metric["consensus_change"][1].endswith("*") != by_metric["consensus_change"][2].endswith("*")
     assert not by_metric["mediator_intelligence"][1].endswith("*")
     assert not by_metric["mediator_intelligence"][2].endswith("*")
+
+
+def test_the_report_reads_what_the_scripted_evaluation_pass_stored():
+    from django.core.management import call_command
+
+    from benchmark.evaluation.promediate import passes
+    from tests.benchmark import promediate_world
+
+    episode = promediate_world.negotiation_episode(
+        settings={"promediate": {"mediator": "social", "mediator_model": "scripted", "run_id": 1}}
+    )
+    call_command("evaluate", "--promediate", "--ids", str(episode.pk), stdout=io.StringIO(), stderr=io.StringIO())
+
+    records, skipped = load_records(Episode.objects.filter(pk=episode.pk), ProMediateFilters())
+
+    assert skipped == {}
+    (record,) = records
+    assert (record.judge, record.prompt_version) == ("scripted", passes.SCRIPTED_VERSION)
+    assert record.party_names == {"1": "Alice", "2": "Bob", "3": "Carol"}
+    assert record.mediator_turns == [3]
+    trace = record.trace
+    assert all(utterance.mentions is not None for utterance in trace.utterances)
+    assert trace.utterances[3].addressed is not None and trace.utterances[3].mi is not None
+    assert len(trace.utterances[3].mi) == 4
+    report, frame = build_promediate(ProMediateFilters(), Episode.objects.filter(pk=episode.pk), resamples=0)
+    assert report["counts"] == {
+        "episodes": 1,
+        "scenarios": 1,
+        "left_out": 0,
+        "judges": [f"scripted {passes.SCRIPTED_VERSION}"],
+    }
+    assert 0 <= frame.iloc[0]["mediator_intelligence"] <= 5  # NaN would fail
+    assert report["table1"]["cells"]["intervention_frequency"]["general"]["social"]["mean"] == pytest.approx(100 / 6)
