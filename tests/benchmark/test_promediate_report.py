@@ -362,3 +362,71 @@ def test_the_report_reads_what_the_scripted_evaluation_pass_stored():
     }
     assert 0 <= frame.iloc[0]["mediator_intelligence"] <= 5  # NaN would fail
     assert report["table1"]["cells"]["intervention_frequency"]["general"]["social"]["mean"] == pytest.approx(100 / 6)
+
+
+def test_the_human_validation_comes_from_the_registered_source_for_the_selected_episodes(experiment, monkeypatch):
+    from benchmark.results.promediate import build
+
+    seen = []
+
+    def source(episodes):
+        seen.append(sorted(episodes.values_list("pk", flat=True)))
+        return {
+            "quality": {
+                "naturalness": {"mean": 4.18, "n": 60, "by_mode": {"promediate-competing": {"mean": 4.0, "n": 20}}},
+                "mode_expression": {"mean": 3.61, "n": 60, "by_mode": {}},
+            },
+            "snippets": {
+                "kappa": 0.63,
+                "n": 60,
+                "ties_excluded": 1,
+                "majority": {"kappa": 0.7, "n": 30},
+                "per_annotator": {"A1": {"kappa": 0.5, "n": 10}},
+            },
+            "interventions": {
+                "exact": 0.3,
+                "three_groups": 0.73,
+                "two_groups": 0.98,
+                "n": 40,
+                "per_dimension": {
+                    "perception_alignment": {"exact": 0.4, "three_groups": 0.8, "two_groups": 1.0, "n": 10}
+                },
+            },
+        }
+
+    monkeypatch.setattr(build, "_HUMAN_VALIDATION", [])
+    build.register_human_validation(source)
+    build.register_human_validation(source)  # once is enough
+
+    report, frame = report_for(tag="pm")
+
+    assert seen == [sorted(e.pk for e in [*experiment["social"], experiment["noagent"]])]
+    rows = list(csv.DictReader(io.StringIO(tables.csv_table("human", report, frame))))
+    assert {
+        "check": "snippet comparison",
+        "scope": "every annotation",
+        "statistic": "Cohen's κ vs tracker",
+        "value": "0.63",
+        "n": "60",
+    } in rows
+    assert any(row["scope"] == "promediate-competing" and row["value"] == "4.0" for row in rows)
+    assert any(
+        row["scope"] == "perception alignment"
+        and row["statistic"].startswith("accuracy {1–2},{3}")
+        and row["value"] == "0.8"
+        for row in rows
+    )
+    text = tables.text_report(report)
+    line = next(line for line in text.splitlines() if "accuracy {1–2},{3–5} vs the MI judge" in line)
+    assert line.startswith("mediator intelligence") and line.split()[-2:] == ["0.980", "40"]
+
+
+def test_without_a_source_the_human_section_says_there_are_no_studies(experiment, monkeypatch):
+    from benchmark.results.promediate import build
+
+    monkeypatch.setattr(build, "_HUMAN_VALIDATION", [])
+    report, frame = report_for()
+
+    assert report["human"] is None
+    assert "no human validation studies" in tables.text_report(report)
+    assert tables.csv_table("human", report, frame) == "check,scope,statistic,value,n\n"

@@ -27,6 +27,7 @@ TABLE_HELP = {
     "table2": "the Social mediator's metrics per mediator model",
     "table3": "factor loadings (two factors, varimax), salient when |loading| >= 0.40",
     "me-mi": "Spearman correlation of ME and MI over interventions",
+    "human": "human validation: conversation quality means, snippet kappa, MI accuracies, each with n",
     "conversations": "one row per conversation: its labels and every metric, with why a value is undefined",
 }
 

@@ -18,7 +18,7 @@ import pandas as pd
 from ...csv_output import csv_text
 from ..tables import text_grid
 
-CSV_TABLES = ("table1", "table2", "table3", "me-mi", "conversations")
+CSV_TABLES = ("table1", "table2", "table3", "me-mi", "human", "conversations")
 CELL_COLUMNS = ("mean", "se", "ci_low", "ci_high", "n", "excluded", "scenarios", "notes")
 NOT_DEFINED, MISSING = "-", "missing"
 
@@ -101,6 +101,7 @@ COLUMNS = {
     "table2": ("metric", "unit", "mediator_model", *CELL_COLUMNS),
     "table3": ("metric", "factor_1", "factor_2", "salient_1", "salient_2", "uniqueness"),
     "me-mi": ("statistic", "rho", "p", "n", "note"),
+    "human": ("check", "scope", "statistic", "value", "n"),
 }
 
 
@@ -111,6 +112,8 @@ def _rows(name: str, report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         yield from table2_rows(report)
     elif name == "table3":
         yield from table3_rows(report)
+    elif name == "human":
+        yield from human_rows(report.get("human"))
     elif name == "me-mi":
         entry = report["me_mi"]
         yield {
@@ -223,32 +226,82 @@ def me_mi_text(report: Mapping[str, Any]) -> str:
     return f"ME × MI (per intervention): Spearman ρ = {entry['rho']:.3f}, p = {entry['p']:.4f}, n = {entry['n']}."
 
 
-def human_lines(human: Mapping[str, Any] | None) -> list[str]:
-    """The human-validation numbers (PM-27), each with its n."""
+GROUPED = (
+    ("exact", "exact agreement"),
+    ("three_groups", "accuracy {1–2},{3},{4–5}"),
+    ("two_groups", "accuracy {1–2},{3–5}"),
+)
+QUALITY = (("naturalness", "naturalness"), ("mode_expression", "mode expression"))
+
+
+def human_rows(human: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
+    """The human-validation numbers (PM-27) as rows of (check, scope, statistic, value, n)."""
     if not human:
-        return ["  (no human validation studies)"]
-    lines = []
+        return
     quality = human.get("quality") or {}
-    for key, label in (("naturalness", "naturalness"), ("mode_expression", "mode expression")):
+    for key, label in QUALITY:
         entry = quality.get(key) or {}
-        lines.append(f"  {label}: mean {_number(entry.get('mean'))} (n={entry.get('n', 0)})")
+        yield {
+            "check": "conversation quality",
+            "scope": "all",
+            "statistic": f"mean {label} (1–5)",
+            "value": entry.get("mean"),
+            "n": entry.get("n", 0),
+        }
+        for mode, by_mode in (entry.get("by_mode") or {}).items():
+            yield {
+                "check": "conversation quality",
+                "scope": mode,
+                "statistic": f"mean {label} (1–5)",
+                "value": by_mode.get("mean"),
+                "n": by_mode.get("n", 0),
+            }
     snippets = human.get("snippets") or {}
-    lines.append(
-        f"  snippet comparison, Cohen's κ human vs judge: {_number(snippets.get('kappa'), 3)} "
-        f"(n={snippets.get('n', 0)}, ties excluded {snippets.get('ties_excluded', 0)})"
-    )
-    majority = snippets.get("majority") or {}
-    if majority:
-        lines.append(
-            f"    annotators' majority vs judge: κ {_number(majority.get('kappa'), 3)} (n={majority.get('n', 0)})"
-        )
-    accuracy = human.get("interventions") or {}
-    lines.append(
-        f"  MI accuracy human vs judge: exact {_number(accuracy.get('exact'), 3)}, "
-        f"{{1–2}},{{3}},{{4–5}} {_number(accuracy.get('three_groups'), 3)}, "
-        f"{{1–2}},{{3–5}} {_number(accuracy.get('two_groups'), 3)} (n={accuracy.get('n', 0)})"
-    )
-    return lines
+    if snippets:
+        yield {
+            "check": "snippet comparison",
+            "scope": "every annotation",
+            "statistic": "Cohen's κ vs tracker",
+            "value": snippets.get("kappa"),
+            "n": snippets.get("n", 0),
+        }
+        majority = snippets.get("majority") or {}
+        yield {
+            "check": "snippet comparison",
+            "scope": "annotators' majority",
+            "statistic": "Cohen's κ vs tracker",
+            "value": majority.get("kappa"),
+            "n": majority.get("n", 0),
+        }
+        for name, entry in (snippets.get("per_annotator") or {}).items():
+            yield {
+                "check": "snippet comparison",
+                "scope": f"annotator {name}",
+                "statistic": "Cohen's κ vs tracker",
+                "value": entry.get("kappa"),
+                "n": entry.get("n", 0),
+            }
+    interventions = human.get("interventions") or {}
+    if interventions:
+        scopes = [("all dimensions", interventions), *(interventions.get("per_dimension") or {}).items()]
+        for scope, entry in scopes:
+            for key, label in GROUPED:
+                yield {
+                    "check": "mediator intelligence",
+                    "scope": scope.replace("_", " "),
+                    "statistic": f"{label} vs the MI judge",
+                    "value": entry.get(key),
+                    "n": entry.get("n", 0),
+                }
+
+
+def human_grid(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    header = ["check", "scope", "statistic", "value", "n"]
+    rows = [
+        [row["check"], row["scope"], row["statistic"], _number(row["value"], 3), str(row["n"])]
+        for row in human_rows(report.get("human"))
+    ]
+    return header, rows
 
 
 def _block(title: str, grid: tuple[list[str], list[list[str]]], empty: str = "  (none)") -> list[str]:
@@ -279,9 +332,7 @@ def text_report(report: Mapping[str, Any]) -> str:
         ),
         me_mi_text(report),
         "",
-        "Human validation",
-        *human_lines(report.get("human")),
-        "",
+        *_block("Human validation", human_grid(report), "  (no human validation studies over these episodes)"),
         "Methods",
         *(f"  {name.replace('_', ' ')}: {text}" for name, text in report["methods"].items()),
     ]

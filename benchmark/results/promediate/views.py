@@ -20,7 +20,7 @@ from .build import build_promediate
 from .bundle import bundle_bytes
 from .figures import promediate_figures
 from .forms import ProMediateFilterForm
-from .tables import CSV_TABLES, csv_table, human_lines, me_mi_text, methods, table1_grid, table2_grid, table3_grid
+from .tables import CSV_TABLES, csv_table, human_grid, me_mi_text, methods, table1_grid, table2_grid, table3_grid
 
 TEXT_TYPE = "text/plain; charset=utf-8"
 
@@ -57,7 +57,7 @@ def promediate(request: HttpRequest) -> HttpResponse:
                 ],
                 "table3_note": report["table3"].get("note"),
                 "me_mi": me_mi_text(report),
-                "human": human_lines(report.get("human")),
+                "human": _grid("Human validation", human_grid(report), "human"),
                 "figures": [figure for figure in promediate_figures(report).values() if figure is not None],
                 "methods": methods(report),
             }
