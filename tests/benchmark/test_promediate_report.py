@@ -430,3 +430,33 @@ def test_without_a_source_the_human_section_says_there_are_no_studies(experiment
     assert report["human"] is None
     assert "no human validation studies" in tables.text_report(report)
     assert tables.csv_table("human", report, frame) == "check,scope,statistic,value,n\n"
+
+
+def test_an_imported_upstream_run_is_reported_with_its_mi_and_the_pair_key_note(tmp_path):
+    from tests.benchmark.import_checks import import_file
+    from tests.benchmark.promediate_upstream import hmo_run, write_folder
+    from tests.benchmark.test_promediate_import import HMO
+
+    import_file(HMO)
+    write_folder(tmp_path / "output", hmo_run())
+    import_file(tmp_path / "output")
+
+    upstream, frame = report_for(preset="upstream")
+    paper, _ = report_for(preset="paper")
+
+    (row,) = frame.to_dict("records")
+    assert (row["scenario"], row["mode"], row["condition"], row["mediator_model"], row["run_id"], row["judge"]) == (
+        "promediate-hmo",
+        "competing",
+        "social",
+        "gpt-4.1",
+        1,
+        "upstream",
+    )
+    # interventions scored (4, n/a, n/a, 5), all n/a, (3, 3, 3, 3): upstream counts the all-n/a one as 0
+    assert row["mediator_intelligence"] == pytest.approx((4.5 + 0 + 3) / 3)
+    assert paper["table1"]["cells"]["mediator_intelligence"]["competing"]["social"]["mean"] == pytest.approx(3.75)
+    assert "imported upstream runs" in upstream["methods"]["imported_runs"]
+    kept = Episode.objects.get(source=Episode.Source.IMPORTED).settings["promediate"]["upstream_results"]
+    assert row["mediator_intelligence"] == pytest.approx(kept["simple_score"])
+    assert row["intervention_frequency"] == pytest.approx(100 * kept["frequency"])

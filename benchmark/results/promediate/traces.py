@@ -266,7 +266,7 @@ def load_records(episodes: QuerySet[Episode], filters: ProMediateFilters) -> tup
                 mode=mode_of(barrier),
                 condition=condition,
                 mediator_model=model if condition != NO_MEDIATOR else "",
-                run_id=promediate.get("run_id") if isinstance(promediate.get("run_id"), int) else None,
+                run_id=_run_id(promediate.get("run_id")),
                 judge=readings[pk][0],
                 prompt_version=readings[pk][1],
                 trace=_trace(
@@ -326,3 +326,10 @@ def _trace(
 
 def _keys(topic_ids: set[int]) -> frozenset[str]:
     return frozenset(str(pk) for pk in topic_ids)
+
+
+def _run_id(value: Any) -> int | None:
+    """A run's number, stored as a number by simulations and as the folder's text by imports."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else None
