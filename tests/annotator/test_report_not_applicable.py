@@ -4,6 +4,7 @@ no number, and is left out of the agreement report's numbers with a note that sa
 import pytest
 
 from annotator import drafts
+from annotator.exports import records
 from annotator.item_page import ItemPage
 from annotator.models import Assignment
 from annotator.reports import build_report
@@ -39,3 +40,7 @@ def test_not_applicable_is_stored_without_a_number_and_left_out_of_the_report_by
     assert emotions["n_ratings"] == 2 * 2 * 3 - 4
     assert "answers: 4 not applicable and left out" in emotions["notes"]
     assert not any("left blank" in note for note in emotions["notes"])
+    exported = [
+        row for row in records(study) if row["row_type"] == "answer" and row["question"] == "emotional_dynamics"
+    ]
+    assert {(row["value"], row["number"]) for row in exported if row["start_turn"] == 1} == {("na", None)}
