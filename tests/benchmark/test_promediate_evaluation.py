@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from benchmark.evaluation.promediate import passes, prompts, scripted
 from benchmark.evaluation.promediate.negotiation import Negotiation, Party, TopicInfo, Utterance, load_negotiation
 from benchmark.models import (
+    ActionType,
     Answer,
     Attitude,
     Episode,
@@ -469,3 +470,16 @@ def test_the_scripted_mi_judge_scores_what_an_intervention_shows_of_a_problem_th
     }
     rated = scripted.rate_intervention(negotiation, angry, "Moving on.")
     assert rated["emotional_dynamics"][0] == 1 and rated["cognitive_challenges"][0] == 1
+
+
+def test_a_turn_with_no_words_costs_no_call_and_mentions_nothing(fake_llm):
+    episode = negotiation_episode(lines=(*SHORT, ("Bob", "placeholder")))
+    Turn.objects.filter(episode=episode, index=4).update(action_type=ActionType.NONE, content="")
+    script_the_model(fake_llm)
+
+    result = async_to_sync(passes.evaluate_negotiation)(episode.pk, model=FAKE_MODEL, retries=0)
+
+    assert result.outcome == passes.EVALUATED, result.error
+    assert not any("by Bob" in prompt for prompt in fake_llm.prompts)
+    assert list(TopicTag.objects.filter(turn__index=4, kind="mention").values_list("value", flat=True)) == [False] * 2
+    assert not PairAgreement.objects.filter(episode=episode, point=5).exists()
