@@ -134,6 +134,15 @@ def test_choices_stated_option_first_by_number_or_in_the_options_own_words():
     assert atchison.ranking == ["b", "a", "c"]  # "Half each of JX5 and C-323s is your first choice"
 
 
+def test_a_choice_named_by_the_options_own_label_is_ranked():
+    francis = SHARED / "data" / "promediate" / "francis.json"
+    import_file(francis)
+
+    budget = Preference.objects.get(topic__scenario=scenario_of(francis), topic__position=3,
+                                    role__character__first_name="Bennett")
+    assert budget.ranking == ["c", "a", "d", "b"]  # "Your first choice is Package 3." ... (C): Package 3
+
+
 def test_francis_and_ias_report_the_respelled_config_names():
     francis = import_file(SHARED / "data" / "promediate" / "francis.json")
     ias = import_file(SHARED / "realdata" / "promediate" / "ias.json")
