@@ -150,3 +150,16 @@ def test_an_imported_case_plays_offline_with_the_mediator_opening():
     assert 4 <= len(turns) <= 60  # the scenario's cap wins over the run's
     assert len({turn.seat.position for turn in turns}) == 4  # everyone at the table speaks
     assert all(turn.content.strip() for turn in turns if turn.action_type == "speak")
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
+def test_a_conflict_mode_plays_offline_on_the_party_seats_only():
+    import_file(HMO)
+
+    call_command("simulate", "--scenarios", "promediate-hmo", "--conditions", "promediate-competing",
+                 "--judge-model", "none", "--tag", "competing", stdout=io.StringIO(), stderr=io.StringIO())
+
+    episode = Episode.objects.get(tag="competing")
+    seats = {seat.character.name: seat.carries_barrier for seat in episode.seats.select_related("character")}
+    assert episode.status == Episode.Status.FINISHED and episode.barrier.key == "promediate-competing"
+    assert seats == {"Alex": True, "Jamie": True, "Lee": True, "Mediator": False}
