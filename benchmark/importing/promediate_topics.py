@@ -236,7 +236,7 @@ def _labelled(block: str, number: int, topic: TopicDraft) -> list[Stated]:
         item = block[label.end() : labels[n + 1].start() if n + 1 < len(labels) else len(block)]
         key = _key_in(item, number)
         if key is None:
-            key = _option_label_in(item[:EARLY], topic)
+            key = _option_label_in(item[:EARLY], topic) or _option_named(item.strip().split("\n", 1)[0], topic)
         if key is not None:
             rank = RANKS[label.group("rank").lower()] if label.group("rank") else 0
             found.append(Stated(rank, key, label.start()))

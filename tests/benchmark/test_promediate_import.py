@@ -114,6 +114,9 @@ def test_stated_choices_become_rankings_and_the_briefs_own_words_stay_with_them(
         topic__title="Discount Pricing Schedule", role__scenario=scenario, role__character__first_name="Lee"
     )
     assert lee.ranking == ["a", "b", "c"]  # "Third choice: ((c) ..."
+    jamie_term = Preference.objects.get(topic__title="Contract Term", role__scenario=scenario,
+                                        role__character__first_name="Jamie")
+    assert jamie_term.ranking == ["b"]  # "First choice: five-year contract", in the option's own words
     lee_formulary = Preference.objects.get(topic=formulary, role__character__first_name="Lee")
     assert lee_formulary.ranking == [] and "You prefer open formulary" in lee_formulary.text  # prose only
 
