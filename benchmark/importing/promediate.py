@@ -16,9 +16,9 @@ uses them, and how Parley keeps them:
   issues filled in) is the role's private knowledge, as the script gives it to that party alone;
   its goal is the ``Main Goal:`` line (the Mediator's: its Identity paragraph).
 - The Mediator opens ("Welcome everyone!") and the others then speak when they have something to
-  say: turn-taking is random order after the Mediator's greeting (the simulator's ``promediate``
-  policy replaces it when it is set). The turn cap is the script's budget, 4 x parties x topics (the
-  Mediator not counted).
+  say: turn-taking is ``promediate`` (the mediator decides first, then the most motivated party;
+  ``benchmark.scenarios.floor``), the Mediator's role its greeter. The turn cap is the script's budget,
+  4 x parties x topics (the Mediator not counted).
 - The topics are kept as ``Topic`` rows with their options, and each party's stated choices on them as
   ``Preference`` rows (``promediate_topics`` says how each shape is read). Each role's Opinions section
   (with its ``###`` sub-sections), Role and Main Goal lines, the issues and options texts and ``config``
@@ -110,7 +110,7 @@ def parse(text: str, file: str) -> list[Draft]:
         "context": context,
         "original_context": instruction,
         "relationship": Relationship.ACQUAINTANCE,  # colleagues and business counterparts at one table
-        "turn_taking": TurnTaking.RANDOM_AFTER_GREETING if mediator is not None else TurnTaking.ROUND_ROBIN,
+        "turn_taking": TurnTaking.PROMEDIATE if mediator is not None else TurnTaking.ROUND_ROBIN,
         "greeter_position": mediator,
         "turn_cap": min(MAX_SMALL_INTEGER, budget),
     }

@@ -45,7 +45,7 @@ def test_the_hmo_case_is_one_scenario_with_a_role_per_party_and_the_mediator_ope
     assert roles[0].goal_text == "Close the deal and secure market share for Profelice."
     assert roles[2].character.occupation == "Pharmacy Director, Hopkins HMO"
     assert (scenario.source, scenario.turn_taking, scenario.greeter_position) == (
-        "promediate", TurnTaking.RANDOM_AFTER_GREETING, 3)
+        "promediate", TurnTaking.PROMEDIATE, 3)
     assert scenario.turn_cap == 4 * 3 * 5  # the script's 4 x (parties - 1) x issues
 
 
