@@ -41,8 +41,8 @@ from benchmark.instruments.presets import PROMEDIATE_QUALITY_PRESET, PROMEDIATE_
 from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Answer, Episode, PairAgreement, Question, Respondent, Seat, Team, Turn
 from benchmark.stats.accuracy import MI_GROUPS_COARSE, MI_GROUPS_FINE, grouped_accuracy
+from benchmark.stats.consensus import PairReading, consensus_series
 from benchmark.stats.kappa import cohen_kappa_from_table
-from benchmark.stats.promediate import PairReading, consensus_series
 
 from ..models import Study, StudyItem
 from ..windows import INTERVENTION_PRESET

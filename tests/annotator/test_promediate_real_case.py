@@ -17,6 +17,7 @@ from annotator.reports.promediate_validation import validation_of_episodes
 from annotator.windows import INTERVENTION_PRESET
 from benchmark.instruments.interventions import intervention_turns, mediator_position
 from benchmark.models import Episode
+from benchmark.results.promediate.build import human_validation as results_human_validation
 from tests.annotator.builders import add_annotators
 from tests.benchmark.import_checks import import_file
 from tests.builders import default_team
@@ -114,3 +115,4 @@ def test_a_played_and_judged_hmo_negotiation_gives_intervention_and_snippet_item
     assert found["interventions"]["n"] + found["interventions"]["not_applicable"] == 4
     assert found["studies"] == {"promediate-snippets": ["s"], INTERVENTION_PRESET: ["mi"], "promediate-quality": []}
     assert default_team() == episode.team
+    assert results_human_validation(episodes) == found  # the results report's section reads these numbers
