@@ -37,10 +37,10 @@ from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relation
 
 from . import answer_forms
 from . import assignment as assignments
-from .answer_forms import FormValues, GoalRef, agent_turns
+from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
-from .transcript import MEDIATOR, conversation
+from .transcript import MEDIATOR, item_conversations, rated_speaker, rated_turns
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,11 @@ class _Option:
     label: str
     description: str
     shortcut: str  # the digit that picks it
-    short: str = ""  # what a compact widget shows: a point's number, else the label (say, "Not applicable")
+
+    @property
+    def short(self) -> str:
+        """What a compact widget shows: a point's number, else the label (say, "Not applicable")."""
+        return self.value if self.value.lstrip("-").replace(".", "", 1).isdigit() else self.label
 
 
 @dataclass
@@ -223,49 +227,8 @@ class ItemPage:
         ]
 
     def rated_turns(self) -> list[int]:
-        """The turns a per-turn question is asked of: the item's target turn, else every agent turn shown."""
-        if self.item.target_turn is not None:
-            return [self.item.target_turn]
-        turns = self.turns[self.item.episode_id]
-        if self.item.windowed:
-            shown = [(first, last) for first, last in self.item.windows()]
-            turns = [turn for turn in turns if any(first <= turn.index <= last for first, last in shown)]
-        return agent_turns(self.main_seats, turns)
-
-    def _conversations(self, values: FormValues, errors: dict[str, str], has_spans: bool) -> list[Any]:
-        """The transcripts shown: the episode (and the compared one), or the item's windows of its episode."""
-        item = self.item
-        per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
-        guide = [QuestionView.of(question) for question in per_turn]
-
-        def rate(index: int) -> list[_Entry]:
-            return [_entry(question, None, values, errors, turn=index) for question in per_turn]
-
-        if item.windowed:
-            turns = self.turns[item.episode_id]
-            windows = item.windows()
-            labels = ["First excerpt", "Second excerpt"] if len(windows) > 1 else [""]
-            return [
-                conversation(
-                    label, self.main_seats, [turn for turn in turns if first <= turn.index <= last],
-                    spans_target=False, guide=guide, rate=rate, rated=self.rated_turns(), highlight=item.target_turn,
-                )
-                for label, (first, last) in zip(labels, windows, strict=True)
-            ]
-        conversations = [
-            conversation(
-                "Conversation A" if item.compared_episode_id else "",
-                self.seats[episode],
-                self.turns[episode],
-                spans_target=has_spans and episode == item.episode_id,
-                guide=guide if episode == item.episode_id else [],
-                rate=rate,
-            )
-            for episode in self.seats
-        ]
-        if len(conversations) > 1:
-            conversations[1].label = "Conversation B"
-        return conversations
+        """The turns a per-turn question is asked of (``transcript.rated_turns``)."""
+        return rated_turns(self.item, self.main_seats, self.turns[self.item.episode_id])
 
     def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:
         """The posted form read for the study's instrument and, when the study asks them, the probes."""
@@ -295,7 +258,11 @@ class ItemPage:
             ))
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
         has_spans = any(get_kind(question.kind).whole_transcript for question in self.questions)
-        conversations = self._conversations(values, errors, has_spans)
+        per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
+        conversations = item_conversations(
+            item, self.seats, self.turns, has_spans=has_spans, guide=[QuestionView.of(q) for q in per_turn],
+            rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
+        )
         for shown in conversations:
             for turn in shown.turns:
                 for entry in turn.ratings:
@@ -318,7 +285,7 @@ class ItemPage:
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
             "context_text": item.episode.scenario.context,
             "relationship": item.episode.scenario.relationship_label,
-            "speakers": _speakers(self.main_seats, self.questions, mediator=self._mediator_seat()),
+            "speakers": _speakers(self.main_seats, self.questions, mediator=rated_speaker(item, self.turns)),
             "conversations": conversations,
             "pairwise": len(conversations) > 1 and not item.windowed,
             "excerpts": item.windowed,
@@ -335,13 +302,6 @@ class ItemPage:
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
 
-
-    def _mediator_seat(self) -> int | None:
-        """The seat (pk) of the turn the item rates, shown as "Mediator"; None for an item without a target turn."""
-        if self.item.target_turn is None:
-            return None
-        turns = self.turns[self.item.episode_id]
-        return next((turn.seat_id for turn in turns if turn.index == self.item.target_turn), None)
 
     def _condition(self) -> BarrierView | None:
         """The episode's condition, named only when the preset rates how it came across (``shows_condition``)."""
@@ -471,19 +431,12 @@ def _entry(
                 label=str(choice.get("label") or choice.get("value", "")),
                 description=str(choice.get("description", "")),
                 shortcut=str(number) if number <= 9 else "",
-                short=_short(choice),
             )
             for number, choice in enumerate(choices or [], start=1)
         ],
     )
     entry.widget = kind.widget_data(question, answer.value)
     return entry
-
-
-def _short(choice: dict[str, Any]) -> str:
-    """A choice as a compact widget shows it: its value when that is a number, else its label."""
-    value = str(choice.get("value", ""))
-    return value if value.lstrip("-").replace(".", "", 1).isdigit() else str(choice.get("label") or value)
 
 
 def _speakers(seats: list[Seat], questions: list[Question], *, mediator: int | None = None) -> list[_Speaker]:

@@ -70,3 +70,50 @@ def conversation(
         spans_target=spans_target,
         rating_guide=list(guide) if rated else [],
     )
+
+
+def rated_turns(item: Any, seats: Sequence[Seat], turns: Sequence[Turn]) -> list[int]:
+    """The turns of ``item`` (a ``StudyItem``) a per-turn question is asked of: its target turn, else every agent
+    turn it shows."""
+    if item.target_turn is not None:
+        return [item.target_turn]
+    if item.windowed:
+        shown = item.windows()
+        turns = [turn for turn in turns if any(first <= turn.index <= last for first, last in shown)]
+    return agent_turns(seats, turns)
+
+
+def rated_speaker(item: Any, turns: dict[int, list[Turn]]) -> int | None:
+    """The seat (pk) whose turn ``item`` rates, shown as "Mediator"; None for an item without a target turn."""
+    return next((turn.seat_id for turn in turns[item.episode_id] if turn.index == item.target_turn), None)
+
+
+def item_conversations(
+    item: Any, seats: dict[int, list[Seat]], turns: dict[int, list[Turn]], *, has_spans: bool, guide: Sequence[Any],
+    rate: Callable[[int], list[Any]],
+) -> list[ConversationView]:
+    """The transcripts an item shows (``seats`` and ``turns`` by episode pk): its episode (and the compared one,
+    "Conversation A" and "B"), or its windows of its episode ("First excerpt" and "Second excerpt" for two)."""
+    main_seats, main_turns = seats[item.episode_id], turns[item.episode_id]
+    if item.windowed:
+        windows = item.windows()
+        labels = ["First excerpt", "Second excerpt"] if len(windows) > 1 else [""]
+        rated = rated_turns(item, main_seats, main_turns)
+        return [
+            conversation(
+                label, main_seats, [turn for turn in main_turns if first <= turn.index <= last], spans_target=False,
+                guide=guide, rate=rate, rated=rated, highlight=item.target_turn,
+            )
+            for label, (first, last) in zip(labels, windows, strict=True)
+        ]
+    conversations = [
+        conversation(
+            "Conversation A" if item.compared_episode_id else "", seats[episode], turns[episode],
+            spans_target=has_spans and episode == item.episode_id, guide=guide if episode == item.episode_id else [],
+            rate=rate,
+        )
+        for episode in seats
+    ]
+    if len(conversations) > 1:
+        conversations[1].label = "Conversation B"
+    return conversations
