@@ -43,8 +43,9 @@ from benchmark.models import ActionType, Episode, Turn
 
 from .lifecycle import ENDED, end_episode, outcome_of
 from .models import Participant
+from .negotiation import negotiation_lines
 from .orm import database_call
-from .protocol import Cast, broadcast, ended_message, turn_message, typing_message
+from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
 from .streaming import ArgumentExtractor, utf16_length
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class Plan:
     turn_cap: int
     context: prompt.AgentContext
     cast: Cast
+    beats: tuple[str, ...] = ()  # the offline model's lines, when the seat has its own (a negotiation's)
 
 
 def plan_turn(participant_pk: int, owner: str) -> Plan | None:
@@ -190,8 +192,8 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
     turns = list(episode.turns.order_by("index"))
     cast = Cast.for_episode(episode, seats, human_position=participant.study.human_position)
     index = len(turns)
-    if index >= episode.turn_cap or cast.is_human_turn(index):
-        return None
+    if index >= episode.turn_cap or cast.is_human_turn(index) or cast.seat_at(index) == NOBODY:
+        return None  # the participant's turn, or a negotiation's floor not given yet
     seat = next(s for s in seats if s.pk == cast.seat_at(index))
     cues = list(episode.barrier.cues.all())
     context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
@@ -206,6 +208,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
         turn_cap=episode.turn_cap,
         context=context,
         cast=cast,
+        beats=tuple(negotiation_lines(episode, seat)) if cast.is_negotiation else (),
     )
 
 
@@ -334,7 +337,7 @@ async def _generate(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]
 
 async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     """The offline model: its action is known at once; its words arrive with a typing delay."""
-    stream = scripted.scripted_stream(plan.context, seed=plan.seed, delay=scripted_delay())
+    stream = scripted.scripted_stream(plan.context, seed=plan.seed, beats=plan.beats or None, delay=scripted_delay())
     reply.action_type = stream.action.action_type
     async for delta in stream:
         if reply.lost:

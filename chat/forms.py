@@ -101,15 +101,17 @@ class ChatStudyForm(forms.ModelForm):
         model = ChatStudy
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
-            "turn_cap", "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
-            "consent_text", "completion_code", "screen_out_code", "technical_problem_code", "return_url",
-            "is_open",
+            "turn_cap", "inactivity_timeout", "intervene_window", "claim_window", "max_message_chars",
+            "messages_per_minute", "min_participant_turns", "consent_text", "completion_code", "screen_out_code",
+            "technical_problem_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
             "seat_models": "Models by seat",
             "turn_cap": "Turn cap",
             "inactivity_timeout": "Inactivity timeout (seconds)",
+            "intervene_window": "Time to intervene (seconds)",
+            "claim_window": "Time to ask for the floor (seconds)",
             "max_message_chars": "Longest message (characters)",
             "messages_per_minute": "Messages per minute",
             "min_participant_turns": "Minimum participant turns",

@@ -1,0 +1,415 @@
+"""The floor of a live ProMediate negotiation with a participant in it (spec PM-19, PM-20): who speaks next.
+
+In a negotiation nobody's turn is known in advance. After every utterance the mediator decides first
+whether to intervene; if it does not, the parties who did not just speak want the floor, and the most
+motivated one takes it (spec §1.2). A participant takes part in that decision:
+
+- **as the mediator**, after every party's utterance a window opens (``ChatStudy.intervene_window``,
+  15 s by default) in which they choose *Intervene* (and then write) or *Let them continue*; silence is
+  *continue*. Every chance is stored as a ``MediatorDecision`` by a person, with the time they took, so
+  the mediator metrics (response latency in turns and seconds, frequency, effectiveness) read a human
+  mediator exactly as a model's. The mediator never follows itself: after its own turn the parties go on.
+- **as a party**, each time the floor opens to them (they did not just speak, and the agent mediator did
+  not step in) a window opens (``ChatStudy.claim_window``, 20 s) in which "I want to speak" claims it: a
+  claim counts as motivation 5.0 and pre-empts the agents' thoughts. Otherwise the agents' most motivated
+  thought wins.
+
+The state of the floor is ``episode.settings["floor"]`` (a :class:`Floor`), written under the episode's
+row lock, and every deadline is the server's clock: a page cannot open, extend or close a window, only
+make the participant's choice while it is open. Whoever looks first after a deadline (the timer of the
+process that opened it, or any page's watch) closes it; closing is idempotent.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from benchmark.agents import llm
+from benchmark.importing.promediate import MEDIATOR
+from benchmark.models import ActionType, Episode, MediatorDecision, PartyThought, Scenario, Seat, TurnTaking
+
+from . import negotiation_agents as agents
+from .models import Participant
+
+# The simulation's turn-taking policy (pmsim adds TurnTaking.PROMEDIATE); the same string until it is merged.
+PROMEDIATE = getattr(TurnTaking, "PROMEDIATE", "promediate")
+INTERVENE_WINDOW = "intervene"  # the participant mediator's window
+CLAIM_WINDOW = "claim"  # the participant party's window
+INTERVENE, CONTINUE, CLAIM = "intervene", "continue", "claim"
+CHOICES = {INTERVENE: INTERVENE_WINDOW, CONTINUE: INTERVENE_WINDOW, CLAIM: CLAIM_WINDOW}
+CLAIM_RATING = 5.0
+CLAIM_THOUGHT = "Asked for the floor."
+HUMAN_POLICY = "human"
+
+
+def is_negotiation(scenario: Scenario) -> bool:
+    """True when the scenario's turns go by motivation with a mediator's priority (ProMediate)."""
+    return scenario.turn_taking == PROMEDIATE
+
+
+def is_mediator(seat: Seat) -> bool:
+    """The mediator's seat: its character is the case's Mediator (``character`` loaded)."""
+    return seat.character.name.strip().lower() == MEDIATOR.lower()
+
+
+def mediator_position(scenario: Scenario) -> int | None:
+    """The position of the scenario's Mediator role, None when the negotiation has none."""
+    for role in scenario.roles.select_related("character"):
+        if role.character is not None and role.character.name.strip().lower() == MEDIATOR.lower():
+            return role.position
+    return None
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Who has turn ``index``: ``seat`` once decided; while a participant's ``window`` is open, nobody yet."""
+
+    index: int
+    seat: int | None = None
+    window: str = ""
+    opened_at: datetime | None = None
+    closes_at: datetime | None = None
+
+    @classmethod
+    def read(cls, settings: dict[str, Any]) -> Floor | None:
+        stored = settings.get("floor")
+        if not isinstance(stored, dict):
+            return None
+        return cls(
+            index=int(stored["index"]),
+            seat=stored.get("seat"),
+            window=stored.get("window", ""),
+            opened_at=parse_datetime(stored["opened_at"]) if stored.get("opened_at") else None,
+            closes_at=parse_datetime(stored["closes_at"]) if stored.get("closes_at") else None,
+        )
+
+    def as_settings(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "seat": self.seat,
+            "window": self.window,
+            "opened_at": self.opened_at.isoformat() if self.opened_at else None,
+            "closes_at": self.closes_at.isoformat() if self.closes_at else None,
+        }
+
+    def seconds_left(self, now: datetime) -> float:
+        if not self.window or self.closes_at is None:
+            return 0.0
+        return max(0.0, (self.closes_at - now).total_seconds())
+
+    @property
+    def window_seconds(self) -> float:
+        if self.opened_at is None or self.closes_at is None:
+            return 0.0
+        return (self.closes_at - self.opened_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class FloorChange:
+    """The floor after a look at it, and whether this look changed it (then the pages must be told)."""
+
+    floor: Floor | None
+    changed: bool = False
+
+
+class FloorRefused(Exception):
+    """A participant's choice that cannot be taken; ``message`` is shown to them as it is."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def as_message(self) -> dict[str, Any]:
+        return {"type": "error", "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Table:
+    """The seats of a negotiation as the floor needs them."""
+
+    seats: list[Seat]
+    human: Seat
+    mediator: Seat | None
+    study_windows: tuple[float, float]  # (intervene, claim) seconds
+
+    @property
+    def parties(self) -> list[Seat]:
+        return [seat for seat in self.seats if seat is not self.mediator]
+
+    @property
+    def human_is_mediator(self) -> bool:
+        return self.mediator is not None and self.human.pk == self.mediator.pk
+
+
+def stored_floor(episode: Episode) -> tuple[tuple[int, ...], int | None]:
+    """The seats of the stored turns in order, and the seat given the next turn (None while undecided)."""
+    spoken = tuple(episode.turns.order_by("index").values_list("seat_id", flat=True))
+    floor = Floor.read(episode.settings)
+    seat = floor.seat if floor is not None and floor.index == len(spoken) else None
+    return spoken, seat
+
+
+def settle_floor(participant_pk: int, now: datetime | None = None) -> FloorChange:
+    """Decide what the next turn of the participant's negotiation waits for, from the stored transcript.
+
+    Gives the floor (the opening to the mediator; the agent mediator when it steps in; an agent party when
+    nobody claimed), opens the participant's window when their choice is due, or closes a window whose
+    deadline passed. Does nothing for a turn already given, a window still open, or an episode over.
+    """
+    now = now or timezone.now()
+    participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
+        return FloorChange(None)
+    with transaction.atomic():
+        episode = Episode.objects.select_for_update().select_related("scenario").get(pk=participant.episode_id)
+        if not is_negotiation(episode.scenario) or episode.status not in (
+            Episode.Status.PENDING,
+            Episode.Status.RUNNING,
+        ):
+            return FloorChange(Floor.read(episode.settings))
+        table = _table(episode, participant)
+        turns = list(episode.turns.order_by("index").values_list("index", "seat_id", "action_type"))
+        _link_intervention(episode, turns, table)
+        floor = Floor.read(episode.settings)
+        index = len(turns)
+        if index >= episode.turn_cap or (floor is not None and floor.index == index and floor.seat is not None):
+            return FloorChange(floor)
+        if floor is not None and floor.index == index and floor.window:
+            if floor.closes_at is not None and now < floor.closes_at:
+                return FloorChange(floor)
+            floor = _close_window(episode, floor, table, turns)
+        else:
+            floor = _next_floor(episode, table, turns, now)
+        _save(episode, floor)
+    return FloorChange(floor, changed=True)
+
+
+def choose(participant_pk: int, choice: Any, index: Any, now: datetime | None = None) -> FloorChange:
+    """Take the participant's choice in their open window: ``intervene``, ``continue`` or ``claim``.
+
+    Raises :class:`FloorRefused` when the choice is unknown, is not the one their role makes, the window
+    is for another turn or has closed (on the server's clock), or no window is open.
+    """
+    now = now or timezone.now()
+    if choice not in CHOICES:
+        raise FloorRefused("bad_choice", f"Unknown choice {choice!r}: choose one of {', '.join(CHOICES)}.")
+    participant = Participant.objects.select_related("study").get(pk=participant_pk)
+    if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
+        raise FloorRefused("ended", "The conversation is over.")
+    with transaction.atomic():
+        episode = Episode.objects.select_for_update().select_related("scenario").get(pk=participant.episode_id)
+        if not is_negotiation(episode.scenario):
+            raise FloorRefused("not_a_negotiation", "This conversation takes turns in a fixed order.")
+        floor = Floor.read(episode.settings)
+        if floor is None or not floor.window or floor.index != index:
+            raise FloorRefused("no_window", "That choice is no longer open.")
+        if floor.window != CHOICES[choice]:
+            raise FloorRefused("not_your_choice", "That choice is not yours to make in this conversation.")
+        if floor.closes_at is not None and now >= floor.closes_at:
+            raise FloorRefused("window_closed", "The time to choose has run out.")
+        table = _table(episode, participant)
+        turns = list(episode.turns.order_by("index").values_list("index", "seat_id", "action_type"))
+        took_ms = max(0, round((now - floor.opened_at).total_seconds() * 1000)) if floor.opened_at else None
+        if choice == CLAIM:
+            PartyThought.objects.create(
+                episode=episode,
+                after_index=floor.index - 1,
+                seat=table.human,
+                content=CLAIM_THOUGHT,
+                raw_rating=CLAIM_RATING,
+                rating=CLAIM_RATING,
+                selected=True,
+                spoken=True,
+            )
+            floor = replace(floor, seat=table.human.pk, window="")
+        else:
+            engaged = choice == INTERVENE
+            MediatorDecision.objects.create(
+                episode=episode,
+                after_index=floor.index - 1,
+                by=MediatorDecision.By.HUMAN,
+                policy=HUMAN_POLICY,
+                engaged=engaged,
+                decided_ms=took_ms,
+                decided_at=now,
+                reason="The participant chose to intervene." if engaged else "The participant let them continue.",
+            )
+            floor = (
+                replace(floor, seat=table.human.pk, window="")
+                if engaged
+                else _parties_take_floor(episode, table, turns, exclude_human=True)
+            )
+        _save(episode, floor)
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    return FloorChange(floor, changed=True)
+
+
+def negotiation_lines(episode: Episode, seat: Seat) -> list[str]:
+    """What the offline model says in ``seat``, turn after turn (enough for the whole negotiation): the
+    mediator's welcome and stock-taking, or a party's options on the topics by its preferences."""
+    topics = list(episode.scenario.topics.order_by("position"))
+    count = episode.turn_cap + 1
+    if is_mediator(seat):
+        return agents.mediator_lines(topics=[topic.title for topic in topics], count=count)
+    rankings = dict(seat.role.preferences.values_list("topic_id", "ranking"))
+    preferences = [(topic.title, rankings.get(topic.pk) or topic.option_keys()) for topic in topics]
+    return agents.party_lines(name=seat.character.name, preferences=preferences, count=count)
+
+
+# --- deciding ---------------------------------------------------------------------------------------
+
+
+def _table(episode: Episode, participant: Participant) -> Table:
+    seats = list(episode.seats.select_related("character").order_by("position"))
+    human = next((seat for seat in seats if seat.player == Seat.Player.HUMAN), None)
+    if human is None:
+        human = next(seat for seat in seats if seat.position == participant.study.human_position)
+    mediator = next((seat for seat in seats if is_mediator(seat)), None)
+    study = participant.study
+    return Table(seats, human, mediator, (study.intervene_window, study.claim_window))
+
+
+def _save(episode: Episode, floor: Floor) -> None:
+    episode.settings = {**episode.settings, "floor": floor.as_settings()}
+    episode.save(update_fields=["settings"])
+
+
+def _open(floor_index: int, window: str, seconds: float, now: datetime) -> Floor:
+    return Floor(floor_index, window=window, opened_at=now, closes_at=now + timedelta(seconds=seconds))
+
+
+def _seed(episode: Episode) -> int:
+    return int(episode.settings.get("seed", episode.pk))
+
+
+def _next_floor(episode: Episode, table: Table, turns: list[tuple[int, int, str]], now: datetime) -> Floor:
+    """The floor for the turn after ``turns``, or the participant's window that decides it."""
+    index = len(turns)
+    if index == 0:  # the opening: the mediator's welcome, or a party's drawn from the seed when there is none
+        if table.mediator is not None:
+            return Floor(0, seat=table.mediator.pk)
+        opener = random.Random(f"parley-negotiation|opening|{_seed(episode)}").choice(table.parties)
+        return Floor(0, seat=opener.pk)
+    last_seat = turns[-1][1]
+    mediator_spoke = table.mediator is not None and last_seat == table.mediator.pk
+    if table.human_is_mediator:
+        if mediator_spoke:  # the mediator never speaks twice in a row
+            return _parties_take_floor(episode, table, turns)
+        return _open(index, INTERVENE_WINDOW, table.study_windows[0], now)
+    if table.mediator is not None and not mediator_spoke:
+        decision = _agent_mediator_decides(episode, table, turns)
+        if decision.engaged:
+            return Floor(index, seat=table.mediator.pk)
+    if table.human.pk != last_seat and table.human.pk not in _left(turns):
+        return _open(index, CLAIM_WINDOW, table.study_windows[1], now)
+    return _parties_take_floor(episode, table, turns)
+
+
+def _close_window(episode: Episode, floor: Floor, table: Table, turns: list[tuple[int, int, str]]) -> Floor:
+    """The window ran out: a silent mediator lets the parties continue; an unclaimed floor goes to the agents."""
+    if floor.window == INTERVENE_WINDOW:
+        MediatorDecision.objects.create(
+            episode=episode,
+            after_index=floor.index - 1,
+            by=MediatorDecision.By.HUMAN,
+            policy=HUMAN_POLICY,
+            engaged=False,
+            reason="window closed",
+            decided_ms=round(floor.window_seconds * 1000),
+            decided_at=floor.closes_at,
+        )
+    return _parties_take_floor(episode, table, turns, exclude_human=True)
+
+
+def _agent_mediator_decides(episode: Episode, table: Table, turns: list[tuple[int, int, str]]) -> agents.Decision:
+    """The agent mediator's decision after the last turn, stored as a ``MediatorDecision`` row."""
+    mediator = table.mediator
+    assert mediator is not None
+    since = 0
+    for _, seat_pk, _ in reversed(turns):
+        if seat_pk == mediator.pk:
+            break
+        since += 1
+    decision = agents.mediator_decides(seed=_seed(episode), index=len(turns), party_turns_since=since)
+    model = mediator.model or llm.model_for("agent")
+    scripted = llm.is_scripted(model)
+    MediatorDecision.objects.create(
+        episode=episode,
+        after_index=len(turns) - 1,
+        by=MediatorDecision.By.SCRIPTED if scripted else MediatorDecision.By.AGENT,
+        policy=episode.settings.get("promediate", {}).get("mediator", "generic"),
+        model=model,
+        engaged=decision.engaged,
+        rating=decision.rating,
+        reason=decision.reason,
+        decided_ms=0,
+        decided_at=timezone.now(),
+    )
+    return decision
+
+
+def _parties_take_floor(
+    episode: Episode, table: Table, turns: list[tuple[int, int, str]], *, exclude_human: bool = False
+) -> Floor:
+    """The agent parties who did not speak last think; the most motivated takes the floor (thoughts stored).
+
+    When no agent may speak (in a negotiation of two parties the participant is then the only one left),
+    the participant has the floor.
+    """
+    index = len(turns)
+    last_seat = turns[-1][1] if turns else None
+    gone = _left(turns)
+    eligible = [
+        seat
+        for seat in table.parties
+        if seat.pk != last_seat
+        and seat.pk not in gone
+        and not (exclude_human and seat.pk == table.human.pk)
+        and seat.player == Seat.Player.AGENT
+    ]
+    topics = list(episode.scenario.topics.values_list("title", flat=True))
+    thoughts = []
+    for seat in eligible:
+        spoke = [i for i, seat_pk, _ in turns if seat_pk == seat.pk]
+        gap = index - 1 - spoke[-1] if spoke else index
+        thoughts += agents.party_thoughts(
+            seed=_seed(episode), index=index, seat_pk=seat.pk, seat_position=seat.position, gap=gap, topics=topics
+        )
+    chosen = agents.select_speaker(thoughts)
+    PartyThought.objects.bulk_create(
+        [
+            PartyThought(
+                episode=episode,
+                after_index=index - 1,
+                seat_id=thought.seat_pk,
+                content=thought.content,
+                raw_rating=thought.raw_rating,
+                rating=thought.rating,
+                selected=thought.rating >= agents.IM_THRESHOLD,
+                spoken=thought is chosen,
+            )
+            for thought in thoughts
+        ]
+    )
+    return Floor(index, seat=chosen.seat_pk if chosen is not None else table.human.pk)
+
+
+def _left(turns: list[tuple[int, int, str]]) -> set[int]:
+    return {seat_pk for _, seat_pk, action_type in turns if action_type == ActionType.LEAVE}
+
+
+def _link_intervention(episode: Episode, turns: list[tuple[int, int, str]], table: Table) -> None:
+    """Tie each engaged mediator decision to the mediator's turn that followed it (once that turn is stored)."""
+    if table.mediator is None or len(turns) < 2 or turns[-1][1] != table.mediator.pk:
+        return
+    MediatorDecision.objects.filter(
+        episode=episode, after_index=turns[-1][0] - 1, engaged=True, turn__isnull=True
+    ).update(turn=episode.turns.get(index=turns[-1][0]))
