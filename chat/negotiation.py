@@ -260,8 +260,15 @@ def negotiation_lines(episode: Episode, seat: Seat) -> list[str]:
     if is_mediator(seat):
         return agents.mediator_lines(topics=[topic.title for topic in topics], count=count)
     rankings = dict(seat.role.preferences.values_list("topic_id", "ranking"))
-    preferences = [(topic.title, rankings.get(topic.pk) or topic.option_keys()) for topic in topics]
+    preferences = [
+        (topic.title, rankings.get(topic.pk) or _turned(topic.option_keys(), seat.position)) for topic in topics
+    ]
     return agents.party_lines(name=seat.character.name, preferences=preferences, count=count)
+
+
+def _turned(keys: list[str], by: int) -> list[str]:
+    """A topic's options starting at a seat's own place, for a party whose brief ranks none (so parties differ)."""
+    return keys[by % len(keys) :] + keys[: by % len(keys)] if keys else keys
 
 
 # --- deciding ---------------------------------------------------------------------------------------
