@@ -31,7 +31,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from benchmark.agents import llm
 from benchmark.importing.promediate import MEDIATOR
 from benchmark.models import ActionType, Episode, MediatorDecision, PartyThought, Scenario, Seat, TurnTaking
 
@@ -345,15 +344,14 @@ def _agent_mediator_decides(episode: Episode, table: Table, turns: list[tuple[in
         if seat_pk == mediator.pk:
             break
         since += 1
+    # The offline stand-in decides whatever model the seat names (``chat.negotiation_agents``), and says so.
     decision = agents.mediator_decides(seed=_seed(episode), index=len(turns), party_turns_since=since)
-    model = mediator.model or llm.model_for("agent")
-    scripted = llm.is_scripted(model)
     MediatorDecision.objects.create(
         episode=episode,
         after_index=len(turns) - 1,
-        by=MediatorDecision.By.SCRIPTED if scripted else MediatorDecision.By.AGENT,
+        by=MediatorDecision.By.SCRIPTED,
         policy=episode.settings.get("promediate", {}).get("mediator", "generic"),
-        model=model,
+        model=agents.SCRIPTED,
         engaged=decision.engaged,
         rating=decision.rating,
         reason=decision.reason,
@@ -415,8 +413,10 @@ def _left(turns: list[tuple[int, int, str]]) -> set[int]:
 
 def _link_intervention(episode: Episode, turns: list[tuple[int, int, str]], table: Table) -> None:
     """Tie each engaged mediator decision to the mediator's turn that followed it (once that turn is stored)."""
-    if table.mediator is None or len(turns) < 2 or turns[-1][1] != table.mediator.pk:
+    if table.mediator is None:
         return
-    MediatorDecision.objects.filter(
-        episode=episode, after_index=turns[-1][0] - 1, engaged=True, turn__isnull=True
-    ).update(turn=episode.turns.get(index=turns[-1][0]))
+    spoken = {index for index, seat_pk, _ in turns if seat_pk == table.mediator.pk}
+    for decision in MediatorDecision.objects.filter(episode=episode, engaged=True, turn__isnull=True):
+        if decision.after_index + 1 in spoken:
+            decision.turn = episode.turns.get(index=decision.after_index + 1)
+            decision.save(update_fields=["turn"])

@@ -278,3 +278,10 @@ def test_the_mediator_seat_is_the_cases_mediator():
     participant = chatting(negotiation_study(mediating=True))
     assert [seat.character.name for seat in participant.episode.seats.all() if is_mediator(seat)] == ["Mediator"]
     assert participant.episode.seats.get(player="human").character.name == "Mediator"
+    assert participant.episode.settings["promediate"] == {"mediator": "human", "human": "mediator"}
+
+
+def test_a_party_participants_episode_names_the_agents_mediator_policy():
+    participant = chatting(negotiation_study(mediating=False))
+    assert participant.episode.settings["promediate"] == {"mediator": "generic", "human": "party"}
+    assert participant.episode.seats.get(player="human").character.name == "Alex"
