@@ -95,9 +95,10 @@ def check_scenario_shape(draft: ScenarioDraft) -> None:
     values = draft.values
     greeter = values.get("greeter_position")
     if greeter is not None:
-        if values.get("turn_taking") != TurnTaking.RANDOM_AFTER_GREETING:
+        if values.get("turn_taking") not in (TurnTaking.RANDOM_AFTER_GREETING, TurnTaking.PROMEDIATE):
             raise origin.at("greeter").problem(
-                f"only '{TurnTaking.RANDOM_AFTER_GREETING.value}' turn-taking has a greeter; set it to null"
+                f"only '{TurnTaking.RANDOM_AFTER_GREETING.value}' and '{TurnTaking.PROMEDIATE.value}' turn-taking "
+                "have a greeter; set it to null"
             )
         if greeter not in positions:
             raise origin.at("greeter").problem(f"no role at position {greeter} (roles: {shown})")

@@ -299,6 +299,25 @@ def goals_from_text(text: str) -> list[GoalDraft]:
 
 
 @dataclass
+class TopicDraft:
+    """One issue of a negotiation (``Topic``): its options as ``[{"key", "text"}]``."""
+
+    title: str
+    question: str = ""
+    options: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class PreferenceDraft:
+    """What a role wants on the topic at ``topic`` (its index in ``ScenarioDraft.topics``; ``Preference``)."""
+
+    topic: int
+    ranking: list[str] = field(default_factory=list)
+    unacceptable: list[str] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
 class RoleDraft:
     position: int
     goals: list[GoalDraft]
@@ -308,6 +327,7 @@ class RoleDraft:
     character: CharacterRef | None = None
     slot: dict[str, Any] = field(default_factory=dict)  # SLOT_FIELDS that are set
     goals_field: str = "goal"  # how the file names the goals, for messages
+    preferences: list[PreferenceDraft] = field(default_factory=list)
 
 
 @dataclass
@@ -363,6 +383,7 @@ class ScenarioDraft:
     template: ScenarioDraft | None = None  # the template an instance was made from
     barrier_prompts: list[BarrierPromptDraft] = field(default_factory=list)
     casts: list[ScenarioCastDraft] = field(default_factory=list)  # created with a new scenario only
+    topics: list[TopicDraft] = field(default_factory=list)  # a negotiation's issues, created with a new scenario
     ignored: list[str] = field(default_factory=list)  # fields of the record not kept (ImportResult.ignored)
 
 

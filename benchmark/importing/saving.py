@@ -36,6 +36,7 @@ from ..models import (
     Episode,
     Goal,
     Instrument,
+    Preference,
     Probe,
     Question,
     Respondent,
@@ -44,6 +45,7 @@ from ..models import (
     Scenario,
     Seat,
     Team,
+    Topic,
     Turn,
 )
 from .import_result import ImportResult
@@ -94,8 +96,8 @@ class Saver:
         self.reused: dict[str, set[str]] = {"character": set(), "scenario": set()}
         self.new: dict[type[models.Model], list[models.Model]] = {
             model: []
-            for model in (Character, Scenario, Role, Goal, Probe, Cast, CastMember, Instrument, Question, Episode, Seat,
-                          Turn, Response, Answer)
+            for model in (Character, Scenario, Role, Goal, Topic, Preference, Probe, Cast, CastMember, Instrument,
+                          Question, Episode, Seat, Turn, Response, Answer)
         }
         self.casts: dict[tuple[str, str], Cast] = {}  # (scenario external id, cast external id) -> cast
         self.new_goals: dict[tuple[int, int], Goal] = {}  # (id of the new role, goal position) -> goal
@@ -248,6 +250,19 @@ class Saver:
                 )
                 self.new_goals[(id(roles[role.position]), number)] = row
                 self.new[Goal].append(row)
+        topics = [
+            Topic(scenario=scenario, position=number, title=topic.title, question=topic.question, options=topic.options)
+            for number, topic in enumerate(draft.topics)
+        ]
+        self.new[Topic].extend(topics)
+        self.new[Preference].extend(
+            Preference(role=roles[role.position], topic=topics[preference.topic], ranking=preference.ranking,
+                       unacceptable=preference.unacceptable, text=preference.text)
+            for role in draft.roles
+            for preference in role.preferences
+        )
+        if topics:
+            self.result.created["topic"] += len(topics)
         self.new[Probe].extend(
             Probe(
                 scenario=scenario, about=roles[probe.about], position=number, topic=probe.topic, text=probe.text,

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from ..evaluation.interviews.instruments import PROBES_PRESET
 from ..instruments.kinds import get_kind
+from ..instruments.kinds.base import NOT_APPLICABLE
 from ..instruments.respondents import find_respondent
 from ..instruments.targets import EPISODE, SPAN, TURN
 from ..models import Answer, Episode, Goal, Instrument, Question, Respondent, Response, Role, Scenario
@@ -155,7 +156,7 @@ def check_answer(answer: AnswerDraft, question: Question) -> None:
     check_turns(answer, question)
     kind = get_kind(question.kind)
     if kind.numeric:
-        if answer.number is None:
+        if answer.number is None and kind.check_value(question, answer.value) != (NOT_APPLICABLE, None, ""):
             raise origin.at("number").problem(f"{question.key!r} takes a number")
         low, high = question.low, question.high
         if low is not None and high is not None and not low <= answer.number <= high:

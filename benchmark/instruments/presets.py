@@ -332,6 +332,89 @@ PROMEDIATE = PresetSpec(
 )
 
 
+PROMEDIATE_INTERVENTION_PRESET = "promediate-intervention"
+# The four problems a mediator's intervention is rated on, in the order ProMediate lists them (App. C.3).
+INTERVENTION_DIMENSIONS = (
+    "perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns",
+)
+_NOT_APPLICABLE = {
+    "label": "Not applicable",
+    "description": "The conversation before this message showed no such problem, so there was nothing to handle.",
+}
+
+
+def _intervention_question(key: str, prompt: str, help_text: str, low: str, middle: str, high: str) -> QuestionSpec:
+    """One of the four per-intervention ratings: 1, 3 and 5 named, 2 and 4 in between, and "not applicable"."""
+    return QuestionSpec(
+        key=key, kind=Kind.LIKERT, prompt=prompt, help_text=help_text, scope=Question.Scope.TURN,
+        dimension=key,
+        options={
+            "anchors": [
+                {"value": 1, "label": "Not handled", "description": low},
+                {"value": 2},
+                {"value": 3, "label": "Partly handled", "description": middle},
+                {"value": 4},
+                {"value": 5, "label": "Well handled", "description": high},
+            ],
+            "not_applicable": dict(_NOT_APPLICABLE),
+        },
+    )
+
+
+PROMEDIATE_INTERVENTION = PresetSpec(
+    name="ProMediate mediator intelligence (per intervention)",
+    description=(
+        "Rate one intervention of an AI mediator in a multi-party negotiation: read the turns since the "
+        "mediator last spoke, then its message, and say how well the message dealt with each of four kinds of "
+        "problem. A problem that did not arise in those turns is not applicable (after ProMediate's mediator "
+        "intelligence criteria). Each rating is about the mediator's turn."
+    ),
+    questions=(
+        _intervention_question(
+            "perception_alignment", "Did the message bring the parties' views of the issues closer together?",
+            "First ask whether the parties saw the issues differently (a misunderstanding, goals they share "
+            "without knowing it). If they did not, choose not applicable.",
+            "Left diverging views alone, even where a party said plainly how it saw things.",
+            "Took up the plain divergences but passed over the subtle or unspoken ones.",
+            "Watched the whole group and brought subtle divergences into the open before they grew.",
+        ),
+        _intervention_question(
+            "emotional_dynamics", "Did the message deal with the feelings running through the conversation?",
+            "First ask whether there were negative feelings such as anger, distrust or grief. If there were "
+            "none, choose not applicable.",
+            "Passed over the emotional signals and left the tension where it was.",
+            "Acknowledged feelings shown openly but not what lay underneath them.",
+            "Handled the feelings with skill and made it safe for everyone to speak.",
+        ),
+        _intervention_question(
+            "cognitive_challenges", "Did the message help the parties reason more clearly?",
+            "First ask whether there was faulty reasoning, a bias (such as clinging to a first offer) or an "
+            "unhelpful rule of thumb. If there was none, choose not applicable.",
+            "Let flawed reasoning and thinking traps pass unremarked.",
+            "Put right the simple reasoning errors but left the deeper ones.",
+            "Spotted complex reasoning problems on its own initiative and resolved them.",
+        ),
+        _intervention_question(
+            "communication_breakdowns", "Did the message get the parties talking productively again?",
+            "First ask whether communication had broken down: parties talking past each other, hostility, "
+            "a party left silent, or the talk going round in circles. If not, choose not applicable.",
+            "Did not respond to the breakdown or the confusion.",
+            "Mended the visible breakdown but left gaps in how the issues were framed.",
+            "Restored the dialogue and reframed the conversation in a constructive way.",
+        ),
+        QuestionSpec(
+            key="comment", kind=Kind.TEXT, scope=Question.Scope.TURN, required=False,
+            prompt="Anything about this intervention worth noting? (optional)", options={"max_length": 1000},
+        ),
+    ),
+    seats_needed=3,
+    seats_reason=(
+        "it rates a mediator's interventions in a multi-party negotiation, so every episode needs at least "
+        "three seats (two parties and the mediator)"
+    ),
+)
+
+
 def preset_misfit(key: str, seats: int) -> str:
     """Why episodes with ``seats`` seats cannot be rated with preset ``key``; empty when they can.
 
@@ -452,6 +535,7 @@ PRESETS: dict[str, PresetSpec] = {
     "promediate": PROMEDIATE,
     AGENTSENSE_PRESET: AGENTSENSE,
     TURN_RATING_PRESET: TURN_RATING,
+    PROMEDIATE_INTERVENTION_PRESET: PROMEDIATE_INTERVENTION,
 }
 # Presets participants answer after a chat (not offered to annotation studies).
 CHAT_PRESET = "chat-questionnaire"

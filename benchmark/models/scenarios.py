@@ -48,6 +48,7 @@ ERG = {
 class TurnTaking(models.TextChoices):
     ROUND_ROBIN = "round_robin", "round robin"
     RANDOM_AFTER_GREETING = "random_after_greeting", "random order after a greeting"
+    PROMEDIATE = "promediate", "mediator first, then the most motivated party (ProMediate)"
 
 
 class Scenario(models.Model):
@@ -74,10 +75,12 @@ class Scenario(models.Model):
     )
     turn_taking = models.CharField(
         max_length=30, choices=TurnTaking, default=TurnTaking.ROUND_ROBIN,
-        help_text="Who speaks next: each role in turn, or a greeting by one role and then random order.",
+        help_text="Who speaks next: each role in turn, a greeting by one role and then random order, or a "
+        "negotiation where the mediator decides first and then the most motivated party speaks.",
     )
     greeter_position = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="For random order: the role (0 = first) that opens with a greeting."
+        null=True, blank=True,
+        help_text="For random order: the role (0 = first) that opens with a greeting; for ProMediate: the mediator.",
     )
     turn_cap = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="The most turns an episode of this scenario may take; empty: the run's cap."
@@ -88,6 +91,10 @@ class Scenario(models.Model):
     template = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="instances",
         help_text="The template this scenario was instantiated from, if any.",
+    )
+    settings = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the source says about playing it (a ProMediate case: topics source, thresholds).",
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 

@@ -417,8 +417,11 @@ def stop_run(run_id: int, message: str) -> None:
 def load_gateway(options: RunOptions) -> None:
     """Import litellm before the event loop starts, so no episode's loop stalls on its seconds-long import
     (a consumer normally has it loaded from its start)."""
-    models = [options.agent_model, options.partner_model, *options.seat_model_map().values()]
-    if not all(llm.is_scripted(model) for model in models):
+    models = [
+        options.agent_model, options.partner_model, *options.seat_model_map().values(),
+        options.party_model, options.mediator_model, options.articulation_model,
+    ]
+    if not all(llm.is_scripted(model) for model in models if model):
         loading.preload()
 
 

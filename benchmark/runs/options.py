@@ -33,6 +33,14 @@ _LIMITS: dict[str, tuple[float, float]] = {
 RETIRED_OPTIONS = frozenset({"workers"})  # processes per run, before runs were chunks on the task queue
 MAX_POSITION = 100  # the highest role position a run may name as a barrier seat
 SEAT_LABELS = tuple(Communication.values)  # the role labels a seat model may name: sender, receiver
+PROMEDIATE = "promediate"  # preset: ProMediate negotiations, one more grid axis (the mediator condition)
+PRESETS = ("", PROMEDIATE)
+MEDIATORS = ("none", "generic", "social")
+# Options added for the ProMediate preset; left out of a run's derived name at their defaults, so runs
+# named before them keep their names.
+PROMEDIATE_OPTIONS = (
+    "preset", "mediators", "party_model", "mediator_model", "articulation_model", "persona_to_mediator"
+)
 
 
 class RunOptionsError(ValueError):
@@ -62,6 +70,14 @@ class RunOptions:
     ``default`` (the roles' default characters), ``all`` (every cast of each chosen scenario,
     ``benchmark.models.casts``), and cast ids or external ids; cast ids alone, with no scenarios
     named, choose the scenarios they belong to.
+
+    ``preset`` ``promediate`` plays ProMediate negotiations (``benchmark.runs.negotiation``): the
+    conditions are conflict modes (barriers ``promediate-<mode>``, the persona given to every party
+    seat, and to the mediator too with ``persona_to_mediator``), ``mediators`` the mediator
+    conditions (``none``, ``generic``, ``social``; all three by default), each a cell of its own;
+    ``party_model`` plays the parties, ``mediator_model`` the mediator (both default to the agent
+    model), ``articulation_model`` says the social mediator's chosen strategy (default: the mediator
+    model); ``episodes_per_cell`` is the number of runs.
     """
 
     scenarios: tuple[str, ...] = ()
@@ -80,6 +96,12 @@ class RunOptions:
     interview: bool = False
     seat_models: tuple[str, ...] = ()
     casts: tuple[str, ...] = (DEFAULT_CAST,)
+    preset: str = ""
+    mediators: tuple[str, ...] = ()
+    party_model: str = ""
+    mediator_model: str = ""
+    articulation_model: str = ""
+    persona_to_mediator: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunOptions:
@@ -157,6 +179,7 @@ class RunOptions:
                 f"Unknown difficulty tag(s) {', '.join(map(repr, unknown))}; known: {', '.join(Difficulty.values)}.",
             )
         self.seat_model_map()  # refuses a malformed entry, naming it
+        self.check_preset()
         if self.judge_model and self.judge_model != NO_JUDGE:
             try:
                 names = judge_models(self.judge_model)
@@ -169,6 +192,28 @@ class RunOptions:
                     f"episodes unscored; got {self.judge_model!r}.",
                 )
 
+    def check_preset(self) -> None:
+        if self.preset not in PRESETS:
+            raise RunOptionsError("preset", f"Unknown preset {self.preset!r}; the one preset is '{PROMEDIATE}'.")
+        if self.preset != PROMEDIATE:
+            for name in PROMEDIATE_OPTIONS[1:]:
+                if getattr(self, name) != getattr(RunOptions, name):
+                    raise RunOptionsError(name, f"{name.replace('_', ' ')} is an option of the '{PROMEDIATE}' preset.")
+            return
+        unknown = [mediator for mediator in self.mediators if mediator not in MEDIATORS]
+        if unknown:
+            raise RunOptionsError(
+                "mediators",
+                f"Unknown mediator condition(s) {', '.join(map(repr, unknown))}; use {', '.join(MEDIATORS)}.",
+            )
+        if len(set(self.mediators)) != len(self.mediators):
+            raise RunOptionsError("mediators", "A mediator condition is listed twice.")
+
+    @property
+    def mediator_conditions(self) -> tuple[str, ...]:
+        """The mediator conditions a ProMediate run plays (all three unless some are named)."""
+        return self.mediators or MEDIATORS
+
     def check_models(self, team_slug: str) -> None:
         """Refuse a model the team may not call (``benchmark.agents.allowed_models``), naming its option."""
         named = {
@@ -176,6 +221,9 @@ class RunOptions:
             "partner_model": [self.partner_model],
             "seat_models": list(self.seat_model_map().values()),
             "judge_model": judge_models(self.judge_model) if self.judge_model else [],
+            "party_model": [self.party_model],
+            "mediator_model": [self.mediator_model],
+            "articulation_model": [self.articulation_model],
         }
         for option, models in named.items():
             try:
@@ -207,12 +255,23 @@ class RunOptions:
 
     def resolved(self) -> RunOptions:
         """The same options with the configured model names filled in for empty ones."""
+        agent = self.agent_model or llm.model_for("agent")
+        negotiation = (
+            {
+                "party_model": self.party_model or agent,
+                "mediator_model": self.mediator_model or agent,
+                "mediators": self.mediator_conditions,
+            }
+            if self.preset == PROMEDIATE
+            else {}
+        )
         return RunOptions(
             **{
                 **asdict(self),
-                "agent_model": self.agent_model or llm.model_for("agent"),
+                "agent_model": agent,
                 "partner_model": self.partner_model or llm.model_for("partner"),
                 "judge_model": self.judge_model or llm.model_for("judge"),
+                **negotiation,
             }
         )
 
@@ -224,6 +283,10 @@ class RunOptions:
             del shaping["seat_models"]
         if self.casts == (DEFAULT_CAST,):  # and so do runs named before scenarios had other casts
             del shaping["casts"]
+        defaults = RunOptions().as_dict()
+        for name in PROMEDIATE_OPTIONS:  # nor do runs named before the ProMediate preset
+            if shaping[name] == defaults[name]:
+                del shaping[name]
         if len(self.barrier_seats) == 1:  # as named before a run could name several, so old names resume
             shaping["barrier_seat"] = self.barrier_positions[0]
             del shaping["barrier_seats"]
@@ -249,6 +312,12 @@ _OPTION_LABELS = {
     "interview": ("Interview the agents", ""),
     "seat_models": ("Models by seat", "none"),
     "casts": ("Casts", DEFAULT_CAST),
+    "preset": ("Preset", "none"),
+    "mediators": ("Mediator conditions", ""),
+    "party_model": ("Parties' model", ""),
+    "mediator_model": ("Mediator's model", ""),
+    "articulation_model": ("Social mediator's articulation model", "the mediator's"),
+    "persona_to_mediator": ("Persona to the mediator too", ""),
 }
 
 

@@ -16,9 +16,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
-from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team
+from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team, Topic, TurnTaking
 from ..scenarios.turn_taking import check_greeter, turn_cap_for
-from .options import ALL_CASTS, DEFAULT_CAST, RunOptions, RunOptionsError
+from .negotiation import mode_of
+from .options import ALL_CASTS, DEFAULT_CAST, PROMEDIATE, RunOptions, RunOptionsError
 from .simulation import create_episode
 
 EXTERNAL_ID_LENGTH = 100  # Episode.external_id
@@ -33,6 +34,7 @@ class PlannedEpisode:
     number: int  # within its cell, from 0
     seed: int
     cast: Cast | None = None  # None: the roles' default characters
+    mediator: str = ""  # a ProMediate run's mediator condition: none, generic or social
 
 
 @dataclass
@@ -49,17 +51,42 @@ class RunPlan:
     casts: dict[int, list[Cast | None]] = field(default_factory=dict)  # scenario id -> its casts to play
     imported_seats: dict[int, tuple[int, ...]] = field(default_factory=dict)  # scenario id -> its prompts' seats
 
+    @property
+    def promediate(self) -> bool:
+        return self.options.preset == PROMEDIATE
+
+    @property
+    def mediators(self) -> tuple[str, ...]:
+        """The mediator conditions, each a cell (one unnamed one outside the ProMediate preset)."""
+        return self.options.mediator_conditions if self.promediate else ("",)
+
+    def mediator_position(self, scenario: Scenario) -> int | None:
+        """A negotiation's mediator role: the scenario's greeter (the one who opens)."""
+        return scenario.greeter_position if self.promediate else None
+
     def casts_of(self, scenario: Scenario) -> list[Cast | None]:
         return self.casts.get(scenario.pk, [None])
 
     def barrier_seats_for(self, scenario: Scenario) -> tuple[int, ...]:
         """The seats that speak under the barrier in every condition of ``scenario``: those its own barrier
         prompts name (``ScenarioBarrier``, as the file it came from says), else the run's ``barrier_seats``."""
+        if self.promediate:  # a negotiation: every party, and the mediator only with persona_to_mediator
+            mediator = self.mediator_position(scenario)
+            return tuple(
+                p for p in self.positions[scenario.pk] if p != mediator or self.options.persona_to_mediator
+            )
         return self.imported_seats.get(scenario.pk, self.options.barrier_positions)
 
     def models_for(self, scenario: Scenario) -> dict[int, str]:
         """Each seat's model: its position's entry in ``seat_models``, else its role label's (sender or
-        receiver), else the agent model for a barrier seat and the partner model for the others."""
+        receiver), else the agent model for a barrier seat and the partner model for the others. In a
+        negotiation: the mediator model for the mediator, the party model for the others."""
+        if self.promediate:
+            mediator = self.mediator_position(scenario)
+            return {
+                position: self.options.mediator_model if position == mediator else self.options.party_model
+                for position in self.positions[scenario.pk]
+            }
         agent, partner, seats = self.options.agent_model, self.options.partner_model, self.barrier_seats_for(scenario)
         chosen = self.options.seat_model_map()
         labels = self.labels.get(scenario.pk, {})
@@ -73,31 +100,52 @@ class RunPlan:
     @property
     def total(self) -> int:
         cells = sum(len(self.casts_of(scenario)) for scenario in self.scenarios)
-        return cells * len(self.barriers) * self.options.episodes_per_cell
+        return cells * len(self.barriers) * len(self.mediators) * self.options.episodes_per_cell
 
     def episodes(self) -> list[PlannedEpisode]:
         """Scenario-major order, so a partly done run has whole scenarios compared across conditions."""
         per_cell = self.options.episodes_per_cell
         return [
             PlannedEpisode(
-                episode_external_id(self.tag, scenario, barrier, number, cast),
+                episode_external_id(self.tag, scenario, barrier, number, cast, mediator),
                 scenario,
                 barrier,
                 number,
                 # the same seed in every condition: conditions are compared on paired episodes
                 self.options.seed + number,
                 cast,
+                mediator,
             )
             for scenario in self.scenarios
             for cast in self.casts_of(scenario)
             for number in range(per_cell)
             for barrier in self.barriers
+            for mediator in self.mediators
         ]
 
+    def negotiation_settings(self, item: PlannedEpisode) -> dict[str, object]:
+        """What a negotiation episode records of its condition (``Episode.settings["promediate"]``)."""
+        options = self.options
+        none = item.mediator == "none"
+        return {
+            "mediator": item.mediator,
+            "mediator_model": "" if none else options.mediator_model,
+            "party_model": options.party_model,
+            "run_id": item.number + 1,
+            "mode": mode_of(item.barrier.key),
+            "mediator_position": None if none else self.mediator_position(item.scenario),
+            "persona_to_mediator": options.persona_to_mediator,
+            "strategies": 3,
+            "articulation_model": "" if none else (options.articulation_model or options.mediator_model),
+        }
 
-def episode_external_id(tag: str, scenario: Scenario, barrier: Barrier, number: int, cast: Cast | None = None) -> str:
-    """``<tag>-s<scenario id>[-c<cast id>]-<condition>-<n>``; a tag too long for that is shortened with a digest."""
-    tail = f"-s{scenario.pk}{f'-c{cast.pk}' if cast else ''}-{barrier.key}-{number}"
+
+def episode_external_id(
+    tag: str, scenario: Scenario, barrier: Barrier, number: int, cast: Cast | None = None, mediator: str = ""
+) -> str:
+    """``<tag>-s<scenario id>[-c<cast id>]-<condition>[-<mediator>]-<n>``; a tag too long for that is shortened
+    with a digest."""
+    tail = f"-s{scenario.pk}{f'-c{cast.pk}' if cast else ''}-{barrier.key}{f'-{mediator}' if mediator else ''}-{number}"
     whole = f"{tag}{tail}"
     if len(whole) <= EXTERNAL_ID_LENGTH:
         return whole
@@ -217,10 +265,30 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
         if greeter_problem:
             raise RunOptionsError("scenarios", greeter_problem)
     check_seat_models(options, scenarios, positions, labels)
+    if options.preset == PROMEDIATE:
+        check_negotiations(options, scenarios)
     return RunPlan(
         tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels, casts,
         imported_seats,
     )
+
+
+def check_negotiations(options: RunOptions, scenarios: Sequence[Scenario]) -> None:
+    """Refuse scenarios a ProMediate run cannot play: not a negotiation, no topics, no mediator role."""
+    with_topics = set(Topic.objects.filter(scenario__in=scenarios).values_list("scenario_id", flat=True))
+    for scenario in scenarios:
+        if scenario.turn_taking != TurnTaking.PROMEDIATE:
+            raise RunOptionsError(
+                "scenarios", f"Scenario {scenario} is not a negotiation (its turn-taking is "
+                f"{scenario.get_turn_taking_display()}); the '{PROMEDIATE}' preset plays ProMediate cases "
+                "(import them with manage.py import_scenarios).",
+            )
+        if scenario.pk not in with_topics:
+            raise RunOptionsError("scenarios", f"Scenario {scenario} has no topics to negotiate; import it again.")
+        if scenario.greeter_position is None and set(options.mediator_conditions) - {"none"}:
+            raise RunOptionsError(
+                "mediators", f"Scenario {scenario} has no mediator role; play it with the mediator condition none only."
+            )
 
 
 def resolve_named_casts(team: Team, entries: Sequence[str]) -> list[Cast]:
@@ -360,20 +428,25 @@ def prepare_episodes(plan: RunPlan, *, beat: Callable[[], None] | None = None) -
     for batch in chunks(missing, PREPARE_BATCH):
         with transaction.atomic():
             for item in batch:
+                cap = turn_cap_for(item.scenario, options.turn_cap)
+                mediator = plan.mediator_position(item.scenario)
                 existing[item.external_id] = create_episode(
                     item.scenario,
                     item.barrier,
                     barrier_seats=plan.barrier_seats_for(item.scenario),
                     models=plan.models_for(item.scenario),
                     strategy=options.strategy,
-                    turn_cap=turn_cap_for(item.scenario, options.turn_cap),
+                    # a negotiation: the opening line, then T turns
+                    turn_cap=cap + 1 if plan.promediate else cap,
                     tag=plan.tag,
                     settings={
                         "temperature": options.temperature, "seed": item.seed, "run": plan.tag,
                         **({"cast": item.cast.key} if item.cast else {}),
+                        **({"promediate": plan.negotiation_settings(item)} if plan.promediate else {}),
                     },
                     characters=item.cast.characters() if item.cast else None,
                     external_id=item.external_id,
+                    empty_roles=(mediator,) if item.mediator == "none" and mediator is not None else (),
                 )
         if beat is not None:
             beat()

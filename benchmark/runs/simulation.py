@@ -2,10 +2,12 @@
 
 An episode has one seat per role, two or more. Who speaks next follows the scenario's
 turn-taking policy (``benchmark.turn_taking``: round robin, seat 0, 1, 2, 0, ... as in Sotopia,
-or random order after a greeting as in AgentSense). Each turn is stored the moment it is produced,
-so a crash loses at most the turn in flight and :func:`run_episode` resumes from the next index.
-A seat that leaves speaks no more; an episode ends when fewer than two seats can speak (with two
-seats, when one leaves) or at its turn cap (20 by default, as in Sotopia and SocialVeil).
+or random order after a greeting as in AgentSense); a ProMediate negotiation (``promediate``) is
+played by its own loop (:mod:`benchmark.runs.negotiation`), the mediator deciding first. Each turn
+is stored the moment it is produced, so a crash loses at most the turn in flight and
+:func:`run_episode` resumes from the next index. A seat that leaves speaks no more; an episode ends
+when fewer than two seats can speak (with two seats, when one leaves) or at its turn cap (20 by
+default, as in Sotopia and SocialVeil).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..agents import acting, llm, prompt
-from ..models import ActionType, Barrier, Character, Episode, Scenario, ScenarioBarrier, Seat, Turn
+from ..models import ActionType, Barrier, Character, Episode, Scenario, ScenarioBarrier, Seat, Turn, TurnTaking
 from ..scenarios import turn_taking
+from .negotiation import run_negotiation
 
 
 def create_episode(
@@ -34,6 +37,7 @@ def create_episode(
     settings: dict[str, Any] | None = None,
     characters: Mapping[int, Character] | None = None,
     external_id: str | None = None,
+    empty_roles: Collection[int] = (),
 ) -> Episode:
     """Create a pending episode with one agent seat per scenario role.
 
@@ -42,7 +46,8 @@ def create_episode(
     (the condition names them; they are marked for the ``none`` baseline too, so conditions stay
     comparable); ``strategy`` applies to the other seats. A seat without an entry in ``models``
     gets the configured model for its part: ``agent`` for a barrier seat, ``partner`` for the
-    others (the scripted model if unset). A template cannot be played: instantiate it first.
+    others (the scripted model if unset). ``empty_roles`` are role positions left without a seat (a
+    negotiation played with no mediator). A template cannot be played: instantiate it first.
     """
     if scenario.is_template:
         raise ValueError(f"Scenario {scenario} is a template; instantiate it with a cast to play it.")
@@ -93,6 +98,7 @@ def create_episode(
                 carries_barrier=role.position in barrier_seats,
             )
             for role in roles
+            if role.position not in empty_roles
         )
     return episode
 
@@ -136,6 +142,15 @@ async def run_episode(
     episode.started_at = episode.started_at or now
     episode.settings = {**episode.settings, "seed": seed}
     await episode.asave(update_fields=["status", "started_at", "settings"])
+
+    if episode.scenario.turn_taking == TurnTaking.PROMEDIATE:
+        try:
+            end_reason = await run_negotiation(episode, seats, turns, seed=seed, save_turn=save_turn or _insert_turn)
+        except llm.LLMError:
+            await _finish(episode, Episode.Status.FAILED, Episode.EndReason.MODEL_ERROR)
+            raise
+        await _finish(episode, Episode.Status.FINISHED, end_reason)
+        return episode
 
     by_position = {seat.position: seat for seat in seats}
     position_of = {seat.pk: seat.position for seat in seats}

@@ -11,6 +11,11 @@ Two policies, a property of the scenario (``Scenario.turn_taking``):
   continues exactly as an uninterrupted one would; the same seed in every condition of a run
   gives paired episodes the same order as long as their transcripts agree on who left.
 
+A ProMediate negotiation (``promediate``) gives the floor by motivation, not by order: the mediator
+decides first, then the most motivated party speaks (:mod:`benchmark.scenarios.floor`, played by
+:mod:`benchmark.runs.negotiation`). Here it counts as random order after the mediator's opening, which
+is what an order drawn without the parties' thoughts can say of it (expected turns, a briefing).
+
 A seat that leaves speaks no more. An episode ends when fewer than two seats can still speak
 (with two seats, as soon as one leaves) or at its turn cap. A scenario's own turn cap, when set,
 overrides the run's (:func:`turn_cap_for`).
@@ -53,7 +58,7 @@ def next_speaker(
         last = spoken[-1] if spoken else order[-1]
         later = [position for position in active if position > last]
         return (later or active)[0]
-    if policy == TurnTaking.RANDOM_AFTER_GREETING:
+    if policy in (TurnTaking.RANDOM_AFTER_GREETING, TurnTaking.PROMEDIATE):
         if not spoken:
             opener = order[0] if greeter is None else greeter
             if opener not in order:
@@ -98,7 +103,7 @@ def expected_turns(
     ``p' = (1 - p) / (n - 1)`` from ``p = 1`` (it greets) or ``0`` (it does not).
     """
     order = tuple(sorted(positions))
-    if policy != TurnTaking.RANDOM_AFTER_GREETING:
+    if policy not in (TurnTaking.RANDOM_AFTER_GREETING, TurnTaking.PROMEDIATE):
         return float(speaking_order(policy, order, turn_cap).count(position))
     chance, total = (1.0 if position == (order[0] if greeter is None else greeter) else 0.0), 0.0
     for _ in range(turn_cap):
@@ -121,7 +126,7 @@ def check_greeter(scenario: Scenario, role_positions: Collection[int]) -> str | 
     """A problem with the scenario's greeter, as a sentence, or None when there is none."""
     if scenario.greeter_position is None:
         return None
-    if scenario.turn_taking != TurnTaking.RANDOM_AFTER_GREETING:
+    if scenario.turn_taking not in (TurnTaking.RANDOM_AFTER_GREETING, TurnTaking.PROMEDIATE):
         return f"Scenario {scenario} names a greeter but takes turns {scenario.get_turn_taking_display()}."
     if scenario.greeter_position not in role_positions:
         return (

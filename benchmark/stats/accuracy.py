@@ -213,3 +213,34 @@ def cluster_bootstrap_accuracy(
         chance_method=chance_method,
         notes=notes,
     )
+
+
+# ProMediate's mediator-intelligence validation (App. F) groups the 1–5 scale before comparing a
+# person's score with the judge's, because ratings cluster at 4–5 and kappa says little there.
+MI_GROUPS_FINE = ((1, 2), (3,), (4, 5))
+MI_GROUPS_COARSE = ((1, 2), (3, 4, 5))
+
+
+def grouped_accuracy(pairs: Sequence[tuple[Any, Any]], groups: Sequence[Sequence[Any]]) -> float | None:
+    """Share of (answer, reference) pairs whose two values fall in the same group of the scale.
+
+    With groups {1–2},{3},{4–5} a 5 against a 4 agrees and a 3 against a 4 does not (ProMediate,
+    Liu et al. 2025, §4.3.3 and App. F: 0.73 and 0.98 for the two groupings). Pairs with a missing
+    value ("not applicable") are left out; None when no pair is left. A value in no group is refused.
+    """
+    group_of: dict[Any, int] = {}
+    for index, group in enumerate(groups):
+        for value in group:
+            if value in group_of:
+                raise ValueError(f"value {value!r} is in two groups")
+            group_of[value] = index
+    kept = [(a, b) for a, b in pairs if a is not None and b is not None]
+    if not kept:
+        return None
+    agree = 0
+    for answer, reference in kept:
+        for value in (answer, reference):
+            if value not in group_of:
+                raise ValueError(f"value {value!r} is in none of the groups {list(groups)}")
+        agree += group_of[answer] == group_of[reference]
+    return agree / len(kept)

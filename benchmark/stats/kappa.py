@@ -206,6 +206,28 @@ def cohen_kappa_from_table(table: Any) -> Kappa:
     return result
 
 
+def cohen_kappa_from_pairs(pairs: Sequence[tuple[Any, Any]], categories: Sequence[Any] | None = None) -> Kappa:
+    """Cohen's kappa from (annotator A's label, annotator B's label) per item, e.g. a person and a judge.
+
+    Categories are `categories` in that order, else the labels seen, sorted; pairs with a missing
+    label are left out and counted. ProMediate's snippet comparison (PM-17) passes ("increased" |
+    "decreased") pairs of the person's answer and the direction of the judge's consensus scores.
+    """
+    kept = [(a, b) for a, b in pairs if a is not None and b is not None]
+    labels = list(categories) if categories is not None else sorted({label for pair in kept for label in pair}, key=str)
+    index = {label: i for i, label in enumerate(labels)}
+    unknown = sorted({label for pair in kept for label in pair if label not in index}, key=str)
+    if unknown:
+        raise ValueError(f"labels outside the categories {labels}: {', '.join(map(str, unknown))}")
+    table = np.zeros((len(labels), len(labels)))
+    for a, b in kept:
+        table[index[a], index[b]] += 1
+    result = cohen_kappa_from_table(table)
+    result.excluded_items = len(pairs) - len(kept)
+    result.notes = [*exclusion_note(result.excluded_items), *result.notes]
+    return result
+
+
 def _counts_of(
     table: pd.DataFrame, item: str, value: str, categories: Sequence[Any] | None
 ) -> tuple[np.ndarray, list[Any], int]:

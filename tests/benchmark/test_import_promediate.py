@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from benchmark.importing.promediate import count_issues
+from benchmark.importing.promediate_topics import sections
 from benchmark.models import Episode, Scenario, TurnTaking
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 
@@ -45,7 +45,7 @@ def test_the_hmo_case_is_one_scenario_with_a_role_per_party_and_the_mediator_ope
     assert roles[0].goal_text == "Close the deal and secure market share for Profelice."
     assert roles[2].character.occupation == "Pharmacy Director, Hopkins HMO"
     assert (scenario.source, scenario.turn_taking, scenario.greeter_position) == (
-        "promediate", TurnTaking.RANDOM_AFTER_GREETING, 3)
+        "promediate", TurnTaking.PROMEDIATE, 3)
     assert scenario.turn_cap == 4 * 3 * 5  # the script's 4 x (parties - 1) x issues
 
 
@@ -58,14 +58,14 @@ def test_every_real_case_gets_a_topic_per_issue_and_the_scripts_turn_cap(path):
 
     scenario = Scenario.objects.get(external_id=f"promediate-{path.stem}")
     assert scenario.roles.count() == len(case["names"]) == parties
-    assert count_issues(case["issues"]) == count_issues(case["options"]) == issues
+    assert len(sections(case["issues"])) == len(sections(case["options"])) == scenario.topics.count() == issues
     assert scenario.turn_cap == 4 * (parties - 1) * issues
 
 
-def test_issues_count_once_each_in_either_shape_and_a_text_without_numbers_is_one_issue():
-    assert count_issues("## Issue 1: Water\n- who?\n\n### issue 2\nKey concerns:\n1. a sub-point") == 2
-    assert count_issues("1. Price: how much?\n2: Term\n2. Term again\nIn 2024. the rest") == 2
-    assert count_issues("Price, term and support.") == 1
+def test_issue_sections_are_numbered_in_sequence_in_either_shape():
+    assert len(sections("## Issue 1: Water\n- who?\n\n## issue 2: Flows\nKey concerns:\n1. a sub-point")) == 2
+    assert len(sections("1. Price: how much?\n2. Term\n2. Term again\nIn 2024. the rest\n4. Skipped")) == 2
+    assert sections("Price, term and support.") == []
 
 
 def test_the_shared_instruction_gets_the_issues_and_options_and_each_prompt_stays_private():
@@ -97,11 +97,13 @@ def test_the_francis_case_reads_goal_lines_written_either_way():
     assert (scenario.greeter_position, scenario.turn_cap) == (5, 4 * 5 * 4)
 
 
-def test_the_agents_proactivity_config_is_reported_as_ignored():
+def test_the_agents_proactivity_config_is_kept_not_ignored():
     result = import_file(HMO)
 
-    assert result.ignored == {"config": 1}
-    assert "ignored: config (in 1 record)" in result.summary()
+    scenario = Scenario.objects.get(external_id="promediate-hmo")
+    assert not result.ignored
+    assert scenario.settings["promediate"]["config"]["Lee"] == {
+        "im_threshold": 3.0, "interrupt_threshold": 2.5, "system1_prob": 0.4}
 
 
 def test_importing_a_case_again_changes_nothing():

@@ -121,8 +121,13 @@ def test_the_fixture_holds_what_the_demo_lacks():
 @covers("auth.user", "auth.group", "benchmark.team", "benchmark.teammember", "benchmark.barrier",
         "benchmark.barriercue", "benchmark.character")
 def check_people_and_shared_data(new: Apps) -> None:
+    """Unchanged, but for ProMediate's conflict modes, which migration 0030 adds as built-in barriers."""
+    added = {"benchmark.barrier": lambda barrier: barrier.team_id is None and barrier.key in PROMEDIATE_MODES,
+             "benchmark.barriercue": lambda cue: cue.barrier.key in PROMEDIATE_MODES}
     for label in check_people_and_shared_data.covers:
-        assert_rows_unchanged(new, label)
+        assert_rows_unchanged(new, label, added=added.get(label))
+    Barrier = new.get_model("benchmark", "Barrier")
+    assert set(Barrier.objects.filter(key__startswith="promediate-").values_list("key", flat=True)) == PROMEDIATE_MODES
 
 
 @covers("benchmark.episode", "benchmark.seat", "benchmark.turn")
@@ -203,6 +208,8 @@ def check_evaluations(new: Apps) -> None:
 # --- checks: the annotator's question system, moved onto benchmark's instruments (``instruments``) ---------
 
 
+PROMEDIATE_MODES = {f"promediate-{mode}" for mode in
+                    ("competing", "avoiding", "accommodating", "general", "compromising", "collaborating")}
 SCHEME_FIELDS = ("preset", "description", "frozen_at")
 QUESTION_FIELDS = ("position", "kind", "prompt", "help_text", "required", "rationale", "options", "dimension", "truth")
 

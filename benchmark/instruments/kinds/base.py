@@ -68,12 +68,15 @@ class DbCheck:
     postgresql_message: str
 
 
+# A numeric question may offer "not applicable" (``options.not_applicable``, Likert): that answer is
+# stored as the value ``NOT_APPLICABLE`` with no number, so statistics never read it as a point.
+NOT_APPLICABLE = "na"
 NEEDS_NUMBER = DbCheck(
     "needs_number", 0,
     "a numeric question's answer needs a number (benchmark_answer.number)",
-    "{a}.number IS NULL",
-    "p_number IS NULL",
-    "'a ' || p_kind || ' question''s answer needs a number'",
+    "{a}.number IS NULL AND NOT ({a}.value = 'na' AND json_extract(q.options, '$.not_applicable') IS NOT NULL)",
+    "p_number IS NULL AND NOT (p_value = 'na' AND (p_options -> 'not_applicable') IS NOT NULL)",
+    "'a ' || p_kind || ' question''s answer needs a number (or ''na'' where it offers not applicable)'",
 )
 IN_CHOICES = DbCheck(
     "in_choices", 20,

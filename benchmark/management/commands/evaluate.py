@@ -1,6 +1,7 @@
 """Have one or several automated judges answer the judge's instruments about episodes; with
 --interview also the agents' interviews and the judges' answers on every goal, with --blind the
-blind test (AgentSense's three perspectives and its baseline)."""
+blind test (AgentSense's three perspectives and its baseline); with --promediate, instead, ProMediate's
+evaluation pass over negotiations (attitudes, pair agreement, topic tags, mediator intelligence)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from benchmark.agents import llm, respondent
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
+from benchmark.evaluation.promediate import passes
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode
 from benchmark.progress_bar import ProgressBar
@@ -59,7 +61,7 @@ class Command(BaseCommand):
             help="Only episodes in this status (default: finished; 'any' for all).",
         )
         parser.add_argument(
-            "--model", "--models", dest="model",
+            "--model", "--models", "--judge-model", dest="model",
             help="The judge model, or several separated by commas (litellm names, or 'scripted' for the "
             "offline heuristics), e.g. openai/gpt-4o,anthropic/claude-3-5-sonnet. Default: "
             "PARLEY_JUDGE_MODEL (which may list several the same way), else scripted.",
@@ -88,7 +90,25 @@ class Command(BaseCommand):
             "without the transcript (episodes whose scenario has probes).",
         )
 
+        parser.add_argument(
+            "--promediate", action="store_true",
+            help="Run ProMediate's evaluation pass instead of the judge's instruments: each party's attitude per "
+            "topic after each of its turns, the agreement of every pair on every topic (rescoring only the "
+            "pairs a turn changed), which topics each turn mentions and each mediator intervention addresses, "
+            "and the mediator-intelligence ratings of every intervention. Episodes need their scenario's topics.",
+        )
+        parser.add_argument(
+            "--mentions", choices=passes.MENTIONS, default="judge",
+            help="With --promediate: which topics a turn mentions, asked of the judge ('judge', the default) or "
+            "derived from the attitudes it read ('attitudes': a party turn mentions the topics it took a stance "
+            "on, an intervention the topics it addresses).",
+        )
+
     def handle(self, *args: object, **options: object) -> None:
+        if not options["promediate"] and options["mentions"] != "judge":
+            raise CommandError("--mentions applies only with --promediate.")
+        if options["promediate"] and (options["interview"] or options["blind"]):
+            raise CommandError("--promediate runs on its own; leave out --interview and --blind.")
         given = options["model"] if options["model"] is not None else llm.model_for("judge")
         try:
             models = judge.judge_models(str(given))
@@ -107,6 +127,9 @@ class Command(BaseCommand):
 
         episodes = self.select(options)
         ids = list(episodes.values_list("pk", flat=True))
+        if options["promediate"]:
+            self.promediate(ids, models, str(options["mentions"]), concurrency, bool(options["force"]), retries)
+            return
         names = [judge.respondent_name(model) for model in models]
         judges = ", ".join(f"{model} (prompt version {version})" for model, version in names)
         self.stdout.write(f"Scoring {len(ids)} episode(s) with {judges}.")
@@ -147,6 +170,34 @@ class Command(BaseCommand):
             raise CommandError(f"{problems} judgement(s), interview(s) or blind test(s) failed; see the errors above.")
         if failures:
             raise CommandError(f"{len(failures)} judgement(s) could not be made; nothing was stored for them.")
+
+    def promediate(
+        self, ids: list[int], models: list[str], mentions: str, concurrency: int, force: bool, retries: int | None
+    ) -> None:
+        """ProMediate's pass over the episodes with each judge; exits non-zero when an episode failed."""
+        failed = 0
+        for model in models:
+            judge_name, version = passes.judge_name(model, mentions)
+            self.stdout.write(f"ProMediate evaluation of {len(ids)} episode(s) by {judge_name} ({version}).")
+            bar = ProgressBar(self.stderr, len(ids), "promediate")
+            results = async_to_sync(passes.evaluate_negotiations)(
+                ids, model=model, mentions=mentions, force=force, concurrency=concurrency, retries=retries,
+                on_result=lambda result, bar=bar: bar.advance(),
+            )
+            bar.close()
+            outcomes = Counter(result.outcome for result in results)
+            for result in results:
+                if not result.ok:
+                    self.stderr.write(f"{judge_name}: episode {result.episode_id}: {result.error}")
+            failed_pairs = sum(result.counts.get("failed pairs", 0) for result in results)
+            self.stdout.write(
+                f"Evaluated {len(ids)} episode(s) with {judge_name} ({version}): {outcomes[passes.EVALUATED]} "
+                f"evaluated, {outcomes[passes.CACHED]} cached, {outcomes[passes.FAILED]} failed"
+                + (f"; {failed_pairs} pair score(s) stored as failed (unusable replies)." if failed_pairs else ".")
+            )
+            failed += outcomes[passes.FAILED]
+        if failed:
+            raise CommandError(f"{failed} ProMediate evaluation(s) failed; nothing was stored for them.")
 
     def interview(self, ids: list[int], models: list[str], concurrency: int, force: bool, retries: int | None) -> int:
         """Interview the agents of the episodes with turns, then have every judge answer every goal; the failures."""

@@ -18,7 +18,15 @@ from ...models import RunChunk, Seat, SimulationRun, Turn
 from ...progress_bar import ProgressBar
 from ...runs.chunks import queue_run
 from ...runs.control import request_cancel
-from ...runs.options import ALL_CASTS, DEFAULT_CAST, DEFAULT_CONDITIONS, RunOptions, RunOptionsError
+from ...runs.options import (
+    ALL_CASTS,
+    DEFAULT_CAST,
+    DEFAULT_CONDITIONS,
+    MEDIATORS,
+    PROMEDIATE,
+    RunOptions,
+    RunOptionsError,
+)
 from ...runs.planning import plan_run
 from ...runs.status import RunBusy, run_for_command
 from ..team_option import add_team_argument, team_from_options
@@ -32,7 +40,9 @@ class Command(BaseCommand):
         "Simulate episodes for every chosen scenario under every chosen barrier condition, and store each "
         "turn as it is produced. Running the same command again skips finished episodes and resumes the "
         "others from their next turn. The task queue's consumers play the run (start one with `make worker`); "
-        "the command follows it until it ends. With --run, queue and follow a run launched from the web."
+        "the command follows it until it ends. With --run, queue and follow a run launched from the web. "
+        "With --preset promediate it plays ProMediate negotiations: scenarios × conflict modes (--conditions "
+        "promediate-<mode>) × mediator conditions (--mediator) × runs (--runs)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -82,7 +92,43 @@ class Command(BaseCommand):
             "--strategy", default=Seat.Strategy.DEFAULT, choices=Seat.Strategy.values,
             help="The partner's strategy: 'repair' adds the instruction to clarify and paraphrase.",
         )
-        parser.add_argument("--episodes-per-cell", type=int, default=1, help="Episodes per scenario × condition.")
+        parser.add_argument(
+            "--episodes-per-cell", "--runs", dest="episodes_per_cell", type=int, default=1,
+            help="Episodes per scenario × condition (× mediator condition with the promediate preset; --runs).",
+        )
+        parser.add_argument(
+            "--preset", default="", choices=["", PROMEDIATE],
+            help="'promediate': play ProMediate negotiations (the mediator decides first, then the most motivated "
+            "party speaks), the persona of the condition given to every party seat.",
+        )
+        parser.add_argument(
+            "--mediator", "--mediators", dest="mediators", default="", metavar="CONDITIONS",
+            help=f"With --preset {PROMEDIATE}: mediator conditions, comma-separated, from {', '.join(MEDIATORS)} "
+            "(default: all three).",
+        )
+        parser.add_argument(
+            "--model", default="", metavar="MODEL",
+            help="Default model for every role not given its own (agent, partner, parties, mediator, judge), e.g. "
+            "'scripted' to run offline.",
+        )
+        parser.add_argument(
+            "--party-model", default="", metavar="MODEL",
+            help=f"With --preset {PROMEDIATE}: the parties' litellm model, or 'scripted' (default: --model, else "
+            "the agent model).",
+        )
+        parser.add_argument(
+            "--mediator-model", default="", metavar="MODEL",
+            help=f"With --preset {PROMEDIATE}: the mediator's model (default: --model, else the agent model).",
+        )
+        parser.add_argument(
+            "--articulation-model", default="", metavar="MODEL",
+            help="The model that voices the social mediator's chosen strategy (default: the mediator's; the "
+            "ProMediate code always used openai/gpt-4.1).",
+        )
+        parser.add_argument(
+            "--persona-to-mediator", action="store_true",
+            help="Give the conflict mode's persona to the mediator too, as the ProMediate code does.",
+        )
         parser.add_argument("--turn-cap", type=int, default=20, help="Most turns an episode may have (default: 20).")
         parser.add_argument("--temperature", type=float, default=0.7, help="Sampling temperature (default: 0.7).")
         parser.add_argument(
@@ -230,16 +276,34 @@ class Command(BaseCommand):
 
     def _run_from_options(self, options: dict[str, Any]) -> SimulationRun:
         team = team_from_options(options)
+        model = options["model"]
+        negotiation = (
+            {
+                "preset": options["preset"],
+                "mediators": options["mediators"],
+                "party_model": options["party_model"] or model,
+                "mediator_model": options["mediator_model"] or model,
+                "articulation_model": options["articulation_model"],
+                "persona_to_mediator": options["persona_to_mediator"],
+            }
+            if options["preset"] == PROMEDIATE
+            else {
+                name: options[name]
+                for name in ("mediators", "party_model", "mediator_model", "articulation_model", "persona_to_mediator")
+                if options[name]
+            }
+        )
         try:
             run_options = RunOptions.from_dict(
                 {
                     "scenarios": options["scenarios"],
                     "difficulties": options["difficulty"],
                     "conditions": options["conditions"],
-                    "agent_model": options["agent_model"],
-                    "partner_model": options["partner_model"],
+                    "agent_model": options["agent_model"] or model,
+                    "partner_model": options["partner_model"] or model,
                     "seat_models": options["seat_models"],
-                    "judge_model": options["judge_model"],
+                    "judge_model": options["judge_model"] or model,
+                    **negotiation,
                     "strategy": options["strategy"],
                     "episodes_per_cell": options["episodes_per_cell"],
                     "turn_cap": options["turn_cap"],
@@ -256,6 +320,14 @@ class Command(BaseCommand):
             flag = {"difficulties": "difficulty"}.get(error.option, error.option).replace("_", "-")
             raise CommandError(f"--{flag}: {error}") from error
         cells = sum(len(plan.casts_of(scenario)) for scenario in plan.scenarios)
+        if plan.promediate:
+            self.stdout.write(
+                f"Run {plan.tag}: {len(plan.scenarios)} scenario(s) × {len(plan.barriers)} mode(s) × "
+                f"{len(plan.mediators)} mediator condition(s) ({', '.join(plan.mediators)}) × "
+                f"{plan.options.episodes_per_cell} run(s) = {plan.total} negotiations; parties "
+                f"{plan.options.party_model}, mediator {plan.options.mediator_model}."
+            )
+            return self._stored_run(plan, team)
         self.stdout.write(
             f"Run {plan.tag}: {len(plan.scenarios)} scenario(s)"
             + (f" in {cells} casts" if cells != len(plan.scenarios) or plan.options.casts != (DEFAULT_CAST,) else "")
@@ -265,6 +337,10 @@ class Command(BaseCommand):
             f"{plan.options.partner_model} ({plan.options.strategy})"
             + (f"; seat models {', '.join(plan.options.seat_models)}." if plan.options.seat_models else ".")
         )
+        return self._stored_run(plan, team)
+
+    @staticmethod
+    def _stored_run(plan: Any, team: Any) -> SimulationRun:
         try:
             return run_for_command(plan.options, plan.tag, team)
         except RunBusy as error:

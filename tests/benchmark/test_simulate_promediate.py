@@ -1,0 +1,124 @@
+"""``simulate --preset promediate``: the grid scenario × mode × mediator × run, offline and reproducible
+(PM-A12's simulate part), and clear refusals."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmark.models import Episode, MediatorDecision, PartyThought
+from tests.benchmark.negotiation_data import competing, make_negotiation
+from tests.builders import make_scenario
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+TURN_CAP = 12
+
+
+@pytest.fixture(autouse=True)
+def no_configured_models(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+
+
+@pytest.fixture
+def case():
+    competing()
+    return make_negotiation("promediate-case", turn_cap=TURN_CAP)
+
+
+def simulate(*args: str) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("simulate", *args, stdout=out, stderr=err)
+    return out.getvalue()
+
+
+def grid(name: str, *extra: str) -> str:
+    return simulate(
+        "--preset", "promediate", "--scenarios", "promediate-case", "--conditions", "promediate-competing",
+        "--mediator", "none,generic,social", "--runs", "2", "--seed", "7", "--model", "scripted",
+        "--run-name", name, *extra,
+    )
+
+
+def record(tag: str) -> str:
+    """Every episode of the run, its transcript, decisions and thoughts, as one JSON text (times left out)."""
+    episodes = Episode.objects.filter(tag=tag).order_by("external_id")
+    found = {}
+    for episode in episodes:
+        key = f"{episode.settings['promediate']['mediator']}-{episode.settings['promediate']['run_id']}"
+        found[key] = {
+            "settings": {k: v for k, v in episode.settings.items() if k != "run"},
+            "turns": list(episode.turns.values_list("index", "seat__position", "content", "model")),
+            "decisions": list(
+                MediatorDecision.objects.filter(episode=episode).values_list(
+                    "after_index", "policy", "model", "engaged", "rating", "reason", "candidates", "chosen",
+                    "turn__index", "failed",
+                )
+            ),
+            "thoughts": list(
+                PartyThought.objects.filter(episode=episode).values_list(
+                    "after_index", "seat__position", "content", "raw_rating", "rating", "selected", "spoken"
+                )
+            ),
+        }
+    return json.dumps(found, sort_keys=True)
+
+
+def test_the_grid_is_modes_by_mediators_by_runs_and_every_episode_keeps_the_rules(case):
+    out = grid("pm-a")
+
+    assert "1 scenario(s) × 1 mode(s) × 3 mediator condition(s) (none, generic, social) × 2 run(s) = 6" in out
+    episodes = list(Episode.objects.filter(tag="pm-a"))
+    assert len(episodes) == 6 and all(e.status == "finished" for e in episodes)
+    assert sorted((e.settings["promediate"]["mediator"], e.settings["promediate"]["run_id"]) for e in episodes) == [
+        (m, n) for m in ("generic", "none", "social") for n in (1, 2)
+    ]
+    for episode in episodes:
+        options = episode.settings["promediate"]
+        assert options["mode"] == "competing" and options["party_model"] == "scripted"
+        assert episode.settings["seed"] == 7 + options["run_id"] - 1  # runs are paired across mediators
+        seats = {seat.position: seat for seat in episode.seats.all()}
+        if options["mediator"] == "none":
+            assert 3 not in seats and options["mediator_position"] is None
+        else:
+            assert seats[3].model == "scripted" and not seats[3].carries_barrier
+        assert all(seats[p].carries_barrier for p in (0, 1, 2))
+        speakers = list(episode.turns.values_list("seat__position", flat=True))
+        assert len(speakers) <= 1 + TURN_CAP
+        assert all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
+        chances = [i for i, p in enumerate(speakers[:-1]) if p != 3]
+        decided = list(MediatorDecision.objects.filter(episode=episode).values_list("after_index", flat=True))
+        assert decided == ([] if options["mediator"] == "none" else chances)
+
+
+def test_the_same_command_twice_gives_byte_identical_negotiations(case):
+    grid("pm-first")
+    grid("pm-second")
+    assert record("pm-first") == record("pm-second")
+    assert len(record("pm-first")) > 1000
+
+
+def test_running_it_again_resumes_instead_of_replaying(case):
+    grid("pm-again")
+    before = record("pm-again")
+    out = grid("pm-again")
+    assert "6/6 episodes finished (6 skipped, finished before)" in out
+    assert record("pm-again") == before
+
+
+def test_a_scenario_that_is_not_a_negotiation_is_refused(case):
+    make_scenario(codename="kitchen")
+    with pytest.raises(CommandError, match="--scenarios: Scenario kitchen is not a negotiation"):
+        simulate("--preset", "promediate", "--scenarios", "kitchen", "--conditions", "promediate-competing",
+                 "--model", "scripted")
+
+
+def test_an_unknown_mediator_condition_is_refused(case):
+    with pytest.raises(CommandError, match="--mediators: Unknown mediator condition"):
+        grid("pm-bad", "--mediator", "wise")
+
+
+def test_mediator_options_need_the_preset(case):
+    with pytest.raises(CommandError, match="--mediators: mediators is an option of the 'promediate' preset"):
+        simulate("--scenarios", "promediate-case", "--mediator", "social", "--conditions", "none")
