@@ -43,7 +43,7 @@ from benchmark.models import ActionType, Episode, Turn
 
 from .lifecycle import ENDED, end_episode, outcome_of
 from .models import Participant
-from .negotiation import negotiation_lines
+from .negotiation import Floor
 from .orm import database_call
 from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
 from .streaming import ArgumentExtractor, utf16_length
@@ -177,7 +177,7 @@ class Plan:
     turn_cap: int
     context: prompt.AgentContext
     cast: Cast
-    beats: tuple[str, ...] = ()  # the offline model's lines, when the seat has its own (a negotiation's)
+    text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
 
 
 def plan_turn(participant_pk: int, owner: str) -> Plan | None:
@@ -208,7 +208,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
         turn_cap=episode.turn_cap,
         context=context,
         cast=cast,
-        beats=tuple(negotiation_lines(episode, seat)) if cast.is_negotiation else (),
+        text=_floor_text(episode, index) if cast.is_negotiation else "",
     )
 
 
@@ -329,15 +329,37 @@ async def _keep_lease(participant_pk: int, owner: str, reply: Reply) -> None:
             return
 
 
+def _floor_text(episode: Episode, index: int) -> str:
+    floor = Floor.read(episode.settings)
+    return floor.text if floor is not None and floor.index == index else ""
+
+
 async def _generate(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
+    if plan.text:
+        return await _generate_decided(plan, reply)
     if llm.is_scripted(plan.model):
         return await _generate_scripted(plan, reply)
     return await _generate_with_model(plan, reply)
 
 
+async def _generate_decided(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
+    """Words already decided (a negotiation's agents chose them with the floor): shown as they are typed."""
+    started = time.monotonic()
+    reply.action_type = ActionType.SPEAK.value
+    words = plan.text.split(" ")
+    for number, word in enumerate(words):
+        if reply.lost:
+            raise _LeaseLost
+        await reply.add(word if number == 0 else f" {word}")
+        await asyncio.sleep(scripted_delay())
+    await reply.flush()
+    usage = llm.Usage(plan.model, round((time.monotonic() - started) * 1000), None, None, 0)
+    return prompt.Action(ActionType.SPEAK.value, plan.text), usage
+
+
 async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     """The offline model: its action is known at once; its words arrive with a typing delay."""
-    stream = scripted.scripted_stream(plan.context, seed=plan.seed, beats=plan.beats or None, delay=scripted_delay())
+    stream = scripted.scripted_stream(plan.context, seed=plan.seed, delay=scripted_delay())
     reply.action_type = stream.action.action_type
     async for delta in stream:
         if reply.lost:

@@ -174,17 +174,22 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
     """
     agents = agent_positions(study, scenario)
     settings = {"chat_study": study.slug, "temperature": 0.7, "seed": secrets.randbelow(2**31)}
+    barrier_seats = agents
     if is_negotiation(scenario):  # who mediates, as the simulation records it: a person, or the agents' policy
-        mediating = mediator_position(scenario) == study.human_position
+        mediator = mediator_position(scenario)
+        mediating = mediator == study.human_position
         settings["promediate"] = {
             "mediator": HUMAN_POLICY if mediating else "generic",
+            "mediator_position": mediator,
             "human": "mediator" if mediating else "party",
         }
+        barrier_seats = [position for position in agents if position != mediator]  # the persona is the parties'
+
     with transaction.atomic():
         episode = create_episode(
             scenario,
             barrier,
-            barrier_seats=agents,
+            barrier_seats=barrier_seats,
             models=agent_models(study, scenario, agents),
             source=Episode.Source.HUMAN_CHAT,
             turn_cap=turn_cap_for(scenario, study.turn_cap),

@@ -43,9 +43,12 @@ INTERVENE_WINDOW = "intervene"  # the participant mediator's window
 CLAIM_WINDOW = "claim"  # the participant party's window
 INTERVENE, CONTINUE, CLAIM = "intervene", "continue", "claim"
 CHOICES = {INTERVENE: INTERVENE_WINDOW, CONTINUE: INTERVENE_WINDOW, CLAIM: CLAIM_WINDOW}
+MEDIATOR_DELIBERATES, PARTIES_DELIBERATE = "mediator", "parties"
 CLAIM_RATING = 5.0
 CLAIM_THOUGHT = "Asked for the floor."
 HUMAN_POLICY = "human"
+LIVE = (Episode.Status.PENDING, Episode.Status.RUNNING)
+MAX_STEPS = 4  # looks per call: a window closes, the mediator declines, the parties decide, and one spare
 
 
 def is_negotiation(scenario: Scenario) -> bool:
@@ -53,17 +56,20 @@ def is_negotiation(scenario: Scenario) -> bool:
     return scenario.turn_taking == PROMEDIATE
 
 
-def is_mediator(seat: Seat) -> bool:
-    """The mediator's seat: its character is the case's Mediator (``character`` loaded)."""
-    return seat.character.name.strip().lower() == MEDIATOR.lower()
-
-
 def mediator_position(scenario: Scenario) -> int | None:
-    """The position of the scenario's Mediator role, None when the negotiation has none."""
+    """The position of the negotiation's mediator role: its opener (``greeter_position``, as the importer sets
+    it), else the role whose character is the case's Mediator; None when it has none."""
+    if is_negotiation(scenario) and scenario.greeter_position is not None:
+        return scenario.greeter_position
     for role in scenario.roles.select_related("character"):
         if role.character is not None and role.character.name.strip().lower() == MEDIATOR.lower():
             return role.position
     return None
+
+
+def is_mediator(seat: Seat) -> bool:
+    """Whether ``seat`` is its negotiation's mediator (``episode.scenario`` loaded)."""
+    return seat.position == mediator_position(seat.episode.scenario)
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class Floor:
     window: str = ""
     opened_at: datetime | None = None
     closes_at: datetime | None = None
+    needs: str = ""  # MEDIATOR or PARTIES: the agents must deliberate before the turn is given
+    text: str = ""  # what the agent given the floor says (the agents decided it with the floor)
 
     @classmethod
     def read(cls, settings: dict[str, Any]) -> Floor | None:
@@ -87,6 +95,8 @@ class Floor:
             window=stored.get("window", ""),
             opened_at=parse_datetime(stored["opened_at"]) if stored.get("opened_at") else None,
             closes_at=parse_datetime(stored["closes_at"]) if stored.get("closes_at") else None,
+            needs=stored.get("needs", ""),
+            text=stored.get("text", ""),
         )
 
     def as_settings(self) -> dict[str, Any]:
@@ -96,6 +106,8 @@ class Floor:
             "window": self.window,
             "opened_at": self.opened_at.isoformat() if self.opened_at else None,
             "closes_at": self.closes_at.isoformat() if self.closes_at else None,
+            "needs": self.needs,
+            "text": self.text,
         }
 
     def seconds_left(self, now: datetime) -> float:
@@ -138,6 +150,7 @@ class Table:
     human: Seat
     mediator: Seat | None
     study_windows: tuple[float, float]  # (intervene, claim) seconds
+    seed: int = 0
 
     @property
     def parties(self) -> list[Seat]:
@@ -162,33 +175,43 @@ def settle_floor(participant_pk: int, now: datetime | None = None) -> FloorChang
     Gives the floor (the opening to the mediator; the agent mediator when it steps in; an agent party when
     nobody claimed), opens the participant's window when their choice is due, or closes a window whose
     deadline passed. Does nothing for a turn already given, a window still open, or an episode over.
+    When the agents must deliberate, they do so outside the episode's lock (a model may take seconds); what
+    they decided is stored only if the transcript and the floor are still as they read them.
     """
     now = now or timezone.now()
     participant = Participant.objects.select_related("study").get(pk=participant_pk)
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         return FloorChange(None)
-    with transaction.atomic():
-        episode = Episode.objects.select_for_update().select_related("scenario").get(pk=participant.episode_id)
-        if not is_negotiation(episode.scenario) or episode.status not in (
-            Episode.Status.PENDING,
-            Episode.Status.RUNNING,
-        ):
-            return FloorChange(Floor.read(episode.settings))
-        table = _table(episode, participant)
-        turns = list(episode.turns.order_by("index").values_list("index", "seat_id", "action_type"))
-        _link_intervention(episode, turns, table)
-        floor = Floor.read(episode.settings)
-        index = len(turns)
-        if index >= episode.turn_cap or (floor is not None and floor.index == index and floor.seat is not None):
-            return FloorChange(floor)
-        if floor is not None and floor.index == index and floor.window:
-            if floor.closes_at is not None and now < floor.closes_at:
-                return FloorChange(floor)
-            floor = _close_window(episode, floor, table, turns)
-        else:
-            floor = _next_floor(episode, table, turns, now)
-        _save(episode, floor)
-    return FloorChange(floor, changed=True)
+    changed, floor = False, None
+    for _ in range(MAX_STEPS):
+        with transaction.atomic():
+            episode = _locked(participant.episode_id)
+            floor = Floor.read(episode.settings)
+            if not is_negotiation(episode.scenario) or episode.status not in LIVE:
+                return FloorChange(floor, changed)
+            table = _table(episode, participant)
+            turns = _turns(episode)
+            _link_intervention(episode, turns, table)
+            if len(turns) >= episode.turn_cap:
+                return FloorChange(floor, changed)
+            if floor is None or floor.index != len(turns):
+                floor, changed = _next_floor(table, turns, now), True
+            elif floor.window and floor.closes_at is not None and now >= floor.closes_at:
+                floor, changed = _close_window(episode, floor, table, turns), True
+            _save(episode, floor)
+            if not floor.needs:
+                return FloorChange(floor, changed)
+            asked = floor
+        decided = _deliberate(participant.episode_id, table, turns, asked)
+        with transaction.atomic():
+            episode = _locked(participant.episode_id)
+            if Floor.read(episode.settings) != asked or episode.turns.count() != asked.index:
+                continue  # someone else moved on meanwhile: look again
+            floor, changed = _commit(episode, table, turns, asked, decided, now), True
+            _save(episode, floor)
+            if not floor.needs:
+                return FloorChange(floor, changed)
+    return FloorChange(floor, changed)
 
 
 def choose(participant_pk: int, choice: Any, index: Any, now: datetime | None = None) -> FloorChange:
@@ -215,7 +238,6 @@ def choose(participant_pk: int, choice: Any, index: Any, now: datetime | None = 
         if floor.closes_at is not None and now >= floor.closes_at:
             raise FloorRefused("window_closed", "The time to choose has run out.")
         table = _table(episode, participant)
-        turns = list(episode.turns.order_by("index").values_list("index", "seat_id", "action_type"))
         took_ms = max(0, round((now - floor.opened_at).total_seconds() * 1000)) if floor.opened_at else None
         if choice == CLAIM:
             PartyThought.objects.create(
@@ -244,30 +266,11 @@ def choose(participant_pk: int, choice: Any, index: Any, now: datetime | None = 
             floor = (
                 replace(floor, seat=table.human.pk, window="")
                 if engaged
-                else _parties_take_floor(episode, table, turns, exclude_human=True)
+                else Floor(floor.index, needs=PARTIES_DELIBERATE)
             )
         _save(episode, floor)
         Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
     return FloorChange(floor, changed=True)
-
-
-def negotiation_lines(episode: Episode, seat: Seat) -> list[str]:
-    """What the offline model says in ``seat``, turn after turn (enough for the whole negotiation): the
-    mediator's welcome and stock-taking, or a party's options on the topics by its preferences."""
-    topics = list(episode.scenario.topics.order_by("position"))
-    count = episode.turn_cap + 1
-    if is_mediator(seat):
-        return agents.mediator_lines(topics=[topic.title for topic in topics], count=count)
-    rankings = dict(seat.role.preferences.values_list("topic_id", "ranking"))
-    preferences = [
-        (topic.title, rankings.get(topic.pk) or _turned(topic.option_keys(), seat.position)) for topic in topics
-    ]
-    return agents.party_lines(name=seat.character.name, preferences=preferences, count=count)
-
-
-def _turned(keys: list[str], by: int) -> list[str]:
-    """A topic's options starting at a seat's own place, for a party whose brief ranks none (so parties differ)."""
-    return keys[by % len(keys) :] + keys[: by % len(keys)] if keys else keys
 
 
 # --- deciding ---------------------------------------------------------------------------------------
@@ -278,9 +281,11 @@ def _table(episode: Episode, participant: Participant) -> Table:
     human = next((seat for seat in seats if seat.player == Seat.Player.HUMAN), None)
     if human is None:
         human = next(seat for seat in seats if seat.position == participant.study.human_position)
-    mediator = next((seat for seat in seats if is_mediator(seat)), None)
+    position = mediator_position(episode.scenario)
+    mediator = next((seat for seat in seats if seat.position == position), None)
     study = participant.study
-    return Table(seats, human, mediator, (study.intervene_window, study.claim_window))
+    seed = int(episode.settings.get("seed", episode.pk))
+    return Table(seats, human, mediator, (study.intervene_window, study.claim_window), seed)
 
 
 def _save(episode: Episode, floor: Floor) -> None:
@@ -292,31 +297,36 @@ def _open(floor_index: int, window: str, seconds: float, now: datetime) -> Floor
     return Floor(floor_index, window=window, opened_at=now, closes_at=now + timedelta(seconds=seconds))
 
 
-def _seed(episode: Episode) -> int:
-    return int(episode.settings.get("seed", episode.pk))
+def _locked(episode_pk: int) -> Episode:
+    return Episode.objects.select_for_update().select_related("scenario", "barrier").get(pk=episode_pk)
 
 
-def _next_floor(episode: Episode, table: Table, turns: list[tuple[int, int, str]], now: datetime) -> Floor:
-    """The floor for the turn after ``turns``, or the participant's window that decides it."""
+def _turns(episode: Episode) -> list[tuple[int, int, str]]:
+    return list(episode.turns.order_by("index").values_list("index", "seat_id", "action_type"))
+
+
+def _next_floor(table: Table, turns: list[tuple[int, int, str]], now: datetime) -> Floor:
+    """The floor for the turn after ``turns``: given at once, the participant's window, or the agents' to decide."""
     index = len(turns)
     if index == 0:  # the opening: the mediator's welcome, or a party's drawn from the seed when there is none
-        if table.mediator is not None:
-            return Floor(0, seat=table.mediator.pk)
-        opener = random.Random(f"parley-negotiation|opening|{_seed(episode)}").choice(table.parties)
-        return Floor(0, seat=opener.pk)
-    last_seat = turns[-1][1]
-    mediator_spoke = table.mediator is not None and last_seat == table.mediator.pk
+        opener = table.mediator or random.Random(f"promediate-opening|{table.seed}").choice(table.parties)
+        return Floor(0, seat=opener.pk, text="" if opener.pk == table.human.pk else agents.OPENING_LINE)
+    mediator_spoke = table.mediator is not None and turns[-1][1] == table.mediator.pk
     if table.human_is_mediator:
         if mediator_spoke:  # the mediator never speaks twice in a row
-            return _parties_take_floor(episode, table, turns)
+            return Floor(index, needs=PARTIES_DELIBERATE)
         return _open(index, INTERVENE_WINDOW, table.study_windows[0], now)
     if table.mediator is not None and not mediator_spoke:
-        decision = _agent_mediator_decides(episode, table, turns)
-        if decision.engaged:
-            return Floor(index, seat=table.mediator.pk)
-    if table.human.pk != last_seat and table.human.pk not in _left(turns):
+        return Floor(index, needs=MEDIATOR_DELIBERATES)
+    return _floor_to_parties(table, turns, now)
+
+
+def _floor_to_parties(table: Table, turns: list[tuple[int, int, str]], now: datetime) -> Floor:
+    """The floor open to the parties: the participant's window when they may take it, else the agents'."""
+    index = len(turns)
+    if not table.human_is_mediator and table.human.pk != turns[-1][1] and table.human.pk not in _left(turns):
         return _open(index, CLAIM_WINDOW, table.study_windows[1], now)
-    return _parties_take_floor(episode, table, turns)
+    return Floor(index, needs=PARTIES_DELIBERATE)
 
 
 def _close_window(episode: Episode, floor: Floor, table: Table, turns: list[tuple[int, int, str]]) -> Floor:
@@ -332,79 +342,61 @@ def _close_window(episode: Episode, floor: Floor, table: Table, turns: list[tupl
             decided_ms=round(floor.window_seconds * 1000),
             decided_at=floor.closes_at,
         )
-    return _parties_take_floor(episode, table, turns, exclude_human=True)
+    return Floor(floor.index, needs=PARTIES_DELIBERATE)
 
 
-def _agent_mediator_decides(episode: Episode, table: Table, turns: list[tuple[int, int, str]]) -> agents.Decision:
-    """The agent mediator's decision after the last turn, stored as a ``MediatorDecision`` row."""
-    mediator = table.mediator
-    assert mediator is not None
-    since = 0
-    for _, seat_pk, _ in reversed(turns):
-        if seat_pk == mediator.pk:
-            break
-        since += 1
-    # The offline stand-in decides whatever model the seat names (``chat.negotiation_agents``), and says so.
-    decision = agents.mediator_decides(seed=_seed(episode), index=len(turns), party_turns_since=since)
-    MediatorDecision.objects.create(
-        episode=episode,
-        after_index=len(turns) - 1,
-        by=MediatorDecision.By.SCRIPTED,
-        policy=episode.settings.get("promediate", {}).get("mediator", "generic"),
-        model=agents.SCRIPTED,
-        engaged=decision.engaged,
-        rating=decision.rating,
-        reason=decision.reason,
-        decided_ms=0,
-        decided_at=timezone.now(),
-    )
-    return decision
-
-
-def _parties_take_floor(
-    episode: Episode, table: Table, turns: list[tuple[int, int, str]], *, exclude_human: bool = False
-) -> Floor:
-    """The agent parties who did not speak last think; the most motivated takes the floor (thoughts stored).
-
-    When no agent may speak (in a negotiation of two parties the participant is then the only one left),
-    the participant has the floor.
-    """
-    index = len(turns)
-    last_seat = turns[-1][1] if turns else None
-    gone = _left(turns)
-    eligible = [
-        seat
-        for seat in table.parties
-        if seat.pk != last_seat
-        and seat.pk not in gone
-        and not (exclude_human and seat.pk == table.human.pk)
-        and seat.player == Seat.Player.AGENT
+def _eligible(table: Table, turns: list[tuple[int, int, str]]) -> list[Seat]:
+    """The agent parties who may take the floor: not the last speaker, not gone, not the participant."""
+    gone, last = _left(turns), turns[-1][1] if turns else None
+    return [
+        seat for seat in table.parties if seat.player == Seat.Player.AGENT and seat.pk != last and seat.pk not in gone
     ]
-    topics = list(episode.scenario.topics.values_list("title", flat=True))
-    thoughts = []
-    for seat in eligible:
-        spoke = [i for i, seat_pk, _ in turns if seat_pk == seat.pk]
-        gap = index - 1 - spoke[-1] if spoke else index
-        thoughts += agents.party_thoughts(
-            seed=_seed(episode), index=index, seat_pk=seat.pk, seat_position=seat.position, gap=gap, topics=topics
-        )
-    chosen = agents.select_speaker(thoughts)
+
+
+def _deliberate(
+    episode_pk: int, table: Table, turns: list[tuple[int, int, str]], asked: Floor
+) -> agents.MediatorOutcome | agents.PartiesOutcome:
+    """What the agents decide at ``asked`` (no lock held: a model may take its time)."""
+    episode = Episode.objects.select_related("scenario", "barrier").get(pk=episode_pk)
+    context = agents.table_of(episode)
+    if asked.needs == MEDIATOR_DELIBERATES:
+        return agents.mediator_decides(episode, context)
+    return agents.parties_decide(episode, context, _eligible(table, turns))
+
+
+def _commit(
+    episode: Episode,
+    table: Table,
+    turns: list[tuple[int, int, str]],
+    asked: Floor,
+    decided: agents.MediatorOutcome | agents.PartiesOutcome,
+    now: datetime,
+) -> Floor:
+    """Store what the agents decided and give the floor accordingly (under the episode's lock)."""
+    after = asked.index - 1
+    if isinstance(decided, agents.MediatorOutcome):
+        MediatorDecision.objects.create(episode=episode, after_index=after, decided_at=now, **decided.fields)
+        if decided.engaged:
+            return Floor(asked.index, seat=table.mediator.pk, text=decided.text)
+        return _floor_to_parties(table, turns, now)
     PartyThought.objects.bulk_create(
         [
             PartyThought(
                 episode=episode,
-                after_index=index - 1,
-                seat_id=thought.seat_pk,
-                content=thought.content,
-                raw_rating=thought.raw_rating,
-                rating=thought.rating,
-                selected=thought.rating >= agents.IM_THRESHOLD,
-                spoken=thought is chosen,
+                after_index=after,
+                seat_id=row.seat_pk,
+                content=row.content,
+                raw_rating=row.raw_rating,
+                rating=row.rating,
+                selected=row.selected,
+                spoken=row.spoken,
             )
-            for thought in thoughts
+            for row in decided.thoughts
         ]
     )
-    return Floor(index, seat=chosen.seat_pk if chosen is not None else table.human.pk)
+    if decided.seat_pk is None:  # no agent has anything to say: the participant has the floor
+        return Floor(asked.index, seat=table.human.pk)
+    return Floor(asked.index, seat=decided.seat_pk, text=decided.text)
 
 
 def _left(turns: list[tuple[int, int, str]]) -> set[int]:

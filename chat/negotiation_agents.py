@@ -1,111 +1,171 @@
-"""The agents' side of a live negotiation: the mediator's decision to intervene, the parties' thoughts and
-who of them takes the floor, and the lines the offline model says.
+"""The agents' side of a live negotiation, played by the simulation's ProMediate agents (spec PM-4 to PM-6).
 
-This is the seam between the chat and the ProMediate agents of ``benchmark`` (spec PM-4, PM-5, PM-6): the
-chat asks only these four functions. Until the simulation's party agent and mediator policies are merged
-they are small deterministic stand-ins, drawn from a hash of (episode seed, turn index, seat) like every
-scripted agent in Parley, so a reconnecting page or another server process reaches the same decision.
-Only the offline behaviour lives here; the motivation rules (threshold, silence bonus, fallback) are the
-spec's (§1.2), written as plain values so they can be swapped for the simulation's without touching the chat.
+The chat decides who may speak (a participant's window, who just spoke); the agents decide the rest with
+the very classes simulated negotiations use: the mediator policy's ``decide_when``/``decide_how``
+(``benchmark.agents.negotiation.mediators``), each party's ``think``/``rate``/``articulate``
+(``benchmark.agents.negotiation.parties``) and the floor rules (``benchmark.scenarios.floor``). Their context
+is read from the database as the simulation reads it (``benchmark.runs.negotiation.load_table``). The
+functions here take no lock and write nothing: ``chat.negotiation`` stores what they decided, once it has
+checked, under the episode's lock, that nobody changed the transcript meanwhile.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
-IM_THRESHOLD = 3.0  # a party's thought must reach this to be voiced when anyone may speak (spec §1.2)
-THOUGHTS_PER_PARTY = 2
-MEDIATOR_EVERY = 4  # the offline mediator steps in once this many party turns passed since it spoke
-SCRIPTED = "scripted"
+from asgiref.sync import async_to_sync
+
+from benchmark.agents.negotiation import prompts
+from benchmark.agents.negotiation.context import NegotiationContext
+from benchmark.agents.negotiation.mediators import SocialMediator, mediator_for
+from benchmark.agents.negotiation.parties import PartyAgent, Thought, predict_allocation
+from benchmark.agents.negotiation.tracker import track
+from benchmark.models import Episode, Seat
+from benchmark.runs.negotiation import Table, load_table, reservoir, settings_of
+from benchmark.scenarios.floor import choose_speaker, passes, silence_bonus
+
+OPENING_LINE = prompts.OPENING_LINE
 
 
 @dataclass(frozen=True)
-class Thought:
-    """One candidate contribution of a party, with the motivation it was rated and the one after the bonus."""
-
-    seat_pk: int
-    content: str
-    raw_rating: float
-    rating: float
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Whether the (agent) mediator speaks next, with its rating and reason."""
+class MediatorOutcome:
+    """The agent mediator's decision on the last utterance, and its words when it intervenes."""
 
     engaged: bool
-    rating: float | None
-    reason: str
+    text: str
+    fields: dict[str, Any]  # the MediatorDecision's fields
 
 
-def _rng(seed: int, index: int, seat_position: int, purpose: str) -> random.Random:
-    return random.Random(f"parley-negotiation|{purpose}|{seed}|{index}|{seat_position}")
+@dataclass(frozen=True)
+class ThoughtRow:
+    seat_pk: int
+    content: str
+    raw_rating: float | None
+    rating: float
+    selected: bool = False
+    spoken: bool = False
 
 
-def silence_bonus(rating: float, gap: int) -> float:
-    """Motivation after ``gap`` turns of silence: rating × 1.01^gap, clipped to [1, 5], rounded to 0.1 (§1.2)."""
-    return round(min(5.0, max(1.0, rating * 1.01**gap)), 1)
+@dataclass(frozen=True)
+class PartiesOutcome:
+    """Who of the agent parties takes the floor and what they say; every thought they had."""
+
+    seat_pk: int | None
+    text: str
+    thoughts: list[ThoughtRow] = field(default_factory=list)
+    decided_ms: int = 0
 
 
-def mediator_decides(*, seed: int, index: int, party_turns_since: int) -> Decision:
-    """The offline mediator: steps in after ``MEDIATOR_EVERY`` party turns without it (a Generic-style rule)."""
-    engaged = party_turns_since >= MEDIATOR_EVERY
-    rating = 4.0 if engaged else round(_rng(seed, index, -1, "mediator").uniform(1.0, 3.5), 1)
-    reason = (
-        f"{party_turns_since} party turns since the mediator last spoke."
-        if engaged
-        else "The parties are still exchanging views."
+def table_of(episode: Episode) -> Table:
+    """The negotiation's seats and context, as the simulation loads them (``episode`` with scenario and barrier)."""
+    seats = list(episode.seats.select_related("role", "character").order_by("position"))
+    turns = list(episode.turns.order_by("index"))
+    return load_table(episode, seats, turns, int(episode.settings.get("seed", episode.pk)))
+
+
+def mediator_decides(episode: Episode, table: Table) -> MediatorOutcome:
+    """The agent mediator's decision after the last utterance (and, when it intervenes, what it says)."""
+    return async_to_sync(_mediator_decides)(episode, table)
+
+
+async def _mediator_decides(episode: Episode, table: Table) -> MediatorOutcome:
+    started = time.monotonic()
+    options = settings_of(episode)
+    policy = mediator_for(
+        options.get("mediator", "generic"),
+        table.mediator.model,
+        strategies=int(options.get("strategies", 3)),
+        articulation_model=options.get("articulation_model") or None,
+        temperature=float(episode.settings.get("temperature", 0.7)),
     )
-    return Decision(engaged, rating, reason)
+    context = table.context
+    if policy.scripted and isinstance(policy, SocialMediator):  # the scripted tracker, as simulations feed it
+        context = NegotiationContext(**{**context.__dict__, "consensus": track(context).as_dict()})
+    when = await policy.decide_when(context)
+    how = await policy.decide_how(context) if when.engage and not when.failed else None
+    engaged = how is not None and not how.failed and bool(how.text)
+    return MediatorOutcome(
+        engaged,
+        how.text if engaged else "",
+        {
+            "by": "scripted" if policy.scripted else "agent",
+            "policy": policy.key,
+            "model": policy.model,
+            "engaged": engaged,
+            "rating": when.rating,
+            "reason": when.reason,
+            "candidates": how.candidates if how else [],
+            "chosen": how.chosen if how else "",
+            "decided_ms": round((time.monotonic() - started) * 1000),
+            "failed": when.failed or bool(how and how.failed),
+            "raw": when.raw or (how.raw if how else ""),
+        },
+    )
 
 
-def party_thoughts(
-    *, seed: int, index: int, seat_pk: int, seat_position: int, gap: int, topics: Sequence[str]
-) -> list[Thought]:
-    """The offline party's thoughts after turn ``index - 1``: two, rated 1–5, with the silence bonus."""
-    rng = _rng(seed, index, seat_position, "thoughts")
-    thoughts = []
-    for _ in range(THOUGHTS_PER_PARTY):
-        topic = rng.choice(list(topics)) if topics else "the terms"
-        raw = round(rng.uniform(1.0, 5.0), 1)
-        content = f"Push for my preferred option on {topic}."
-        thoughts.append(Thought(seat_pk, content, raw, silence_bonus(raw, gap)))
-    return thoughts
+def parties_decide(episode: Episode, table: Table, eligible: list[Seat]) -> PartiesOutcome:
+    """The ``eligible`` agent parties think on the last utterance; the floor goes by the simulation's rules."""
+    return async_to_sync(_parties_decide)(episode, table, eligible, reservoir(episode))
 
 
-def select_speaker(thoughts: Sequence[Thought]) -> Thought | None:
-    """The thought that takes the floor: the most motivated one at or above the threshold, else the most
-    motivated of all (each party's stored thought, threshold 0); the first on ties. None without thoughts."""
-    if not thoughts:
-        return None
-    eager = [thought for thought in thoughts if thought.rating >= IM_THRESHOLD]
-    pool = eager or list(thoughts)
-    best = max(thought.rating for thought in pool)
-    return next(thought for thought in pool if thought.rating == best)
+async def _parties_decide(
+    episode: Episode, table: Table, eligible: list[Seat], stored: dict[int, tuple[str, float]]
+) -> PartiesOutcome:
+    started = time.monotonic()
+    context = table.context
+    temperature = float(episode.settings.get("temperature", 0.7))
+    names = {seat.pk: table.names[seat.pk] for seat in eligible}
+    agents = {
+        seat.pk: PartyAgent(context.party(names[seat.pk]), seat.model, temperature=temperature) for seat in eligible
+    }
+    if not agents:
+        return PartiesOutcome(None, "")
+    allocation, _ = await predict_allocation(context, eligible[0].model, temperature=temperature)
+    results = await asyncio.gather(*(_think(agent, context) for agent in agents.values()))
+    rows: list[ThoughtRow] = []
+    best: dict[str, float | None] = {}
+    best_row: dict[str, ThoughtRow] = {}
+    for seat, rated in zip(eligible, results, strict=True):
+        name = names[seat.pk]
+        best[name] = None
+        for thought, raw in rated:
+            row = ThoughtRow(
+                seat.pk, thought.content, raw, silence_bonus(raw if raw is not None else 1.0, context.silence(name))
+            )
+            rows.append(row)
+            if best[name] is None or row.rating > best[name]:
+                best[name], best_row[name] = row.rating, row
+    kept = {names[pk]: value for pk, value in stored.items() if pk in names}
+    kept.update({name: (row.content, row.rating) for name, row in best_row.items()})
+    speaker = choose_speaker(best, allocation, None, fallback={name: value[1] for name, value in kept.items()})
+    if speaker is None:
+        return PartiesOutcome(None, "", rows)
+    seat_pk = next(pk for pk, name in names.items() if name == speaker)
+    chosen = best_row.get(speaker)
+    if chosen is None or not passes(chosen.rating, speaker, allocation):
+        content, rating = kept[speaker]
+        if chosen is None or chosen.content != content:
+            chosen = ThoughtRow(seat_pk, content, None, rating)
+            rows.append(chosen)
+    text, _ = await agents[seat_pk].articulate(context, Thought(chosen.content))
+    marked = [
+        ThoughtRow(
+            r.seat_pk,
+            r.content,
+            r.raw_rating,
+            r.rating,
+            selected=best_row.get(names[r.seat_pk]) is r and passes(r.rating, names[r.seat_pk], allocation),
+            spoken=r is chosen,
+        )
+        for r in rows
+    ]
+    return PartiesOutcome(seat_pk, text, marked, round((time.monotonic() - started) * 1000))
 
 
-def party_lines(*, name: str, preferences: Sequence[tuple[str, Sequence[str]]], count: int) -> list[str]:
-    """What the offline party says, turn after turn: its first choice on each topic, then its second."""
-    lines = []
-    for round_number in range(count):
-        if not preferences:
-            lines.append(f"{name} here: I want terms my side can live with.")
-            continue
-        title, ranking = preferences[round_number % len(preferences)]
-        choice = round_number // len(preferences)
-        if ranking and choice < len(ranking):
-            lines.append(f"On {title}, I would go for option ({ranking[choice]}).")
-        else:
-            lines.append(f"On {title}, I could move if the rest of the package works for me.")
-    return lines
-
-
-def mediator_lines(*, topics: Sequence[str], count: int) -> list[str]:
-    """What the offline mediator says: the welcome, then one topic after another to take stock of."""
-    lines = ["Welcome everyone! Let's discuss the issues in front of us, one at a time."]
-    for number in range(1, count):
-        topic = topics[(number - 1) % len(topics)] if topics else "the open issues"
-        lines.append(f"Let's take stock on {topic}: where does each of you stand, and what could you accept?")
-    return lines
+async def _think(agent: PartyAgent, context: NegotiationContext) -> list[tuple[Thought, float | None]]:
+    thoughts, _ = await agent.think(context)
+    rated = await asyncio.gather(*(agent.rate(context, thought, number) for number, thought in enumerate(thoughts)))
+    return [(thought, rating.rating) for thought, (rating, _) in zip(thoughts, rated, strict=True)]

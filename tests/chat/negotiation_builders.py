@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmark.models import Episode, Scenario, Topic, Turn
+from benchmark.models import Episode, Scenario, Turn
 from chat.models import ChatStudy, Participant
 from chat.negotiation import PROMEDIATE, mediator_position, settle_floor
 from chat.negotiation import choose as choose_floor
@@ -23,23 +23,15 @@ from tests.benchmark.import_checks import import_file
 from tests.chat.builders import make_chat_study, make_participant
 
 HMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate" / "hmo.json"
-TOPICS = [  # two of the case's five issues, for the offline agents' lines (the importer of PM-1 adds them all)
-    ("Market Share Target Tiers", [{"key": "a", "text": "low"}, {"key": "b", "text": "mid"}]),
-    ("Contract Term", [{"key": "a", "text": "one year"}, {"key": "b", "text": "three years"}]),
-]
 
 
 def hmo_negotiation(turn_cap: int = 16) -> Scenario:
-    """The HMO case as a negotiation of ``turn_cap`` turns: Alex, Jamie, Lee and the Mediator."""
+    """The HMO case as imported (Alex, Jamie, Lee and the Mediator, who opens), cut to ``turn_cap`` turns."""
     import_file(HMO)
     scenario = Scenario.objects.get(external_id="promediate-hmo")
-    scenario.turn_taking = PROMEDIATE
+    assert scenario.turn_taking == PROMEDIATE and scenario.topics.exists(), "the importer makes it a negotiation"
     scenario.turn_cap = turn_cap
-    scenario.greeter_position = None  # the Mediator opens by the negotiation policy, not as a greeter
-    scenario.save(update_fields=["turn_taking", "turn_cap", "greeter_position"])
-    if not scenario.topics.exists():
-        for position, (title, options) in enumerate(TOPICS):
-            Topic.objects.create(scenario=scenario, position=position, title=title, options=options)
+    scenario.save(update_fields=["turn_cap"])
     return scenario
 
 
