@@ -40,7 +40,8 @@ def negotiation_study(*, mediating: bool, turn_cap: int = 16, **fields: Any) -> 
     scenario = hmo_negotiation(turn_cap)
     fields.setdefault("human_position", mediator_position(scenario) if mediating else 0)
     fields.setdefault("min_participant_turns", 1)
-    return make_chat_study(scenarios=[scenario], conditions=("none",), target=5, **fields)
+    fields.setdefault("conditions", ("none",))
+    return make_chat_study(scenarios=[scenario], target=5, **fields)
 
 
 @dataclass

@@ -21,9 +21,11 @@ from chat.negotiation import (
     is_mediator,
     settle_floor,
 )
+from chat.participant_briefing import build_briefing
 from chat.protocol import NOBODY
 from chat.scripted_people import ScriptedMediatorPerson, ScriptedPartyPerson
 from chat.turns import TurnRefused, load_cast, submit_human_turn
+from tests.builders import get_barrier
 from tests.chat.negotiation_builders import chatting, negotiation_study, play
 
 pytestmark = pytest.mark.django_db
@@ -286,3 +288,38 @@ def test_a_party_participants_episode_names_the_agents_mediator_policy():
         "mediator_position": 3,
     }
     assert participant.episode.seats.get(player="human").character.name == "Alex"
+
+
+def briefing_of(participant):
+    seats = list(participant.episode.seats.select_related("role", "character", "episode__scenario"))
+    human = next(seat for seat in seats if seat.player == "human")
+    return build_briefing(participant.study, human, [seat for seat in seats if seat is not human])
+
+
+def test_a_party_is_briefed_with_its_private_brief_and_the_conditions_persona():
+    barrier = get_barrier("promediate-competing")
+    if not barrier.style_directive:  # the seeded condition, or its stand-in when the table was flushed
+        barrier.style_directive = "Hold firm on what you want; soften only when offered your second choice."
+        barrier.save(update_fields=["style_directive"])
+    participant = chatting(negotiation_study(mediating=False, conditions=("promediate-competing",), claim_window=7))
+
+    briefing = briefing_of(participant)
+
+    assert briefing["negotiation"] == {
+        "mediating": False,
+        "intervene_window": "15",
+        "claim_window": "7",
+        "persona": barrier.style_directive,
+    }
+    assert "Opinions" in briefing["private_knowledge"] and briefing["rules"]["first_speaker"] == "Mediator"
+    seats = participant.episode.seats.select_related("character")
+    assert [s.character.name for s in seats if s.carries_barrier] == ["Jamie", "Lee"]  # the agent parties only
+
+
+def test_the_mediator_is_briefed_as_the_mediator_without_a_persona():
+    participant = chatting(negotiation_study(mediating=True, conditions=("promediate-competing",)))
+
+    briefing = briefing_of(participant)
+
+    assert briefing["negotiation"]["mediating"] and briefing["negotiation"]["persona"] == ""
+    assert briefing["me"]["name"] == "Mediator" and briefing["rules"]["opens"]
