@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from benchmark.evaluation.promediate import passes, prompts, scripted
 from benchmark.evaluation.promediate.negotiation import Negotiation, Party, TopicInfo, Utterance, load_negotiation
 from benchmark.models import (
+    ActionType,
     Answer,
     Attitude,
     Episode,
@@ -372,13 +373,13 @@ def test_an_imported_case_is_evaluated_from_its_topics_and_preferences(settings)
     assert "1 evaluated" in out
     seats = {seat.character.name: seat for seat in episode.seats.select_related("character")}
     starting = Attitude.objects.filter(episode=episode, point=0)
-    # The ten ranked stances (Alex 5, Jamie 3, Lee 2) in words, and four only worded, read by the option named
-    # after "first choice" or "prefer": Jamie's "First choice: five-year contract", Lee's "You prefer open
-    # formulary", "You prefer a two-year contract" and "First choice: Standard support for physician". Jamie's
-    # marketing words ("Depends on formulary status") name no choice: no starting stance there.
+    # The eleven ranked stances (Alex 5, Jamie 4, Lee 2: the importer ranks Jamie's "First choice: five-year
+    # contract", the option's own words) in words, and three only worded, read by the option named after "first
+    # choice" or "prefer": Lee's "You prefer open formulary", "You prefer a two-year contract" and "First
+    # choice: Standard support for physician". Jamie's marketing words ("Depends on formulary status") name no
+    # choice: no starting stance there.
     assert starting.count() == 14
     assert {(row.seat.character.name, row.topic.title, row.text[:12]) for row in starting if row.text[0] == "P"} == {
-        ("Jamie", "Contract Term", "Prefers (b) "),
         ("Lee", "Formulary Status", "Prefers (a) "),
         ("Lee", "Contract Term", "Prefers (a) "),
         ("Lee", "Marketing Support", "Prefers (a) "),
@@ -469,3 +470,16 @@ def test_the_scripted_mi_judge_scores_what_an_intervention_shows_of_a_problem_th
     }
     rated = scripted.rate_intervention(negotiation, angry, "Moving on.")
     assert rated["emotional_dynamics"][0] == 1 and rated["cognitive_challenges"][0] == 1
+
+
+def test_a_turn_with_no_words_costs_no_call_and_mentions_nothing(fake_llm):
+    episode = negotiation_episode(lines=(*SHORT, ("Bob", "placeholder")))
+    Turn.objects.filter(episode=episode, index=4).update(action_type=ActionType.NONE, content="")
+    script_the_model(fake_llm)
+
+    result = async_to_sync(passes.evaluate_negotiation)(episode.pk, model=FAKE_MODEL, retries=0)
+
+    assert result.outcome == passes.EVALUATED, result.error
+    assert not any("by Bob" in prompt for prompt in fake_llm.prompts)
+    assert list(TopicTag.objects.filter(turn__index=4, kind="mention").values_list("value", flat=True)) == [False] * 2
+    assert not PairAgreement.objects.filter(episode=episode, point=5).exists()

@@ -114,6 +114,9 @@ def test_stated_choices_become_rankings_and_the_briefs_own_words_stay_with_them(
         topic__title="Discount Pricing Schedule", role__scenario=scenario, role__character__first_name="Lee"
     )
     assert lee.ranking == ["a", "b", "c"]  # "Third choice: ((c) ..."
+    jamie_term = Preference.objects.get(topic__title="Contract Term", role__scenario=scenario,
+                                        role__character__first_name="Jamie")
+    assert jamie_term.ranking == ["b"]  # "First choice: five-year contract", in the option's own words
     lee_formulary = Preference.objects.get(topic=formulary, role__character__first_name="Lee")
     assert lee_formulary.ranking == [] and "You prefer open formulary" in lee_formulary.text  # prose only
 
@@ -132,6 +135,15 @@ def test_choices_stated_option_first_by_number_or_in_the_options_own_words():
         topic__scenario=scenario_of(flagship), topic__position=1, role__character__first_name="Atchison"
     )
     assert atchison.ranking == ["b", "a", "c"]  # "Half each of JX5 and C-323s is your first choice"
+
+
+def test_a_choice_named_by_the_options_own_label_is_ranked():
+    francis = SHARED / "data" / "promediate" / "francis.json"
+    import_file(francis)
+
+    budget = Preference.objects.get(topic__scenario=scenario_of(francis), topic__position=3,
+                                    role__character__first_name="Bennett")
+    assert budget.ranking == ["c", "a", "d", "b"]  # "Your first choice is Package 3." ... (C): Package 3
 
 
 def test_francis_and_ias_report_the_respelled_config_names():

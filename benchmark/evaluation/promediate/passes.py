@@ -100,7 +100,9 @@ async def read_episode(
     if llm.is_scripted(model):
         return _scripted_readings(negotiation, mentions)
     questions = await sync_to_async(_rating_questions)()
-    parties = [u for u in negotiation.utterances if not u.by_mediator and negotiation.party(u.seat_position)]
+    # A turn with no words (a party that passed, or left) states nothing and mentions nothing: no call.
+    spoken = [u for u in negotiation.utterances if u.text.strip()]
+    parties = [u for u in spoken if not u.by_mediator and negotiation.party(u.seat_position)]
     interventions = [u for u in negotiation.utterances if u.index in negotiation.interventions]
     unranked = _unranked_briefs(negotiation)
 
@@ -117,7 +119,7 @@ async def read_episode(
             f"starting attitudes of {name}",
             lambda name=name, briefs=briefs: model_judges.brief_attitudes(negotiation, name, briefs, **ask),
         )
-    for u in negotiation.utterances if mentions == "judge" else ():
+    for u in spoken if mentions == "judge" else ():
         jobs["mentions", u.index] = (
             f"topics mentioned in turn {u.index}",
             lambda u=u: model_judges.mentions(negotiation, u, **ask),
@@ -150,7 +152,7 @@ async def read_episode(
         for u in interventions
     }
     tagged = (
-        {u.index: results["mentions", u.index] for u in negotiation.utterances}
+        {u.index: results.get(("mentions", u.index), frozenset()) for u in negotiation.utterances}
         if mentions == "judge"
         else _derived_mentions(negotiation, steps.mentioned, addressed)
     )
