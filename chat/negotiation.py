@@ -35,7 +35,7 @@ from benchmark.importing.promediate import MEDIATOR
 from benchmark.models import ActionType, Episode, MediatorDecision, PartyThought, Scenario, Seat, TurnTaking
 
 from . import negotiation_agents as agents
-from .models import Participant
+from .models import ChatConnection, Participant
 
 # The simulation's turn-taking policy (pmsim adds TurnTaking.PROMEDIATE); the same string until it is merged.
 PROMEDIATE = getattr(TurnTaking, "PROMEDIATE", "promediate")
@@ -198,6 +198,7 @@ def settle_floor(participant_pk: int, now: datetime | None = None) -> FloorChang
                 floor, changed = _next_floor(table, turns, now), True
             elif floor.window and floor.closes_at is not None and now >= floor.closes_at:
                 floor, changed = _close_window(episode, floor, table, turns), True
+                _silence_is_a_choice(participant, now)
             _save(episode, floor)
             if not floor.needs:
                 return FloorChange(floor, changed)
@@ -343,6 +344,13 @@ def _close_window(episode: Episode, floor: Floor, table: Table, turns: list[tupl
             decided_at=floor.closes_at,
         )
     return Floor(floor.index, needs=PARTIES_DELIBERATE)
+
+
+def _silence_is_a_choice(participant: Participant, now: datetime) -> None:
+    """A window left to run out with the chat page open is the participant's choice, not their absence: it
+    keeps the chat from ending for inactivity (a mediator may rightly let the parties talk for long)."""
+    if ChatConnection.objects.filter(participant_id=participant.pk, expires_at__gt=now).exists():
+        Participant.objects.filter(pk=participant.pk, last_seen_at__lt=now).update(last_seen_at=now)
 
 
 def _eligible(table: Table, turns: list[tuple[int, int, str]]) -> list[Seat]:

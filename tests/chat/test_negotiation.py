@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 
 from benchmark.models import MediatorDecision, PartyThought, Turn
+from chat.models import ChatConnection
 from chat.negotiation import (
     CLAIM,
     CLAIM_WINDOW,
@@ -323,3 +324,23 @@ def test_the_mediator_is_briefed_as_the_mediator_without_a_persona():
 
     assert briefing["negotiation"]["mediating"] and briefing["negotiation"]["persona"] == ""
     assert briefing["me"]["name"] == "Mediator" and briefing["rules"]["opens"]
+
+
+@pytest.mark.parametrize("page_open", [True, False])
+def test_letting_a_window_run_out_counts_as_presence_only_with_the_page_open(page_open):
+    participant = chatting(negotiation_study(mediating=True, intervene_window=5))
+    now = timezone.now()
+    settle_floor(participant.pk, now)
+    speak(participant, 0, now)
+    agent_says(participant, settle_floor(participant.pk, now).floor.seat, 1, now)
+    settle_floor(participant.pk, now)
+    if page_open:
+        ChatConnection.objects.create(
+            participant=participant, key="page", opened_at=now, expires_at=now + timedelta(60)
+        )
+    later = now + timedelta(seconds=5)
+
+    settle_floor(participant.pk, later)
+
+    participant.refresh_from_db()
+    assert (participant.last_seen_at == later) is page_open
