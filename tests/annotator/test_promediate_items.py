@@ -351,3 +351,31 @@ def test_the_export_says_which_turns_each_item_showed(intervention_study):
     rows = list(records(intervention_study))
 
     assert {(row["item"], row["excerpt"]) for row in rows} == {(1, "0-4"), (2, "4-8")}
+
+
+@pytest.mark.django_db
+def test_the_study_form_makes_items_with_a_fixed_context(intervention_instrument):
+    make_negotiation()
+    data = {
+        "team": default_team().pk,
+        "title": "MI",
+        "slug": "mi",
+        "preset": INTERVENTION_PRESET,
+        "overlap": 1,
+        "lease_minutes": 60,
+        "min_seconds_per_item": 0,
+        "status": "finished",
+        "gold_items": 0,
+        "attention_items": 0,
+        "context_turns": 2,
+        "snippet_length": 6,
+        "snippets_per_episode": 1,
+        "instructions": "",
+    }
+    form = StudyForm(data=data, user=make_researcher())
+    assert form.is_valid(), form.errors
+
+    study = form.save()
+
+    assert list(study.items.values_list("first_turn", "last_turn", "target_turn")) == [(2, 4, 4), (6, 8, 8)]
+    assert "highlighted" in study.instructions  # the preset's own instructions
