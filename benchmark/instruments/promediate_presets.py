@@ -161,7 +161,7 @@ PROMEDIATE_INTERVENTION = PresetSpec(
         ),
         QuestionSpec(
             key="comment", kind=Kind.TEXT, scope=Question.Scope.TURN, required=False,
-            prompt="Anything about this intervention worth noting? (optional)", options={"max_length": 1000},
+            prompt="Anything about this intervention worth noting?", options={"max_length": 1000},
         ),
     ),
     seats_needed=3,
