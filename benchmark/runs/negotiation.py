@@ -41,6 +41,7 @@ from ..models import Episode, MediatorDecision, PartyThought, Preference, Seat, 
 from ..scenarios.floor import choose_speaker, passes, silence_bonus
 
 MODES_PREFIX = "promediate-"
+DEFAULT_MEDIATOR = "social"  # the paper's own mediator, for an episode that names none
 
 
 @dataclass
@@ -66,7 +67,8 @@ def mode_of(barrier_key: str) -> str:
 def load_table(episode: Episode, seats: list[Seat], turns: list[Turn], seed: int) -> Table:
     """The negotiation's context from the database: topics, preferences, seats and what was said."""
     options = settings_of(episode)
-    mediator_position = options.get("mediator_position")
+    # an episode made outside a ProMediate run (no settings): the scenario's greeter mediates
+    mediator_position = options.get("mediator_position", episode.scenario.greeter_position)
     topics = list(Topic.objects.filter(scenario_id=episode.scenario_id).order_by("position"))
     views = tuple(
         TopicView(t.title, t.question, tuple((str(o["key"]), str(o.get("text", ""))) for o in t.options))
@@ -164,7 +166,7 @@ async def run_negotiation(
     temperature = float(episode.settings.get("temperature", 0.7))
     policy = (
         mediator_for(
-            options.get("mediator", "generic"),
+            options.get("mediator", DEFAULT_MEDIATOR),
             table.mediator.model,
             strategies=int(options.get("strategies", 3)),
             articulation_model=options.get("articulation_model") or None,

@@ -89,7 +89,7 @@ def test_a_scripted_negotiation_keeps_the_floor_rules_and_stores_every_decision(
 def test_the_social_mediator_weighs_three_strategies_and_speaks_the_best():
     episode = play(negotiation("social", turn_cap=60, seed=0), seed=0)
     spoken = list(MediatorDecision.objects.filter(episode=episode, engaged=True))
-    assert len(spoken) == 2
+    assert len(spoken) == 5
     for decision in spoken:
         assert len(decision.candidates) == 3 and decision.rating > 3.5
         best = max(decision.candidates, key=lambda c: c["rating"])

@@ -7,8 +7,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Episode, MediatorDecision, PartyThought
+from benchmark.models import Attitude, Episode, MediatorDecision, PartyThought
+from tests.benchmark.import_checks import import_file
 from tests.benchmark.negotiation_data import competing, make_negotiation
+from tests.benchmark.test_import_promediate import HMO
 from tests.builders import make_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -35,9 +37,23 @@ def simulate(*args: str) -> str:
 
 def grid(name: str, *extra: str) -> str:
     return simulate(
-        "--preset", "promediate", "--scenarios", "promediate-case", "--conditions", "promediate-competing",
-        "--mediator", "none,generic,social", "--runs", "2", "--seed", "7", "--model", "scripted",
-        "--run-name", name, *extra,
+        "--preset",
+        "promediate",
+        "--scenarios",
+        "promediate-case",
+        "--conditions",
+        "promediate-competing",
+        "--mediator",
+        "none,generic,social",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--model",
+        "scripted",
+        "--run-name",
+        name,
+        *extra,
     )
 
 
@@ -52,8 +68,16 @@ def record(tag: str) -> str:
             "turns": list(episode.turns.values_list("index", "seat__position", "content", "model")),
             "decisions": list(
                 MediatorDecision.objects.filter(episode=episode).values_list(
-                    "after_index", "policy", "model", "engaged", "rating", "reason", "candidates", "chosen",
-                    "turn__index", "failed",
+                    "after_index",
+                    "policy",
+                    "model",
+                    "engaged",
+                    "rating",
+                    "reason",
+                    "candidates",
+                    "chosen",
+                    "turn__index",
+                    "failed",
                 )
             ),
             "thoughts": list(
@@ -110,8 +134,16 @@ def test_running_it_again_resumes_instead_of_replaying(case):
 def test_a_scenario_that_is_not_a_negotiation_is_refused(case):
     make_scenario(codename="kitchen")
     with pytest.raises(CommandError, match="--scenarios: Scenario kitchen is not a negotiation"):
-        simulate("--preset", "promediate", "--scenarios", "kitchen", "--conditions", "promediate-competing",
-                 "--model", "scripted")
+        simulate(
+            "--preset",
+            "promediate",
+            "--scenarios",
+            "kitchen",
+            "--conditions",
+            "promediate-competing",
+            "--model",
+            "scripted",
+        )
 
 
 def test_an_unknown_mediator_condition_is_refused(case):
@@ -122,3 +154,41 @@ def test_an_unknown_mediator_condition_is_refused(case):
 def test_mediator_options_need_the_preset(case):
     with pytest.raises(CommandError, match="--mediators: mediators is an option of the 'promediate' preset"):
         simulate("--scenarios", "promediate-case", "--mediator", "social", "--conditions", "none")
+
+
+def hmo_social(name: str) -> str:
+    return simulate(
+        "--preset",
+        "promediate",
+        "--scenarios",
+        "promediate-hmo",
+        "--conditions",
+        "promediate-competing",
+        "--mediator",
+        "social",
+        "--model",
+        "scripted",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--run-name",
+        name,
+    )
+
+
+def test_pm_a12_the_hmo_case_offline_twice_is_byte_identical_and_keeps_the_floor_rules():
+    import_file(HMO)
+    out = hmo_social("hmo-first")
+    hmo_social("hmo-second")
+
+    assert record("hmo-first") == record("hmo-second")
+    assert "ProMediate judges scripted: 2 evaluated" in out  # the run's judge read the consensus trace
+    episodes = list(Episode.objects.filter(tag="hmo-first"))
+    assert len(episodes) == 2
+    for episode in episodes:
+        speakers = list(episode.turns.values_list("seat__role__character__first_name", flat=True))
+        assert len(speakers) <= 61 and speakers[0] == "Mediator"
+        assert all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
+        assert Attitude.objects.filter(episode=episode, judge="scripted").exists()
+    assert MediatorDecision.objects.filter(episode__tag="hmo-first", engaged=True).count() == 3
