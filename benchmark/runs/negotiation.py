@@ -258,8 +258,10 @@ async def _party_step(
     last = context.last
     thinkers = [name for name in table.parties if name != last.speaker]
     first_model = next(iter(table.parties.values())).model
-    allocation, allocation_usage = await predict_allocation(context, first_model)
-    results = await asyncio.gather(*(_think(agents[name], context) for name in thinkers))
+    # who the floor is handed to is read while the parties think: neither waits for the other
+    (allocation, allocation_usage), *results = await asyncio.gather(
+        predict_allocation(context, first_model), *(_think(agents[name], context) for name in thinkers)
+    )
     usages = [allocation_usage]
     rows: list[PartyThought] = []
     best: dict[str, float | None] = {}
