@@ -37,8 +37,8 @@ from ..agents.negotiation.mediators import MediatorPolicy, SocialMediator, media
 from ..agents.negotiation.parties import PartyAgent, Rated, Thought, predict_allocation
 from ..agents.negotiation.replies import ask_json, total_usage
 from ..agents.negotiation.tracker import track
-from ..models import Episode, MediatorDecision, PartyThought, Preference, Seat, Topic, Turn
-from ..scenarios.floor import choose_speaker, passes, silence_bonus
+from ..models import Episode, MediatorDecision, PartyThought, Preference, Scenario, Seat, Topic, Turn
+from ..scenarios.floor import IM_THRESHOLD, INTERRUPT_THRESHOLD, choose_speaker, passes, silence_bonus
 
 MODES_PREFIX = "promediate-"
 DEFAULT_MEDIATOR = "social"  # the paper's own mediator, for an episode that names none
@@ -53,6 +53,7 @@ class Table:
     mediator: Seat | None
     context: NegotiationContext
     names: dict[int, str] = field(default_factory=dict)  # seat id -> name
+    thresholds: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (motivation, interruption)
 
 
 def settings_of(episode: Episode) -> dict[str, Any]:
@@ -112,7 +113,31 @@ def load_table(episode: Episode, seats: list[Seat], turns: list[Turn], seed: int
         mediator_persona=persona if mediator and mediator.carries_barrier else "",
         consensus=options.get("consensus"),
     )
-    return Table(episode, {names[seat.pk]: seat for seat in parties}, mediator, context, names)
+    return Table(
+        episode,
+        {names[seat.pk]: seat for seat in parties},
+        mediator,
+        context,
+        names,
+        case_thresholds(episode.scenario, [names[seat.pk] for seat in parties]),
+    )
+
+
+def case_thresholds(scenario: Scenario, parties: list[str]) -> dict[str, tuple[float, float]]:
+    """Each party's (motivation, interruption) thresholds from the case's ``config`` (imported into
+    ``Scenario.settings["promediate"]["config"]``, matched by name without regard to case); the defaults
+    3.0 and 2.5 for a party it does not list."""
+    config = (scenario.settings.get("promediate") or {}).get("config") or {}
+    by_name = {str(name).lower(): values for name, values in config.items() if isinstance(values, dict)}
+    found = {}
+    for party in parties:
+        values = by_name.get(party.strip().lower())
+        if values:
+            found[party] = (
+                float(values.get("im_threshold", IM_THRESHOLD)),
+                float(values.get("interrupt_threshold", INTERRUPT_THRESHOLD)),
+            )
+    return found
 
 
 def forget_unfinished_step(episode: Episode, turns: list[Turn]) -> None:
@@ -284,9 +309,10 @@ async def _party_step(
                 best[name], best_row[name] = row.rating, row
     for name, row in best_row.items():
         kept[name] = (row.content, row.rating)
-        row.selected = passes(row.rating, name, allocation)
+        im, interrupt = table.thresholds.get(name, (IM_THRESHOLD, INTERRUPT_THRESHOLD))
+        row.selected = passes(row.rating, name, allocation, im_threshold=im, interrupt_threshold=interrupt)
     fallback = {name: kept[name][1] for name in thinkers if name in kept}
-    speaker = choose_speaker(best, allocation, last.speaker, fallback=fallback)
+    speaker = choose_speaker(best, allocation, last.speaker, fallback=fallback, thresholds=table.thresholds)
     if speaker is None:
         await PartyThought.objects.abulk_create(rows)
         return None
