@@ -192,3 +192,10 @@ def test_pm_a12_the_hmo_case_offline_twice_is_byte_identical_and_keeps_the_floor
         assert all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
         assert Attitude.objects.filter(episode=episode, judge="scripted").exists()
     assert MediatorDecision.objects.filter(episode__tag="hmo-first", engaged=True).count() == 3
+
+
+@pytest.mark.parametrize("flag", ["--party-model", "--mediator-model", "--articulation-model"])
+def test_each_role_model_is_checked_against_the_models_the_team_may_call(case, flag):
+    with pytest.raises(CommandError, match=f"{flag}: .*anthropic/claude-sonnet-4"):
+        grid("pm-models", flag, "anthropic/claude-sonnet-4")
+    assert not Episode.objects.filter(tag="pm-models").exists()
