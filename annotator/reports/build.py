@@ -45,6 +45,7 @@ from django.utils import timezone
 from benchmark.exporting import timestamp
 from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.kinds import get_kind
+from benchmark.instruments.kinds.base import NOT_APPLICABLE
 from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Question, Respondent, Response, Turn
@@ -455,6 +456,9 @@ def _numeric(
     resamples: int, seed: int,
 ) -> dict[str, Any]:
     table, blank = _rows(question, answers, data, numeric=True)
+    # "Not applicable" (a Likert question may offer it) is an answer with no number: no point on the scale.
+    not_applicable = sum(1 for _, _, value, number in answers if number is None and value == NOT_APPLICABLE)
+    blank -= not_applicable
     scale = _scale(question)
     outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
     judge = judge_of(question, data.automated)
@@ -472,6 +476,8 @@ def _numeric(
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
     _blank_note(entry, blank)
+    if not_applicable:
+        entry["notes"].insert(0, f"answers: {not_applicable} not applicable and left out")
     entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge

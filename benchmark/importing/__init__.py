@@ -1,5 +1,5 @@
 """Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
-AgentSense scenes, SocialVeil scenario files, or a CSV of turns.
+AgentSense scenes, SocialVeil scenario files and run outputs, ProMediate cases and run folders, or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -9,10 +9,11 @@ twice changes nothing.
 
 The formats are described in ``docs/formats.md``. Each has its own module that turns a file into drafts
 (``records``, ``responses``) and ends with its ``FORMAT`` (an ``ImportFormat``, ``format``): ``parley``,
-``library_import``, ``agentsense``, ``socialveil``, ``socialveil_runs``, ``promediate``, ``castings``,
-``sotopia_scores``, ``scores``, ``sotopia`` and ``turns_csv``, listed in ``registry`` in the order they
-are tried on a file. ``saving`` writes the drafts; bad input is a ``problems.ImportProblem``, what a file
-did an ``import_result.ImportResult``.
+``library_import``, ``agentsense``, ``socialveil``, ``socialveil_runs``, ``promediate``, ``promediate_runs``,
+``castings``, ``sotopia_scores``, ``scores``, ``sotopia`` and ``turns_csv``, listed in ``registry`` in the
+order they are tried on a file (a directory: by the formats that read one, ``registry.detect_directory_format``).
+``saving`` writes the drafts; bad input is a ``problems.ImportProblem``, what a file did an
+``import_result.ImportResult``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,15 @@ from .import_result import ImportResult, Progress
 from .problems import ImportProblem
 from .reading import read_text
 from .records import EpisodeDraft, max_length
-from .registry import CHOOSE_FORMAT, DIRECTORY_FORMAT, FORMATS, detect_format, first_record, get_format
+from .registry import (
+    CHOOSE_FORMAT,
+    DIRECTORY_FORMATS,
+    FORMATS,
+    detect_directory_format,
+    detect_format,
+    first_record,
+    get_format,
+)
 
 
 def import_file(
@@ -50,12 +59,17 @@ def import_file(
     is_directory = path.is_dir()
     text = "" if is_directory else read_text(path)
     if format == "auto":
-        format = DIRECTORY_FORMAT if is_directory else detect_format(path, text, choose_format=choose_format)
+        if is_directory:
+            format = detect_directory_format(path)
+        else:
+            format = detect_format(path, text, choose_format=choose_format)
     if format not in FORMATS:
         raise ImportProblem(f"unknown format {format!r}; use one of {', '.join(FORMATS)}", file=path.name)
     reader = get_format(format)
     if is_directory and not reader.reads_directory:
-        raise ImportProblem(f"is a directory; only {DIRECTORY_FORMAT} reads one (a run's results)", file=path.name)
+        raise ImportProblem(
+            f"is a directory; only {' or '.join(DIRECTORY_FORMATS)} read one (a run's results)", file=path.name
+        )
     result = ImportResult(file=path.name, format=format, dry_run=dry_run)
     # Parsing reads no rows, so it runs before the transaction: on SQLite the transaction takes the
     # write lock as it begins, and other writers wait for it no longer than they must.

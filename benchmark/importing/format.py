@@ -7,6 +7,8 @@ the protocol names, so no format is looked at with ``hasattr``:
 - ``name``: the key (``--format NAME``, the import page's value); ``label``: how the page names it;
   ``shape``: a few words naming what its first record holds, listed when no format recognises a file;
 - ``reads_directory``: whether a directory may be imported as this format (a run's folders);
+- ``claims_directory(path)``: whether a directory holds this format's outputs (how ``auto`` picks among the
+  formats that read directories);
 - ``recognises(first)``: the file's first record (``registry.first_record``), or a CSV's header;
 - ``parse_file(path, text)``: the file's drafts (``text`` is the file read as text, "" for a directory);
 - ``resolve(drafts, team)``: look up in the team's data what the drafts name by content (inside the
@@ -38,6 +40,8 @@ class ImportFormat(Protocol):
 
     def recognises(self, first: object) -> bool: ...
 
+    def claims_directory(self, path: Path) -> bool: ...
+
     def parse_file(self, path: Path, text: str) -> list[Any]: ...
 
     def resolve(self, drafts: list[Any], team: Team) -> None: ...
@@ -58,6 +62,9 @@ class FileFormat:
 
     def recognises(self, first: object) -> bool:
         return self.recognise(first)
+
+    def claims_directory(self, path: Path) -> bool:
+        return False
 
     def parse_file(self, path: Path, text: str) -> list[Any]:
         return self.parse(text, path.name)

@@ -12,8 +12,9 @@ The six cases write these in several shapes, and every parser here accepts only 
 - Preferences: the party's Opinions section split per topic (by ``###`` sub-headings naming the topic by
   number or letter, else by numbered lines ``1)``, ``1.``, ``ISSUE I:`` in sequence); in each block, what the
   brief ranks: ``First choice: (b)`` (label first; the option named at the start, as ``(1D)``, or as ``Option
-  A`` / ``Option #2`` early in the item) and ``A. $850 million is your first choice`` (option first; by letter,
-  ``Option #n`` or the option's own words), ``Unacceptable:``, ``Block:`` and ``... is unacceptable``. Words
+  A`` / ``Option #2`` early in the item, or by the option's own label, ``Package 3``) and ``A. $850 million is
+  your first choice`` (option first; by letter, ``Option #n`` or the option's own words), ``Unacceptable:``,
+  ``Block:`` and ``... is unacceptable``. Words
   such as "barely acceptable" or a ranking in prose only ("You favor mandatory consultation") rank nothing:
   the block's text is kept whole in ``Preference.text`` either way.
 """
@@ -76,6 +77,7 @@ _NAMED_KEY = re.compile(
     r"\((?P<topic>\d{1,2})(?P<coded>[A-Za-z])\)|\bOption\s*#?\s*(?P<option>\d{1,2}[A-Za-z]?|[A-Z])\b"
 )
 _SUBJECT_KEY = re.compile(r"^(?:\(?(?P<letter>[A-Ea-e])\)?[.)]|Option\s*#\s*(?P<number>\d{1,2}))(?:\s|$)")
+LABEL_LENGTH = 20  # an option's own label before a colon ("Package 3"), not a sentence
 EARLY = 250  # how far into a labelled item its option may be named ("Your first choice is Option A")
 
 
@@ -233,6 +235,8 @@ def _labelled(block: str, number: int, topic: TopicDraft) -> list[Stated]:
     for n, label in enumerate(labels):
         item = block[label.end() : labels[n + 1].start() if n + 1 < len(labels) else len(block)]
         key = _key_in(item, number)
+        if key is None:
+            key = _option_label_in(item[:EARLY], topic) or _option_named(item.strip().split("\n", 1)[0], topic)
         if key is not None:
             rank = RANKS[label.group("rank").lower()] if label.group("rank") else 0
             found.append(Stated(rank, key, label.start()))
@@ -255,6 +259,18 @@ def _key_in(item: str, number: int) -> str | None:
             continue
         return option.lower()
     return None
+
+
+def _option_label_in(text: str, topic: TopicDraft) -> str | None:
+    """The option whose own short label (``Package 3`` of ``Package 3: - ...``) the text names first."""
+    found = []
+    for option in topic.options:
+        head, colon, _rest = option["text"].partition(":")
+        if colon and 0 < len(head.strip()) <= LABEL_LENGTH:
+            match = re.search(rf"\b{re.escape(head.strip())}\b", text, re.I)
+            if match:
+                found.append((match.start(), option["key"]))
+    return min(found)[1] if found else None
 
 
 def _by_option(block: str, topic: TopicDraft) -> list[Stated]:

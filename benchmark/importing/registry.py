@@ -17,6 +17,7 @@ from . import (
     library_import,
     parley,
     promediate,
+    promediate_runs,
     scores,
     socialveil,
     socialveil_runs,
@@ -38,6 +39,7 @@ REGISTRY: tuple[ImportFormat, ...] = (
     socialveil.FORMAT,
     socialveil_runs.FORMAT,
     promediate.FORMAT,
+    promediate_runs.FORMAT,
     castings.FORMAT,
     sotopia_scores.FORMAT,
     scores.FORMAT,
@@ -46,8 +48,8 @@ REGISTRY: tuple[ImportFormat, ...] = (
 )
 BY_NAME: dict[str, ImportFormat] = {found.name: found for found in REGISTRY}
 FORMATS = tuple(BY_NAME)
-# The one format imported from a directory when none is named (a run's scenario folders).
-DIRECTORY_FORMAT = next(found.name for found in REGISTRY if found.reads_directory)
+# The formats that read a directory (a run's output folders); ``auto`` asks each whether a directory is its.
+DIRECTORY_FORMATS = tuple(found.name for found in REGISTRY if found.reads_directory)
 # Named in the "not a known format" message: each format's shape in a few words.
 KNOWN_SHAPES = ", ".join(found.shape for found in REGISTRY)
 
@@ -83,6 +85,16 @@ def first_record(path: Path, text: str) -> object:
 
 # How a problem tells the reader to name the format: the command's words; the import page passes its own.
 CHOOSE_FORMAT = "pass --format"
+
+
+def detect_directory_format(path: Path) -> str:
+    """The format of a directory: the first that reads directories and finds its outputs in it."""
+    for found in REGISTRY:
+        if found.reads_directory and found.claims_directory(path):
+            return found.name
+    raise ImportProblem(
+        f"holds no run outputs Parley reads ({', '.join(DIRECTORY_FORMATS)}: see docs/formats.md)", file=path.name
+    )
 
 
 def detect_format(path: Path, text: str, *, choose_format: str = CHOOSE_FORMAT) -> str:

@@ -371,6 +371,9 @@ class RunFormat(FileFormat):
 
     reads_directory = True
 
+    def claims_directory(self, path: Path) -> bool:
+        return any(next(path.rglob(name), None) for name in (LOG_FILE, SCORES_FILE))
+
     def parse_file(self, path: Path, text: str) -> list[Any]:
         return parse_path(path)
 

@@ -8,10 +8,11 @@ the turns since the mediator last spoke (that turn included, as upstream passes 
 intervention, and rates it on the four questions of the ``promediate-intervention`` preset, any of which
 may be "not applicable" (stored as the value ``na`` with no number).
 
-Who the mediator is: the seat that ``episode.settings["promediate"]["mediator_position"]`` names when a
-simulation or an import recorded it (None there: no mediator), else the seat whose character is called
-"Mediator" (as ProMediate's cases name it and the case importer casts it). An episode without one
-(ProMediate's NoAgent condition) has no interventions.
+Who the mediator is: none when the episode's ``settings["promediate"]["mediator"]`` is ``none``
+(ProMediate's NoAgent condition: no interventions); else the seat that ``settings["promediate"]
+["mediator_position"]`` names, on the episode when a simulation recorded it, else on its scenario when
+the episode has that seat (the case importer records the Mediator's role, whose position its seat
+takes); else the seat whose character is called "Mediator" (as ProMediate's cases name it).
 """
 
 from __future__ import annotations
@@ -37,14 +38,28 @@ class InterventionAnswerError(ValueError):
 
 def mediator_position(episode: Episode) -> int | None:
     """The mediator's seat position in ``episode``, or None when it has no mediator."""
-    recorded = (episode.settings or {}).get("promediate", {}) if isinstance(episode.settings, dict) else {}
-    if isinstance(recorded, dict) and "mediator_position" in recorded:
-        position = recorded["mediator_position"]
-        return position if isinstance(position, int) and not isinstance(position, bool) else None
-    for seat in Seat.objects.filter(episode=episode).select_related("character").order_by("position"):
+    recorded = _promediate_settings(episode.settings)
+    if recorded.get("mediator") == "none":
+        return None
+    if "mediator_position" in recorded:
+        return _position(recorded["mediator_position"])
+    seats = list(Seat.objects.filter(episode=episode).select_related("character").order_by("position"))
+    position = _position(_promediate_settings(episode.scenario.settings).get("mediator_position"))
+    if position is not None and any(seat.position == position for seat in seats):
+        return position
+    for seat in seats:
         if seat.character.first_name.strip().lower() == MEDIATOR_NAME and not seat.character.last_name.strip():
             return seat.position
     return None
+
+
+def _promediate_settings(settings: object) -> dict:
+    recorded = settings.get("promediate") if isinstance(settings, dict) else None
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _position(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def intervention_turns(episode: Episode) -> list[Turn]:

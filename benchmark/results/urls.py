@@ -2,6 +2,7 @@ from django.urls import path
 
 from . import views
 from .agentsense import views as agentsense
+from .promediate import views as promediate
 
 urlpatterns = [
     path("", views.results, name="results"),
@@ -11,4 +12,8 @@ urlpatterns = [
     path("agentsense/", agentsense.agentsense, name="results-agentsense"),
     path("agentsense/agentsense.json", agentsense.agentsense_json, name="results-agentsense-json"),
     path("agentsense/<slug:table>.csv", agentsense.agentsense_csv, name="results-agentsense-csv"),
+    path("promediate/", promediate.promediate, name="results-promediate"),
+    path("promediate/promediate.json", promediate.promediate_json, name="results-promediate-json"),
+    path("promediate/promediate.zip", promediate.promediate_zip, name="results-promediate-zip"),
+    path("promediate/<slug:table>.csv", promediate.promediate_csv, name="results-promediate-csv"),
 ]

@@ -139,14 +139,28 @@ def test_an_imported_case_plays_offline_with_the_mediator_opening():
     import_file(HMO)
     out = io.StringIO()
 
-    call_command("simulate", "--scenarios", "promediate-hmo", "--conditions", "none", "--judge-model", "none",
-                 "--tag", "promediate", stdout=out, stderr=io.StringIO())
+    call_command("simulate", "--preset", "promediate", "--scenarios", "promediate-hmo", "--conditions",
+                 "promediate-general", "--mediator", "social", "--runs", "1", "--model", "scripted",
+                 "--run-name", "promediate", stdout=out, stderr=io.StringIO())
 
-    episode = Episode.objects.get(tag="promediate")
+    episode = Episode.objects.get(scenario__external_id="promediate-hmo")
     turns = list(episode.turns.select_related("seat__role").order_by("index"))
     assert episode.status == Episode.Status.FINISHED
     assert episode.seats.count() == 4
     assert turns[0].seat.role.position == 3  # the Mediator greets
-    assert 4 <= len(turns) <= 60  # the scenario's cap wins over the run's
-    assert len({turn.seat.position for turn in turns}) == 4  # everyone at the table speaks
+    assert 4 <= len(turns) <= 1 + 60  # the opening line and the case's budget of 4 x 3 parties x 5 topics
+    assert len({turn.seat.position for turn in turns}) >= 3  # the parties take the floor
     assert all(turn.content.strip() for turn in turns if turn.action_type == "speak")
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # a run's chunk reads on a thread of its own
+def test_a_conflict_mode_plays_offline_on_the_party_seats_only():
+    import_file(HMO)
+
+    call_command("simulate", "--scenarios", "promediate-hmo", "--conditions", "promediate-competing",
+                 "--judge-model", "none", "--tag", "competing", stdout=io.StringIO(), stderr=io.StringIO())
+
+    episode = Episode.objects.get(tag="competing")
+    seats = {seat.character.name: seat.carries_barrier for seat in episode.seats.select_related("character")}
+    assert episode.status == Episode.Status.FINISHED and episode.barrier.key == "promediate-competing"
+    assert seats == {"Alex": True, "Jamie": True, "Lee": True, "Mediator": False}

@@ -31,10 +31,10 @@ def format_modules() -> list[str]:
 
 def test_every_format_module_is_in_the_registry_once():
     modules = format_modules()
-    assert len(modules) == 11
+    assert len(modules) == 12
     registered = [import_module(f"benchmark.importing.{name}").FORMAT for name in modules]
     assert sorted(id(found) for found in registered) == sorted(id(found) for found in registry.REGISTRY)
-    assert len(set(registry.FORMATS)) == len(registry.REGISTRY) == 11
+    assert len(set(registry.FORMATS)) == len(registry.REGISTRY) == 12
 
 
 @pytest.mark.parametrize("found", registry.REGISTRY, ids=lambda found: found.name)
@@ -45,14 +45,26 @@ def test_each_format_satisfies_the_protocol_and_names_itself_for_people(found):
     assert registry.get_format(found.name) is found
 
 
-def test_only_the_run_format_reads_a_directory():
-    assert [found.name for found in registry.REGISTRY if found.reads_directory] == [registry.DIRECTORY_FORMAT]
-    assert registry.DIRECTORY_FORMAT == "socialveil-run"
+def test_only_the_run_formats_read_a_directory():
+    assert [found.name for found in registry.REGISTRY if found.reads_directory] == list(registry.DIRECTORY_FORMATS)
+    assert registry.DIRECTORY_FORMATS == ("socialveil-run", "promediate-run")
 
 
-def test_a_directory_given_another_format_is_refused_naming_the_one_that_reads_it(tmp_path):
-    with pytest.raises(ImportProblem, match="is a directory; only socialveil-run reads one"):
+def test_a_directory_given_another_format_is_refused_naming_the_ones_that_read_it(tmp_path):
+    with pytest.raises(ImportProblem, match="is a directory; only socialveil-run or promediate-run read one"):
         importing.import_file(tmp_path, team=None, format="parley")
+
+
+def test_a_directory_is_read_by_the_run_format_whose_outputs_it_holds(tmp_path):
+    (tmp_path / "veil" / "mode_baseline" / "scenario_1").mkdir(parents=True)
+    (tmp_path / "veil" / "mode_baseline" / "scenario_1" / "conversation_log.json").write_text("{}")
+    (tmp_path / "pm" / "hmo" / "Social" / "gpt-4.1_separate_competing_less_1").mkdir(parents=True)
+    (tmp_path / "pm" / "hmo" / "Social" / "gpt-4.1_separate_competing_less_1" / "conversation.txt").write_text("")
+
+    assert registry.detect_directory_format(tmp_path / "veil") == "socialveil-run"
+    assert registry.detect_directory_format(tmp_path / "pm") == "promediate-run"
+    with pytest.raises(ImportProblem, match="holds no run outputs Parley reads"):
+        registry.detect_directory_format(tmp_path / "pm" / "hmo" / "Social" / "missing")
 
 
 def test_the_package_imports_its_formats_at_import_time_not_in_a_function():

@@ -3,16 +3,31 @@ hand-built negotiation, caching and --force, the litellm path against the local 
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import CommandError, call_command
 
 from benchmark.evaluation.promediate import passes, prompts, scripted
-from benchmark.evaluation.promediate.attitudes import normalise_attitude
-from benchmark.evaluation.promediate.negotiation import load_negotiation
-from benchmark.models import Answer, Attitude, PairAgreement, Respondent, Topic, TopicTag
+from benchmark.evaluation.promediate.negotiation import Negotiation, Party, TopicInfo, Utterance, load_negotiation
+from benchmark.models import (
+    ActionType,
+    Answer,
+    Attitude,
+    Episode,
+    PairAgreement,
+    Preference,
+    Respondent,
+    Scenario,
+    Seat,
+    Topic,
+    TopicTag,
+    Turn,
+)
+from tests.benchmark.import_checks import import_file
 from tests.benchmark.promediate_world import negotiation_episode
+from tests.builders import get_barrier
 from tests.fake_llm import FAKE_MODEL
 
 pytestmark = pytest.mark.django_db
@@ -194,14 +209,6 @@ def test_an_unknown_mentions_choice_is_refused_by_argparse():
         call_command("evaluate", "--promediate", "--mentions", "tags", stdout=io.StringIO(), stderr=io.StringIO())
 
 
-def test_no_mention_spellings_mean_no_stance():
-    assert [
-        normalise_attitude(text)
-        for text in ("No Mention.", " no explicit mention ", "No explicit mention in this speech.", "", None)
-    ] == [None] * 5
-    assert normalise_attitude(" Wants (b). ") == "Wants (b)."
-
-
 # --- the litellm path, against the local fake OpenAI-compatible server ------------------------------------
 
 SHORT = (
@@ -319,3 +326,160 @@ def test_the_scripted_extractor_reads_the_nearest_topic_word_before_an_option_ma
     found = scripted.extract_attitudes(negotiation, "Budget (c) is fine by me and staffing plan (b) as well. (a)!")
     assert found == {"T1": "Prefers (c) Fifteen million.", "T2": "Prefers (b) Hire four."}
     assert scripted.extract_attitudes(negotiation, "We hire (b) people.") == {"T1": None, "T2": None}
+
+
+# --- a real case, imported ----------------------------------------------------------------------------
+
+HMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate" / "hmo.json"
+
+
+def hmo_episode(lines):
+    import_file(HMO)
+    scenario = Scenario.objects.get(external_id="promediate-hmo")
+    episode = Episode.objects.create(
+        scenario=scenario,
+        barrier=get_barrier("none"),
+        team=scenario.team,
+        source=Episode.Source.SIMULATED,
+        status=Episode.Status.FINISHED,
+        turn_cap=61,
+    )
+    seats = {
+        role.character.name: Seat.objects.create(
+            episode=episode, position=role.position, role=role, character=role.character
+        )
+        for role in scenario.roles.select_related("character")
+    }
+    Turn.objects.bulk_create(
+        Turn(episode=episode, index=index, seat=seats[speaker], content=text)
+        for index, (speaker, text) in enumerate(lines)
+    )
+    return episode
+
+
+def test_an_imported_case_is_evaluated_from_its_topics_and_preferences(settings):
+    settings.PARLEY_MODELS = {"agent": "", "partner": "", "judge": "", "neutralizer": ""}
+    episode = hmo_episode(
+        (
+            ("Mediator", "Welcome everyone! Let's discuss!"),
+            ("Lee", "On Discount Pricing Schedule, I can move to option (b), if that helps us close."),
+            ("Mediator", "Lee, thank you. Alex and Jamie, where do you stand on the discount pricing schedule?"),
+            ("Alex", "On Market Share Target Tiers, I must insist on option (b). That is where I stand."),
+        )
+    )
+
+    out, _ = run("--ids", str(episode.pk))  # no judge configured: the scripted heuristics
+
+    assert "1 evaluated" in out
+    seats = {seat.character.name: seat for seat in episode.seats.select_related("character")}
+    starting = Attitude.objects.filter(episode=episode, point=0)
+    # The eleven ranked stances (Alex 5, Jamie 4, Lee 2: the importer ranks Jamie's "First choice: five-year
+    # contract", the option's own words) in words, and three only worded, read by the option named after "first
+    # choice" or "prefer": Lee's "You prefer open formulary", "You prefer a two-year contract" and "First
+    # choice: Standard support for physician". Jamie's marketing words ("Depends on formulary status") name no
+    # choice: no starting stance there.
+    assert starting.count() == 14
+    assert {(row.seat.character.name, row.topic.title, row.text[:12]) for row in starting if row.text[0] == "P"} == {
+        ("Lee", "Formulary Status", "Prefers (a) "),
+        ("Lee", "Contract Term", "Prefers (a) "),
+        ("Lee", "Marketing Support", "Prefers (a) "),
+    }
+    assert starting.get(seat=seats["Alex"], topic__title="Formulary Status").text == (
+        "First choice: (c) Exclusive; second choice: (b) Dual; unacceptable: (a) Open."
+    )
+    later = Attitude.objects.filter(episode=episode, point__gt=0).order_by("point")
+    assert [(row.point, row.seat.character.name, row.topic.title, row.text[:13]) for row in later] == [
+        (2, "Lee", "Discount Pricing Schedule", "Prefers (b) 4"),
+        (4, "Alex", "Market Share Target Tiers", "Prefers (b) $"),
+    ]
+    assert PairAgreement.objects.filter(episode=episode, point=0).count() == 5 * 3
+    assert set(
+        PairAgreement.objects.filter(episode=episode, point=2).values_list(
+            "seat_a__role__position", "seat_b__role__position"
+        )
+    ) == {(0, 2), (1, 2)}
+    assert Answer.objects.filter(response__episode=episode, turn=2, question__scope="turn").count() == 4
+
+
+def test_a_worded_starting_stance_is_read_by_the_model_from_the_brief(fake_llm):
+    episode = negotiation_episode(lines=SHORT)
+    Preference.objects.filter(role__character__first_name="Carol", topic__title="Budget").update(
+        ranking=[], text="Carol would go as high as fifteen million if she must."
+    )
+    script_the_model(fake_llm)
+    fake_llm._rules.insert(
+        0,
+        (
+            "The private brief of Carol",
+            _json({"attitudes": {"T1": "Accepts up to (c) fifteen million.", "T2": "No mention"}}),
+        ),
+    )
+
+    result = async_to_sync(passes.evaluate_negotiation)(episode.pk, model=FAKE_MODEL, retries=0)
+
+    assert result.outcome == passes.EVALUATED, result.error
+    carol = Attitude.objects.get(episode=episode, point=0, seat__character__first_name="Carol", topic__title="Budget")
+    assert carol.text == "Accepts up to (c) fifteen million."
+    brief = next(p for p in fake_llm.prompts if "The private brief of Carol" in p)
+    assert "On Budget:\nCarol would go as high as fifteen million if she must." in brief
+
+
+def pure_negotiation() -> Negotiation:
+    """Two parties on one topic with numbered options, built without the database."""
+    topic = TopicInfo(1, "T1", "Project time frame", "", (("1", "One year"), ("2", "Two years"), ("3", "Three years")))
+    return Negotiation(
+        episode_id=0,
+        context="",
+        parties=(Party(10, 1, "Chung"), Party(11, 2, "Rossi")),
+        mediator=0,
+        topics=(topic,),
+        stances={},
+        utterances=(),
+        interventions=(),
+    )
+
+
+def test_the_scripted_judges_read_numbered_options_and_neighbours():
+    negotiation = pure_negotiation()
+    topic = negotiation.topics[0]
+    assert scripted.extract_attitudes(negotiation, "On the project time frame, Option #3 is best.") == {
+        "T1": "Prefers (3) Three years."
+    }
+    assert scripted.score_pair(topic, "Prefers (2) Two years.", "Prefers (3) Three years.")[0] == 0.5
+    assert scripted.score_pair(topic, "Prefers (1) One year.", "Prefers (3) Three years.")[0] == 0.0
+    assert scripted.score_pair(topic, "First choice: (1); second choice: (3).", "Prefers (3).")[0] == 0.5
+    assert scripted.score_pair(topic, None, "Prefers (3).") == (
+        0.0,
+        f"{scripted.SCRIPTED}: one of the two states no option on this topic.",
+    )
+    assert scripted.brief_attitude(topic, "You prefer a shorter frame of one year.") == "Prefers (1) One year."
+
+
+def test_the_scripted_mi_judge_scores_what_an_intervention_shows_of_a_problem_that_arose():
+    negotiation = pure_negotiation()
+    angry = (
+        Utterance(1, 1, "Chung", "I am frustrated, you never listen.", False),
+        Utterance(2, 2, "Rossi", "Well, I do.", False),
+    )
+    rated = scripted.rate_intervention(negotiation, angry, "Chung, I understand how you feel. What if we trade?")
+    assert {key: score for key, (score, _) in rated.items()} == {
+        "perception_alignment": None,
+        "emotional_dynamics": 5,
+        "cognitive_challenges": 5,
+        "communication_breakdowns": None,
+    }
+    rated = scripted.rate_intervention(negotiation, angry, "Moving on.")
+    assert rated["emotional_dynamics"][0] == 1 and rated["cognitive_challenges"][0] == 1
+
+
+def test_a_turn_with_no_words_costs_no_call_and_mentions_nothing(fake_llm):
+    episode = negotiation_episode(lines=(*SHORT, ("Bob", "placeholder")))
+    Turn.objects.filter(episode=episode, index=4).update(action_type=ActionType.NONE, content="")
+    script_the_model(fake_llm)
+
+    result = async_to_sync(passes.evaluate_negotiation)(episode.pk, model=FAKE_MODEL, retries=0)
+
+    assert result.outcome == passes.EVALUATED, result.error
+    assert not any("by Bob" in prompt for prompt in fake_llm.prompts)
+    assert list(TopicTag.objects.filter(turn__index=4, kind="mention").values_list("value", flat=True)) == [False] * 2
+    assert not PairAgreement.objects.filter(episode=episode, point=5).exists()

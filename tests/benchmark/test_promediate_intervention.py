@@ -123,3 +123,25 @@ def test_a_bad_answer_is_refused_naming_turn_and_question_and_nothing_is_stored(
         interventions.store_intervention_answers(episode, turn, judge_respondent("scripted", "pm-v1"), scores)
     assert message.format(pk=episode.pk) in str(refused.value)
     assert not Answer.objects.exists()
+
+
+class _Row:
+    def __init__(self, value: str, number: float | None) -> None:
+        self.value, self.number = value, number
+
+
+def test_the_majority_is_not_applicable_only_when_most_said_so():
+    rating = install_preset("promediate-intervention").questions.get(key="perception_alignment")
+    likert = get_kind("likert")
+    assert likert.majority(rating, [_Row("na", None), _Row("na", None), _Row("4", 4.0)], 3) == [("na", None)]
+    assert likert.majority(rating, [_Row("na", None), _Row("2", 2.0), _Row("4", 4.0)], 3) == [("3", 3.0)]
+    assert likert.summary(rating)[0] == "a rating from 1 to 5, or not applicable"
+    assert likert.participant_choices(rating)[1:3] == [("2", "2"), ("3", "3 – Partly handled")]
+
+
+def test_the_mediator_is_the_recorded_seat_and_a_no_mediator_condition_has_no_interventions():
+    episode = negotiation_episode(settings={"promediate": {"mediator": "none"}})
+    assert interventions.mediator_position(episode) is None and interventions.intervention_turns(episode) == []
+    episode = negotiation_episode(settings={"promediate": {"mediator": "social", "mediator_position": 2}})
+    assert interventions.mediator_position(episode) == 2  # as recorded; its one turn is no opening line: rated
+    assert [turn.index for turn in interventions.intervention_turns(episode)] == [4]

@@ -24,8 +24,9 @@ HUMAN_EVAL = (
 
 # file -> (files imported before it, what importing it must create, add to and leave unchanged)
 EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, dict[str, int]]]] = {
-    "promediate/francis.json": ((), {"created": {"character": 6, "scenario": 1}, "ignored": {"config": 1}}),
-    "promediate/hmo.json": ((), {"created": {"character": 4, "scenario": 1}, "ignored": {"config": 1}}),
+    # the topics and a barrier prompt per conflict mode; config is kept in the scenario's settings
+    "promediate/francis.json": ((), {"created": {"character": 6, "scenario": 1, "topic": 4, "barrier prompt": 6}}),
+    "promediate/hmo.json": ((), {"created": {"character": 4, "scenario": 1, "topic": 5, "barrier prompt": 6}}),
     "socialveil/episode_hard.jsonl": ((), {
         "created": {"character": 27, "scenario": 28},
         "ignored": {"environment_id": 28, "agent1_profile": 28, "agent2_profile": 28},

@@ -6,9 +6,8 @@ each party turn, only the pairs containing the speaker, on the topics it took a 
 again; every other pair keeps its score. This module is the pure part: which attitude holds when, and
 which pairs need a new score; the judges (LLM or scripted) fill in the texts and the scores.
 
-``normalise_attitude`` stands in for ``benchmark.stats.promediate.normalise_attitude`` until helper
-pmstats' module is merged (same rule: the "no mention" spellings, case and final period ignored, mean
-no stance).
+A "no mention" reading (any of its spellings) means no stance: ``benchmark.stats.promediate.normalise_attitude``
+says so, the same rule the consensus series reads attitudes with.
 """
 
 from __future__ import annotations
@@ -17,17 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...stats.consensus import normalise_attitude, rescore
 from .negotiation import Negotiation, Stance, TopicInfo
-
-_NO_MENTION = frozenset({"no mention", "no explicit mention", "no explicit mention in this speech", ""})
-
-
-def normalise_attitude(text: str | None) -> str | None:
-    """The attitude text stripped, or None for no stance ("No Mention." and its spellings, empty text)."""
-    if text is None:
-        return None
-    stripped = str(text).strip()
-    return None if stripped.rstrip(".").strip().lower() in _NO_MENTION else stripped
 
 
 def describe_stance(topic: TopicInfo, stance: Stance) -> str | None:
@@ -89,52 +79,49 @@ def trace(negotiation: Negotiation, initial: Attitudes, extracted: Mapping[int, 
     """Attitude changes and pairs to score, from the starting attitudes and each party turn's reading.
 
     ``extracted`` maps a party turn's index to its stance per topic (None or a "no mention" spelling:
-    no stance). Point 0 scores every pair on every topic; point k + 1 (after turn k) scores the
-    speaker's pairs on the topics it took a stance on. Attitude rows are kept only where the text changes.
+    no stance). Which pairs are scored when is the stats module's rule (``benchmark.stats.promediate.rescore``,
+    Algorithm 1): every pair on every topic at point 0; after turn k, the speaker's pairs on the topics it
+    took a stance on, at point k + 1. Its scorer here only notes what each pair held, for the judges to
+    score afterwards. Attitude rows are kept only where the text changes.
     """
+    names = {party.position: f"{party.position:05d}" for party in negotiation.parties}  # sorts as seats do
+    positions = {name: position for position, name in names.items()}
+    starting = {
+        names[party.position]: {topic.key: initial.get((party.position, topic.key)) for topic in negotiation.topics}
+        for party in negotiation.parties
+    }
+    readings = {
+        utterance.index: dict(extracted.get(utterance.index) or {})
+        for utterance in negotiation.utterances
+        if not utterance.by_mediator and utterance.seat_position in names
+    }
+    held: list[tuple[str | None, str | None]] = []
+    scored = rescore(
+        list(names.values()),
+        [topic.key for topic in negotiation.topics],
+        starting,
+        [
+            (names.get(u.seat_position, "") if u.index in readings else "", readings.get(u.index))
+            for u in negotiation.utterances
+        ],
+        lambda topic, a, b: held.append((a, b)),
+    )
+    pairs = tuple(
+        PairRequest(reading.point, reading.topic, positions[reading.a], positions[reading.b], *attitudes)
+        for reading, attitudes in zip(scored, held, strict=True)
+    )
     current = {key: normalise_attitude(value) for key, value in initial.items()}
-    changes = [
-        AttitudeChange(0, position, topic, text)
-        for (position, topic), text in sorted(current.items())
-        if text is not None
-    ]
-    pairs = [
-        PairRequest(
-            0,
-            topic.key,
-            a.position,
-            b.position,
-            current.get((a.position, topic.key)),
-            current.get((b.position, topic.key)),
-        )
-        for topic in negotiation.topics
-        for a, b in negotiation.pairs()
-    ]
+    changes = [AttitudeChange(0, position, topic, text) for (position, topic), text in sorted(current.items()) if text]
     mentioned: dict[int, frozenset[str]] = {}
-    for utterance in negotiation.utterances:
-        if utterance.by_mediator or negotiation.party(utterance.seat_position) is None:
-            continue
-        reading = {topic: normalise_attitude(text) for topic, text in (extracted.get(utterance.index) or {}).items()}
-        stated = [topic.key for topic in negotiation.topics if reading.get(topic.key) is not None]
-        mentioned[utterance.index] = frozenset(stated)
-        point, speaker = utterance.index + 1, utterance.seat_position
-        for topic in stated:
-            if current.get((speaker, topic)) != reading[topic]:
-                current[(speaker, topic)] = reading[topic]
-                changes.append(AttitudeChange(point, speaker, topic, reading[topic]))  # type: ignore[arg-type]
-            for a, b in negotiation.pairs():
-                if speaker in (a.position, b.position):
-                    pairs.append(
-                        PairRequest(
-                            point,
-                            topic,
-                            a.position,
-                            b.position,
-                            current.get((a.position, topic)),
-                            current.get((b.position, topic)),
-                        )
-                    )
-    return Trace(tuple(changes), tuple(pairs), mentioned)
+    for index, reading in readings.items():
+        speaker = next(u.seat_position for u in negotiation.utterances if u.index == index)
+        stated = {topic.key: normalise_attitude(reading.get(topic.key)) for topic in negotiation.topics}
+        mentioned[index] = frozenset(topic for topic, text in stated.items() if text is not None)
+        for topic in sorted(mentioned[index], key=[t.key for t in negotiation.topics].index):
+            if current.get((speaker, topic)) != stated[topic]:
+                current[(speaker, topic)] = stated[topic]
+                changes.append(AttitudeChange(index + 1, speaker, topic, stated[topic]))  # type: ignore[arg-type]
+    return Trace(tuple(changes), pairs, mentioned)
 
 
 # --- reading option letters out of an attitude (the scripted judges) --------------------------------

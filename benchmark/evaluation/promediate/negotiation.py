@@ -133,6 +133,12 @@ def load_negotiation(episode_id: int) -> Negotiation:
     )
     if not utterances:
         raise NegotiationProblem(f"episode {episode_id} has no turns to evaluate")
+    gaps = [u.index for number, u in enumerate(utterances) if u.index != number]
+    if gaps:
+        raise NegotiationProblem(
+            f"episode {episode_id}: turn indexes must run 0, 1, 2, ... without gaps (the consensus series has "
+            f"one point after each turn); turn {gaps[0]} is out of place"
+        )
     return Negotiation(
         episode_id,
         episode.scenario.context,

@@ -100,96 +100,59 @@ async def read_episode(
     if llm.is_scripted(model):
         return _scripted_readings(negotiation, mentions)
     questions = await sync_to_async(_rating_questions)()
-    parties = [u for u in negotiation.utterances if not u.by_mediator and negotiation.party(u.seat_position)]
+    # A turn with no words (a party that passed, or left) states nothing and mentions nothing: no call.
+    spoken = [u for u in negotiation.utterances if u.text.strip()]
+    parties = [u for u in spoken if not u.by_mediator and negotiation.party(u.seat_position)]
     interventions = [u for u in negotiation.utterances if u.index in negotiation.interventions]
     unranked = _unranked_briefs(negotiation)
 
-    jobs: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
+    ask = {"model": model, "retries": retries}
+    jobs: dict[tuple[str, int], tuple[str, Callable[[], Awaitable[Any]]]] = {}
     for u in parties:
-        jobs.append(
-            (
-                f"attitudes of turn {u.index}",
-                lambda u=u: model_judges.attitudes(negotiation, u, model=model, retries=retries),
-            )
+        jobs["attitudes", u.index] = (
+            f"attitudes of turn {u.index}",
+            lambda u=u: model_judges.attitudes(negotiation, u, **ask),
         )
     for position, briefs in unranked.items():
         name = negotiation.party(position).name  # type: ignore[union-attr]
-        jobs.append(
-            (
-                f"starting attitudes of {name}",
-                lambda name=name, briefs=briefs: model_judges.brief_attitudes(
-                    negotiation, name, briefs, model=model, retries=retries
-                ),
-            )
+        jobs["brief", position] = (
+            f"starting attitudes of {name}",
+            lambda name=name, briefs=briefs: model_judges.brief_attitudes(negotiation, name, briefs, **ask),
         )
-    if mentions == "judge":
-        for u in negotiation.utterances:
-            jobs.append(
-                (
-                    f"topics mentioned in turn {u.index}",
-                    lambda u=u: model_judges.mentions(negotiation, u, model=model, retries=retries),
-                )
-            )
+    for u in spoken if mentions == "judge" else ():
+        jobs["mentions", u.index] = (
+            f"topics mentioned in turn {u.index}",
+            lambda u=u: model_judges.mentions(negotiation, u, **ask),
+        )
     for u in interventions:
-        jobs.append(
-            (
-                f"topics addressed by turn {u.index}",
-                lambda u=u: model_judges.addressed(negotiation, u, model=model, retries=retries),
-            )
+        jobs["addressed", u.index] = (
+            f"topics addressed by turn {u.index}",
+            lambda u=u: model_judges.addressed(negotiation, u, **ask),
         )
-        jobs.append(
-            (
-                f"mediator intelligence of turn {u.index}",
-                lambda u=u: model_judges.intervention(
-                    negotiation.since_mediator(u.index), u, questions, model=model, retries=retries
-                ),
-            )
+        jobs["rating", u.index] = (
+            f"mediator intelligence of turn {u.index}",
+            lambda u=u: model_judges.intervention(negotiation.since_mediator(u.index), u, questions, **ask),
         )
-    results = dict(zip([what for what, _ in jobs], await _run_all(jobs, concurrency), strict=True))
+    results = dict(zip(jobs, await _run_all(list(jobs.values()), concurrency), strict=True))
 
-    extracted = {u.index: results[f"attitudes of turn {u.index}"] for u in parties}
-    initial = _initial(
-        negotiation,
-        {
-            position: results[f"starting attitudes of {negotiation.party(position).name}"]  # type: ignore[union-attr]
-            for position in unranked
-        },
-    )
-    steps = trace(negotiation, initial, extracted)
-    asked = {request.question: request for request in steps.pairs}
-    scores = dict(
-        zip(
-            asked,
-            await _run_all(
-                [
-                    (
-                        f"agreement of seats {r.a} and {r.b} on {r.topic} at point {r.point}",
-                        lambda r=r: model_judges.pair(
-                            negotiation,
-                            negotiation.topic(r.topic),
-                            r.attitude_a,
-                            r.attitude_b,
-                            model=model,
-                            retries=retries,
-                        ),
-                    )
-                    for r in asked.values()
-                ],
-                concurrency,
-            ),
-            strict=True,
+    initial = _initial(negotiation, {position: results["brief", position] for position in unranked})
+    steps = trace(negotiation, initial, {u.index: results["attitudes", u.index] for u in parties})
+    asked = {request.question: request for request in steps.pairs}  # pairs alike are asked once
+    pair_jobs = [
+        (
+            f"agreement of seats {r.a} and {r.b} on {r.topic} at point {r.point}",
+            lambda r=r: model_judges.pair(negotiation, negotiation.topic(r.topic), r.attitude_a, r.attitude_b, **ask),
         )
-    )
-    addressed = {u.index: results[f"topics addressed by turn {u.index}"] for u in interventions}
+        for r in asked.values()
+    ]
+    scores = dict(zip(asked, await _run_all(pair_jobs, concurrency), strict=True))
+    addressed = {u.index: results["addressed", u.index] for u in interventions}
     ratings = {
-        u.index: {
-            answer.asked.key: (answer.number, answer.reasoning)
-            for answer in results[f"mediator intelligence of turn {u.index}"]
-        }
+        u.index: {answer.asked.key: (answer.number, answer.reasoning) for answer in results["rating", u.index]}
         for u in interventions
     }
     tagged = (
-        {u.index: results[f"topics mentioned in turn {u.index}"] for u in negotiation.utterances}
+        {u.index: results.get(("mentions", u.index), frozenset()) for u in negotiation.utterances}
         if mentions == "judge"
         else _derived_mentions(negotiation, steps.mentioned, addressed)
     )
@@ -201,7 +164,7 @@ def _scripted_readings(negotiation: Negotiation, mentions: str) -> Readings:
     initial = _initial(
         negotiation,
         {
-            position: _merge(scripted.extract_attitudes(negotiation, text) for text in briefs.values())
+            position: {key: scripted.brief_attitude(negotiation.topic(key), text) for key, text in briefs.items()}
             for position, briefs in unranked.items()
         },
     )
@@ -254,13 +217,6 @@ def _initial(negotiation: Negotiation, read: dict[int, dict[str, str | None]]) -
                 read.get(party.position, {}).get(topic.key)
             )
     return initial
-
-
-def _merge(readings: Iterable[dict[str, str | None]]) -> dict[str, str | None]:
-    merged: dict[str, str | None] = {}
-    for reading in readings:
-        merged.update({key: value for key, value in reading.items() if value is not None})
-    return merged
 
 
 def _derived_mentions(
@@ -360,23 +316,16 @@ def store(negotiation: Negotiation, readings: Readings, judge: str, version: str
             TopicTag(
                 turn_id=turns[index],
                 topic_id=topics[topic.key],
-                kind=TopicTag.Kind.MENTION,
+                kind=kind,
                 value=topic.key in found,
                 judge=judge,
                 prompt_version=version,
             )
-            for index, found in sorted(readings.mentions.items())
-            for topic in negotiation.topics
-        ] + [
-            TopicTag(
-                turn_id=turns[index],
-                topic_id=topics[topic.key],
-                kind=TopicTag.Kind.ADDRESSED,
-                value=topic.key in found,
-                judge=judge,
-                prompt_version=version,
+            for kind, readings_of_kind in (
+                (TopicTag.Kind.MENTION, readings.mentions),
+                (TopicTag.Kind.ADDRESSED, readings.addressed),
             )
-            for index, found in sorted(readings.addressed.items())
+            for index, found in sorted(readings_of_kind.items())
             for topic in negotiation.topics
         ]
         TopicTag.objects.bulk_create(tags)

@@ -16,16 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...models import PairAgreement
 from .negotiation import Negotiation, TopicInfo, Utterance
 
 PROMPT_VERSION = "promediate-judges-1"
-DIMENSIONS = (
-    "shared_goals",
-    "common_understanding",
-    "agreement_on_terms",
-    "tone_and_willingness",
-    "shared_decision_making",
-)
+DIMENSIONS = PairAgreement.DIMENSIONS
 OVERALL = "overall_consensus_score"
 CONTEXT_TURNS = 3  # turns shown before a speech whose stance is read
 

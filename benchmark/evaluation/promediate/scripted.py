@@ -4,17 +4,20 @@ They let the whole evaluation run on a fresh machine and in tests, and they say 
 heuristics (every reasoning they store starts with ``SCRIPTED``). None of them is meant to agree
 with a language model; each follows one stated rule:
 
-- **attitudes (J1)**: a stance on a topic is a marker ``(x)`` naming one of the topic's options, in the
-  same sentence as, and after, one of the topic's title words ("the budget should be (b)"). The
-  nearest title word before the marker decides the topic; the last marker per topic wins.
+- **attitudes (J1)**: a stance on a topic is a marker ``(x)`` (or ``Option #x``) naming one of the
+  topic's options, in the same sentence as, and after, one of the topic's title words ("the budget
+  should be (b)"). The nearest title word before the marker decides the topic; the last marker per
+  topic wins. A brief's unranked words on a topic: the first option named after "first choice" or
+  "prefer", by its marker or by the words it shares with the option's text.
 - **pair agreement (J2)**: 1.0 when both prefer the same option; 0.5 when one's preferred option is the
   other's second choice, or the two are neighbours in the topic's option list; 0 otherwise, and 0
   when either has no stance. All five dimensions get the same value as the overall score.
 - **mentions (J4) and addressed topics (J5)**: a topic is mentioned when one of its title words occurs
   in the turn.
 - **mediator intelligence (J3)**: a problem applies when the turns before the intervention show its
-  cue words; the intervention then scores 5 when it shows both of the dimension's handling cues, 3
-  for one, 1 for none (see ``_MI_RULES``).
+  cue words (a communication breakdown also when a party has not spoken in them); the intervention
+  then scores 5 when it shows both of the dimension's handling cues, 3 for one, 1 for none (see
+  ``_MI_RULES``); otherwise the dimension is not applicable.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...instruments.kinds.base import words
 from .attitudes import preferred_and_second
 from .negotiation import Negotiation, TopicInfo, Utterance
 
@@ -69,7 +73,12 @@ _STOPWORDS = frozenset(
     }
 )
 _SENTENCE_END = re.compile(r"[.!?;\n]")
-_MARK = re.compile(r"\(\s*([A-Za-z0-9]{1,3})\s*\)")
+# An option named in text: "(b)", or "Option #2" as some cases number them.
+_MARK = re.compile(r"\(\s*([A-Za-z0-9]{1,3})\s*\)|\boption\s*#\s*([A-Za-z0-9]{1,3})\b", re.IGNORECASE)
+
+
+def _marked(match: re.Match[str]) -> str:
+    return (match.group(1) or match.group(2)).lower()
 
 
 def title_words(topic: TopicInfo) -> frozenset[str]:
@@ -89,7 +98,7 @@ def extract_attitudes(negotiation: Negotiation, text: str) -> dict[str, str | No
         best: tuple[int, str] | None = None
         for topic in negotiation.topics:
             keys = {key.lower() for key, _ in topic.options}
-            if match.group(1).lower() not in keys:
+            if _marked(match) not in keys:
                 continue
             for word in words[topic.key]:
                 for hit in re.finditer(rf"\b{re.escape(word)}", before):
@@ -97,9 +106,31 @@ def extract_attitudes(negotiation: Negotiation, text: str) -> dict[str, str | No
                         best = (hit.start(), topic.key)
         if best is not None:
             topic = negotiation.topic(best[1])
-            key = next(key for key, _ in topic.options if key.lower() == match.group(1).lower())
-            found[topic.key] = f"Prefers ({key}) {topic.option_text(key)}".strip() + "."
+            found[topic.key] = _prefers(topic, _marked(match))
     return found
+
+
+def brief_attitude(topic: TopicInfo, text: str) -> str | None:
+    """J1 on a brief's unranked words about one topic, scripted: the first option named after "first choice"
+    or "prefer" (``Prefers (x) <option>.``), by its marker, else by the option whose text shares the most
+    words with the rest of that clause (a tie names none); None when the words name no option that way."""
+    lowered = text.lower()
+    cues = [at for at in (lowered.find("first choice"), lowered.find("prefer")) if at >= 0]
+    if not cues:
+        return None
+    keys = {key.lower() for key, _ in topic.options}
+    marked = next((_marked(match) for match in _MARK.finditer(text, min(cues)) if _marked(match) in keys), None)
+    if marked is None:
+        line = words(re.split(r"[.,;\n]", text[min(cues) :], maxsplit=1)[0])
+        shared = sorted(((len(words(option) & line), key) for key, option in topic.options), reverse=True)
+        if shared and shared[0][0] > 0 and (len(shared) == 1 or shared[1][0] < shared[0][0]):
+            marked = shared[0][1].lower()
+    return _prefers(topic, marked) if marked is not None else None
+
+
+def _prefers(topic: TopicInfo, marked: str) -> str:
+    key = next(key for key, _ in topic.options if key.lower() == marked)
+    return f"Prefers ({key}) {topic.option_text(key)}".strip() + "."
 
 
 def score_pair(topic: TopicInfo, attitude_a: str | None, attitude_b: str | None) -> tuple[float, str]:
@@ -168,7 +199,7 @@ _MI_RULES: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], tuple[str, .
     ),
     (
         "communication_breakdowns",
-        ("silent", "again", "repeat", "not listening", "talking past", "ignore", "interrupt", "nothing else"),
+        ("silent", "again", "repeat", "not listening", "talking past", "ignore", "interrupt", "going round"),
         (("summar", "so far", "recap", "let's", "let us", "step back"), ("?",)),
     ),
 )
@@ -177,8 +208,9 @@ _MI_RULES: tuple[tuple[str, tuple[str, ...], tuple[tuple[str, ...], tuple[str, .
 def rate_intervention(negotiation: Negotiation, context: Sequence[Utterance], speech: str) -> dict[str, tuple]:
     """J3, scripted: {key: (score or None for not applicable, reasoning)} for one intervention.
 
-    Names count as a handling cue too: an intervention that names a party who spoke before it speaks
-    to someone in particular, which the rules count as the second cue of every dimension.
+    Names count as a handling cue too: an intervention that names a party speaks to someone in
+    particular, which the rules count as the second cue of every dimension. A party silent in the turns
+    before is a communication breakdown whatever the words.
     """
     before = " ".join(utterance.text for utterance in context).lower()
     said = speech.lower()

@@ -1,5 +1,6 @@
 """Print or write the benchmark results: SocialVeil's Table 2, barrier signatures, linguistic correlations;
-or, with ``--analysis agentsense``, AgentSense's analyses of multi-party episodes (the AgentSense results page).
+or, with ``--analysis agentsense``, AgentSense's analyses of multi-party episodes (the AgentSense results page);
+or, with ``--analysis promediate``, ProMediate's Tables 1–3 and the ME–MI correlation (the ProMediate page).
 
 The report is computed in full before anything is written, and a file is written under a
 temporary name and renamed into place, so bad input or a failure leaves no partial output.
@@ -20,13 +21,17 @@ from benchmark.models import Category, Difficulty, Episode, Respondent, Scenario
 from benchmark.results.agentsense import tables as agentsense_tables
 from benchmark.results.agentsense.records import AgentSenseFilters, build_agentsense
 from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results, unknown_scenarios
+from benchmark.results.promediate import tables as promediate_tables
+from benchmark.results.promediate.build import ProMediateProblem, build_promediate
+from benchmark.results.promediate.traces import ProMediateFilters
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
+from benchmark.stats.promediate import PRESETS
 from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES
 
 FORMATS = ("text", "json", "csv")
-ANALYSES = ("barriers", "agentsense")
+ANALYSES = ("barriers", "agentsense", "promediate")
 
 
 def _count(text: str) -> int:
@@ -42,16 +47,28 @@ class Command(BaseCommand):
         "from 'none' (all scenarios and per difficulty), each barrier's deviation from the others with bootstrap "
         "CIs, and correlations of linguistic features with the scores. With --analysis agentsense: goal completion "
         "per model and perspective (self, other, judges), by ERG need, goal type and category, attackers and "
-        "defenders, PSI, sender/receiver pairings and agreement between perspectives. Text (default), JSON or CSV."
+        "defenders, PSI, sender/receiver pairings and agreement between perspectives. With --analysis promediate: "
+        "CC, TLE, RL, ME and MI per conflict mode and mediator condition (Table 1), per mediator model (Table 2), "
+        "their factor loadings (Table 3) and the ME-MI correlation. Text (default), JSON or CSV."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_team_argument(parser)
         parser.add_argument("--analysis", default="barriers", choices=ANALYSES,
                             help="barriers: the judges' scores under communication barriers (default); agentsense: "
-                            "AgentSense's analyses of goal and probe answers.")
+                            "AgentSense's analyses of goal and probe answers; promediate: ProMediate's negotiation "
+                            "metrics from the consensus traces.")
         parser.add_argument("--model", default="",
                             help="With --analysis agentsense: only episodes in which this model plays a seat.")
+        parser.add_argument("--mediator-model", default="",
+                            help="With --analysis promediate: only conversations whose mediator is this model "
+                            "(conversations without a mediator stay, as the baseline).")
+        parser.add_argument("--metric-preset", default="upstream", choices=list(PRESETS),
+                            help="With --analysis promediate: the metric options, upstream (the public code's "
+                            "formulas, default) or paper (the paper's wording).")
+        parser.add_argument("--episode", type=_count, default=None, metavar="ID",
+                            help="With --analysis promediate: the episode whose trajectory the JSON keeps "
+                            "(default: the first with a mediator).")
         parser.add_argument("--category", default="", choices=["", *Category.values],
                             help="With --analysis agentsense: only scenarios of this AgentSense category.")
         parser.add_argument("--tag", default="", help="Only episodes with this experiment tag (a run's name).")
@@ -86,10 +103,12 @@ class Command(BaseCommand):
                             help="text: readable tables (default); json: every number (docs/results-schema.md); "
                             "csv: one table, chosen with --table.")
         parser.add_argument("--table", default=None,
-                            choices=list(dict.fromkeys([*CSV_TABLES, *agentsense_tables.CSV_TABLES])),
+                            choices=list(dict.fromkeys([*CSV_TABLES, *agentsense_tables.CSV_TABLES,
+                                                        *promediate_tables.CSV_TABLES])),
                             help="With --format csv: which table (default: means; episodes is one row per "
                             "episode and seat with scores and linguistic features). With --analysis agentsense: "
-                            f"{', '.join(agentsense_tables.CSV_TABLES)} (default: completion).")
+                            f"{', '.join(agentsense_tables.CSV_TABLES)} (default: completion). With --analysis "
+                            f"promediate: {', '.join(promediate_tables.CSV_TABLES)} (default: table1).")
         parser.add_argument("--output", "--out", dest="output", default="-", metavar="PATH",
                             help="The file to write, or '-' for standard output (the default). Written whole or "
                             "not at all.")
@@ -116,9 +135,17 @@ class Command(BaseCommand):
                 template = str(find_template(team, options["template"]).pk)
             except TemplateProblem as problem:
                 raise CommandError(f"--template: {problem}") from problem
+        if options["analysis"] != "promediate" and (
+            options["mediator_model"] or options["episode"] is not None or options["metric_preset"] != "upstream"
+        ):
+            raise CommandError("--mediator-model, --metric-preset and --episode apply to --analysis promediate only")
         if options["analysis"] == "agentsense":
             content, summary = _agentsense(options, episodes, template)
             _emit(self, content, target, f"Wrote the {format} AgentSense results to", summary, started)
+            return
+        if options["analysis"] == "promediate":
+            content, summary = _promediate(options, episodes, team)
+            _emit(self, content, target, f"Wrote the {format} ProMediate results to", summary, started)
             return
         if options["model"] or options["category"]:
             raise CommandError("--model and --category apply to --analysis agentsense only")
@@ -173,6 +200,47 @@ def _agentsense(options: dict[str, Any], episodes: Any, template: str) -> tuple[
     counts = report["counts"]
     return content, (f"{counts['episodes']} episode(s) with answers, {len(report['models'])} model(s), "
                      f"{counts['goal_answers']} goal and {counts['probe_answers']} probe answer(s)")
+
+
+def _promediate(options: dict[str, Any], episodes: Any, team: Any) -> tuple[str, str]:
+    """The ProMediate report in the asked format, and a summary line."""
+    format, table_name = options["format"], options["table"] or "table1"
+    if table_name not in promediate_tables.CSV_TABLES:
+        raise CommandError(f"--table {table_name}: the ProMediate analysis has the tables "
+                           f"{', '.join(promediate_tables.CSV_TABLES)}")
+    unused = [name for name in ("model", "category", "template", "source", "strategy", "difficulty", "respondent_kind")
+              if options[name]]
+    if unused:
+        raise CommandError(f"--{unused[0].replace('_', '-')} does not apply to --analysis promediate (it takes "
+                           "--tag, --scenarios, --mediator-model, --evaluator, --prompt-version, --metric-preset)")
+    if options["evaluator"] == MAJORITY:
+        raise CommandError(f"--evaluator {MAJORITY}: the ProMediate analysis reads one judge's consensus trace; "
+                           "name the judge (e.g. 'scripted') or leave it out for each episode's latest reading")
+    scenarios = tuple(dict.fromkeys(part.strip() for part in options["scenarios"].split(",") if part.strip()))
+    unknown = unknown_scenarios(scenarios, Scenario.objects.of_team(team)) if scenarios else []
+    if unknown:
+        raise CommandError(f"--scenarios: no scenario has the id, external id or codename "
+                           f"{', '.join(map(repr, unknown))}")
+    if options["prompt_version"] is not None and not options["evaluator"]:
+        raise CommandError("--prompt-version needs --evaluator (the consensus judge it belongs to)")
+    filters = ProMediateFilters(
+        tag=options["tag"], scenarios=scenarios, mediator_model=options["mediator_model"],
+        judge=options["evaluator"], prompt_version=options["prompt_version"], preset=options["metric_preset"],
+        episode=options["episode"],
+    )
+    try:
+        report, frame = build_promediate(filters, episodes, resamples=options["bootstrap"], seed=options["seed"])
+    except ProMediateProblem as problem:
+        raise CommandError(str(problem)) from problem
+    if format == "json":
+        content = report_json(report)
+    elif format == "csv":
+        content = promediate_tables.csv_table(table_name, report, frame)
+    else:
+        content = promediate_tables.text_report(report)
+    counts = report["counts"]
+    return content, (f"{counts['episodes']} conversation(s) over {counts['scenarios']} scenario(s), "
+                     f"{counts['left_out']} left out")
 
 
 def _emit(command: BaseCommand, content: str, target: Path | None, what: str, summary: str, started: float) -> None:

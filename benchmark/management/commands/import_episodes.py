@@ -22,7 +22,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="*", metavar="FILE",
-                            help="Files to import, in order; a directory is read as a SocialVeil run's outputs.")
+                            help="Files to import, in order; a directory is read as a run's outputs (SocialVeil "
+                                 "or ProMediate, by the files it holds).")
         add_team_argument(parser)
         parser.add_argument(
             "--format", choices=["auto", *FORMATS], default="auto",
