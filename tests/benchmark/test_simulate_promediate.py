@@ -199,3 +199,40 @@ def test_each_role_model_is_checked_against_the_models_the_team_may_call(case, f
     with pytest.raises(CommandError, match=f"{flag}: .*anthropic/claude-sonnet-4"):
         grid("pm-models", flag, "anthropic/claude-sonnet-4")
     assert not Episode.objects.filter(tag="pm-models").exists()
+
+
+def report(tag: str) -> dict:
+    out = io.StringIO()
+    call_command(
+        "benchmark_report",
+        "--analysis",
+        "promediate",
+        "--format",
+        "json",
+        "--tag",
+        tag,
+        "--bootstrap",
+        "50",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    return json.loads(out.getvalue())
+
+
+def test_pm_a12_the_two_runs_report_the_same_table_1_with_only_competing_social_filled():
+    import_file(HMO)
+    hmo_social("hmo-a")
+    hmo_social("hmo-b")
+
+    first, second = report("hmo-a"), report("hmo-b")
+    assert json.dumps(first["table1"], sort_keys=True) == json.dumps(second["table1"], sort_keys=True)
+    cells = first["table1"]["cells"]
+    assert set(cells) >= {"consensus_change", "topic_level_efficiency", "response_latency"}
+    for metric, by_mode in cells.items():
+        social = by_mode["competing"]["social"]
+        assert not social["missing"] and social["conversations"] == 2, metric
+        for condition in ("none", "generic"):
+            empty = by_mode["competing"][condition]
+            assert empty["missing"] or not empty["defined"], (metric, condition)
+            assert empty["mean"] is None
+    assert cells["consensus_change"]["competing"]["social"]["n"] == 2
