@@ -236,3 +236,10 @@ def test_pm_a12_the_two_runs_report_the_same_table_1_with_only_competing_social_
             assert empty["missing"] or not empty["defined"], (metric, condition)
             assert empty["mean"] is None
     assert cells["consensus_change"]["competing"]["social"]["n"] == 2
+
+
+def test_the_persona_reaches_the_mediator_only_when_asked(case):
+    grid("pm-persona", "--mediator", "social", "--runs", "1", "--persona-to-mediator")
+    episode = Episode.objects.get(tag="pm-persona")
+    assert episode.settings["promediate"]["persona_to_mediator"] is True
+    assert all(episode.seats.values_list("carries_barrier", flat=True))
