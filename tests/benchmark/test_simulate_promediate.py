@@ -101,6 +101,11 @@ def test_the_grid_is_modes_by_mediators_by_runs_and_every_episode_keeps_the_rule
     for episode in episodes:
         options = episode.settings["promediate"]
         assert options["mode"] == "competing" and options["party_model"] == "scripted"
+        assert options["prompt_versions"] == {
+            "party": "pm-party-1",
+            "mediator": "pm-mediator-1",
+            "tracker": "pm-tracker-1",
+        }
         assert episode.settings["seed"] == 7 + options["run_id"] - 1  # runs are paired across mediators
         seats = {seat.position: seat for seat in episode.seats.all()}
         if options["mediator"] == "none":
