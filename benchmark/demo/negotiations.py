@@ -1,4 +1,4 @@
-"""The demo's ProMediate negotiations: ProMediate's HMO case (``cases/promediate-hmo.json``, a copy of the
+"""The demo's ProMediate negotiations: ProMediate's HMO case (``cases/hmo.json``, a copy of the
 public case file) played offline under two conflict modes and the three mediator conditions, then read by
 the scripted evaluation pass, so the ProMediate results page shows its tables and trajectories on first
 open.
@@ -26,7 +26,7 @@ from ..runs.options import PROMEDIATE, RunOptions
 from ..runs.planning import plan_run, prepare_episodes
 from ..runs.simulation import run_episode
 
-CASE = Path(__file__).with_name("cases") / "promediate-hmo.json"
+CASE = Path(__file__).with_name("cases") / "hmo.json"  # the importer names the scenario after the file
 SCENARIO_ID = "promediate-hmo"
 TAG = "demo-promediate"
 MODES = ("promediate-competing", "promediate-accommodating")
