@@ -12,13 +12,15 @@ from annotator.demo_ratings import GENERATED_BY, GENERATED_NOTE
 from annotator.models import Annotation, Study
 from annotator.reports import build_report
 from benchmark.demo.accounts import ANNOTATOR_NAMES, RESEARCHER
+from benchmark.demo.negotiations import TAG as NEGOTIATION_TAG
 from benchmark.evaluation.goal_judge import SCRIPTED_VERSION
 from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.models import Answer
 
 pytestmark = pytest.mark.django_db
 
-STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense", "demo-turn-rating")
+STUDIES = ("demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense", "demo-turn-rating",
+           "demo-promediate-interventions")
 
 
 @pytest.fixture
@@ -69,6 +71,19 @@ def test_the_turn_rating_report_rates_each_item_and_turn(demo):
     assert helpfulness["icc"]["icc1"] is not None and helpfulness["krippendorff_alpha"]["ordinal"] is not None
     turn_answers = Answer.objects.filter(response__annotation__assignment__item__study=study)
     assert turn_answers.exists() and not turn_answers.filter(turn__isnull=True).exists()
+
+
+def test_the_intervention_study_rates_each_mediator_turn_beside_the_scripted_mi_judge(demo):
+    study = demo["demo-promediate-interventions"]
+    questions = report(study)["questions"]
+
+    for key in ("perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns"):
+        assert questions[key]["question"]["unit"] == "item:turn", key
+    rated = {(item.episode_id, item.target_turn) for item in study.items.all()}
+    answers = Answer.objects.filter(response__annotation__assignment__item__study=study)
+    assert answers.exists() and set(answers.values_list("response__episode_id", "turn")) <= rated
+    assert answers.filter(value="na", number__isnull=True).exists()  # "not applicable" where the judge said so
+    assert answers.filter(number__isnull=False).exists()
 
 
 def test_the_shrec_report_has_span_agreement_with_imperfect_overlap_and_attributes(demo):
@@ -124,11 +139,12 @@ def test_the_demo_studies_rate_their_own_episodes_and_the_first_three_keep_their
 
     assert counts == {
         "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 18),
-        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 10),
+        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 10), "demo-promediate-interventions": (18, 30),
     }
     assert demo["demo-agentsense"].instrument.preset == "agentsense"
     tags = {slug: set(study.items.values_list("episode__tag", flat=True)) for slug, study in demo.items()}
     assert tags.pop("demo-agentsense") == {GROUP_TAG}
+    assert tags.pop("demo-promediate-interventions") == {NEGOTIATION_TAG}
     assert all(found == {DEMO_TAG} for found in tags.values())
     agentsense = Annotation.objects.filter(assignment__item__study=demo["demo-agentsense"])
     assert not agentsense.filter(probes_response__isnull=True).exists()

@@ -1,5 +1,6 @@
 """The demo loader: 12 two-party scenarios and a three-party one × 4 conditions, two templates of three
-and four parties with three casts each, scripted episodes, scores, interviews and accounts, idempotent."""
+and four parties with three casts each, ProMediate's HMO negotiation under two conflict modes × three
+mediator conditions with its consensus trace, scripted episodes, scores, interviews and accounts, idempotent."""
 
 import json
 import re
@@ -16,15 +17,19 @@ from benchmark.demo.group_templates import TEMPLATES
 from benchmark.models import (
     ERG,
     Answer,
+    Attitude,
     Character,
     Episode,
     Goal,
+    MediatorDecision,
+    PairAgreement,
     Probe,
     Relationship,
     Respondent,
     Response,
     Role,
     Scenario,
+    TopicTag,
     Turn,
 )
 from benchmark.scenarios.templates import fits
@@ -43,7 +48,8 @@ def load(*args: str) -> str:
 def counts() -> dict[str, int]:
     return {
         model.__name__: model.objects.count()
-        for model in (Character, Scenario, Role, Goal, Probe, Episode, Turn, Response, Answer, User)
+        for model in (Character, Scenario, Role, Goal, Probe, Episode, Turn, Response, Answer, User, MediatorDecision,
+                      PairAgreement, Attitude, TopicTag)
     }
 
 
@@ -141,6 +147,39 @@ def test_load_demo_creates_scenarios_episodes_scores_and_accounts(demo_world):
     assert "shared-car" in output and output.strip().splitlines()[-1].startswith(
         "Demo ready: 13 scenarios, 2 templates, 58 episodes"
     )
+
+
+def test_the_demo_negotiations_are_played_read_and_reported_per_mode_and_mediator(demo_world):
+    """ProMediate's HMO case under Competing and Accommodating × no mediator, generic, social: played by the
+    scripted negotiators, read by the scripted evaluation pass, and every Table 1 cell has a conversation."""
+    episodes = Episode.objects.filter(tag="demo-promediate").select_related("barrier")
+    cells = {(e.barrier.key, e.settings["promediate"]["mediator"]) for e in episodes}
+    assert cells == {(mode, mediator) for mode in ("promediate-competing", "promediate-accommodating")
+                     for mediator in ("none", "generic", "social")}
+    for episode in episodes:
+        turns = list(episode.turns.order_by("index").values_list("seat__position", flat=True))
+        mediator = episode.settings["promediate"]["mediator_position"]
+        assert episode.status == Episode.Status.FINISHED and len(turns) <= 1 + 4 * 3 * 5
+        assert episode.seats.count() == (3 if episode.settings["promediate"]["mediator"] == "none" else 4)
+        assert not any(a == b == mediator for a, b in zip(turns, turns[1:], strict=False))  # never twice in a row
+        assert episode.pair_agreements.filter(judge="scripted").exists()
+        if mediator is not None:
+            # a chance to intervene after every party turn but the last
+            assert episode.mediator_decisions.count() == sum(1 for position in turns[:-1] if position != mediator)
+            interventions = len(turns[1:]) - sum(1 for position in turns[1:] if position != mediator)
+            rated = Answer.objects.filter(response__episode=episode, response__respondent__kind=Respondent.Kind.JUDGE,
+                                          turn__isnull=False)
+            assert rated.values("turn").distinct().count() == interventions
+
+    out = StringIO()
+    call_command("benchmark_report", "--analysis", "promediate", "--tag", "demo-promediate", "--format", "json",
+                 stdout=out)
+    table = json.loads(out.getvalue())["table1"]
+    for mode in ("competing", "accommodating"):
+        for condition in ("none", "generic", "social"):
+            assert table["cells"]["consensus_change"][mode][condition]["n"] == 1, (mode, condition)
+            mediated = table["cells"]["intervention_frequency"][mode][condition]
+            assert mediated["defined"] == (condition != "none") and (condition == "none" or mediated["mean"] > 0)
 
 
 def test_load_demo_is_idempotent():  # the world is the first run

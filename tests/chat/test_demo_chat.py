@@ -1,5 +1,6 @@
 """``manage.py load_demo_chat``: the demo chat studies, created once: three demo scenarios of two
-parties, and a three-party template's first cast with the participant in one seat."""
+parties, a three-party template's first cast with the participant in one seat, and ProMediate's HMO
+negotiation with the participant as the mediator."""
 
 import re
 from io import StringIO
@@ -8,10 +9,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from benchmark.demo import negotiations
 from benchmark.demo.accounts import RESEARCHER
 from benchmark.demo.content import SCENARIOS
 from benchmark.demo.group_templates import TEMPLATES
 from benchmark.demo.install import install_scenario, install_template_instances
+from benchmark.importing import import_file
 from benchmark.models import Seat
 from chat.assignment import design_cells
 from chat.management.commands.load_demo_chat import GROUP_TEMPLATE, SCENARIO_CODENAMES
@@ -22,6 +25,7 @@ pytestmark = pytest.mark.django_db
 
 
 GROUP_LINK = re.compile(r"participant link\s+http://127\.0\.0\.1:8000(/s/demo-group-chat/\?\S+)")
+NEGOTIATION_LINK = re.compile(r"participant link\s+http://127\.0\.0\.1:8000(/s/demo-negotiation/\?\S+)")
 
 
 def install_pair_scenarios():
@@ -34,6 +38,7 @@ def install_pair_scenarios():
 def demo_content():
     install_pair_scenarios()
     install_template_instances(next(t for t in TEMPLATES if t.codename == GROUP_TEMPLATE), default_team())
+    import_file(negotiations.CASE, team=default_team(), format="promediate")
     return make_user(username=RESEARCHER, staff=True)
 
 
@@ -64,9 +69,9 @@ def test_running_it_twice_changes_nothing(demo_content):
 
     output = run()
 
-    assert ChatStudy.objects.count() == 2
+    assert ChatStudy.objects.count() == 3
     assert ChatStudy.objects.get(slug="demo-chat").title == "Renamed by the researcher"
-    assert output.count("already there") == 2
+    assert output.count("already there") == 3
 
 
 def test_it_creates_a_group_chat_study_on_the_three_party_template_with_the_participant_in_one_seat(demo_content):
@@ -97,6 +102,35 @@ def test_the_group_chat_link_leads_through_consent_to_a_briefing_that_names_both
     }
     assert briefing.redirect_chain[-1][0].endswith("/s/demo-group-chat/briefing/")
     assert seats[0].character.name in briefing.text and seats[2].character.name in briefing.text
+
+
+def test_the_negotiation_link_makes_the_participant_the_mediator_of_three_agent_parties(demo_content):
+    path = NEGOTIATION_LINK.search(run()).group(1)
+    study = ChatStudy.objects.get(slug="demo-negotiation")
+    scenario = study.scenarios.get()
+    assert scenario.external_id == "promediate-hmo"
+    assert {c.barrier.key: c.target for c in design_cells(study)} == {"promediate-competing": 2}
+    browser = Client()
+
+    browser.get(path, follow=True)
+    briefing = browser.post("/s/demo-negotiation/consent/", {"decision": "agree"}, follow=True)
+
+    participant = Participant.objects.get(study__slug="demo-negotiation")
+    seats = {seat.position: seat for seat in participant.episode.seats.select_related("character")}
+    mediator = scenario.greeter_position
+    assert seats[mediator].character.name == "Mediator" and seats[mediator].player == Seat.Player.HUMAN
+    assert all(seat.player == Seat.Player.AGENT for position, seat in seats.items() if position != mediator)
+    assert briefing.redirect_chain[-1][0].endswith("/s/demo-negotiation/briefing/")
+    assert "Market Share Target Tiers" in briefing.text  # the case's issues, in the mediator's briefing
+
+
+def test_without_the_negotiation_it_says_to_run_load_demo():
+    install_pair_scenarios()
+    install_template_instances(next(t for t in TEMPLATES if t.codename == GROUP_TEMPLATE), default_team())
+    make_user(username=RESEARCHER, staff=True)
+
+    with pytest.raises(CommandError, match="negotiation is missing"):
+        run()
 
 
 def test_without_the_group_scenario_it_says_to_run_load_demo():
