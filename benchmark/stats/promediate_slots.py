@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations
 
-from .promediate import PairReading
+from .consensus import PairReading
 
 
 def upstream_slot_readings(

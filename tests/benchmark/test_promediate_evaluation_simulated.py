@@ -9,7 +9,7 @@ from django.core.management import call_command
 from benchmark.evaluation.promediate import passes
 from benchmark.instruments.interventions import intervention_turns
 from benchmark.models import Answer, Attitude, Episode, PairAgreement, TopicTag
-from benchmark.stats.promediate import PairReading, consensus_series
+from benchmark.stats.consensus import PairReading, consensus_series
 from tests.benchmark.negotiation_data import competing, make_negotiation
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

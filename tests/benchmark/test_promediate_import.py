@@ -11,7 +11,8 @@ from benchmark.importing.promediate_runs import MI_KEYS
 from benchmark.importing.promediate_topics import opinion_blocks, read_options, read_preferences
 from benchmark.importing.records import Origin, TopicDraft
 from benchmark.models import Answer, Barrier, Episode, Preference, Scenario, ScenarioBarrier, Topic
-from benchmark.stats.promediate import PRESETS, EpisodeTrace, PairReading, Utterance, consensus_series, upstream_results
+from benchmark.stats.consensus import PairReading, consensus_series
+from benchmark.stats.promediate import PRESETS, EpisodeTrace, Utterance, upstream_results
 from benchmark.stats.promediate_slots import upstream_slot_readings
 from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 

@@ -9,6 +9,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from benchmark.stats.accuracy import MI_GROUPS_COARSE, MI_GROUPS_FINE, grouped_accuracy
+from benchmark.stats.consensus import PairReading, Series, consensus_series, normalise_attitude, rescore
 from benchmark.stats.kappa import cohen_kappa_from_pairs
 from benchmark.stats.promediate import (
     PAPER,
@@ -16,24 +17,18 @@ from benchmark.stats.promediate import (
     UPSTREAM_EXACT,
     EpisodeTrace,
     MetricOptions,
-    PairReading,
-    Series,
     Utterance,
     consensus_change,
-    consensus_series,
     episode_metrics,
     intervention_frequency,
-    me_mi_spearman,
     mediator_effectiveness,
     mediator_intelligence,
-    normalise_attitude,
-    rescore,
     response_latency,
     success_rate,
-    table_cell,
     topic_level_efficiency,
     upstream_results,
 )
+from benchmark.stats.promediate_tables import me_mi_spearman, table_cell
 
 TOL = 1e-9
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...stats.promediate import normalise_attitude, rescore
+from ...stats.consensus import normalise_attitude, rescore
 from .negotiation import Negotiation, Stance, TopicInfo
 
 

@@ -7,7 +7,7 @@ fractions there and percentages here (× 100 per conversation, so means and inte
 is in turns, and in seconds where the turns carry real times; MI on the 1–5 scale.
 
 **Table 1** (PM-22): one cell per metric × conflict mode × mediator condition, the mean over conversations
-with n, SE and a 95% percentile CI from a bootstrap that resamples scenarios (``stats.promediate.table_cell``
+with n, SE and a 95% percentile CI from a bootstrap that resamples scenarios (``stats.promediate_tables.table_cell``
 over ``stats.bootstrap``). A conversation whose value is undefined (CC with under 10 points, RL with no
 drop event, ME with no scorable intervention, ...) is left out of its cell and counted in ``excluded``. A
 mediator metric is not defined without a mediator: those cells are ``defined: false`` ("-" in the paper).
@@ -29,6 +29,7 @@ from django.db.models import QuerySet
 
 from ...models import Episode
 from ...stats import promediate as stats
+from ...stats import promediate_tables
 from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ...stats.factors import factor_analysis
 from ...stats.plain import plain_report
@@ -149,7 +150,7 @@ def _cell(frame: pd.DataFrame, key: str, *, resamples: int, seed: int) -> dict[s
         for value in frame[key].tolist()
     ]
     infinite = sum(1 for value in values if value is not None and math.isinf(value))
-    cell = stats.table_cell(values, frame["scenario"].tolist(), resamples=resamples, seed=seed)
+    cell = promediate_tables.table_cell(values, frame["scenario"].tolist(), resamples=resamples, seed=seed)
     notes = sorted({note for note, value in zip(frame[f"{key}_note"], values, strict=True) if note and value is None})
     if infinite:
         notes.append(f"{infinite} conversation(s) with a drop the mediator never answered (RL = ∞) left out")
@@ -389,7 +390,7 @@ def build_promediate(
         "table2": table_two(frame, resamples=resamples, seed=seed),
         "table3": table_three(frame[frame["condition"] != NO_MEDIATOR]),
         "me_mi": {
-            **stats.me_mi_spearman(interventions["me"], interventions["mi"]),
+            **promediate_tables.me_mi_spearman(interventions["me"], interventions["mi"]),
             "points": [list(pair) for pair in pairs],
         },
         "trajectories": _trajectories(records, options, filters.episode),

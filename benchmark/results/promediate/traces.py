@@ -33,7 +33,8 @@ from django.db.models import Max, QuerySet
 from ...instruments.kinds.likert import NOT_APPLICABLE
 from ...instruments.presets import PROMEDIATE_INTERVENTION_PRESET
 from ...models import Answer, Episode, PairAgreement, Respondent, Response, Seat, Topic, TopicTag, Turn
-from ...stats.promediate import MI_DIMENSIONS, EpisodeTrace, PairReading, Utterance
+from ...stats.consensus import PairReading
+from ...stats.promediate import MI_DIMENSIONS, EpisodeTrace, Utterance
 from ..build import scenario_selection
 
 MODE_PREFIX = "promediate-"
