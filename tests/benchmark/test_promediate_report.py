@@ -460,3 +460,22 @@ def test_an_imported_upstream_run_is_reported_with_its_mi_and_the_pair_key_note(
     kept = Episode.objects.get(source=Episode.Source.IMPORTED).settings["promediate"]["upstream_results"]
     assert row["mediator_intelligence"] == pytest.approx(kept["simple_score"])
     assert row["intervention_frequency"] == pytest.approx(100 * kept["frequency"])
+
+
+def test_modes_follow_the_papers_columns_and_every_condition_is_a_column():
+    scenario = negotiation_scenario()
+    for mode, condition in (
+        ("competing", "generic"),
+        ("general", "social"),
+        ("accommodating", "none"),
+        ("avoiding", "innerthought"),
+    ):
+        negotiation_episode(scenario, mode=mode, condition=condition)
+
+    report, _ = report_for()
+
+    assert report["table1"]["modes"] == ["accommodating", "avoiding", "general", "competing"]
+    assert report["table1"]["conditions"] == ["none", "generic", "social", "innerthought"]
+    header, _ = tables.table1_grid(report)
+    assert header[1:4] == ["accommodating / NoAgent", "accommodating / Generic", "accommodating / Social"]
+    assert "avoiding / InnerThought" in header
