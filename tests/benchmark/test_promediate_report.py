@@ -118,6 +118,7 @@ def test_table_two_compares_the_social_mediators_models(experiment):
 
     table = report["table2"]
     assert table["models"] == ["gpt-4.1", "o4-mini"]
+    assert tables.table2_title(report) == "Table 2: the Social mediator per mediator model (hmo-test)"
     assert table["cells"]["consensus_change"]["gpt-4.1"]["n"] == 2
     # 0.2 until point 4, then 0.5: last ten (1·0.2 + 9·0.5)/10 − first ten (4·0.2 + 6·0.5)/10
     assert table["cells"]["consensus_change"]["o4-mini"]["mean"] == pytest.approx(100 * (0.47 - 0.38))
