@@ -43,8 +43,9 @@ from benchmark.models import ActionType, Episode, Turn
 
 from .lifecycle import ENDED, end_episode, outcome_of
 from .models import Participant
+from .negotiation import Floor
 from .orm import database_call
-from .protocol import Cast, broadcast, ended_message, turn_message, typing_message
+from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
 from .streaming import ArgumentExtractor, utf16_length
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class Plan:
     turn_cap: int
     context: prompt.AgentContext
     cast: Cast
+    text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
 
 
 def plan_turn(participant_pk: int, owner: str) -> Plan | None:
@@ -190,8 +192,8 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
     turns = list(episode.turns.order_by("index"))
     cast = Cast.for_episode(episode, seats, human_position=participant.study.human_position)
     index = len(turns)
-    if index >= episode.turn_cap or cast.is_human_turn(index):
-        return None
+    if index >= episode.turn_cap or cast.is_human_turn(index) or cast.seat_at(index) == NOBODY:
+        return None  # the participant's turn, or a negotiation's floor not given yet
     seat = next(s for s in seats if s.pk == cast.seat_at(index))
     cues = list(episode.barrier.cues.all())
     context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
@@ -206,6 +208,7 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
         turn_cap=episode.turn_cap,
         context=context,
         cast=cast,
+        text=_floor_text(episode, index) if cast.is_negotiation else "",
     )
 
 
@@ -326,10 +329,32 @@ async def _keep_lease(participant_pk: int, owner: str, reply: Reply) -> None:
             return
 
 
+def _floor_text(episode: Episode, index: int) -> str:
+    floor = Floor.read(episode.settings)
+    return floor.text if floor is not None and floor.index == index else ""
+
+
 async def _generate(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
+    if plan.text:
+        return await _generate_decided(plan, reply)
     if llm.is_scripted(plan.model):
         return await _generate_scripted(plan, reply)
     return await _generate_with_model(plan, reply)
+
+
+async def _generate_decided(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
+    """Words already decided (a negotiation's agents chose them with the floor): shown as they are typed."""
+    started = time.monotonic()
+    reply.action_type = ActionType.SPEAK.value
+    words = plan.text.split(" ")
+    for number, word in enumerate(words):
+        if reply.lost:
+            raise _LeaseLost
+        await reply.add(word if number == 0 else f" {word}")
+        await asyncio.sleep(scripted_delay())
+    await reply.flush()
+    usage = llm.Usage(plan.model, round((time.monotonic() - started) * 1000), None, None, 0)
+    return prompt.Action(ActionType.SPEAK.value, plan.text), usage
 
 
 async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:

@@ -32,6 +32,7 @@ from benchmark.runs.simulation import create_episode
 from benchmark.scenarios.turn_taking import turn_cap_for
 
 from .models import ChatStudy, Participant
+from .negotiation import HUMAN_POLICY, is_negotiation, mediator_position
 
 FINISHED_STAGES = (Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE)
 ON_THE_WAY_STAGES = (Participant.Stage.BRIEFING, Participant.Stage.CHAT)
@@ -172,16 +173,28 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
     a reconnecting page) agrees on who speaks when.
     """
     agents = agent_positions(study, scenario)
+    settings = {"chat_study": study.slug, "temperature": 0.7, "seed": secrets.randbelow(2**31)}
+    barrier_seats = agents
+    if is_negotiation(scenario):  # who mediates, as the simulation records it: a person, or the agents' policy
+        mediator = mediator_position(scenario)
+        mediating = mediator == study.human_position
+        settings["promediate"] = {
+            "mediator": HUMAN_POLICY if mediating else "generic",
+            "mediator_position": mediator,
+            "human": "mediator" if mediating else "party",
+        }
+        barrier_seats = [position for position in agents if position != mediator]  # the persona is the parties'
+
     with transaction.atomic():
         episode = create_episode(
             scenario,
             barrier,
-            barrier_seats=agents,
+            barrier_seats=barrier_seats,
             models=agent_models(study, scenario, agents),
             source=Episode.Source.HUMAN_CHAT,
             turn_cap=turn_cap_for(scenario, study.turn_cap),
             tag=study.episode_tag,
-            settings={"chat_study": study.slug, "temperature": 0.7, "seed": secrets.randbelow(2**31)},
+            settings=settings,
         )
         episode.seats.filter(position=study.human_position).update(
             player=Seat.Player.HUMAN, model="", strategy=study.partner_strategy

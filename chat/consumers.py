@@ -15,9 +15,10 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import connections, state_machine
+from . import connections, negotiation, state_machine
 from .access import SESSION_KEY, is_bound_to
 from .models import ChatStudy, Participant
+from .negotiation import FloorRefused
 from .orm import database_call
 from .protocol import (
     CLOSE_FLOOD,
@@ -38,7 +39,9 @@ OPEN_STAGES = frozenset({
     Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT,
     Participant.Stage.TECHNICAL_PROBLEM,
 })
-BAD_MESSAGE = {"type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act" or "sync".'}
+BAD_MESSAGE = {
+    "type": "error", "code": "bad_message", "message": 'Send JSON with "type": "act", "floor" or "sync".'
+}
 
 
 def find_participant(session: Any, slug: str) -> tuple[int, int, str] | int:
@@ -152,6 +155,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "act":
             await self.act(content)
+        elif kind == "floor":
+            await self.floor(content)
         elif kind == "sync":
             history, self.cast = await database_call(state_machine.snapshot)(self.participant_pk)
             await self.send_json(history)
@@ -180,6 +185,21 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if submitted.created:
             await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
         await state_machine.advance(self.participant_pk, self.cast)
+
+    async def floor(self, content: dict[str, Any]) -> None:
+        """The participant's choice in a negotiation's open window (``chat.negotiation.choose``).
+
+        Only the participant bound to this browser may choose, only the choice their role makes, and only
+        while the window is open on the server's clock; then every page hears where the floor stands.
+        """
+        if not await database_call(still_bound)(self.participant_pk, self.browser):
+            await self.close(code=CLOSE_NO_PARTICIPANT)
+            return
+        try:
+            await database_call(negotiation.choose)(self.participant_pk, content.get("choice"), content.get("index"))
+        except FloorRefused as refusal:
+            await self.send_json(refusal.as_message())
+        await state_machine.advance(self.participant_pk, announce=True)
 
     async def chat_forward(self, event: dict[str, Any]) -> None:
         """A message broadcast to the episode's group (see ``chat.protocol.broadcast``)."""

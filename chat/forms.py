@@ -101,15 +101,17 @@ class ChatStudyForm(forms.ModelForm):
         model = ChatStudy
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
-            "turn_cap", "inactivity_timeout", "max_message_chars", "messages_per_minute", "min_participant_turns",
-            "consent_text", "completion_code", "screen_out_code", "technical_problem_code", "return_url",
-            "is_open",
+            "turn_cap", "inactivity_timeout", "intervene_window", "claim_window", "max_message_chars",
+            "messages_per_minute", "min_participant_turns", "consent_text", "completion_code", "screen_out_code",
+            "technical_problem_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
             "seat_models": "Models by seat",
             "turn_cap": "Turn cap",
             "inactivity_timeout": "Inactivity timeout (seconds)",
+            "intervene_window": "Time to intervene (seconds)",
+            "claim_window": "Time to ask for the floor (seconds)",
             "max_message_chars": "Longest message (characters)",
             "messages_per_minute": "Messages per minute",
             "min_participant_turns": "Minimum participant turns",
@@ -146,6 +148,8 @@ class ChatStudyForm(forms.ModelForm):
             self.fields["team"] = team_field(user)
             self.order_fields(["team", *self.Meta.fields])
         self.fields["scenarios"].queryset = chat_scenarios(scenarios)
+        for name in ("intervene_window", "claim_window"):  # only negotiations use them: the defaults do elsewhere
+            self.fields[name].required = False
         self.fields["slug"].help_text = "The study link is /s/<slug>/: letters, numbers, hyphens."
         self.fields["agent_model"].widget.attrs["placeholder"] = "configured agent model, or scripted (offline)"
         self.barriers = list(barriers.order_by("-builtin", "position", "key"))
@@ -175,6 +179,17 @@ class ChatStudyForm(forms.ModelForm):
         return [self[TARGET_PREFIX + barrier.key] for barrier in self.barriers]
 
     # Validation
+
+    def clean_intervene_window(self) -> float:
+        return self._window("intervene_window")
+
+    def clean_claim_window(self) -> float:
+        return self._window("claim_window")
+
+    def _window(self, name: str) -> float:
+        """A negotiation's window in seconds; left empty, the default (only negotiations use it)."""
+        value = self.cleaned_data.get(name)
+        return ChatStudy._meta.get_field(name).default if value is None else value
 
     def clean_slug(self) -> str:
         slug = self.cleaned_data["slug"]

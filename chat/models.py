@@ -9,6 +9,7 @@ import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -98,6 +99,18 @@ class ChatStudy(models.Model):
         "to their briefing.",
     )
     turn_cap = models.PositiveSmallIntegerField(default=20, help_text="Turns of both sides together.")
+    intervene_window = models.FloatField(
+        default=15.0,
+        validators=[MinValueValidator(0.1)],
+        help_text="Negotiations, participant as the mediator: seconds after each party's message to choose to "
+        "intervene; saying nothing lets the parties continue.",
+    )
+    claim_window = models.FloatField(
+        default=20.0,
+        validators=[MinValueValidator(0.1)],
+        help_text="Negotiations, participant as a party: seconds to ask for the floor each time it opens; saying "
+        "nothing lets the most eager of the others speak.",
+    )
     inactivity_timeout = models.PositiveIntegerField(
         default=600, help_text="Seconds without a participant action before the chat ends."
     )

@@ -15,6 +15,7 @@ from typing import Any
 from benchmark.models import PROFILE_LABELS, Relationship, Seat, TurnTaking
 
 from .models import ChatStudy
+from .negotiation import is_mediator, is_negotiation
 from .protocol import Cast
 
 # How the participant is told they know the other person, by relationship.
@@ -66,7 +67,8 @@ def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> di
     cast = Cast.for_episode(episode, [human_seat, *others], human_position=human_seat.position)
     group = cast.is_group
     seen = [_other(seat, relationship, named=group) for seat in others]
-    first = cast.seat_at(0)
+    negotiating = is_negotiation(scenario)
+    first = cast.seat_at(0) if not negotiating else _opener(human_seat, others)
     opens = first == human_seat.pk
     return {
         "context": scenario.context,
@@ -87,11 +89,37 @@ def build_briefing(study: ChatStudy, human_seat: Seat, others: list[Seat]) -> di
             "opens": opens,
             "greets": opens and scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
             "random_order": scenario.turn_taking == TurnTaking.RANDOM_AFTER_GREETING,
-            "first_speaker": cast.names[first],
+            "first_speaker": cast.names.get(first, ""),
             "actions": ACTIONS,
             "timeout_minutes": max(1, round(study.inactivity_timeout / 60)),
         },
+        "negotiation": _negotiation(study, human_seat) if negotiating else None,
     }
+
+
+def _opener(human_seat: Seat, others: list[Seat]) -> int | None:
+    """Who opens a negotiation: the mediator (a negotiation without one opens with a party drawn at random)."""
+    return next((seat.pk for seat in [human_seat, *others] if is_mediator(seat)), None)
+
+
+def _negotiation(study: ChatStudy, human_seat: Seat) -> dict[str, Any]:
+    """How a negotiation's floor works for the participant's role, and the party's conflict style if the
+    condition sets one (a ``promediate-<mode>`` condition's directive, the same paragraph the agents get)."""
+    barrier = human_seat.episode.barrier
+    mediating = is_mediator(human_seat)
+    persona = ""
+    if not mediating and barrier is not None and barrier.key.startswith("promediate-"):
+        persona = barrier.style_directive
+    return {
+        "mediating": mediating,
+        "intervene_window": _seconds(study.intervene_window),
+        "claim_window": _seconds(study.claim_window),
+        "persona": persona,
+    }
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}"
 
 
 def _other(seat: Seat, relationship: Relationship | None, *, named: bool) -> dict[str, Any]:

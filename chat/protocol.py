@@ -10,6 +10,7 @@ model or the barrier condition: the participant must never learn them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -18,6 +19,7 @@ from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
 from benchmark.scenarios.turn_taking import can_go_on, speaking_order
 
 from .lifecycle import ENDED, QUESTIONS, end_message
+from .negotiation import PROMEDIATE, Floor, stored_floor
 
 # Close codes (4000-4999 are free for applications). The page does not reconnect after the first three.
 CLOSE_UNKNOWN_STUDY = 4404
@@ -29,6 +31,7 @@ CLOSE_TOO_MANY_PAGES = 4413  # the participant already holds the most sockets al
 YOU = "you"
 PARTNER = "partner"
 UPCOMING = 4  # turns of a group chat's order shown ahead
+NOBODY = 0  # no seat has a pk 0: the turn is not given yet (a negotiation waiting on a choice)
 
 
 def episode_group(episode_pk: int) -> str:
@@ -61,6 +64,10 @@ class Cast:
     turn_cap: int = 0  # the episode's; 0: unknown
     leaves: tuple[tuple[int, int], ...] = ()  # (turn index, seat position) of each leave, in turn order
     episode_pk: int | None = None
+    # A negotiation (``chat.negotiation``) decides each turn as it comes: the seats of the stored turns, and
+    # the seat given the next one (None while undecided).
+    spoken: tuple[int, ...] = ()
+    floor_seat: int | None = None
 
     @classmethod
     def of(
@@ -89,17 +96,26 @@ class Cast:
     def for_episode(cls, episode: Episode, seats: list[Seat], *, human_position: int) -> Cast:
         """The cast of a chat episode (``scenario`` loaded): its policy, greeter and seed included."""
         scenario = episode.scenario
-        return cls.of(
+        cast = cls.of(
             seats, relationship=scenario.relationship, human_position=human_position, policy=scenario.turn_taking,
             seed=int(episode.settings.get("seed", episode.pk)), greeter=scenario.greeter_position,
             turn_cap=episode.turn_cap, leaves=stored_leaves(episode.pk), episode_pk=episode.pk,
         )
+        return cast.current() if cast.is_negotiation else cast
 
     def current(self) -> Cast:
         """This cast with the leaves stored by now (a cast kept by a page may predate a leave)."""
         if self.episode_pk is None:
             return self
+        if self.is_negotiation:
+            spoken, floor_seat = stored_floor(Episode.objects.get(pk=self.episode_pk))
+            return replace(self, leaves=stored_leaves(self.episode_pk), spoken=spoken, floor_seat=floor_seat)
         return replace(self, leaves=stored_leaves(self.episode_pk))
+
+    @property
+    def is_negotiation(self) -> bool:
+        """Turns go to whoever gets the floor (``chat.negotiation``), not in an order known beforehand."""
+        return self.policy == PROMEDIATE
 
     def with_leave(self, index: int, seat_pk: int) -> Cast:
         """This cast after the seat ``seat_pk`` left at turn ``index``."""
@@ -120,7 +136,14 @@ class Cast:
         return len(self.order) > 2
 
     def seat_at(self, index: int) -> int:
-        """The seat (pk) that speaks at turn ``index``, the seats that left so far stepped round."""
+        """The seat (pk) that speaks at turn ``index``, the seats that left so far stepped round.
+
+        In a negotiation only the stored turns and the next one, once given, are known; else ``NOBODY``.
+        """
+        if self.is_negotiation:
+            if index < len(self.spoken):
+                return self.spoken[index]
+            return self.floor_seat if index == len(self.spoken) and self.floor_seat is not None else NOBODY
         if not self.positions or (self.policy == TurnTaking.ROUND_ROBIN and not self.leaves):
             return self.order[index % len(self.order)]
         spoken = speaking_order(
@@ -142,7 +165,12 @@ class Cast:
         return None
 
     def participant_turns(self) -> int:
-        """How many of the turns up to the cap are the participant's, nobody else leaving (the briefing says so)."""
+        """How many of the turns up to the cap are the participant's, nobody else leaving (the briefing says so).
+
+        Unknown in a negotiation (0): who speaks is decided turn by turn.
+        """
+        if self.is_negotiation:
+            return 0
         return sum(self.is_human_turn(index) for index in range(self.turn_cap))
 
     def position_of(self, seat_pk: int) -> int:
@@ -165,6 +193,8 @@ class Cast:
     def upcoming(self, index: int, count: int = UPCOMING) -> list[dict[str, Any]]:
         """Who speaks at turn ``index`` and the ones after it, at most ``count``, none past the turn cap."""
         last = index + count if not self.turn_cap else min(index + count, self.turn_cap)
+        if self.is_negotiation:  # only the next speaker, once given the floor
+            return [self.speaker(self.seat_at(i)) for i in range(index, last) if self.seat_at(i) != NOBODY]
         return [self.speaker(self.seat_at(i)) for i in range(index, last)]
 
 
@@ -200,6 +230,25 @@ def turn_fields(turn: Turn, cast: Cast) -> dict[str, Any]:
     if cast.is_group:
         fields["seat"] = cast.position_of(turn.seat_id)
     return fields
+
+
+def floor_message(floor: Floor, cast: Cast, now: datetime) -> dict[str, Any]:
+    """Where a negotiation's next turn stands (``chat.negotiation``): the participant's open ``window``
+    (``intervene`` or ``claim``) with the seconds left on the server's clock, or who was given the floor.
+    Pass the cast as it is now (``Cast.current``)."""
+    seat = cast.seat_at(floor.index) if not floor.window else NOBODY
+    message: dict[str, Any] = {
+        "type": "floor",
+        "index": floor.index,
+        "window": floor.window or None,
+        "seconds_left": round(floor.seconds_left(now), 2),
+        "window_seconds": round(floor.window_seconds, 2),
+        "next": None if seat == NOBODY else {"index": floor.index, "side": cast.side(seat)},
+        "speaker": cast.names.get(seat, ""),
+    }
+    if cast.is_group:
+        message["upcoming"] = cast.upcoming(floor.index)
+    return message
 
 
 def ended_fields(
@@ -242,6 +291,7 @@ def history_message(
     limits: dict[str, int],
     typing: dict[str, Any] | None,
     outcome: str = QUESTIONS,
+    floor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything a page needs after (re)connecting: the whole transcript and the episode's state."""
     over = episode.status in ENDED
@@ -259,6 +309,8 @@ def history_message(
         ) if over else None,
         "limits": limits,
     }
+    if cast.is_negotiation:
+        history["floor"] = None if over else floor
     if cast.is_group:
         gone = cast.left
         history["speakers"] = [

@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from benchmark.models import Episode
 
-from . import agent_turn
+from . import agent_turn, negotiation
 from .lifecycle import ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of
 from .models import Participant
 from .orm import database_call
-from .protocol import Cast, broadcast, ended_message, history_message
+from .protocol import Cast, broadcast, ended_message, floor_message, history_message
 from .turns import load_cast
 
 logger = logging.getLogger(__name__)
@@ -41,12 +41,17 @@ class Step:
     participant_left: bool = False  # the end is the participant's own leave
     owner: str = ""  # the lease owner, when this step claimed the agent's turn
     group: bool = False  # three seats or more (the end message of a leave differs)
+    floor: dict[str, Any] | None = None  # a negotiation's floor, when the pages must hear of it
+    wake_in: float = 0.0  # seconds until the participant's window closes (a negotiation)
 
 
-def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
+def next_step(participant_pk: int, cast: Cast | None = None, *, announce: bool = False) -> Step:
     """End the episode if its last turn finished it, or claim the agent's turn if it is due.
 
-    Pass the episode's ``cast`` when known to save its queries.
+    In a negotiation the next turn is first settled (``chat.negotiation.settle_floor``): while the
+    participant's window is open nobody's turn is due, and the step says when it closes; the floor is
+    told to the pages when it changed (or when ``announce``). Pass the episode's ``cast`` when known to
+    save its queries.
     """
     participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
     episode = participant.episode
@@ -63,17 +68,34 @@ def next_step(participant_pk: int, cast: Cast | None = None) -> Step:
             participant_left=reason == Episode.EndReason.LEAVE and ended_by_participant(episode, reason),
             group=cast.is_group,
         )
+    floor, wake_in = None, 0.0
+    if cast.is_negotiation:
+        now = timezone.now()
+        change = negotiation.settle_floor(participant_pk, now)
+        cast = cast.current()
+        if change.floor is not None and change.floor.index == count:
+            if change.changed or announce or change.floor.window:
+                floor = floor_message(change.floor, cast, now)
+            if change.floor.window:
+                return Step(episode.pk, floor=floor, wake_in=change.floor.seconds_left(now))
     if cast.is_human_turn(count):
-        return Step(episode.pk)
+        return Step(episode.pk, floor=floor, wake_in=wake_in)
     owner = agent_turn.new_owner()
     if agent_turn.claim_lease(participant_pk, owner):
-        return Step(episode.pk, owner=owner)
-    return Step(episode.pk)
+        return Step(episode.pk, owner=owner, floor=floor)
+    return Step(episode.pk, floor=floor)
 
 
-async def advance(participant_pk: int, cast: Cast | None = None) -> None:
-    """Act on the episode's state: tell the pages it ended, or start the agent's turn."""
-    step = await database_call(next_step)(participant_pk, cast)
+async def advance(participant_pk: int, cast: Cast | None = None, *, announce: bool = False) -> None:
+    """Act on the episode's state: tell the pages it ended, or start the agent's turn.
+
+    In a negotiation, tell the pages where the floor stands and look again when the participant's window closes.
+    """
+    step = await database_call(next_step)(participant_pk, cast, announce=announce)
+    if step.floor is not None:
+        await broadcast(step.episode_pk, step.floor)
+    if step.wake_in:
+        wake_at_deadline(participant_pk, step.wake_in)
     if step.ended:
         message = ended_message(
             step.ended, outcome=step.outcome, participant_left=step.participant_left, group=step.group
@@ -81,6 +103,22 @@ async def advance(participant_pk: int, cast: Cast | None = None) -> None:
         await broadcast(step.episode_pk, message)
     if step.owner:
         start_agent_turn(participant_pk, step.owner)
+
+
+def wake_at_deadline(participant_pk: int, seconds: float) -> asyncio.Task:
+    """Look at the episode again just after a window closes (the server's clock decides, not the page)."""
+    task = asyncio.create_task(_advance_later(participant_pk, seconds + 0.05))
+    _agent_tasks.add(task)
+    task.add_done_callback(_agent_tasks.discard)
+    return task
+
+
+async def _advance_later(participant_pk: int, seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    try:
+        await advance(participant_pk)
+    except Exception:
+        logger.exception("the negotiation of participant %s could not go on after a window", participant_pk)
 
 
 def start_agent_turn(participant_pk: int, owner: str) -> asyncio.Task:
@@ -145,7 +183,10 @@ def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str
         "min_turns": participant.study.min_participant_turns,
     }
     outcome = outcome_of(participant.stage)
-    return history_message(episode, turns, cast, limits=limits, typing=typing, outcome=outcome), cast
+    floor = negotiation.Floor.read(episode.settings) if cast.is_negotiation else None
+    floor = floor_message(floor, cast, now or timezone.now()) if floor is not None and floor.index == index else None
+    history = history_message(episode, turns, cast, limits=limits, typing=typing, outcome=outcome, floor=floor)
+    return history, cast
 
 
 @dataclass(frozen=True)

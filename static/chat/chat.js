@@ -6,6 +6,9 @@
 // In a group chat (three seats or more) the history lists the speakers and every turn carries its
 // seat: each speaker gets a colour from a small palette, the page shows who speaks next, and the
 // message box opens only on the participant's turn.
+// In a negotiation (ProMediate) the next turn is decided as it comes: a "floor" message opens the
+// participant's window (intervene or let them continue, as the mediator; ask for the floor, as a party)
+// with the seconds the server gives; the page only counts them down and sends the choice.
 
 const root = document.querySelector("[data-chat]");
 
@@ -52,6 +55,10 @@ function start(root) {
     order: find("order"),
     orderList: find("order-list"),
     turnState: find("turn-state"),
+    floor: find("floor"),
+    floorText: find("floor-text"),
+    floorCountdown: find("floor-countdown"),
+    floorChoices: [...root.querySelectorAll("[data-floor-choice]")],
   };
   const storageKey = root.dataset.storageKey;
   const state = {
@@ -74,6 +81,9 @@ function start(root) {
     turns: new Map(), // index -> turn as the server sent it
     next: null, // {index, side} whose turn it is, null once over
     typing: null, // {index, speaker, text, actionType, gap}
+    negotiation: false, // turns go to whoever gets the floor: no order to show ahead
+    floor: null, // a negotiation's open window: {index, window, deadline (ms, this page's clock), sent}
+    floorTimer: null,
     noticeAboutDraft: false, // the notice shown is about the text in the box: editing it makes it stale
     outbox: loadOutbox(),
   };
@@ -164,6 +174,8 @@ function start(root) {
       el.log.replaceChildren();
       for (const turn of message.turns) addTurn(turn);
       state.next = message.next;
+      state.negotiation = "floor" in message;
+      setFloor(message.floor || null);
       state.typing = null;
       if (message.typing) startTyping(message.typing);
       else clearTyping();
@@ -194,6 +206,7 @@ function start(root) {
     turn(message) {
       const highest = state.turns.size ? Math.max(...state.turns.keys()) : -1;
       addTurn(message);
+      if (state.floor && state.floor.index <= message.index) setFloor(null);
       if (state.typing && state.typing.index <= message.index) clearTyping();
       state.next = message.next ? { index: message.index + 1, side: message.next } : null;
       if (message.upcoming) state.upcoming = message.upcoming;
@@ -232,6 +245,14 @@ function start(root) {
     },
     ended(message) {
       finish(message);
+    },
+    floor(message) {
+      if (state.turns.has(message.index)) return; // about a turn already taken
+      setFloor(message);
+      if (message.next) state.next = message.next;
+      if (message.upcoming) state.upcoming = message.upcoming;
+      updateComposer();
+      flushOutbox(); // a message typed before the floor was given goes out now
     },
     error(message) {
       const entry = message.client_id && state.outbox.find((item) => item.client_id === message.client_id);
@@ -373,6 +394,7 @@ function start(root) {
     if (!el.order) return;
     el.order.hidden = !state.group || state.finished;
     if (el.order.hidden) return;
+    el.order.querySelector(".chat-order__heading").hidden = state.negotiation; // nobody's turn is known ahead
     let text = "";
     if (state.finished || !state.next) text = "";
     else if (state.next.side === "you") {
@@ -380,6 +402,7 @@ function start(root) {
     } else if (state.typing) text = `${state.typing.speaker} is typing…`;
     else if (state.upcoming.length) text = `Waiting for ${state.upcoming[0].name}…`;
     el.turnState.textContent = text;
+    if (state.negotiation && !text) el.order.hidden = true; // nothing to say: no empty box
     el.turnState.dataset.mine = String(Boolean(state.next && state.next.side === "you" && !state.finished));
     const shown = state.finished ? [] : state.upcoming;
     el.orderList.replaceChildren(
@@ -397,12 +420,56 @@ function start(root) {
     el.scroll.scrollTop = el.scroll.scrollHeight;
   }
 
+  // --- a negotiation's floor -------------------------------------------------------------------
+
+  for (const button of el.floorChoices) {
+    button.addEventListener("click", () => {
+      if (!state.floor || state.floor.sent) return;
+      if (send({ type: "floor", choice: button.dataset.floorChoice, index: state.floor.index })) {
+        state.floor.sent = true;
+        renderFloor();
+      }
+    });
+  }
+
+  function setFloor(message) {
+    clearInterval(state.floorTimer);
+    state.floor = message && message.window
+      ? { index: message.index, window: message.window, deadline: Date.now() + message.seconds_left * 1000, sent: false }
+      : null;
+    if (state.floor) state.floorTimer = setInterval(renderFloor, 250);
+    renderFloor();
+  }
+
+  function renderFloor() {
+    if (!el.floor) return;
+    const floor = state.finished ? null : state.floor;
+    el.floor.hidden = !floor;
+    if (!floor) {
+      clearInterval(state.floorTimer);
+      return;
+    }
+    const left = Math.max(0, Math.ceil((floor.deadline - Date.now()) / 1000));
+    const mediating = floor.window === "intervene";
+    el.floorText.textContent = mediating
+      ? "Do you want to step in now, or let the parties continue?"
+      : "The floor is open. Do you want to speak next?";
+    el.floorCountdown.textContent = left
+      ? `${left} s left${mediating ? " (if you do nothing, they continue)" : " (if you do nothing, someone else speaks)"}`
+      : "Time is up…";
+    for (const button of el.floorChoices) {
+      button.hidden = (button.dataset.floorChoice === "claim") === mediating;
+      button.disabled = floor.sent || !left || !state.connected;
+    }
+  }
+
   // --- the end -------------------------------------------------------------------------------
 
   function finish(ended) {
     const first = el.ended.hidden;
     state.finished = true;
     state.next = null;
+    setFloor(null);
     state.outbox = [];
     saveOutbox();
     renderPending();
@@ -538,7 +605,9 @@ function start(root) {
       hint = `Too long by ${characters(el.message.value) - state.maxChars} characters.`;
     } else if (state.outbox.length) hint = "Sending…";
     else if (myTurn()) hint = state.turnCap ? `Your turn (turn ${state.next.index + 1} of at most ${state.turnCap}).` : "Your turn.";
+    else if (state.floor) hint = ""; // the floor panel asks for the participant's choice
     else if (state.next && state.group && state.upcoming.length) hint = `Waiting for ${state.upcoming[0].name}…`;
+    else if (state.negotiation) hint = "Waiting for the others…";
     else if (state.next) hint = `Waiting for ${state.partner || "the other person"}…`;
     el.hint.textContent = hint;
   }
