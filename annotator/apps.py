@@ -11,10 +11,14 @@ class AnnotatorConfig(AppConfig):
 
     def ready(self) -> None:
         from benchmark.evaluation.answer_groups import register_generated_responses
+        from benchmark.results.promediate.build import register_human_validation
 
         from . import signals  # noqa: F401  (connects the receivers)
+        from .reports.promediate_validation import validation_of_episodes
 
         register_generated_responses(generated_responses)
+        # The ProMediate results report's human-validation section (PM-27) reads this app's studies.
+        register_human_validation(validation_of_episodes)
 
 
 def generated_responses(response_ids: Collection[int]) -> dict[int, str]:

@@ -16,6 +16,9 @@ reports show real ICC, kappa, alpha, accuracy, judge alignment and span agreemen
   error; a clarification request or warmth marks a competency). Each rater finds most of them,
   sometimes stretches one over the next turn, now and then reads the label the other way, and
   keeps most attributes while adding one of their own.
+- **Ratings of single turns** scatter around the judge's answer about the same turn where one exists
+  (ProMediate's MI judge on each mediator intervention, ``benchmark.evaluation.promediate``; a dimension it
+  found not applicable is mostly answered "not applicable" too), else around a made-up quality of the turn.
 - **AgentSense goals** (yes/no per goal of every character, the ``agentsense`` preset): each rater
   agrees with the scripted goal judge's verdict on the goal (``benchmark.evaluation.goal_judge``,
   its external perspective) with their own chance (76–88%, about the 72–82% agreement between
@@ -49,14 +52,15 @@ from django.http import QueryDict
 from benchmark.agents import scripted
 from benchmark.agents.llm import SCRIPTED
 from benchmark.evaluation import goal_judge, scripted_judge
-from benchmark.instruments.answers import respondent_answers
+from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.kinds import get_kind
+from benchmark.instruments.kinds.base import NOT_APPLICABLE
 from benchmark.instruments.targets import Target
 from benchmark.models import Question
 
 from . import assignment as assignments
 from . import drafts
-from .answer_forms import agent_turns, field_name
+from .answer_forms import field_name
 from .forms import ATTENTION_ANSWER
 from .item_page import ItemPage
 from .models import Annotation, Study, StudyItem
@@ -162,6 +166,7 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
         if row.target.goal is not None and row.respondent == SCRIPTED
         and row.prompt_version == goal_judge.SCRIPTED_VERSION
     }
+    turn_judge = {(row.question_id, row.target.turn): row for row in rows if row.target.turn is not None}
     seats = [seat.position for seat in page.main_seats]
     form = QueryDict(mutable=True)
     for question in page.questions:
@@ -177,10 +182,10 @@ def _form(page: ItemPage, rater: Rater, rng: random.Random) -> QueryDict:
             continue
         if question.scope == Question.Scope.TURN:
             turns = {turn.index: turn for turn in page.turns[episode.pk]}
-            for index in agent_turns(page.main_seats, page.turns[episode.pk]):
+            for index in page.rated_turns():
                 if get_kind(question.kind).numeric:
-                    form[field_name(question, Target.of_turn(index))] = _number(
-                        question, _turn_score(question, turns[index].content), rater, rng)
+                    form[field_name(question, Target.of_turn(index))] = _turn_answer(
+                        question, turn_judge.get((question.pk, index)), turns[index].content, rater, rng)
             continue
         for seat in seats if question.per_seat else [None]:
             target = Target.episode() if seat is None else Target.of_seat(seat)
@@ -217,6 +222,18 @@ def _number(question: Question, judge: float | None, rater: Rater, rng: random.R
     value = centre + width * (rater.bias + rng.gauss(0, rater.noise))
     value = min(high, max(low, low + round((value - low) / step) * step))
     return f"{value:g}"
+
+
+def _turn_answer(
+    question: Question, judge: RespondentAnswer | None, content: str, rater: Rater, rng: random.Random
+) -> str:
+    """An answer about one turn: near the judge's answer about it where there is one (ProMediate's MI judge on an
+    intervention; "not applicable" where the judge found the problem absent, as most raters would), else near a
+    made-up quality of the turn."""
+    if judge is not None and judge.number is None and judge.value == NOT_APPLICABLE and rng.random() < 0.85:
+        return NOT_APPLICABLE
+    centre = judge.number if judge is not None and judge.number is not None else _turn_score(question, content)
+    return _number(question, centre, rater, rng)
 
 
 def _turn_score(question: Question, content: str) -> float:

@@ -4,7 +4,8 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
 
 - ``study`` (slug), ``item`` (the item's number in the study, from 1), ``item_kind`` (regular,
   gold or attention: filter the last two out before computing agreement), ``episode`` and
-  ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none),
+  ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none), ``excerpt`` (for an
+  item that shows part of its episode: the turn indexes shown, ``4-8``, or ``0-5;10-15`` for two snippets),
   ``condition`` (the episode's barrier key: exports are for researchers only, and annotators, who
   are blind to it, never reach them);
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
@@ -53,7 +54,7 @@ from .models import Annotation, Span, Study
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 COLUMNS = (
-    "study", "item", "item_kind", "episode", "compared_episode", "condition", "annotator",
+    "study", "item", "item_kind", "episode", "compared_episode", "excerpt", "condition", "annotator",
     "row_type", "question", "question_kind", "seat", "goal", "goal_text", "value", "number", "rationale",
     "start_turn", "start_char", "end_turn", "end_char", "text", "attributes", "correction",
     "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
@@ -108,6 +109,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "item_kind": item.kind,
             "episode": stable_id(item.episode),
             "compared_episode": stable_id(item.compared_episode) if item.compared_episode else None,
+            "excerpt": ";".join(f"{first}-{last}" for first, last in item.windows()) or None,
             "condition": item.episode.barrier.key,
             "annotator": pseudonym(annotation.assignment.annotator_id),
         }

@@ -13,6 +13,9 @@ instructions, an annotator pool, and quality-control items:
 
 For pairwise questions, a study can pair each episode played under a barrier with its scenario's
 barrier-free episode (``pair_with_baseline``); which of the two is shown first is decided by the seed.
+
+ProMediate's per-intervention and snippet-comparison presets rate windows of episodes, not whole ones:
+their items are made by ``annotator.windows`` (one per mediator intervention; seeded pairs of snippets).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from benchmark.models import Barrier, Episode, Instrument, Question, Scenario, T
 from benchmark.models.teams import research_teams
 
 from .models import ItemKey, Membership, Study, StudyItem
+from .windows import DEFAULT_SNIPPET_LENGTH, INTERVENTION_PRESET, SNIPPETS_PRESET, window_items
 
 BARRIER_TRUTH = "episode.barrier"
 BASELINE = "none"  # the barrier key of episodes played without a barrier
@@ -80,6 +84,29 @@ DEFAULT_INSTRUCTIONS = {
         "moved the parties closer to an agreement, who kept the tone constructive, who noticed and repaired "
         "misunderstandings. Choose 'tie' only when you truly cannot tell them apart. Your answers save as "
         "you go."
+    ),
+    "promediate-intervention": (
+        "You will read short stretches of a negotiation among several parties, each ending with a message from "
+        "the Mediator, which is highlighted.\n\n"
+        "Rate that message on four kinds of trouble a mediator may face: parties seeing the issues differently, "
+        "strained feelings, muddled reasoning, and talk that has broken down. For each, first ask whether the "
+        "trouble was there at all in the turns you read; if it was not, choose 'Not applicable'. Otherwise rate "
+        "from 1 (the mediator missed it or made it worse) through 3 (noticed it but did not settle it) to 5 "
+        "(dealt with it well). Rate only the highlighted message. Your answers save as you go."
+    ),
+    "promediate-snippets": (
+        "You will read two excerpts of the same negotiation among several parties; the first comes earlier in "
+        "the conversation than the second.\n\n"
+        "Decide whether the parties agree more in the second excerpt than in the first, or less. Look at where "
+        "they stand on the issues: proposals accepted or dropped, positions moving closer or further apart. "
+        "There is no 'no change' answer: choose the direction that fits better. Your answers save as you go."
+    ),
+    "promediate-quality": (
+        "You will read whole negotiations among several parties. Each was played in a named conflict style, "
+        "shown above the conversation with a short description.\n\n"
+        "Rate how natural and coherent the conversation reads (5: you could not tell it from people), and how "
+        "strongly the parties show the named style (4: clearly shown; 5: so strong that it takes over). Your "
+        "answers save as you go."
     ),
     "agentsense": (
         "You will read conversations among two or more characters. Each character pursues goals of their "
@@ -178,6 +205,19 @@ class StudyForm(forms.ModelForm):
         help_text="For pairwise questions: each item shows an episode played under a barrier beside the same "
         "scenario's episode without one, in a random order.",
     )
+    context_turns = forms.IntegerField(
+        required=False, min_value=1, max_value=200, label="Turns before each intervention",
+        help_text="ProMediate per-intervention studies: how many turns to show before the mediator's message. "
+        "Leave empty to show the turns since the mediator last spoke.",
+    )
+    snippet_length = forms.IntegerField(
+        min_value=1, max_value=200, initial=DEFAULT_SNIPPET_LENGTH, required=False, label="Snippet length (turns)",
+        help_text="ProMediate snippet comparisons: how many consecutive turns each of the two snippets holds.",
+    )
+    snippets_per_episode = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, required=False, label="Snippet pairs per episode",
+        help_text="ProMediate snippet comparisons: how many pairs of snippets to draw from each episode.",
+    )
     gold_items = forms.IntegerField(
         min_value=0, initial=0, label="Gold items",
         help_text="How many of the episodes get a known answer: the barrier they were played under.",
@@ -198,7 +238,8 @@ class StudyForm(forms.ModelForm):
 
     field_order = [
         "team", "title", "slug", "preset", "instrument", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
-        "overlap", "lease_minutes", "min_seconds_per_item", "pool", "max_annotators", "gold_items", "attention_items",
+        "context_turns", "snippet_length", "snippets_per_episode", "overlap", "lease_minutes", "min_seconds_per_item",
+        "pool", "max_annotators", "gold_items", "attention_items",
         "instructions",
     ]
 
@@ -289,7 +330,27 @@ class StudyForm(forms.ModelForm):
             self._check_quality_items(preset, instrument, attention, episodes)
         if known:
             self._check_seats(preset or instrument.preset, episodes, total)
+        if known and (preset or instrument.preset) in (INTERVENTION_PRESET, SNIPPETS_PRESET):
+            self._check_windows(preset or instrument.preset, data, gold + attention)
         return data
+
+    def _check_windows(self, preset: str, data: dict, quality_items: int) -> None:
+        """Windowed items are made per intervention or per snippet pair; they take no gold, attention or pairing."""
+        if quality_items:
+            self.add_error("gold_items", "Items that show part of an episode cannot be gold or attention items.")
+        if data.get("pair_with_baseline"):
+            self.add_error("pair_with_baseline", "Items that show part of an episode are not paired with another.")
+        made = window_items(
+            preset, self.matching_episodes(), context=data.get("context_turns"),
+            snippet_length=data.get("snippet_length") or DEFAULT_SNIPPET_LENGTH, rng=random.Random(0),
+        )
+        if not made:
+            self.add_error(None, (
+                "None of the matching episodes has a mediator intervention after the welcome, so there is nothing "
+                "to rate: choose episodes played with a mediator." if preset == INTERVENTION_PRESET else
+                "None of the matching episodes is long enough for two snippets of this length: shorten the "
+                "snippets or choose longer episodes."
+            ))
 
     def _check_seats(self, preset: str, episodes: QuerySet[Episode], total: int) -> None:
         """A preset that rates a mediator needs episodes that have one (``presets.preset_misfit``)."""
@@ -358,6 +419,9 @@ class StudyForm(forms.ModelForm):
             min_seconds_per_item=data["min_seconds_per_item"], pool=list(data.get("pool") or []),
             gold_items=data.get("gold_items") or 0, attention_items=data.get("attention_items") or 0,
             pair_with_baseline=data.get("pair_with_baseline", False), created_by=created_by,
+            context_turns=data.get("context_turns"),
+            snippet_length=data.get("snippet_length") or DEFAULT_SNIPPET_LENGTH,
+            snippets_per_episode=data.get("snippets_per_episode") or 1,
         )
 
 
@@ -387,6 +451,9 @@ def create_study(
     attention_items: int = 0,
     pair_with_baseline: bool = False,
     created_by: AbstractBaseUser | None = None,
+    context_turns: int | None = None,
+    snippet_length: int = DEFAULT_SNIPPET_LENGTH,
+    snippets_per_episode: int = 1,
 ) -> Study:
     """Create a study of ``team`` with ``instrument`` (or preset ``preset``, installed if need be), its items,
     known answers and pool,
@@ -394,6 +461,10 @@ def create_study(
 
     ``episodes`` are sampled down to ``limit`` with ``seed`` (a random seed when None, stored on
     the study). Raises ``ValueError`` when the quality items asked for cannot be made.
+
+    A ProMediate per-intervention or snippet-comparison instrument gets windowed items
+    (``annotator.windows``): ``context_turns`` turns before each intervention (None: since the mediator last
+    spoke), ``snippets_per_episode`` seeded pairs of ``snippet_length``-turn snippets per episode.
     """
     seed = secrets.randbelow(2**31) if seed is None else seed
     rng = random.Random(seed)
@@ -414,19 +485,40 @@ def create_study(
             min_seconds_per_item=min_seconds_per_item, seed=seed, created_by=created_by,
             instructions=instructions.strip() or default_instructions(instrument.preset),
         )
-        items = _pairs(team, candidates, rng) if pair_with_baseline else [(candidate, None) for candidate in candidates]
-        if not items:
-            raise ValueError("None of the episodes could be paired with a barrier-free version of its scenario.")
-        StudyItem.objects.bulk_create(
-            StudyItem(study=study, episode_id=first.pk, compared_episode_id=second, position=position)
-            for position, (first, second) in enumerate(items)
+        windowed = window_items(
+            instrument.preset, Episode.objects.filter(pk__in=[candidate.pk for candidate in candidates]).order_by("pk"),
+            context=context_turns, snippet_length=snippet_length, snippets_per_episode=snippets_per_episode, rng=rng,
         )
+        if windowed is not None:
+            _add_window_items(study, windowed, quality_items=gold_items + attention_items, paired=pair_with_baseline)
+        else:
+            items = (_pairs(team, candidates, rng) if pair_with_baseline
+                     else [(candidate, None) for candidate in candidates])
+            if not items:
+                raise ValueError("None of the episodes could be paired with a barrier-free version of its scenario.")
+            StudyItem.objects.bulk_create(
+                StudyItem(study=study, episode_id=first.pk, compared_episode_id=second, position=position)
+                for position, (first, second) in enumerate(items)
+            )
         if gold_items or attention_items:
             _add_quality_items(study, list(instrument.questions.all()), gold_items, attention_items, rng)
         if pool:
             Membership.objects.bulk_create(Membership(study=study, annotator=user) for user in pool)
             join_team_as_annotators(team, pool)
     return study
+
+
+def _add_window_items(study: Study, windowed: list[dict[str, Any]], *, quality_items: int, paired: bool) -> None:
+    """The items of a study that rates windows of episodes (``annotator.windows``), in episode order."""
+    if quality_items or paired:
+        raise ValueError("Items that show part of an episode cannot be gold, attention or paired items.")
+    if not windowed:
+        what = ("a mediator intervention after the welcome" if study.instrument.preset == INTERVENTION_PRESET
+                else "enough turns for two snippets")
+        raise ValueError(f"None of the episodes has {what}, so the study would have no items.")
+    StudyItem.objects.bulk_create(
+        StudyItem(study=study, position=position, **values) for position, values in enumerate(windowed)
+    )
 
 
 def join_team_as_annotators(team: Team, users: Sequence[AbstractBaseUser]) -> None:

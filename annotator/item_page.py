@@ -12,6 +12,12 @@ through its relations to an episode (``assignment.item.episode``, ``question.ans
 episode's barrier, tag, source, settings or external id, a seat's model, strategy or barrier flag,
 a turn's model, an evaluation, or another annotator's answers cannot reach the page, whatever a
 template asks for (``tests/annotator/test_item_page_context.py`` walks the context to hold this).
+
+An item that shows a window of its episode (``annotator.windows``) shows only those turns, asks its
+per-turn questions of its ``target_turn`` alone, and highlights it, its speaker named "Mediator"; a snippet
+comparison shows its two windows one after the other. The episode's condition (its barrier) is named only
+when the instrument's preset rates how it came across (``PresetSpec.shows_condition``: ProMediate's
+conversation quality asks how strongly the conflict mode shows).
 """
 
 from __future__ import annotations
@@ -24,16 +30,17 @@ from django.db.models import Prefetch, Q
 from django.http import QueryDict
 from django.utils import timezone
 
+from benchmark.instruments import presets
 from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
 from . import answer_forms
 from . import assignment as assignments
-from .answer_forms import FormValues, GoalRef, agent_turns
+from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
-from .transcript import conversation
+from .transcript import MEDIATOR, item_conversations, rated_speaker, rated_turns
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,11 @@ class _Option:
     label: str
     description: str
     shortcut: str  # the digit that picks it
+
+    @property
+    def short(self) -> str:
+        """What a compact widget shows: a point's number, else the label (say, "Not applicable")."""
+        return self.value if self.value.lstrip("-").replace(".", "", 1).isdigit() else self.label
 
 
 @dataclass
@@ -214,6 +226,10 @@ class ItemPage:
             for goal in seat.role.goals.all()
         ]
 
+    def rated_turns(self) -> list[int]:
+        """The turns a per-turn question is asked of (``transcript.rated_turns``)."""
+        return rated_turns(self.item, self.main_seats, self.turns[self.item.episode_id])
+
     def parse(self, data: QueryDict, *, complete: bool) -> answer_forms.ParsedForm:
         """The posted form read for the study's instrument and, when the study asks them, the probes."""
         common = {
@@ -222,7 +238,7 @@ class ItemPage:
             "complete": complete,
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
-            "agent_turns": agent_turns(self.main_seats, self.turns[self.item.episode_id]),
+            "agent_turns": self.rated_turns(),
         }
         parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
@@ -243,23 +259,14 @@ class ItemPage:
         anchors = dict(pair for section in sections for entry in section.entries for pair in _anchors(entry))
         has_spans = any(get_kind(question.kind).whole_transcript for question in self.questions)
         per_turn = [question for question in self.questions if question.scope == Question.Scope.TURN]
-        conversations = [
-            conversation(
-                "Conversation A" if item.compared_episode_id else "",
-                self.seats[episode],
-                self.turns[episode],
-                spans_target=has_spans and episode == item.episode_id,
-                guide=[QuestionView.of(question) for question in per_turn] if episode == item.episode_id else [],
-                rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
-            )
-            for episode in self.seats
-        ]
+        conversations = item_conversations(
+            item, self.seats, self.turns, has_spans=has_spans, guide=[QuestionView.of(q) for q in per_turn],
+            rate=lambda index: [_entry(question, None, values, errors, turn=index) for question in per_turn],
+        )
         for shown in conversations:
             for turn in shown.turns:
                 for entry in turn.ratings:
                     anchors.update(_anchors(entry))
-        if len(conversations) > 1:
-            conversations[1].label = "Conversation B"
         # Every item the annotator holds counts, not only this one: a submitted item reopened while
         # another is claimed would otherwise drop that claim from the total ("2 of 47" of 48).
         mine = Assignment.objects.filter(item__study=study, annotator=annotator)
@@ -278,9 +285,12 @@ class ItemPage:
             "saved_at": timezone.localtime(self.annotation.updated_at) if self.annotation else None,
             "context_text": item.episode.scenario.context,
             "relationship": item.episode.scenario.relationship_label,
-            "speakers": _speakers(self.main_seats, self.questions),
+            "speakers": _speakers(self.main_seats, self.questions, mediator=rated_speaker(item, self.turns)),
             "conversations": conversations,
-            "pairwise": len(conversations) > 1,
+            "pairwise": len(conversations) > 1 and not item.windowed,
+            "excerpts": item.windowed,
+            "rates_one_turn": item.target_turn is not None,
+            "condition": self._condition(),
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
             "sections": sections,
             "errors": errors,
@@ -291,6 +301,15 @@ class ItemPage:
             "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
         }
+
+
+    def _condition(self) -> BarrierView | None:
+        """The episode's condition, named only when the preset rates how it came across (``shows_condition``)."""
+        spec = presets.PRESETS.get(self.instrument.preset)
+        if spec is None or not spec.shows_condition:
+            return None
+        barrier = self.item.episode.barrier
+        return BarrierView(barrier.key, barrier.name, barrier.definition, barrier.example)
 
 
 _Rows = tuple[dict[int, list[Seat]], dict[int, list[Turn]]]
@@ -420,10 +439,11 @@ def _entry(
     return entry
 
 
-def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
+def _speakers(seats: list[Seat], questions: list[Question], *, mediator: int | None = None) -> list[_Speaker]:
     """Each character's profile as a close friend sees it, with the secret or the goal only when a question per
     character rates it (Sotopia's *secret*, *goal*); never a role's reason or private knowledge, which the
-    scenario's probes test (``annotator.probes``). A question per goal shows its goal beside itself."""
+    scenario's probes test (``annotator.probes``). A question per goal shows its goal beside itself. The
+    ``mediator`` seat (pk) is named "Mediator", as the transcript names it."""
     rated = {question.dimension for question in questions if question.per_seat}
     speakers = []
     for seat in seats:
@@ -432,7 +452,7 @@ def _speakers(seats: list[Seat], questions: list[Question]) -> list[_Speaker]:
             profile["secret"] = seat.character.secret
         speakers.append(
             _Speaker(
-                name=seat.character.name,
+                name=MEDIATOR if seat.pk == mediator else seat.character.name,
                 profile=[
                     (label, profile[key]) for key, label in PROFILE_LABELS.items() if key in profile and key != "name"
                 ],

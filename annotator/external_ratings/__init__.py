@@ -132,7 +132,8 @@ class _Study:
         if len(items) > 1:
             raise origin.problem(
                 f"episode {rating.episode_id!r} is in {len(items)} items of study {self.study.slug!r} (pairwise "
-                "comparisons); a ratings file cannot tell them apart"
+                "comparisons, or excerpts of it such as one per mediator intervention); a ratings file cannot tell "
+                "them apart"
             )
         if items:
             return items[0]

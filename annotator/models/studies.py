@@ -3,7 +3,7 @@ import secrets
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from benchmark.instruments import kinds
 from benchmark.models import OwnedQuerySet
@@ -92,7 +92,14 @@ class Membership(models.Model):
 
 
 class StudyItem(models.Model):
-    """One episode to rate in a study; gold and attention items carry known answers (ItemKey)."""
+    """One episode to rate in a study; gold and attention items carry known answers (ItemKey).
+
+    An item may show only a window of its episode (``first_turn`` to ``last_turn``, turn indexes,
+    inclusive) and ask its per-turn questions of one turn only (``target_turn``): a ProMediate
+    intervention is rated on the turns that led up to it (``annotator.windows``), so one episode gives
+    as many items as its mediator intervened. A snippet comparison shows two windows of the same
+    episode, the second (``second_first_turn`` to ``second_last_turn``) after the first.
+    """
 
     class Kind(models.TextChoices):
         REGULAR = "regular", "regular"
@@ -110,18 +117,81 @@ class StudyItem(models.Model):
     attention_instruction = models.TextField(
         blank=True, help_text="For attention checks: the instruction shown inside the item."
     )
+    first_turn = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The first turn shown (its index); empty: the whole episode."
+    )
+    last_turn = models.PositiveIntegerField(null=True, blank=True, help_text="The last turn shown (its index).")
+    target_turn = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The one turn the per-turn questions are about (e.g. a mediator's message)."
+    )
+    second_first_turn = models.PositiveIntegerField(
+        null=True, blank=True, help_text="For a snippet comparison: the second window's first turn."
+    )
+    second_last_turn = models.PositiveIntegerField(
+        null=True, blank=True, help_text="For a snippet comparison: the second window's last turn."
+    )
 
     class Meta:
         ordering = ["study", "position"]
         constraints = [
             models.UniqueConstraint(fields=["study", "position"], name="study_item_position_unique"),
             models.UniqueConstraint(
-                fields=["study", "episode"], condition=Q(compared_episode__isnull=True), name="study_item_episode_once"
+                fields=["study", "episode"], condition=Q(compared_episode__isnull=True, first_turn__isnull=True),
+                name="study_item_episode_once",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "episode", "target_turn"], condition=Q(target_turn__isnull=False),
+                name="study_item_target_turn_once",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "episode", "first_turn", "second_first_turn"],
+                condition=Q(second_first_turn__isnull=False), name="study_item_snippets_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(first_turn__isnull=True, last_turn__isnull=True)
+                | Q(first_turn__isnull=False, last_turn__isnull=False, last_turn__gte=F("first_turn")),
+                name="study_item_window_ordered",
+            ),
+            models.CheckConstraint(
+                condition=Q(target_turn__isnull=True)
+                | Q(first_turn__isnull=False, first_turn__lte=F("target_turn"), last_turn__gte=F("target_turn")),
+                name="study_item_target_in_window",
+            ),
+            models.CheckConstraint(
+                condition=Q(second_first_turn__isnull=True, second_last_turn__isnull=True)
+                | Q(
+                    first_turn__isnull=False, second_first_turn__gt=F("last_turn"), second_last_turn__isnull=False,
+                    second_last_turn__gte=F("second_first_turn"),
+                ),
+                name="study_item_second_window_after_first",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.study} · item {self.position + 1}"
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the item shows only part of its episode."""
+        return self.first_turn is not None
+
+    @property
+    def window_label(self) -> str:
+        """The turns shown, as people count them (from 1): 'turns 5–9, rating turn 9'; 'turns 1–6 and 11–16'."""
+        shown = " and ".join(f"{first + 1}–{last + 1}" for first, last in self.windows())
+        if not shown:
+            return ""
+        rated = f", rating turn {self.target_turn + 1}" if self.target_turn is not None else ""
+        return f"turns {shown}{rated}"
+
+    def windows(self) -> list[tuple[int, int]]:
+        """The stretches of turns shown (indexes, inclusive): one, or two for a snippet comparison."""
+        if self.first_turn is None:
+            return []
+        shown = [(self.first_turn, self.last_turn)]
+        if self.second_first_turn is not None:
+            shown.append((self.second_first_turn, self.second_last_turn))
+        return shown
 
 
 class ItemKey(models.Model):

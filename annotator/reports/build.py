@@ -39,7 +39,6 @@ from typing import Any
 
 import pandas as pd
 from django.db.models import Exists, OuterRef, QuerySet
-from django.db.models.functions import Length
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
@@ -48,17 +47,18 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.kinds.base import NOT_APPLICABLE
 from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import COLUMNS, Target
-from benchmark.models import Answer, Question, Respondent, Response, Turn
+from benchmark.models import Answer, Question, Respondent, Response
 from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
 
-from ..models import Annotation, Span, Study, StudyItem
+from ..models import Annotation, Study, StudyItem
 from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .item_truths import scored_by_item
 from .methods import study_methods
+from .spans import read_spans
 from .units import unit_kind, unit_name, unit_target
 
 BARRIER_TRUTH = "episode.barrier"
@@ -161,7 +161,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
         .values_list("response_id", "question__key", "value", "number", *COLUMNS)
     ]
-    spans = _read_spans(
+    spans = read_spans(
         regular, [q.key for q in questions if get_kind(q.kind).agreement == "spans"], units, annotations
     )
 
@@ -176,75 +176,6 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,
         respondent_kinds, external,
     )
-
-
-def _read_spans(
-    annotations: QuerySet[Annotation],
-    keys: list[str],
-    units: dict[int, Unit],
-    owners: dict[int, tuple[int, str]],
-) -> list[dict[str, Any]]:
-    """The spans of span questions, with their attribute keys and positions in turns."""
-    if not keys:
-        return []
-    rows = list(
-        Span.objects.filter(annotation__in=annotations, question__key__in=keys)
-        .order_by("pk")
-        .values_list(
-            "pk", "annotation_id", "question__key", "label", "start_turn", "end_turn", "start_char", "end_char"
-        )
-    )
-    if not rows:
-        return []
-    attributes: dict[int, list[str]] = defaultdict(list)
-    through = Span.attributes.through.objects.filter(span__annotation__in=annotations, span__question__key__in=keys)
-    for span_id, key in through.order_by("socialattribute__position", "socialattribute__key").values_list(
-        "span_id", "socialattribute__key"
-    ):
-        attributes[span_id].append(key)
-    lengths: dict[tuple[int, int], int] = {}
-    if any(row[6] is not None for row in rows):
-        episodes = {units[owners[row[1]][0]].episode_id for row in rows if row[1] in owners}
-        lengths = {
-            (episode_id, index): length
-            for episode_id, index, length in Turn.objects.filter(episode_id__in=episodes)
-            .annotate(length=Length("content"))
-            .values_list("episode_id", "index", "length")
-        }
-    spans = []
-    for pk, annotation_id, key, label, start_turn, end_turn, start_char, end_char in rows:
-        if annotation_id not in owners:
-            continue
-        item_id, annotator = owners[annotation_id]
-        episode_id = units[item_id].episode_id
-        start, end = span_position(
-            start_turn, end_turn, start_char, end_char,
-            lengths.get((episode_id, start_turn), 0), lengths.get((episode_id, end_turn), 0),
-        )
-        spans.append({
-            "item": units[item_id].name, "annotator": annotator, "question": key, "label": label,
-            "start": start, "end": end, "attributes": attributes.get(pk, []),
-        })
-    return spans
-
-
-def span_position(
-    start_turn: int, end_turn: int, start_char: int | None, end_char: int | None, start_length: int, end_length: int
-) -> tuple[float, float]:
-    """A span as a half-open interval [start, end) measured in turns, each turn one unit long.
-
-    Whole turns s..e give [s, e + 1). Character offsets refine the two ends by the share of the
-    turn's text they cut off: characters [c1, c2) of turns s..e give [s + c1 / len(s), e + c2 /
-    len(e)). So two spans inside one long turn overlap only as much as their text does, and a
-    turn counts the same however long it is.
-    """
-    start, end = float(start_turn), float(end_turn + 1)
-    if start_char is not None and end_char is not None:
-        if start_length > 0:
-            start = start_turn + min(start_char, start_length) / start_length
-        if end_length > 0:
-            end = end_turn + min(end_char, end_length) / end_length
-    return start, end
 
 
 def build_report(
@@ -406,9 +337,12 @@ def _rows(
     return table, blank
 
 
-def _blank_note(entry: dict[str, Any], blank: int) -> None:
+def _blank_note(entry: dict[str, Any], blank: int, not_applicable: int = 0) -> None:
+    """Say how many answers are left out: blank ones, and "not applicable" ones (answers with no number)."""
     if blank:
         entry["notes"].insert(0, f"answers: {blank} left blank (optional question skipped) and left out")
+    if not_applicable:
+        entry["notes"].insert(0, f"answers: {not_applicable} not applicable and left out")
 
 
 def _categorical(
@@ -456,9 +390,8 @@ def _numeric(
     resamples: int, seed: int,
 ) -> dict[str, Any]:
     table, blank = _rows(question, answers, data, numeric=True)
-    # "Not applicable" (a Likert question may offer it) is an answer with no number: no point on the scale.
     not_applicable = sum(1 for _, _, value, number in answers if number is None and value == NOT_APPLICABLE)
-    blank -= not_applicable
+    blank -= not_applicable  # an answer, with no point on the scale: not a skipped question
     scale = _scale(question)
     outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
     judge = judge_of(question, data.automated)
@@ -475,9 +408,7 @@ def _numeric(
     )
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
-    _blank_note(entry, blank)
-    if not_applicable:
-        entry["notes"].insert(0, f"answers: {not_applicable} not applicable and left out")
+    _blank_note(entry, blank, not_applicable)
     entry["question"] = _question_info(question, unit_kind(question))
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge

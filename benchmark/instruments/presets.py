@@ -7,71 +7,24 @@ instrument (no team: every team may use it, none may change it) the first time a
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
-from typing import Any
-
 from django.db import IntegrityError, transaction
 
 from benchmark.models import Instrument, Question
 
-from .checks import DEFAULT_TEXT_MAX_LENGTH, SPAN_LABELS, set_bounds
+from .checks import DEFAULT_TEXT_MAX_LENGTH, SPAN_LABELS
+from .preset_specs import PresetSpec as PresetSpec
+from .preset_specs import QuestionSpec as QuestionSpec
+from .preset_specs import anchors as _anchors
+from .preset_specs import slider as _slider
+from .promediate_presets import INTERVENTION_DIMENSIONS as INTERVENTION_DIMENSIONS
+from .promediate_presets import PROMEDIATE, PROMEDIATE_INTERVENTION, PROMEDIATE_QUALITY, PROMEDIATE_SNIPPETS
+from .promediate_presets import PROMEDIATE_INTERVENTION_PRESET as PROMEDIATE_INTERVENTION_PRESET
+from .promediate_presets import PROMEDIATE_QUALITY_PRESET as PROMEDIATE_QUALITY_PRESET
+from .promediate_presets import PROMEDIATE_SNIPPETS_PRESET as PROMEDIATE_SNIPPETS_PRESET
 from .rubrics import JUDGE_DIMENSIONS
 from .versions import next_version
 
 Kind = Question.Kind
-
-
-@dataclass(frozen=True)
-class QuestionSpec:
-    """A question of a preset, as it becomes a ``Question`` row (position from its place in the list)."""
-
-    key: str
-    kind: str
-    prompt: str
-    help_text: str = ""
-    required: bool = True
-    scope: str = Question.Scope.EPISODE
-    rationale: str = "none"
-    options: dict[str, Any] = field(default_factory=dict)
-    dimension: str = ""
-    truth: str = ""
-
-    def build(self, instrument: Instrument, position: int) -> Question:
-        """The question row (unsaved), its numeric bounds set from its options."""
-        question = Question(
-            instrument=instrument, key=self.key, position=position, kind=self.kind, prompt=self.prompt,
-            help_text=self.help_text, required=self.required, scope=self.scope, rationale=self.rationale,
-            options=copy.deepcopy(self.options), dimension=self.dimension, truth=self.truth,
-        )
-        set_bounds(question)
-        return question
-
-
-@dataclass(frozen=True)
-class PresetSpec:
-    """An instrument Parley ships, installed with ``install_preset``.
-
-    ``seats_needed`` is the fewest seats an episode must have for the questions to make sense (a
-    mediator rating needs two parties and the mediator); ``seats_reason`` says why, for messages.
-    ``asks_probes``: an annotation study with this preset also asks each episode's scenario probes
-    (``annotator.probes`` says how), which differ per scenario and so cannot be questions of the preset.
-    """
-
-    name: str
-    description: str
-    questions: tuple[QuestionSpec, ...]
-    seats_needed: int = 2
-    seats_reason: str = ""
-    asks_probes: bool = False
-
-
-def _anchors(*anchors: tuple[int, str, str]) -> dict[str, Any]:
-    return {"anchors": [{"value": value, "label": label, "description": text} for value, label, text in anchors]}
-
-
-def _slider(low: int, high: int, low_means: str, high_means: str) -> dict[str, Any]:
-    return {"min": low, "max": high, "step": 1, "labels": {"min": low_means, "max": high_means}}
 
 
 def _sotopia_question(key: str, prompt: str, help_text: str, low_means: str, high_means: str) -> QuestionSpec:
@@ -255,166 +208,6 @@ SHREC_SPANS = PresetSpec(
 )
 
 
-def _mediator_question(key: str, prompt: str, help_text: str, *anchors: tuple[int, str, str]) -> QuestionSpec:
-    return QuestionSpec(
-        key=key, kind=Kind.LIKERT, prompt=prompt, help_text=help_text, rationale="optional", options=_anchors(*anchors)
-    )
-
-
-PROMEDIATE = PresetSpec(
-    name="ProMediate mediator rating",
-    description=(
-        "Rate an AI mediator's message in a multi-party negotiation on four kinds of obstacle it may "
-        "address, each on its own, and judge which of two conversation excerpts is closer to agreement "
-        "(after ProMediate's human evaluation)."
-    ),
-    questions=(
-        _mediator_question(
-            "perception_alignment", "Did the mediator help the parties see the issues the same way?",
-            "Read the conversation so far, then the mediator's message. Look for misunderstandings cleared "
-            "up and shared goals brought to light.",
-            (1, "Missed", "Left diverging views alone, even when a party stated them plainly."),
-            (2, "Slight", "Touched a divergence only in passing, or too late to make a difference."),
-            (3, "Obvious ones only", "Took up plain divergences but missed subtle or unspoken ones."),
-            (4, "Most", "Took up most divergences, including some that were only implied."),
-            (5, "Ahead of it", "Kept watch on the group and surfaced subtle divergences before they grew."),
-        ),
-        _mediator_question(
-            "emotional_dynamics", "Did the mediator deal with the feelings in the conversation?",
-            "Think of negative emotions such as anger, distrust or grief: did the message ease tension or "
-            "build empathy?",
-            (1, "Ignored", "Passed over emotional cues and left the tension as it was."),
-            (2, "Token", "Noticed the emotion but answered it in a perfunctory way."),
-            (3, "Surface only", "Acknowledged open displays of feeling but missed what lay beneath them."),
-            (4, "Attentive", "Answered most emotional signals and eased some of the tension."),
-            (5, "Skilful", "Handled the emotions well and made it feel safe to speak."),
-        ),
-        _mediator_question(
-            "cognitive_challenges", "Did the mediator help the parties reason more clearly?",
-            "Think of faulty reasoning, biases such as anchoring on a first number, or too few options on "
-            "the table.",
-            (1, "Missed", "Let flawed reasoning and thinking traps pass."),
-            (2, "Slight", "Hinted at a reasoning problem without helping to fix it."),
-            (3, "Basic fixes", "Corrected plain reasoning errors but not the deeper ones."),
-            (4, "Helpful", "Fixed most reasoning problems, including some less obvious ones."),
-            (5, "Proactive", "Spotted and resolved complex reasoning problems on its own initiative."),
-        ),
-        _mediator_question(
-            "communication_breakdowns", "Did the mediator get the conversation working again?",
-            "Think of restoring dialogue, reframing what was said, summing up key points and helping the "
-            "parties reconnect.",
-            (1, "No repair", "Did not respond to breakdowns or confusion."),
-            (2, "Slight", "Acknowledged a breakdown without really repairing it."),
-            (3, "Surface repair", "Repaired the visible breakdowns but left gaps in how the issues were framed."),
-            (4, "Good repair", "Repaired most breakdowns and reconnected the parties."),
-            (5, "Restored", "Got the dialogue going again and reframed it constructively."),
-        ),
-        QuestionSpec(
-            key="closer_to_agreement", kind=Kind.PAIRWISE, required=False, rationale="optional",
-            prompt="Which conversation handled the conflict better: in which are the parties closer to agreement?",
-            help_text=(
-                "Only for items that pair two excerpts of the same negotiation. Judge how far the parties "
-                "agree on the issues, not how polite they are; choose 'About the same' only when you "
-                "really cannot tell."
-            ),
-            options={"choices": [
-                {"value": "A", "label": "Conversation A"},
-                {"value": "B", "label": "Conversation B"},
-                {"value": "tie", "label": "About the same"},
-            ]},
-        ),
-    ),
-    seats_needed=3,
-    seats_reason=(
-        "its questions rate a mediator's turns in a multi-party negotiation, so every episode needs at "
-        "least three seats (two parties and the mediator); a two-person conversation has no mediator"
-    ),
-)
-
-
-PROMEDIATE_INTERVENTION_PRESET = "promediate-intervention"
-# The four problems a mediator's intervention is rated on, in the order ProMediate lists them (App. C.3).
-INTERVENTION_DIMENSIONS = (
-    "perception_alignment", "emotional_dynamics", "cognitive_challenges", "communication_breakdowns",
-)
-_NOT_APPLICABLE = {
-    "label": "Not applicable",
-    "description": "The conversation before this message showed no such problem, so there was nothing to handle.",
-}
-
-
-def _intervention_question(key: str, prompt: str, help_text: str, low: str, middle: str, high: str) -> QuestionSpec:
-    """One of the four per-intervention ratings: 1, 3 and 5 named, 2 and 4 in between, and "not applicable"."""
-    return QuestionSpec(
-        key=key, kind=Kind.LIKERT, prompt=prompt, help_text=help_text, scope=Question.Scope.TURN,
-        dimension=key,
-        options={
-            "anchors": [
-                {"value": 1, "label": "Not handled", "description": low},
-                {"value": 2},
-                {"value": 3, "label": "Partly handled", "description": middle},
-                {"value": 4},
-                {"value": 5, "label": "Well handled", "description": high},
-            ],
-            "not_applicable": dict(_NOT_APPLICABLE),
-        },
-    )
-
-
-PROMEDIATE_INTERVENTION = PresetSpec(
-    name="ProMediate mediator intelligence (per intervention)",
-    description=(
-        "Rate one intervention of an AI mediator in a multi-party negotiation: read the turns since the "
-        "mediator last spoke, then its message, and say how well the message dealt with each of four kinds of "
-        "problem. A problem that did not arise in those turns is not applicable (after ProMediate's mediator "
-        "intelligence criteria). Each rating is about the mediator's turn."
-    ),
-    questions=(
-        _intervention_question(
-            "perception_alignment", "Did the message bring the parties' views of the issues closer together?",
-            "First ask whether the parties saw the issues differently (a misunderstanding, goals they share "
-            "without knowing it). If they did not, choose not applicable.",
-            "Left diverging views alone, even where a party said plainly how it saw things.",
-            "Took up the plain divergences but passed over the subtle or unspoken ones.",
-            "Watched the whole group and brought subtle divergences into the open before they grew.",
-        ),
-        _intervention_question(
-            "emotional_dynamics", "Did the message deal with the feelings running through the conversation?",
-            "First ask whether there were negative feelings such as anger, distrust or grief. If there were "
-            "none, choose not applicable.",
-            "Passed over the emotional signals and left the tension where it was.",
-            "Acknowledged feelings shown openly but not what lay underneath them.",
-            "Handled the feelings with skill and made it safe for everyone to speak.",
-        ),
-        _intervention_question(
-            "cognitive_challenges", "Did the message help the parties reason more clearly?",
-            "First ask whether there was faulty reasoning, a bias (such as clinging to a first offer) or an "
-            "unhelpful rule of thumb. If there was none, choose not applicable.",
-            "Let flawed reasoning and thinking traps pass unremarked.",
-            "Put right the simple reasoning errors but left the deeper ones.",
-            "Spotted complex reasoning problems on its own initiative and resolved them.",
-        ),
-        _intervention_question(
-            "communication_breakdowns", "Did the message get the parties talking productively again?",
-            "First ask whether communication had broken down: parties talking past each other, hostility, "
-            "a party left silent, or the talk going round in circles. If not, choose not applicable.",
-            "Did not respond to the breakdown or the confusion.",
-            "Mended the visible breakdown but left gaps in how the issues were framed.",
-            "Restored the dialogue and reframed the conversation in a constructive way.",
-        ),
-        QuestionSpec(
-            key="comment", kind=Kind.TEXT, scope=Question.Scope.TURN, required=False,
-            prompt="Anything about this intervention worth noting? (optional)", options={"max_length": 1000},
-        ),
-    ),
-    seats_needed=3,
-    seats_reason=(
-        "it rates a mediator's interventions in a multi-party negotiation, so every episode needs at least "
-        "three seats (two parties and the mediator)"
-    ),
-)
-
-
 def preset_misfit(key: str, seats: int) -> str:
     """Why episodes with ``seats`` seats cannot be rated with preset ``key``; empty when they can.
 
@@ -536,6 +329,8 @@ PRESETS: dict[str, PresetSpec] = {
     AGENTSENSE_PRESET: AGENTSENSE,
     TURN_RATING_PRESET: TURN_RATING,
     PROMEDIATE_INTERVENTION_PRESET: PROMEDIATE_INTERVENTION,
+    PROMEDIATE_SNIPPETS_PRESET: PROMEDIATE_SNIPPETS,
+    PROMEDIATE_QUALITY_PRESET: PROMEDIATE_QUALITY,
 }
 # Presets participants answer after a chat (not offered to annotation studies).
 CHAT_PRESET = "chat-questionnaire"

@@ -14,7 +14,7 @@ from ..models import Episode, RunChunk, SimulationRun
 from .chunks import AT_WORK, MAX_ERRORS_KEPT
 from .options import NO_JUDGE, PROMEDIATE, RunOptions, RunOptionsError
 from .planning import chunks, plan_run
-from .scoring import interview_run_episodes, score_episodes
+from .scoring import evaluate_negotiation_episodes, interview_run_episodes, score_episodes
 from .status import RunSummary, close, snapshot
 
 
@@ -52,9 +52,10 @@ def finish_run(run_id: int) -> str:
         status=status,
         errors=[line for chunk in ended for line in chunk.error.splitlines() if line][:MAX_ERRORS_KEPT],
     )
-    # a negotiation's judges are the consensus trace and the mediator's intelligence (evaluate --promediate),
-    # not the dialogue judge's dimensions
-    if status != SimulationRun.Status.CANCELLED and options.judge_model != NO_JUDGE and options.preset != PROMEDIATE:
+    # a negotiation's judges read the consensus trace and the mediator's intelligence, not the dialogue dimensions
+    if status != SimulationRun.Status.CANCELLED and options.judge_model != NO_JUDGE and options.preset == PROMEDIATE:
+        summary.judged = evaluate_negotiation_episodes(run_id, episode_ids, options)
+    elif status != SimulationRun.Status.CANCELLED and options.judge_model != NO_JUDGE:
         summary.judged = score_episodes(run_id, episode_ids, options)
     if status != SimulationRun.Status.CANCELLED and options.interview:
         summary.interviewed = interview_run_episodes(run_id, episode_ids, options)

@@ -37,10 +37,11 @@ from ..agents.negotiation.mediators import MediatorPolicy, SocialMediator, media
 from ..agents.negotiation.parties import PartyAgent, Rated, Thought, predict_allocation
 from ..agents.negotiation.replies import ask_json, total_usage
 from ..agents.negotiation.tracker import track
-from ..models import Episode, MediatorDecision, PartyThought, Preference, Seat, Topic, Turn
-from ..scenarios.floor import choose_speaker, passes, silence_bonus
+from ..models import Episode, MediatorDecision, PartyThought, Preference, Scenario, Seat, Topic, Turn
+from ..scenarios.floor import IM_THRESHOLD, INTERRUPT_THRESHOLD, choose_speaker, passes, silence_bonus
 
 MODES_PREFIX = "promediate-"
+DEFAULT_MEDIATOR = "social"  # the paper's own mediator, for an episode that names none
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Table:
     mediator: Seat | None
     context: NegotiationContext
     names: dict[int, str] = field(default_factory=dict)  # seat id -> name
+    thresholds: dict[str, tuple[float, float]] = field(default_factory=dict)  # name -> (motivation, interruption)
 
 
 def settings_of(episode: Episode) -> dict[str, Any]:
@@ -66,7 +68,8 @@ def mode_of(barrier_key: str) -> str:
 def load_table(episode: Episode, seats: list[Seat], turns: list[Turn], seed: int) -> Table:
     """The negotiation's context from the database: topics, preferences, seats and what was said."""
     options = settings_of(episode)
-    mediator_position = options.get("mediator_position")
+    # an episode made outside a ProMediate run (no settings): the scenario's greeter mediates
+    mediator_position = options.get("mediator_position", episode.scenario.greeter_position)
     topics = list(Topic.objects.filter(scenario_id=episode.scenario_id).order_by("position"))
     views = tuple(
         TopicView(t.title, t.question, tuple((str(o["key"]), str(o.get("text", ""))) for o in t.options))
@@ -110,7 +113,31 @@ def load_table(episode: Episode, seats: list[Seat], turns: list[Turn], seed: int
         mediator_persona=persona if mediator and mediator.carries_barrier else "",
         consensus=options.get("consensus"),
     )
-    return Table(episode, {names[seat.pk]: seat for seat in parties}, mediator, context, names)
+    return Table(
+        episode,
+        {names[seat.pk]: seat for seat in parties},
+        mediator,
+        context,
+        names,
+        case_thresholds(episode.scenario, [names[seat.pk] for seat in parties]),
+    )
+
+
+def case_thresholds(scenario: Scenario, parties: list[str]) -> dict[str, tuple[float, float]]:
+    """Each party's (motivation, interruption) thresholds from the case's ``config`` (imported into
+    ``Scenario.settings["promediate"]["config"]``, matched by name without regard to case); the defaults
+    3.0 and 2.5 for a party it does not list."""
+    config = (scenario.settings.get("promediate") or {}).get("config") or {}
+    by_name = {str(name).lower(): values for name, values in config.items() if isinstance(values, dict)}
+    found = {}
+    for party in parties:
+        values = by_name.get(party.strip().lower())
+        if values:
+            found[party] = (
+                float(values.get("im_threshold", IM_THRESHOLD)),
+                float(values.get("interrupt_threshold", INTERRUPT_THRESHOLD)),
+            )
+    return found
 
 
 def forget_unfinished_step(episode: Episode, turns: list[Turn]) -> None:
@@ -164,7 +191,7 @@ async def run_negotiation(
     temperature = float(episode.settings.get("temperature", 0.7))
     policy = (
         mediator_for(
-            options.get("mediator", "generic"),
+            options.get("mediator", DEFAULT_MEDIATOR),
             table.mediator.model,
             strategies=int(options.get("strategies", 3)),
             articulation_model=options.get("articulation_model") or None,
@@ -256,8 +283,10 @@ async def _party_step(
     last = context.last
     thinkers = [name for name in table.parties if name != last.speaker]
     first_model = next(iter(table.parties.values())).model
-    allocation, allocation_usage = await predict_allocation(context, first_model)
-    results = await asyncio.gather(*(_think(agents[name], context) for name in thinkers))
+    # who the floor is handed to is read while the parties think: neither waits for the other
+    (allocation, allocation_usage), *results = await asyncio.gather(
+        predict_allocation(context, first_model), *(_think(agents[name], context) for name in thinkers)
+    )
     usages = [allocation_usage]
     rows: list[PartyThought] = []
     best: dict[str, float | None] = {}
@@ -280,9 +309,10 @@ async def _party_step(
                 best[name], best_row[name] = row.rating, row
     for name, row in best_row.items():
         kept[name] = (row.content, row.rating)
-        row.selected = passes(row.rating, name, allocation)
+        im, interrupt = table.thresholds.get(name, (IM_THRESHOLD, INTERRUPT_THRESHOLD))
+        row.selected = passes(row.rating, name, allocation, im_threshold=im, interrupt_threshold=interrupt)
     fallback = {name: kept[name][1] for name in thinkers if name in kept}
-    speaker = choose_speaker(best, allocation, last.speaker, fallback=fallback)
+    speaker = choose_speaker(best, allocation, last.speaker, fallback=fallback, thresholds=table.thresholds)
     if speaker is None:
         await PartyThought.objects.abulk_create(rows)
         return None

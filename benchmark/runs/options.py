@@ -312,7 +312,7 @@ _OPTION_LABELS = {
     "interview": ("Interview the agents", ""),
     "seat_models": ("Models by seat", "none"),
     "casts": ("Casts", DEFAULT_CAST),
-    "preset": ("Preset", "none"),
+    "preset": ("Preset", ""),
     "mediators": ("Mediator conditions", ""),
     "party_model": ("Parties' model", ""),
     "mediator_model": ("Mediator's model", ""),
@@ -322,10 +322,11 @@ _OPTION_LABELS = {
 
 
 def describe_options(options: dict[str, Any]) -> list[tuple[str, str]]:
-    """A run's stored options as (label, text) pairs, in a fixed order, empty values spelled out."""
+    """A run's stored options as (label, text) pairs, in a fixed order, empty values spelled out; the ProMediate
+    preset's options only for a run of that preset."""
     rows = []
     for key, (label, empty) in _OPTION_LABELS.items():
-        if key not in options:
+        if key not in options or (key in PROMEDIATE_OPTIONS and options.get("preset") != PROMEDIATE):
             continue
         value = options[key]
         text = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)

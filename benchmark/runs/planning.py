@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.text import slugify
 
+from ..agents.negotiation import prompts as negotiation_prompts
 from ..models import Barrier, Cast, Episode, Role, Scenario, ScenarioBarrier, Team, Topic, TurnTaking
 from ..scenarios.turn_taking import check_greeter, turn_cap_for
 from .negotiation import mode_of
@@ -137,6 +138,7 @@ class RunPlan:
             "persona_to_mediator": options.persona_to_mediator,
             "strategies": 3,
             "articulation_model": "" if none else (options.articulation_model or options.mediator_model),
+            "prompt_versions": negotiation_prompts.versions(),
         }
 
 

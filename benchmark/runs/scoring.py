@@ -49,6 +49,39 @@ def score_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions)
     return line
 
 
+def evaluate_negotiation_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
+    """The ProMediate judges' pass (``benchmark.evaluation.promediate``: attitudes, pair agreement, topic
+    tags, mediator intelligence) over the run's finished negotiations, with each judge model; cached per
+    judge and prompt version. A one-line outcome."""
+    from ..evaluation.promediate import passes
+
+    models = judge.judge_models(options.judge_model or llm.model_for("judge"))
+    finished = [
+        pk for chunk in chunks(episode_ids)
+        for pk in Episode.objects.filter(pk__in=chunk, status=Episode.Status.FINISHED).values_list("pk", flat=True)
+    ]
+    SimulationRun.objects.filter(pk=run_id).update(
+        message=f"Negotiations played; {', '.join(models)} reading the consensus of {len(finished)} of them.",
+        heartbeat_at=timezone.now(),
+    )
+    results = []
+    for model in models:
+        for pk in finished:  # one at a time, with a heartbeat after each, so the run never looks lost
+            results += run_in_loop(
+                passes.evaluate_negotiations, [pk], model=model, concurrency=max(1, options.concurrency)
+            )
+            heartbeat(run_id)
+    outcomes = Counter(result.outcome for result in results)
+    line = (
+        f"ProMediate judges {', '.join(models)}: {outcomes[passes.EVALUATED]} evaluated, "
+        f"{outcomes[passes.CACHED]} already evaluated, {outcomes[passes.FAILED]} failed."
+    )
+    failures = [result for result in results if result.outcome == passes.FAILED]
+    if failures:
+        line += f" First error (episode {failures[0].episode_id}): {failures[0].error}"
+    return line
+
+
 def interview_run_episodes(run_id: int, episode_ids: Sequence[int], options: RunOptions) -> str:
     """Interview the agents of the run's finished episodes, then have the run's judges answer every goal
     (unless the run has no judge); stored answers are kept. A one-line outcome."""

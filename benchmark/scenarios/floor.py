@@ -63,19 +63,28 @@ def choose_speaker(
     fallback: Mapping[str, float] | None = None,
     im_threshold: float = IM_THRESHOLD,
     interrupt_threshold: float = INTERRUPT_THRESHOLD,
+    thresholds: Mapping[str, tuple[float, float]] | None = None,
 ) -> str | None:
     """The party that speaks next, or None when no party has anything to say.
 
     ``best`` maps each party, in seat order, to the rating of its best new thought (after the silence
     bonus), or None when it had none. ``fallback`` maps parties to the rating of their most salient
     stored thought, used only when no new thought passes. The last speaker is never chosen.
+    ``thresholds`` gives a party its own (motivation, interruption) thresholds, as a case's ``config`` does.
     """
+    own = thresholds or {}
     passing = {
         party: rating
         for party, rating in best.items()
         if party != last_speaker
         and rating is not None
-        and passes(rating, party, allocation, im_threshold=im_threshold, interrupt_threshold=interrupt_threshold)
+        and passes(
+            rating,
+            party,
+            allocation,
+            im_threshold=own.get(party, (im_threshold, interrupt_threshold))[0],
+            interrupt_threshold=own.get(party, (im_threshold, interrupt_threshold))[1],
+        )
     }
     if passing:
         return _highest(passing)

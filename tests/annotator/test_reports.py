@@ -316,7 +316,7 @@ def test_a_study_without_annotations_has_nothing_to_report():
 
 
 def test_character_offsets_refine_span_positions():
-    from annotator.reports.build import span_position
+    from annotator.reports.spans import span_position
 
     assert span_position(2, 3, None, None, 0, 0) == (2.0, 4.0)
     assert span_position(2, 2, 10, 30, 40, 40) == (2.25, 2.75)

@@ -89,7 +89,7 @@ def test_a_scripted_negotiation_keeps_the_floor_rules_and_stores_every_decision(
 def test_the_social_mediator_weighs_three_strategies_and_speaks_the_best():
     episode = play(negotiation("social", turn_cap=60, seed=0), seed=0)
     spoken = list(MediatorDecision.objects.filter(episode=episode, engaged=True))
-    assert len(spoken) == 2
+    assert len(spoken) == 5
     for decision in spoken:
         assert len(decision.candidates) == 3 and decision.rating > 3.5
         best = max(decision.candidates, key=lambda c: c["rating"])
@@ -141,3 +141,14 @@ def test_a_resumed_negotiation_continues_as_an_uninterrupted_one():
     assert transcript(resumed) == transcript(whole)
     assert [row[:-1] for row in decisions(resumed)] == [row[:-1] for row in decisions(whole)]
     assert [row[2:] for row in thoughts(resumed)] == [row[2:] for row in thoughts(whole)]
+
+
+def test_the_cases_own_thresholds_decide_which_thoughts_pass():
+    episode = negotiation("none", turn_cap=6)
+    unreachable = {"im_threshold": 5.5, "interrupt_threshold": 5.5}
+    episode.scenario.settings = {"promediate": {"config": {name.lower(): unreachable for name in PARTIES}}}
+    episode.scenario.save()
+    played = play(episode)
+    assert played.turns.count() == 7
+    assert not PartyThought.objects.filter(episode=played, selected=True).exists()  # every turn fell back
+    assert PartyThought.objects.filter(episode=played, spoken=True).count() == 6

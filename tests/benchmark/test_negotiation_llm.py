@@ -79,6 +79,9 @@ def test_a_reply_that_is_not_json_is_stored_as_a_failed_decision(parties_reply):
         assert (decision.failed, decision.engaged, decision.raw) == (True, False, "I would rather wait and see.")
         assert (decision.by, decision.model, decision.policy) == ("agent", FAKE_MODEL, "social")
         assert decision.decided_ms is not None
+    # the social mediator's tracker kept the state its model gave after the party turns, for a resume
+    episode.refresh_from_db()
+    assert episode.settings["promediate"]["consensus"] == {"Contract Term": {"label": "unresolved", "mind_state": {}}}
     # one request and one repair per decision
     when = [p for p in parties_reply.prompts if "Look for four kinds of trouble" in p]
     assert len(when) == 2 * len(decisions)

@@ -69,3 +69,8 @@ def test_a_pending_mediator_speaks_first_but_never_twice_in_a_row():
     assert mediator_takes_floor(True, last_speaker_is_mediator=False)
     assert not mediator_takes_floor(True, last_speaker_is_mediator=True)
     assert not mediator_takes_floor(False, last_speaker_is_mediator=False)
+
+
+def test_a_party_may_have_its_own_thresholds():
+    assert choose_speaker({"A": 3.2, "B": 2.8}, ANYONE, "C", thresholds={"B": (2.5, 2.0)}) == "A"
+    assert choose_speaker({"A": 2.9, "B": 2.8}, ANYONE, "C", thresholds={"B": (2.5, 2.0)}) == "B"

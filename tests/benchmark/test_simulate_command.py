@@ -118,7 +118,7 @@ def test_failed_episodes_end_the_command_with_an_error_after_the_summary(scenari
     ("args", "message"),
     [
         (["--conditions", "none,bogus"], "--conditions: Unknown condition(s) 'bogus'; known barriers: none, semantic, "
-                                         "sociocultural, emotional."),
+                                         "sociocultural, emotional, promediate-general, promediate-competing"),
         (["--scenarios", "kitchen,nowhere"], "--scenarios: No scenario has the id, external id or codename 'nowhere'."),
         (["--tags", "easy"], "--difficulty: Unknown difficulty tag(s) 'easy'; known: standard, hard."),
         (["--turn-cap", "0"], "--turn-cap: turn cap must be between 1 and 1000; got 0."),

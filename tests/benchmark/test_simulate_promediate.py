@@ -7,8 +7,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Episode, MediatorDecision, PartyThought
+from benchmark.models import Attitude, Episode, MediatorDecision, PartyThought
+from tests.benchmark.import_checks import import_file
 from tests.benchmark.negotiation_data import competing, make_negotiation
+from tests.benchmark.test_import_promediate import HMO
 from tests.builders import make_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -35,9 +37,23 @@ def simulate(*args: str) -> str:
 
 def grid(name: str, *extra: str) -> str:
     return simulate(
-        "--preset", "promediate", "--scenarios", "promediate-case", "--conditions", "promediate-competing",
-        "--mediator", "none,generic,social", "--runs", "2", "--seed", "7", "--model", "scripted",
-        "--run-name", name, *extra,
+        "--preset",
+        "promediate",
+        "--scenarios",
+        "promediate-case",
+        "--conditions",
+        "promediate-competing",
+        "--mediator",
+        "none,generic,social",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--model",
+        "scripted",
+        "--run-name",
+        name,
+        *extra,
     )
 
 
@@ -52,8 +68,16 @@ def record(tag: str) -> str:
             "turns": list(episode.turns.values_list("index", "seat__position", "content", "model")),
             "decisions": list(
                 MediatorDecision.objects.filter(episode=episode).values_list(
-                    "after_index", "policy", "model", "engaged", "rating", "reason", "candidates", "chosen",
-                    "turn__index", "failed",
+                    "after_index",
+                    "policy",
+                    "model",
+                    "engaged",
+                    "rating",
+                    "reason",
+                    "candidates",
+                    "chosen",
+                    "turn__index",
+                    "failed",
                 )
             ),
             "thoughts": list(
@@ -77,6 +101,11 @@ def test_the_grid_is_modes_by_mediators_by_runs_and_every_episode_keeps_the_rule
     for episode in episodes:
         options = episode.settings["promediate"]
         assert options["mode"] == "competing" and options["party_model"] == "scripted"
+        assert options["prompt_versions"] == {
+            "party": "pm-party-1",
+            "mediator": "pm-mediator-1",
+            "tracker": "pm-tracker-1",
+        }
         assert episode.settings["seed"] == 7 + options["run_id"] - 1  # runs are paired across mediators
         seats = {seat.position: seat for seat in episode.seats.all()}
         if options["mediator"] == "none":
@@ -110,8 +139,16 @@ def test_running_it_again_resumes_instead_of_replaying(case):
 def test_a_scenario_that_is_not_a_negotiation_is_refused(case):
     make_scenario(codename="kitchen")
     with pytest.raises(CommandError, match="--scenarios: Scenario kitchen is not a negotiation"):
-        simulate("--preset", "promediate", "--scenarios", "kitchen", "--conditions", "promediate-competing",
-                 "--model", "scripted")
+        simulate(
+            "--preset",
+            "promediate",
+            "--scenarios",
+            "kitchen",
+            "--conditions",
+            "promediate-competing",
+            "--model",
+            "scripted",
+        )
 
 
 def test_an_unknown_mediator_condition_is_refused(case):
@@ -122,3 +159,92 @@ def test_an_unknown_mediator_condition_is_refused(case):
 def test_mediator_options_need_the_preset(case):
     with pytest.raises(CommandError, match="--mediators: mediators is an option of the 'promediate' preset"):
         simulate("--scenarios", "promediate-case", "--mediator", "social", "--conditions", "none")
+
+
+def hmo_social(name: str) -> str:
+    return simulate(
+        "--preset",
+        "promediate",
+        "--scenarios",
+        "promediate-hmo",
+        "--conditions",
+        "promediate-competing",
+        "--mediator",
+        "social",
+        "--model",
+        "scripted",
+        "--runs",
+        "2",
+        "--seed",
+        "7",
+        "--run-name",
+        name,
+    )
+
+
+def test_pm_a12_the_hmo_case_offline_twice_is_byte_identical_and_keeps_the_floor_rules():
+    import_file(HMO)
+    out = hmo_social("hmo-first")
+    hmo_social("hmo-second")
+
+    assert record("hmo-first") == record("hmo-second")
+    assert "ProMediate judges scripted: 2 evaluated" in out  # the run's judge read the consensus trace
+    episodes = list(Episode.objects.filter(tag="hmo-first"))
+    assert len(episodes) == 2
+    for episode in episodes:
+        speakers = list(episode.turns.values_list("seat__role__character__first_name", flat=True))
+        assert len(speakers) <= 61 and speakers[0] == "Mediator"
+        assert all(a != b for a, b in zip(speakers, speakers[1:], strict=False))
+        assert Attitude.objects.filter(episode=episode, judge="scripted").exists()
+    assert MediatorDecision.objects.filter(episode__tag="hmo-first", engaged=True).count() == 3
+
+
+@pytest.mark.parametrize("flag", ["--party-model", "--mediator-model", "--articulation-model"])
+def test_each_role_model_is_checked_against_the_models_the_team_may_call(case, flag):
+    with pytest.raises(CommandError, match=f"{flag}: .*anthropic/claude-sonnet-4"):
+        grid("pm-models", flag, "anthropic/claude-sonnet-4")
+    assert not Episode.objects.filter(tag="pm-models").exists()
+
+
+def report(tag: str) -> dict:
+    out = io.StringIO()
+    call_command(
+        "benchmark_report",
+        "--analysis",
+        "promediate",
+        "--format",
+        "json",
+        "--tag",
+        tag,
+        "--bootstrap",
+        "50",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    return json.loads(out.getvalue())
+
+
+def test_pm_a12_the_two_runs_report_the_same_table_1_with_only_competing_social_filled():
+    import_file(HMO)
+    hmo_social("hmo-a")
+    hmo_social("hmo-b")
+
+    first, second = report("hmo-a"), report("hmo-b")
+    assert json.dumps(first["table1"], sort_keys=True) == json.dumps(second["table1"], sort_keys=True)
+    cells = first["table1"]["cells"]
+    assert set(cells) >= {"consensus_change", "topic_level_efficiency", "response_latency"}
+    for metric, by_mode in cells.items():
+        social = by_mode["competing"]["social"]
+        assert not social["missing"] and social["conversations"] == 2, metric
+        for condition in ("none", "generic"):
+            empty = by_mode["competing"][condition]
+            assert empty["missing"] or not empty["defined"], (metric, condition)
+            assert empty["mean"] is None
+    assert cells["consensus_change"]["competing"]["social"]["n"] == 2
+
+
+def test_the_persona_reaches_the_mediator_only_when_asked(case):
+    grid("pm-persona", "--mediator", "social", "--runs", "1", "--persona-to-mediator")
+    episode = Episode.objects.get(tag="pm-persona")
+    assert episode.settings["promediate"]["persona_to_mediator"] is True
+    assert all(episode.seats.values_list("carries_barrier", flat=True))

@@ -5,7 +5,9 @@ that rates each agent turn ("Rate each reply", ratings stored per turn); the
 episodes of three and four parties (tag ``demo-groups``, already interviewed and judged on every
 goal by ``load_demo``) get the AgentSense study, whose report sets the annotators' goal verdicts
 against the agents' own (self), each other's (other) and the scripted goal judge's (external),
-and their probe accuracy beside the agents' attacker and blind accuracy.
+and their probe accuracy beside the agents' attacker and blind accuracy; the ProMediate negotiations
+(tag ``demo-promediate``) get a study of the mediator's interventions, one item per intervention with
+the turns since the mediator last spoke, compared with the scripted MI judge's answers.
 
 Each study is then partly rated by the demo annotators with generated ratings
 (``annotator.demo_ratings``: written by the offline scripted model and labelled as such wherever they
@@ -28,6 +30,9 @@ from django.urls import reverse
 from benchmark.demo.accounts import ANNOTATOR_NAMES, RESEARCHER
 from benchmark.demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from benchmark.demo.group_templates import CASTS_PER_TEMPLATE, TEMPLATES
+from benchmark.demo.negotiations import MEDIATORS
+from benchmark.demo.negotiations import MODES as NEGOTIATION_MODES
+from benchmark.demo.negotiations import TAG as NEGOTIATION_TAG
 from benchmark.instruments import presets
 from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.management.team_option import add_team_argument, team_from_options
@@ -63,14 +68,20 @@ DEMO_STUDIES = (
     ),
     # Last, so the studies above keep the items and claim orders they had before it.
     DemoStudy("demo-turn-rating", "Rate each reply", presets.TURN_RATING_PRESET, overlap=2, limit=8),
+    DemoStudy(
+        "demo-promediate-interventions", "ProMediate: the mediator's interventions",
+        presets.PROMEDIATE_INTERVENTION_PRESET, overlap=2, tag=NEGOTIATION_TAG,
+        compare=(Respondent.Kind.JUDGE,),  # the scripted MI judge answered every intervention
+    ),
 )
 # How many finished episodes of each tag load_demo makes.
 EXPECTED = {
     DEMO_TAG: len(SCENARIOS) * len(CONDITIONS),
     GROUP_TAG: len(GROUP_SCENARIOS) * len(CONDITIONS) + len(TEMPLATES) * CASTS_PER_TEMPLATE,
+    NEGOTIATION_TAG: len(NEGOTIATION_MODES) * len(MEDIATORS),
 }
-# The demo has no mediated conversations: presets that need a seat more than the two-party episodes
-# have, and no study of their own, are left out for the reason the study form would give.
+# Presets with no demo study of their own that need a seat more than the two-party episodes have (the
+# mediated negotiations have their own study) are left out for the reason the study form would give.
 SKIPPED = {
     key: reason
     for key in presets.PRESETS

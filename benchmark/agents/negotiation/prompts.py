@@ -19,6 +19,12 @@ TRACKER_PROMPT_VERSION = "pm-tracker-1"
 
 Messages = list[dict[str, str]]
 
+
+def versions() -> dict[str, str]:
+    """The wording each family was asked with, kept with the episode (``Episode.settings["promediate"]``)."""
+    return {"party": PARTY_PROMPT_VERSION, "mediator": MEDIATOR_PROMPT_VERSION, "tracker": TRACKER_PROMPT_VERSION}
+
+
 OPENING_LINE = "Welcome, everyone. Let's begin our discussion."
 STRATEGY_FAMILIES = ("facilitative", "evaluative", "transformative", "problem-solving")
 

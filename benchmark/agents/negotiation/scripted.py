@@ -8,24 +8,28 @@ by its letter (``On Contract Term, I back option (b)``), which is what the scrip
 extractor and tracker read. Which option follows the conflict mode's concession schedule: a party
 names its first choice until it has spoken on the topic ``CONCEDE_AFTER[mode]`` times, then its next
 choice, and so on down its ranking (competing after 3 of its own turns on the topic, accommodating
-after 1, others after 2); an avoiding party never raises the most contested topic.
+after 1, others after 2); an avoiding party never raises the most contested topic. A party's second
+thought of a turn holds out for its first choice, unless it is accommodating, so a concession can be
+taken back and agreement can fall as well as rise.
 
-Scripted mediators: the social one intervenes when the tracked agreement has fallen at least 0.1
-below its highest point since the mediator last spoke and at least two parties have spoken since;
-the generic one every 8 party turns.
+Scripted mediators: the social one intervenes when the tracked agreement, overall or on one topic, has
+fallen at least 0.1 below its highest point since the mediator last spoke and at least two parties
+have spoken since (overall alone hardly moves by 0.1 with five topics, one stance changing at a
+time); the generic one every 8 party turns.
 """
 
 from __future__ import annotations
 
 from .context import NegotiationContext, PartyView, TopicView, draw
 from .prompts import STRATEGY_FAMILIES
-from .tracker import TrackedState, most_contested, series, stated_option, track
+from .tracker import TrackedState, largest_fall, most_contested, stated_option, states, track
 
 CONCEDE_AFTER = {"competing": 3, "accommodating": 1}
 DEFAULT_CONCESSION = 2
 SOCIAL_DROP = 0.1
 SOCIAL_SPEAKERS = 2
 GENERIC_EVERY = 8
+YIELDING = ("accommodating",)  # modes whose parties never take a concession back
 SOCIAL_THRESHOLD = 3.5
 
 
@@ -67,6 +71,8 @@ def thoughts(context: NegotiationContext, party: PartyView, count: int) -> list[
             found.append(f"Ask where everyone stands on {topic.title}.")
             continue
         first = (party.rankings.get(topic.title) or (option,))[0]
+        if number % 2 and party.mode not in YIELDING:
+            option = first  # the second thought digs in: a concession made can be taken back
         verb = "hold out for" if option == first else "offer to accept"
         found.append(f"On {topic.title}, {verb} option ({option}).")
     return found
@@ -113,18 +119,19 @@ def next_speaker(context: NegotiationContext) -> str:
 
 
 def social_when(context: NegotiationContext) -> tuple[bool, float, str]:
-    """Intervene when agreement fell by ``SOCIAL_DROP`` from its peak since the mediator last spoke,
-    once at least ``SOCIAL_SPEAKERS`` parties have spoken since."""
+    """Intervene when agreement fell by ``SOCIAL_DROP`` from its peak since the mediator last spoke, overall or
+    on one topic, once at least ``SOCIAL_SPEAKERS`` parties have spoken since."""
     since = context.since_mediator()
-    points = series(context)[len(context.transcript) - len(since) :]
-    drop = max(points) - points[-1]
+    drop, topic = largest_fall(states(context, len(context.transcript) - len(since)))
     speakers = {u.speaker for u in since if not u.mediator}
     engage = drop >= SOCIAL_DROP - 1e-9 and len(speakers) >= SOCIAL_SPEAKERS
     rating = round(min(5.0, SOCIAL_THRESHOLD + 0.5 + drop) if engage else min(SOCIAL_THRESHOLD, 2.0 + drop), 1)
+    where = f"on {topic}" if topic else "overall"
     reason = (
-        f"Agreement fell by {drop:.2f} since I last spoke and {len(speakers)} parties have spoken since."
+        f"Agreement {where} fell by {drop:.2f} since I last spoke; {len(speakers)} parties have spoken since."
         if engage
-        else f"Agreement moved by {-drop:.2f} from its peak since I last spoke; {len(speakers)} parties have spoken."
+        else f"No fall of {SOCIAL_DROP} since I last spoke (largest {drop:.2f} {where}); "
+        f"{len(speakers)} parties have spoken."
     )
     return engage, rating, reason
 
@@ -139,7 +146,7 @@ def generic_when(context: NegotiationContext) -> tuple[bool, None, str]:
 def social_strategies(context: NegotiationContext, count: int) -> list[tuple[str, float]]:
     """``count`` candidate strategies about the most contested topic, each with a rating."""
     state = track(context)
-    topic = most_contested(context, state)
+    topic = _focus(context, state)
     title = topic.title if topic else "the open issues"
     templates = {
         "facilitative": f"Give each party a turn to restate their position on {title}.",
@@ -157,7 +164,7 @@ def social_strategies(context: NegotiationContext, count: int) -> list[tuple[str
 
 def social_articulation(context: NegotiationContext, strategy: str) -> str:
     state = track(context)
-    topic = most_contested(context, state)
+    topic = _focus(context, state)
     return f"{strategy} {_positions(context, state, topic)}".strip()
 
 
@@ -165,6 +172,13 @@ def generic_message(context: NegotiationContext) -> str:
     state = track(context)
     topic = most_contested(context, state)
     return f"Let me sum up where we are. {_positions(context, state, topic)} What would make a middle ground work?"
+
+
+def _focus(context: NegotiationContext, state: TrackedState) -> TopicView | None:
+    """The topic whose agreement fell most since the mediator last spoke, else the most contested one."""
+    since = context.since_mediator()
+    _, fallen = largest_fall(states(context, len(context.transcript) - len(since)))
+    return next((t for t in context.topics if t.title == fallen), None) or most_contested(context, state)
 
 
 def _positions(context: NegotiationContext, state: TrackedState, topic: TopicView | None) -> str:

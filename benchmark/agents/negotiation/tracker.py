@@ -84,9 +84,22 @@ def track(context: NegotiationContext, transcript: Sequence[Utterance] | None = 
     return _scored(context, stances)
 
 
+def states(context: NegotiationContext, start: int = 0) -> list[TrackedState]:
+    """The tracked state after the first ``start`` utterances and after each later one."""
+    return [track(context, context.transcript[:length]) for length in range(start, len(context.transcript) + 1)]
+
+
 def series(context: NegotiationContext) -> list[float]:
     """The overall agreement before anything was said and after each utterance."""
-    return [track(context, context.transcript[:length]).overall for length in range(len(context.transcript) + 1)]
+    return [state.overall for state in states(context)]
+
+
+def largest_fall(points: list[TrackedState]) -> tuple[float, str | None]:
+    """The largest fall of agreement from its peak to the last state, overall or on one topic (None: overall)."""
+    falls = [(max(p.overall for p in points) - points[-1].overall, None)]
+    for topic in points[-1].topics:
+        falls.append((max(p.topics[topic] for p in points) - points[-1].topics[topic], topic))
+    return max(falls, key=lambda fall: fall[0])
 
 
 def most_contested(context: NegotiationContext, state: TrackedState | None = None) -> TopicView | None:

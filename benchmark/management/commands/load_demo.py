@@ -1,6 +1,8 @@
 """Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions, two
 AgentSense-style templates of three and four parties with three casts each, scripted episodes,
-scores, interviews, goal verdicts and accounts (``benchmark.demo.accounts``).
+scores, interviews, goal verdicts, ProMediate's HMO negotiation under two conflict modes and three
+mediator conditions with its consensus trace (``benchmark.demo.negotiations``), and accounts
+(``benchmark.demo.accounts``).
 
 Everything is found again by external id or username, so running it twice changes nothing
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
@@ -26,11 +28,12 @@ from ...demo.accounts import ensure_accounts, write_logins
 from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from ...demo.group_templates import TEMPLATES
 from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
+from ...demo.negotiations import Negotiations, install_negotiations
 from ...evaluation import judge
 from ...evaluation.goal_judge import CACHED, judge_goals
 from ...evaluation.interviews.blind import blind_test_episodes
 from ...evaluation.interviews.running import interview_episodes
-from ...models import Barrier, Episode, Scenario
+from ...models import Barrier, Episode, Scenario, Team
 from ...runs.simulation import create_episode, run_episode
 from ...scenarios.turn_taking import turn_cap_for
 from ..team_option import add_team_argument, team_from_options
@@ -108,6 +111,7 @@ class Command(BaseCommand):
             self.stdout.write(f"[{number:2}/{steps}] template {template.codename}: " + ", ".join(lengths) + " turns")
 
         self._interview(groups)
+        negotiations = self._negotiate(team, reset=options["reset"])
         accounts = 0
         if not options["skip_accounts"]:
             demo_accounts = ensure_accounts(team, new_passwords=options["reset_passwords"])
@@ -116,7 +120,7 @@ class Command(BaseCommand):
             accounts = len(demo_accounts)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: {len(specs)} scenarios, {len(TEMPLATES)} templates, {episodes} episodes ({created} new), "
-            f"{accounts} accounts, in {time.monotonic() - started:.1f}s."
+            f"{len(negotiations.episodes)} negotiations, {accounts} accounts, in {time.monotonic() - started:.1f}s."
         ))
 
     def _episode(
@@ -142,6 +146,20 @@ class Command(BaseCommand):
         if not result.ok:
             raise CommandError(f"the scripted judge could not score {external_id}: {result.error}")
         return episode, new
+
+    def _negotiate(self, team: Team, *, reset: bool) -> Negotiations:
+        """ProMediate's HMO case, played offline under two conflict modes × three mediator conditions and read
+        by the scripted evaluation pass (attitudes, pair agreement, topic tags, the MI judge)."""
+        started = time.monotonic()
+        try:
+            negotiations = install_negotiations(team, reset=reset, say=self.stdout.write)
+        except RuntimeError as error:
+            raise CommandError(str(error)) from error
+        self.stdout.write(
+            f"Negotiations: {len(negotiations.episodes)} of {negotiations.scenario.codename or 'the HMO case'} "
+            f"({negotiations.played} played, {negotiations.evaluated} evaluated) in {time.monotonic() - started:.1f}s."
+        )
+        return negotiations
 
     def _interview(self, episode_ids: list[int]) -> None:
         """AgentSense's three perspectives on the group episodes: every seat on every goal (its own: self;

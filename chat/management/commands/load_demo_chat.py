@@ -9,7 +9,11 @@
   AgentSense's human test (``chat.human_test``: their own goals, then the probes about the others)
   before the usual questions.
 
-Both leave the agent model blank: the configured agent model plays, or the offline scripted one
+- **Negotiation** (slug ``demo-negotiation``): ProMediate's HMO case (``benchmark.demo.negotiations``)
+  with the parties in the Competing mode; the participant is the mediator: after every party's turn
+  they may intervene or let the parties go on (``chat.negotiation``), while agents play the three parties.
+
+All leave the agent model blank: the configured agent model plays, or the offline scripted one
 when none is configured. Each study is found again by its slug, so running this twice changes
 nothing in the database. Each run prints participant links with new participant ids: a
 participant id is used once (it is bound to the first browser that opens it, and a finished one
@@ -30,6 +34,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from benchmark.agents import llm
+from benchmark.demo import negotiations
 from benchmark.demo.accounts import RESEARCHER
 from benchmark.demo.content import CONDITIONS
 from benchmark.demo.install import SCENARIO_ID, TEMPLATE_ID
@@ -52,6 +57,13 @@ GROUP_POSITION = 1  # the child who lives nearby; agents play the parent (who gr
 GROUP_TARGET = 3
 GROUP_COMPLETION_CODE = "PARLEY-DEMO-GROUP"
 
+NEGOTIATION_SLUG = "demo-negotiation"
+NEGOTIATION_TITLE = "Demo: mediate a drug contract"
+NEGOTIATION_SCENARIO = negotiations.SCENARIO_ID
+NEGOTIATION_MODE = "promediate-competing"
+NEGOTIATION_TARGET = 2
+NEGOTIATION_COMPLETION_CODE = "PARLEY-DEMO-MEDIATE"
+
 
 def demo_query() -> dict[str, str]:
     """Link parameters for a participant id no earlier run printed (random, so nobody has used it)."""
@@ -60,7 +72,7 @@ def demo_query() -> dict[str, str]:
 
 
 class Command(BaseCommand):
-    help = "Create the demo chat study (3 demo scenarios × 4 barriers) and print its links; run load_demo first."
+    help = "Create the demo chat studies (two-party, group, negotiation) and print their links; run load_demo first."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -94,6 +106,16 @@ class Command(BaseCommand):
             human_position=GROUP_POSITION, completion_code=GROUP_COMPLETION_CODE, targets={no_barrier: GROUP_TARGET},
         )
 
+        negotiation_scenario = Scenario.objects.of_team(team).filter(external_id=NEGOTIATION_SCENARIO).first()
+        competing = Barrier.objects.of_team(team).filter(key=NEGOTIATION_MODE).first()
+        if negotiation_scenario is None or competing is None:
+            raise CommandError("The demo negotiation is missing: run `python manage.py load_demo` first.")
+        negotiation, negotiation_state = self._study(
+            team, NEGOTIATION_SLUG, title=NEGOTIATION_TITLE, created_by=researcher, scenarios=[negotiation_scenario],
+            human_position=negotiation_scenario.greeter_position, completion_code=NEGOTIATION_COMPLETION_CODE,
+            targets={competing: NEGOTIATION_TARGET},
+        )
+
         base_url = options["base_url"].rstrip("/")
         cells = study.scenarios.count() * study.conditions.filter(target__gt=0).count()
         model = study.agent_model or llm.model_for("agent")
@@ -106,9 +128,16 @@ class Command(BaseCommand):
             f"{seats[group.human_position]}, agents ({group.agent_model or llm.model_for('agent')}) play {agents}."
         )
         self._links(group, base_url)
+        self.stdout.write(
+            f"Demo negotiation study “{negotiation.title}” ({negotiation_state}): {negotiation_scenario.codename}, "
+            f"the participant is the mediator; agents ({negotiation.agent_model or llm.model_for('agent')}) play "
+            "the parties."
+        )
+        self._links(negotiation, base_url)
         self.stdout.write(self.style.SUCCESS(
             f"Demo chat studies ready: /s/{study.slug}/, completion code {study.completion_code}; "
-            f"/s/{group.slug}/, completion code {group.completion_code}."
+            f"/s/{group.slug}/, completion code {group.completion_code}; /s/{negotiation.slug}/, completion code "
+            f"{negotiation.completion_code}."
         ))
 
     def _study(
