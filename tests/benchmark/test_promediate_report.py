@@ -118,6 +118,7 @@ def test_table_two_compares_the_social_mediators_models(experiment):
 
     table = report["table2"]
     assert table["models"] == ["gpt-4.1", "o4-mini"]
+    assert tables.table2_title(report) == "Table 2: the Social mediator per mediator model (hmo-test)"
     assert table["cells"]["consensus_change"]["gpt-4.1"]["n"] == 2
     # 0.2 until point 4, then 0.5: last ten (1·0.2 + 9·0.5)/10 − first ten (4·0.2 + 6·0.5)/10
     assert table["cells"]["consensus_change"]["o4-mini"]["mean"] == pytest.approx(100 * (0.47 - 0.38))
@@ -460,3 +461,22 @@ def test_an_imported_upstream_run_is_reported_with_its_mi_and_the_pair_key_note(
     kept = Episode.objects.get(source=Episode.Source.IMPORTED).settings["promediate"]["upstream_results"]
     assert row["mediator_intelligence"] == pytest.approx(kept["simple_score"])
     assert row["intervention_frequency"] == pytest.approx(100 * kept["frequency"])
+
+
+def test_modes_follow_the_papers_columns_and_every_condition_is_a_column():
+    scenario = negotiation_scenario()
+    for mode, condition in (
+        ("competing", "generic"),
+        ("general", "social"),
+        ("accommodating", "none"),
+        ("avoiding", "innerthought"),
+    ):
+        negotiation_episode(scenario, mode=mode, condition=condition)
+
+    report, _ = report_for()
+
+    assert report["table1"]["modes"] == ["accommodating", "avoiding", "general", "competing"]
+    assert report["table1"]["conditions"] == ["none", "generic", "social", "innerthought"]
+    header, _ = tables.table1_grid(report)
+    assert header[1:4] == ["accommodating / NoAgent", "accommodating / Generic", "accommodating / Social"]
+    assert "avoiding / InnerThought" in header

@@ -68,7 +68,13 @@ FACTOR_METRICS = (
 # The paper's column order (Easy, Easy, Medium, Hard), then the modes it did not report.
 MODE_ORDER = ("accommodating", "avoiding", "general", "competing", "compromising", "collaborating")
 CONDITION_ORDER = (NO_MEDIATOR, "generic", "social")
-CONDITION_LABELS = {NO_MEDIATOR: "NoAgent", "generic": "Generic", "social": "Social", "innerthought": "InnerThought"}
+CONDITION_LABELS = {
+    NO_MEDIATOR: "NoAgent",
+    "generic": "Generic",
+    "social": "Social",
+    "innerthought": "InnerThought",
+    "human": "Human mediator",  # a participant mediating in a chat (chat.negotiation)
+}
 SOCIAL = "social"
 # Gives the human-validation numbers (PM-27) of the studies over some episodes, or None when there are none.
 HumanValidation = Callable[[QuerySet[Episode]], Mapping[str, Any] | None]

@@ -191,6 +191,15 @@ def table1_grid(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def table2_title(report: Mapping[str, Any]) -> str:
+    """Table 2's title, naming the scenarios it covers (the paper's is one chosen scenario)."""
+    scenarios = report["table2"]["scenarios"]
+    if not scenarios:
+        return "Table 2: the Social mediator per mediator model"
+    covered = scenarios[0] if len(scenarios) == 1 else f"{len(scenarios)} scenarios"
+    return f"Table 2: the Social mediator per mediator model ({covered})"
+
+
 def table2_grid(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     table = report["table2"]
     header = ["metric", *table["models"]]
@@ -321,7 +330,7 @@ def text_report(report: Mapping[str, Any]) -> str:
             "Table 1: metrics per conflict mode and mediator condition (mean ± SE [95% CI] n)", table1_grid(report)
         ),
         *_block(
-            "Table 2: the Social mediator per mediator model",
+            table2_title(report),
             table2_grid(report),
             "  (no Social mediator conversations)",
         ),

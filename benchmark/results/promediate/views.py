@@ -20,7 +20,17 @@ from .build import build_promediate
 from .bundle import bundle_bytes
 from .figures import promediate_figures
 from .forms import ProMediateFilterForm
-from .tables import CSV_TABLES, csv_table, human_grid, me_mi_text, methods, table1_grid, table2_grid, table3_grid
+from .tables import (
+    CSV_TABLES,
+    csv_table,
+    human_grid,
+    me_mi_text,
+    methods,
+    table1_grid,
+    table2_grid,
+    table2_title,
+    table3_grid,
+)
 
 TEXT_TYPE = "text/plain; charset=utf-8"
 
@@ -50,7 +60,7 @@ def promediate(request: HttpRequest) -> HttpResponse:
                 "report": report,
                 "tables": [
                     _grid("Table 1: metrics per conflict mode and mediator condition", table1_grid(report), "table1"),
-                    _grid("Table 2: the Social mediator per mediator model", table2_grid(report), "table2"),
+                    _grid(table2_title(report), table2_grid(report), "table2"),
                     _grid(
                         "Table 3: factor loadings (varimax; * marks |loading| ≥ 0.40)", table3_grid(report), "table3"
                     ),
