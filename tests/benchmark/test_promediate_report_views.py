@@ -124,3 +124,40 @@ def test_an_empty_team_gets_the_how_to(client):
 
     assert "Nothing to analyse yet" in page
     assert "evaluate --promediate" in page
+
+
+def test_the_human_validation_of_quality_ratings_reaches_the_page_the_csv_and_the_json(researcher_client, experiment):
+    from annotator.forms import create_study
+    from benchmark.models import Episode
+    from tests.annotator.builders import add_annotators
+    from tests.annotator.test_promediate_validation import answer
+    from tests.builders import default_team
+
+    episodes = Episode.objects.filter(team=default_team(), settings__promediate__mediator="social")
+    study = create_study(
+        team=default_team(), title="Quality", slug="quality", preset="promediate-quality", overlap=1, episodes=episodes
+    )
+    (rater,) = add_annotators(study, 1)
+    for item, score in zip(study.items.order_by("position"), ("4", "5"), strict=True):
+        answer(study, rater, item, {"answer-naturalness": score, "answer-mode_expression": "3"})
+
+    data = json.loads(researcher_client.get(JSON).content)
+    page = researcher_client.get(PAGE).content.decode()
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                researcher_client.get(reverse("benchmark:results-promediate-csv", args=["human"])).content.decode()
+            )
+        )
+    )
+
+    assert data["human"]["quality"]["naturalness"]["mean"] == pytest.approx(4.5)
+    assert data["human"]["quality"]["naturalness"]["n"] == 2
+    assert {
+        "check": "conversation quality",
+        "scope": "all",
+        "statistic": "mean naturalness (1–5)",
+        "value": "4.5",
+        "n": "2",
+    } in rows
+    assert "mean naturalness (1–5)" in page and "4.500" in page
