@@ -163,33 +163,11 @@ def _cell(frame: pd.DataFrame, key: str, *, resamples: int, seed: int) -> dict[s
     return {**cell, "defined": True, "missing": False, "conversations": len(values), "notes": notes}
 
 
-def _missing() -> dict[str, Any]:
+def _empty(note: str, *, defined: bool) -> dict[str, Any]:
+    """A cell with no value: no conversation ran in it (``defined``), or its metric needs a mediator (not)."""
     return {
-        "mean": None,
-        "n": 0,
-        "se": None,
-        "ci95": None,
-        "clusters": 0,
-        "excluded": 0,
-        "defined": True,
-        "missing": True,
-        "conversations": 0,
-        "notes": ["no conversation in this mode and condition"],
-    }
-
-
-def _undefined() -> dict[str, Any]:
-    return {
-        "mean": None,
-        "n": 0,
-        "se": None,
-        "ci95": None,
-        "clusters": 0,
-        "excluded": 0,
-        "defined": False,
-        "missing": False,
-        "conversations": 0,
-        "notes": ["not defined without a mediator"],
+        "mean": None, "n": 0, "se": None, "ci95": None, "clusters": 0, "excluded": 0, "defined": defined,
+        "missing": defined, "conversations": 0, "notes": [note],
     }
 
 
@@ -205,9 +183,9 @@ def table_one(frame: pd.DataFrame, *, resamples: int, seed: int) -> dict[str, An
             for condition in conditions:
                 part = frame[(frame["mode"] == mode) & (frame["condition"] == condition)]
                 if condition == NO_MEDIATOR and key in MEDIATOR_METRICS:
-                    cells[key][mode][condition] = _undefined()
+                    cells[key][mode][condition] = _empty("not defined without a mediator", defined=False)
                 elif part.empty:
-                    cells[key][mode][condition] = _missing()
+                    cells[key][mode][condition] = _empty("no conversation in this mode and condition", defined=True)
                 else:
                     cells[key][mode][condition] = _cell(part, key, resamples=resamples, seed=seed)
     return {"modes": modes, "conditions": conditions, "cells": cells}
