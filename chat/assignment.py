@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -31,7 +32,7 @@ from benchmark.models import Barrier, Episode, Scenario, Seat
 from benchmark.runs.simulation import create_episode
 from benchmark.scenarios.turn_taking import turn_cap_for
 
-from .models import ChatStudy, Participant
+from .models import DEFAULT_MEDIATOR, NO_MEDIATOR, ChatStudy, Participant
 from .negotiation import HUMAN_POLICY, is_negotiation, mediator_position
 
 FINISHED_STAGES = (Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE)
@@ -170,19 +171,20 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
 
     The turn cap is the scenario's own when it has one, else the study's; the seed that draws a
     random speaking order is drawn here and kept in the episode's settings, so every process (and
-    a reconnecting page) agrees on who speaks when.
+    a reconnecting page) agrees on who speaks when. A negotiation records its mediator condition as a
+    simulated one does (``settings["promediate"]``); under ``none`` the mediator's role gets no seat.
     """
     agents = agent_positions(study, scenario)
     settings = {"chat_study": study.slug, "temperature": 0.7, "seed": secrets.randbelow(2**31)}
-    barrier_seats = agents
-    if is_negotiation(scenario):  # who mediates, as the simulation records it: a person, or the agents' policy
+    barrier_seats, empty_roles = agents, ()
+    models = agent_models(study, scenario, agents)
+    if is_negotiation(scenario):
+        settings["promediate"] = negotiation_settings(study, scenario, models)
         mediator = mediator_position(scenario)
-        mediating = mediator == study.human_position
-        settings["promediate"] = {
-            "mediator": HUMAN_POLICY if mediating else "generic",
-            "mediator_position": mediator,
-            "human": "mediator" if mediating else "party",
-        }
+        if settings["promediate"]["mediator_position"] is None and mediator is not None:
+            empty_roles = (mediator,)
+            agents = [position for position in agents if position != mediator]
+            models = {position: model for position, model in models.items() if position != mediator}
         barrier_seats = [position for position in agents if position != mediator]  # the persona is the parties'
 
     with transaction.atomic():
@@ -190,13 +192,32 @@ def create_chat_episode(study: ChatStudy, scenario: Scenario, barrier: Barrier) 
             scenario,
             barrier,
             barrier_seats=barrier_seats,
-            models=agent_models(study, scenario, agents),
+            models=models,
             source=Episode.Source.HUMAN_CHAT,
             turn_cap=turn_cap_for(scenario, study.turn_cap),
             tag=study.episode_tag,
             settings=settings,
+            empty_roles=empty_roles,
         )
         episode.seats.filter(position=study.human_position).update(
             player=Seat.Player.HUMAN, model="", strategy=study.partner_strategy
         )
     return episode
+
+
+def negotiation_settings(study: ChatStudy, scenario: Scenario, models: dict[int, str]) -> dict[str, Any]:
+    """Who mediates the participant's negotiation, recorded as a simulation records it, so the ProMediate
+    report groups chats with simulated episodes: the participant (``human``), or the study's agent mediator
+    condition (``none``, ``generic``, ``social``; empty = generic) playing the mediator seat's model."""
+    mediator = mediator_position(scenario)
+    if mediator == study.human_position:
+        return {"mediator": HUMAN_POLICY, "mediator_position": mediator, "mediator_model": "", "human": "mediator"}
+    condition = study.mediator_condition or DEFAULT_MEDIATOR
+    if condition == NO_MEDIATOR or mediator is None:
+        return {"mediator": NO_MEDIATOR, "mediator_position": None, "mediator_model": "", "human": "party"}
+    return {
+        "mediator": condition,
+        "mediator_position": mediator,
+        "mediator_model": models[mediator],
+        "human": "party",
+    }

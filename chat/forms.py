@@ -27,7 +27,8 @@ from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.scenarios.turn_taking import turn_cap_for
 
-from .models import ChatCondition, ChatStudy, participant_kinds
+from .models import NO_MEDIATOR, ChatCondition, ChatStudy, participant_kinds
+from .negotiation import is_negotiation, mediator_position
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
 
 TARGET_PREFIX = "target_"
@@ -101,13 +102,14 @@ class ChatStudyForm(forms.ModelForm):
         model = ChatStudy
         fields = [
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
-            "turn_cap", "inactivity_timeout", "intervene_window", "claim_window", "max_message_chars",
-            "messages_per_minute", "min_participant_turns", "consent_text", "completion_code", "screen_out_code",
-            "technical_problem_code", "return_url", "is_open",
+            "mediator_condition", "turn_cap", "inactivity_timeout", "intervene_window", "claim_window",
+            "max_message_chars", "messages_per_minute", "min_participant_turns", "consent_text", "completion_code",
+            "screen_out_code", "technical_problem_code", "return_url", "is_open",
         ]
         labels = {
             "agent_model": "Agent model",
             "seat_models": "Models by seat",
+            "mediator_condition": "Agent mediator (negotiations)",
             "turn_cap": "Turn cap",
             "inactivity_timeout": "Inactivity timeout (seconds)",
             "intervene_window": "Time to intervene (seconds)",
@@ -124,6 +126,12 @@ class ChatStudyForm(forms.ModelForm):
         # say that it exists ("Chat study with this Slug already exists").
         error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         help_texts = {
+            "mediator_condition": "Only for negotiation scenarios in which the participant is one of the parties: "
+            "the mediator condition, as in a simulation run. None: the mediator's chair stays empty and an agent "
+            "party opens. Generic: a mediator that steps in when it judges it should. Social: a mediator that "
+            "watches for misunderstandings, hard feelings and a slipping agreement and picks a strategy before it "
+            "speaks. The agent mediator plays its seat's model (models by seat, else the agent model). Left empty, "
+            "negotiations get the generic mediator.",
             "return_url": "Where the completion and screen-out pages send participants; {code} is replaced by "
             "the code they got, e.g. https://app.prolific.com/submissions/complete?cc={code}.",
             "max_message_chars": "Longer messages are refused with a message saying so.",
@@ -266,6 +274,7 @@ class ChatStudyForm(forms.ModelForm):
             if position is not None and position not in positions:
                 self.add_error("scenarios", f"Scenario {scenario} has no role at position {position}.")
         self._check_seat_models(data)
+        self._check_mediator_condition(data)
         self._check_models_allowed(data, Team.objects.get(pk=team_id).slug)
         self._check_minimum(data)
         return data
@@ -299,6 +308,32 @@ class ChatStudyForm(forms.ModelForm):
             self.add_error("min_participant_turns", (
                 f"With a turn cap of {turn_cap_for(scenario, cap)} the participant {said}, "
                 f"so a minimum of {minimum} could not be met."
+            ))
+
+    def _check_mediator_condition(self, data: dict[str, Any]) -> None:
+        """Refuse a mediator condition nothing takes: on a scenario that is not a negotiation, ``none`` where
+        the participant is the mediator, or any where the participant mediates every chosen negotiation."""
+        condition, position = data.get("mediator_condition"), data.get("human_position")
+        scenarios = data.get("scenarios") or []
+        if not condition or position is None or not scenarios:
+            return
+        plain = [str(scenario) for scenario in scenarios if not is_negotiation(scenario)]
+        if plain:
+            self.add_error("mediator_condition", (
+                f"{', '.join(plain)} {'is not a negotiation' if len(plain) == 1 else 'are not negotiations'}, so "
+                "no mediator sits there: leave the agent mediator empty, or choose negotiation scenarios only."
+            ))
+            return
+        mediating = [str(scenario) for scenario in scenarios if mediator_position(scenario) == position]
+        if condition == NO_MEDIATOR and mediating:
+            self.add_error("mediator_condition", (
+                f"The participant is the mediator in {', '.join(mediating)}; 'none' would take their chair away. "
+                "Seat the participant as a party, or choose another condition."
+            ))
+        elif len(mediating) == len(scenarios):
+            self.add_error("mediator_condition", (
+                "The participant is the mediator in every chosen scenario, so no agent mediates: "
+                "leave the agent mediator empty, or seat the participant as a party."
             ))
 
     def _check_seat_models(self, data: dict[str, Any]) -> None:

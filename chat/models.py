@@ -65,6 +65,17 @@ def new_resume_code() -> str:
     return random_code(RESUME_CODE_LENGTH)
 
 
+# The agent mediator of a negotiation a participant takes a party's seat in: the simulation's conditions
+# (``benchmark.runs.options.MEDIATORS``).
+NO_MEDIATOR = "none"
+MEDIATOR_CONDITIONS = [
+    ("none", "none: no mediator"),
+    ("generic", "generic: a plain mediator"),
+    ("social", "social: a mediator that tracks the parties' agreement"),
+]
+DEFAULT_MEDIATOR = "generic"
+
+
 class ChatStudy(models.Model):
     """A researcher's design for human–agent role-play: which scenarios, conditions and settings."""
 
@@ -110,6 +121,14 @@ class ChatStudy(models.Model):
         validators=[MinValueValidator(0.1)],
         help_text="Negotiations, participant as a party: seconds to ask for the floor each time it opens; saying "
         "nothing lets the most eager of the others speak.",
+    )
+    mediator_condition = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=MEDIATOR_CONDITIONS,
+        help_text="Negotiations, participant as a party: who sits in the mediator's chair. 'none' leaves it empty "
+        "(an agent party opens the meeting); 'generic' and 'social' are the simulation's two agent mediators, "
+        "playing the mediator seat's model (models by seat, else the agent model). Empty means generic.",
     )
     inactivity_timeout = models.PositiveIntegerField(
         default=600, help_text="Seconds without a participant action before the chat ends."

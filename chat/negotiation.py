@@ -67,9 +67,18 @@ def mediator_position(scenario: Scenario) -> int | None:
     return None
 
 
+def seated_mediator(episode: Episode) -> int | None:
+    """The position of the episode's mediator seat: as recorded at creation (None under the condition
+    ``none``, whose mediator role has no seat), else the scenario's mediator role."""
+    recorded = episode.settings.get("promediate") or {}
+    if "mediator_position" in recorded:
+        return recorded["mediator_position"]
+    return mediator_position(episode.scenario)
+
+
 def is_mediator(seat: Seat) -> bool:
     """Whether ``seat`` is its negotiation's mediator (``episode.scenario`` loaded)."""
-    return seat.position == mediator_position(seat.episode.scenario)
+    return seat.position == seated_mediator(seat.episode)
 
 
 @dataclass(frozen=True)
@@ -282,7 +291,7 @@ def _table(episode: Episode, participant: Participant) -> Table:
     human = next((seat for seat in seats if seat.player == Seat.Player.HUMAN), None)
     if human is None:
         human = next(seat for seat in seats if seat.position == participant.study.human_position)
-    position = mediator_position(episode.scenario)
+    position = seated_mediator(episode)
     mediator = next((seat for seat in seats if seat.position == position), None)
     study = participant.study
     seed = int(episode.settings.get("seed", episode.pk))
@@ -309,8 +318,9 @@ def _turns(episode: Episode) -> list[tuple[int, int, str]]:
 def _next_floor(table: Table, turns: list[tuple[int, int, str]], now: datetime) -> Floor:
     """The floor for the turn after ``turns``: given at once, the participant's window, or the agents' to decide."""
     index = len(turns)
-    if index == 0:  # the opening: the mediator's welcome, or a party's drawn from the seed when there is none
-        opener = table.mediator or random.Random(f"promediate-opening|{table.seed}").choice(table.parties)
+    if index == 0:  # the opening: the mediator's welcome, or, with none, an agent party's drawn from the seed
+        speakers = [seat for seat in table.parties if seat.player == Seat.Player.AGENT] or table.parties
+        opener = table.mediator or random.Random(f"promediate-opening|{table.seed}").choice(speakers)
         return Floor(0, seat=opener.pk, text="" if opener.pk == table.human.pk else agents.OPENING_LINE)
     mediator_spoke = table.mediator is not None and turns[-1][1] == table.mediator.pk
     if table.human_is_mediator:

@@ -15,7 +15,7 @@ from typing import Any
 from benchmark.models import PROFILE_LABELS, Relationship, Seat, TurnTaking
 
 from .models import ChatStudy
-from .negotiation import is_mediator, is_negotiation
+from .negotiation import is_mediator, is_negotiation, seated_mediator
 from .protocol import Cast
 
 # How the participant is told they know the other person, by relationship.
@@ -112,6 +112,7 @@ def _negotiation(study: ChatStudy, human_seat: Seat) -> dict[str, Any]:
         persona = barrier.style_directive
     return {
         "mediating": mediating,
+        "mediated": seated_mediator(human_seat.episode) is not None,  # the condition none leaves the chair empty
         "intervene_window": _seconds(study.intervene_window),
         "claim_window": _seconds(study.claim_window),
         "persona": persona,

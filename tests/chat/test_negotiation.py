@@ -278,6 +278,7 @@ def test_the_mediator_seat_is_the_cases_mediator():
         "mediator": "human",
         "human": "mediator",
         "mediator_position": 3,
+        "mediator_model": "",
     }
 
 
@@ -287,6 +288,7 @@ def test_a_party_participants_episode_names_the_agents_mediator_policy():
         "mediator": "generic",
         "human": "party",
         "mediator_position": 3,
+        "mediator_model": "scripted",
     }
     assert participant.episode.seats.get(player="human").character.name == "Alex"
 
