@@ -310,6 +310,7 @@ def test_a_party_is_briefed_with_its_private_brief_and_the_conditions_persona():
 
     assert briefing["negotiation"] == {
         "mediating": False,
+        "mediated": True,
         "intervene_window": "15",
         "claim_window": "7",
         "persona": barrier.style_directive,

@@ -10,6 +10,7 @@ from itertools import pairwise
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.agents.negotiation.context import Utterance
@@ -23,6 +24,7 @@ from chat.negotiation import CLAIM, CLAIM_WINDOW, choose, settle_floor
 from chat.negotiation_agents import table_of
 from chat.scripted_people import ScriptedPartyPerson
 from tests.builders import get_barrier, make_scenario, make_user
+from tests.chat.builders import join
 from tests.chat.negotiation_builders import chatting, hmo_negotiation, negotiation_study, play
 from tests.chat.test_negotiation import agent_says, briefing_of, seats_by_name, speak
 from tests.chat.test_research import form_data
@@ -148,11 +150,16 @@ def test_without_a_mediator_nobody_decides_to_intervene_and_only_the_parties_spe
     assert not MediatorDecision.objects.filter(episode=episode).exists()
 
 
-def test_the_briefing_of_a_study_without_a_mediator_says_so():
-    participant = chatting(negotiation_study(mediating=False, mediator_condition="none"))
-    negotiation = briefing_of(participant)["negotiation"]
+def test_the_briefing_of_a_study_without_a_mediator_says_so(client):
+    study = negotiation_study(mediating=False, mediator_condition="none")
+    participant = join(client, study, "reader")
+    briefing = briefing_of(participant)
 
-    assert negotiation["mediated"] is False and negotiation["mediating"] is False
+    page = client.get(reverse("chat:briefing", args=[study.slug])).text
+
+    assert (briefing["negotiation"]["mediated"], briefing["negotiation"]["mediating"]) == (False, False)
+    assert (briefing["rules"]["opens"], briefing["rules"]["first_speaker"]) == (False, "")
+    assert "Nobody mediates this meeting" in page and "The mediator opens the meeting" not in page
 
 
 # --- the study form ---------------------------------------------------------------------------------------
