@@ -27,7 +27,7 @@ from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
 from benchmark.scenarios.turn_taking import turn_cap_for
 
-from .models import NO_MEDIATOR, ChatCondition, ChatStudy, participant_kinds
+from .models import MEDIATOR_CONDITIONS, NO_MEDIATOR, ChatCondition, ChatStudy, participant_kinds
 from .negotiation import is_negotiation, mediator_position
 from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
 
@@ -156,6 +156,7 @@ class ChatStudyForm(forms.ModelForm):
             self.fields["team"] = team_field(user)
             self.order_fields(["team", *self.Meta.fields])
         self.fields["scenarios"].queryset = chat_scenarios(scenarios)
+        self.fields["mediator_condition"].choices = [("", "— (not a negotiation, or generic)"), *MEDIATOR_CONDITIONS]
         for name in ("intervene_window", "claim_window"):  # only negotiations use them: the defaults do elsewhere
             self.fields[name].required = False
         self.fields["slug"].help_text = "The study link is /s/<slug>/: letters, numbers, hyphens."
