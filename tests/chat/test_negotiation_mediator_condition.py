@@ -175,11 +175,15 @@ def researcher():
     return make_user(staff=True, username="negotiation-owner")
 
 
-def test_the_form_stores_the_condition_of_a_negotiation_study_with_a_party_participant(researcher):
+def test_the_form_stores_the_condition_of_a_negotiation_study_with_a_party_participant(client, researcher):
     form = study_form(researcher, [hmo_negotiation()], human_position="0", mediator_condition="social")
 
     assert form.is_valid(), form.errors
-    assert form.save(created_by=researcher).mediator_condition == "social"
+    study = form.save(created_by=researcher)
+    assert study.mediator_condition == "social"
+    client.force_login(researcher)
+    page = client.get(reverse("chat:monitor", args=[study.slug])).text
+    assert "Agent mediator" in page and "social: a mediator that tracks" in page
 
 
 def test_the_form_refuses_no_mediator_when_the_participant_is_the_mediator(researcher):
