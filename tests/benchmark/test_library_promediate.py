@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from benchmark.models import Preference, Scenario, Team, Topic, TurnTaking
 from benchmark.scenarios.library_export import select_library, write_library
@@ -79,6 +80,19 @@ def test_the_hmo_case_moves_to_another_team_with_everything_its_negotiation_read
     assert moved["settings"]["promediate"]["turn_budget"] == 60
     assert set(moved["settings"]["promediate"]["config"]) == {name for _, name, _, _ in moved["roles"]}
     assert library(other) == exported
+
+
+def test_the_commands_move_the_case_exported_by_its_source(tmp_path):
+    call_command("import_episodes", str(HMO), stdout=io.StringIO())
+    path = tmp_path / "design.jsonl"
+    call_command("export_library", "--out", str(path), "--source", "promediate", stdout=io.StringIO())
+    other = make_team(slug="elsewhere")
+    imported = io.StringIO()
+
+    call_command("import_episodes", str(path), "--team", "elsewhere", stdout=imported)
+
+    assert "(library): created 1 scenario, 4 characters, 6 barrier prompts, 5 topics" in imported.getvalue()
+    assert negotiation(other) == negotiation(default_team())
 
 
 def test_the_exported_hmo_record_names_topics_by_index_and_keeps_settings_whole(tmp_path):
@@ -211,3 +225,20 @@ def test_a_duplicate_preference_on_one_topic_is_refused(tmp_path):
     path = write(tmp_path, json.dumps(bad) + "\n", "bad.jsonl")
 
     assert_rejected(path, f"states a preference on topic {first['topic']} twice (first at preferences[0])")
+
+
+def test_the_negotiation_example_in_the_format_documentation_imports(tmp_path):
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = docs.split("## Scenario library", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```json\n")[2].split("```", 1)[0]
+
+    result = import_file(write(tmp_path, example))
+
+    scenario = Scenario.objects.get(external_id="rota-talks")
+    assert (result.created["scenario"], result.created["topic"]) == (1, 1)
+    assert (scenario.turn_taking, scenario.greeter_position, scenario.turn_cap) == (TurnTaking.PROMEDIATE, 2, 8)
+    assert scenario.settings["promediate"]["config"]["Bo"]["im_threshold"] == 3.5
+    assert [o["key"] for o in scenario.topics.get().options] == ["a", "b", "c"]
+    assert sorted(
+        (p.role.position, p.ranking, p.unacceptable) for p in Preference.objects.filter(role__scenario=scenario)
+    ) == [(0, ["a", "b"], ["c"]), (1, ["c"], ["a"])]
