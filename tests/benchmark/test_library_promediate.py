@@ -16,7 +16,14 @@ from tests.builders import default_team, make_team
 
 pytestmark = pytest.mark.django_db
 
-HMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "promediate" / "hmo.json"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+HMO = SHARED / "data" / "promediate" / "hmo.json"
+# Every case upstream ships, each written its own way (topics, options and opinions in several shapes).
+CASES = [
+    HMO,
+    SHARED / "data" / "promediate" / "francis.json",
+    *(SHARED / "realdata" / "promediate" / f"{name}.json" for name in ("williams", "ias", "flagship", "river")),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -36,9 +43,9 @@ def write(tmp_path, text: str, name: str = "library.jsonl") -> Path:
     return path
 
 
-def negotiation(team: Team) -> dict:
-    """What a negotiation of the team's HMO scenario reads, by role position and topic position."""
-    scenario = Scenario.objects.of_team(team).get(external_id="promediate-hmo")
+def negotiation(team: Team, external_id: str = "promediate-hmo") -> dict:
+    """What a negotiation of the team's scenario (HMO's unless named) reads, by role position and topic position."""
+    scenario = Scenario.objects.of_team(team).get(external_id=external_id)
     return {
         "play": (scenario.turn_taking, scenario.greeter_position, scenario.turn_cap),
         "settings": scenario.settings,
@@ -79,6 +86,20 @@ def test_the_hmo_case_moves_to_another_team_with_everything_its_negotiation_read
     assert len(moved["preferences"]) >= 3 and any(ranking for _, _, ranking, _, _ in moved["preferences"])
     assert moved["settings"]["promediate"]["turn_budget"] == 60
     assert set(moved["settings"]["promediate"]["config"]) == {name for _, name, _, _ in moved["roles"]}
+    assert library(other) == exported
+
+
+def test_every_case_moves_to_another_team_and_exports_again_byte_for_byte(tmp_path):
+    for path in CASES:
+        import_file(path)
+    exported = library(default_team())
+    other = make_team()
+
+    result = import_file(write(tmp_path, exported), team=other)
+
+    assert result.created["scenario"] == len(CASES) and result.created["topic"] == 5 + 4 + 3 + 4 + 4 + 3
+    for path in CASES:
+        assert negotiation(other, f"promediate-{path.stem}") == negotiation(default_team(), f"promediate-{path.stem}")
     assert library(other) == exported
 
 
