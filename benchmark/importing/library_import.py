@@ -18,6 +18,9 @@ library"). The rules, and why:
   from the stored one, a note names the record and the fields that differ, since a lab moving its
   design must learn that its file was not taken, and an import never overwrites a design. A stored
   scenario gets no casts from the file either: casts that differ are named among its fields.
+- **A negotiation's parts come along.** A scenario's ``settings``, ``topics`` and its roles' ``preferences``
+  (a ProMediate case's) are read by ``library_topics`` with the case importer's checks; a record without
+  them (an older library) reads as before.
 
 A field added to a kind is read in its reader, written by the writer of that kind in
 ``benchmark.scenarios.library_export`` and compared in that kind's ``*_differences`` here.
@@ -35,6 +38,7 @@ from ..models import Barrier, BarrierCue, Cast, Character, Scenario, Team
 from . import saving
 from .format import FileFormat, Saved
 from .import_result import ImportResult, note_differing
+from .library_topics import negotiation_differences, read_negotiation
 from .lookups import chunks
 from .parley import character, check_version, json_lines, scenario
 from .records import (
@@ -84,6 +88,7 @@ def parse(text: str, file: str) -> list[Draft | BarrierDraft]:
             draft = character(fields).draft
         else:
             draft = scenario(fields, templates=templates)
+            read_negotiation(fields, draft)
             draft.casts = [cast(item, draft) for item in fields.objects("casts")]
             check_casts(draft)
             if draft.values["is_template"]:
@@ -184,7 +189,8 @@ def note_differences(drafts: Sequence[Draft], result: ImportResult, team: Team) 
     for chunk in chunks(scenarios):
         found = Scenario.objects.of_team(team).filter(external_id__in=chunk).select_related("template")
         for stored in found.prefetch_related(
-            "roles__character", "roles__goals", "probes", "casts__members__role", "casts__members__character"
+            "roles__character", "roles__goals", "probes", "casts__members__role", "casts__members__character",
+            "topics", "roles__preferences",
         ):
             if changed := scenario_differences(scenarios[stored.external_id], stored):
                 differing["scenario"].append((stored.external_id, changed))
@@ -240,7 +246,7 @@ def scenario_differences(draft: ScenarioDraft, stored: Scenario) -> list[str]:
         for c in stored.casts.all()
     }:
         changed.append("casts")
-    return changed
+    return changed + negotiation_differences(draft, stored)
 
 
 FORMAT = LibraryFormat(

@@ -5,8 +5,9 @@ modes): Accommodating and Avoiding are the easy setting, no style ("General") th
 one; the public code also knows Compromising and Collaborating. Upstream appends one persona paragraph to every
 participant's memory; in Parley the mode is a built-in barrier whose style directive is that paragraph (worded
 for Parley, faithful to the paper's meaning), carried by the party seats, not the mediator's (each imported
-case names its party roles in a ``ScenarioBarrier`` per mode). Migration ``0030`` seeds the barriers from
-:data:`BARRIERS`.
+case names its party roles in a ``ScenarioBarrier`` per mode). Migration ``0030`` seeds the barriers from a
+copy of :data:`BARRIERS` frozen in the migration: a change made here reaches databases only through a new
+data migration.
 """
 
 from __future__ import annotations

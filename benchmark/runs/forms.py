@@ -25,7 +25,8 @@ class RunForm(forms.Form):
     )
     scenarios = forms.CharField(
         required=False, label="Scenario ids, external ids or codenames",
-        help_text="Comma-separated; leave empty for every scenario (of the chosen difficulty).",
+        help_text="Comma-separated; leave empty for every scenario (of the chosen difficulty) but ProMediate "
+        "negotiations, which play with manage.py simulate --preset promediate.",
     )
     casts = forms.CharField(
         max_length=1000, required=False, initial=DEFAULT_CAST, label="Casts",

@@ -225,6 +225,10 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
     if named and not selectors and not {DEFAULT_CAST, ALL_CASTS} & set(options.casts):
         selectors = tuple(dict.fromkeys(str(cast.scenario_id) for cast in named))
     scenarios = resolve_scenarios(team, selectors, options.difficulties)
+    if not selectors and options.preset != PROMEDIATE:
+        # Every scenario, as with templates, means every one this run can play: a negotiation needs its
+        # preset. Only negotiations left: the refusal below says why.
+        scenarios = [s for s in scenarios if s.turn_taking != TurnTaking.PROMEDIATE] or scenarios
     casts = casts_to_play(scenarios, options.casts, named)
     positions: dict[int, list[int]] = {s.pk: [] for s in scenarios}
     labels: dict[int, dict[int, str]] = {s.pk: {} for s in scenarios}
@@ -269,6 +273,8 @@ def plan_run(options: RunOptions, team: Team, tag: str | None = None) -> RunPlan
     check_seat_models(options, scenarios, positions, labels)
     if options.preset == PROMEDIATE:
         check_negotiations(options, scenarios)
+    else:
+        refuse_negotiations(scenarios)
     return RunPlan(
         tag, options, team, scenarios, barriers, {pk: sorted(p) for pk, p in positions.items()}, labels, casts,
         imported_seats,
@@ -290,6 +296,19 @@ def check_negotiations(options: RunOptions, scenarios: Sequence[Scenario]) -> No
         if scenario.greeter_position is None and set(options.mediator_conditions) - {"none"}:
             raise RunOptionsError(
                 "mediators", f"Scenario {scenario} has no mediator role; play it with the mediator condition none only."
+            )
+
+
+def refuse_negotiations(scenarios: Sequence[Scenario]) -> None:
+    """Refuse a ProMediate negotiation outside its preset. Without it the run has no mediator condition:
+    its episodes carry no ProMediate settings (the loop falls back to a social mediator in the greeter's
+    seat), its grid, episode names and results have no mediator axis, and the seat's role there is guessed."""
+    for scenario in scenarios:
+        if scenario.turn_taking == TurnTaking.PROMEDIATE:
+            raise RunOptionsError(
+                "scenarios", f"Scenario {scenario} is a ProMediate negotiation: run it with the '{PROMEDIATE}' "
+                f"preset (simulate --preset {PROMEDIATE}, and --mediator none,generic,social to choose the "
+                "mediator conditions).",
             )
 
 

@@ -9,7 +9,8 @@ A library file is Parley JSON Lines whose lines are typed records, each with ``f
 3. ``scenario``: templates first, then the other scenarios; each is the scenario object of an
    episode line (``exporting.scenario_record``), except that a role's character and the template
    are named by external id, since they are records of their own, and that its other casts come
-   along (``casts``, naming characters by external id too).
+   along (``casts``, naming characters by external id too), and a negotiation's parts: ``settings``,
+   ``topics`` and each role's ``preferences`` (``benchmark.importing.library_topics`` reads them back).
 
 Within a kind, records are sorted by key or external id, with keys sorted on each line, so the same
 design always gives the same bytes. Ids must be stable across installs, so exporting gives every
@@ -132,10 +133,50 @@ def character_line(character: Character) -> dict[str, Any]:
 def scenario_line(scenario: Scenario) -> dict[str, Any]:
     """A scenario as an episode line has it, the template and characters named by external id, and its
     other casts."""
-    return {
+    record = {
         "format_version": FORMAT_VERSION, "kind": "scenario", **scenario_record(scenario, by_reference=True),
-        **casts_record(scenario),
+        **casts_record(scenario), **negotiation_record(scenario),
     }
+    add_preferences(scenario, record["roles"])
+    return record
+
+
+def negotiation_record(scenario: Scenario) -> dict[str, Any]:
+    """``settings`` and ``topics`` (a ProMediate case's, which its negotiation and evaluation read), each only
+    when the scenario has them, so other scenarios are written as before. Expects ``topics`` prefetched."""
+    record: dict[str, Any] = {}
+    if scenario.settings:
+        record["settings"] = scenario.settings
+    topics = sorted(scenario.topics.all(), key=lambda topic: topic.position)
+    if topics:
+        record["topics"] = [
+            {
+                "title": topic.title,
+                "question": topic.question,
+                "options": [{"key": str(option["key"]), "text": option["text"]} for option in topic.options],
+            }
+            for topic in topics
+        ]
+    return record
+
+
+def add_preferences(scenario: Scenario, roles: list[dict[str, Any]]) -> None:
+    """Give each written role that states preferences its ``preferences``, naming topics by their index in
+    ``topics``. Expects ``topics`` and ``roles__preferences`` prefetched."""
+    index = {topic.pk: number for number, topic in enumerate(sorted(scenario.topics.all(), key=lambda t: t.position))}
+    by_position = {role.position: role for role in scenario.roles.all()}
+    for written in roles:
+        stated = sorted(by_position[written["position"]].preferences.all(), key=lambda p: index[p.topic_id])
+        if stated:
+            written["preferences"] = [
+                {
+                    "topic": index[preference.topic_id],
+                    "ranking": list(preference.ranking),
+                    "unacceptable": list(preference.unacceptable),
+                    "text": preference.text,
+                }
+                for preference in stated
+            ]
 
 
 def casts_record(scenario: Scenario) -> dict[str, Any]:
@@ -169,7 +210,7 @@ def _scenarios_in_order(scenarios: models.QuerySet[Scenario]) -> Iterator[Scenar
         batch = pks[start : start + _BATCH]
         fetched = Scenario.objects.filter(pk__in=batch).select_related("template").prefetch_related(
             "roles__character", "roles__goals", "probes", "barrier_prompts__barrier",
-            "casts__members__role", "casts__members__character",
+            "casts__members__role", "casts__members__character", "topics", "roles__preferences",
         )
         by_pk = {scenario.pk: scenario for scenario in fetched}
         yield from (by_pk[pk] for pk in batch)

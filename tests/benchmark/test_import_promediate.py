@@ -157,8 +157,9 @@ def test_an_imported_case_plays_offline_with_the_mediator_opening():
 def test_a_conflict_mode_plays_offline_on_the_party_seats_only():
     import_file(HMO)
 
-    call_command("simulate", "--scenarios", "promediate-hmo", "--conditions", "promediate-competing",
-                 "--judge-model", "none", "--tag", "competing", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("simulate", "--preset", "promediate", "--scenarios", "promediate-hmo", "--conditions",
+                 "promediate-competing", "--mediator", "social", "--model", "scripted", "--judge-model", "none",
+                 "--tag", "competing", stdout=io.StringIO(), stderr=io.StringIO())
 
     episode = Episode.objects.get(tag="competing")
     seats = {seat.character.name: seat.carries_barrier for seat in episode.seats.select_related("character")}

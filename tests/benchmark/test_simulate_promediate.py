@@ -7,7 +7,17 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from benchmark.models import Attitude, Episode, MediatorDecision, PartyThought
+from benchmark.models import (
+    DEFAULT_TEAM_SLUG,
+    Attitude,
+    Episode,
+    MediatorDecision,
+    PartyThought,
+    Scenario,
+    Team,
+)
+from benchmark.runs.options import RunOptions, RunOptionsError
+from benchmark.runs.planning import plan_run
 from tests.benchmark.import_checks import import_file
 from tests.benchmark.negotiation_data import competing, make_negotiation
 from tests.benchmark.test_import_promediate import HMO
@@ -159,6 +169,28 @@ def test_an_unknown_mediator_condition_is_refused(case):
 def test_mediator_options_need_the_preset(case):
     with pytest.raises(CommandError, match="--mediators: mediators is an option of the 'promediate' preset"):
         simulate("--scenarios", "promediate-case", "--mediator", "social", "--conditions", "none")
+
+
+def test_a_negotiation_without_the_preset_is_refused_naming_it(case):
+    with pytest.raises(
+        CommandError,
+        match="--scenarios: Scenario promediate-case is a ProMediate negotiation: run "
+        r"it with the 'promediate' preset \(simulate --preset promediate, and --mediator",
+    ):
+        simulate("--scenarios", "promediate-case", "--conditions", "promediate-competing", "--model", "scripted")
+    assert not Episode.objects.exists()
+
+
+def test_every_scenario_without_the_preset_leaves_the_negotiations_out(case):
+    make_scenario(codename="kitchen")
+    team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
+
+    plan = plan_run(RunOptions(conditions=("none",)), team, "plain")
+    assert {item.scenario.codename for item in plan.episodes()} == {"kitchen"}
+
+    Scenario.objects.filter(codename="kitchen").delete()
+    with pytest.raises(RunOptionsError, match="Scenario promediate-case is a ProMediate negotiation"):
+        plan_run(RunOptions(conditions=("none",)), team, "plain")
 
 
 def hmo_social(name: str) -> str:

@@ -136,6 +136,8 @@ ADDED.update({
     ("GET /chat/*/participants.csv", "probes"): "issue 21: as goals",
     ("GET /chat/*/participants.csv", "probes_correct"): "issue 21: as goals",
     ("GET /chat/*/participants.csv", "probe_answers"): "issue 21: as goals",
+    ("GET /annotate/studies/*/export.csv*", "excerpt"): "issue 24: the turns an item showed (a window of its episode "
+        "for ProMediate's per-intervention and snippet items; empty for a whole episode)",
 })
 DROPPED: dict[tuple[str, str], str] = {
     **_REWORDED,

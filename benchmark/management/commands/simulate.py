@@ -50,7 +50,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--scenarios", default="", metavar="IDS",
             help="Comma-separated scenario ids, external ids (the id in the imported file, e.g. a SocialVeil "
-            "episode_id) or codenames of the team (default: every scenario of the team).",
+            "episode_id) or codenames of the team (default: every scenario of the team; ProMediate negotiations "
+            "only with --preset promediate, which plays nothing else).",
         )
         parser.add_argument(
             "--difficulty", "--tags", dest="difficulty", default="", metavar="DIFFICULTIES",
