@@ -41,6 +41,8 @@ def test_simulated_negotiations_are_evaluated_and_their_trace_makes_a_series():
         "scripted",
         "--run-name",
         "pilot",
+        "--judge-model",
+        "none",  # the run would read the negotiations itself; here the command does
         stdout=io.StringIO(),
         stderr=io.StringIO(),
     )
