@@ -129,7 +129,9 @@ class Scenario(models.Model):
         if self.is_template and self.template_id:
             raise ValidationError({"template": "A template cannot itself be made from a template."})
         if self.turn_taking == TurnTaking.ROUND_ROBIN and self.greeter_position is not None:
-            raise ValidationError({"greeter_position": "Only random order after a greeting has a greeter."})
+            raise ValidationError(
+                {"greeter_position": "Only random order after a greeting and a negotiation have a greeter."}
+            )
 
 
 class Communication(models.TextChoices):

@@ -551,7 +551,7 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
 
     studies = {study.slug: study for study in Study.objects.all()}
     assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense",
-                            "demo-turn-rating"}
+                            "demo-turn-rating", "demo-promediate-interventions"}
     veil = studies["demo-socialveil"]
     assert (veil.items.count(), veil.overlap, veil.created_by.username) == (48, 3, "researcher")
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
@@ -565,8 +565,12 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
     assert "http://parley.test/annotate/studies/demo-agentsense/report/?compare=judge&compare=agent" in output
     assert "No agentsense study" not in output and "No promediate study" in output
     assert studies["demo-turn-rating"].instrument.preset == "turn-rating"
-    assert "(5 new)" in output and "(0 new)" in again
-    assert Study.objects.count() == 5
+    interventions = studies["demo-promediate-interventions"]
+    assert interventions.instrument.preset == "promediate-intervention"
+    assert not interventions.items.filter(target_turn__isnull=True).exists()  # one item per intervention
+    assert "http://parley.test/annotate/studies/demo-promediate-interventions/report/?compare=judge" in output
+    assert "(6 new)" in output and "(0 new)" in again
+    assert Study.objects.count() == 6
 
 
 # Which instruments a study may use
