@@ -37,8 +37,6 @@ from benchmark.models import ActionType, Episode, MediatorDecision, PartyThought
 from . import negotiation_agents as agents
 from .models import ChatConnection, Participant
 
-# The simulation's turn-taking policy (pmsim adds TurnTaking.PROMEDIATE); the same string until it is merged.
-PROMEDIATE = getattr(TurnTaking, "PROMEDIATE", "promediate")
 INTERVENE_WINDOW = "intervene"  # the participant mediator's window
 CLAIM_WINDOW = "claim"  # the participant party's window
 INTERVENE, CONTINUE, CLAIM = "intervene", "continue", "claim"
@@ -53,7 +51,7 @@ MAX_STEPS = 4  # looks per call: a window closes, the mediator declines, the par
 
 def is_negotiation(scenario: Scenario) -> bool:
     """True when the scenario's turns go by motivation with a mediator's priority (ProMediate)."""
-    return scenario.turn_taking == PROMEDIATE
+    return scenario.turn_taking == TurnTaking.PROMEDIATE
 
 
 def mediator_position(scenario: Scenario) -> int | None:

@@ -19,7 +19,7 @@ from benchmark.models import ActionType, Episode, Seat, Turn, TurnTaking
 from benchmark.scenarios.turn_taking import can_go_on, speaking_order
 
 from .lifecycle import ENDED, QUESTIONS, end_message
-from .negotiation import PROMEDIATE, Floor, stored_floor
+from .negotiation import Floor, stored_floor
 
 # Close codes (4000-4999 are free for applications). The page does not reconnect after the first three.
 CLOSE_UNKNOWN_STUDY = 4404
@@ -115,7 +115,7 @@ class Cast:
     @property
     def is_negotiation(self) -> bool:
         """Turns go to whoever gets the floor (``chat.negotiation``), not in an order known beforehand."""
-        return self.policy == PROMEDIATE
+        return self.policy == TurnTaking.PROMEDIATE
 
     def with_leave(self, index: int, seat_pk: int) -> Cast:
         """This cast after the seat ``seat_pk`` left at turn ``index``."""

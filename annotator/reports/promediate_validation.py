@@ -21,9 +21,10 @@ Three studies check three things, each with its own preset:
   4.18 and 3.61), overall and per conflict mode (the episode's barrier).
 
 Every function reads the latest submitted version of each assignment on regular items
-(``annotator.reports.build.latest_submitted``) and returns plain, JSON-ready dicts: the results report
-(helper pmreport) puts them in its human-validation section. The statistics are the pure ones of
-``benchmark.stats`` (Cohen's κ, grouped accuracy); nothing is computed twice.
+(``annotator.reports.build.latest_submitted``) and returns plain, JSON-ready dicts: the ProMediate results report
+(``benchmark.results.promediate``, through the source ``annotator.apps`` registers) puts them in its
+human-validation section. The statistics are the pure ones of ``benchmark.stats`` (Cohen's κ, grouped
+accuracy); nothing is computed twice.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The evaluation pass on negotiations the simulator played offline (pmsim's scripted parties and mediators):
+"""The evaluation pass on negotiations the simulator played offline (the scripted parties and mediators):
 every episode evaluated, interventions rated, and the stored trace read back into a consensus series."""
 
 import io

@@ -12,10 +12,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmark.models import Episode, Scenario, Turn
+from benchmark.models import Episode, Scenario, Turn, TurnTaking
 from chat.models import ChatStudy, Participant
-from chat.negotiation import PROMEDIATE, mediator_position, settle_floor
 from chat.negotiation import choose as choose_floor
+from chat.negotiation import mediator_position, settle_floor
 from chat.protocol import NOBODY
 from chat.scripted_people import ScriptedMediatorPerson, ScriptedPartyPerson
 from chat.turns import load_cast, submit_human_turn
@@ -29,7 +29,8 @@ def hmo_negotiation(turn_cap: int = 16) -> Scenario:
     """The HMO case as imported (Alex, Jamie, Lee and the Mediator, who opens), cut to ``turn_cap`` turns."""
     import_file(HMO)
     scenario = Scenario.objects.get(external_id="promediate-hmo")
-    assert scenario.turn_taking == PROMEDIATE and scenario.topics.exists(), "the importer makes it a negotiation"
+    assert scenario.turn_taking == TurnTaking.PROMEDIATE, "the importer makes it a negotiation"
+    assert scenario.topics.exists()
     scenario.turn_cap = turn_cap
     scenario.save(update_fields=["turn_cap"])
     return scenario

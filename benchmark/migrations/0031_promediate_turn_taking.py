@@ -16,7 +16,7 @@ def back_to_random_after_greeting(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("benchmark", "0030_pmimport_scenario_settings_promediate_barriers"),
+        ("benchmark", "0030_scenario_settings_promediate_barriers"),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0011_pmchat_negotiation_windows'),
+        ('chat', '0011_negotiation_windows'),
     ]
 
     operations = [
