@@ -1,5 +1,6 @@
 """Settings come from the environment: the database, the channel layer, the secret key, production safety."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -213,7 +214,7 @@ def test_configured_channel_layer_round_trip():
     async def round_trip() -> dict:
         channel = await layer.new_channel()
         await layer.send(channel, {"type": "ping", "text": "hello"})
-        return await layer.receive(channel)
+        return await asyncio.wait_for(layer.receive(channel), timeout=10)  # fail, never hang, if it is lost
 
     assert async_to_sync(round_trip)() == {"type": "ping", "text": "hello"}
     if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
