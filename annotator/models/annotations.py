@@ -75,15 +75,27 @@ class Annotation(models.Model):
 
 
 class Span(models.Model):
-    """A stretch of the transcript marked as a social error or competency (SHREC).
+    """A stretch of the transcript, or of the recording, marked as a social error or competency (SHREC).
 
     Anchored by turn indexes (inclusive) and, optionally, character offsets within the first and
-    last turn (start inclusive, end exclusive).
+    last turn (start inclusive, end exclusive). A span marked on the episode's recording also keeps
+    its times (``start_s``, ``end_s``, seconds), which are then what pairing reads; its turns are
+    the turns those times overlap. ``seat_position`` is the seat whose behaviour the span is about
+    (the agent's, for SHREC's imports), ``channel`` whether that behaviour was verbal or not.
+
+    The rationale and, for an error, the correction are required by the study's form when the study
+    says so (``Study.spans_need_rationale``); the database allows them empty, because released
+    annotations (SHREC's) often leave them so and an import must keep what was given.
     """
 
     class Label(models.TextChoices):
         ERROR = "error", "social error"
         COMPETENCY = "competency", "social competency"
+
+    class Channel(models.TextChoices):
+        VERBAL = "verbal", "verbal"
+        NON_VERBAL = "non-verbal", "non-verbal"
+        BOTH = "both", "verbal and non-verbal"
 
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="spans")
     question = models.ForeignKey("benchmark.Question", on_delete=models.PROTECT, related_name="spans")
@@ -92,8 +104,14 @@ class Span(models.Model):
     end_turn = models.PositiveIntegerField()
     start_char = models.PositiveIntegerField(null=True, blank=True)
     end_char = models.PositiveIntegerField(null=True, blank=True)
+    start_s = models.FloatField(null=True, blank=True, help_text="Where the span starts in the recording (seconds).")
+    end_s = models.FloatField(null=True, blank=True, help_text="Where the span ends in the recording (seconds).")
+    seat_position = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The seat whose behaviour the span is about (its position)."
+    )
+    channel = models.CharField(max_length=20, choices=Channel, blank=True)
     attributes = models.ManyToManyField("benchmark.SocialAttribute", related_name="spans")
-    rationale = models.TextField()
+    rationale = models.TextField(blank=True)
     correction = models.TextField(blank=True)
 
     class Meta:
@@ -109,8 +127,11 @@ class Span(models.Model):
                 condition=~Q(start_turn=F("end_turn")) | Q(start_char__isnull=True) | Q(end_char__gt=F("start_char")),
                 name="span_char_range_ordered",
             ),
-            models.CheckConstraint(condition=~Q(rationale=""), name="span_has_rationale"),
-            models.CheckConstraint(condition=~Q(label="error") | ~Q(correction=""), name="span_error_has_correction"),
+            models.CheckConstraint(
+                condition=Q(start_s__isnull=True, end_s__isnull=True)
+                | Q(start_s__gte=0, end_s__gte=F("start_s")),
+                name="span_times_ordered",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -31,6 +31,10 @@ class Study(models.Model):
         default=30, help_text="Submissions faster than this are flagged for review."
     )
     seed = models.PositiveIntegerField(default=0, help_text="Makes each annotator's item order reproducible.")
+    spans_need_rationale = models.BooleanField(
+        default=True,
+        help_text="Annotators must give every span a rationale, and every error a correction (SHREC's protocol).",
+    )
     invite_token = models.CharField(max_length=40, unique=True, default=_invite_token, editable=False)
     is_open = models.BooleanField(default=True, help_text="Annotators can claim items while the study is open.")
     max_annotators = models.PositiveIntegerField(
@@ -130,6 +134,10 @@ class StudyItem(models.Model):
     second_last_turn = models.PositiveIntegerField(
         null=True, blank=True, help_text="For a snippet comparison: the second window's last turn."
     )
+    task_item = models.ForeignKey(
+        "benchmark.TaskItem", on_delete=models.PROTECT, null=True, blank=True, related_name="study_items",
+        help_text="For a human-baseline study: the SHREC task item answered (its excerpt and options).",
+    )
 
     class Meta:
         ordering = ["study", "position"]
@@ -142,6 +150,9 @@ class StudyItem(models.Model):
             models.UniqueConstraint(
                 fields=["study", "episode", "target_turn"], condition=Q(target_turn__isnull=False),
                 name="study_item_target_turn_once",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "task_item"], condition=Q(task_item__isnull=False), name="study_item_task_item_once",
             ),
             models.UniqueConstraint(
                 fields=["study", "episode", "first_turn", "second_first_turn"],

@@ -6,11 +6,18 @@ from .imports import ImportJob
 from .instruments import Answer, Instrument, Question, Respondent, Response, SocialAttribute
 from .jobs import Job
 from .negotiation import Attitude, MediatorDecision, PairAgreement, PartyThought, Preference, Topic, TopicTag
+from .recordings import Recording
 from .runs import NeutralContext, RunChunk, SimulationRun
 from .scenarios import ERG, Category, Communication, Difficulty, Goal, GoalType, Probe, Role, Scenario, TurnTaking
+from .task_items import Task, TaskAnswer, TaskItem, TaskSet
 from .teams import DEFAULT_TEAM_SLUG, OwnedQuerySet, Team, TeamMember
 
 __all__ = [
+    "Recording",
+    "Task",
+    "TaskAnswer",
+    "TaskItem",
+    "TaskSet",
     "ActionType",
     "Attitude",
     "MediatorDecision",

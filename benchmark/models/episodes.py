@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from .teams import OwnedQuerySet
@@ -143,6 +143,14 @@ class Turn(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    start_s = models.FloatField(
+        null=True, blank=True, help_text="When the turn starts in the episode's recording (seconds), if it has one."
+    )
+    end_s = models.FloatField(null=True, blank=True, help_text="When the turn ends in the recording (seconds).")
+    words = models.JSONField(
+        default=list, blank=True,
+        help_text="The turn's words with their times, [[seconds, word], ...], when the transcript gave them.",
+    )
 
     class Meta:
         ordering = ["episode", "index"]
@@ -150,6 +158,10 @@ class Turn(models.Model):
             models.UniqueConstraint(fields=["episode", "index"], name="turn_index_unique"),
             models.UniqueConstraint(
                 fields=["episode", "client_id"], condition=Q(client_id__isnull=False), name="turn_client_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(end_s__isnull=True) | Q(start_s__isnull=False, end_s__gte=F("start_s")),
+                name="turn_times_ordered",
             ),
             models.CheckConstraint(  # a non-verbal turn may be a gesture no one described
                 condition=~Q(action_type__in=["speak", "action"]) | ~Q(content=""),
