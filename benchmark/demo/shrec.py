@@ -37,8 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from ..csv_output import csv_text
-from .shrec_lines import COMPETENCIES, COMPETENCY, ERROR, ERRORS, GREETINGS, NAMES, PLAIN, PLAIN_TALK, SECOND_NOTES
-from .shrec_lines import Exchange
+from .shrec_lines import (
+    COMPETENCIES,
+    COMPETENCY,
+    ERROR,
+    ERRORS,
+    GREETINGS,
+    NAMES,
+    PLAIN,
+    PLAIN_TALK,
+    SECOND_NOTES,
+    Exchange,
+)
 
 AGENT = "AI Agent"
 USER = "User A"
@@ -176,10 +186,14 @@ def _channel(channel: str) -> dict[str, bool]:
     return {"Verbal": channel in ("verbal", "both"), "Non-Verbal": channel in ("non-verbal", "both")}
 
 
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def _annotation(column: str, start: float | None, end: float | None, label: str, keys: set[str], channel: str,
                 rationale: str, correction: str) -> dict[str, Any]:
     return {
-        "timestamp": {"start": None if start is None else round(start, 1), "end": None if end is None else round(end, 1)},
+        "timestamp": {"start": _seconds(start), "end": _seconds(end)},
         "error": label == ERROR,
         "source": _channel(channel),
         "attribute": _attribute_dict(column, keys),
