@@ -228,7 +228,7 @@ def _first_annotator(rng: random.Random, video: SyntheticVideo, column: str, imp
         correction = exchange.correction.format(name=video.user_name)
         if imperfect and exchange.kind == ERROR and rng.random() < 0.03:
             correction = ""
-        start, end = start + rng.uniform(0, 0.6), min(end + rng.uniform(-0.3, 0.5), _limit(video))
+        start, end = start + rng.uniform(0.1, 0.6), min(end + rng.uniform(-0.3, 0.5), _limit(video))
         if imperfect and rng.random() < 0.02:
             start = None
         marks.append(_annotation(column, start, end, exchange.kind, keys, exchange.channel,
@@ -241,7 +241,7 @@ def _second_annotator(rng: random.Random, video: SyntheticVideo, imperfect: bool
     marks = []
     for index, exchange in enumerate(video.exchanges):
         start, end = _bounds(video, index)
-        start, end = start + rng.uniform(0, 1.4), min(end + rng.uniform(-0.8, 1.2), _limit(video))
+        start, end = start + rng.uniform(0.1, 1.4), min(end + rng.uniform(-0.8, 1.2), _limit(video))
         if exchange.kind == PLAIN:
             if rng.random() < 0.2:
                 key = rng.choice(ATTRIBUTE_KEYS)
