@@ -29,12 +29,13 @@ Formulas (tp, fp, fn counted per class c over the n items; 0/0 = 0, "zero divisi
   sufficient statistics (confusion counts, per-label tp/fp/fn), so every metric's replicate is
   computed from the drawn videos' totals.
 
-Binary macro-F1 never exceeds accuracy (SH-A7); the paper's human multi-attribute row (accuracy
-0.57, F1 0.75) is therefore a positive-class F1, which `binary_positive_f1` gives under its own
-name.
+Binary macro-F1 never exceeds accuracy when every answer is True or False (SH-A7); the paper's
+human multi-attribute row (accuracy 0.57, F1 0.75) is therefore a positive-class F1, which
+`binary_positive_f1` gives under its own name. (Unparsed answers break the bound: they lower
+accuracy and a recall but no precision.)
 
-Parley's own code, because no kept library fits: scikit-learn is not kept, and its metrics
-neither treat an unparsed answer as a false positive of no class nor resample clusters.
+Parley's own code, because no kept library fits: scikit-learn is only a test dependency (the tests
+check these values against it), and its metrics do not resample clusters.
 """
 
 from collections.abc import Hashable, Sequence
@@ -376,4 +377,51 @@ def cluster_bootstrap_scores(
     replicates = [_scores_from_totals(task, row[:-1], int(row[-1])) for row in sums]
     for metric in values:
         out[metric]["ci95"] = percentile_interval(np.array([r[metric] for r in replicates]))
+    return out
+
+
+def scores_by_group(
+    task: str, gold: Sequence[Any], pred: Sequence[Any], groups: Sequence[Hashable]
+) -> dict[str, dict[str, Any]]:
+    """The task's metrics within each group of items, e.g. agreed vs disagreed samples (Fig. 5: F1,
+    partial and exact match of the attribute task) or one source dataset; {group: {"n", metric...}},
+    groups in sorted order."""
+    _check_task(task)
+    _check_lengths(gold, pred)
+    _check_lengths(gold, groups)
+    out: dict[str, dict[str, Any]] = {}
+    for group in sorted(set(groups), key=str):
+        chosen = [i for i, g in enumerate(groups) if g == group]
+        out[str(group)] = {
+            "n": len(chosen),
+            **task_scores(task, [gold[i] for i in chosen], [pred[i] for i in chosen]),
+        }
+    return out
+
+
+def scores_by_attribute(
+    task: str,
+    gold: Sequence[Any],
+    pred: Sequence[Any],
+    attribute_sets: Sequence[Sequence[str] | None],
+    labels: Sequence[str] = ATTRIBUTE_LABELS,
+) -> dict[str, dict[str, Any]]:
+    """The task's metrics over the items annotated with each attribute (Figs. 6-7: error detection
+    per attribute). An item counts under every attribute of its gold set; items without attributes
+    (None segments) count under none, since the paper does not say where they belong (§5 item 13).
+    For detection and error the F1 of the error class is added as `error_f1`. An attribute no item
+    has gets {"n": 0} only."""
+    _check_task(task)
+    _check_lengths(gold, pred)
+    _check_lengths(gold, attribute_sets)
+    out: dict[str, dict[str, Any]] = {}
+    for label in labels:
+        chosen = [i for i, s in enumerate(attribute_sets) if s and label in s]
+        cell: dict[str, Any] = {"n": len(chosen)}
+        if chosen:
+            g, p = [gold[i] for i in chosen], [pred[i] for i in chosen]
+            cell.update(task_scores(task, g, p))
+            if task in ("detection", "error"):
+                cell["error_f1"] = binary_positive_f1(g, p, "error")
+        out[label] = cell
     return out
