@@ -93,6 +93,7 @@ class EpisodeSegments:
     detection: list[Segment] = field(default_factory=list)  # balanced: None segments and agreed ones
     gaps: list[tuple[float, float]] = field(default_factory=list)
     pairing: dict[str, Any] = field(default_factory=dict)  # what pairing showed, for the dataset statistics
+    spans: list[SpanRecord] = field(default_factory=list)  # the spans paired (each once)
 
 
 def seeded_order(seed: int, key: str, purpose: str) -> str:
@@ -214,9 +215,10 @@ def episode_segments(episode: EpisodeRecord, options: SegmentOptions) -> Episode
         )
     result = EpisodeSegments()
     pairs = annotator_pairs(episode, timed, options.annotators)
-    summary = Counter()
+    summary: Counter[str] = Counter()
     for number, (first, second) in enumerate(pairs, start=1):
         spans_b = second.spans if second else ()
+        result.spans += [span for span in (*first.spans, *spans_b) if span not in result.spans]
         a = [_position(span, timed) for span in first.spans]
         b = [_position(span, timed) for span in spans_b]
         groups = pair_spans(
