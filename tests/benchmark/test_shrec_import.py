@@ -89,3 +89,52 @@ def test_span_turns_are_the_turns_its_times_overlap_or_the_nearest():
                    if turn.start_s <= span.end_s and turn.end_s >= span.start_s]
         assert (span.start_turn, span.end_turn) == (min(covered), max(covered))
     assert study is not None
+
+
+def test_importing_the_same_file_again_changes_nothing():
+    import_file(FIXTURE)
+    before = row_counts()
+
+    again = import_file(FIXTURE)
+
+    assert row_counts() == before
+    assert again.created == {} or not any(again.created.values())
+    assert again.unchanged["episode"] == 2 and again.unchanged["span"] == 27 and again.unchanged["annotation"] == 5
+    assert again.skipped["segment without a time"] == 1
+
+
+def test_a_parquet_copy_of_the_csv_imports_the_same(tmp_path):
+    path = tmp_path / "two_videos.parquet"
+    pandas.read_csv(FIXTURE).to_parquet(path)
+
+    result = import_file(path)
+
+    assert result.format == "shrec"
+    assert Episode.objects.count() == 2 and Turn.objects.count() == 34
+    assert result.created["span"] == 27 and result.skipped["segment without a time"] == 1
+    assert Study.objects.get().title == "SHREC: shrec-two-videos"
+
+
+def test_parquet_cells_may_hold_lists_and_dicts_rather_than_text(tmp_path):
+    import ast
+
+    frame = pandas.read_csv(FIXTURE)
+    for column in ("Annotations_A", "Annotations_B", "Annotations_C"):
+        frame[column] = [ast.literal_eval(cell) for cell in frame[column]]
+    path = tmp_path / "native.parquet"
+    frame.to_parquet(path)
+
+    result = import_file(path)
+
+    assert result.created["span"] == 27 and result.skipped["segment without a time"] == 1
+    study = Study.objects.get()
+    assert spans_of(study, 1)[0][:5] == ("P01_s001", 24.0, 29.0, "competency", ["emotions", "engagement"])
+
+
+def test_the_command_summary_counts_skipped_segments_and_flags_empty_rationales(capsys):
+    call_command("import_episodes", str(FIXTURE), "--format", "shrec", team=default_team().slug)
+
+    out = capsys.readouterr().out
+    assert "skipped 1 segment without a time" in out
+    assert "created 2 episodes, 2 scenarios, 2 characters, 34 turns" in out and "27 spans" in out
+    assert "flagged: 1 of 27 segments have no rationale and 2 errors no correction" in out
