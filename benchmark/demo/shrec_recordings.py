@@ -47,7 +47,8 @@ def install_shrec_recordings(team: Team) -> DemoRecordings:
     videos = demo_videos()
     with tempfile.TemporaryDirectory(prefix="parley-shrec-demo-") as folder:
         imported = import_file(write_shrec_csv(Path(folder) / FILE_NAME, videos), team=team, format="shrec", tag=TAG)
-    by_id = {episode.external_id: episode for episode in Episode.objects.of_team(team).filter(tag=TAG)}
+    names = [video.file_name for video in videos]
+    by_id = {episode.external_id: episode for episode in Episode.objects.of_team(team).filter(external_id__in=names)}
     episodes = [by_id[video.file_name] for video in videos]
     attached = sum(attach_audio(episode, video) for episode, video in zip(episodes, videos, strict=True))
     return DemoRecordings(episodes, imported, attached)
