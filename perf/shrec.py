@@ -1,9 +1,9 @@
 """How fast SHREC's pipeline runs on a set the size of the released data: import, task building, answering, scoring.
 
 Writes 400 synthetic recordings in SHREC's released format (``benchmark/demo/shrec.py``: a greeting and
-sixteen exchanges each, ten of them marked, two or three annotators, some marks without a start or
-an end and some errors without a correction, as in the real files; about 9,500 annotations, near the released 10,353) into a scratch
-database, then times each step through its command:
+sixteen exchanges each, ten of them marked, two or three annotators, some marks without a start or an
+end and some errors without a correction, as in the real files; about as many annotations as the
+released 10,353), imports them into a scratch database and times each step through its command:
 
 1. ``import_episodes --format shrec FILE`` (episodes, turns with word times, the imported study's spans),
    and the same file again (everything unchanged);
