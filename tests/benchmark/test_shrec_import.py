@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from annotator.external_spans import shrec_study, study_slug
-from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study, StudyItem
+from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study
 from benchmark.models import Episode, Recording, Response, Scenario, Turn
-from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
+from tests.benchmark.import_checks import import_file, row_counts
 from tests.builders import default_team
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,8 @@ def test_the_fixture_imports_two_episodes_with_timed_turns_seats_and_a_recording
     assert [(seat.position, seat.character.name) for seat in first.seats.all()] == [(0, "Jibo"), (1, "User A")]
     turns = list(first.turns.order_by("index"))
     assert len(turns) == 18
-    assert (turns[0].seat.position, turns[0].start_s, turns[0].content) == (0, 4.0, "Hi there, it is good to see you again.")
+    assert (turns[0].seat.position, turns[0].start_s, turns[0].content) == (
+        0, 4.0, "Hi there, it is good to see you again.")
     assert turns[0].words[:2] == [[4.0, "Hi"], [4.0, "there,"]]
     assert turns[1].seat.position == 1 and turns[1].start_s == 14.0
     assert all(turn.end_s >= turn.start_s for turn in turns)

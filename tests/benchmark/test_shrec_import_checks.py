@@ -40,8 +40,8 @@ def write(tmp_path, rows, name="shrec_empathic.csv", columns=("file_name", "tran
 
 
 def test_sh_a10_spellings_untimed_and_empty_segments_and_an_empty_third_column(tmp_path):
-    spelled = segment(ticked=("Social Context &  Relationships", "Recognizing Social Norms including toxicity"),
-                      names=(*SEVEN[:5], "Social Context &  Relationships", "Recognizing Social Norms including toxicity"))
+    context, norms = "Social Context &  Relationships", "Recognizing Social Norms including toxicity"
+    spelled = segment(ticked=(context, norms), names=(*SEVEN[:5], context, norms))
     untimed = {**segment(), "timestamp": {"start": None, "end": 6}}
     no_correction = segment(start=8, end=10, correction="")
     no_rationale = segment(start=12, end=12, error=False, rationale="", correction="")
