@@ -139,3 +139,23 @@ def test_the_command_summary_counts_skipped_segments_and_flags_empty_rationales(
     assert "skipped 1 segment without a time" in out
     assert "created 2 episodes, 2 scenarios, 2 characters, 34 turns" in out and "27 spans" in out
     assert "flagged: 1 of 27 segments have no rationale and 2 errors no correction" in out
+
+
+def test_a_dry_run_reports_the_study_and_spans_it_would_make_and_keeps_nothing():
+    before = row_counts()
+
+    result = import_file(FIXTURE, dry_run=True)
+
+    assert row_counts() == before
+    assert (result.created["episode"], result.created["study"], result.created["span"]) == (2, 1, 27)
+    assert "would create" in result.summary()
+
+
+def test_the_tag_names_the_study_so_a_second_tag_makes_a_second_study_of_the_same_episodes():
+    import_file(FIXTURE)
+
+    result = import_file(FIXTURE, tag="shrec-rerun")
+
+    assert result.unchanged["episode"] == 2 and result.created["study"] == 1 and result.created["span"] == 27
+    assert Study.objects.count() == 2 and Episode.objects.count() == 2
+    assert shrec_study(default_team(), "shrec-rerun").items.count() == 2
