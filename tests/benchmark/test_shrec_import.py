@@ -8,6 +8,7 @@ from django.core.management import call_command
 
 from annotator.external_spans import shrec_study, study_slug
 from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study
+from benchmark.importing import ImportProblem
 from benchmark.models import Episode, Recording, Response, Scenario, Turn
 from tests.benchmark.import_checks import import_file, row_counts
 from tests.builders import default_team
@@ -159,3 +160,11 @@ def test_the_tag_names_the_study_so_a_second_tag_makes_a_second_study_of_the_sam
     assert result.unchanged["episode"] == 2 and result.created["study"] == 1 and result.created["span"] == 27
     assert Study.objects.count() == 2 and Episode.objects.count() == 2
     assert shrec_study(default_team(), "shrec-rerun").items.count() == 2
+
+
+def test_a_parquet_file_named_as_another_format_is_read_as_text_and_refused_by_it(tmp_path):
+    path = tmp_path / "two_videos.parquet"
+    pandas.read_csv(FIXTURE).to_parquet(path)
+
+    with pytest.raises(ImportProblem, match="two_videos.parquet: not UTF-8 text"):
+        import_file(path, format="parley")
