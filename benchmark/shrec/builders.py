@@ -128,7 +128,10 @@ def _item(task: str, key: str, segment: Segment, context: str, options, correct,
         correct=list(correct),
         gold=gold,
         source=segment.episode.source,
-        provenance={"spans": list(segment.span_ids), "annotators": list(segment.annotators), **provenance},
+        provenance={
+            "spans": list(segment.span_ids), "annotators": list(segment.annotators),
+            "attributes": list(segment.attributes), **provenance,
+        },
     )
 
 
