@@ -36,6 +36,15 @@ def test_the_imported_fixture_builds_all_eight_tasks(min_eligible):
     assert (dataset["overall"]["pairs"], dataset["overall"]["agreed_pairs"]) == (10, 9)
     assert set(dataset["by_source"]) == {"empathic", "wellness-dorm"}
     assert task_set.items.filter(task="error").count() == 9
+    assert all(len(sizes) == 3 and min(sizes) >= 1 for sizes in task_set.params["subset_sizes"].values())
+
+
+def test_excerpts_print_the_transcript_labels():
+    import_file(FIXTURE)
+    build("--study", shrec_study(default_team(), "shrec-two-videos").slug, "--tasks", "error")
+    context = TaskItem.objects.filter(task="error").order_by("item_key").first().context
+    user, agent = context.split("\n")
+    assert user.startswith("User A: ") and agent.startswith("AI Agent: ")
 
 
 def test_two_builds_of_the_fixture_are_identical():
