@@ -7,9 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from annotator.external_spans import shrec_study, study_slug
-from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study
+from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study, StudyItem
 from benchmark.models import Episode, Recording, Response, Scenario, Turn
-from tests.benchmark.import_checks import import_file, row_counts
+from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
 from tests.builders import default_team
 
 pytestmark = pytest.mark.django_db
