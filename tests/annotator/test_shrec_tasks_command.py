@@ -52,7 +52,7 @@ def test_builds_all_eight_tasks_and_prints_a_line_per_task():
     assert rationale.options[rationale.correct[0]] == "Rationale 1.0"
     pre = task_set.items.get(task="pre", item_key="video1:2:pre")
     assert pre.context == "Episode 1 says line 4." and pre.options[pre.correct[0]] == "Episode 1 says line 3."
-    assert (pre.first_turn, pre.last_turn) == (3, 4)
+    assert (pre.first_turn, pre.last_turn) == (4, 4)  # the turn shown, never the answer's
     assert task_set.params["excerpt"] == "pair" and task_set.params["study"]["slug"] == study.slug
     dataset = task_set.params["dataset"]
     assert dataset["pairing"] == "shrec" and dataset["overall"]["annotations"] == 24
