@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from benchmark.models import Episode, Respondent, TaskAnswer, TaskItem, TaskSet, Team
 from benchmark.results.shrec import human
 from benchmark.results.shrec.human import HumanAnswer
@@ -82,9 +80,8 @@ def build_world(team: Team | None = None, *, name: str = "shrec-seed0", model: s
 HUMAN_ANSWERS = (("p1", "P1", 2), ("p1", "P2", 1), ("p2", "P1", 1))
 
 
-@pytest.fixture
-def people(monkeypatch):
-    """A human-baseline source with two people's answers to the pre-condition items (P2 wrong on p1)."""
+def human_baseline(monkeypatch) -> Any:
+    """Installs a human-baseline source with two people's answers to the pre-condition items (P2 wrong on p1)."""
     registered: list = []
     monkeypatch.setattr(human, "_SOURCES", registered)
 

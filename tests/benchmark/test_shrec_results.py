@@ -6,10 +6,15 @@ from benchmark.models import Respondent, TaskAnswer, TaskSet
 from benchmark.results.shrec.build import build_shrec
 from benchmark.results.shrec.records import ShrecResultsProblem, choose_task_set
 from benchmark.results.tables import report_json
-from tests.benchmark.shrec_results_data import build_world, people  # noqa: F401 (fixture)
+from tests.benchmark.shrec_results_data import build_world, human_baseline
 from tests.builders import default_team, make_team
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(monkeypatch):
+    return human_baseline(monkeypatch)
 
 
 def _row(report, label="(L) m1"):

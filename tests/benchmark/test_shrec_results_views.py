@@ -9,10 +9,15 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import TaskItem
-from tests.benchmark.shrec_results_data import build_world, people  # noqa: F401 (fixture)
+from tests.benchmark.shrec_results_data import build_world, human_baseline
 from tests.builders import make_researcher, make_team, make_user
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(monkeypatch):
+    return human_baseline(monkeypatch)
 
 PAGE = reverse("benchmark:results-shrec")
 JSON = reverse("benchmark:results-shrec-json")

@@ -38,7 +38,7 @@ from ...models import TaskSet
 from ...stats import shrec as stats
 from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ...stats.plain import plain_report
-from .records import TASKS, ItemRecord, Observation, RowKey, TaskSetRecords, load_records
+from .records import TASKS, ItemRecord, Observation, TaskSetRecords, load_records
 
 SCHEMA_VERSION = 1
 HUMAN = "Human"
@@ -414,7 +414,9 @@ def build_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: 
     if human and human["generated"]:
         notes.append(f"{human['generated']} human answer(s) were generated, not given by people (the demo's)")
     if human and human["majority_ties"]:
-        notes.append(f"{human['majority_ties']} item(s) had tied human answers: the majority took the one sorting first")
+        notes.append(
+            f"{human['majority_ties']} item(s) had tied human answers: the majority took the one sorting first"
+        )
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task_set": _task_set_summary(task_set, records),

@@ -24,7 +24,8 @@ from django.db.models import QuerySet
 from ...models import SocialAttribute, Task, TaskAnswer, TaskItem, TaskSet
 from .human import HumanAnswer, human_answers
 
-TASKS = tuple(Task.values)  # the paper's order: detection, error, attributes, multiple, pre, post, rationale, correction
+# The paper's order: detection, error, attributes, multiple, pre, post, rationale, correction.
+TASKS = tuple(Task.values)
 MODALITY = "L"  # every Parley row reads the transcript only (frames, SH-10, are off): the paper's "(L)"
 VARIANT_SUFFIX = {"zero-shot": "", "few-shot": " + few-shot", "cot": " + cot"}
 
