@@ -42,6 +42,7 @@ from .records import TASKS, ItemRecord, Observation, TaskSetRecords, load_record
 
 SCHEMA_VERSION = 1
 HUMAN = "Human"
+OVERALL = "all"  # the dataset statistics' key for every source together
 TASK_LABELS = {
     "detection": "Error / competence / none",
     "error": "Error detection",
@@ -303,29 +304,30 @@ def per_attribute(records: TaskSetRecords) -> dict[str, Any]:
     }
 
 
-def _share(part: Any, whole: Any) -> float | None:
-    if not isinstance(part, int | float) or not isinstance(whole, int | float) or not whole:
-        return None
-    return float(part) / float(whole)
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _fraction(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _counts(value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
-    return {str(key): int(count) for key, count in value.items() if isinstance(count, int | float)}
+    return {str(key): count for key, raw in value.items() if (count := _count(raw)) is not None}
 
 
 def _dataset_entry(entry: Any) -> dict[str, Any]:
+    """One source's statistics as ``benchmark.shrec.dataset.dataset_statistics`` stored them."""
     entry = entry if isinstance(entry, Mapping) else {}
     return {
-        "videos": entry.get("videos"),
-        "annotators": entry.get("annotators"),
-        "annotations": entry.get("annotations"),
-        "paired_annotations": entry.get("paired_annotations"),
-        "overlap": _share(entry.get("paired_annotations"), entry.get("annotations")),
-        "pairs": entry.get("pairs"),
-        "agreed_pairs": entry.get("agreed_pairs"),
-        "agreement": _share(entry.get("agreed_pairs"), entry.get("pairs")),
+        "videos": _count(entry.get("episodes")),
+        "spans": _count(entry.get("spans")),
+        "pairs": _count(entry.get("pairs")),
+        "agreed_pairs": _count(entry.get("agreed_pairs")),
+        "overlap": _fraction(entry.get("overlap_share")),
+        "agreement": _fraction(entry.get("label_agreement")),
         "labels": _counts(entry.get("labels")),
         "channels": _counts(entry.get("channels")),
         "attributes": _counts(entry.get("attributes")),
@@ -333,8 +335,10 @@ def _dataset_entry(entry: Any) -> dict[str, Any]:
 
 
 def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
-    """The dataset statistics the task set recorded at build time, per source, and its items' composition."""
-    stored = (records.task_set.params or {}).get("dataset")
+    """The dataset statistics the task set recorded at build time (``TaskSet.params["dataset"]``: per source and
+    ``"all"``, as ``benchmark.shrec.dataset`` writes them), and the composition of its items."""
+    params = records.task_set.params or {}
+    stored = params.get("dataset")
     composition: dict[str, Any] = {}
     for task, task_items in _task_items(records).items():
         composition[task] = {
@@ -344,7 +348,7 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": dict(sorted(Counter(item.source or "unknown" for item in task_items).items())),
             "by_label": dict(sorted(Counter(item.label or "unlabelled" for item in task_items).items())),
         }
-    if not isinstance(stored, Mapping):
+    if not isinstance(stored, Mapping) or not isinstance(stored.get(OVERALL), Mapping):
         return {
             "recorded": False,
             "note": "this task set was built without dataset statistics (TaskSet.params['dataset']); the overlap, "
@@ -354,13 +358,16 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": {},
             "items": composition,
         }
-    sources = stored.get("by_source") if isinstance(stored.get("by_source"), Mapping) else {}
     return {
         "recorded": True,
         "note": "",
-        "pairing": stored.get("pairing"),
-        "overall": _dataset_entry(stored.get("overall")),
-        "by_source": {str(source): _dataset_entry(entry) for source, entry in sorted(sources.items())},
+        "pairing": params.get("pairing"),
+        "overall": _dataset_entry(stored[OVERALL]),
+        "by_source": {
+            (str(source) or "unknown"): _dataset_entry(entry)
+            for source, entry in sorted(stored.items())
+            if source != OVERALL and isinstance(entry, Mapping)
+        },
         "items": composition,
     }
 

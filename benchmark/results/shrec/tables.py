@@ -112,8 +112,7 @@ def _dataset_scopes(report: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[st
     yield from panel["by_source"].items()
 
 
-SCALARS = ("videos", "annotators", "annotations", "paired_annotations", "overlap", "pairs", "agreed_pairs",
-           "agreement")
+SCALARS = ("videos", "spans", "pairs", "agreed_pairs", "overlap", "agreement")
 
 
 def dataset_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -214,7 +213,8 @@ def dataset_lines(report: Mapping[str, Any]) -> list[str]:
         labels = ", ".join(f"{key} {count}" for key, count in entry["labels"].items()) or "not recorded"
         channels = ", ".join(f"{key or 'not given'} {count}" for key, count in entry["channels"].items())
         lines.append(
-            f"  {scope}: {entry['annotations'] if entry['annotations'] is not None else '?'} annotation(s); "
+            f"  {scope}: {entry['spans'] if entry['spans'] is not None else '?'} span(s) in "
+            f"{entry['videos'] if entry['videos'] is not None else '?'} video(s); "
             f"overlap {_percent(entry['overlap'])}, agreement among pairs {_percent(entry['agreement'])}; "
             f"labels {labels}; channels {channels or 'not recorded'}"
         )
