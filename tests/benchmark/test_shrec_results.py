@@ -77,6 +77,18 @@ def test_rows_carry_the_paper_prefix_variant_and_prompt_versions():
     assert _row(report)["prompt_versions"]["pre"] == ["shrec-pre-v1"]
 
 
+def test_a_model_at_another_temperature_is_a_row_of_its_own():
+    world = build_world()
+    warmer = Respondent.objects.create(kind=Respondent.Kind.JUDGE, model="m1", prompt_version="shrec-pre-v1",
+                                       label="temperature 0.7")
+    TaskAnswer.objects.create(item=world["items"]["p1"], respondent=warmer, reply="(5)", answer=5)
+
+    report = build_shrec(world["task_set"], resamples=0)
+
+    assert [row["label"] for row in report["rows"]] == ["(L) m1", "(L) m1 (temperature 0.7)"]
+    assert _row(report, "(L) m1 (temperature 0.7)")["tasks"]["pre"]["metrics"]["accuracy"]["pooled"] == 0.0
+
+
 def test_an_answer_under_a_newer_prompt_version_replaces_the_older_one():
     world = build_world()
     newer = Respondent.objects.create(kind=Respondent.Kind.JUDGE, model="m1", prompt_version="shrec-pre-v2")
@@ -112,9 +124,11 @@ def test_per_attribute_error_f1_groups_error_items_by_their_segment_attributes()
     panel = report["per_attribute"]
 
     errors = panel["error_f1"]["(L) m1"]
-    assert errors["emotions"] == {"n": 2, "f1": pytest.approx(1 / 3)}
-    assert errors["intention"] == {"n": 1, "f1": 0.0}
-    assert errors["social-norms"] == {"n": 0, "f1": None}
+    # emotions: gold error, no_error; answered error, error -> error F1 2/3, no_error 0, macro 1/3
+    assert errors["emotions"] == {"n": 2, "f1": pytest.approx(1 / 3), "error_f1": pytest.approx(2 / 3),
+                                  "accuracy": 0.5}
+    assert errors["intention"] == {"n": 1, "f1": 0.0, "error_f1": 0.0, "accuracy": 0.0}
+    assert errors["social-norms"] == {"n": 0, "f1": None, "error_f1": None, "accuracy": None}
     f1 = panel["attribute_f1"]["(L) m1"]["f1"]
     assert f1["conversational-mechanics"] == 1.0 and f1["knowledge-state"] == 0.0 and f1["emotions"] == 1.0
 

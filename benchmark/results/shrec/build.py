@@ -251,6 +251,7 @@ def _model_rows(records: TaskSetRecords, *, resamples: int, seed: int) -> list[d
             "label": key.label,
             "model": key.model,
             "variant": key.variant,
+            "setting": key.setting,
             "modality": "L",
             "prompt_versions": records.prompt_versions.get(key, {}),
             "tasks": _row_cells(records, observations, resamples=resamples, seed=seed),
@@ -269,22 +270,26 @@ def _attribute_f1(records: TaskSetRecords, observations: Sequence[Observation]) 
 
 
 def _error_f1_by_attribute(records: TaskSetRecords, observations: Sequence[Observation]) -> dict[str, Any] | None:
-    """Error-detection macro-F1 within the error-task items whose segment carries each attribute (Figs. 6–7)."""
+    """Error detection within the error-task items whose segment carries each attribute (Figs. 6–7): macro-F1
+    (``f1``, drawn), the error class's F1 and accuracy; None without answers to the error task."""
     chosen = [o for o in observations if records.items[o.item].task == "error"]
     if not chosen:
         return None
-    out = {}
-    for key in stats.ATTRIBUTE_LABELS:
-        group = [o for o in chosen if key in records.items[o.item].attributes]
-        out[key] = {
-            "n": len(group),
-            "f1": stats.macro_f1(
-                [records.items[o.item].gold for o in group], [o.answer for o in group], stats.ERROR_LABELS
-            )
-            if group
-            else None,
+    by_attribute = stats.scores_by_attribute(
+        "error",
+        [records.items[o.item].gold for o in chosen],
+        [o.answer for o in chosen],
+        [records.items[o.item].attributes for o in chosen],
+    )
+    return {
+        key: {
+            "n": entry["n"],
+            "f1": entry.get("macro_f1"),
+            "error_f1": entry.get("error_f1"),
+            "accuracy": entry.get("accuracy"),
         }
-    return out
+        for key, entry in by_attribute.items()
+    }
 
 
 def per_attribute(records: TaskSetRecords) -> dict[str, Any]:

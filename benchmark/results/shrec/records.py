@@ -36,14 +36,16 @@ class ShrecResultsProblem(ValueError):
 
 @dataclass(frozen=True)
 class RowKey:
-    """One table row: a model under one prompt variant."""
+    """One table row: a model under one prompt variant (and a respondent label, e.g. a temperature other than 0)."""
 
     model: str
     variant: str
+    setting: str = ""  # the respondent's label: "" at the default temperature, else e.g. "temperature 0.7"
 
     @property
     def label(self) -> str:
-        return f"({MODALITY}) {self.model}{VARIANT_SUFFIX.get(self.variant, f' + {self.variant}')}"
+        setting = f" ({self.setting})" if self.setting else ""
+        return f"({MODALITY}) {self.model}{setting}{VARIANT_SUFFIX.get(self.variant, f' + {self.variant}')}"
 
 
 @dataclass(frozen=True)
@@ -138,10 +140,12 @@ def _model_answers(
     answers = (
         TaskAnswer.objects.filter(item__task_set=task_set)
         .order_by("pk")
-        .values_list("pk", "item_id", "variant", "answer", "respondent__model", "respondent__prompt_version")
+        .values_list(
+            "pk", "item_id", "variant", "answer", "respondent__model", "respondent__label", "respondent__prompt_version"
+        )
     )
-    for pk, item_id, variant, answer, model, version in answers:
-        key = RowKey(model, variant)
+    for pk, item_id, variant, answer, model, setting, version in answers:
+        key = RowKey(model, variant, setting)
         task = items[item_id].task
         versions.setdefault(key, {}).setdefault(task, set()).add(version)
         if (key, item_id) in latest:
@@ -150,7 +154,9 @@ def _model_answers(
     rows: dict[RowKey, list[Observation]] = {}
     for (key, item_id), (_, answer) in sorted(latest.items(), key=lambda entry: entry[1][0]):
         rows.setdefault(key, []).append(Observation(item_id, answer))
-    ordered = dict(sorted(rows.items(), key=lambda entry: (entry[0].model, _variant_rank(entry[0].variant))))
+    ordered = dict(
+        sorted(rows.items(), key=lambda entry: (entry[0].model, entry[0].setting, _variant_rank(entry[0].variant)))
+    )
     prompt_versions = {
         key: {task: sorted(versions[key][task]) for task in TASKS if task in versions[key]} for key in ordered
     }
