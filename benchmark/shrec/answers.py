@@ -46,7 +46,8 @@ _MARK = re.compile(r"\(\s*([A-Za-z]|\d+)\s*\)")
 _NAMED = re.compile(
     r"\b(?:option|choice|letter|number)\s*(?:is\s*)?[:#]?\s*\(?([A-Za-z]|\d+)\)?(?![\w'])", re.IGNORECASE
 )
-_BARE = re.compile(r"^\W*\(?([A-Za-z]|\d+)\)?\s*(?:[.):,]|$)")
+# A reply that is only a mark ("B", "**3**", "(C).") or starts with one and a stop ("3. Because ...").
+_BARE = re.compile(r"^[\W_]*\(?([A-Za-z]|\d+)\)?(?:[\W_]*$|[.):,]\s)")
 _LETTERS = re.compile(r"(?<![\w'])([A-G])(?![\w'])")
 
 
