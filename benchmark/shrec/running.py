@@ -44,6 +44,7 @@ from .scripted import SCRIPTED, scripted_reply
 CHUNK_SIZE = 25
 TASK = "answer_shrec_items"  # in benchmark.jobs.tasks, which imports this module: named, not imported
 POLL_SECONDS = 1.0  # how often the command reads its chunks' jobs while consumers work
+NO_CONSUMER_SECONDS = 15  # then the command says that no consumer has taken them
 ANSWERED, CACHED, FAILED = "answered", "cached", "failed"
 
 
@@ -183,7 +184,7 @@ async def answer_items(
 
 async def _answer_one(item_id: int, run: RunSettings, state: _ChunkState) -> ItemOutcome:
     outcome = ItemOutcome(item_id)
-    item, respondent, existing, examples = await sync_to_async(_load)(item_id, run, state)
+    item, respondent, existing, prompt = await sync_to_async(_load)(item_id, run, state)
     try:
         if existing is not None and not run.force:
             if run.coerce_model and existing.coerced_by != run.coerce_model:
@@ -191,7 +192,6 @@ async def _answer_one(item_id: int, run: RunSettings, state: _ChunkState) -> Ite
                 await sync_to_async(_store_coercion)(existing.pk, coerced, run.coerce_model)
             outcome.outcome, outcome.parsed = CACHED, existing.answer is not None
             return outcome
-        prompt = build_prompt(item, run.variant, examples)
         if run.model == SCRIPTED:
             reply, usage = scripted_reply(item), None
         else:
@@ -222,17 +222,21 @@ async def _coerce(item: TaskItem, reply: str, run: RunSettings) -> Any:
     return parse_answer(item.task, completion.text, item.options)
 
 
-def _load(item_id: int, run: RunSettings, state: _ChunkState) -> tuple[TaskItem, Respondent, TaskAnswer | None, list]:
+def _load(item_id: int, run: RunSettings, state: _ChunkState) -> tuple[TaskItem, Respondent, TaskAnswer | None, str]:
+    """The item, its respondent, its answer so far, and the prompt when one is to be asked (it reads the
+    attributes' definitions and the few-shot examples from the database)."""
     item = TaskItem.objects.get(pk=item_id)
     if item.task not in state.respondents:
         state.respondents[item.task] = respondent_for(run.model, item.task, run.temperature)
     respondent = state.respondents[item.task]
     existing = TaskAnswer.objects.filter(item=item, respondent=respondent, variant=run.variant).first()
-    examples: list = []
-    if run.variant == TaskAnswer.Variant.FEW_SHOT and (existing is None or run.force):
+    if existing is not None and not run.force:
+        return item, respondent, existing, ""
+    examples: list[TaskItem] = []
+    if run.variant == TaskAnswer.Variant.FEW_SHOT:
         pool = TaskItem.objects.filter(task_set_id=item.task_set_id, task=item.task).exclude(pk=item.pk)
         examples = few_shot_examples(item, list(pool), run.examples)
-    return item, respondent, existing, examples
+    return item, respondent, existing, build_prompt(item, run.variant, examples)
 
 
 def _store(item: TaskItem, respondent: Respondent, run: RunSettings, reply: str, answer: Any, coerced: Any,

@@ -224,3 +224,17 @@ def test_the_command_refuses_bad_options():
         evaluate("--variant", "cot")
     with pytest.raises(CommandError, match="--coerce-model: Model 'elsewhere/model' is not one"):
         evaluate("--shrec", "all", "--models", "scripted", "--coerce-model", "elsewhere/model")
+
+
+@queued
+def test_a_consumer_process_answers_the_chunks_while_the_command_follows(queue, consumers, monkeypatch):
+    monkeypatch.setattr(running, "CHUNK_SIZE", 2)
+    task_set = make_task_set(rationale_items=3, detection_items=1)
+    consumers.start(workers=2)
+
+    out, _ = evaluate("--shrec", "all", "--models", "scripted", "--task-set", task_set.name)
+
+    assert "scripted (zero-shot): 4 of 4 item(s) answered, 0 of them unparsed; 0 without an answer." in out
+    jobs = Job.objects.filter(task="answer_shrec_items")
+    assert jobs.count() == 2 and {job.status for job in jobs} == {Job.Status.FINISHED}
+    assert all(job.worker for job in jobs)  # taken by the consumer, not run inline

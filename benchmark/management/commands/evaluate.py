@@ -289,6 +289,7 @@ class Command(BaseCommand):
 
     def follow(self, jobs: list[Job], sizes: list[int], bar: ProgressBar, before: int) -> None:
         """Wait for the chunks' jobs to end, drawing the items done; inline, they have ended already."""
+        started, warned = time.monotonic(), False
         while True:
             for job in jobs:
                 job.refresh_from_db()
@@ -298,6 +299,14 @@ class Command(BaseCommand):
             if HUEY.immediate:
                 raise CommandError("The chunks did not run: tasks run inline here (PARLEY_TASKS_IMMEDIATE), and "
                                    "their work was queued inside a transaction that has not committed.")
+            if not warned and time.monotonic() - started > shrec.NO_CONSUMER_SECONDS and all(
+                job.status == Job.Status.QUEUED for job in jobs
+            ):
+                warned = True
+                self.stdout.write(self.style.WARNING(
+                    f"No consumer has taken the chunks after {shrec.NO_CONSUMER_SECONDS} s: start one with "
+                    "`make worker` (the chunks wait on the queue meanwhile)."
+                ))
             time.sleep(shrec.POLL_SECONDS)
 
     def promediate(
