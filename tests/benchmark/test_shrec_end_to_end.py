@@ -1,0 +1,69 @@
+"""SH-A12, SHREC end to end and offline: two synthetic SHREC-format videos imported, all eight tasks built with
+seed 0, answered by the scripted answerer, and Tables 1 and 2 equal to a stored file, the same bytes every time.
+
+Every step goes through its command, as a researcher would run it (``import_episodes --format shrec``,
+``shrec_tasks``, ``evaluate --shrec all --models scripted``, ``benchmark_report --analysis shrec``). The
+answers are queued as chunks that run inline when the command's transaction commits, so the test commits.
+"""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from annotator.external_spans import shrec_study
+from benchmark.models import Task, TaskAnswer, TaskItem, TaskSet
+from tests.builders import default_team
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "shrec"
+VIDEOS = FIXTURES / "two_videos.csv"
+EXPECTED = FIXTURES / "expected_tables.json"
+TASK_SET = "sh-a12"
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def run(command: str, *arguments: str) -> str:
+    out = StringIO()
+    call_command(command, *arguments, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def build_and_answer(*options: str) -> TaskSet:
+    """Import the two videos (unchanged when already there), build the eight tasks and let the scripted answerer
+    answer every item."""
+    run("import_episodes", "--format", "shrec", str(VIDEOS))
+    study = shrec_study(default_team(), "shrec-two-videos")
+    run(
+        "shrec_tasks", "--study", study.slug, "--tasks", "all", "--seed", "0", "--subsets", "3",
+        "--subset-size", "3", "--name", TASK_SET, *options,
+    )
+    run("evaluate", "--shrec", "all", "--models", "scripted", "--task-set", TASK_SET)
+    return TaskSet.objects.get(name=TASK_SET)
+
+
+def report() -> str:
+    return run("benchmark_report", "--analysis", "shrec", "--task-set", TASK_SET, "--format", "json")
+
+
+def tables(text: str) -> dict:
+    """Tables 1 and 2 of a report: their columns, the model rows and the Human row (none here)."""
+    data = json.loads(text)
+    return {key: data[key] for key in ("table1", "table2", "rows", "human")}
+
+
+def test_two_videos_give_all_eight_tasks_answered_and_the_stored_tables_in_the_same_bytes_each_time():
+    task_set = build_and_answer()
+
+    items = TaskItem.objects.filter(task_set=task_set)
+    assert sorted(set(items.values_list("task", flat=True))) == sorted(Task.values)
+    assert TaskAnswer.objects.filter(item__task_set=task_set).count() == items.count()
+    first = report()
+    assert report() == first  # the same database: the same bytes
+    assert tables(first) == json.loads(EXPECTED.read_text())
+
+    build_and_answer("--replace")  # built and answered afresh: new rows, the same tables
+
+    assert tables(report()) == tables(first)
