@@ -43,10 +43,12 @@ Parley's own code, because no kept library has it: the `krippendorff` package co
 coded items only, and no package in the lock implements alpha_U.
 """
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -122,10 +124,9 @@ def segments(units: Iterable[tuple[int, int]], length: int, boundaries: Sequence
     cuts = sorted(set(boundaries))
 
     def gap(begin: int, end: int) -> None:
-        for cut in cuts:
-            if begin < cut < end:
-                out.append(Segment(begin, cut, False))
-                begin = cut
+        for cut in cuts[bisect_right(cuts, begin) : bisect_left(cuts, end)]:
+            out.append(Segment(begin, cut, False))
+            begin = cut
         out.append(Segment(begin, end, False))
 
     position = 0
@@ -177,17 +178,17 @@ def expected_disagreement(tilings: Sequence[list[Segment]], length: int) -> Frac
     """D_e of one category (Krippendorff 2004, p. 253), all coders' units and gaps pooled."""
     r = len(tilings)
     units = [s.end - s.begin for tiling in tilings for s in tiling if s.is_unit]
-    gaps = sorted((s.end - s.begin for tiling in tilings for s in tiling if not s.is_unit), reverse=True)
+    gaps = sorted(s.end - s.begin for tiling in tilings for s in tiling if not s.is_unit)
+    # longer[k] = sum of the gaps from the k-th shortest on, so the gaps that hold a unit are summed at once.
+    longer = list(accumulate(reversed(gaps), initial=0))[::-1]
     n_c = len(units)
     numerator = 0
     for unit in units:
         # l (l - 1) (2 l - 1) is divisible by 6, so this third is a whole number.
         within = (n_c - 1) * unit * (unit - 1) * (2 * unit - 1) // 3
-        placements = 0
-        for gap in gaps:
-            if gap < unit:
-                break
-            placements += gap - unit + 1
+        first = bisect_left(gaps, unit)
+        # sum over gaps h >= l of (h - l + 1)
+        placements = longer[first] - (unit - 1) * (len(gaps) - first)
         numerator += within + unit * unit * placements
     denominator = length * (r * length * (r * length - 1) - sum(unit * (unit - 1) for unit in units))
     return Fraction(2 * numerator, denominator) if denominator else Fraction(0)
