@@ -13,7 +13,7 @@ class AnnotatorConfig(AppConfig):
         from benchmark.evaluation.answer_groups import register_generated_responses
         from benchmark.results.promediate.build import register_human_validation
 
-        from . import signals  # noqa: F401  (connects the receivers)
+        from . import external_spans, signals  # noqa: F401  (connect the receivers)
         from .reports.promediate_validation import validation_of_episodes
 
         register_generated_responses(generated_responses)
