@@ -143,8 +143,10 @@ class Command(BaseCommand):
             self.shrec(options)
             return
         shrec_only = ("task_set", "subset", "coerce_model")
-        if any(options[name] is not None for name in shrec_only) or options["variant"] != TaskAnswer.Variant.ZERO_SHOT:
-            raise CommandError("--variant, --task-set, --subset and --coerce-model apply only with --shrec.")
+        if (any(options[name] is not None for name in shrec_only) or options["variant"] != TaskAnswer.Variant.ZERO_SHOT
+                or options["temperature"] != 0 or options["examples"] != shrec.DEFAULT_EXAMPLES):
+            raise CommandError("--variant, --examples, --task-set, --subset, --temperature and --coerce-model apply "
+                               "only with --shrec.")
         if not options["promediate"] and options["mentions"] != "judge":
             raise CommandError("--mentions applies only with --promediate.")
         if options["promediate"] and (options["interview"] or options["blind"]):
