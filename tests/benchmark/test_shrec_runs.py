@@ -185,15 +185,16 @@ def test_the_command_queues_chunks_and_prints_a_summary(fake_llm, monkeypatch):
 
     out, err = evaluate("--shrec", "all", "--models", f"{FAKE_MODEL},scripted", "--task-set", task_set.name)
 
-    assert f"{FAKE_MODEL} (zero-shot): 4 of 4 item(s) answered, 0 of them unparsed; 0 without an answer." in out
-    assert "scripted (zero-shot): 4 of 4 item(s) answered" in out
+    summary = "(zero-shot): 4 of 4 item(s) answered (0 cached), 0 of them unparsed; 0 without an answer."
+    assert f"{FAKE_MODEL} {summary}" in out
+    assert "scripted (zero-shot): 4 of 4 item(s) answered (0 cached)" in out
     assert Job.objects.filter(task="answer_shrec_items", status=Job.Status.FINISHED).count() == 4
     assert "shrec" in err and "4/4" in err
     assert TaskAnswer.objects.filter(respondent__model=FAKE_MODEL, answer__isnull=False).count() == 4
 
     fake_llm.reset()
     out, _ = evaluate("--shrec", "rationale", "--models", FAKE_MODEL, "--subset", "0")
-    assert "2 of 2 item(s) answered" in out and fake_llm.requests == []
+    assert "2 of 2 item(s) answered (2 cached)" in out and fake_llm.requests == []
 
 
 @queued
@@ -234,7 +235,7 @@ def test_a_consumer_process_answers_the_chunks_while_the_command_follows(queue, 
 
     out, _ = evaluate("--shrec", "all", "--models", "scripted", "--task-set", task_set.name)
 
-    assert "scripted (zero-shot): 4 of 4 item(s) answered, 0 of them unparsed; 0 without an answer." in out
+    assert "scripted (zero-shot): 4 of 4 item(s) answered (0 cached), 0 of them unparsed; 0 without an answer." in out
     jobs = Job.objects.filter(task="answer_shrec_items")
     assert jobs.count() == 2 and {job.status for job in jobs} == {Job.Status.FINISHED}
     assert all(job.worker for job in jobs)  # taken by the consumer, not run inline

@@ -266,6 +266,7 @@ class Command(BaseCommand):
             f"Answering {len(ids)} item(s) of task set {task_set} with {run.model} ({run.variant}, temperature "
             f"{run.temperature:g}" + (f", coerced by {run.coerce_model}" if run.coerce_model else "") + ")."
         )
+        cached = 0 if run.force else shrec.tally(ids, run).answered
         pieces = shrec.chunks(ids)
         later = [[piece] for piece in pieces[1:]] if HUEY.immediate else [pieces[1:]] if pieces[1:] else []
         bar = ProgressBar(self.stderr, len(ids), "shrec", unit="items")
@@ -284,7 +285,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{run.model}: {shrec.stop_message(job)}")
         counts = shrec.tally(ids, run)
         self.stdout.write(
-            f"{run.model} ({run.variant}): {counts.answered} of {len(ids)} item(s) answered, "
+            f"{run.model} ({run.variant}): {counts.answered} of {len(ids)} item(s) answered ({cached} cached), "
             f"{counts.unparsed} of them unparsed; {counts.missing} without an answer."
         )
         return counts.missing
