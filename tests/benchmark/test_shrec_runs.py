@@ -139,6 +139,15 @@ def test_a_model_that_cannot_be_reached_stops_at_the_first_item(fake_llm, settin
     assert len(fake_llm.requests) == 1 and not TaskAnswer.objects.exists()
 
 
+def test_refused_credentials_stop_the_run_even_after_a_success(fake_llm):
+    task_set = make_task_set(rationale_items=3, detection_items=0)
+    fake_llm.enqueue(text="Answer: (3)")
+    fake_llm.enqueue(status=401)
+    with pytest.raises(running.ModelUnreachable, match="rejected the request"):
+        answer([item.pk for item in items(task_set)], concurrency=1)
+    assert TaskAnswer.objects.count() == 1
+
+
 def test_after_a_success_an_unreachable_call_fails_its_item_only(fake_llm, settings):
     settings.PARLEY_LLM_MAX_RETRIES = 0
     task_set = make_task_set(rationale_items=2, detection_items=0)
