@@ -182,3 +182,12 @@ def test_bad_options_and_empty_studies_are_refused():
         run("--study", empty.slug)
     with pytest.raises(CommandError, match="give --study"):
         run()
+
+
+def test_names_and_seeds_the_database_cannot_hold_are_refused_plainly():
+    study = shrec_study(episodes=1)
+    with pytest.raises(CommandError, match="at most 100 characters"):
+        run("--study", study.slug, "--tasks", "error", "--name", "x" * 101)
+    with pytest.raises(CommandError, match="the seed must be a whole number from 0 to 2147483647"):
+        run("--study", study.slug, "--tasks", "error", "--seed", str(2**31))
+    assert not TaskSet.objects.exists()
