@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -56,6 +56,7 @@ MULTIPLE_OPTIONS = ["True", "False"]
 DISTRACTOR_RULES = ("disjoint", "not_identical")
 MCQ_SOURCES = ("groups", "agreed")
 N_DISTRACTORS = 4
+Progress = Callable[[str, int, int], None] | None  # (task, done, total)
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ def _mcq_item(task, key, item: Candidate, eligible, options: BuildOptions, skipp
 
 
 def explanation_items(
-    task: str, segments: Iterable[Segment], options: BuildOptions, skipped: Counter
+    task: str, segments: Iterable[Segment], options: BuildOptions, skipped: Counter, progress: Progress = None
 ) -> list[ItemRecord]:
     """Rationale or correction items of the error segments (``task`` names the text field)."""
     pool = [
@@ -250,7 +251,7 @@ def explanation_items(
     ]
     items = []
     disjoint = options.distractors == "disjoint"
-    for member in pool:
+    for done, member in enumerate(pool, start=1):
         own, label = member.attribute_set, member.segment.label
         accepted = (
             other for other in pool
@@ -260,6 +261,8 @@ def explanation_items(
         item = _mcq_item(task, member.segment.key, member, eligible_candidates(member, accepted), options, skipped)
         if item:
             items.append(item)
+        if progress:
+            progress(task, done, len(pool))
     return items
 
 
@@ -276,7 +279,7 @@ def turn_pair(segment: Segment) -> tuple[TurnRecord, TurnRecord] | None:
 
 
 def condition_items(
-    segments: Iterable[Segment], options: BuildOptions, skipped: Counter
+    segments: Iterable[Segment], options: BuildOptions, skipped: Counter, progress: Progress = None
 ) -> dict[str, list[ItemRecord]]:
     """Pre- and post-condition items from the competency segments that are one user–agent pair.
 
@@ -287,7 +290,7 @@ def condition_items(
     built: dict[str, list[ItemRecord]] = {"pre": [], "post": []}
     for task, shown, answer in (("pre", 1, 0), ("post", 0, 1)):
         pool = [Candidate(s, pair[answer].text.strip(), pair[shown].text.strip()) for s, pair in pairs]
-        for member, (_, pair) in zip(pool, pairs, strict=True):
+        for done, (member, (_, pair)) in enumerate(zip(pool, pairs, strict=True), start=1):
 
             excluded = member.context if options.same_context_exclusion else None
             accepted = (other for other in pool if other.context != excluded)
@@ -296,13 +299,22 @@ def condition_items(
             if item:
                 item.first_turn = item.last_turn = pair[shown].index
                 built[task].append(item)
+            if progress:
+                progress(task, done, len(pool))
     return built
 
 
 def build_tasks(
-    episodes: Sequence[EpisodeRecord], tasks: Sequence[str] = TASKS, options: BuildOptions | None = None
+    episodes: Sequence[EpisodeRecord],
+    tasks: Sequence[str] = TASKS,
+    options: BuildOptions | None = None,
+    progress: Progress = None,
 ) -> BuildResult:
-    """Build the chosen tasks' items from the episodes' spans (raises ValueError on bad options)."""
+    """Build the chosen tasks' items from the episodes' spans (raises ValueError on bad options).
+
+    ``progress(task, done, total)`` is called as each multiple-choice candidate is done: the part
+    whose time grows with the square of the pool (every eligible text is hashed for every item).
+    """
     options = options or BuildOptions()
     problems = options.problems() + [f"unknown task {task!r}" for task in tasks if task not in TASKS]
     if problems:
@@ -320,9 +332,9 @@ def build_tasks(
     if "attributes" in tasks or "multiple" in tasks:
         built["attributes"], built["multiple"] = attribute_items(agreed)
     if "pre" in tasks or "post" in tasks:
-        built.update(condition_items(mcq, options, skipped))
+        built.update(condition_items(mcq, options, skipped, progress))
     for task in ("rationale", "correction"):
         if task in tasks:
-            built[task] = explanation_items(task, mcq, options, skipped)
+            built[task] = explanation_items(task, mcq, options, skipped, progress)
     items = [item for task in TASKS if task in tasks for item in built.get(task, [])]
     return BuildResult(items, Counter(item.task for item in items), skipped, per_episode)

@@ -18,9 +18,9 @@ from .shrec_study import add_external_annotation, shrec_study
 pytestmark = pytest.mark.django_db
 
 
-def run(*args):
+def run(*args, stderr=None):
     out = StringIO()
-    call_command("shrec_tasks", *args, stdout=out)
+    call_command("shrec_tasks", *args, stdout=out, stderr=stderr or StringIO())
     return out.getvalue()
 
 
@@ -38,7 +38,10 @@ def test_records_keep_the_study_order_of_annotators_and_the_spans_times():
 
 def test_builds_all_eight_tasks_and_prints_a_line_per_task():
     study = shrec_study()
-    output = run("--study", study.slug, "--seed", "0", "--subsets", "3", "--subset-size", "2")
+    progress = StringIO()
+    output = run("--study", study.slug, "--seed", "0", "--subsets", "3", "--subset-size", "2", stderr=progress)
+    for task in ("pre", "post", "rationale", "correction"):
+        assert f"shrec_tasks {task}" in progress.getvalue()
     task_set = TaskSet.objects.get(name="shrec-seed0")
     counts = {task: task_set.items.filter(task=task).count() for task in
               ("detection", "error", "attributes", "multiple", "pre", "post", "rationale", "correction")}

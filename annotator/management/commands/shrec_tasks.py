@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from benchmark.management.stdout_writer import StdoutWriter
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import TaskSet
+from benchmark.progress_bar import ProgressBar
 from benchmark.shrec.builders import DISTRACTOR_RULES, MCQ_SOURCES, TASKS, BuildOptions, build_tasks
 from benchmark.shrec.dataset import dataset_statistics
 from benchmark.shrec.excerpts import check_mode
@@ -68,6 +69,21 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+class BuildProgress:
+    """One progress bar per multiple-choice task, the part of a build that takes time on a large study."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.bars: dict[str, ProgressBar] = {}
+
+    def show(self, task: str, done: int, total: int) -> None:
+        if task not in self.bars:
+            self.bars[task] = ProgressBar(self.stream, total, f"shrec_tasks {task}", unit="items")
+        self.bars[task].show(done)
+        if done == total:
+            self.bars[task].close()
 
 
 class Command(BaseCommand):
@@ -144,7 +160,8 @@ class Command(BaseCommand):
         if not any(annotator.spans for episode in episodes for annotator in episode.annotators):
             raise CommandError(f"the study {study.slug!r} has no submitted spans to build tasks from")
         try:
-            result = build_tasks(episodes, options["tasks"], build)
+            bars = BuildProgress(self.stderr)
+            result = build_tasks(episodes, options["tasks"], build, bars.show)
             report = assign_subsets(
                 result.items, options["subsets"], options["subset_size"], options["seed"], not options["no_stratify"]
             )
