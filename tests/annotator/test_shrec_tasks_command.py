@@ -194,3 +194,14 @@ def test_names_and_seeds_the_database_cannot_hold_are_refused_plainly():
     with pytest.raises(CommandError, match="the seed must be a whole number from 0 to 2147483647"):
         run("--study", study.slug, "--tasks", "error", "--seed", str(2**31))
     assert not TaskSet.objects.exists()
+
+
+def test_subsets_may_ignore_the_sources():
+    study = shrec_study()
+    run("--study", study.slug, "--tasks", "error", "--subsets", "1", "--subset-size", "3", "--stratify", "none")
+    task_set = TaskSet.objects.get()
+    assert task_set.params["stratify"] == "none" and task_set.params["subset_sizes"] == {"error": [3]}
+    # Stratified, three items split 2 + 1 between the two sources instead.
+    run("--study", study.slug, "--tasks", "error", "--subsets", "1", "--subset-size", "3", "--name", "strata")
+    drawn = TaskItem.objects.filter(task_set__name="strata", subsets=[0])
+    assert sorted(drawn.values_list("source", flat=True)) == ["empathic", "empathic", "wellness"]

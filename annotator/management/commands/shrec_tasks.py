@@ -106,7 +106,8 @@ class Command(BaseCommand):
         parser.add_argument("--subsets", type=_whole(1), default=3, help="Subsets drawn per task (default 3).")
         parser.add_argument("--subset-size", type=_whole(1), default=None,
                             help="Items per subset (default: each source's items split evenly between the subsets).")
-        parser.add_argument("--no-stratify", action="store_true", help="Draw subsets without balancing the sources.")
+        parser.add_argument("--stratify", choices=("source", "none"), default="source",
+                            help="Balance each subset between the sources (source, default) or not (none).")
         parser.add_argument("--pairing", choices=("shrec", "iou"), default=None,
                             help="How spans are paired: shrec (times; default when spans have times) or iou (turns).")
         parser.add_argument("--start-tolerance", type=_seconds, default=3.0, help="SHREC pairing: starts apart (s).")
@@ -162,14 +163,13 @@ class Command(BaseCommand):
         try:
             bars = BuildProgress(self.stderr)
             result = build_tasks(episodes, options["tasks"], build, bars.show)
-            report = assign_subsets(
-                result.items, options["subsets"], options["subset_size"], options["seed"], not options["no_stratify"]
-            )
+            stratify = options["stratify"] == "source"
+            report = assign_subsets(result.items, options["subsets"], options["subset_size"], options["seed"], stratify)
         except ValueError as error:
             raise CommandError(str(error)) from None
         params = {
             **dataclasses.asdict(build), "tasks": options["tasks"], "subsets": options["subsets"],
-            "subset_size": options["subset_size"], "stratify": not options["no_stratify"],
+            "subset_size": options["subset_size"], "stratify": options["stratify"],
             "study": {"id": study.pk, "slug": study.slug, "title": study.title},
             "counts": dict(result.counts), "skipped": dict(result.skipped), "subset_sizes": report.sizes,
             "overlapping_subsets": report.overlapping, "dataset": dataset_statistics(episodes, result.segments),
