@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from benchmark.management.stdout_writer import StdoutWriter
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import TaskSet
+from benchmark.progress_bar import ProgressBar
 from benchmark.shrec.builders import DISTRACTOR_RULES, MCQ_SOURCES, TASKS, BuildOptions, build_tasks
 from benchmark.shrec.dataset import dataset_statistics
 from benchmark.shrec.excerpts import check_mode
@@ -70,6 +71,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+class BuildProgress:
+    """One progress bar per multiple-choice task, the part of a build that takes time on a large study."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.bars: dict[str, ProgressBar] = {}
+
+    def show(self, task: str, done: int, total: int) -> None:
+        if task not in self.bars:
+            self.bars[task] = ProgressBar(self.stream, total, f"shrec_tasks {task}", unit="items")
+        self.bars[task].show(done)
+        if done == total:
+            self.bars[task].close()
+
+
 class Command(BaseCommand):
     help = (
         "Build SHREC's task items (detection, error, attributes, multiple, pre, post, rationale, correction) "
@@ -90,7 +106,8 @@ class Command(BaseCommand):
         parser.add_argument("--subsets", type=_whole(1), default=3, help="Subsets drawn per task (default 3).")
         parser.add_argument("--subset-size", type=_whole(1), default=None,
                             help="Items per subset (default: each source's items split evenly between the subsets).")
-        parser.add_argument("--no-stratify", action="store_true", help="Draw subsets without balancing the sources.")
+        parser.add_argument("--stratify", choices=("source", "none"), default="source",
+                            help="Balance each subset between the sources (source, default) or not (none).")
         parser.add_argument("--pairing", choices=("shrec", "iou"), default=None,
                             help="How spans are paired: shrec (times; default when spans have times) or iou (turns).")
         parser.add_argument("--start-tolerance", type=_seconds, default=3.0, help="SHREC pairing: starts apart (s).")
@@ -144,15 +161,15 @@ class Command(BaseCommand):
         if not any(annotator.spans for episode in episodes for annotator in episode.annotators):
             raise CommandError(f"the study {study.slug!r} has no submitted spans to build tasks from")
         try:
-            result = build_tasks(episodes, options["tasks"], build)
-            report = assign_subsets(
-                result.items, options["subsets"], options["subset_size"], options["seed"], not options["no_stratify"]
-            )
+            bars = BuildProgress(self.stderr)
+            result = build_tasks(episodes, options["tasks"], build, bars.show)
+            stratify = options["stratify"] == "source"
+            report = assign_subsets(result.items, options["subsets"], options["subset_size"], options["seed"], stratify)
         except ValueError as error:
             raise CommandError(str(error)) from None
         params = {
             **dataclasses.asdict(build), "tasks": options["tasks"], "subsets": options["subsets"],
-            "subset_size": options["subset_size"], "stratify": not options["no_stratify"],
+            "subset_size": options["subset_size"], "stratify": options["stratify"],
             "study": {"id": study.pk, "slug": study.slug, "title": study.title},
             "counts": dict(result.counts), "skipped": dict(result.skipped), "subset_sizes": report.sizes,
             "overlapping_subsets": report.overlapping, "dataset": dataset_statistics(episodes, result.segments),
