@@ -186,3 +186,19 @@ def test_the_latest_task_set_is_chosen_by_default_and_a_wrong_name_is_explained(
 def test_no_task_set_at_all_is_explained():
     with pytest.raises(ShrecResultsProblem, match="no SHREC task set yet"):
         choose_task_set(TaskSet.objects.of_team(make_team()))
+
+
+def test_every_key_of_the_report_is_documented(people):
+    from pathlib import Path
+
+    world = build_world()
+    people(world)
+    report = build_shrec(world["task_set"], resamples=0)
+    schema = (Path(__file__).resolve().parents[2] / "docs" / "results-schema.md").read_text(encoding="utf-8")
+    schema = schema[schema.index("# SHREC results"):]
+
+    cell = report["rows"][0]["tasks"]["detection"]
+    keys = [*report, *report["task_set"], *report["tasks"][0], *report["rows"][0], *cell, *cell["per_subset"][0],
+            *cell["metrics"]["accuracy"], *report["human"], *report["per_attribute"], *report["dataset"],
+            *report["dataset"]["overall"], *report["dataset"]["items"]["detection"]]
+    assert [key for key in keys if f"`{key}`" not in schema and f'"{key}"' not in schema] == []
