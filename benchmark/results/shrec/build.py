@@ -30,10 +30,12 @@ cannot read the annotators' spans) and the composition of the items themselves.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...caching import cached
 from ...models import TaskSet
 from ...stats import shrec as stats
 from ...stats.bootstrap import DEFAULT_RESAMPLES
@@ -411,7 +413,30 @@ def _columns(spec: Sequence[tuple[str, str, str]]) -> list[dict[str, str]]:
 
 def build_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
     """The whole SHREC report for one task set (see the module docstring): plain, stable JSON values."""
+    return score_records(load_records(task_set), resamples=resamples, seed=seed)
+
+
+def cached_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """``build_shrec``'s report, kept (``benchmark.caching``) while nothing it reads has changed.
+
+    Reading the records is a few queries; scoring them (a bootstrap per row and task) takes seconds. The key
+    is a digest of every record read, so a new answer, a person's answer or a rebuilt task set is a new key,
+    and the same data is never scored twice within ``PARLEY_REPORT_CACHE_SECONDS``."""
     records = load_records(task_set)
+    content = (
+        task_set.name, task_set.seed, task_set.spans_from, task_set.params, records.items, records.models,
+        records.prompt_versions, records.humans, records.generated_humans, records.attribute_names, records.notes,
+    )
+    digest = hashlib.sha256(repr(content).encode()).hexdigest()
+    return cached(
+        lambda: score_records(records, resamples=resamples, seed=seed),
+        "shrec", SCHEMA_VERSION, task_set.pk, resamples, seed, digest,
+    )
+
+
+def score_records(records: TaskSetRecords, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """The report from records already read (``build_shrec`` reads them)."""
+    task_set = records.task_set
     notes = list(records.notes)
     if not records.items:
         notes.append(f"the task set {task_set.name!r} has no items: build them with shrec_tasks")
