@@ -166,7 +166,7 @@ def read_segment(segment: dict[str, Any], origin: Origin, end_of_recording: floa
         timestamp = {}
     if not isinstance(timestamp, dict):
         raise origin.at("timestamp").problem(f"expected {{start, end}}, got {describe(timestamp)}")
-    start, end = (_time(timestamp.get(name), origin.at("timestamp").at(name)) for name in ("start", "end"))
+    start, end = (seconds_value(timestamp.get(name), origin.at("timestamp").at(name)) for name in ("start", "end"))
     if start is None or end is None:
         return None
     if start < 0:
@@ -193,16 +193,17 @@ def read_segment(segment: dict[str, Any], origin: Origin, end_of_recording: floa
     )
 
 
-def _time(value: Any, origin: Origin) -> float | None:
+def seconds_value(value: Any, origin: Origin, what: str = "seconds") -> float | None:
+    """A number of ``what`` as a file may give it (a number, or text in a CSV); blank, None or NaN: None."""
     if value is None or (isinstance(value, str) and value.strip().casefold() in {"", "none", "nan", "null"}):
         return None
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            raise origin.problem(f"expected seconds, got {describe(value)}") from None
+            raise origin.problem(f"expected {what}, got {describe(value)}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise origin.problem(f"expected seconds, got {describe(value)}")
+        raise origin.problem(f"expected {what}, got {describe(value)}")
     if math.isnan(value):
         return None
     if math.isinf(value):
