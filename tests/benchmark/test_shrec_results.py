@@ -140,7 +140,8 @@ def test_the_dataset_panel_reads_what_the_task_set_stored():
     assert panel["recorded"] is True and panel["pairing"] == "shrec"
     assert panel["overall"]["overlap"] == pytest.approx(4 / 6)
     assert panel["overall"]["agreement"] == pytest.approx(0.5)
-    assert panel["overall"]["channels"] == {"verbal": 4, "non-verbal": 1, "unknown": 1}
+    assert panel["overall"]["channels"] == {"verbal": 4, "non-verbal": 1, "both": 0, "": 1}
+    assert panel["overall"]["mean_agreed_attributes"] == 1.5
     assert list(panel["by_source"]) == ["empathic", "wellness"]
     assert panel["by_source"]["wellness"]["agreement"] is None  # no pairs
     assert panel["items"]["detection"]["by_source"] == {"empathic": 2, "wellness": 2}

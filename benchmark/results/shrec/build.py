@@ -44,7 +44,6 @@ from .records import TASKS, ItemRecord, Observation, TaskSetRecords, load_record
 
 SCHEMA_VERSION = 1
 HUMAN = "Human"
-OVERALL = "all"  # the dataset statistics' key for every source together
 TASK_LABELS = {
     "detection": "Error / competence / none",
     "error": "Error detection",
@@ -315,37 +314,41 @@ def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _fraction(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _counts(value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
     return {str(key): count for key, raw in value.items() if (count := _count(raw)) is not None}
 
 
+def _share(part: int | None, whole: int | None) -> float | None:
+    return part / whole if part is not None and whole else None
+
+
 def _dataset_entry(entry: Any) -> dict[str, Any]:
-    """One source's statistics as ``benchmark.shrec.dataset.dataset_statistics`` stored them."""
+    """One scope's statistics as ``benchmark.shrec.dataset.dataset_statistics`` stored them (counts), with the
+    shares: overlap = spans in a pair / spans, agreement = agreed pairs / pairs."""
     entry = entry if isinstance(entry, Mapping) else {}
+    counts = {
+        name: _count(entry.get(name))
+        for name in ("videos", "annotators", "annotations", "paired_annotations", "pairs", "agreed_pairs")
+    }
+    listed = entry.get("agreed_attribute_counts")
+    attribute_counts = [n for n in listed if _count(n) is not None] if isinstance(listed, list) else []
     return {
-        "videos": _count(entry.get("episodes")),
-        "spans": _count(entry.get("spans")),
-        "pairs": _count(entry.get("pairs")),
-        "agreed_pairs": _count(entry.get("agreed_pairs")),
-        "overlap": _fraction(entry.get("overlap_share")),
-        "agreement": _fraction(entry.get("label_agreement")),
+        **counts,
+        "overlap": _share(counts["paired_annotations"], counts["annotations"]),
+        "agreement": _share(counts["agreed_pairs"], counts["pairs"]),
         "labels": _counts(entry.get("labels")),
         "channels": _counts(entry.get("channels")),
         "attributes": _counts(entry.get("attributes")),
+        "mean_agreed_attributes": sum(attribute_counts) / len(attribute_counts) if attribute_counts else None,
     }
 
 
 def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
-    """The dataset statistics the task set recorded at build time (``TaskSet.params["dataset"]``: per source and
-    ``"all"``, as ``benchmark.shrec.dataset`` writes them), and the composition of its items."""
-    params = records.task_set.params or {}
-    stored = params.get("dataset")
+    """The dataset statistics the task set recorded at build time (``TaskSet.params["dataset"]``: ``pairing``,
+    ``overall`` and ``by_source``, as ``benchmark.shrec.dataset`` writes them), and the composition of its items."""
+    stored = (records.task_set.params or {}).get("dataset")
     composition: dict[str, Any] = {}
     for task, task_items in _task_items(records).items():
         composition[task] = {
@@ -355,7 +358,7 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": dict(sorted(Counter(item.source or "unknown" for item in task_items).items())),
             "by_label": dict(sorted(Counter(item.label or "unlabelled" for item in task_items).items())),
         }
-    if not isinstance(stored, Mapping) or not isinstance(stored.get(OVERALL), Mapping):
+    if not isinstance(stored, Mapping) or not isinstance(stored.get("overall"), Mapping):
         return {
             "recorded": False,
             "note": "this task set was built without dataset statistics (TaskSet.params['dataset']); the overlap, "
@@ -365,16 +368,13 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": {},
             "items": composition,
         }
+    sources = stored.get("by_source") if isinstance(stored.get("by_source"), Mapping) else {}
     return {
         "recorded": True,
         "note": "",
-        "pairing": params.get("pairing"),
-        "overall": _dataset_entry(stored[OVERALL]),
-        "by_source": {
-            (str(source) or "unknown"): _dataset_entry(entry)
-            for source, entry in sorted(stored.items())
-            if source != OVERALL and isinstance(entry, Mapping)
-        },
+        "pairing": stored.get("pairing"),
+        "overall": _dataset_entry(stored["overall"]),
+        "by_source": {(str(source) or "unknown"): _dataset_entry(entry) for source, entry in sorted(sources.items())},
         "items": composition,
     }
 
