@@ -32,10 +32,11 @@ def test_the_imported_fixture_builds_all_eight_tasks(min_eligible):
     for task in TASKS:
         assert task_set.items.filter(task=task).exists(), f"{task} built nothing:\n{output}"
     dataset = task_set.params["dataset"]
-    # shimport's fixture: per video 5 A-B pairs and a singleton each side; 4 + 5 agreed pairs.
-    assert (dataset["overall"]["pairs"], dataset["overall"]["agreed_pairs"]) == (10, 9)
+    # shimport's fixture (since 08:35): 5 A-B pairs and a singleton each side in the first video, 6 pairs in the
+    # second; 5 + 5 agreed pairs.
+    assert (dataset["overall"]["pairs"], dataset["overall"]["agreed_pairs"]) == (11, 10)
     assert set(dataset["by_source"]) == {"empathic", "wellness-dorm"}
-    assert task_set.items.filter(task="error").count() == 9
+    assert task_set.items.filter(task="error").count() == 10  # one per agreed pair
     assert all(len(sizes) == 3 and min(sizes) >= 1 for sizes in task_set.params["subset_sizes"].values())
 
 
