@@ -203,3 +203,24 @@ def test_every_key_of_the_report_is_documented(people):
             *cell["metrics"]["accuracy"], *report["human"], *report["per_attribute"], *report["dataset"],
             *report["dataset"]["overall"], *report["dataset"]["items"]["detection"]]
     assert [key for key in keys if f"`{key}`" not in schema and f'"{key}"' not in schema] == []
+
+
+def test_the_coercing_models_reading_is_scored_when_asked_where_there_is_one():
+    world = build_world()
+    # the parser could not read d4's reply; a coercing model read it as "error" (right)
+    TaskAnswer.objects.filter(item=world["items"]["d4"]).update(coerced="error", coerced_by="openai/gpt-4o-mini")
+
+    parsed = build_shrec(world["task_set"], resamples=0)
+    coerced = build_shrec(world["task_set"], answers="coerced", resamples=0)
+
+    assert parsed["answers"] == "parsed"
+    assert _row(parsed)["tasks"]["detection"]["metrics"]["accuracy"]["pooled"] == pytest.approx(0.75)
+    assert coerced["answers"] == "coerced"
+    assert _row(coerced)["tasks"]["detection"]["metrics"]["accuracy"]["pooled"] == pytest.approx(1.0)
+    assert _row(coerced)["tasks"]["detection"]["unparsed"] == 0
+    assert "1 model answer(s) as a coercing model read them" in " ".join(coerced["notes"])
+
+
+def test_an_unknown_answer_source_is_refused():
+    with pytest.raises(ShrecResultsProblem, match="unknown answer source 'guessed'"):
+        build_shrec(build_world()["task_set"], answers="guessed")

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from benchmark.models import TaskItem
+from benchmark.models import TaskAnswer, TaskItem
 from tests.benchmark.shrec_results_data import build_world, human_baseline
 from tests.builders import make_researcher, make_team, make_user
 
@@ -160,7 +160,7 @@ def test_a_model_name_is_escaped_in_the_figures(researcher_client):
 
 
 def test_the_report_is_scored_once_and_again_after_a_new_answer(researcher_client, world, monkeypatch):
-    from benchmark.models import Respondent, TaskAnswer
+    from benchmark.models import Respondent
     from benchmark.results.shrec import build
 
     scored = []
@@ -175,3 +175,12 @@ def test_the_report_is_scored_once_and_again_after_a_new_answer(researcher_clien
 
     assert "(L) m9" in researcher_client.get(PAGE).content.decode()
     assert len(scored) == 2
+
+
+def test_the_page_scores_coerced_answers_when_asked(researcher_client, world):
+    TaskAnswer.objects.filter(item=world["items"]["d4"]).update(coerced="error", coerced_by="judge-model")
+
+    report = json.loads(researcher_client.get(JSON, {"answers": "coerced"}).content)
+
+    assert report["answers"] == "coerced"
+    assert researcher_client.get(PAGE, {"answers": "guessed"}).status_code == 400

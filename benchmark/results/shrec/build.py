@@ -40,7 +40,7 @@ from ...models import TaskSet
 from ...stats import shrec as stats
 from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ...stats.plain import plain_report
-from .records import TASKS, ItemRecord, Observation, TaskSetRecords, load_records
+from .records import PARSED, TASKS, ItemRecord, Observation, TaskSetRecords, load_records
 
 SCHEMA_VERSION = 1
 HUMAN = "Human"
@@ -411,18 +411,24 @@ def _columns(spec: Sequence[tuple[str, str, str]]) -> list[dict[str, str]]:
     return [{"task": task, "metric": metric, "label": label} for task, metric, label in spec]
 
 
-def build_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
-    """The whole SHREC report for one task set (see the module docstring): plain, stable JSON values."""
-    return score_records(load_records(task_set), resamples=resamples, seed=seed)
+def build_shrec(
+    task_set: TaskSet, *, answers: str = PARSED, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """The whole SHREC report for one task set (see the module docstring): plain, stable JSON values.
+
+    ``answers``: score the parser's reading of each reply (``parsed``) or the coercing model's (``coerced``)."""
+    return score_records(load_records(task_set, answers), resamples=resamples, seed=seed)
 
 
-def cached_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+def cached_shrec(
+    task_set: TaskSet, *, answers: str = PARSED, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
     """``build_shrec``'s report, kept (``benchmark.caching``) while nothing it reads has changed.
 
     Reading the records is a few queries; scoring them (a bootstrap per row and task) takes seconds. The key
     is a digest of every record read, so a new answer, a person's answer or a rebuilt task set is a new key,
     and the same data is never scored twice within ``PARLEY_REPORT_CACHE_SECONDS``."""
-    records = load_records(task_set)
+    records = load_records(task_set, answers)
     content = (
         task_set.name, task_set.seed, task_set.spans_from, task_set.params, records.items, records.models,
         records.prompt_versions, records.humans, records.generated_humans, records.attribute_names, records.notes,
@@ -430,7 +436,7 @@ def cached_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed:
     digest = hashlib.sha256(repr(content).encode()).hexdigest()
     return cached(
         lambda: score_records(records, resamples=resamples, seed=seed),
-        "shrec", SCHEMA_VERSION, task_set.pk, resamples, seed, digest,
+        "shrec", SCHEMA_VERSION, task_set.pk, answers, resamples, seed, digest,
     )
 
 
@@ -457,6 +463,7 @@ def score_records(records: TaskSetRecords, *, resamples: int = DEFAULT_RESAMPLES
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task_set": _task_set_summary(task_set, records),
+        "answers": records.answers_from,
         "resamples": resamples,
         "seed": seed,
         "tasks": _tasks_meta(records),

@@ -40,7 +40,7 @@ def _built(request: HttpRequest) -> tuple[ShrecResultsForm, dict[str, Any] | Non
         task_set = form.chosen()
     except ShrecResultsProblem as problem:
         return form, None, str(problem)
-    return form, cached_shrec(task_set), ""
+    return form, cached_shrec(task_set, answers=form.answers_from()), ""
 
 
 def _grid(title: str, grid: tuple[list[str], list[list[str]]], name: str) -> dict[str, Any]:
