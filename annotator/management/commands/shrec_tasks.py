@@ -29,6 +29,7 @@ from benchmark.shrec.segments import ANNOTATOR_CHOICES, ATTRIBUTE_POLICIES, BALA
 from benchmark.shrec.subsets import assign_subsets
 from benchmark.shrec.task_files import TaskFileError, read_task_file, write_task_set
 
+from ...models import Annotation, Study
 from ...shrec_records import study_episode_records
 from ..study_option import find_study
 
@@ -95,7 +96,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_team_argument(parser)
-        parser.add_argument("--study", metavar="ID_OR_SLUG", help="The study whose submitted spans are used.")
+        parser.add_argument("--study", metavar="ID_OR_SLUG", help="The study whose submitted spans are used (default: the "
+                            "team's one study with submitted spans, e.g. that of a SHREC import).")
         parser.add_argument("--import", dest="import_file", metavar="FILE", help="Load a JSONL task file instead.")
         parser.add_argument("--export", metavar="FILE", help="Write the task set as JSONL to FILE ('-': stdout).")
         parser.add_argument("--name", help="The task set name (default: shrec-seed<SEED>, or the task file one).")
@@ -137,19 +139,17 @@ class Command(BaseCommand):
             raise CommandError("give --study to build from spans or --import to load a task file, not both")
         if options["import_file"]:
             task_set = self._import(team, options)
-        elif options["study"]:
-            task_set = self._build(team, options)
-        elif options["export"] and options["name"]:
+        elif options["export"] and options["name"] and not options["study"]:
             task_set = TaskSet.objects.of_team(team).filter(name=options["name"]).first()
             if task_set is None:
                 raise CommandError(f"--name {options['name']!r}: the team {team.slug!r} has no task set of that name")
         else:
-            raise CommandError("give --study (build from its spans), --import FILE, or --name with --export")
+            task_set = self._build(team, options)
         if options["export"]:
             self._export(task_set, options["export"])
 
     def _build(self, team, options: dict[str, Any]) -> TaskSet:
-        study = find_study(options["study"], team)
+        study = find_study(options["study"], team) if options["study"] else self._only_study_with_spans(team)
         build = BuildOptions(
             seed=options["seed"], pairing=options["pairing"], start_tolerance=options["start_tolerance"],
             end_tolerance=options["end_tolerance"], containment_tolerance=options["containment_tolerance"],
@@ -185,6 +185,22 @@ class Command(BaseCommand):
             f"of the study {study.title!r}, seed {options['seed']}."
         )
         return task_set
+
+    def _only_study_with_spans(self, team) -> Study:
+        """Without --study: the team's one study with submitted spans (after one SHREC import, its study)."""
+        studies = list(
+            Study.objects.of_team(team)
+            .filter(items__assignments__annotations__status=Annotation.Status.SUBMITTED,
+                    items__assignments__annotations__spans__isnull=False)
+            .distinct().order_by("pk")
+        )
+        if len(studies) == 1:
+            return studies[0]
+        if not studies:
+            raise CommandError(f"the team {team.slug!r} has no study with submitted spans: import a SHREC file "
+                               "(import_episodes --format shrec FILE) or name a study with --study")
+        names = ", ".join(f"{study.slug} ({study.title})" for study in studies)
+        raise CommandError(f"the team {team.slug!r} has {len(studies)} studies with spans; choose one with --study: {names}")
 
     def _summary(self, task: str, count: int, sizes: list[int], skipped, overlapping: bool) -> None:
         parts = [f"{task}: {count} items"]
