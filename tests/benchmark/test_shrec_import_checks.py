@@ -91,6 +91,8 @@ def test_a_segment_outside_its_recording_is_refused(tmp_path, timestamp, message
     ({"Annotations_A": [{**segment(), "error": None}]}, "field Annotations_A[0].error: expected True (an error)"),
     ({"Annotations_A": [{**segment(), "source": {"Verbal": True, "Gesture": True}}]},
      "field Annotations_A[0].source: names gesture"),
+    ({"Annotations_A": [{**segment(), "attribute": {"Emotions": "maybe"}}]},
+     "field Annotations_A[0].attribute.Emotions: expected true or false, got string 'maybe'"),
     ({"framerate": "fast"}, "row 2, field framerate: expected frames per second"),
     ({"file_name": ""}, "row 2, field file_name: must not be empty"),
 ])
