@@ -57,11 +57,13 @@ if (task && source) {
   const turnLabel = (span) =>
     span.start_s != null ? `${clock(span.start_s)}–${clock(span.end_s)} (${turnsOnly(span)})` : turnsOnly(span);
 
-  // Widen [from, to) in text to whole words: out to the spaces around, without the spaces at either end.
+  // Widen [from, to) in text to whole words (letters, digits, apostrophes and hyphens inside a word),
+  // without the spaces at either end: "ea, le" in "Great, let's" becomes "Great, let's".
   function snap(text, from, to) {
+    const wordy = (at) => at >= 0 && at < text.length && /[\p{L}\p{N}\p{M}'’_-]/u.test(text[at]);
     const space = (at) => /\s/.test(text[at]);
-    while (from > 0 && !space(from - 1) && !space(from)) from -= 1;
-    while (to < text.length && to > 0 && !space(to - 1) && !space(to)) to += 1;
+    while (from > 0 && wordy(from - 1) && wordy(from)) from -= 1;
+    while (to < text.length && wordy(to - 1) && wordy(to)) to += 1;
     while (from < to && space(from)) from += 1;
     while (to > from && space(to - 1)) to -= 1;
     return [from, to];
