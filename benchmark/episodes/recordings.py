@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 
@@ -42,6 +43,26 @@ EXTENSIONS = {
 
 class RecordingRefused(ValueError):
     """A recording Parley will not take; the message names the file or URL and says why."""
+
+
+class SizeLimit(FileUploadHandler):
+    """An upload handler that stops taking a file's bytes once they pass the limit (``max_bytes``), so an
+    oversized recording is not even written to a temporary file; ``refused`` then names it. Install it
+    first, before the request's body is read (``views.attach_recording``)."""
+
+    def __init__(self, request: HttpRequest | None = None) -> None:
+        super().__init__(request)
+        self.refused = ""
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes | None:
+        if start + len(raw_data) > max_bytes():
+            self.refused = (f"{self.file_name}: over the limit of {settings.PARLEY_MAX_RECORDING_MB} MB "
+                            "for a recording.")
+            raise StopUpload(connection_reset=False)
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None
 
 
 @dataclass(frozen=True)

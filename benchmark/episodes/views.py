@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from ..agents.llm import is_scripted
@@ -85,6 +86,7 @@ def recording(request: HttpRequest, pk: int) -> HttpResponse:
     return recordings.serve(request, Recording.objects.filter(episode=episode).first())
 
 
+@csrf_exempt  # checked by _attach_recording, once the size limit's upload handler is in place
 @require_POST
 @researcher_required
 def attach_recording(request: HttpRequest, pk: int) -> HttpResponse:
@@ -92,12 +94,25 @@ def attach_recording(request: HttpRequest, pk: int) -> HttpResponse:
     file is too large or is not audio or video."""
     episode = get_object_or_404(Episode.objects.owned_by(request.user), pk=pk)
     back = redirect(reverse("benchmark:episode", args=[episode.pk]) + "#recording")
-    # Refuse an oversized upload by its announced length, before its body is read at all.
-    if int(request.META.get("CONTENT_LENGTH") or 0) > recordings.max_bytes() + 64 * 1024:
+    # Refuse an oversized upload by its announced length, before its body is read at all; one that says
+    # less than it brings is stopped by the handler as its bytes pass the limit.
+    announced = request.META.get("CONTENT_LENGTH") or "0"
+    if announced.isdigit() and int(announced) > recordings.max_bytes() + 64 * 1024:
         messages.error(request, f"Not attached: the upload is over the limit of {recordings.max_bytes() // 2**20} MB "
                                 "for a recording.")
         return back
+    limit = recordings.SizeLimit(request)
+    request.upload_handlers.insert(0, limit)
+    return _attach_recording(request, episode, limit, back)
+
+
+@csrf_protect
+def _attach_recording(request: HttpRequest, episode: Episode, limit: recordings.SizeLimit,
+                      back: HttpResponse) -> HttpResponse:
     form = RecordingForm(request.POST, request.FILES)
+    if limit.refused:
+        messages.error(request, f"Not attached: {limit.refused}")
+        return back
     if not form.is_valid():
         for problems in form.errors.values():
             for problem in problems:

@@ -155,6 +155,29 @@ def test_the_episode_page_refuses_an_upload_announced_over_the_limit_unread(clie
     assert not Recording.objects.exists()
 
 
+def test_an_upload_that_passes_the_limit_as_it_is_read_is_stopped_there(client, world, settings):
+    settings.PARLEY_MAX_RECORDING_MB = 1
+    client.force_login(world["researcher"])
+    # 30 KB over the limit: under the announced-length check's margin, so the handler must stop it.
+    response = client.post(reverse("benchmark:episode-recording-attach", args=[world["episode"].pk]),
+                           {"file": upload("long.wav", WAV + bytes(1024 * 1024 + 30_000 - len(WAV)), "audio/wav")},
+                           follow=True)
+
+    # The upload handler's words (the announced-length check says "the upload is over the limit").
+    assert "Not attached: long.wav: over the limit of 1 MB for a recording." in response.text
+    assert not Recording.objects.exists()
+
+
+def test_attaching_still_needs_the_csrf_token(world):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(world["researcher"])
+    response = browser.post(reverse("benchmark:episode-recording-attach", args=[world["episode"].pk]),
+                            {"file": upload("a.wav", WAV, "audio/wav")})
+    assert response.status_code == 403 and not Recording.objects.exists()
+
+
 def test_a_referenced_recording_is_played_from_its_address_and_said_to_be_external(client, world):
     client.force_login(world["researcher"])
     client.post(reverse("benchmark:episode-recording-attach", args=[world["episode"].pk]),
