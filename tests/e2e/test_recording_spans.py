@@ -11,6 +11,7 @@ stored spans have the times, turns, seat and channel. Screenshots go to var/scre
 from __future__ import annotations
 
 import re
+import urllib.request
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -170,3 +171,38 @@ def test_an_annotator_marks_a_span_on_the_playing_recording_and_one_on_the_text(
     assert (by_text.label, by_text.start_s, by_text.end_s) == ("competency", None, None)
     assert (by_text.start_turn, by_text.end_turn, by_text.start_char, by_text.end_char) == (2, 2, 0, len(SELECTED))
     assert (by_text.seat_position, by_text.channel) == (1, "verbal")
+
+
+@pytest.fixture
+def media_env(settings, tmp_path, monkeypatch):
+    """One private media root for the test and for the daphne subprocess (which reads the environment)."""
+    root = tmp_path / "daphne-media"
+    monkeypatch.setenv("PARLEY_MEDIA_ROOT", str(root))
+    settings.MEDIA_ROOT = root
+    return root
+
+
+def test_daphne_sends_a_recording_in_ranges_read_on_a_thread(media_env, asgi_server):
+    """Under ASGI the file is sent block by block (``FileSliceResponse.__aiter__``), whole or by range."""
+    from django.conf import settings
+    from django.test import Client
+
+    from tests.builders import make_researcher
+
+    episode = make_episode(turns=2)
+    sound = wav_bytes(1.0)
+    attach_upload(episode, SimpleUploadedFile("one.wav", sound, content_type="audio/wav"))
+    browser = Client()
+    browser.force_login(make_researcher(episode.team, username="rhea"))
+    cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
+    url = f"{asgi_server}/benchmark/episodes/{episode.pk}/recording/"
+
+    def fetch(headers):
+        request = urllib.request.Request(url, headers={"Cookie": cookie, **headers})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+
+    status, headers, body = fetch({})
+    assert (status, headers["Content-Type"], body) == (200, "audio/wav", sound)
+    status, headers, body = fetch({"Range": "bytes=100-199"})
+    assert (status, headers["Content-Range"], body) == (206, f"bytes 100-199/{len(sound)}", sound[100:200])
