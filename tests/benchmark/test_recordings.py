@@ -136,6 +136,13 @@ def test_a_researcher_attaches_a_wav_on_the_episode_page(client, world):
     assert reverse("benchmark:episode-recording", args=[world["episode"].pk]) in response.text
 
 
+def test_the_episode_page_shows_each_turns_time_in_the_recording(client, world):
+    world["episode"].turns.filter(index=1).update(start_s=2.5, end_s=6.0)
+    client.force_login(world["researcher"])
+    page = client.get(reverse("benchmark:episode", args=[world["episode"].pk])).text
+    assert "2.5–6.0 s</span>" in page
+
+
 def test_the_episode_page_refuses_a_disguised_file_with_its_name(client, world, private_media):
     client.force_login(world["researcher"])
     response = client.post(reverse("benchmark:episode-recording-attach", args=[world["episode"].pk]),
