@@ -35,7 +35,7 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
-from . import answer_forms
+from . import answer_forms, item_media
 from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
 from .models import Annotation, Assignment, Span, StudyItem
@@ -239,6 +239,7 @@ class ItemPage:
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
             "agent_turns": self.rated_turns(),
+            **item_media.span_rules(self.main_seats, self.turns[self.item.episode_id], self.item.study),
         }
         parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
@@ -300,8 +301,8 @@ class ItemPage:
             "has_spans": has_spans,
             "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
+            **item_media.page(assignment.pk, item, self.main_seats),
         }
-
 
     def _condition(self) -> BarrierView | None:
         """The episode's condition, named only when the preset rates how it came across (``shows_condition``)."""
@@ -323,7 +324,7 @@ def _episode_rows(episodes: list[int]) -> _Rows:
     for seat in rows.prefetch_related("role__goals").order_by("position"):
         seats[seat.episode_id].append(seat)
     rows = Turn.objects.filter(episode_id__in=episodes).order_by("index")
-    for turn in rows.only("episode_id", "index", "seat_id", "action_type", "content"):
+    for turn in rows.only("episode_id", "index", "seat_id", "action_type", "content", "start_s", "end_s"):
         turns[turn.episode_id].append(turn)
     return seats, turns
 

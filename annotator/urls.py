@@ -11,6 +11,7 @@ urlpatterns = [
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
+    path("a/<int:assignment_id>/recording/", annotate.recording, name="recording"),
     path("a/<int:assignment_id>/submit/", annotate.submit, name="submit"),
     path("a/<int:assignment_id>/edit/", annotate.edit, name="edit"),
     path("a/<int:assignment_id>/cancel-edit/", annotate.cancel_edit, name="cancel-edit"),
