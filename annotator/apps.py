@@ -14,7 +14,7 @@ class AnnotatorConfig(AppConfig):
         from benchmark.results.promediate.build import register_human_validation
         from benchmark.results.shrec.human import register_human_baseline
 
-        from . import signals  # noqa: F401  (connects the receivers)
+        from . import external_spans, signals  # noqa: F401  (connect the receivers)
         from .human_baseline.answers import human_answers_of
         from .reports.promediate_validation import validation_of_episodes
 

@@ -68,7 +68,9 @@ from .checking import Answers, answers, check
 from .problems import MAX_LISTED, Problems, RatingsRefused
 from .reading import Rating, read_ratings
 
-__all__ = ["MAX_LISTED", "RatingsRefused", "import_ratings", "import_ratings_text", "source_key"]
+__all__ = [
+    "MAX_LISTED", "RatingsRefused", "import_ratings", "import_ratings_text", "make_external_annotators", "source_key",
+]
 
 
 def import_ratings(path: str | Path, *, study: Study, dry_run: bool = False) -> ImportResult:
@@ -220,9 +222,18 @@ def _new_annotators(context: _Study, keys: list[str], result: ImportResult) -> N
     keys = [key for key in dict.fromkeys(keys) if key not in context.annotators]
     if not keys:
         return
-    study, User = context.study, get_user_model()
-    last = ExternalAnnotator.objects.filter(study=study).aggregate(last=Max("number"))["last"] or 0
-    names = [f"external-{study.pk}-{last + number}" for number in range(1, len(keys) + 1)]
+    last = ExternalAnnotator.objects.filter(study=context.study).aggregate(last=Max("number"))["last"] or 0
+    made = make_external_annotators(context.study, [(key, last + number) for number, key in enumerate(keys, start=1)])
+    for annotator in made:
+        context.annotators[annotator.source_key] = annotator
+    result.created["external annotator"] += len(made)
+
+
+def make_external_annotators(study: Study, wanted: list[tuple[str, int]]) -> list[ExternalAnnotator]:
+    """Make ``study``'s external annotators ``(source key, number)``, each with an account that cannot sign in
+    (also for the spans of an imported SHREC file, ``annotator.external_spans``)."""
+    User = get_user_model()
+    names = [f"external-{study.pk}-{number}" for _, number in wanted]
     taken = set(User.objects.filter(username__in=names).values_list("username", flat=True))
     users = []
     for name in names:
@@ -234,13 +245,12 @@ def _new_annotators(context: _Study, keys: list[str], result: ImportResult) -> N
         users.append(user)
     users = User.objects.bulk_create(users)
     made = ExternalAnnotator.objects.bulk_create(
-        ExternalAnnotator(study=study, number=last + number, source_key=key, user=user)
-        for number, (key, user) in enumerate(zip(keys, users, strict=True), start=1)
+        ExternalAnnotator(study=study, number=number, source_key=key, user=user)
+        for (key, number), user in zip(wanted, users, strict=True)
     )
     for annotator, user in zip(made, users, strict=True):
         annotator.user = user
-        context.annotators[annotator.source_key] = annotator
-    result.created["external annotator"] += len(made)
+    return made
 
 
 def _store(context: _Study, checked: list[tuple[Rating, ParsedForm]], result: ImportResult) -> None:

@@ -1,5 +1,6 @@
 """Import episodes from files: Parley JSON Lines (episodes, or a scenario library), Sotopia logs and profiles,
-AgentSense scenes, SocialVeil scenario files and run outputs, ProMediate cases and run folders, or a CSV of turns.
+AgentSense scenes, SocialVeil scenario files and run outputs, ProMediate cases and run folders, SHREC's videos with
+their annotations (CSV or parquet), or a CSV of turns.
 
 One call imports one file, all or nothing, inside one ``transaction.atomic()``. Bad input raises
 :class:`ImportProblem`, whose message names the file, the place in it (line, record or row) and the
@@ -10,7 +11,7 @@ twice changes nothing.
 The formats are described in ``docs/formats.md``. Each has its own module that turns a file into drafts
 (``records``, ``responses``) and ends with its ``FORMAT`` (an ``ImportFormat``, ``format``): ``parley``,
 ``library_import``, ``agentsense``, ``socialveil``, ``socialveil_runs``, ``promediate``, ``promediate_runs``,
-``castings``, ``sotopia_scores``, ``scores``, ``sotopia`` and ``turns_csv``, listed in ``registry`` in the
+``shrec``, ``castings``, ``sotopia_scores``, ``scores``, ``sotopia`` and ``turns_csv``, listed in ``registry`` in the
 order they are tried on a file (a directory: by the formats that read one, ``registry.detect_directory_format``).
 ``saving`` writes the drafts; bad input is a ``problems.ImportProblem``, what a file did an
 ``import_result.ImportResult``.
@@ -30,6 +31,7 @@ from .problems import ImportProblem
 from .reading import read_text
 from .records import EpisodeDraft, max_length
 from .registry import (
+    BINARY_SUFFIXES,
     CHOOSE_FORMAT,
     DIRECTORY_FORMATS,
     FORMATS,
@@ -57,10 +59,13 @@ def import_file(
 
     path = Path(path)
     is_directory = path.is_dir()
-    text = "" if is_directory else read_text(path)
+    binary = BINARY_SUFFIXES.get(path.suffix.lower()) if not is_directory else None
+    text = "" if is_directory or binary else read_text(path)
     if format == "auto":
         if is_directory:
             format = detect_directory_format(path)
+        elif binary:
+            format = binary
         else:
             format = detect_format(path, text, choose_format=choose_format)
     if format not in FORMATS:

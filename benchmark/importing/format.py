@@ -7,6 +7,8 @@ the protocol names, so no format is looked at with ``hasattr``:
 - ``name``: the key (``--format NAME``, the import page's value); ``label``: how the page names it;
   ``shape``: a few words naming what its first record holds, listed when no format recognises a file;
 - ``reads_directory``: whether a directory may be imported as this format (a run's folders);
+- ``binary_suffixes``: file name endings (``.parquet``) read by the format itself, not as text, and known
+  to be this format without looking inside;
 - ``claims_directory(path)``: whether a directory holds this format's outputs (how ``auto`` picks among the
   formats that read directories);
 - ``recognises(first)``: the file's first record (``registry.first_record``), or a CSV's header;
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..models import Team
 from . import saving
@@ -37,6 +39,7 @@ class ImportFormat(Protocol):
     label: str
     shape: str
     reads_directory: bool
+    binary_suffixes: tuple[str, ...]
 
     def recognises(self, first: object) -> bool: ...
 
@@ -59,6 +62,7 @@ class FileFormat:
     recognise: Callable[[object], bool]
     parse: Callable[[str, str], list[Any]]
     reads_directory = False
+    binary_suffixes: ClassVar[tuple[str, ...]] = ()  # formats that read bytes override it
 
     def recognises(self, first: object) -> bool:
         return self.recognise(first)

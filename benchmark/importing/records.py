@@ -422,6 +422,9 @@ class TurnDraft:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     created_at: datetime | None = None
+    start_s: float | None = None  # seconds into the episode's recording (SHREC), with the words' times
+    end_s: float | None = None
+    words: list[list[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # One kind of line break, as browsers show it: span offsets count characters on the page.

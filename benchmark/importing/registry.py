@@ -19,6 +19,7 @@ from . import (
     promediate,
     promediate_runs,
     scores,
+    shrec,
     socialveil,
     socialveil_runs,
     sotopia,
@@ -40,6 +41,7 @@ REGISTRY: tuple[ImportFormat, ...] = (
     socialveil_runs.FORMAT,
     promediate.FORMAT,
     promediate_runs.FORMAT,
+    shrec.FORMAT,
     castings.FORMAT,
     sotopia_scores.FORMAT,
     scores.FORMAT,
@@ -50,6 +52,8 @@ BY_NAME: dict[str, ImportFormat] = {found.name: found for found in REGISTRY}
 FORMATS = tuple(BY_NAME)
 # The formats that read a directory (a run's output folders); ``auto`` asks each whether a directory is its.
 DIRECTORY_FORMATS = tuple(found.name for found in REGISTRY if found.reads_directory)
+# File name endings a format reads itself, as bytes (SHREC's parquet): told by the name alone.
+BINARY_SUFFIXES: dict[str, str] = {suffix: found.name for found in REGISTRY for suffix in found.binary_suffixes}
 # Named in the "not a known format" message: each format's shape in a few words.
 KNOWN_SHAPES = ", ".join(found.shape for found in REGISTRY)
 

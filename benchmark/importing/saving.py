@@ -340,6 +340,9 @@ class Saver:
                 latency_ms=turn.latency_ms,
                 prompt_tokens=turn.prompt_tokens,
                 completion_tokens=turn.completion_tokens,
+                start_s=turn.start_s,
+                end_s=turn.end_s,
+                words=turn.words,
             )
             self.new[Turn].append(row)
             if turn.created_at:

@@ -8,13 +8,23 @@ of spans that overlap another annotator's span, label agreement (error vs compet
 overlapping pairs, the disagreement share, and agreement on the social attributes as F1, partial
 match (at least one attribute in common) and exact match (identical sets).
 
+``pair_spans`` pairs the spans of two annotators of one item by either rule: ``iou`` (the greedy
+IoU pairing above, the one ``span_agreement`` uses) or ``shrec``, the rule of SHREC's released
+pipeline (spec ``shrec.md`` §2.1 item 1), which reads times in seconds: for each span of the first
+annotator, in start order, the second annotator's spans still unpaired become candidates when one
+strictly contains the other with ends less than ``containment_tolerance`` apart, or their starts are
+less than ``start_tolerance`` apart, or their ends less than ``end_tolerance`` apart; the first
+candidate (in start order) with the same label is paired, else the **last** candidate is paired
+anyway (a disagreeing pair); a paired span leaves the pool; spans left over on either side are
+singletons.
+
 Parley's own code, because no kept library covers the design: SHREC's pairing of spans by IoU and
 its label and attribute agreement are not in any package we keep (the `krippendorff` package has
 no unitizing alpha for spans).
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +35,12 @@ from .tables import ANNOTATOR, ITEM, drop_missing
 
 START, END, LABEL, ATTRIBUTES = "start", "end", "label", "attributes"
 DEFAULT_MIN_IOU = 0.5
+PAIRING_METHODS = ("shrec", "iou")
+
+# One span of one annotator for ``pair_spans``: (start, end, label).
+Interval = tuple[float, float, Any]
+# A group of ``pair_spans``: the index of a span of the first annotator, of the second, or both.
+Group = tuple[int | None, int | None]
 
 METHOD = (
     "spans of different annotators of an item are paired greedily by intersection over union "
@@ -111,6 +127,96 @@ def _greedy_pairs(candidates: pd.DataFrame) -> list[tuple[int, int]]:
         taken.add((id_b, annotator_a))
         pairs.append((int(id_a), int(id_b)))
     return pairs
+
+
+def _interval_frame(spans: Sequence[Interval], side: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            f"id_{side}": range(len(spans)),
+            f"start_{side}": [float(span[0]) for span in spans],
+            f"end_{side}": [float(span[1]) for span in spans],
+        }
+    )
+
+
+def _start_order(spans: Sequence[Interval]) -> list[int]:
+    return sorted(range(len(spans)), key=lambda index: float(spans[index][0]))
+
+
+def _shrec_candidate(a: Interval, b: Interval, start_tolerance: float, end_tolerance: float, contained: float) -> bool:
+    a_start, a_end, b_start, b_end = float(a[0]), float(a[1]), float(b[0]), float(b[1])
+    ends_apart = abs(b_end - a_end)
+    if b_start < a_start and b_end > a_end and ends_apart < contained:
+        return True
+    if b_start > a_start and b_end < a_end and ends_apart < contained:
+        return True
+    return abs(b_start - a_start) < start_tolerance or ends_apart < end_tolerance
+
+
+def pair_spans(
+    a: Sequence[Interval],
+    b: Sequence[Interval],
+    method: str = "shrec",
+    *,
+    start_tolerance: float = 3.0,
+    end_tolerance: float = 3.0,
+    containment_tolerance: float = 10.0,
+    min_iou: float = DEFAULT_MIN_IOU,
+) -> list[Group]:
+    """Pair two annotators' spans of one item; every span ends in exactly one group.
+
+    ``a`` and ``b`` are ``(start, end, label)`` triples (seconds for ``shrec``; any one coordinate
+    for ``iou``, end exclusive). Returns ``(index in a, index in b)`` groups, a missing side None:
+    first each span of ``a`` in start order with its partner, then ``b``'s unpaired spans in start
+    order. ``shrec`` follows SHREC's released pipeline (see the module docstring; the tolerances are
+    its 3 s and 10 s); ``iou`` pairs greedily by IoU >= ``min_iou``, best first, as ``span_agreement``.
+    """
+    if method not in PAIRING_METHODS:
+        raise ValueError(f"unknown pairing method {method!r}: choose one of {', '.join(PAIRING_METHODS)}")
+    partner: dict[int, int] = {}
+    if method == "shrec":
+        pool = _start_order(b)
+        for index_a in _start_order(a):
+            candidates = [
+                index_b for index_b in pool
+                if _shrec_candidate(a[index_a], b[index_b], start_tolerance, end_tolerance, containment_tolerance)
+            ]
+            if not candidates:
+                continue
+            same = [index_b for index_b in candidates if b[index_b][2] == a[index_a][2]]
+            chosen = same[0] if same else candidates[-1]
+            partner[index_a] = chosen
+            pool.remove(chosen)
+    elif a and b:
+        merged = _interval_frame(a, "a").merge(_interval_frame(b, "b"), how="cross")
+        merged["iou"] = interval_iou(merged["start_a"], merged["end_a"], merged["start_b"], merged["end_b"])
+        merged["annotator_a"], merged["annotator_b"] = "a", "b"
+        partner = dict(_greedy_pairs(merged[(merged["iou"] >= min_iou) & (merged["iou"] > 0)]))
+    paired_b = set(partner.values())
+    groups: list[Group] = [(index_a, partner.get(index_a)) for index_a in _start_order(a)]
+    groups += [(None, index_b) for index_b in _start_order(b) if index_b not in paired_b]
+    return groups
+
+
+@dataclass
+class PairingSummary:
+    """What a pairing of two annotators' spans shows: SHREC's overlap share and label agreement."""
+
+    n_spans: int
+    n_pairs: int
+    n_agreed: int
+    overlap_share: float | None  # spans in a pair / all spans
+    label_agreement: float | None  # pairs with the same label / pairs
+
+
+def pairing_summary(a: Sequence[Interval], b: Sequence[Interval], groups: Sequence[Group]) -> PairingSummary:
+    """Overlap share and label agreement of ``pair_spans``' groups (SHREC Fig. 2's two numbers)."""
+    pairs = [(i, j) for i, j in groups if i is not None and j is not None]
+    agreed = sum(a[i][2] == b[j][2] for i, j in pairs)
+    n_spans = len(a) + len(b)
+    return PairingSummary(
+        n_spans, len(pairs), agreed, _share(2 * len(pairs), n_spans), _share(agreed, len(pairs))
+    )
 
 
 def _share(numerator: float, denominator: float) -> float | None:
