@@ -15,39 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmark.models import Question, Task
+from benchmark.shrec.prompts import agent_description, given_line, task_instructions
 
 from .study import CONTEXT_ONLY_TASKS
 
-# Until benchmark.shrec.prompts is on main: the task's text, as the prompt module will word it.
-_TASK_TEXT = {
-    Task.DETECTION: "Decide whether, in this conversation, the agent shows a Social Competence, makes a Social Error, "
-    "or neither.",
-    Task.ERROR: "Decide whether the agent makes a social error in this conversation.",
-    Task.ATTRIBUTES: "This stretch of conversation has been marked as {label} of the agent. Choose the social "
-    "attributes it has to do with; pick every one that applies.",
-    Task.MULTIPLE: "This stretch of conversation has been marked as {label} of the agent. Say whether more than one "
-    "social attribute is involved.",
-    Task.PRE: "Below is something the agent said or did. Among the numbered things the person might have said just "
-    "before, choose the one that the agent's behaviour most appropriately follows.",
-    Task.POST: "Below is something the person said or did. Among the numbered responses of the agent, choose the one "
-    "the agent gave next.",
-    Task.RATIONALE: "This stretch of conversation has been marked as {label} of the agent. Among the numbered "
-    "explanations, choose the one that says correctly why.",
-    Task.CORRECTION: "This stretch of conversation has been marked as a Social Error of the agent. Among the numbered "
-    "behaviours, choose what the agent should have done instead.",
-}
-_LABEL_WORDS = {"error": "a Social Error", "competency": "a Social Competence"}
-
-
-def task_instructions(task: str, label: str | None = None) -> str:
-    return _TASK_TEXT[task].format(label=_LABEL_WORDS.get(label or "", "a social error or a social competence"))
-
-
-def agent_description(source: str) -> str:
-    return "The agent is a conversational AI talking with a person."
-
-
-EXCERPT_LABELS = {Task.PRE: "What the agent said or did", Task.POST: "What the person said or did"}
+EXCERPT_LABELS = {Task.PRE: "Agent's behaviour", Task.POST: "Participant's behaviour"}  # the prompt's headings
 
 
 @dataclass(frozen=True)
@@ -55,7 +27,7 @@ class TaskView:
     """A human-baseline item's task as the page shows it, above the excerpt."""
 
     name: str  # the task, as people name it
-    about: str  # the sentence about the agent
+    about: str  # the sentence about the agent and what is given, as the prompt opens
     instructions: str  # the task's text, as the model's prompt words it
     excerpt_label: str = ""
     excerpt: str = ""  # the text to read when no transcript window shows it (pre/post, an item without turns)
@@ -68,7 +40,7 @@ def task_view(task_item: Any) -> TaskView | None:
     shows_text = task_item.task in CONTEXT_ONLY_TASKS or task_item.first_turn is None
     return TaskView(
         name=Task(task_item.task).label.capitalize(),
-        about=agent_description(task_item.source),
+        about=f"{agent_description(task_item.source)} {given_line(task_item.task, task_item.source)}",
         instructions=task_instructions(task_item.task, task_item.label or None),
         excerpt_label=EXCERPT_LABELS.get(task_item.task, "The excerpt") if shows_text else "",
         excerpt=task_item.context if shows_text else "",

@@ -31,6 +31,7 @@ from django.utils.text import slugify
 from benchmark.instruments.checks import check_questions
 from benchmark.instruments.versions import next_version
 from benchmark.models import Instrument, Question, SocialAttribute, Task, TaskItem, TaskSet
+from benchmark.shrec.records import ATTRIBUTES
 
 from ..forms import join_team_as_annotators
 from ..models import Membership, Study, StudyItem
@@ -132,7 +133,7 @@ def attribute_choices(items: Iterable[TaskItem]) -> list[dict[str, str]]:
         raise HumanStudyProblem("the attribute items offer different options; one question cannot ask them all")
     options = list(next(iter(offered)))
     attributes = list(SocialAttribute.objects.order_by("position", "key").values_list("key", "name"))
-    by_name = {_plain(name): key for key, name in attributes}
+    by_name = {_plain(name): key for key, name in [*attributes, *ATTRIBUTES]}  # seeded names, the builder's names
     keys = [by_name.get(_plain(option)) for option in options]
     if None in keys:  # not named as the seeded attributes: the builder lists the seven in their seeded order
         if len(options) != len(attributes):

@@ -1,13 +1,15 @@
 """A SHREC task set built with the ORM for the human-baseline tests: one item of each of the eight tasks.
 
 The episode is a short robot–person exchange; each item's options, correct positions and gold follow
-the answer spaces of ``benchmark.models.task_items``. The correct option is never the first, so a page
-that showed options in another order, or gave away the correct one, would show.
+the answer spaces of ``benchmark.models.task_items`` and the builders' fixed options (the error task's two in
+the other order, so its options are read by their words). The correct option of a multiple-choice task is never
+the first, so a page that showed options in another order, or gave away the correct one, would show.
 """
 
 from __future__ import annotations
 
 from benchmark.models import Episode, TaskItem, TaskSet
+from benchmark.shrec.builders import ATTRIBUTE_OPTIONS, DETECTION_OPTIONS, MULTIPLE_OPTIONS
 from tests.builders import make_episode
 
 LINES = [
@@ -17,10 +19,6 @@ LINES = [
     "Not yet. I'll tell you next week.",  # 3 person
     "Sweet! Let's start the exercise.",  # 4 agent
     "I said not yet.",  # 5 person
-]
-ATTRIBUTE_OPTIONS = [
-    "Emotions", "Engagement", "Conversational mechanics", "Knowledge state", "Intention",
-    "Social context and relationships", "Social norms and routines",
 ]
 PRE_OPTIONS = ["I'm ready.", "Today I took a walk around my building.", "Yes.", "It left me sore, but it was fun.",
                "I finished my book last night."]
@@ -36,12 +34,13 @@ CORRECTION_OPTIONS = ["Ask the user's name again.", "Wait until the user finishe
 # task -> (first turn, last turn, label, context, options, correct positions, gold)
 ITEMS = {
     "detection": (3, 4, "error", "User A: Not yet. I'll tell you next week.\nAI Agent: Sweet! Let's start the exercise.",
-                  ["Social Competence", "Social Error", "None"], [1], "error"),
+                  DETECTION_OPTIONS, [1], "error"),
     "error": (3, 4, "error", "User A: Not yet. I'll tell you next week.\nAI Agent: Sweet! Let's start the exercise.",
               ["No Social Error", "Social Error"], [1], "error"),
     "attributes": (3, 4, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", ATTRIBUTE_OPTIONS,
                    [2, 4], ["conversational-mechanics", "intention"]),
-    "multiple": (3, 4, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", [], [], True),
+    "multiple": (3, 4, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", MULTIPLE_OPTIONS, [0],
+                 True),
     "pre": (1, 2, "competency", "Taking a walk can clear the mind. Do you have a story to share?", PRE_OPTIONS, [1], 2),
     "post": (1, 2, "competency", "Today I took a walk around my building.", POST_OPTIONS, [2], 3),
     "rationale": (3, 5, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.\nUser A: I said not yet.",

@@ -157,7 +157,7 @@ def test_a_pre_condition_page_shows_the_one_utterance_and_never_the_answers_turn
     response = client.get(reverse("annotator:item", args=[_assignment(study, annotator, "pre").pk]))
 
     assert response.context["task"].excerpt == ITEMS["pre"][3]
-    assert response.context["task"].excerpt_label == "What the agent said or did"
+    assert response.context["task"].excerpt_label == "Agent's behaviour"  # the prompt's heading
     # The answer (turn 1) is offered among the options, and nowhere else on the page.
     assert response.text.count("Today I took a walk around my building.") == 1
     assert [turn.index for conv in response.context["conversations"] for turn in conv.turns] == [2]
