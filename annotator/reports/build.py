@@ -93,6 +93,7 @@ class Unit:
     episode_id: int
     scenario: str
     barrier: str
+    task_item_id: int | None = None  # the SHREC task item a human-baseline item answers
 
 
 @dataclass
@@ -122,12 +123,13 @@ def compared_kinds(asked: Iterable[str]) -> list[str]:
 def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[str]) -> StudyData:
     latest = latest_submitted(study)
     items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list(
-        "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name"
+        "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name",
+        "task_item_id",
     )
     units: dict[int, Unit] = {}
     conditions: dict[str, str] = {}
-    for pk, position, episode_id, scenario_id, barrier_key, barrier_name in items:
-        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key)
+    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, task_item_id in items:
+        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, task_item_id)
         conditions[barrier_key] = barrier_name
 
     annotations: dict[int, tuple[int, str]] = {}
@@ -328,9 +330,11 @@ def _rows(
             "condition": unit.barrier,
             "truth": unit.barrier,
             "_episode": unit.episode_id,
+            "_task_item": unit.task_item_id,
             "_target": target,
         })
-    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_target"]
+    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_task_item",
+               "_target"]
     table = pd.DataFrame.from_records(records, columns=columns)
     if numeric:
         table["value"] = table["value"].astype(float)

@@ -263,3 +263,21 @@ def test_a_detection_or_error_option_is_read_by_its_words_unless_it_is_the_corre
     assert answer_in_space(item, ["0"]) is None  # words that name no label: unparsed
     assert answer_in_space(item, ["9"]) is None
     assert answer_in_space(TaskItem(task="attributes", options=[]), []) is None
+
+
+def test_the_studys_agreement_report_scores_each_choice_against_its_task_items_correct_option(client, task_set):
+    from annotator.reports.build import build_report
+
+    study = _study(task_set, tasks=["rationale"])
+    study.overlap = 2
+    study.save()
+    people = [make_user(username="right"), make_user(username="wrong")]
+    add_annotators(study, people)
+    for person, value in zip(people, ("2", "0"), strict=True):  # option 3 is the item's correct one
+        client.force_login(person)
+        assignment = _assignment(study, person, "rationale")
+        client.post(reverse("annotator:submit", args=[assignment.pk]), {"answer-rationale": value, "revision": "0"})
+
+    entry = build_report(study, resamples=50)["questions"]["rationale"]
+
+    assert entry["accuracy"]["overall"]["value"] == pytest.approx(0.5)
