@@ -281,3 +281,28 @@ def test_the_studys_agreement_report_scores_each_choice_against_its_task_items_c
     entry = build_report(study, resamples=50)["questions"]["rationale"]
 
     assert entry["accuracy"]["overall"]["value"] == pytest.approx(0.5)
+
+
+def test_the_page_context_of_every_task_holds_no_model_instance(task_set, annotator):
+    from annotator.answer_forms import FormValues
+    from annotator.item_page import ItemPage
+    from tests.annotator.test_item_page_context import model_objects
+
+    study = _study(task_set, [annotator])
+    for task in Task.values:
+        page = ItemPage(_assignment(study, annotator, task))
+        context = page.context(annotator, FormValues.stored(page.annotation))
+        assert context["task"] is not None and model_objects(context) == [], task
+
+
+def test_the_researchers_dashboard_export_and_report_open_for_a_human_baseline_study(client, task_set, annotator):
+    study = _study(task_set, [annotator], tasks=["detection", "attributes"])
+    client.force_login(annotator)
+    for task, values in (("detection", ["0"]), ("attributes", ["emotions", "intention"])):
+        client.post(reverse("annotator:submit", args=[_assignment(study, annotator, task).pk]),
+                    {f"answer-{task}": values, "revision": "0"})
+    client.force_login(make_user(staff=True))
+
+    for url in (reverse("annotator:dashboard", args=[study.slug]), reverse("annotator:report", args=[study.slug]),
+                reverse("annotator:export", args=[study.slug, "csv"])):
+        assert client.get(url).status_code == 200, url
