@@ -61,3 +61,14 @@ def _answers(study):
             "response__annotation__assignment__item__task_item_id", "question__key", "value"
         )
     )
+
+
+def test_each_item_gets_no_more_answers_than_its_overlap_leaves_room_for(task_set):
+    study = create_human_baseline_study(task_set=task_set, overlap=2)
+    people = [make_user(username=f"overlap-{n}") for n in range(3)]
+
+    assert generate_human_answers(study, people) == 64 * 2
+
+    assert sorted({answer.person for answer in human_answers(task_set.pk)}) == sorted(
+        f"a{person.pk}" for person in people[:2])
+    assert not Assignment.objects.filter(annotator=people[2]).exists()
