@@ -6,7 +6,8 @@ study's order, which the builders' "first two annotators who marked something" d
 annotators by their number (an imported SHREC file numbers them in column order: Annotations_A is
 external 1), then everyone else in the order they took the item.
 
-Each turn is printed under its seat's character name ("AI Agent", "User A" for SHREC's imports). The
+Each turn is printed under its seat's character name; in an imported SHREC episode the robot's seat
+(0) under the transcript's label "AI Agent", so excerpts read as SHREC's do ("User A" is the user's). The
 agent is the seat the spans are about (``Span.seat_position``; SHREC's imports set the "AI Agent"
 seat), else the first seat a language agent plays, else seat 0. The source the subsets are
 stratified by is SHREC's subset (``episode.settings["shrec"]["source"]``) or, for Parley's own
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from benchmark.importing.shrec import AGENT as SHREC_AGENT
 from benchmark.instruments.respondents import pseudonym
 from benchmark.models import Episode, Seat, Turn
 from benchmark.shrec.records import AnnotatorSpans, EpisodeRecord, SpanRecord, TurnRecord
@@ -83,13 +85,19 @@ def study_episode_records(study: Study) -> list[EpisodeRecord]:
         )
     )
     episode_ids = list(dict.fromkeys(episode_ids))
+    imported = set(
+        Episode.objects.filter(pk__in=episode_ids, settings__has_key="shrec").values_list("pk", flat=True)
+    )
     turns: dict[int, list[TurnRecord]] = defaultdict(list)
     for turn in Turn.objects.filter(episode_id__in=episode_ids).select_related("seat__character").order_by(
         "episode_id", "index"
     ):
+        speaker = turn.seat.character.name
+        if turn.episode_id in imported and turn.seat.position == 0:
+            speaker = SHREC_AGENT  # the transcript's own label, which SHREC's excerpts print
         turns[turn.episode_id].append(
             TurnRecord(
-                turn.index, turn.seat.position, turn.seat.character.name, turn.content, turn.start_s, turn.end_s,
+                turn.index, turn.seat.position, speaker, turn.content, turn.start_s, turn.end_s,
                 tuple((float(seconds), str(word)) for seconds, word in (turn.words or [])),
             )
         )

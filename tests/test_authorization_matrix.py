@@ -438,6 +438,12 @@ MATRIX: dict[str, Access] = {
     "benchmark:results-promediate-json": researcher_list(),
     "benchmark:results-promediate-csv": researcher_list(lambda w: {"table": "table1"}),
     "benchmark:results-promediate-zip": researcher_list(),
+    "benchmark:results-shrec": researcher_list(),
+    # the world builds no SHREC task set: the downloads say so (400); tests/benchmark/test_shrec_results_views.py
+    # checks them with one, and another team's task set answered 404
+    "benchmark:results-shrec-json": researcher_list(ok=400),
+    "benchmark:results-shrec-csv": researcher_list(lambda w: {"table": "table1"}, ok=400),
+    "benchmark:results-shrec-zip": researcher_list(ok=400),
     "benchmark:runs": researcher_list(shows=lambda w: w.own.run.tag),
     "benchmark:run-new": researcher_list(),
     "benchmark:run": researcher_object(own_run),

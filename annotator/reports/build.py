@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
@@ -58,7 +58,7 @@ from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .item_truths import scored_by_item
 from .methods import study_methods
-from .spans import read_spans
+from .spans import read_spans, span_continua
 from .units import unit_kind, unit_name, unit_target
 
 BARRIER_TRUTH = "episode.barrier"
@@ -93,6 +93,8 @@ class Unit:
     episode_id: int
     scenario: str
     barrier: str
+    last_turn: int | None = None  # the episode's highest turn index
+    seconds: float | None = None  # its recording's length, or its last timed turn's end when later
     task_item_id: int | None = None  # the SHREC task item a human-baseline item answers
 
 
@@ -122,14 +124,20 @@ def compared_kinds(asked: Iterable[str]) -> list[str]:
 
 def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[str]) -> StudyData:
     latest = latest_submitted(study)
-    items = StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR).values_list(
-        "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name",
-        "task_item_id",
+    items = (
+        StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
+        .values_list(
+            "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name",
+            "episode__recording__duration_s", "task_item_id",
+        )
+        .annotate(last_turn=Max("episode__turns__index"), last_end=Max("episode__turns__end_s"))
+        .order_by("position")
     )
     units: dict[int, Unit] = {}
     conditions: dict[str, str] = {}
-    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, task_item_id in items:
-        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, task_item_id)
+    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, duration, task_item, last_turn, last_end in items:
+        seconds = max((value for value in (duration, last_end) if value is not None), default=None)
+        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, last_turn, seconds or None, task_item)
         conditions[barrier_key] = barrier_name
 
     annotations: dict[int, tuple[int, str]] = {}
@@ -432,9 +440,9 @@ def _scale(question: Question) -> tuple[float, float] | None:
 
 
 def _spans(question: Question, data: StudyData, coders: pd.DataFrame) -> dict[str, Any]:
-    columns = ["item", "annotator", "question", "label", "start", "end", "attributes"]
+    columns = ["item", "annotator", "question", "label", "start", "end", "attributes", "start_s", "end_s"]
     rows = pd.DataFrame.from_records([s for s in data.spans if s["question"] == question.key], columns=columns)
-    entry = span_question_report(rows, min_iou=DEFAULT_MIN_IOU, coders=coders)
+    entry = span_question_report(rows, min_iou=DEFAULT_MIN_IOU, coders=coders, continua=span_continua(data.units))
     entry["question"] = _question_info(question, "item")
     entry["judge"] = None
     return entry

@@ -343,6 +343,12 @@ def _span_panels(view: QuestionView, entry: Mapping[str, Any]) -> None:
         Row("Attribute exact match", number(attributes.get("exact_match")),
             reading=f"{attributes.get('n_pairs', 0)} pairs with attributes"),
     ])
+    for coordinate, alpha in (spans.get("unitizing_alpha") or {}).items():
+        if alpha:
+            view.statistics.append(Row(
+                f"Unitizing alpha (αu) on {coordinate}", number(alpha.get("alpha")),
+                reading=f"{alpha.get('n_items')} items, {alpha.get('n_coders')} annotators each, no pairing",
+            ))
     per_attribute = spans.get("per_attribute") or {}
     if per_attribute:
         rows = [

@@ -1,5 +1,7 @@
-"""The spans of a study's span questions, read for the agreement report: each with its attribute keys
-and its position in turns, so spans of one item can be paired across annotators by how much they overlap."""
+"""The spans of a study's span questions, read for the agreement report: each with its attribute keys,
+its position in turns and, for spans on a recording, in seconds, so spans of one item can be paired
+across annotators by how much they overlap; and each item's continuum (its turns, its recording's
+seconds) for Krippendorff's unitizing alpha."""
 
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ def read_spans(
         Span.objects.filter(annotation__in=annotations, question__key__in=keys)
         .order_by("pk")
         .values_list(
-            "pk", "annotation_id", "question__key", "label", "start_turn", "end_turn", "start_char", "end_char"
+            "pk", "annotation_id", "question__key", "label", "start_turn", "end_turn", "start_char", "end_char",
+            "start_s", "end_s",
         )
     )
     if not rows:
@@ -51,7 +54,7 @@ def read_spans(
             .values_list("episode_id", "index", "length")
         }
     spans = []
-    for pk, annotation_id, key, label, start_turn, end_turn, start_char, end_char in rows:
+    for pk, annotation_id, key, label, start_turn, end_turn, start_char, end_char, start_s, end_s in rows:
         if annotation_id not in owners:
             continue
         item_id, annotator = owners[annotation_id]
@@ -73,9 +76,24 @@ def read_spans(
                 "start": start,
                 "end": end,
                 "attributes": attributes.get(pk, []),
+                "start_s": start_s,
+                "end_s": end_s,
             }
         )
     return spans
+
+
+def span_continua(units: dict[int, Unit]) -> dict[str, dict[str, float | None]]:
+    """Each item's continuum: {"turns": number of turn positions, "seconds": length of its recording}.
+
+    Turns run from position 0 to the last turn's index + 1 (as `span_position` measures them). The
+    seconds are the recording's duration or, when longer or unknown, the end of its last timed turn;
+    None for an episode without either.
+    """
+    return {
+        unit.name: {"turns": None if unit.last_turn is None else float(unit.last_turn + 1), "seconds": unit.seconds}
+        for unit in units.values()
+    }
 
 
 def span_position(

@@ -53,7 +53,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "by_condition.csv": ("question", "condition", "rater", "mean", "ci95_low", "ci95_high", "n"),
     "spans.csv": (
         "question", "n_spans", "n_pairs", "overlap_share", "label_agreement", "disagreement_share", "attribute_f1",
-        "attribute_partial_match", "attribute_exact_match", "attribute_pairs", "min_iou",
+        "attribute_partial_match", "attribute_exact_match", "attribute_pairs", "min_iou", "unitizing_alpha_turns",
+        "unitizing_alpha_seconds",
     ),
     "span_attributes.csv": ("question", "attribute", "spans", "pairs_both", "f1"),
     "notes.csv": ("question", "note"),
@@ -219,11 +220,17 @@ def _span_rows(tables: dict[str, list[Sequence[Any]]], key: str, spans: Mapping[
         key, spans.get("n_spans"), spans.get("n_pairs"), spans.get("overlap_share"), spans.get("label_agreement"),
         spans.get("disagreement_share"), attributes.get("f1"), attributes.get("partial_match"),
         attributes.get("exact_match"), attributes.get("n_pairs"), spans.get("min_iou"),
+        *(_unitizing(spans, coordinate) for coordinate in ("turns", "seconds")),
     ))
     for name, counts in (spans.get("per_attribute") or {}).items():
         tables["span_attributes.csv"].append(
             (key, name, counts.get("spans"), counts.get("pairs_both"), counts.get("f1"))
         )
+
+
+def _unitizing(spans: Mapping[str, Any], coordinate: str) -> float | None:
+    """The spans' unitizing alpha on ``coordinate`` (turns, seconds); None when it was not computed."""
+    return ((spans.get("unitizing_alpha") or {}).get(coordinate) or {}).get("alpha")
 
 
 def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[Sequence[Any]]]:

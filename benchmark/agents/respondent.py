@@ -18,6 +18,10 @@ its entry and what a valid answer is. :func:`ask_instrument` does the rest, the 
 - it returns the checked answers (:class:`Answered`, one per asked item, in the order asked) and
   the usage of the request that gave them, so the caller stores them whole or not at all.
 
+A question that is not an instrument's, whose free-text reply the caller reads itself (a SHREC task
+item, ``benchmark.shrec.running``), goes through :func:`ask_free_text`: the same gateway and
+temperature, no repair.
+
 A model's value is read in one place, :func:`read_value`. An :class:`Asked` that carries its
 question (bound to the episode by ``kind.for_item``) is read by the question's kind: its
 ``parse_reply`` (a ranking's JSON list, an item's own choices, a category, yes/no, a number...) and,
@@ -130,6 +134,19 @@ async def ask_instrument(
         return Answers(validate(data), usage, attempt)
     attempts = retries + 1
     raise llm.LLMOutputError(f"{last} (after {attempts} attempt{'s' if attempts > 1 else ''})", last.text, attempts)
+
+
+async def ask_free_text(
+    messages: list[dict[str, Any]], *, model: str, temperature: float = 0, max_tokens: int | None = None
+) -> llm.Completion:
+    """Ask ``model`` for a reply the caller reads itself (a SHREC task item), through the gateway.
+
+    The entry point for questions that are not an instrument's: one completion at ``temperature``
+    (0 unless told), the gateway's retries for a model that cannot be reached (its ``llm.LLMError``
+    passes through), and no repair or second request for a reply the caller cannot read: the
+    benchmark stores it as given and counts it as unparsed, as the paper scores it.
+    """
+    return await llm.complete(messages, model=model, temperature=temperature, max_tokens=max_tokens)
 
 
 def check_reply(data: Any, asked: Sequence[Asked], names: Mapping[str, str] | None = None) -> list[Answered]:

@@ -60,6 +60,8 @@ def import_file(
     path = Path(path)
     is_directory = path.is_dir()
     binary = BINARY_SUFFIXES.get(path.suffix.lower()) if not is_directory else None
+    if binary and format not in ("auto", binary):
+        binary = None  # another format named: the file is read as text, and that format says what is wrong
     text = "" if is_directory or binary else read_text(path)
     if format == "auto":
         if is_directory:

@@ -65,18 +65,27 @@ from .records import (
     ScenarioRef,
     SeatDraft,
     TurnDraft,
-    check_number,
     check_text,
     describe,
     max_length,
 )
-from .shrec_spans import COLUMNS, AnnotatorSpans, covered_turns, plain, read_annotator, segments_of
+from .shrec_spans import (
+    COLUMNS,
+    AnnotatorSpans,
+    covered_turns,
+    plain,
+    read_annotator,
+    seconds_value,
+    segments_of,
+)
 from .shrec_transcript import TranscriptProblem, TranscriptTurn, parse_transcript
 from .signals import VideoSpans, spans_imported
+from .turns_csv import rows
 
 AGENT = "AI Agent"
 ID_COLUMNS = ("file_name", "video_id", "id")
 SUBSET_COLUMNS = ("source", "dataset")
+CELL_HINT = f"; a cell may hold at most {csv.field_size_limit():,} characters (save a longer transcript as parquet)"
 VIDEO_SUFFIX = re.compile(r"\.(mp4|mov|avi|mkv|webm)$", re.I)
 SUBSETS = {
     "empathic": "Jibo, a tabletop social robot, keeps a person company at home over several weeks and trades "
@@ -125,29 +134,18 @@ def subset_of(value: str) -> str:
 
 def read_csv_rows(text: str, file: str) -> tuple[dict[str, str], list[tuple[Origin, dict[str, Any]]]]:
     """The header (lower-case name -> the file's spelling) and each row as {lower-case name: cell}."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, [])
-    except csv.Error as error:
-        raise Origin(file, "row 1").problem(f"cannot be read as CSV ({error})") from None
+    lines = rows(csv.reader(io.StringIO(text, newline="")), file, CELL_HINT)
+    header = next(lines, [])
     names = {column.strip().lower(): column.strip() for column in header}
-    rows = []
-    number = 1
-    while True:
-        number += 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            raise Origin(file, f"row {number}").problem(f"cannot be read as CSV ({error})") from None
+    found = []
+    for number, cells in enumerate(lines, start=2):
         if not any(cell.strip() for cell in cells):
             continue
         origin = Origin(file, f"row {number}")
         if len(cells) != len(header):
             raise origin.problem(f"has {len(cells)} cells; the header has {len(header)}")
-        rows.append((origin, dict(zip(names, cells, strict=True))))
-    return names, rows
+        found.append((origin, dict(zip(names, cells, strict=True))))
+    return names, found
 
 
 def read_parquet_rows(path: Path) -> tuple[dict[str, str], list[tuple[Origin, dict[str, Any]]]]:
@@ -262,15 +260,8 @@ def turn_draft(index: int, turn: TranscriptTurn, positions: dict[str, int], orig
 
 
 def _framerate(value: Any, origin: Origin) -> float | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise origin.problem(f"expected frames per second, got {describe(value)}") from None
-    number = check_number(value, origin)
-    if not number > 0 or number == float("inf"):
+    number = seconds_value(value, origin, "frames per second")
+    if number is not None and not number > 0:
         raise origin.problem(f"expected a positive number of frames per second, got {describe(value)}")
     return number
 

@@ -28,6 +28,7 @@ bool}``, ``rationale`` and ``correction``. The rules, and why:
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -76,6 +77,7 @@ def normalised_name(name: str) -> str:
     return " ".join(text.split())
 
 
+@functools.cache  # a file spells the same seven names in every one of its thousands of segments
 def attribute_key(name: str) -> str | None:
     """The attribute key SHREC's ``name`` means, or None when it is none of the seven."""
     return ALIASES.get(normalised_name(name))
@@ -166,7 +168,7 @@ def read_segment(segment: dict[str, Any], origin: Origin, end_of_recording: floa
         timestamp = {}
     if not isinstance(timestamp, dict):
         raise origin.at("timestamp").problem(f"expected {{start, end}}, got {describe(timestamp)}")
-    start, end = (_time(timestamp.get(name), origin.at("timestamp").at(name)) for name in ("start", "end"))
+    start, end = (seconds_value(timestamp.get(name), origin.at("timestamp").at(name)) for name in ("start", "end"))
     if start is None or end is None:
         return None
     if start < 0:
@@ -193,16 +195,17 @@ def read_segment(segment: dict[str, Any], origin: Origin, end_of_recording: floa
     )
 
 
-def _time(value: Any, origin: Origin) -> float | None:
+def seconds_value(value: Any, origin: Origin, what: str = "seconds") -> float | None:
+    """A number of ``what`` as a file may give it (a number, or text in a CSV); blank, None or NaN: None."""
     if value is None or (isinstance(value, str) and value.strip().casefold() in {"", "none", "nan", "null"}):
         return None
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
-            raise origin.problem(f"expected seconds, got {describe(value)}") from None
+            raise origin.problem(f"expected {what}, got {describe(value)}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise origin.problem(f"expected seconds, got {describe(value)}")
+        raise origin.problem(f"expected {what}, got {describe(value)}")
     if math.isnan(value):
         return None
     if math.isinf(value):
@@ -214,18 +217,18 @@ def _attributes(value: Any, origin: Origin) -> list[str]:
     if value is None:
         return []
     if isinstance(value, dict):
-        named = [(name, origin.at(str(name)), _ticked(on, origin.at(str(name)))) for name, on in value.items()]
+        named = [(name, str(name), _ticked(on, origin, str(name))) for name, on in value.items()]
     elif isinstance(value, (list, tuple)):
-        named = [(name, origin.at(index), True) for index, name in enumerate(value)]
+        named = [(name, index, True) for index, name in enumerate(value)]
     else:
         raise origin.problem(f"expected {{name: true or false}}, got {describe(value)}")
     keys = set()
     for name, where, ticked in named:  # every name is checked, ticked or not: an unknown one is a scheme we misread
         if not isinstance(name, str):
-            raise where.problem(f"expected an attribute's name, got {describe(name)}")
+            raise origin.at(where).problem(f"expected an attribute's name, got {describe(name)}")
         key = attribute_key(name)
         if key is None:
-            raise where.problem(
+            raise origin.at(where).problem(
                 f"{name!r} is not one of SHREC's seven social attributes (emotions, engagement, conversational "
                 "mechanics, knowledge state, intention, social context and relationships, social norms and routines)"
             )
@@ -234,14 +237,15 @@ def _attributes(value: Any, origin: Origin) -> list[str]:
     return sorted(keys)
 
 
-def _ticked(value: Any, origin: Origin) -> bool:
+def _ticked(value: Any, origin: Origin, name: str) -> bool:
+    """Whether ``origin``'s ``name`` is ticked (its place is named only when it is neither true nor false)."""
     if value is None or isinstance(value, bool):
         return bool(value)
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     if isinstance(value, str) and value.strip().casefold() in {"true", "false", ""}:
         return value.strip().casefold() == "true"
-    raise origin.problem(f"expected true or false, got {describe(value)}")
+    raise origin.at(name).problem(f"expected true or false, got {describe(value)}")
 
 
 def _channel(value: Any, origin: Origin) -> str:
@@ -249,7 +253,7 @@ def _channel(value: Any, origin: Origin) -> str:
         return ""
     if not isinstance(value, dict):
         raise origin.problem(f"expected {{'Verbal': bool, 'Non-Verbal': bool}}, got {describe(value)}")
-    ticked = {normalised_name(name) for name, on in value.items() if _ticked(on, origin.at(str(name)))}
+    ticked = {normalised_name(name) for name, on in value.items() if _ticked(on, origin, str(name))}
     unknown = ticked - {"verbal", "non verbal", "nonverbal"}
     if unknown:
         raise origin.problem(f"names {', '.join(sorted(unknown))}; a segment's source is Verbal or Non-Verbal")

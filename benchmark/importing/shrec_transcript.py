@@ -101,7 +101,7 @@ def parse_transcript(text: str) -> list[TranscriptTurn]:
             if not current.words and untimed:
                 current.words.extend([time, word] for word in untimed)
                 untimed = []
-            current.words.extend([time, word] for word in words)
+            current.words += [[time, word] for word in words]
     _close(current, untimed, started_on, turns)
     return turns
 

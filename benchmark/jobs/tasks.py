@@ -93,3 +93,18 @@ def remove_expired_imports() -> int:
     ended = remove_expired()
     upkeep.info("Upkeep: expired or ended %d import(s) and deleted their uploads", ended)
     return ended
+
+
+# --- models answering SHREC's task items ------------------------------------------------------------
+
+
+@named
+@db_task()
+def answer_shrec_items(item_ids: list[int], run: dict) -> None:
+    """One model answering one chunk of SHREC task items (``shrec.running.answer_chunk``).
+
+    Not retryable from the jobs page: ``evaluate --shrec`` run again answers only what is missing.
+    """
+    from ..shrec import running
+
+    logger.info("%s", running.answer_chunk(item_ids, run))

@@ -3,6 +3,7 @@ from django.urls import path
 from . import views
 from .agentsense import views as agentsense
 from .promediate import views as promediate
+from .shrec import views as shrec
 
 urlpatterns = [
     path("", views.results, name="results"),
@@ -16,4 +17,8 @@ urlpatterns = [
     path("promediate/promediate.json", promediate.promediate_json, name="results-promediate-json"),
     path("promediate/promediate.zip", promediate.promediate_zip, name="results-promediate-zip"),
     path("promediate/<slug:table>.csv", promediate.promediate_csv, name="results-promediate-csv"),
+    path("shrec/", shrec.shrec, name="results-shrec"),
+    path("shrec/shrec.json", shrec.shrec_json, name="results-shrec-json"),
+    path("shrec/shrec.zip", shrec.shrec_zip, name="results-shrec-zip"),
+    path("shrec/<slug:table>.csv", shrec.shrec_csv, name="results-shrec-csv"),
 ]

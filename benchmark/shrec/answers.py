@@ -28,7 +28,7 @@ from typing import Any
 
 from benchmark.models import Task
 
-from .prompts import LETTERED, option_mark
+from .prompts import LETTERED, option_mark, options_block
 
 # Words that name each social attribute in replies, option texts and SHREC's released files.
 ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
@@ -43,8 +43,11 @@ ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
 
 _ANSWER_MARK = re.compile(r"\b(?:final\s+)?answer\s*(?:is\s*)?[:\-]|\banswer\s+is\b", re.IGNORECASE)
 _MARK = re.compile(r"\(\s*([A-Za-z]|\d+)\s*\)")
-_NAMED = re.compile(r"\b(?:option|choice|letter|number)\s*(?:is\s*)?[:#]?\s*\(?([A-Za-z]|\d+)\)?(?![\w'])", re.IGNORECASE)
-_BARE = re.compile(r"^\W*\(?([A-Za-z]|\d+)\)?\s*(?:[.):,]|$)")
+_NAMED = re.compile(
+    r"\b(?:option|choice|letter|number)\s*(?:is\s*)?[:#]?\s*\(?([A-Za-z]|\d+)\)?(?![\w'])", re.IGNORECASE
+)
+# A reply that is only a mark ("B", "**3**", "(C).") or starts with one and a stop ("3. Because ...").
+_BARE = re.compile(r"^[\W_]*\(?([A-Za-z]|\d+)\)?(?:[\W_]*$|[.):,]\s)")
 _LETTERS = re.compile(r"(?<![\w'])([A-G])(?![\w'])")
 
 
@@ -209,7 +212,7 @@ def coercion_messages(task: str, reply: str, options: Sequence[str]) -> list[dic
         allowed, form = "the letters of the attributes the reply chose", "Answer: (A), (C)"
     else:
         allowed, form = "the mark of the one option the reply chose", f"Answer: {option_mark(task, 0)}"
-    listed = "\n".join(f"{option_mark(task, i)} {text}" for i, text in enumerate(options)) if task != Task.MULTIPLE else ""
+    listed = options_block(task, options)
     instructions = (
         "You restate another model's reply to a multiple-choice question. Do not answer the question "
         f"yourself: say only what the reply chose, as {allowed}, on one line in the form '{form}'. If the reply "

@@ -7,8 +7,9 @@
   options are the seven attributes in Parley's order, every gold attribute a correct option.
 - ``multiple``: the same segments; True when more than one attribute is marked.
 - ``pre`` / ``post``: competency segments whose ``pair`` excerpt is exactly a user turn then the
-  agent's turn. Pre-condition: the agent's utterance is shown, the user's is the answer; post-
-  condition the other way round. Distractors are the other pool members' answers.
+  agent's turn (whatever the excerpt mode). Pre-condition: the agent's utterance is shown, the
+  user's is the answer; post-condition the other way round. Distractors are the other pool
+  members' answers.
 - ``rationale`` / ``correction``: error segments with a non-empty rationale (correction); the
   distractors are other error segments' texts.
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .excerpts import pair_excerpt
-from .records import ATTRIBUTE_KEYS, ATTRIBUTES, EpisodeRecord
+from .records import ATTRIBUTE_KEYS, ATTRIBUTES, EpisodeRecord, TurnRecord
 from .segments import EpisodeSegments, Segment, SegmentOptions, check_options, episode_segments
 
 TASKS = ("detection", "error", "attributes", "multiple", "pre", "post", "rationale", "correction")
@@ -128,7 +129,10 @@ def _item(task: str, key: str, segment: Segment, context: str, options, correct,
         correct=list(correct),
         gold=gold,
         source=segment.episode.source,
-        provenance={"spans": list(segment.span_ids), "annotators": list(segment.annotators), **provenance},
+        provenance={
+            "spans": list(segment.span_ids), "annotators": list(segment.annotators),
+            "attributes": list(segment.attributes), **provenance,
+        },
     )
 
 
@@ -235,8 +239,8 @@ def explanation_items(
     return items
 
 
-def turn_pair(segment: Segment) -> tuple[str, str] | None:
-    """The user's and the agent's utterances of a segment whose pair excerpt is user then agent."""
+def turn_pair(segment: Segment) -> tuple[TurnRecord, TurnRecord] | None:
+    """The user's turn and the agent's reply, for a segment whose pair excerpt is exactly user then agent."""
     cut = pair_excerpt(segment.episode, start_s=segment.start_s, start_turn=segment.start_turn, agent_seat=segment.seat)
     if len(cut.turns) != 2:
         return None
@@ -244,18 +248,22 @@ def turn_pair(segment: Segment) -> tuple[str, str] | None:
     user, agent = (turns[index] for index in cut.turns)
     if user.seat == segment.agent_seat or agent.seat != segment.agent_seat:
         return None
-    return user.text.strip(), agent.text.strip()
+    return user, agent
 
 
 def condition_items(
     segments: Iterable[Segment], options: BuildOptions, skipped: Counter
 ) -> dict[str, list[ItemRecord]]:
-    """Pre- and post-condition items from the competency segments that are one user–agent pair."""
+    """Pre- and post-condition items from the competency segments that are one user–agent pair.
+
+    The item's turns are the one turn it shows (the agent's for a pre-condition, the user's for a
+    post-condition), so whatever shows an item's turns never shows its answer.
+    """
     pairs = [(s, pair) for s in segments if s.label == "competency" and (pair := turn_pair(s))]
     built: dict[str, list[ItemRecord]] = {"pre": [], "post": []}
     for task, shown, answer in (("pre", 1, 0), ("post", 0, 1)):
-        pool = [Candidate(s, pair[answer], pair[shown]) for s, pair in pairs]
-        for member in pool:
+        pool = [Candidate(s, pair[answer].text.strip(), pair[shown].text.strip()) for s, pair in pairs]
+        for member, (_, pair) in zip(pool, pairs, strict=True):
 
             def accept(other: Candidate, context=member.context) -> bool:
                 return not options.same_context_exclusion or other.context != context
@@ -263,6 +271,7 @@ def condition_items(
             key = f"{member.segment.key}:{task}"
             item = _mcq_item(task, key, member, eligible_candidates(member, pool, accept), options, skipped)
             if item:
+                item.first_turn = item.last_turn = pair[shown].index
                 built[task].append(item)
     return built
 

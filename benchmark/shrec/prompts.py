@@ -189,7 +189,8 @@ def given_line(task: str, source: str) -> str:
 
 def _question(item: PromptItem) -> str:
     """The item's own part: task text, excerpt and options (no answer)."""
-    heading = {Task.PRE: "Agent's behaviour", Task.POST: "Participant's behaviour"}.get(item.task, "Conversation history")
+    headings = {Task.PRE: "Agent's behaviour", Task.POST: "Participant's behaviour"}
+    heading = headings.get(item.task, "Conversation history")
     parts = [task_instructions(item.task, item.label), f"{heading}:\n{item.context.strip()}"]
     block = options_block(item.task, item.options)
     if block:

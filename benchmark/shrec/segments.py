@@ -15,9 +15,10 @@ Per episode:
   inside ``[0, the largest end of the groups' first elements]``. Per episode as many None segments
   as agreed ones are kept for the detection task (``balance="n"``; ``"n-1"`` is the released
   pipeline's off-by-one, under which an episode with one agreed segment gives nothing), at most as
-  many as there are gaps; a None excerpt that is empty or contained in an agreed segment's excerpt is
-  dropped, and the agreed segments kept match the None ones kept. Which gaps and which agreed
-  segments are kept is seeded: ascending ``sha256("<seed>|<segment key>|balance")``.
+  many as there are gaps; a None excerpt that is empty or contained in an annotated segment's excerpt
+  (any group's, agreed or not: the released pipeline checks agreed ones only, so a singleton's
+  exchange could be shown as "None") is dropped, and the agreed segments kept match the None ones
+  kept. Which gaps and which agreed segments are kept is seeded: ascending ``sha256("<seed>|<segment key>|balance")``.
 
 Segment keys are ``"<episode key>:<n>"`` (the n-th group, from 1) and ``"<episode key>:none<n>"`` (the
 n-th gap in time order); with ``all_pairs``, ``"<episode key>:<p>.<n>"`` for the p-th pair of annotators.
@@ -94,6 +95,7 @@ class EpisodeSegments:
     gaps: list[tuple[float, float]] = field(default_factory=list)
     pairing: dict[str, Any] = field(default_factory=dict)  # what pairing showed, for the dataset statistics
     spans: list[SpanRecord] = field(default_factory=list)  # the spans paired (each once)
+    method: str = ""  # the pairing method used: shrec or iou
 
 
 def seeded_order(seed: int, key: str, purpose: str) -> str:
@@ -213,7 +215,7 @@ def episode_segments(episode: EpisodeRecord, options: SegmentOptions) -> Episode
             f"episode {episode.key}: SHREC's pairing reads times, and these spans are marked on turns only "
             "(use the iou pairing)"
         )
-    result = EpisodeSegments()
+    result = EpisodeSegments(method=method)
     pairs = annotator_pairs(episode, timed, options.annotators)
     summary: Counter[str] = Counter()
     for number, (first, second) in enumerate(pairs, start=1):
@@ -255,7 +257,7 @@ def _balance(episode: EpisodeRecord, result: EpisodeSegments, timed: bool, optio
         for n, gap in enumerate(result.gaps, start=1)
     ]
     gaps.sort(key=lambda segment: seeded_order(options.seed, segment.key, "balance"))
-    annotated_texts = [segment.excerpt.text for segment in result.agreed]
+    annotated_texts = [segment.excerpt.text for segment in result.groups]
     kept = [
         segment for segment in gaps[:wanted]
         if segment.excerpt.lines and not any(segment.excerpt.text in text for text in annotated_texts)

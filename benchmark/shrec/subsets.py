@@ -10,8 +10,9 @@ Wellness). Here subset ``r`` of a task takes its items in ascending
 - **Disjoint** when the pool allows (each stratum holds at least ``subsets × its share``): a later
   subset skips the items earlier ones took. Otherwise the subsets are drawn independently and may
   overlap, and ``SubsetReport.overlapping`` names the tasks where that happened.
-- Without a size, the ``subsets`` subsets split each stratum evenly (disjoint); one subset with no
-  size holds every item.
+- Without a size, the ``subsets`` subsets split each stratum evenly (disjoint), each taking at least
+  one of its items (so a stratum with fewer items than subsets is shared); one subset with no size
+  holds every item.
 
 Each item's ``subsets`` lists the subsets (from 0) it was drawn into; an item drawn into none stays
 in the task set, outside every subset.
@@ -62,7 +63,7 @@ def assign_subsets(
         for item in pool:
             strata[item.source if stratify else ""].append(item)
         if size is None:  # split each stratum evenly, or take it whole into one subset
-            shares = {source: len(members) // subsets for source, members in strata.items()}
+            shares = {source: max(1, len(members) // subsets) for source, members in strata.items()}
         else:
             shares = _shares(size, sorted(strata))
         overlapping = False

@@ -4,7 +4,8 @@ Each module holds one family of statistics, with its formula and reference in th
 `icc` (intraclass correlations), `kappa` (Fleiss, Randolph, Cohen, percent agreement, binned
 kappas), `alpha` (Krippendorff), `accuracy` (accuracy against a truth with a cluster bootstrap),
 `alignment` (humans vs an automated judge, means per condition), `spans` (SHREC span
-agreement), `promediate` (ProMediate's consensus series and mediator metrics), `factors`
+agreement), `unitizing` (Krippendorff's unitizing alpha of spans), `shrec` (SHREC's task
+scores), `promediate` (ProMediate's consensus series and mediator metrics), `factors`
 (exploratory factor analysis), `interpretation` (verbal labels), `tables` (the long-format input) and `report`
 (everything for each question of a study).
 

@@ -53,6 +53,7 @@ from .tables import (
     numeric_values,
     usable_ratings,
 )
+from .unitizing import study_unitizing_alpha
 
 DEFAULT_SEED = 0
 DEFAULT_BINS = (3, 4, 5)
@@ -338,8 +339,14 @@ def span_question_report(
     min_iou: float = DEFAULT_MIN_IOU,
     end_inclusive: bool = False,
     coders: pd.DataFrame | None = None,
+    continua: Mapping[Any, Mapping[str, float | None]] | None = None,
 ) -> dict[str, Any]:
-    """The report of a span question (columns item, annotator, start, end, label, attributes)."""
+    """The report of a span question (columns item, annotator, start, end, label, attributes, and
+    optionally start_s, end_s: seconds into the item's recording).
+
+    `continua` gives each item's continuum length ({item: {"turns": ..., "seconds": ...}}); with it
+    the spans section also holds Krippendorff's unitizing alpha on turns and, for timed spans, on
+    seconds (`unitizing_alpha`)."""
     report = _blank(SPANS)
     report["methods"]["percent_agreement"] = "label agreement among overlapping span pairs"
     agreement = span_agreement(spans, min_iou=min_iou, end_inclusive=end_inclusive, coders=coders)
@@ -348,6 +355,7 @@ def span_question_report(
     report["excluded_items"] = agreement.excluded_items
     report["n_annotators"] = int(spans[ANNOTATOR].nunique()) if len(spans) else 0
     report["spans"] = agreement.to_dict()
+    _unitizing_alphas(report, spans, continua, coders, end_inclusive)
     report["percent_agreement"] = agreement.label_agreement
     _note(report, "spans", agreement.notes)
     if report["percent_agreement"] is None:
@@ -358,6 +366,46 @@ def span_question_report(
     ):
         _note(report, key, ["does not apply to span questions"])
     return plain_report(report)
+
+
+# Positions are rounded to a hundredth of a turn and to ten milliseconds.
+UNITIZING_RESOLUTION = {"turns": 0.01, "seconds": 0.01}
+
+
+def _unitizing_alphas(
+    report: dict[str, Any],
+    spans: pd.DataFrame,
+    continua: Mapping[Any, Mapping[str, float | None]] | None,
+    coders: pd.DataFrame | None,
+    end_inclusive: bool,
+) -> None:
+    """alpha_U of the spans on turns and on seconds into `report["spans"]`; a null says why in the notes."""
+    out: dict[str, Any] = {"turns": None, "seconds": None}
+    report["spans"]["unitizing_alpha"] = out
+    key = "spans.unitizing_alpha"
+    if continua is None:
+        _note(report, key, ["needs each item's length in turns or seconds, which only a study's report has"])
+        return
+    if spans.empty:
+        _note(report, key, ["no spans"])
+        return
+    on_turns = spans.assign(end=spans["end"] + 1) if end_inclusive else spans
+    columns = {"turns": ("start", "end"), "seconds": ("start_s", "end_s")}
+    for coordinate, (start, end) in columns.items():
+        if start not in spans.columns or spans[start].isna().all():
+            _note(report, f"{key}.{coordinate}", [f"no span has a position in {coordinate}"])
+            continue
+        lengths = {item: sizes.get(coordinate) for item, sizes in continua.items()}
+        result = study_unitizing_alpha(
+            on_turns, lengths, coders=coders, start=start, end=end,
+            resolution=UNITIZING_RESOLUTION[coordinate], coordinate=coordinate,
+        )
+        out[coordinate] = result.to_dict()
+        if result.alpha is None or result.observed is None:
+            _note(report, f"{key}.{coordinate}", result.notes or ["undefined"])
+        undefined = [label for label, cell in result.by_category.items() if cell["alpha"] is None]
+        if undefined:
+            _note(report, f"{key}.{coordinate}.by_label", [f"undefined for {', '.join(undefined)}: no unit fits a gap"])
 
 
 def agreement_report(

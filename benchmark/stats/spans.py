@@ -19,8 +19,9 @@ anyway (a disagreeing pair); a paired span leaves the pool; spans left over on e
 singletons.
 
 Parley's own code, because no kept library covers the design: SHREC's pairing of spans by IoU and
-its label and attribute agreement are not in any package we keep (the `krippendorff` package has
-no unitizing alpha for spans).
+its label and attribute agreement are not in any package we keep. Krippendorff's unitizing alpha,
+which compares the annotators' cuts without pairing them, is in `unitizing.py` (the `krippendorff`
+package has none).
 """
 
 import re

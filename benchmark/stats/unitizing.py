@@ -33,18 +33,22 @@ The continuum is discrete: lengths count its smallest units (characters, hundred
 milliseconds), and the formulas above use integer lengths, computed here in exact rational
 arithmetic. The results agree with DKPro Agreement's `KrippendorffAlphaUnitizingAgreement` (Meyer
 et al. 2014, "DKPro Agreement", COLING demos), which INCEpTION reports, on Krippendorff's own
-worked examples (tests/stats/test_unitizing.py). As there, a study's items are laid end to end on
-one continuum, a coder's units of one category must not overlap (overlapping ones are merged here,
-and counted in the notes), and when D_o equals D_e alpha is 0.
+worked examples (tests/stats/test_unitizing.py). As there, a coder's units of one category must not
+overlap (overlapping ones are merged here, and counted in the notes), and when D_o equals D_e alpha
+is 0. A study's items are laid end to end on one continuum with every gap cut where an item ends
+(a span cannot run from one episode into the next, so chance may not place one there either; a
+single item gives DKPro's value).
 
 Parley's own code, because no kept library has it: the `krippendorff` package computes alpha for
 coded items only, and no package in the lock implements alpha_U.
 """
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -55,7 +59,7 @@ METHOD = (
     "compared by squared differences of overlapping units' beginnings and ends, or a unit's squared "
     "length when it lies in the other's gap; alpha_U = 1 - observed / expected disagreement, the "
     "expected one placing every unit at random in every gap that holds it; overall alpha_U pools the "
-    "labels' disagreements; items are laid end to end on one continuum (as DKPro Agreement does)"
+    "labels' disagreements; items are laid end to end on one continuum, gaps cut at the items' ends"
 )
 
 
@@ -110,20 +114,29 @@ class UnitizingAlpha:
         }
 
 
-def segments(units: Iterable[tuple[int, int]], length: int) -> list[Segment]:
+def segments(units: Iterable[tuple[int, int]], length: int, boundaries: Sequence[int] = ()) -> list[Segment]:
     """One coder's units of one category and the gaps between them, tiling [0, length) in order.
 
-    Units must not overlap (merge them first); zero-length gaps are left out.
+    Units must not overlap (merge them first); zero-length gaps are left out. A gap is cut at each
+    of the `boundaries` (where one item of a study ends and the next begins).
     """
     out: list[Segment] = []
+    cuts = sorted(set(boundaries))
+
+    def gap(begin: int, end: int) -> None:
+        for cut in cuts[bisect_right(cuts, begin) : bisect_left(cuts, end)]:
+            out.append(Segment(begin, cut, False))
+            begin = cut
+        out.append(Segment(begin, end, False))
+
     position = 0
     for begin, end in sorted(units):
         if begin > position:
-            out.append(Segment(position, begin, False))
+            gap(position, begin)
         out.append(Segment(begin, end, True))
         position = end
     if position < length:
-        out.append(Segment(position, length, False))
+        gap(position, length)
     return out
 
 
@@ -165,17 +178,17 @@ def expected_disagreement(tilings: Sequence[list[Segment]], length: int) -> Frac
     """D_e of one category (Krippendorff 2004, p. 253), all coders' units and gaps pooled."""
     r = len(tilings)
     units = [s.end - s.begin for tiling in tilings for s in tiling if s.is_unit]
-    gaps = sorted((s.end - s.begin for tiling in tilings for s in tiling if not s.is_unit), reverse=True)
+    gaps = sorted(s.end - s.begin for tiling in tilings for s in tiling if not s.is_unit)
+    # longer[k] = sum of the gaps from the k-th shortest on, so the gaps that hold a unit are summed at once.
+    longer = list(accumulate(reversed(gaps), initial=0))[::-1]
     n_c = len(units)
     numerator = 0
     for unit in units:
         # l (l - 1) (2 l - 1) is divisible by 6, so this third is a whole number.
         within = (n_c - 1) * unit * (unit - 1) * (2 * unit - 1) // 3
-        placements = 0
-        for gap in gaps:
-            if gap < unit:
-                break
-            placements += gap - unit + 1
+        first = bisect_left(gaps, unit)
+        # sum over gaps h >= l of (h - l + 1)
+        placements = longer[first] - (unit - 1) * (len(gaps) - first)
         numerator += within + unit * unit * placements
     denominator = length * (r * length * (r * length - 1) - sum(unit * (unit - 1) for unit in units))
     return Fraction(2 * numerator, denominator) if denominator else Fraction(0)
@@ -193,12 +206,15 @@ def unitizing_alpha(
     length: int,
     *,
     resolution: float = 1.0,
+    boundaries: Sequence[int] = (),
 ) -> UnitizingAlpha:
     """alpha_U of `coders` who marked `units` (coder, begin, end, category) on the continuum [0, length).
 
     Positions are whole numbers (the continuum's smallest units). A coder who marked nothing still
-    counts (all gap). A coder's overlapping units of one category are merged (noted); units of
-    unknown coders or outside the continuum are refused (ValueError).
+    counts (all gap). `boundaries` cut every gap (the ends of a study's items laid end to end: a
+    unit cannot be placed across them by chance either). A coder's overlapping units of one
+    category are merged (noted); units of unknown coders or outside the continuum are refused
+    (ValueError).
     """
     notes: list[str] = []
     coder_list = list(dict.fromkeys(coders))
@@ -220,7 +236,9 @@ def unitizing_alpha(
     if dropped_empty:
         notes.append(f"{dropped_empty} units of zero length left out")
     merged = 0
-    result = UnitizingAlpha(None, None, None, {}, len(coder_list), n_units, length * resolution, resolution, notes=notes)
+    result = UnitizingAlpha(
+        None, None, None, {}, len(coder_list), n_units, length * resolution, resolution, notes=notes
+    )
     if len(coder_list) < 2:
         notes.append("alpha_U needs at least two coders")
         return result
@@ -233,7 +251,7 @@ def unitizing_alpha(
         for coder in coder_list:
             kept, count = _merge(by_category[category].get(coder, []))
             merged += count
-            tilings.append(segments(kept, length))
+            tilings.append(segments(kept, length, boundaries))
         observed = observed_disagreement(tilings, length)
         expected = expected_disagreement(tilings, length)
         observed_total += observed
@@ -280,7 +298,9 @@ def study_unitizing_alpha(
     resolution: float = 0.01,
     coordinate: str = "",
 ) -> UnitizingAlpha:
-    """alpha_U of a study's spans: each item's continuum [0, continua[item]) laid end to end.
+    """alpha_U of a study's spans: each item's continuum [0, continua[item]) laid end to end, gaps
+    cut at the items' ends, so neither the order of the items nor which annotator of an item is
+    coder 1 changes the result.
 
     `start`/`end` are positions on the item's continuum (turn positions, seconds), rounded to
     `resolution`. The annotators of an item come from `coders` (item, annotator: who submitted it,
@@ -318,7 +338,7 @@ def study_unitizing_alpha(
         offsets[name] = position
         position += lengths[name]
     slot = {(name, person): k for name in analysed for k, person in enumerate(annotators[name][:r])}
-    units, unplaced = [], 0
+    units, unplaced, clipped = [], 0, 0
     for item_name, person, begin, finish, category in spans[[item, annotator, start, end, label]].itertuples(
         index=False
     ):
@@ -330,11 +350,16 @@ def study_unitizing_alpha(
         size = lengths[item_name]
         low = min(max(_steps(begin, resolution), 0), size)
         high = min(max(_steps(finish, resolution), low), size)
+        clipped += not 0 <= _steps(begin, resolution) <= _steps(finish, resolution) <= size
         offset = offsets[item_name]
-        units.append(Unit(slot[(item_name, person)], offset + low, offset + high, "" if pd.isna(category) else category))
+        category = "" if pd.isna(category) else category
+        units.append(Unit(slot[(item_name, person)], offset + low, offset + high, category))
     if unplaced:
         notes.append(f"{unplaced} spans without a position on this continuum left out")
-    result = unitizing_alpha(units, list(range(r)), position, resolution=resolution)
+    if clipped:
+        notes.append(f"{clipped} spans reaching outside their item's continuum cut to it")
+    ends = [offsets[name] for name in analysed[1:]]
+    result = unitizing_alpha(units, list(range(r)), position, resolution=resolution, boundaries=ends)
     result.notes[:0] = notes
     result.n_items, result.excluded_items, result.coordinate = len(analysed), excluded, coordinate
     return result

@@ -52,10 +52,15 @@ def test_builds_all_eight_tasks_and_prints_a_line_per_task():
     assert rationale.options[rationale.correct[0]] == "Rationale 1.0"
     pre = task_set.items.get(task="pre", item_key="video1:2:pre")
     assert pre.context == "Episode 1 says line 4." and pre.options[pre.correct[0]] == "Episode 1 says line 3."
-    assert (pre.first_turn, pre.last_turn) == (3, 4)
+    assert (pre.first_turn, pre.last_turn) == (4, 4)  # the turn shown, never the answer's
     assert task_set.params["excerpt"] == "pair" and task_set.params["study"]["slug"] == study.slug
-    assert task_set.params["dataset"]["all"]["overlap_share"] == 1.0
-    assert task_set.params["dataset"]["empathic"]["episodes"] == 2
+    dataset = task_set.params["dataset"]
+    assert dataset["pairing"] == "shrec" and dataset["overall"]["annotations"] == 24
+    assert dataset["overall"]["paired_annotations"] == 24 and dataset["overall"]["agreed_pairs"] == 12
+    assert dataset["by_source"]["empathic"]["videos"] == 2 and dataset["by_source"]["wellness"]["videos"] == 1
+    error = task_set.items.get(task="error", item_key="video1:1")
+    assert error.provenance["attributes"] == ["emotions"]
+    assert error.provenance["annotators"] == ["external 1", "external 2"]
     overlapping = task_set.params["overlapping_subsets"]
     assert "detection" in overlapping and "error" not in overlapping  # 2 wellness None/agreed items for 3 draws
     assert all(len(item.subsets) <= 1 for item in task_set.items.exclude(task__in=overlapping))

@@ -31,10 +31,10 @@ def format_modules() -> list[str]:
 
 def test_every_format_module_is_in_the_registry_once():
     modules = format_modules()
-    assert len(modules) == 12
+    assert len(modules) == 13
     registered = [import_module(f"benchmark.importing.{name}").FORMAT for name in modules]
     assert sorted(id(found) for found in registered) == sorted(id(found) for found in registry.REGISTRY)
-    assert len(set(registry.FORMATS)) == len(registry.REGISTRY) == 12
+    assert len(set(registry.FORMATS)) == len(registry.REGISTRY) == 13
 
 
 @pytest.mark.parametrize("found", registry.REGISTRY, ids=lambda found: found.name)

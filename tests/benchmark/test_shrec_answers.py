@@ -44,7 +44,7 @@ def test_hedging_reply_is_unparsed():
 @pytest.mark.parametrize("reply, expected", [
     ("C", None), ("3", 3), ("(3) Robot answered a sad story with a joke.", 3), ("3. because it is rude", 3),
     ("option 2", 2), ("I would pick choice 5.", 5), ("Robot forgot the user's name.", 2),
-    ("The answer is (4)", 4), ("Answer:\n(1)", 1),
+    ("The answer is (4)", 4), ("Answer:\n(1)", 1), ("**Answer:** **2**", 2), ("Answer: 5", 5),
 ])
 def test_multiple_choice_readings(reply, expected):
     assert parse_answer("rationale", reply, MCQ) == expected
@@ -71,6 +71,8 @@ def test_chain_of_thought_without_answer_line_reads_the_last_line():
 
 def test_detection_by_words_and_letters():
     assert parse_answer("detection", "B", DETECTION) == "error"
+    assert parse_answer("detection", "**C**", DETECTION) == "none"
+    assert parse_answer("detection", "A social error.", DETECTION) == "error"  # the article is no option
     assert parse_answer("detection", "The robot shows social competence here.", DETECTION) == "competency"
     assert parse_answer("detection", "Answer: None", DETECTION) == "none"
     assert parse_answer("detection", "It is not an error; the robot shows competence.", DETECTION) == "competency"

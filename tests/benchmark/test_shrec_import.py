@@ -7,9 +7,10 @@ import pytest
 from django.core.management import call_command
 
 from annotator.external_spans import shrec_study, study_slug
-from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study, StudyItem
+from annotator.models import Annotation, Assignment, ExternalAnnotator, Span, Study
+from benchmark.importing import ImportProblem
 from benchmark.models import Episode, Recording, Response, Scenario, Turn
-from tests.benchmark.import_checks import assert_rejected, import_file, row_counts
+from tests.benchmark.import_checks import import_file, row_counts
 from tests.builders import default_team
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +33,8 @@ def test_the_fixture_imports_two_episodes_with_timed_turns_seats_and_a_recording
     assert [(seat.position, seat.character.name) for seat in first.seats.all()] == [(0, "Jibo"), (1, "User A")]
     turns = list(first.turns.order_by("index"))
     assert len(turns) == 18
-    assert (turns[0].seat.position, turns[0].start_s, turns[0].content) == (0, 4.0, "Hi there, it is good to see you again.")
+    assert (turns[0].seat.position, turns[0].start_s, turns[0].content) == (
+        0, 4.0, "Hi there, it is good to see you again.")
     assert turns[0].words[:2] == [[4.0, "Hi"], [4.0, "there,"]]
     assert turns[1].seat.position == 1 and turns[1].start_s == 14.0
     assert all(turn.end_s >= turn.start_s for turn in turns)
@@ -138,3 +140,31 @@ def test_the_command_summary_counts_skipped_segments_and_flags_empty_rationales(
     assert "skipped 1 segment without a time" in out
     assert "created 2 episodes, 2 scenarios, 2 characters, 34 turns" in out and "27 spans" in out
     assert "flagged: 1 of 27 segments have no rationale and 2 errors no correction" in out
+
+
+def test_a_dry_run_reports_the_study_and_spans_it_would_make_and_keeps_nothing():
+    before = row_counts()
+
+    result = import_file(FIXTURE, dry_run=True)
+
+    assert row_counts() == before
+    assert (result.created["episode"], result.created["study"], result.created["span"]) == (2, 1, 27)
+    assert "would create" in result.summary()
+
+
+def test_the_tag_names_the_study_so_a_second_tag_makes_a_second_study_of_the_same_episodes():
+    import_file(FIXTURE)
+
+    result = import_file(FIXTURE, tag="shrec-rerun")
+
+    assert result.unchanged["episode"] == 2 and result.created["study"] == 1 and result.created["span"] == 27
+    assert Study.objects.count() == 2 and Episode.objects.count() == 2
+    assert shrec_study(default_team(), "shrec-rerun").items.count() == 2
+
+
+def test_a_parquet_file_named_as_another_format_is_read_as_text_and_refused_by_it(tmp_path):
+    path = tmp_path / "two_videos.parquet"
+    pandas.read_csv(FIXTURE).to_parquet(path)
+
+    with pytest.raises(ImportProblem, match="two_videos.parquet: not UTF-8 text"):
+        import_file(path, format="parley")

@@ -40,8 +40,8 @@ def write(tmp_path, rows, name="shrec_empathic.csv", columns=("file_name", "tran
 
 
 def test_sh_a10_spellings_untimed_and_empty_segments_and_an_empty_third_column(tmp_path):
-    spelled = segment(ticked=("Social Context &  Relationships", "Recognizing Social Norms including toxicity"),
-                      names=(*SEVEN[:5], "Social Context &  Relationships", "Recognizing Social Norms including toxicity"))
+    context, norms = "Social Context &  Relationships", "Recognizing Social Norms including toxicity"
+    spelled = segment(ticked=(context, norms), names=(*SEVEN[:5], context, norms))
     untimed = {**segment(), "timestamp": {"start": None, "end": 6}}
     no_correction = segment(start=8, end=10, correction="")
     no_rationale = segment(start=12, end=12, error=False, rationale="", correction="")
@@ -91,6 +91,8 @@ def test_a_segment_outside_its_recording_is_refused(tmp_path, timestamp, message
     ({"Annotations_A": [{**segment(), "error": None}]}, "field Annotations_A[0].error: expected True (an error)"),
     ({"Annotations_A": [{**segment(), "source": {"Verbal": True, "Gesture": True}}]},
      "field Annotations_A[0].source: names gesture"),
+    ({"Annotations_A": [{**segment(), "attribute": {"Emotions": "maybe"}}]},
+     "field Annotations_A[0].attribute.Emotions: expected true or false, got string 'maybe'"),
     ({"framerate": "fast"}, "row 2, field framerate: expected frames per second"),
     ({"file_name": ""}, "row 2, field file_name: must not be empty"),
 ])
@@ -125,3 +127,28 @@ def test_the_subset_column_wins_over_the_file_name(tmp_path):
 
     assert Episode.objects.get().settings["shrec"]["source"] == "wellness-home"
     assert Episode.objects.get().scenario.external_id == "shrec-wellness-home"
+
+
+def test_listed_frames_give_the_recordings_folder_and_duration(tmp_path):
+    from benchmark.models import Recording
+
+    columns = ("file_name", "transcript", "Annotations_A", "Annotations_B", "Annotations_C", "framerate",
+               "frame_paths")
+    frames = [f"frames/v1/{number:04d}.png" for number in range(30)]
+    import_file(write(tmp_path, [{"file_name": "v1.mp4", "frame_paths": frames, "framerate": "2"}], columns=columns))
+
+    recording = Recording.objects.get()
+    assert (recording.episode.external_id, recording.frames, recording.framerate, recording.duration_s) == (
+        "v1", "frames/v1/", 2.0, 15.0)
+    assert recording.episode.settings["shrec"]["frame_count"] == 30
+
+
+def test_a_video_with_a_second_user_gets_a_seat_each_and_its_own_cast_of_the_scenario(tmp_path):
+    transcript = TRANSCRIPT + "\nUser B: (00:00:14) Me too.\nUser A: (00:00:16) Bye."
+    import_file(write(tmp_path, [{"transcript": transcript}]))
+
+    episode = Episode.objects.get()
+    assert [(seat.position, seat.character.name) for seat in episode.seats.all()] == [
+        (0, "Jibo"), (1, "User A"), (2, "User B")]
+    assert episode.scenario.external_id == "shrec-empathic-user-a-user-b"
+    assert list(episode.turns.values_list("seat__position", flat=True)) == [0, 1, 0, 2, 1]

@@ -45,7 +45,8 @@ def test_detection_defines_competence_and_error():
 
 
 def test_numbered_options_in_stored_order_and_no_answer_leaks():
-    options = ["Robot kept talking.", "Robot forgot the name.", "Robot joked at a sad story.", "Robot left.", "Robot lied."]
+    options = ["Robot kept talking.", "Robot forgot the name.", "Robot joked at a sad story.", "Robot left.",
+               "Robot lied."]
     prompt = build_prompt(item(options=options, correct=[2], gold=3))
     positions = [prompt.index(f"({n}) {text}") for n, text in enumerate(options, start=1)]
     assert positions == sorted(positions)

@@ -42,7 +42,8 @@ def test_no_cue_is_none():
 
 def test_detection_replies_name_the_option_in_its_stored_order():
     assert scripted_reply(item("detection", "AI Agent: Sorry!", DETECTION)) == "Answer: (B)"
-    assert scripted_reply(item("detection", "AI Agent: Sorry!", ["None", "Social Competence", "Social Error"])) == "Answer: (C)"
+    shuffled = ["None", "Social Competence", "Social Error"]
+    assert scripted_reply(item("detection", "AI Agent: Sorry!", shuffled)) == "Answer: (C)"
     assert answered("detection", "AI Agent: Let's start.", DETECTION) == "none"
 
 

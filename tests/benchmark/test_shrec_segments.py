@@ -1,9 +1,10 @@
 """Segments from two annotators' spans: groups, agreed segments, None segments (spec SH-4, SH-5, SH-A2)."""
 
+from benchmark.shrec.dataset import dataset_statistics
 from benchmark.shrec.records import AnnotatorSpans, EpisodeRecord, SpanRecord, TurnRecord
 from benchmark.shrec.segments import SegmentOptions, episode_segments, merged_gaps
 
-from .shrec_data import sh_a1_episode, span
+from .shrec_data import AGENT, sh_a1_episode, span, timed_turns
 
 
 def test_groups_follow_the_pairing_with_the_first_element_in_front():
@@ -80,3 +81,30 @@ def test_all_pairs_pairs_every_two_annotators():
     episode.annotators.append(AnnotatorSpans("external 3", (span("C1", 0, 11, "error"),)))
     keys = [s.key for s in episode_segments(episode, SegmentOptions(annotators="all_pairs")).agreed]
     assert keys == ["video:1.1", "video:2.1", "video:3.1"]
+
+
+def test_dataset_statistics_count_what_the_pairing_used():
+    episode = sh_a1_episode()
+    segments = {episode.key: episode_segments(episode, SegmentOptions())}
+    statistics = dataset_statistics([episode], segments)
+    overall = statistics["overall"]
+    assert statistics["pairing"] == "shrec" and list(statistics["by_source"]) == ["empathic"]
+    counts = [overall[key] for key in ("annotations", "paired_annotations", "pairs", "agreed_pairs")]
+    assert counts == [6, 4, 2, 1]
+    assert overall["videos"] == 1 and overall["annotators"] == 2
+    assert overall["labels"] == {"error": 3, "competency": 3}
+    assert overall["channels"] == {"verbal": 6, "non-verbal": 0, "both": 0, "": 0}
+    assert overall["attributes"]["emotions"] == 2 and overall["attributes"]["intention"] == 1
+    assert overall["agreed_attribute_counts"] == [1]
+    assert statistics["by_source"]["empathic"] == overall
+
+
+def test_a_none_excerpt_showing_a_singleton_is_dropped_too():
+    # The gap [10, 11] cuts as the pair of turns 1-2, which is what A2, marked by one annotator only, shows.
+    first = AnnotatorSpans("external 1", (span("A1", 0, 10, "error"), span("A2", 11, 14, "competency")))
+    second = AnnotatorSpans("external 2", (span("B1", 1, 9, "error"),))
+    episode = EpisodeRecord("video", timed_turns(), [first, second], agent_seat=AGENT)
+    segments = episode_segments(episode, SegmentOptions())
+    assert segments.gaps == [(10, 11)] and len(segments.agreed) == 1
+    assert segments.groups[1].excerpt.first_turn == 1
+    assert segments.detection == []

@@ -71,3 +71,10 @@ def test_unstratified_draws_ignore_the_source():
 def test_a_subset_count_below_one_is_refused():
     with pytest.raises(ValueError, match="--subsets must be at least 1"):
         assign_subsets(items(), subsets=0)
+
+
+def test_without_a_size_a_stratum_smaller_than_the_subsets_is_shared():
+    pool = items(empathic=1, wellness=4)
+    report = assign_subsets(pool, subsets=3)
+    assert report.sizes["error"] == [2, 2, 2] and report.overlapping == ["error"]
+    assert [item.subsets for item in pool if item.source == "empathic"] == [[0, 1, 2]]

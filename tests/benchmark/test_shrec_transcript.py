@@ -39,7 +39,9 @@ def test_the_inline_variant_reads_like_the_two_line_one():
 
 
 def test_consecutive_blocks_of_one_speaker_are_one_turn_and_empty_blocks_none():
-    turns = parse_transcript("AI Agent:\n(00:00:02) Hi.\nAI Agent:\n(00:00:05) Still me.\nUser B:\n\nUser A: (00:01:02.5) ok")
+    turns = parse_transcript(
+        "AI Agent:\n(00:00:02) Hi.\nAI Agent:\n(00:00:05) Still me.\nUser B:\n\nUser A: (00:01:02.5) ok"
+    )
 
     assert [(turn.speaker, turn.start_s, turn.end_s, turn.text) for turn in turns] == [
         ("AI Agent", 2.0, 5.0, "Hi. Still me."), ("User A", 62.5, 62.5, "ok"),

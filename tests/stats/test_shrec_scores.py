@@ -187,7 +187,7 @@ def test_bootstrap_by_video_gives_intervals_around_every_metric():
     videos = list("aabbccddee")
     result = cluster_bootstrap_scores("detection", GOLD, PRED, videos, resamples=500, seed=1)
     assert set(result) == {"accuracy", "macro_f1"}
-    for metric, cell in result.items():
+    for cell in result.values():
         low, high = cell["ci95"]
         assert low <= cell["value"] <= high
         assert cell["n"] == 10 and cell["clusters"] == 5

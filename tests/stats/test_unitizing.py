@@ -7,7 +7,7 @@ tolerances; plus properties."""
 import pandas as pd
 import pytest
 
-from benchmark.stats.unitizing import Segment, distance, study_unitizing_alpha, unitizing_alpha
+from benchmark.stats.unitizing import Segment, distance, segments, study_unitizing_alpha, unitizing_alpha
 
 # Krippendorff (2004), p. 254: two observers, continuum [150, 450); (begin, length, coder, category).
 EXAMPLE_2004 = [
@@ -145,12 +145,13 @@ def test_study_alpha_lays_items_end_to_end_in_seconds():
     assert result.continuum_length == 15.0
     assert result.to_dict()["coordinate"] == "seconds"
 
-    # The same spans as one study item against direct units on the 0.5 s grid.
+    # The same spans against direct units on the 0.5 s grid, v2 starting at step 20.
     moved = spans.copy()
     moved.loc[(moved["item"] == "v2") & (moved["annotator"] == "B"), "end"] = 3.0
     study = study_unitizing_alpha(moved, {"v1": 10.0, "v2": 5.0}, resolution=0.5)
     direct = unitizing_alpha(
-        [(0, 2, 7, "error"), (1, 2, 7, "error"), (0, 21, 24, "competency"), (1, 21, 26, "competency")], [0, 1], 30
+        [(0, 2, 7, "error"), (1, 2, 7, "error"), (0, 21, 24, "competency"), (1, 21, 26, "competency")], [0, 1], 30,
+        boundaries=[20],
     )
     assert study.alpha == pytest.approx(direct.alpha)
     assert 0 < study.alpha < 1
@@ -163,3 +164,34 @@ def test_study_alpha_counts_annotators_who_marked_nothing():
     assert without.alpha is None and without.excluded_items == 1
     counted = study_unitizing_alpha(spans, {"t1": 6}, coders=coders, resolution=1)
     assert counted.n_coders == 2 and counted.alpha is not None and counted.alpha <= 0
+
+
+def test_gaps_are_cut_where_an_item_ends():
+    assert segments([(2, 4)], 10, boundaries=[6]) == [
+        Segment(0, 2, False), Segment(2, 4, True), Segment(4, 6, False), Segment(6, 10, False),
+    ]
+    assert segments([(2, 8)], 10, boundaries=[6]) == [Segment(0, 2, False), Segment(2, 8, True), Segment(8, 10, False)]
+
+
+def test_study_alpha_does_not_depend_on_item_order_or_who_is_coder_one():
+    rows = [
+        ("e1", "A", 0, 2, "error"), ("e1", "B", 0, 3, "error"), ("e1", "A", 5, 6, "competency"),
+        ("e2", "B", 1, 2, "error"), ("e2", "C", 1, 4, "error"),
+        ("e3", "A", 2, 3, "competency"),
+    ]
+    coders = [("e1", "A"), ("e1", "B"), ("e2", "B"), ("e2", "C"), ("e3", "A"), ("e3", "C")]
+    lengths = {"e1": 8, "e2": 5, "e3": 6}
+    columns = ["item", "annotator", "start", "end", "label"]
+
+    def alpha(order, swap):
+        table = pd.DataFrame([r for item in order for r in rows if r[0] == item], columns=columns)
+        who = [c for item in order for c in coders if c[0] == item]
+        if swap:
+            who = [c for item in order for c in reversed([c for c in coders if c[0] == item])]
+        return study_unitizing_alpha(table, lengths, coders=pd.DataFrame(who, columns=["item", "annotator"]),
+                                     resolution=1).alpha
+
+    reference = alpha(["e1", "e2", "e3"], False)
+    assert reference is not None and -1 < reference < 1
+    assert alpha(["e3", "e1", "e2"], False) == pytest.approx(reference)
+    assert alpha(["e2", "e3", "e1"], True) == pytest.approx(reference)

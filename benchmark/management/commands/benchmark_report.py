@@ -1,6 +1,7 @@
 """Print or write the benchmark results: SocialVeil's Table 2, barrier signatures, linguistic correlations;
 or, with ``--analysis agentsense``, AgentSense's analyses of multi-party episodes (the AgentSense results page);
-or, with ``--analysis promediate``, ProMediate's Tables 1–3 and the ME–MI correlation (the ProMediate page).
+or, with ``--analysis promediate``, ProMediate's Tables 1–3 and the ME–MI correlation (the ProMediate page);
+or, with ``--analysis shrec``, SHREC's Tables 1 and 2 for one task set (the SHREC page).
 
 The report is computed in full before anything is written, and a file is written under a
 temporary name and renamed into place, so bad input or a failure leaves no partial output.
@@ -17,13 +18,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Category, Difficulty, Episode, Respondent, Scenario, Seat
+from benchmark.models import Category, Difficulty, Episode, Respondent, Scenario, Seat, TaskSet
 from benchmark.results.agentsense import tables as agentsense_tables
 from benchmark.results.agentsense.records import AgentSenseFilters, build_agentsense
 from benchmark.results.build import MAJORITY, ResultFilters, ResultsProblem, build_results, unknown_scenarios
 from benchmark.results.promediate import tables as promediate_tables
 from benchmark.results.promediate.build import ProMediateProblem, build_promediate
 from benchmark.results.promediate.traces import ProMediateFilters
+from benchmark.results.shrec import tables as shrec_tables
+from benchmark.results.shrec.build import build_shrec
+from benchmark.results.shrec.records import ShrecResultsProblem, choose_task_set
 from benchmark.results.tables import CSV_TABLES, csv_table, report_json, text_report
 from benchmark.scenarios.templates import TemplateProblem, find_template
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
@@ -31,7 +35,7 @@ from benchmark.stats.promediate import PRESETS
 from benchmark.stats.results import DEFAULT_SEED, SEAT_ROLES
 
 FORMATS = ("text", "json", "csv")
-ANALYSES = ("barriers", "agentsense", "promediate")
+ANALYSES = ("barriers", "agentsense", "promediate", "shrec")
 
 
 def _count(text: str) -> int:
@@ -49,7 +53,9 @@ class Command(BaseCommand):
         "per model and perspective (self, other, judges), by ERG need, goal type and category, attackers and "
         "defenders, PSI, sender/receiver pairings and agreement between perspectives. With --analysis promediate: "
         "CC, TLE, RL, ME and MI per conflict mode and mediator condition (Table 1), per mediator model (Table 2), "
-        "their factor loadings (Table 3) and the ME-MI correlation. Text (default), JSON or CSV."
+        "their factor loadings (Table 3) and the ME-MI correlation. With --analysis shrec: SHREC's eight tasks per "
+        "model and variant and for people (Tables 1 and 2), mean ± SD over subsets, per-attribute F1 and the "
+        "dataset statistics of one task set. Text (default), JSON or CSV."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -57,7 +63,10 @@ class Command(BaseCommand):
         parser.add_argument("--analysis", default="barriers", choices=ANALYSES,
                             help="barriers: the judges' scores under communication barriers (default); agentsense: "
                             "AgentSense's analyses of goal and probe answers; promediate: ProMediate's negotiation "
-                            "metrics from the consensus traces.")
+                            "metrics from the consensus traces; shrec: SHREC's tasks answered by models and "
+                            "people.")
+        parser.add_argument("--task-set", default="", metavar="NAME",
+                            help="With --analysis shrec: the task set to report (default: the latest built).")
         parser.add_argument("--model", default="",
                             help="With --analysis agentsense: only episodes in which this model plays a seat.")
         parser.add_argument("--mediator-model", default="",
@@ -104,11 +113,13 @@ class Command(BaseCommand):
                             "csv: one table, chosen with --table.")
         parser.add_argument("--table", default=None,
                             choices=list(dict.fromkeys([*CSV_TABLES, *agentsense_tables.CSV_TABLES,
-                                                        *promediate_tables.CSV_TABLES])),
+                                                        *promediate_tables.CSV_TABLES,
+                                                        *shrec_tables.CSV_TABLES])),
                             help="With --format csv: which table (default: means; episodes is one row per "
                             "episode and seat with scores and linguistic features). With --analysis agentsense: "
                             f"{', '.join(agentsense_tables.CSV_TABLES)} (default: completion). With --analysis "
-                            f"promediate: {', '.join(promediate_tables.CSV_TABLES)} (default: table1).")
+                            f"promediate: {', '.join(promediate_tables.CSV_TABLES)} (default: table1). With --analysis "
+                            f"shrec: {', '.join(shrec_tables.CSV_TABLES)} (default: table1).")
         parser.add_argument("--output", "--out", dest="output", default="-", metavar="PATH",
                             help="The file to write, or '-' for standard output (the default). Written whole or "
                             "not at all.")
@@ -139,6 +150,12 @@ class Command(BaseCommand):
             options["mediator_model"] or options["episode"] is not None or options["metric_preset"] != "upstream"
         ):
             raise CommandError("--mediator-model, --metric-preset and --episode apply to --analysis promediate only")
+        if options["task_set"] and options["analysis"] != "shrec":
+            raise CommandError("--task-set applies to --analysis shrec only")
+        if options["analysis"] == "shrec":
+            content, summary = _shrec(options, team)
+            _emit(self, content, target, f"Wrote the {format} SHREC results to", summary, started)
+            return
         if options["analysis"] == "agentsense":
             content, summary = _agentsense(options, episodes, template)
             _emit(self, content, target, f"Wrote the {format} AgentSense results to", summary, started)
@@ -241,6 +258,33 @@ def _promediate(options: dict[str, Any], episodes: Any, team: Any) -> tuple[str,
     counts = report["counts"]
     return content, (f"{counts['episodes']} conversation(s) over {counts['scenarios']} scenario(s), "
                      f"{counts['left_out']} left out")
+
+
+def _shrec(options: dict[str, Any], team: Any) -> tuple[str, str]:
+    """The SHREC report of one task set in the asked format, and a summary line."""
+    format, table_name = options["format"], options["table"] or "table1"
+    if table_name not in shrec_tables.CSV_TABLES:
+        raise CommandError(f"--table {table_name}: the SHREC analysis has the tables "
+                           f"{', '.join(shrec_tables.CSV_TABLES)}")
+    unused = [name for name in ("model", "category", "template", "source", "strategy", "difficulty", "respondent_kind",
+                                "evaluator", "prompt_version", "tag", "scenarios") if options[name]]
+    if unused:
+        raise CommandError(f"--{unused[0].replace('_', '-')} does not apply to --analysis shrec (it takes --task-set, "
+                           "--bootstrap, --seed)")
+    try:
+        task_set = choose_task_set(TaskSet.objects.of_team(team), options["task_set"])
+    except ShrecResultsProblem as problem:
+        raise CommandError(f"--task-set: {problem}" if options["task_set"] else str(problem)) from problem
+    report = build_shrec(task_set, resamples=options["bootstrap"], seed=options["seed"])
+    if format == "json":
+        content = report_json(report)
+    elif format == "csv":
+        content = shrec_tables.csv_table(table_name, report)
+    else:
+        content = shrec_tables.text_report(report)
+    human = report["human"]
+    return content, (f"task set {task_set.name}: {report['task_set']['items']} item(s), {len(report['rows'])} model "
+                     f"row(s), {human['people'] if human else 0} person(s) in the Human row")
 
 
 def _emit(command: BaseCommand, content: str, target: Path | None, what: str, summary: str, started: float) -> None:

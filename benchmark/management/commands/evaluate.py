@@ -1,11 +1,14 @@
 """Have one or several automated judges answer the judge's instruments about episodes; with
 --interview also the agents' interviews and the judges' answers on every goal, with --blind the
 blind test (AgentSense's three perspectives and its baseline); with --promediate, instead, ProMediate's
-evaluation pass over negotiations (attitudes, pair agreement, topic tags, mediator intelligence)."""
+evaluation pass over negotiations (attitudes, pair agreement, topic tags, mediator intelligence); with
+--shrec, instead, models answering SHREC's task items (``benchmark.shrec.running``)."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -16,9 +19,11 @@ from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.evaluation import goal_judge, judge
 from benchmark.evaluation.interviews import blind, running
 from benchmark.evaluation.promediate import passes
+from benchmark.jobs.queue import HUEY
 from benchmark.management.team_option import add_team_argument, team_from_options
-from benchmark.models import Episode
+from benchmark.models import Episode, Job, TaskAnswer
 from benchmark.progress_bar import ProgressBar
+from benchmark.shrec import running as shrec
 
 ANY = "any"
 
@@ -104,23 +109,48 @@ class Command(BaseCommand):
             "on, an intervention the topics it addresses).",
         )
 
+        parser.add_argument(
+            "--shrec", metavar="TASK",
+            help="Have the models answer SHREC's task items instead: one task (detection, error, attributes, "
+            "multiple, pre, post, rationale, correction), several separated by commas, or 'all'. Text only: "
+            "the prompts give the conversation history, no video frames (SH-10 stays off), so the rows are "
+            "the paper's (L) rows. Items already answered by a model under the same prompt version, variant "
+            "and temperature are skipped unless --force. Work goes on the task queue in chunks.",
+        )
+        parser.add_argument(
+            "--variant", choices=TaskAnswer.Variant.values, default=TaskAnswer.Variant.ZERO_SHOT,
+            help="With --shrec: the prompt variant (default zero-shot; few-shot shows --examples other items of "
+            "the task set with their answers first; cot asks for step-by-step reasoning before the answer line).",
+        )
+        parser.add_argument(
+            "--examples", type=int, default=shrec.DEFAULT_EXAMPLES,
+            help=f"With --shrec --variant few-shot: how many worked examples (default {shrec.DEFAULT_EXAMPLES}).",
+        )
+        parser.add_argument("--task-set", help="With --shrec: the task set by name (default: the team's latest).")
+        parser.add_argument("--subset", type=int, help="With --shrec: only the items of this subset (from 0).")
+        parser.add_argument(
+            "--temperature", type=float, default=0.0,
+            help="With --shrec: the sampling temperature (default 0); another value is recorded with the answers.",
+        )
+        parser.add_argument(
+            "--coerce-model",
+            help="With --shrec: a second model that restates each reply as a bare answer (the paper's coercion "
+            "step); stored beside the parsed answer, never replacing it.",
+        )
+
     def handle(self, *args: object, **options: object) -> None:
+        if options["shrec"] is not None:
+            self.shrec(options)
+            return
+        shrec_only = ("task_set", "subset", "coerce_model")
+        if any(options[name] is not None for name in shrec_only) or options["variant"] != TaskAnswer.Variant.ZERO_SHOT:
+            raise CommandError("--variant, --task-set, --subset and --coerce-model apply only with --shrec.")
         if not options["promediate"] and options["mentions"] != "judge":
             raise CommandError("--mentions applies only with --promediate.")
         if options["promediate"] and (options["interview"] or options["blind"]):
             raise CommandError("--promediate runs on its own; leave out --interview and --blind.")
-        given = options["model"] if options["model"] is not None else llm.model_for("judge")
-        try:
-            models = judge.judge_models(str(given))
-        except ValueError:
-            raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.") from None
-        try:
-            check_models(models, team_from_options(options).slug)
-        except ModelNotAllowed as problem:
-            raise CommandError(f"--model: {problem}") from None
-        concurrency = options["concurrency"]
-        if concurrency < 1:
-            raise CommandError(f"--concurrency must be at least 1, got {concurrency}.")
+        models = self.models(options)
+        concurrency = self.concurrency(options)
         retries = options["retries"]
         if retries is not None and retries < 0:
             raise CommandError(f"--retries cannot be negative, got {retries}.")
@@ -170,6 +200,114 @@ class Command(BaseCommand):
             raise CommandError(f"{problems} judgement(s), interview(s) or blind test(s) failed; see the errors above.")
         if failures:
             raise CommandError(f"{len(failures)} judgement(s) could not be made; nothing was stored for them.")
+
+    def models(self, options: dict[str, Any]) -> list[str]:
+        """The judge models given (or configured), each one the team may call."""
+        given = options["model"] if options["model"] is not None else llm.model_for("judge")
+        try:
+            models = judge.judge_models(str(given))
+        except ValueError:
+            raise CommandError("--model cannot be empty; give a litellm model name or 'scripted'.") from None
+        try:
+            check_models(models, team_from_options(options).slug)
+        except ModelNotAllowed as problem:
+            raise CommandError(f"--model: {problem}") from None
+        return models
+
+    @staticmethod
+    def concurrency(options: dict[str, Any]) -> int:
+        concurrency = int(options["concurrency"])
+        if concurrency < 1:
+            raise CommandError(f"--concurrency must be at least 1, got {concurrency}.")
+        return concurrency
+
+    def shrec(self, options: dict[str, Any]) -> None:
+        """Each model answers the chosen SHREC task items; a model that cannot be reached stops the run."""
+        for name in ("promediate", "interview", "blind"):
+            if options[name]:
+                raise CommandError(f"--shrec runs on its own; leave out --{name}.")
+        if any(options[name] is not None for name in ("tag", "ids", "source")):
+            raise CommandError("--shrec answers task items, not episodes; leave out --tag, --ids and --source.")
+        if options["temperature"] < 0 or options["examples"] < 1 or (options["subset"] or 0) < 0:
+            raise CommandError("--temperature and --subset cannot be negative, and --examples must be at least 1.")
+        team = team_from_options(options)
+        try:
+            tasks = shrec.parse_tasks(str(options["shrec"]))
+            task_set = shrec.choose_task_set(team, options["task_set"])
+        except ValueError as problem:
+            raise CommandError(f"--shrec: {problem}.") from None
+        models, concurrency = self.models(options), self.concurrency(options)
+        coerce_model = str(options["coerce_model"] or "").strip()
+        if coerce_model:
+            try:
+                check_models([coerce_model], team.slug)
+            except ModelNotAllowed as problem:
+                raise CommandError(f"--coerce-model: {problem}") from None
+        ids = shrec.select_items(task_set, tasks, options["subset"])
+        if not ids:
+            within = f" in subset {options['subset']}" if options["subset"] is not None else ""
+            raise CommandError(f"Task set {task_set.name} has no items of {', '.join(tasks)}{within}.")
+        missing = 0
+        for model in models:
+            run = shrec.RunSettings(
+                model=model, variant=str(options["variant"]), temperature=float(options["temperature"]),
+                force=bool(options["force"]), coerce_model=coerce_model, examples=int(options["examples"]),
+                concurrency=concurrency,
+            )
+            missing += self.shrec_run(ids, run, task_set.name, team)
+        if missing:
+            raise CommandError(f"{missing} item(s) have no answer; run the same command again to retry them.")
+
+    def shrec_run(self, ids: list[int], run: shrec.RunSettings, task_set: str, team: Any) -> int:
+        """One model over the items, chunk by chunk on the queue (the first alone); the items left unanswered."""
+        self.stdout.write(
+            f"Answering {len(ids)} item(s) of task set {task_set} with {run.model} ({run.variant}, temperature "
+            f"{run.temperature:g}" + (f", coerced by {run.coerce_model}" if run.coerce_model else "") + ")."
+        )
+        pieces = shrec.chunks(ids)
+        later = [[piece] for piece in pieces[1:]] if HUEY.immediate else [pieces[1:]] if pieces[1:] else []
+        bar = ProgressBar(self.stderr, len(ids), "shrec", unit="items")
+        label = f"SHREC {task_set}: {run.model} ({run.variant})"
+        done, jobs = 0, []
+        for number, batch in enumerate([pieces[:1], *later]):
+            queued = [shrec.queue_chunk(piece, run, team=team, label=label) for piece in batch]
+            self.follow(queued, [len(piece) for piece in batch], bar, done)
+            done, jobs = done + sum(map(len, batch)), jobs + queued
+            if number == 0 and shrec.unreachable(queued[0]):
+                bar.close()
+                raise CommandError(f"{run.model}: the run stopped at its first chunk: {shrec.stop_message(queued[0])}")
+        bar.close()
+        for job in jobs:
+            if job.status == Job.Status.FAILED:
+                self.stderr.write(f"{run.model}: {shrec.stop_message(job)}")
+        counts = shrec.tally(ids, run)
+        self.stdout.write(
+            f"{run.model} ({run.variant}): {counts.answered} of {len(ids)} item(s) answered, "
+            f"{counts.unparsed} of them unparsed; {counts.missing} without an answer."
+        )
+        return counts.missing
+
+    def follow(self, jobs: list[Job], sizes: list[int], bar: ProgressBar, before: int) -> None:
+        """Wait for the chunks' jobs to end, drawing the items done; inline, they have ended already."""
+        started, warned = time.monotonic(), False
+        while True:
+            for job in jobs:
+                job.refresh_from_db()
+            bar.show(before + sum(size for job, size in zip(jobs, sizes, strict=True) if job.done))
+            if all(job.done for job in jobs):
+                return
+            if HUEY.immediate:
+                raise CommandError("The chunks did not run: tasks run inline here (PARLEY_TASKS_IMMEDIATE), and "
+                                   "their work was queued inside a transaction that has not committed.")
+            if not warned and time.monotonic() - started > shrec.NO_CONSUMER_SECONDS and all(
+                job.status == Job.Status.QUEUED for job in jobs
+            ):
+                warned = True
+                self.stdout.write(self.style.WARNING(
+                    f"No consumer has taken the chunks after {shrec.NO_CONSUMER_SECONDS} s: start one with "
+                    "`make worker` (the chunks wait on the queue meanwhile)."
+                ))
+            time.sleep(shrec.POLL_SECONDS)
 
     def promediate(
         self, ids: list[int], models: list[str], mentions: str, concurrency: int, force: bool, retries: int | None
