@@ -14,22 +14,19 @@ from benchmark.results.shrec.human import HumanAnswer
 from tests.builders import default_team, make_episode, make_scenario
 
 MCQ_OPTIONS = ["one", "two", "three", "four", "five"]
-# As benchmark.shrec.dataset.dataset_statistics stores it (per source, then "all").
+# As benchmark.shrec.dataset.dataset_statistics stores it.
 DATASET = {
-    "empathic": {
-        "episodes": 1, "spans": 4, "pairs": 2, "agreed_pairs": 1, "overlap_share": 1.0, "label_agreement": 0.5,
-        "labels": {"competency": 2, "error": 2}, "channels": {"verbal": 3, "non-verbal": 1},
-        "attributes": {"emotions": 2, "conversational-mechanics": 2},
+    "pairing": "shrec",
+    "overall": {
+        "videos": 2, "annotators": 2, "annotations": 6, "paired_annotations": 4, "pairs": 2, "agreed_pairs": 1,
+        "labels": {"error": 3, "competency": 3}, "channels": {"verbal": 4, "non-verbal": 1, "both": 0, "": 1},
+        "attributes": {"emotions": 2, "conversational-mechanics": 3}, "agreed_attribute_counts": [1, 2],
     },
-    "wellness": {
-        "episodes": 1, "spans": 2, "pairs": 0, "agreed_pairs": 0, "overlap_share": 0.0, "label_agreement": None,
-        "labels": {"competency": 1, "error": 1}, "channels": {"verbal": 1, "unknown": 1},
-        "attributes": {"conversational-mechanics": 1},
-    },
-    "all": {
-        "episodes": 2, "spans": 6, "pairs": 2, "agreed_pairs": 1, "overlap_share": 0.666667, "label_agreement": 0.5,
-        "labels": {"competency": 3, "error": 3}, "channels": {"verbal": 4, "non-verbal": 1, "unknown": 1},
-        "attributes": {"emotions": 2, "conversational-mechanics": 3},
+    "by_source": {
+        "empathic": {"videos": 1, "annotations": 4, "paired_annotations": 4, "pairs": 2, "agreed_pairs": 1,
+                     "labels": {"error": 2, "competency": 2}},
+        "wellness": {"videos": 1, "annotations": 2, "paired_annotations": 0, "pairs": 0, "agreed_pairs": 0,
+                     "labels": {"error": 1, "competency": 1}},
     },
 }
 
@@ -51,7 +48,7 @@ def build_world(team: Team | None = None, *, name: str = "shrec-seed0", model: s
     team = team or default_team()
     scenario = make_scenario(team=team)
     first, second = make_episode(scenario=scenario), make_episode(scenario=scenario)
-    params = {"seed": 0, "pairing": "shrec", "dataset": DATASET}
+    params = {"seed": 0, "dataset": DATASET}
     task_set = TaskSet.objects.create(team=team, name=name, seed=0, params=params, spans_from="SHREC: two videos")
     items = {
         "d1": _item(task_set, first, "detection", "d1", "competency", [0], label="competency"),

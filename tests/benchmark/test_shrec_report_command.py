@@ -99,5 +99,17 @@ def test_options_of_other_analyses_are_refused(world, args, message):
 
 
 def test_task_set_belongs_to_the_shrec_analysis(world):
-    with pytest.raises(CommandError, match="--task-set applies to --analysis shrec only"):
+    with pytest.raises(CommandError, match="--task-set and --answers apply to --analysis shrec only"):
         call_command("benchmark_report", "--team", default_team().slug, "--task-set", "shrec-seed0")
+
+
+def test_coerced_answers_are_scored_when_asked(world):
+    from benchmark.models import TaskAnswer
+
+    TaskAnswer.objects.filter(item__item_key="d4", item__task_set=world["task_set"]).update(
+        coerced="error", coerced_by="judge-model")
+
+    out, _ = run("--answers", "coerced", "--format", "json")
+
+    assert json.loads(out)["answers"] == "coerced"
+    assert json.loads(out)["rows"][0]["tasks"]["detection"]["metrics"]["accuracy"]["pooled"] == 1.0

@@ -140,7 +140,8 @@ def test_the_dataset_panel_reads_what_the_task_set_stored():
     assert panel["recorded"] is True and panel["pairing"] == "shrec"
     assert panel["overall"]["overlap"] == pytest.approx(4 / 6)
     assert panel["overall"]["agreement"] == pytest.approx(0.5)
-    assert panel["overall"]["channels"] == {"verbal": 4, "non-verbal": 1, "unknown": 1}
+    assert panel["overall"]["channels"] == {"verbal": 4, "non-verbal": 1, "both": 0, "": 1}
+    assert panel["overall"]["mean_agreed_attributes"] == 1.5
     assert list(panel["by_source"]) == ["empathic", "wellness"]
     assert panel["by_source"]["wellness"]["agreement"] is None  # no pairs
     assert panel["items"]["detection"]["by_source"] == {"empathic": 2, "wellness": 2}
@@ -186,3 +187,40 @@ def test_the_latest_task_set_is_chosen_by_default_and_a_wrong_name_is_explained(
 def test_no_task_set_at_all_is_explained():
     with pytest.raises(ShrecResultsProblem, match="no SHREC task set yet"):
         choose_task_set(TaskSet.objects.of_team(make_team()))
+
+
+def test_every_key_of_the_report_is_documented(people):
+    from pathlib import Path
+
+    world = build_world()
+    people(world)
+    report = build_shrec(world["task_set"], resamples=0)
+    schema = (Path(__file__).resolve().parents[2] / "docs" / "results-schema.md").read_text(encoding="utf-8")
+    schema = schema[schema.index("# SHREC results"):]
+
+    cell = report["rows"][0]["tasks"]["detection"]
+    keys = [*report, *report["task_set"], *report["tasks"][0], *report["rows"][0], *cell, *cell["per_subset"][0],
+            *cell["metrics"]["accuracy"], *report["human"], *report["per_attribute"], *report["dataset"],
+            *report["dataset"]["overall"], *report["dataset"]["items"]["detection"]]
+    assert [key for key in keys if f"`{key}`" not in schema and f'"{key}"' not in schema] == []
+
+
+def test_the_coercing_models_reading_is_scored_when_asked_where_there_is_one():
+    world = build_world()
+    # the parser could not read d4's reply; a coercing model read it as "error" (right)
+    TaskAnswer.objects.filter(item=world["items"]["d4"]).update(coerced="error", coerced_by="openai/gpt-4o-mini")
+
+    parsed = build_shrec(world["task_set"], resamples=0)
+    coerced = build_shrec(world["task_set"], answers="coerced", resamples=0)
+
+    assert parsed["answers"] == "parsed"
+    assert _row(parsed)["tasks"]["detection"]["metrics"]["accuracy"]["pooled"] == pytest.approx(0.75)
+    assert coerced["answers"] == "coerced"
+    assert _row(coerced)["tasks"]["detection"]["metrics"]["accuracy"]["pooled"] == pytest.approx(1.0)
+    assert _row(coerced)["tasks"]["detection"]["unparsed"] == 0
+    assert "1 model answer(s) as a coercing model read them" in " ".join(coerced["notes"])
+
+
+def test_an_unknown_answer_source_is_refused():
+    with pytest.raises(ShrecResultsProblem, match="unknown answer source 'guessed'"):
+        build_shrec(build_world()["task_set"], answers="guessed")

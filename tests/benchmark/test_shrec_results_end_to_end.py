@@ -1,5 +1,5 @@
-"""The SHREC report on the committed two-video fixture: import, build the tasks, answer them with the scripted
-answerer (its replies read by the one parser, as the runner stores them), report; the same bytes twice."""
+"""The SHREC report on the committed two-video fixture: import, build the tasks, let the scripted answerer answer
+them through the runner (``evaluate --shrec``), report; the same bytes twice."""
 
 import io
 from pathlib import Path
@@ -8,29 +8,21 @@ import pytest
 from django.core.management import call_command
 
 from annotator.external_spans import shrec_study
-from benchmark.models import Respondent, TaskAnswer, TaskItem, TaskSet
+from benchmark.models import TaskAnswer, TaskSet
 from benchmark.results.shrec.build import build_shrec
 from benchmark.results.tables import report_json
-from benchmark.shrec.answers import parse_answer
-from benchmark.shrec.prompts import prompt_version
-from benchmark.shrec.scripted import scripted_reply
 from tests.builders import default_team
 
-pytestmark = pytest.mark.django_db
+# The runner queues its chunks on commit (inline under PARLEY_TASKS_IMMEDIATE): see test_shrec_runs.py.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "shrec" / "two_videos.csv"
 
 
-def _scripted_answers(task_set: TaskSet) -> int:
-    items = list(TaskItem.objects.filter(task_set=task_set))
-    for item in items:
-        respondent, _ = Respondent.objects.get_or_create(
-            kind=Respondent.Kind.JUDGE, model="scripted", prompt_version=prompt_version(item.task)
-        )
-        reply = scripted_reply(item)
-        TaskAnswer.objects.create(item=item, respondent=respondent, reply=reply,
-                                  answer=parse_answer(item.task, reply, item.options))
-    return len(items)
+def _scripted_answers(team_slug: str, variant: str = "zero-shot") -> int:
+    call_command("evaluate", "--shrec", "all", "--models", "scripted", "--variant", variant, "--team", team_slug,
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    return TaskAnswer.objects.filter(variant=variant).count()
 
 
 @pytest.fixture
@@ -44,11 +36,12 @@ def task_set():
 
 
 def test_every_task_is_scored_for_the_scripted_model_with_its_dataset_statistics(task_set):
-    answered = _scripted_answers(task_set)
+    answered = _scripted_answers(task_set.team.slug)
+    _scripted_answers(task_set.team.slug, "cot")
 
     report = build_shrec(task_set, resamples=100)
 
-    assert [row["label"] for row in report["rows"]] == ["(L) scripted"]
+    assert [row["label"] for row in report["rows"]] == ["(L) scripted", "(L) scripted + cot"]
     cells = report["rows"][0]["tasks"]
     assert sum(cell["answered"] for cell in cells.values()) == answered
     for task, cell in cells.items():
@@ -58,9 +51,11 @@ def test_every_task_is_scored_for_the_scripted_model_with_its_dataset_statistics
     assert report["dataset"]["recorded"] is True
     assert set(report["dataset"]["by_source"]) == {"empathic", "wellness-dorm"}
     assert 0 < report["dataset"]["overall"]["overlap"] <= 1
+    assert report["per_attribute"]["error_items_with_attributes"] > 0
+    assert any(entry["n"] for entry in report["per_attribute"]["error_f1"]["(L) scripted"].values())
 
 
 def test_the_report_is_the_same_bytes_twice(task_set):
-    _scripted_answers(task_set)
+    _scripted_answers(task_set.team.slug)
 
     assert report_json(build_shrec(task_set, resamples=200)) == report_json(build_shrec(task_set, resamples=200))

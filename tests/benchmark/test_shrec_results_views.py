@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from benchmark.models import TaskItem
+from benchmark.models import TaskAnswer, TaskItem
 from tests.benchmark.shrec_results_data import build_world, human_baseline
 from tests.builders import make_researcher, make_team, make_user
 
@@ -157,3 +157,30 @@ def test_a_model_name_is_escaped_in_the_figures(researcher_client):
 
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_report_is_scored_once_and_again_after_a_new_answer(researcher_client, world, monkeypatch):
+    from benchmark.models import Respondent
+    from benchmark.results.shrec import build
+
+    scored = []
+    real = build.score_records
+    monkeypatch.setattr(build, "score_records", lambda records, **options: scored.append(1) or real(records, **options))
+
+    researcher_client.get(PAGE)
+    researcher_client.get(JSON)
+    assert len(scored) == 1
+    respondent = Respondent.objects.create(kind=Respondent.Kind.JUDGE, model="m9", prompt_version="shrec-pre-v1")
+    TaskAnswer.objects.create(item=world["items"]["p1"], respondent=respondent, reply="(2)", answer=2)
+
+    assert "(L) m9" in researcher_client.get(PAGE).content.decode()
+    assert len(scored) == 2
+
+
+def test_the_page_scores_coerced_answers_when_asked(researcher_client, world):
+    TaskAnswer.objects.filter(item=world["items"]["d4"]).update(coerced="error", coerced_by="judge-model")
+
+    report = json.loads(researcher_client.get(JSON, {"answers": "coerced"}).content)
+
+    assert report["answers"] == "coerced"
+    assert researcher_client.get(PAGE, {"answers": "guessed"}).status_code == 400

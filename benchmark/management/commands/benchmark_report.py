@@ -67,6 +67,9 @@ class Command(BaseCommand):
                             "people.")
         parser.add_argument("--task-set", default="", metavar="NAME",
                             help="With --analysis shrec: the task set to report (default: the latest built).")
+        parser.add_argument("--answers", default="parsed", choices=["parsed", "coerced"],
+                            help="With --analysis shrec: score the models' replies as Parley's parser read them "
+                            "(default) or as the coercing model read them where one did (evaluate --coerce-model).")
         parser.add_argument("--model", default="",
                             help="With --analysis agentsense: only episodes in which this model plays a seat.")
         parser.add_argument("--mediator-model", default="",
@@ -150,8 +153,8 @@ class Command(BaseCommand):
             options["mediator_model"] or options["episode"] is not None or options["metric_preset"] != "upstream"
         ):
             raise CommandError("--mediator-model, --metric-preset and --episode apply to --analysis promediate only")
-        if options["task_set"] and options["analysis"] != "shrec":
-            raise CommandError("--task-set applies to --analysis shrec only")
+        if (options["task_set"] or options["answers"] != "parsed") and options["analysis"] != "shrec":
+            raise CommandError("--task-set and --answers apply to --analysis shrec only")
         if options["analysis"] == "shrec":
             content, summary = _shrec(options, team)
             _emit(self, content, target, f"Wrote the {format} SHREC results to", summary, started)
@@ -275,7 +278,7 @@ def _shrec(options: dict[str, Any], team: Any) -> tuple[str, str]:
         task_set = choose_task_set(TaskSet.objects.of_team(team), options["task_set"])
     except ShrecResultsProblem as problem:
         raise CommandError(f"--task-set: {problem}" if options["task_set"] else str(problem)) from problem
-    report = build_shrec(task_set, resamples=options["bootstrap"], seed=options["seed"])
+    report = build_shrec(task_set, answers=options["answers"], resamples=options["bootstrap"], seed=options["seed"])
     if format == "json":
         content = report_json(report)
     elif format == "csv":

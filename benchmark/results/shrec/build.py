@@ -30,19 +30,20 @@ cannot read the annotators' spans) and the composition of the items themselves.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...caching import cached
 from ...models import TaskSet
 from ...stats import shrec as stats
 from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ...stats.plain import plain_report
-from .records import TASKS, ItemRecord, Observation, TaskSetRecords, load_records
+from .records import PARSED, TASKS, ItemRecord, Observation, TaskSetRecords, load_records
 
 SCHEMA_VERSION = 1
 HUMAN = "Human"
-OVERALL = "all"  # the dataset statistics' key for every source together
 TASK_LABELS = {
     "detection": "Error / competence / none",
     "error": "Error detection",
@@ -313,37 +314,41 @@ def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _fraction(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _counts(value: Any) -> dict[str, int]:
     if not isinstance(value, Mapping):
         return {}
     return {str(key): count for key, raw in value.items() if (count := _count(raw)) is not None}
 
 
+def _share(part: int | None, whole: int | None) -> float | None:
+    return part / whole if part is not None and whole else None
+
+
 def _dataset_entry(entry: Any) -> dict[str, Any]:
-    """One source's statistics as ``benchmark.shrec.dataset.dataset_statistics`` stored them."""
+    """One scope's statistics as ``benchmark.shrec.dataset.dataset_statistics`` stored them (counts), with the
+    shares: overlap = spans in a pair / spans, agreement = agreed pairs / pairs."""
     entry = entry if isinstance(entry, Mapping) else {}
+    counts = {
+        name: _count(entry.get(name))
+        for name in ("videos", "annotators", "annotations", "paired_annotations", "pairs", "agreed_pairs")
+    }
+    listed = entry.get("agreed_attribute_counts")
+    attribute_counts = [n for n in listed if _count(n) is not None] if isinstance(listed, list) else []
     return {
-        "videos": _count(entry.get("episodes")),
-        "spans": _count(entry.get("spans")),
-        "pairs": _count(entry.get("pairs")),
-        "agreed_pairs": _count(entry.get("agreed_pairs")),
-        "overlap": _fraction(entry.get("overlap_share")),
-        "agreement": _fraction(entry.get("label_agreement")),
+        **counts,
+        "overlap": _share(counts["paired_annotations"], counts["annotations"]),
+        "agreement": _share(counts["agreed_pairs"], counts["pairs"]),
         "labels": _counts(entry.get("labels")),
         "channels": _counts(entry.get("channels")),
         "attributes": _counts(entry.get("attributes")),
+        "mean_agreed_attributes": sum(attribute_counts) / len(attribute_counts) if attribute_counts else None,
     }
 
 
 def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
-    """The dataset statistics the task set recorded at build time (``TaskSet.params["dataset"]``: per source and
-    ``"all"``, as ``benchmark.shrec.dataset`` writes them), and the composition of its items."""
-    params = records.task_set.params or {}
-    stored = params.get("dataset")
+    """The dataset statistics the task set recorded at build time (``TaskSet.params["dataset"]``: ``pairing``,
+    ``overall`` and ``by_source``, as ``benchmark.shrec.dataset`` writes them), and the composition of its items."""
+    stored = (records.task_set.params or {}).get("dataset")
     composition: dict[str, Any] = {}
     for task, task_items in _task_items(records).items():
         composition[task] = {
@@ -353,7 +358,7 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": dict(sorted(Counter(item.source or "unknown" for item in task_items).items())),
             "by_label": dict(sorted(Counter(item.label or "unlabelled" for item in task_items).items())),
         }
-    if not isinstance(stored, Mapping) or not isinstance(stored.get(OVERALL), Mapping):
+    if not isinstance(stored, Mapping) or not isinstance(stored.get("overall"), Mapping):
         return {
             "recorded": False,
             "note": "this task set was built without dataset statistics (TaskSet.params['dataset']); the overlap, "
@@ -363,16 +368,13 @@ def dataset_panel(records: TaskSetRecords) -> dict[str, Any]:
             "by_source": {},
             "items": composition,
         }
+    sources = stored.get("by_source") if isinstance(stored.get("by_source"), Mapping) else {}
     return {
         "recorded": True,
         "note": "",
-        "pairing": params.get("pairing"),
-        "overall": _dataset_entry(stored[OVERALL]),
-        "by_source": {
-            (str(source) or "unknown"): _dataset_entry(entry)
-            for source, entry in sorted(stored.items())
-            if source != OVERALL and isinstance(entry, Mapping)
-        },
+        "pairing": stored.get("pairing"),
+        "overall": _dataset_entry(stored["overall"]),
+        "by_source": {(str(source) or "unknown"): _dataset_entry(entry) for source, entry in sorted(sources.items())},
         "items": composition,
     }
 
@@ -409,9 +411,38 @@ def _columns(spec: Sequence[tuple[str, str, str]]) -> list[dict[str, str]]:
     return [{"task": task, "metric": metric, "label": label} for task, metric, label in spec]
 
 
-def build_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
-    """The whole SHREC report for one task set (see the module docstring): plain, stable JSON values."""
-    records = load_records(task_set)
+def build_shrec(
+    task_set: TaskSet, *, answers: str = PARSED, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """The whole SHREC report for one task set (see the module docstring): plain, stable JSON values.
+
+    ``answers``: score the parser's reading of each reply (``parsed``) or the coercing model's (``coerced``)."""
+    return score_records(load_records(task_set, answers), resamples=resamples, seed=seed)
+
+
+def cached_shrec(
+    task_set: TaskSet, *, answers: str = PARSED, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """``build_shrec``'s report, kept (``benchmark.caching``) while nothing it reads has changed.
+
+    Reading the records is a few queries; scoring them (a bootstrap per row and task) takes seconds. The key
+    is a digest of every record read, so a new answer, a person's answer or a rebuilt task set is a new key,
+    and the same data is never scored twice within ``PARLEY_REPORT_CACHE_SECONDS``."""
+    records = load_records(task_set, answers)
+    content = (
+        task_set.name, task_set.seed, task_set.spans_from, task_set.params, records.items, records.models,
+        records.prompt_versions, records.humans, records.generated_humans, records.attribute_names, records.notes,
+    )
+    digest = hashlib.sha256(repr(content).encode()).hexdigest()
+    return cached(
+        lambda: score_records(records, resamples=resamples, seed=seed),
+        "shrec", SCHEMA_VERSION, task_set.pk, answers, resamples, seed, digest,
+    )
+
+
+def score_records(records: TaskSetRecords, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """The report from records already read (``build_shrec`` reads them)."""
+    task_set = records.task_set
     notes = list(records.notes)
     if not records.items:
         notes.append(f"the task set {task_set.name!r} has no items: build them with shrec_tasks")
@@ -432,6 +463,7 @@ def build_shrec(task_set: TaskSet, *, resamples: int = DEFAULT_RESAMPLES, seed: 
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task_set": _task_set_summary(task_set, records),
+        "answers": records.answers_from,
         "resamples": resamples,
         "seed": seed,
         "tasks": _tasks_meta(records),

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tables import report_json
-from .figures import shrec_figures
+from .figures import cached_figures
 from .tables import CSV_TABLES, csv_table, text_report
 
 SVG_PROLOG = '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n'
@@ -41,7 +41,7 @@ def _write(archive: zipfile.ZipFile, name: str, text: str) -> None:
 
 def bundle_bytes(report: Mapping[str, Any]) -> bytes:
     """The ZIP as bytes (small: a task set of a few thousand items)."""
-    figures = {name: figure for name, figure in shrec_figures(report).items() if figure is not None}
+    figures = {name: figure for name, figure in cached_figures(report).items() if figure is not None}
     lines = [
         f"SHREC results for the task set {report['task_set']['name']!r}.",
         "",

@@ -14,10 +14,12 @@ escaped in the SVG's title and description. Series differ in hatching or line st
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...caching import cached
 from ..figures import (
     CHANCE_COLOUR,
     FONT_SIZE,
@@ -191,3 +193,8 @@ def shrec_figures(report: Mapping[str, Any]) -> dict[str, Figure | None]:
         "error-f1": attribute_bars(report, "error_f1"),
         "dataset": dataset_figure(report),
     }
+
+
+def cached_figures(report: Mapping[str, Any]) -> dict[str, Figure | None]:
+    """``shrec_figures(report)``, drawn once per report content (the page, its ZIP, a reload)."""
+    return cached(lambda: shrec_figures(report), "shrec-figures", json.dumps(report, sort_keys=True))

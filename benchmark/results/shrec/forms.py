@@ -6,7 +6,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from ...models import TaskSet
-from .records import choose_task_set
+from .records import ANSWER_SOURCES, PARSED, choose_task_set
 
 
 class ShrecResultsForm(forms.Form):
@@ -16,6 +16,14 @@ class ShrecResultsForm(forms.Form):
         required=False,
         label="Task set",
         help_text="Which build of the eight tasks to report; by default the latest.",
+    )
+    answers = forms.ChoiceField(
+        choices=[(source, source) for source in ANSWER_SOURCES],
+        required=False,
+        initial=PARSED,
+        label="Models' answers",
+        help_text="parsed: as Parley's parser read each reply (default); coerced: as a coercing model read it, "
+        "where one did (the paper's second-model step).",
     )
 
     def __init__(self, *args, task_sets: QuerySet[TaskSet], **kwargs) -> None:
@@ -27,6 +35,9 @@ class ShrecResultsForm(forms.Form):
             ("", "the latest"),
             *((str(task_set.pk), f"{task_set.name} ({task_set.team})") for task_set in latest_first),
         ]
+
+    def answers_from(self) -> str:
+        return self.cleaned_data.get("answers") or PARSED
 
     def chosen(self) -> TaskSet:
         """The chosen task set, or the latest; raises ``ShrecResultsProblem`` when there is none."""

@@ -27,6 +27,8 @@ from .human import HumanAnswer, human_answers
 # The paper's order: detection, error, attributes, multiple, pre, post, rationale, correction.
 TASKS = tuple(Task.values)
 MODALITY = "L"  # every Parley row reads the transcript only (frames, SH-10, are off): the paper's "(L)"
+PARSED, COERCED = "parsed", "coerced"
+ANSWER_SOURCES = (PARSED, COERCED)  # which reading of a model's reply is scored
 VARIANT_SUFFIX = {"zero-shot": "", "few-shot": " + few-shot", "cot": " + cot"}
 
 
@@ -85,6 +87,7 @@ class TaskSetRecords:
     generated_humans: int
     attribute_keys: list[str]
     attribute_names: dict[str, str]
+    answers_from: str = PARSED
     notes: list[str] = field(default_factory=list)
 
 
@@ -132,35 +135,38 @@ def _item_record(item: dict[str, Any]) -> ItemRecord:
 
 
 def _model_answers(
-    items: dict[int, ItemRecord], task_set: TaskSet
-) -> tuple[dict[RowKey, list[Observation]], dict[RowKey, dict[str, list[str]]], int]:
+    items: dict[int, ItemRecord], task_set: TaskSet, answers_from: str
+) -> tuple[dict[RowKey, list[Observation]], dict[RowKey, dict[str, list[str]]], int, int]:
     latest: dict[tuple[RowKey, int], tuple[int, Any]] = {}
     versions: dict[RowKey, dict[str, set[str]]] = {}
-    superseded = 0
+    superseded = coerced_used = 0
     answers = (
         TaskAnswer.objects.filter(item__task_set=task_set)
         .order_by("pk")
         .values_list(
-            "pk", "item_id", "variant", "answer", "respondent__model", "respondent__label", "respondent__prompt_version"
+            "pk", "item_id", "variant", "answer", "coerced", "respondent__model", "respondent__label",
+            "respondent__prompt_version",
         )
     )
-    for pk, item_id, variant, answer, model, setting, version in answers:
+    for pk, item_id, variant, parsed, coerced, model, setting, version in answers:
         key = RowKey(model, variant, setting)
         task = items[item_id].task
         versions.setdefault(key, {}).setdefault(task, set()).add(version)
         if (key, item_id) in latest:
             superseded += 1
-        latest[key, item_id] = (pk, comparable(task, answer))
+        use_coerced = answers_from == COERCED and coerced is not None
+        latest[key, item_id] = (pk, comparable(task, coerced if use_coerced else parsed), use_coerced)
     rows: dict[RowKey, list[Observation]] = {}
-    for (key, item_id), (_, answer) in sorted(latest.items(), key=lambda entry: entry[1][0]):
+    for (key, item_id), (_, answer, use_coerced) in sorted(latest.items(), key=lambda entry: entry[1][0]):
         rows.setdefault(key, []).append(Observation(item_id, answer))
+        coerced_used += use_coerced
     ordered = dict(
         sorted(rows.items(), key=lambda entry: (entry[0].model, entry[0].setting, _variant_rank(entry[0].variant)))
     )
     prompt_versions = {
         key: {task: sorted(versions[key][task]) for task in TASKS if task in versions[key]} for key in ordered
     }
-    return ordered, prompt_versions, superseded
+    return ordered, prompt_versions, superseded, coerced_used
 
 
 def _variant_rank(variant: str) -> tuple[int, str]:
@@ -177,13 +183,18 @@ def _human_observations(items: dict[int, ItemRecord], answers: Sequence[HumanAns
     return observations, sum(1 for answer in kept if answer.generated_by)
 
 
-def load_records(task_set: TaskSet) -> TaskSetRecords:
-    """The task set's items, its models' answers (latest per item, model and variant) and its human answers."""
+def load_records(task_set: TaskSet, answers_from: str = PARSED) -> TaskSetRecords:
+    """The task set's items, its models' answers (latest per item, model and variant) and its human answers.
+
+    ``answers_from``: ``parsed`` scores what Parley's parser read in each reply (default); ``coerced`` what the
+    coercing model read where one did (the paper's second-model step), the parser's answer elsewhere."""
+    if answers_from not in ANSWER_SOURCES:
+        raise ShrecResultsProblem(f"unknown answer source {answers_from!r}; choose one of {', '.join(ANSWER_SOURCES)}")
     values = TaskItem.objects.filter(task_set=task_set).order_by("task", "item_key").values(
         "pk", "task", "item_key", "episode_id", "gold", "subsets", "source", "label", "provenance"
     )
     items = {item["pk"]: _item_record(item) for item in values}
-    models, prompt_versions, superseded = _model_answers(items, task_set)
+    models, prompt_versions, superseded, coerced_used = _model_answers(items, task_set, answers_from)
     humans, generated = _human_observations(items, human_answers(task_set.pk))
     attributes = list(SocialAttribute.objects.order_by("position").values_list("key", "name"))
     notes = []
@@ -192,6 +203,8 @@ def load_records(task_set: TaskSet) -> TaskSetRecords:
             f"{superseded} older answer(s) of a model under an earlier prompt version left out: the latest answer "
             "of each model, variant and item counts"
         )
+    if answers_from == COERCED:
+        notes.append(f"{coerced_used} model answer(s) as a coercing model read them; the others as the parser did")
     unknown = Counter(item.task for item in items.values() if item.task not in TASKS)
     if unknown:
         notes.append(f"items of unknown tasks left out: {', '.join(sorted(unknown))}")
@@ -204,5 +217,6 @@ def load_records(task_set: TaskSet) -> TaskSetRecords:
         generated_humans=generated,
         attribute_keys=[key for key, _ in attributes],
         attribute_names=dict(attributes),
+        answers_from=answers_from,
         notes=notes,
     )

@@ -112,7 +112,8 @@ def _dataset_scopes(report: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[st
     yield from panel["by_source"].items()
 
 
-SCALARS = ("videos", "spans", "pairs", "agreed_pairs", "overlap", "agreement")
+SCALARS = ("videos", "annotators", "annotations", "paired_annotations", "overlap", "pairs", "agreed_pairs",
+           "agreement", "mean_agreed_attributes")
 
 
 def dataset_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -211,9 +212,9 @@ def dataset_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for scope, entry in _dataset_scopes(report):
         labels = ", ".join(f"{key} {count}" for key, count in entry["labels"].items()) or "not recorded"
-        channels = ", ".join(f"{key or 'not given'} {count}" for key, count in entry["channels"].items())
+        channels = ", ".join(f"{key or 'not given'} {count}" for key, count in entry["channels"].items() if count)
         lines.append(
-            f"  {scope}: {entry['spans'] if entry['spans'] is not None else '?'} span(s) in "
+            f"  {scope}: {entry['annotations'] if entry['annotations'] is not None else '?'} span(s) in "
             f"{entry['videos'] if entry['videos'] is not None else '?'} video(s); "
             f"overlap {_percent(entry['overlap'])}, agreement among pairs {_percent(entry['agreement'])}; "
             f"labels {labels}; channels {channels or 'not recorded'}"

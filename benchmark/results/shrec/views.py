@@ -17,9 +17,9 @@ from django.views.decorators.http import require_GET
 from ...models import TaskSet
 from ...permissions import researcher_required
 from ..tables import report_json
-from .build import build_shrec
+from .build import cached_shrec
 from .bundle import bundle_bytes
-from .figures import shrec_figures
+from .figures import cached_figures
 from .forms import ShrecResultsForm
 from .records import ShrecResultsProblem
 from .tables import CSV_TABLES, attribute_grid, chance_text, csv_table, dataset_lines, table_grid
@@ -40,7 +40,7 @@ def _built(request: HttpRequest) -> tuple[ShrecResultsForm, dict[str, Any] | Non
         task_set = form.chosen()
     except ShrecResultsProblem as problem:
         return form, None, str(problem)
-    return form, build_shrec(task_set), ""
+    return form, cached_shrec(task_set, answers=form.answers_from()), ""
 
 
 def _grid(title: str, grid: tuple[list[str], list[list[str]]], name: str) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def shrec(request: HttpRequest) -> HttpResponse:
                 ],
                 "chance": chance_text(report),
                 "dataset": [line.strip() for line in dataset_lines(report)],
-                "figures": [figure for figure in shrec_figures(report).values() if figure is not None],
+                "figures": [figure for figure in cached_figures(report).values() if figure is not None],
             }
         )
     return render(request, "benchmark/results/shrec.html", context, status=400 if form.errors else 200)
