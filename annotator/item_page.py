@@ -17,7 +17,8 @@ An item that shows a window of its episode (``annotator.windows``) shows only th
 per-turn questions of its ``target_turn`` alone, and highlights it, its speaker named "Mediator"; a snippet
 comparison shows its two windows one after the other. The episode's condition (its barrier) is named only
 when the instrument's preset rates how it came across (``PresetSpec.shows_condition``: ProMediate's
-conversation quality asks how strongly the conflict mode shows).
+conversation quality asks how strongly the conflict mode shows). A SHREC human-baseline item (``task_item``) shows
+its task's text above its excerpt and asks its task's question alone (``annotator.human_baseline.page``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relation
 from . import answer_forms, item_media
 from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
+from .human_baseline.page import questions_for, task_view
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
 from .transcript import MEDIATOR, item_conversations, rated_speaker, rated_turns
@@ -180,10 +182,9 @@ class ItemPage:
         self.item: StudyItem = assignment.item
         annotations = (
             Annotation.objects.filter(assignment_id=assignment.pk)
-            .select_related("response__instrument")
+            .select_related("response__instrument", "probes_response__instrument")
             .order_by("-version")
         )
-        annotations = annotations.select_related("probes_response__instrument")
         if with_answers:
             annotations = annotations.prefetch_related(
                 Prefetch("response__answers", queryset=Answer.objects.order_by("pk")),
@@ -192,9 +193,10 @@ class ItemPage:
             )
         self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
-        # Each question as asked about this item (a per-item choice brings the item's own choices).
-        episode = self.item.episode
-        asked = (get_kind(question.kind).for_item(question, episode) for question in self.instrument.questions.all())
+        # Each question as asked about this item (a per-item choice brings the item's own choices; see the docstring).
+        episode, task_item = self.item.episode, self.item.task_item
+        questions = questions_for(task_item, self.instrument.questions.all())
+        asked = (get_kind(question.kind).for_item(question, episode, task_item) for question in questions)
         self.questions = [question for question in asked if question is not None]
         if self.annotation is None:
             self.probes = probes_for(self.instrument, self.item.episode.scenario)
@@ -293,6 +295,7 @@ class ItemPage:
             "rates_one_turn": item.target_turn is not None,
             "condition": self._condition(),
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
+            "task": task_view(item.task_item),  # a human-baseline item's task (SHREC), above its excerpt
             "sections": sections,
             "errors": errors,
             "error_links": [(anchors.get(name, ""), message) for name, message in errors.items()],

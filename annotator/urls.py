@@ -18,6 +18,7 @@ urlpatterns = [
     # Researchers
     path("studies/", research.study_list, name="study-list"),
     path("studies/new/", research.study_create, name="study-create"),
+    path("studies/new/human-baseline/", research.human_baseline_create, name="human-baseline-create"),
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),

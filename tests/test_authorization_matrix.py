@@ -497,6 +497,7 @@ MATRIX: dict[str, Access] = {
     # Researchers of annotation studies
     "annotator:study-list": researcher_list(shows=lambda w: w.own.study.title),
     "annotator:study-create": researcher_list(),
+    "annotator:human-baseline-create": researcher_list(),
     "annotator:dashboard": researcher_object(own_study),
     "annotator:export": researcher_object(lambda w: {"slug": w.own.study.slug, "fmt": "csv"}),
     "annotator:ratings-import": researcher_object(own_study),
