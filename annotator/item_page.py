@@ -17,8 +17,8 @@ An item that shows a window of its episode (``annotator.windows``) shows only th
 per-turn questions of its ``target_turn`` alone, and highlights it, its speaker named "Mediator"; a snippet
 comparison shows its two windows one after the other. The episode's condition (its barrier) is named only
 when the instrument's preset rates how it came across (``PresetSpec.shows_condition``: ProMediate's
-conversation quality asks how strongly the conflict mode shows). A SHREC human-baseline item (``task_item``) shows
-its task's text above its excerpt and asks its task's question alone (``annotator.human_baseline.page``).
+conversation quality asks how strongly the conflict mode shows). A SHREC human-baseline item shows its task above
+its excerpt and asks that task's question alone (``annotator.human_baseline.page``).
 """
 
 from __future__ import annotations
@@ -193,8 +193,7 @@ class ItemPage:
             )
         self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
-        # Each question as asked about this item (a per-item choice brings the item's own choices; see the docstring).
-        episode, task_item = self.item.episode, self.item.task_item
+        episode, task_item = self.item.episode, self.item.task_item  # a per-item choice brings the item's own
         questions = questions_for(task_item, self.instrument.questions.all())
         asked = (get_kind(question.kind).for_item(question, episode, task_item) for question in questions)
         self.questions = [question for question in asked if question is not None]
@@ -487,9 +486,7 @@ def span_attributes(questions: list[Question]) -> list[AttributeView]:
     """The social attributes the instrument's span questions offer, in their usual order."""
     spans = [question for question in questions if get_kind(question.kind).whole_transcript]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
-    if not keys:
-        return []
-    rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition")
+    rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition") if keys else []
     return [AttributeView(key, name, definition) for key, name, definition in rows]
 
 
