@@ -17,8 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import SimpleUploadedFile
 
+from ..episodes.recordings import attach_upload
 from ..importing import import_file
 from ..importing.import_result import ImportResult
 from ..models import Episode, Recording, Team
@@ -57,19 +58,14 @@ def install_shrec_recordings(team: Team) -> DemoRecordings:
 def attach_audio(episode: Episode, video: SyntheticVideo) -> bool:
     """Store ``video``'s audio track as ``episode``'s recording, unless it has a file already; whether it stored one.
 
-    The import may have made the recording already (to reference a video's frames): it keeps its frames and
-    framerate and becomes audio with a file."""
-    recording = Recording.objects.filter(episode=episode).first() or Recording(episode=episode)
-    if recording.file:
+    The track goes through the same checks and storage as a researcher's upload (``attach_upload``), and takes the
+    place of the recording the import made to reference the video's frames (the demo has none)."""
+    recording = Recording.objects.filter(episode=episode).first()
+    if recording is not None and recording.file:
         return False
     data = turn_tones(
         [(turn.start_s, turn.end_s, turn.speaker == AGENT) for turn in video.turns], video.duration_s
     )
-    recording.kind = Recording.Kind.AUDIO
-    recording.url = ""
-    recording.content_type = "audio/wav"
-    recording.size = len(data)
-    recording.duration_s = round(video.duration_s, 3)
-    recording.file.save(f"{video.file_name}.wav", ContentFile(data), save=False)
-    recording.save()
+    upload = SimpleUploadedFile(f"{video.file_name}.wav", data, content_type="audio/wav")
+    attach_upload(episode, upload, duration_s=round(video.duration_s, 3))
     return True

@@ -138,8 +138,10 @@ def test_the_demo_studies_rate_their_own_episodes_and_the_first_three_keep_their
     }
 
     assert counts == {
-        "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 18),
-        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 10), "demo-promediate-interventions": (18, 30),
+        # Since issue 25 load_demo's SHREC import makes 8 study items first, so the annotators' item orders (a
+        # hash of the item's id) moved: the SHREC spans and turn-rating studies got one generated rating fewer.
+        "demo-socialveil": (48, 132), "demo-sotopia-eval": (12, 18), "demo-shrec-spans": (12, 17),
+        "demo-agentsense": (10, 18), "demo-turn-rating": (8, 9), "demo-promediate-interventions": (18, 30),
     }
     assert demo["demo-agentsense"].instrument.preset == "agentsense"
     tags = {slug: set(study.items.values_list("episode__tag", flat=True)) for slug, study in demo.items()}

@@ -551,7 +551,8 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
 
     studies = {study.slug: study for study in Study.objects.all()}
     assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense",
-                            "demo-turn-rating", "demo-promediate-interventions"}
+                            "demo-turn-rating", "demo-promediate-interventions", "demo-shrec-recordings",
+                            "demo-shrec-human-baseline", "demo-shrec-t1"}  # the last: load_demo's SHREC import
     veil = studies["demo-socialveil"]
     assert (veil.items.count(), veil.overlap, veil.created_by.username) == (48, 3, "researcher")
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
@@ -569,8 +570,8 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
     assert interventions.instrument.preset == "promediate-intervention"
     assert not interventions.items.filter(target_turn__isnull=True).exists()  # one item per intervention
     assert "http://parley.test/annotate/studies/demo-promediate-interventions/report/?compare=judge" in output
-    assert "(6 new)" in output and "(0 new)" in again
-    assert Study.objects.count() == 6
+    assert "(7 new)" in output and "(0 new)" in again
+    assert Study.objects.count() == 9
 
 
 # Which instruments a study may use

@@ -7,7 +7,11 @@ goal by ``load_demo``) get the AgentSense study, whose report sets the annotator
 against the agents' own (self), each other's (other) and the scripted goal judge's (external),
 and their probe accuracy beside the agents' attacker and blind accuracy; the ProMediate negotiations
 (tag ``demo-promediate``) get a study of the mediator's interventions, one item per intervention with
-the turns since the mediator last spoke, compared with the scripted MI judge's answers.
+the turns since the mediator last spoke, compared with the scripted MI judge's answers; the synthetic SHREC
+recordings (tag ``demo-shrec``, each with an audio track) get a SHREC spans study whose annotators mark spans on
+the player, and SHREC's benchmark is built from their imported annotators' spans, answered by the scripted
+answerer and, in a human-baseline study, by generated people (``annotator.demo_shrec``), so the SHREC results
+open with numbers.
 
 Each study is then partly rated by the demo annotators with generated ratings
 (``annotator.demo_ratings``: written by the offline scripted model and labelled as such wherever they
@@ -33,13 +37,16 @@ from benchmark.demo.group_templates import CASTS_PER_TEMPLATE, TEMPLATES
 from benchmark.demo.negotiations import MEDIATORS
 from benchmark.demo.negotiations import MODES as NEGOTIATION_MODES
 from benchmark.demo.negotiations import TAG as NEGOTIATION_TAG
+from benchmark.demo.shrec_recordings import TAG as SHREC_TAG
+from benchmark.demo.shrec_recordings import VIDEOS as SHREC_VIDEOS
 from benchmark.instruments import presets
 from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode, Respondent
 
-from ... import demo_ratings
+from ... import demo_ratings, demo_shrec
 from ...forms import create_study
+from ...human_baseline.generated import GENERATED_BY
 from ...models import Study
 from ...permissions import ANNOTATORS
 
@@ -56,6 +63,7 @@ class DemoStudy:
     seed: int = 2025
     tag: str = DEMO_TAG  # the demo episodes it rates
     compare: tuple[str, ...] = ()  # respondent kinds the printed report link compares with (none: no link)
+    generated: bool = True  # partly rated by the demo annotators with generated ratings
 
 
 DEMO_STUDIES = (
@@ -73,12 +81,18 @@ DEMO_STUDIES = (
         presets.PROMEDIATE_INTERVENTION_PRESET, overlap=2, tag=NEGOTIATION_TAG,
         compare=(Respondent.Kind.JUDGE,),  # the scripted MI judge answered every intervention
     ),
+    # The SHREC recordings, for marking spans on the player by hand: nothing generated.
+    DemoStudy(
+        "demo-shrec-recordings", "SHREC spans on the recordings", "shrec-spans", overlap=2, tag=SHREC_TAG,
+        generated=False,
+    ),
 )
 # How many finished episodes of each tag load_demo makes.
 EXPECTED = {
     DEMO_TAG: len(SCENARIOS) * len(CONDITIONS),
     GROUP_TAG: len(GROUP_SCENARIOS) * len(CONDITIONS) + len(TEMPLATES) * CASTS_PER_TEMPLATE,
     NEGOTIATION_TAG: len(NEGOTIATION_MODES) * len(MEDIATORS),
+    SHREC_TAG: SHREC_VIDEOS,
 }
 # Presets with no demo study of their own that need a seat more than the two-party episodes have (the
 # mediated negotiations have their own study) are left out for the reason the study form would give.
@@ -127,8 +141,11 @@ class Command(BaseCommand):
                 state = "created"
                 created += 1
             items = study.items.count()
-            rated = demo_ratings.generate(study, pool, seed=spec.seed)
-            ratings = f"{rated} ratings {demo_ratings.GENERATED_NOTE}" if rated else "generated ratings already there"
+            rated = demo_ratings.generate(study, pool, seed=spec.seed) if spec.generated else 0
+            ratings = (
+                f"{rated} ratings {demo_ratings.GENERATED_NOTE}" if rated
+                else "generated ratings already there" if spec.generated else "for you to rate"
+            )
             self.stdout.write(
                 f"{study.title} ({items} items, k={study.overlap}): {state}; {ratings}\n"
                 f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
@@ -137,11 +154,29 @@ class Command(BaseCommand):
             if spec.compare:
                 query = urlencode({"compare": [str(kind) for kind in spec.compare]}, doseq=True)
                 self.stdout.write(f"    report    {base_url}{reverse('annotator:report', args=[study.slug])}?{query}")
+        self._shrec(team, pool, researcher, base_url)
         for preset, reason in SKIPPED.items():
             self.stdout.write(f"No {preset} study: {reason}.")
         self.stdout.write(self.style.SUCCESS(
             f"Demo studies ready: {len(DEMO_STUDIES)} studies ({created} new), pool {', '.join(ANNOTATOR_NAMES)}."
         ))
+
+    def _shrec(self, team: Any, pool: list[Any], researcher: Any, base_url: str) -> None:
+        """SHREC's benchmark over the demo recordings: tasks, scripted answers, a human baseline with generated ones."""
+        try:
+            demo = demo_shrec.install_shrec_benchmark(team, pool, researcher)
+        except demo_shrec.DemoShrecMissing as missing:
+            raise CommandError(f"{missing}.") from missing
+        task_set, study = demo.task_set, demo.human_study
+        generated = f"{demo.generated} {GENERATED_BY}" if demo.generated else "generated answers already there"
+        state = "built" if demo.built else "already there"
+        self.stdout.write(
+            f"SHREC tasks {task_set.name!r}: {task_set.items.count()} items ({state}), {demo.answered} newly "
+            "answered by the scripted answerer\n"
+            f"{study.title} ({study.items.count()} items, k={study.overlap}): {generated}\n"
+            f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
+            f"    results   {base_url}{reverse('benchmark:results-shrec')}?task_set={task_set.pk}"
+        )
 
     def _accounts(self) -> tuple[Any, list[Any]]:
         """The demo researcher and annotators, who must exist (and annotate) already."""

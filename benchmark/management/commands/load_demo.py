@@ -1,8 +1,9 @@
 """Load Parley's demo: 12 two-party scenarios and a three-party one × 4 barrier conditions, two
 AgentSense-style templates of three and four parties with three casts each, scripted episodes,
 scores, interviews, goal verdicts, ProMediate's HMO negotiation under two conflict modes and three
-mediator conditions with its consensus trace (``benchmark.demo.negotiations``), and accounts
-(``benchmark.demo.accounts``).
+mediator conditions with its consensus trace (``benchmark.demo.negotiations``), eight synthetic SHREC
+recordings imported as SHREC's files are, each with a stand-in audio track (``benchmark.demo.shrec_recordings``),
+and accounts (``benchmark.demo.accounts``).
 
 Everything is found again by external id or username, so running it twice changes nothing
 (``--reset`` replays the demo episodes; ``--reset-passwords`` issues new passwords). The
@@ -29,10 +30,12 @@ from ...demo.content import CONDITIONS, GROUP_SCENARIOS, SCENARIOS
 from ...demo.group_templates import TEMPLATES
 from ...demo.install import EPISODE_ID, beats_of, install_scenario, install_template_instances
 from ...demo.negotiations import Negotiations, install_negotiations
+from ...demo.shrec_recordings import install_shrec_recordings
 from ...evaluation import judge
 from ...evaluation.goal_judge import CACHED, judge_goals
 from ...evaluation.interviews.blind import blind_test_episodes
 from ...evaluation.interviews.running import interview_episodes
+from ...importing import ImportProblem
 from ...models import Barrier, Episode, Scenario, Team
 from ...runs.simulation import create_episode, run_episode
 from ...scenarios.turn_taking import turn_cap_for
@@ -45,7 +48,8 @@ GROUP_TAG = "demo-groups"  # the scenarios of more than two parties, kept out of
 class Command(BaseCommand):
     help = (
         "Load the demo scenarios and templates, 58 scripted episodes with scripted scores (those of more "
-        "than two parties with interviews and goal verdicts), and demo accounts."
+        "than two parties with interviews and goal verdicts), ProMediate's negotiations, eight synthetic SHREC "
+        "recordings with their annotations and audio, and demo accounts."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -118,9 +122,12 @@ class Command(BaseCommand):
             if not options["no_logins"]:
                 write_logins(self.stdout, demo_accounts, options["base_url"])
             accounts = len(demo_accounts)
+        # After the accounts, so that the imported annotators (users of their own) take no place the demo accounts had.
+        recordings = self._shrec(team)
         self.stdout.write(self.style.SUCCESS(
             f"Demo ready: {len(specs)} scenarios, {len(TEMPLATES)} templates, {episodes} episodes ({created} new), "
-            f"{len(negotiations.episodes)} negotiations, {accounts} accounts, in {time.monotonic() - started:.1f}s."
+            f"{len(negotiations.episodes)} negotiations, {recordings} SHREC recordings, {accounts} accounts, in "
+            f"{time.monotonic() - started:.1f}s."
         ))
 
     def _episode(
@@ -160,6 +167,19 @@ class Command(BaseCommand):
             f"({negotiations.played} played, {negotiations.evaluated} evaluated) in {time.monotonic() - started:.1f}s."
         )
         return negotiations
+
+    def _shrec(self, team: Team) -> int:
+        """SHREC's synthetic recordings, imported (with their annotators' spans) and given their audio tracks."""
+        started = time.monotonic()
+        try:
+            recordings = install_shrec_recordings(team)
+        except ImportProblem as problem:
+            raise CommandError(f"the demo's SHREC file did not import: {problem}") from problem
+        self.stdout.write(
+            f"SHREC: {recordings.imported.summary().splitlines()[0]}; {recordings.attached} audio tracks stored, "
+            f"in {time.monotonic() - started:.1f}s."
+        )
+        return len(recordings.episodes)
 
     def _interview(self, episode_ids: list[int]) -> None:
         """AgentSense's three perspectives on the group episodes: every seat on every goal (its own: self;
