@@ -23,6 +23,7 @@ episodes and accounts; without them it says to run ``load_demo`` first and exits
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -163,6 +164,7 @@ class Command(BaseCommand):
 
     def _shrec(self, team: Any, pool: list[Any], researcher: Any, base_url: str) -> None:
         """SHREC's benchmark over the demo recordings: tasks, scripted answers, a human baseline with generated ones."""
+        started = time.monotonic()
         try:
             demo = demo_shrec.install_shrec_benchmark(team, pool, researcher)
         except demo_shrec.DemoShrecMissing as missing:
@@ -172,7 +174,7 @@ class Command(BaseCommand):
         state = "built" if demo.built else "already there"
         self.stdout.write(
             f"SHREC tasks {task_set.name!r}: {task_set.items.count()} items ({state}), {demo.answered} newly "
-            "answered by the scripted answerer\n"
+            f"answered by the scripted answerer, in {time.monotonic() - started:.1f}s\n"
             f"{study.title} ({study.items.count()} items, k={study.overlap}): {generated}\n"
             f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
             f"    results   {base_url}{reverse('benchmark:results-shrec')}?task_set={task_set.pk}"
