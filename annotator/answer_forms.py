@@ -21,13 +21,14 @@ from typing import Any
 
 from django.http import QueryDict
 
-from benchmark.instruments.checks import is_whole
+from benchmark.episodes.turn_times import TurnTime
 from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import GOAL, SEAT, TURN, Target
 from benchmark.instruments.values import check_labels, check_value, what_to_answer
 from benchmark.models import ActionType, Instrument, Question, Seat, SocialAttribute, Turn
 
-from .models import Annotation, Span
+from .models import Annotation
+from .span_forms import SpanRules, SpanValue, read_spans, span_json
 
 FIELD_PARTS = ("answer", "rationale", "spans")
 
@@ -90,31 +91,6 @@ class AnswerValue:
 
 
 @dataclass
-class SpanValue:
-    """One marked span as read from the form (turn indexes inclusive, character end exclusive)."""
-
-    question: Question
-    label: str
-    start_turn: int
-    end_turn: int
-    start_char: int | None
-    end_char: int | None
-    attributes: list[str]
-    rationale: str
-    correction: str
-
-    @property
-    def is_complete(self) -> bool:
-        """Ready to submit: a rationale, a correction if it is an error, and at least one attribute."""
-        return self.fits_span_table and bool(self.attributes)
-
-    @property
-    def fits_span_table(self) -> bool:
-        """Meets the ``Span`` table's constraints (a rationale; a correction for an error)."""
-        return bool(self.rationale.strip()) and (self.label != "error" or bool(self.correction.strip()))
-
-
-@dataclass
 class ParsedForm:
     """What ``parse_form`` read: the answers and spans to store, and problems keyed by field name."""
 
@@ -152,6 +128,9 @@ def parse_form(
     goals: Sequence[GoalRef] = (),
     questions: Sequence[Question] | None = None,
     agent_turns: Sequence[int] = (),
+    turn_times: Sequence[TurnTime] = (),
+    default_seat: int | None = None,
+    spans_need_rationale: bool = True,
 ) -> ParsedForm:
     """Read an annotation form for ``instrument`` (a QueryDict, or a dict of field name → text or list of texts).
 
@@ -162,12 +141,15 @@ def parse_form(
     and named in messages by character and text; ``questions``, when given, are the instrument's
     questions the form asks (the probes an annotator is asked, ``annotator.probes``), else all of them;
     ``agent_turns`` are the indexes of the turns a per-turn question is asked of (the agents' turns).
+    Spans (``annotator.span_forms``) are checked against the turns' times (``turn_times``: index, start_s,
+    end_s), the seats (``default_seat`` is the one a span is about when it names none) and the study's
+    rule ``spans_need_rationale``.
 
     With ``complete=True`` (submitting) every required answer must be present and valid, required
     rationales written, and every span complete; values are stripped. With ``complete=False``
     (autosaving a draft) nothing is required and whatever was typed is kept as typed: ``value`` as
     entered, ``number`` only when it is a valid value, spans even without rationale, correction or
-    attributes (see ``SpanValue.fits_span_table``). Only what cannot be stored at all is dropped —
+    attributes. Only what cannot be stored at all is dropped —
     unreadable spans JSON, a span without a known label or anchored outside the transcript,
     unknown attributes — and each drop is reported in ``errors``, so a draft's ``ok`` means nothing
     was lost. The instrument's questions are assumed to pass ``check_questions``, span questions to be
@@ -175,13 +157,18 @@ def parse_form(
     """
     parsed = ParsedForm()
     seat_positions = list(dict.fromkeys(seats))
+    span_rules = SpanRules(turn_lengths, turn_times, seat_positions, default_seat, spans_need_rationale)
     known_attributes: set[str] | None = None
     for question in instrument.questions.all() if questions is None else questions:
         kind = get_kind(question.kind)
         if kind.whole_transcript:
             if known_attributes is None:
                 known_attributes = set(SocialAttribute.objects.values_list("key", flat=True))
-            _read_spans(question, data, parsed, turn_lengths=turn_lengths, complete=complete, known=known_attributes)
+            found, problem = read_spans(question, _field_text(data, field_name(question, part="spans")), span_rules,
+                                        complete=complete, known=known_attributes)
+            parsed.spans.extend(found)
+            if problem:
+                parsed.errors[field_name(question, part="spans")] = f"{question_label(question)}: {problem}"
             continue
         if question.scope == Question.Scope.GOAL:
             slots = [(Target.of_goal(goal.pk), f"{question_label(question)} ({goal.label})") for goal in goals]
@@ -292,119 +279,6 @@ def _read_labels(
     parsed.answers.extend(AnswerValue(question, target, label, None, rationale) for label in labels)
 
 
-def _read_spans(
-    question: Question,
-    data: Mapping[str, Any],
-    parsed: ParsedForm,
-    *,
-    turn_lengths: Sequence[int],
-    complete: bool,
-    known: set[str],
-) -> None:
-    name = field_name(question, part="spans")
-    where = question_label(question)
-    raw = _field_text(data, name)
-    items: Any = []
-    if raw.strip():
-        try:
-            items = json.loads(raw)
-        except (ValueError, RecursionError):  # deep nesting ([[[[…) is a RecursionError
-            parsed.errors[name] = f"{where}: the marked spans could not be read; reload the page and mark them again."
-            return
-    if not isinstance(items, list):
-        parsed.errors[name] = f"{where}: the marked spans could not be read (expected a list); reload the page."
-        return
-    allowed = set(question.options.get("attributes", [])) & known
-    problems = []
-    found = 0
-    for number, item in enumerate(items, start=1):
-        span, span_problems = _read_span(question, item, turn_lengths=turn_lengths, complete=complete, allowed=allowed)
-        if span_problems:
-            problems.append(f"span {number}: {', '.join(span_problems)}")
-        if span is not None:
-            parsed.spans.append(span)
-            found += 1
-    if complete and question.required and not found and not problems:
-        problems.append("mark at least one span")
-    if problems:
-        parsed.errors[name] = f"{where}: " + "; ".join(problems) + "."
-
-
-def _read_span(
-    question: Question, item: Any, *, turn_lengths: Sequence[int], complete: bool, allowed: set[str]
-) -> tuple[SpanValue | None, list[str]]:
-    """The span in ``item`` (None when it cannot be stored at all) and what is wrong with it."""
-    if not isinstance(item, dict):
-        return None, ["not a span (expected an object)"]
-    labels = question.options.get("labels", [])
-    label = item.get("label")
-    if label not in labels:
-        return None, [f"label it {' or '.join(labels)}"]
-    anchors, problem = _span_anchors(item, turn_lengths)
-    if problem:
-        return None, [problem]
-    problems = []
-    attributes = item.get("attributes") or []
-    if not isinstance(attributes, list):
-        problems.append("attributes must be a list of social attribute keys")
-        attributes = []
-    kept = []
-    for key in attributes:
-        if key not in allowed:
-            problems.append(f"{key!r} is not one of this question's social attributes")
-        elif key not in kept:
-            kept.append(key)
-    texts = {}
-    for part in ("rationale", "correction"):
-        text = item.get(part)
-        if text is not None and not isinstance(text, str):
-            problems.append(f"the {part} must be text")
-            text = None
-        texts[part] = _typed(text or "")
-    rationale, correction = texts["rationale"], texts["correction"]
-    if complete:
-        rationale, correction = rationale.strip(), correction.strip()
-        if not rationale:
-            problems.append("say why you marked it (rationale)")
-        if label == "error" and not correction:
-            problems.append("write what the agent should have done instead (correction)")
-        if not kept:
-            problems.append("choose at least one social attribute")
-    return SpanValue(question, label, *anchors, kept, rationale, correction), problems
-
-
-def _span_anchors(
-    item: dict[str, Any], turn_lengths: Sequence[int]
-) -> tuple[tuple[int, int, int | None, int | None], str]:
-    """(start_turn, end_turn, start_char, end_char) and a problem ("" when the anchors are sound)."""
-    unsound = (0, 0, None, None)
-    start_turn = item.get("start_turn")
-    end_turn = item.get("end_turn", start_turn)
-    if end_turn is None:
-        end_turn = start_turn
-    if not (is_whole(start_turn) and is_whole(end_turn)):
-        return unsound, "start_turn and end_turn must be whole numbers"
-    if start_turn < 0:
-        return unsound, f"turn {start_turn} is outside the transcript"
-    if end_turn < start_turn:
-        return unsound, f"it ends (turn {end_turn}) before it starts (turn {start_turn})"
-    if end_turn >= len(turn_lengths):
-        return unsound, f"turn {end_turn} is outside the transcript, which has {len(turn_lengths)} turns (from 0)"
-    start_char, end_char = item.get("start_char"), item.get("end_char")
-    if start_char is None and end_char is None:
-        return (start_turn, end_turn, None, None), ""
-    if start_char is None or end_char is None:
-        return unsound, "give both start_char and end_char, or neither"
-    if not (is_whole(start_char) and is_whole(end_char)) or start_char < 0 or end_char < 0:
-        return unsound, "start_char and end_char must be whole numbers from 0"
-    for name, offset, turn in (("start_char", start_char, start_turn), ("end_char", end_char, end_turn)):
-        if offset > turn_lengths[turn]:
-            return unsound, f"{name} {offset} is past the end of turn {turn} ({turn_lengths[turn]} characters)"
-    if start_turn == end_turn and end_char <= start_char:
-        return unsound, f"the character range {start_char}–{end_char} is empty or reversed"
-    return (start_turn, end_turn, start_char, end_char), ""
-
-
 # The form's values when it is shown again
 
 
@@ -432,7 +306,7 @@ class FormValues:
                     stored[(*where, "rationale")][:] = [answer.reasoning]
             spans = defaultdict(list)
             for span in annotation.spans.all():
-                spans[span.question_id].append(_span_json(span))
+                spans[span.question_id].append(span_json(span))
             for question_id, rows in spans.items():
                 stored[question_id, EPISODE, "spans"] = [json.dumps(rows)]
         return cls(None, dict(stored))
@@ -451,17 +325,3 @@ class FormValues:
         if part == "spans":
             target = EPISODE
         return self._stored.get((question.pk, target, part), [])
-
-
-def _span_json(span: Span) -> dict[str, Any]:
-    """A stored span as the span editor (static/annotator/spans.js) and ``parse_form`` read it."""
-    return {
-        "label": span.label,
-        "start_turn": span.start_turn,
-        "end_turn": span.end_turn,
-        "start_char": span.start_char,
-        "end_char": span.end_char,
-        "attributes": [attribute.key for attribute in span.attributes.all()],
-        "rationale": span.rationale,
-        "correction": span.correction,
-    }

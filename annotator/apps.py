@@ -12,13 +12,17 @@ class AnnotatorConfig(AppConfig):
     def ready(self) -> None:
         from benchmark.evaluation.answer_groups import register_generated_responses
         from benchmark.results.promediate.build import register_human_validation
+        from benchmark.results.shrec.human import register_human_baseline
 
         from . import external_spans, signals  # noqa: F401  (connect the receivers)
+        from .human_baseline.answers import human_answers_of
         from .reports.promediate_validation import validation_of_episodes
 
         register_generated_responses(generated_responses)
         # The ProMediate results report's human-validation section (PM-27) reads this app's studies.
         register_human_validation(validation_of_episodes)
+        # SHREC's Human row (SH-13): people's answers to a task set's items, from the human-baseline studies.
+        register_human_baseline(human_answers_of)
 
 
 def generated_responses(response_ids: Collection[int]) -> dict[int, str]:

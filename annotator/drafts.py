@@ -45,6 +45,7 @@ from . import assignment as assignments
 from .answer_forms import ParsedForm
 from .models import Annotation, Assignment, Span
 from .probes import probes_for
+from .span_forms import span_row
 
 # More than this many seconds in one save is not time on the page (a sleeping laptop, a forged post).
 MAX_SECONDS_PER_SAVE = 3600
@@ -227,14 +228,6 @@ def cancel_edit(assignment: Assignment, *, version: int) -> None:
         latest.delete()
 
 
-def unstored_spans(parsed: ParsedForm) -> int:
-    """How many of ``parsed``'s spans a draft save leaves out because they lack a rationale or correction."""
-    return sum(not span.fits_span_table for span in parsed.spans)
-
-
-# Internals
-
-
 def _lock(assignment: Assignment) -> Assignment:
     """Lock the assignment's row for the transaction (on SQLite the transaction holds the write lock)."""
     # NO KEY UPDATE still serialises two saves of this assignment, but lets rows that refer to it be
@@ -293,9 +286,9 @@ def _store(annotation: Annotation, parsed: ParsedForm) -> None:
     """Make the annotation's answer and span rows ``parsed``'s.
 
     Answers are written as a difference (``_store_answers``), so an autosave that changed one
-    answer writes one row. Spans are replaced. A draft span without a rationale (or an error
-    without a correction) cannot be a ``Span`` row; it is left out, and ``unstored_spans`` tells
-    the caller how many were. Answers to the probes go to the probes' response; an answer to a
+    answer writes one row. Spans are replaced, each as it was read (a draft's may still lack its
+    rationale, correction or attributes: the ``Span`` table allows that, and the submit checks the
+    study's rule, ``annotator.span_forms``). Answers to the probes go to the probes' response; an answer to a
     question of neither instrument means the page is older than the version (the scenario's probes
     changed since it was drawn): ``StaleVersion``.
     """
@@ -320,25 +313,7 @@ def _store(annotation: Annotation, parsed: ParsedForm) -> None:
     )
     annotation.spans.all().delete()
     _create_spans(
-        annotation,
-        [
-            (
-                Span(
-                    annotation=annotation,
-                    question=value.question,
-                    label=value.label,
-                    start_turn=value.start_turn,
-                    end_turn=value.end_turn,
-                    start_char=value.start_char,
-                    end_char=value.end_char,
-                    rationale=value.rationale,
-                    correction=value.correction,
-                ),
-                list(value.attributes),
-            )
-            for value in parsed.spans
-            if value.fits_span_table
-        ],
+        annotation, [(Span(annotation=annotation, **span_row(value)), list(value.attributes)) for value in parsed.spans]
     )
 
 
@@ -433,6 +408,10 @@ def _copy(source: Annotation, target: Annotation) -> None:
                     end_turn=span.end_turn,
                     start_char=span.start_char,
                     end_char=span.end_char,
+                    start_s=span.start_s,
+                    end_s=span.end_s,
+                    seat_position=span.seat_position,
+                    channel=span.channel,
                     rationale=span.rationale,
                     correction=span.correction,
                 ),

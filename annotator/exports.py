@@ -10,15 +10,17 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   are blind to it, never reach them);
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
 - ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
-  ``seat`` (the seat position for per-seat questions, else empty), ``goal`` and ``goal_text`` (for
-  questions asked per goal: ``<role position>.<goal position>``, both from 0, and the goal's text;
-  else empty);
+  ``seat`` (the seat position for per-seat questions, and the seat a span is about; else empty),
+  ``goal`` and ``goal_text`` (for questions asked per goal: ``<role position>.<goal position>``,
+  both from 0, and the goal's text; else empty);
 - ``value`` (an answer's text or choice — one row per label of a multi-label answer — or a span's
   label: ``error`` / ``competency``), ``number`` (numeric answers), ``rationale``;
 - span anchors ``start_turn``, ``start_char``, ``end_turn``, ``end_char`` (turn indexes inclusive;
-  characters from start inclusive to end exclusive), ``text`` (the characters the span selects,
+  characters from start inclusive to end exclusive), ``start_s`` and ``end_s`` (seconds into the
+  episode's recording, for a span marked on it), ``text`` (the characters the span selects,
   one line per turn when it runs over several; empty on answer rows), ``attributes`` (social attribute keys, joined
-  by ``;`` in CSV, a list in JSON Lines) and ``correction``;
+  by ``;`` in CSV, a list in JSON Lines), ``correction`` and ``channel`` (verbal, non-verbal, both, or
+  empty when not said);
 - ``scheme``, ``scheme_version`` (the instrument's name and version: the column names predate
   instruments and stay, so scripts that read exports keep working; a study that asks the
   scenario's probes exports those answers under the probes instrument's name), ``annotation_version``,
@@ -56,7 +58,8 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjso
 COLUMNS = (
     "study", "item", "item_kind", "episode", "compared_episode", "excerpt", "condition", "annotator",
     "row_type", "question", "question_kind", "seat", "goal", "goal_text", "value", "number", "rationale",
-    "start_turn", "start_char", "end_turn", "end_char", "text", "attributes", "correction",
+    "start_turn", "start_char", "end_turn", "end_char", "start_s", "end_s", "text", "attributes", "correction",
+    "channel",
     "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
 )
 _BATCH = 200
@@ -137,7 +140,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "row_type": "span",
                 "question": span.question.key,
                 "question_kind": span.question.kind,
-                "seat": None,
+                "seat": span.seat_position,
                 "goal": None,
                 "goal_text": None,
                 "value": span.label,
@@ -147,9 +150,12 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
                 "start_char": span.start_char,
                 "end_turn": span.end_turn,
                 "end_char": span.end_char,
+                "start_s": span.start_s,
+                "end_s": span.end_s,
                 "text": span_text(span, turns[item.episode_id]),
                 "attributes": [attribute.key for attribute in span.attributes.all()],
                 "correction": span.correction,
+                "channel": span.channel,
                 **tail,
             }
 
@@ -175,9 +181,11 @@ def _answer_rows(response: Any, shared: dict[str, Any], tail: dict[str, Any]) ->
             "rationale": answer.reasoning,
             "start_turn": target.turn, "start_char": target.start_char,
             "end_turn": target.turn if target.end_turn is None else target.end_turn, "end_char": target.end_char,
+            "start_s": None, "end_s": None,
             "text": None,
             "attributes": None,
             "correction": None,
+            "channel": None,
             **tail,
         }
 

@@ -230,8 +230,9 @@ class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = ["title", "slug", "instructions", "overlap", "lease_minutes", "min_seconds_per_item", "seed",
-                  "max_annotators"]
-        labels = {"min_seconds_per_item": "Minimum seconds per item"}
+                  "max_annotators", "spans_need_rationale"]
+        labels = {"min_seconds_per_item": "Minimum seconds per item",
+                  "spans_need_rationale": "Spans need a rationale (and errors a correction)"}
         # The same words whoever has the slug: another team's study answers 404, so the form must not say it exists.
         error_messages = {"slug": {"unique": "This slug is not available; choose another."}}
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
@@ -239,7 +240,7 @@ class StudyForm(forms.ModelForm):
     field_order = [
         "team", "title", "slug", "preset", "instrument", *FILTER_FIELDS, "limit", "seed", "pair_with_baseline",
         "context_turns", "snippet_length", "snippets_per_episode", "overlap", "lease_minutes", "min_seconds_per_item",
-        "pool", "max_annotators", "gold_items", "attention_items",
+        "spans_need_rationale", "pool", "max_annotators", "gold_items", "attention_items",
         "instructions",
     ]
 
@@ -422,6 +423,7 @@ class StudyForm(forms.ModelForm):
             context_turns=data.get("context_turns"),
             snippet_length=data.get("snippet_length") or DEFAULT_SNIPPET_LENGTH,
             snippets_per_episode=data.get("snippets_per_episode") or 1,
+            spans_need_rationale=data.get("spans_need_rationale", False),
         )
 
 
@@ -454,6 +456,7 @@ def create_study(
     context_turns: int | None = None,
     snippet_length: int = DEFAULT_SNIPPET_LENGTH,
     snippets_per_episode: int = 1,
+    spans_need_rationale: bool = True,
 ) -> Study:
     """Create a study of ``team`` with ``instrument`` (or preset ``preset``, installed if need be), its items,
     known answers and pool,
@@ -465,6 +468,7 @@ def create_study(
     A ProMediate per-intervention or snippet-comparison instrument gets windowed items
     (``annotator.windows``): ``context_turns`` turns before each intervention (None: since the mediator last
     spoke), ``snippets_per_episode`` seeded pairs of ``snippet_length``-turn snippets per episode.
+    ``spans_need_rationale``: whether a span question's form requires a rationale and, for an error, a correction.
     """
     seed = secrets.randbelow(2**31) if seed is None else seed
     rng = random.Random(seed)
@@ -483,6 +487,7 @@ def create_study(
         study = Study.objects.create(
             team=team, title=title, slug=slug, instrument=instrument, overlap=overlap, lease_minutes=lease_minutes,
             min_seconds_per_item=min_seconds_per_item, seed=seed, created_by=created_by,
+            spans_need_rationale=spans_need_rationale,
             instructions=instructions.strip() or default_instructions(instrument.preset),
         )
         windowed = window_items(

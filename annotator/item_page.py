@@ -17,7 +17,8 @@ An item that shows a window of its episode (``annotator.windows``) shows only th
 per-turn questions of its ``target_turn`` alone, and highlights it, its speaker named "Mediator"; a snippet
 comparison shows its two windows one after the other. The episode's condition (its barrier) is named only
 when the instrument's preset rates how it came across (``PresetSpec.shows_condition``: ProMediate's
-conversation quality asks how strongly the conflict mode shows).
+conversation quality asks how strongly the conflict mode shows). A SHREC human-baseline item shows its task above
+its excerpt and asks that task's question alone (``annotator.human_baseline.page``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
-from . import answer_forms
+from . import answer_forms, item_media
 from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
+from .human_baseline.page import questions_for, task_view
 from .models import Annotation, Assignment, Span, StudyItem
 from .probes import asked_of_annotators, probes_for
 from .transcript import MEDIATOR, item_conversations, rated_speaker, rated_turns
@@ -180,10 +182,9 @@ class ItemPage:
         self.item: StudyItem = assignment.item
         annotations = (
             Annotation.objects.filter(assignment_id=assignment.pk)
-            .select_related("response__instrument")
+            .select_related("response__instrument", "probes_response__instrument")
             .order_by("-version")
         )
-        annotations = annotations.select_related("probes_response__instrument")
         if with_answers:
             annotations = annotations.prefetch_related(
                 Prefetch("response__answers", queryset=Answer.objects.order_by("pk")),
@@ -192,9 +193,9 @@ class ItemPage:
             )
         self.annotation: Annotation | None = annotations.first() if assignment.pk else None
         self.instrument = self.annotation.response.instrument if self.annotation else self.item.study.instrument
-        # Each question as asked about this item (a per-item choice brings the item's own choices).
-        episode = self.item.episode
-        asked = (get_kind(question.kind).for_item(question, episode) for question in self.instrument.questions.all())
+        episode, task_item = self.item.episode, self.item.task_item  # a per-item choice brings the item's own
+        questions = questions_for(task_item, self.instrument.questions.all())
+        asked = (get_kind(question.kind).for_item(question, episode, task_item) for question in questions)
         self.questions = [question for question in asked if question is not None]
         if self.annotation is None:
             self.probes = probes_for(self.instrument, self.item.episode.scenario)
@@ -239,6 +240,7 @@ class ItemPage:
             "seat_labels": {seat.position: seat.character.name for seat in self.main_seats},
             "goals": self.goals,
             "agent_turns": self.rated_turns(),
+            **item_media.span_rules(self.main_seats, self.turns[self.item.episode_id], self.item.study),
         }
         parsed = answer_forms.parse_form(self.instrument, data, questions=self.questions, **common)
         if self.probes is not None:
@@ -292,6 +294,7 @@ class ItemPage:
             "rates_one_turn": item.target_turn is not None,
             "condition": self._condition(),
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
+            "task": task_view(item.task_item),  # a human-baseline item's task (SHREC), above its excerpt
             "sections": sections,
             "errors": errors,
             "error_links": [(anchors.get(name, ""), message) for name, message in errors.items()],
@@ -300,8 +303,8 @@ class ItemPage:
             "has_spans": has_spans,
             "rating_guide": conversations[0].rating_guide,
             "progress": progress_bar(submitted, in_progress, assignments.remaining_for(study, annotator)),
+            **item_media.page(assignment.pk, item, self.main_seats),
         }
-
 
     def _condition(self) -> BarrierView | None:
         """The episode's condition, named only when the preset rates how it came across (``shows_condition``)."""
@@ -323,7 +326,7 @@ def _episode_rows(episodes: list[int]) -> _Rows:
     for seat in rows.prefetch_related("role__goals").order_by("position"):
         seats[seat.episode_id].append(seat)
     rows = Turn.objects.filter(episode_id__in=episodes).order_by("index")
-    for turn in rows.only("episode_id", "index", "seat_id", "action_type", "content"):
+    for turn in rows.only("episode_id", "index", "seat_id", "action_type", "content", "start_s", "end_s"):
         turns[turn.episode_id].append(turn)
     return seats, turns
 
@@ -483,9 +486,7 @@ def span_attributes(questions: list[Question]) -> list[AttributeView]:
     """The social attributes the instrument's span questions offer, in their usual order."""
     spans = [question for question in questions if get_kind(question.kind).whole_transcript]
     keys = {key for question in spans for key in question.options.get("attributes", [])}
-    if not keys:
-        return []
-    rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition")
+    rows = SocialAttribute.objects.filter(key__in=keys).values_list("key", "name", "definition") if keys else []
     return [AttributeView(key, name, definition) for key, name, definition in rows]
 
 

@@ -15,7 +15,8 @@ ANNOTATORS = "annotators"
 def own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
     """The signed-in annotator's own assignment; anyone else's is a 404, so ids reveal nothing."""
     return get_object_or_404(
-        Assignment.objects.select_related("item__study__instrument", "item__episode__scenario"),
+        Assignment.objects.select_related("item__study__instrument", "item__episode__scenario",
+                                          "item__episode__recording", "item__task_item"),
         pk=assignment_id,
         annotator=request.user,
     )

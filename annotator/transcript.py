@@ -32,6 +32,16 @@ class TurnView:
     content: str
     ratings: list[Any] = field(default_factory=list)  # the form entries of the questions asked of this turn
     highlighted: bool = False  # the turn the item's questions are about
+    start_s: float | None = None  # where the turn is in the episode's recording (seconds)
+    end_s: float | None = None
+
+    @property
+    def time_label(self) -> str:
+        """The turn's start as the player shows time, m:ss.s ("" without a time)."""
+        if self.start_s is None:
+            return ""
+        minutes, seconds = divmod(self.start_s, 60)
+        return f"{int(minutes)}:{seconds:04.1f}"
 
 
 @dataclass
@@ -64,7 +74,7 @@ def conversation(
         turns=[
             TurnView(turn.index, turn.number, names.get(turn.seat_id, ""), turn.action_type, turn.content,
                      ratings=rate(turn.index) if rate is not None and turn.index in rated else [],
-                     highlighted=turn.index == highlight)
+                     highlighted=turn.index == highlight, start_s=turn.start_s, end_s=turn.end_s)
             for turn in turns
         ],
         spans_target=spans_target,

@@ -340,6 +340,9 @@ CONTENT_SECURITY_POLICY = {
         "script-src": [SELF, NONCE],
         "style-src": [SELF, UNSAFE_INLINE],
         "img-src": [SELF, "data:"],
+        # An episode's recording may be referenced by URL (benchmark/episodes/recordings.py): the player
+        # loads it from there. Media cannot run code.
+        "media-src": [SELF, "https:", "http:"],
         "connect-src": [SELF],
         "object-src": [NONE],
         "base-uri": [SELF],
@@ -407,6 +410,12 @@ PARLEY_TEAM_MAX_RUNS = env_int("PARLEY_TEAM_MAX_RUNS", 2)
 # A run's chunk whose consumer has not beaten for this long is queued again for another consumer.
 PARLEY_RUN_STALE_SECONDS = env_int("PARLEY_RUN_STALE_SECONDS", 30)
 PARLEY_TEAM_MAX_IMPORTS = env_int("PARLEY_TEAM_MAX_IMPORTS", 2)
+# Episodes' uploaded recordings (audio and video) live under this private root, never under STATIC_ROOT
+# and behind no static or media route: only the recording views serve them, to those who may see the
+# episode. MEDIA_URL stays unset for the same reason.
+MEDIA_ROOT = Path(os.environ.get("PARLEY_MEDIA_ROOT") or VAR_DIR / "media")
+# The largest recording a researcher may upload on the episode page, in megabytes.
+PARLEY_MAX_RECORDING_MB = env_int("PARLEY_MAX_RECORDING_MB", 500)
 
 
 def task_queue() -> dict:

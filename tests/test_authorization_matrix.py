@@ -44,6 +44,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.models import AbstractUser, Permission
 from django.contrib.contenttypes.models import ContentType
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import models, transaction
 from django.http import HttpResponse
 from django.test import Client, RequestFactory, override_settings
@@ -52,12 +53,14 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
+from benchmark.episodes.recordings import attach_upload
 from benchmark.models import (
     Barrier,
     Episode,
     ImportJob,
     Job,
     NeutralContext,
+    Recording,
     Scenario,
     SimulationRun,
     Team,
@@ -78,6 +81,7 @@ from tests.builders import (
 )
 from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.chat.builders import join, make_chat_study, make_participant
+from tests.recordings import wav_bytes
 
 # Every name, title, slug and tag of the owning team carries OWN; the other team's carry OTHER.
 OWN = "alphaqz"
@@ -204,6 +208,8 @@ def build_team(mark: str) -> TeamWorld:
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
     Span.objects.create(annotation=submitted.annotations.get(), question=study.instrument.questions.first(),
                         label=Span.Label.COMPETENCY, start_turn=0, end_turn=0, rationale=f"{mark} rationale")
+    for episode in episodes:  # the annotator's items both have a recording to hear
+        attach_upload(episode, SimpleUploadedFile(f"{mark}.wav", wav_bytes(0.2), content_type="audio/wav"))
     chat = make_chat_study(team=team, created_by=researcher, slug=f"{mark}-chat", title=f"{mark} chat",
                            scenarios=[scenario], conditions=("none",), target=5)
     finished = make_participant(chat, participant_id=f"{mark}-{PARTICIPANT_SECRET}", stage=Participant.Stage.DONE)
@@ -408,6 +414,10 @@ def annotations(assignment: str) -> Callable[[World], list]:
     return state
 
 
+def recordings(world: World) -> list:
+    return list(Recording.objects.filter(episode__team=world.own.team).order_by("pk").values_list("pk", "url", "file"))
+
+
 def bundles(world: World) -> int:
     return ReportBundle.objects.filter(study=world.own.study).count()
 
@@ -427,6 +437,14 @@ MATRIX: dict[str, Access] = {
     # The research core
     "benchmark:index": researcher_list(shows=lambda w: w.own.scenario.codename),
     "benchmark:episode": researcher_object(lambda w: {"pk": w.own.episode.pk}),
+    "benchmark:episode-recording": researcher_object(lambda w: {"pk": w.own.episode.pk}),
+    "benchmark:episode-recording-attach": researcher_object(
+        lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST",
+        data={"url": "https://media.example.org/talk.mp4", "kind": "video"}, state=recordings,
+    ),
+    "benchmark:episode-recording-remove": researcher_object(
+        lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST", state=recordings,
+    ),
     "benchmark:results": researcher_list(shows=lambda w: w.own.episode.tag),
     "benchmark:results-json": researcher_list(),
     "benchmark:results-csv": researcher_list(lambda w: {"table": "means"}),
@@ -468,6 +486,7 @@ MATRIX: dict[str, Access] = {
     "annotator:instructions": annotator_page(own_study),
     "annotator:next": annotator_page(own_study, Redirect("annotator:item")),
     "annotator:item": annotator_page(claimed),
+    "annotator:recording": annotator_page(claimed),
     "annotator:draft": annotator_page(claimed, method="POST", data=ANSWER, state=annotations("claimed")),
     "annotator:submit": annotator_page(claimed, Redirect("annotator:next"), method="POST", data=ANSWER,
                                        state=annotations("claimed"), get=Redirect("annotator:item")),
@@ -478,6 +497,7 @@ MATRIX: dict[str, Access] = {
     # Researchers of annotation studies
     "annotator:study-list": researcher_list(shows=lambda w: w.own.study.title),
     "annotator:study-create": researcher_list(),
+    "annotator:human-baseline-create": researcher_list(),
     "annotator:dashboard": researcher_object(own_study),
     "annotator:export": researcher_object(lambda w: {"slug": w.own.study.slug, "fmt": "csv"}),
     "annotator:ratings-import": researcher_object(own_study),

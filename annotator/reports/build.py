@@ -95,6 +95,7 @@ class Unit:
     barrier: str
     last_turn: int | None = None  # the episode's highest turn index
     seconds: float | None = None  # its recording's length, or its last timed turn's end when later
+    task_item_id: int | None = None  # the SHREC task item a human-baseline item answers
 
 
 @dataclass
@@ -127,16 +128,16 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         StudyItem.objects.filter(study=study, kind=StudyItem.Kind.REGULAR)
         .values_list(
             "pk", "position", "episode_id", "episode__scenario_id", "episode__barrier__key", "episode__barrier__name",
-            "episode__recording__duration_s",
+            "episode__recording__duration_s", "task_item_id",
         )
         .annotate(last_turn=Max("episode__turns__index"), last_end=Max("episode__turns__end_s"))
         .order_by("position")
     )
     units: dict[int, Unit] = {}
     conditions: dict[str, str] = {}
-    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, duration, last_turn, last_end in items:
+    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, duration, task_item, last_turn, last_end in items:
         seconds = max((value for value in (duration, last_end) if value is not None), default=None)
-        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, last_turn, seconds or None)
+        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, last_turn, seconds or None, task_item)
         conditions[barrier_key] = barrier_name
 
     annotations: dict[int, tuple[int, str]] = {}
@@ -337,9 +338,11 @@ def _rows(
             "condition": unit.barrier,
             "truth": unit.barrier,
             "_episode": unit.episode_id,
+            "_task_item": unit.task_item_id,
             "_target": target,
         })
-    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_target"]
+    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_task_item",
+               "_target"]
     table = pd.DataFrame.from_records(records, columns=columns)
     if numeric:
         table["value"] = table["value"].astype(float)

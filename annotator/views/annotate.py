@@ -18,10 +18,13 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
+
+from benchmark.episodes import recordings
+from benchmark.models import Recording
 
 from .. import assignment as assignments
 from .. import drafts
@@ -134,6 +137,17 @@ def item(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return render(request, "annotator/item.html", context)
 
 
+@require_safe
+@login_required
+def recording(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The recording of the item's episode, for the annotator holding the item (claimed, or submitted to
+    reread); a claim released to someone else sees it no more. Range requests let the player seek."""
+    assignment = own_assignment(request, assignment_id)
+    if assignment.status == Assignment.Status.RELEASED:
+        raise Http404("This item is no longer yours.")
+    return recordings.serve(request, Recording.objects.filter(episode_id=assignment.item.episode_id).first())
+
+
 @require_POST
 @login_required
 def save_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
@@ -148,10 +162,7 @@ def save_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return _save_status(request, assignment, annotation=drafts.current(assignment))
     except (drafts.StaleVersion, assignments.SlotTaken) as problem:
         return _save_status(request, assignment, error=str(problem), status=409)
-    problems = list(parsed.errors.values())
-    if unstored := drafts.unstored_spans(parsed):
-        problems.append(f"{unstored} marked span(s) will be saved once they have a rationale (and a correction).")
-    return _save_status(request, assignment, annotation=annotation, problems=problems)
+    return _save_status(request, assignment, annotation=annotation, problems=list(parsed.errors.values()))
 
 
 @require_http_methods(["GET", "POST"])

@@ -40,6 +40,7 @@ from ..forms import (
     initial_from_query,
     is_default_instructions,
 )
+from ..human_baseline.forms import HumanBaselineForm
 from ..models import Assignment, Membership, ReportBundle, Study, StudyItem
 from ..permissions import researcher_required
 from ..quality import AnnotatorQuality, study_quality
@@ -148,6 +149,18 @@ def study_create(request: HttpRequest) -> HttpResponse:
         form = StudyForm(initial=initial_from_query(request.GET), user=request.user)
         count = _count({name: form.initial.get(name, "") for name in FILTER_FIELDS}, request.user)
     return render(request, "annotator/research/study_form.html", {"form": form, "count": count})
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def human_baseline_create(request: HttpRequest) -> HttpResponse:
+    """A SHREC human-baseline study over a task set's items (``annotator.human_baseline``)."""
+    form = HumanBaselineForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid() and (study := form.save(created_by=request.user)) is not None:
+        messages.success(request, f"Study “{study.title}” created with {study.items.count()} task items.")
+        return redirect("annotator:dashboard", slug=study.slug)
+    context = {"form": form, "has_task_sets": form.fields["task_set"].queryset.exists()}
+    return render(request, "annotator/research/human_baseline_form.html", context)
 
 
 def _count(data: object, user: AbstractBaseUser) -> int:

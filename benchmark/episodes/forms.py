@@ -1,7 +1,7 @@
 from django import forms
 from django.db.models import QuerySet
 
-from ..models import Barrier, Episode, ImportJob, Scenario
+from ..models import Barrier, Episode, ImportJob, Recording, Scenario
 
 
 class EpisodeFilterForm(forms.Form):
@@ -31,3 +31,25 @@ class EpisodeFilterForm(forms.Form):
         if data.get("imported"):
             lookups["pk__in"] = {pk for result in data["imported"].results for pk in result.get("episodes", [])}
         return episodes.filter(**lookups)
+
+
+class RecordingForm(forms.Form):
+    """A recording for an episode: a file to upload or an http(s) address, one of the two.
+
+    What the file is gets checked by ``benchmark.episodes.recordings`` (its first bytes, its size)
+    before anything is stored; this form only says which of the two was given.
+    """
+
+    file = forms.FileField(required=False, label="Upload a file",
+                           help_text="Audio or video: WAV, MP3, Ogg, FLAC, WebM/Matroska or MP4.")
+    url = forms.URLField(required=False, label="Or give its address", assume_scheme="https",
+                         help_text="An http:// or https:// address; the player loads it from there.")
+    kind = forms.ChoiceField(choices=Recording.Kind.choices, initial=Recording.Kind.VIDEO, required=False,
+                             help_text="For an address: audio or video? (An upload's kind is read from the file.)")
+    duration_s = forms.FloatField(required=False, min_value=0, label="Length in seconds (optional)")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if bool(data.get("file")) == bool(data.get("url")):
+            raise forms.ValidationError("Give either a file to upload or an address, not both and not neither.")
+        return data

@@ -46,6 +46,7 @@ from typing import Any
 
 from django.utils.text import slugify
 
+from ..episodes.turn_times import turns_overlapping
 from ..models import ActionType, Episode, Recording, Relationship, Scenario, Turn
 from . import saving
 from .checks import check_episode
@@ -72,7 +73,6 @@ from .records import (
 from .shrec_spans import (
     COLUMNS,
     AnnotatorSpans,
-    covered_turns,
     plain,
     read_annotator,
     seconds_value,
@@ -345,7 +345,7 @@ def save_videos(videos: list[ShrecEpisodeDraft], result: ImportResult, team: Any
     for episode_id, index, start, end in Turn.objects.filter(
         episode__in=episodes.values(), start_s__isnull=False
     ).order_by("index").values_list("episode_id", "index", "start_s", "end_s"):
-        timed[episode_id].append((index, start, end if end is not None else start))
+        timed[episode_id].append((index, start, end))
     sent = []
     for video in videos:
         episode = episodes[video.external_id]
@@ -355,7 +355,7 @@ def save_videos(videos: list[ShrecEpisodeDraft], result: ImportResult, team: Any
                 f"episode {video.external_id!r} is already stored without turn times, so its spans cannot be placed"
             )
         for span in spans:
-            span.start_turn, span.end_turn = covered_turns(timed[episode.pk], span.start_s, span.end_s)
+            span.start_turn, span.end_turn = turns_overlapping(timed[episode.pk], span.start_s, span.end_s)
         sent.append(VideoSpans(episode.pk, video.external_id, video.origin.place or "", 0, video.annotators))
     _count(videos, result)
     replies = spans_imported.send(sender=ShrecFormat, team=team, tag=videos[0].tag, file=videos[0].origin.file,

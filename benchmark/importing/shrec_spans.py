@@ -20,9 +20,9 @@ bool}``, ``rationale`` and ``correction``. The rules, and why:
   :data:`SLACK_S` seconds after the recording's known end) is refused, naming it.
 - **Empty rationale or correction** import as they are (SHREC's files often leave them empty); the
   import counts them in its notes.
-- **The turns a span covers** (:func:`covered_turns`) are the turns whose ``[start_s, end_s]``
-  overlaps the span's times; a span that falls in a silence between turns covers the nearest turn
-  (the earlier one on a tie), so every span has at least one turn.
+- **The turns a span covers** are found as the annotation page finds them
+  (``benchmark.episodes.turn_times.turns_overlapping``): the turns its times overlap; a span that falls
+  in a silence between turns covers the turn the silence follows, so every span has at least one turn.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import ast
 import functools
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +93,7 @@ class SpanRecord:
     channel: str  # "verbal", "non-verbal", "both" or ""
     rationale: str
     correction: str
-    start_turn: int = 0  # turn indexes the times overlap (``covered_turns``), set once the turns are known
+    start_turn: int = 0  # the turns the times overlap (episodes.turn_times), set once the turns are known
     end_turn: int = 0
     seat_position: int = 0  # the agent's seat: SHREC's spans are about the robot's behaviour
 
@@ -267,13 +266,3 @@ def _text(value: Any, origin: Origin) -> str:
     if not isinstance(value, str):
         raise origin.problem(f"expected text, got {describe(value)}")
     return value.strip()
-
-
-def covered_turns(turns: Sequence[tuple[int, float, float]], start_s: float, end_s: float) -> tuple[int, int]:
-    """The first and last index of the ``(index, start_s, end_s)`` turns overlapping ``[start_s, end_s]``; the
-    nearest turn when none does (the earlier on a tie). ``turns`` must not be empty."""
-    overlapping = [index for index, start, end in turns if start <= end_s and end >= start_s]
-    if overlapping:
-        return min(overlapping), max(overlapping)
-    nearest = min(turns, key=lambda turn: (max(turn[1] - end_s, start_s - turn[2]), turn[0]))
-    return nearest[0], nearest[0]

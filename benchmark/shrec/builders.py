@@ -35,9 +35,11 @@ for the pre- and post-conditions.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .excerpts import pair_excerpt
@@ -54,6 +56,7 @@ MULTIPLE_OPTIONS = ["True", "False"]
 DISTRACTOR_RULES = ("disjoint", "not_identical")
 MCQ_SOURCES = ("groups", "agreed")
 N_DISTRACTORS = 4
+Progress = Callable[[str, int, int], None] | None  # (task, done, total)
 
 
 @dataclass(frozen=True)
@@ -182,23 +185,46 @@ class Candidate:
     text: str
     context: str
 
+    @cached_property
+    def encoded(self) -> bytes:
+        return self.text.encode()
+
+    @cached_property
+    def attribute_set(self) -> frozenset[str]:
+        return frozenset(self.segment.attributes)
+
 
 def choose_options(
     seed: int, item_key: str, answer: str, eligible: Sequence[Candidate]
 ) -> tuple[list[str], int, list[Candidate]]:
-    """The four distractors with the smallest seeded digests, and the five options in seeded order."""
-    chosen = sorted(eligible, key=lambda c: digest(seed, item_key, "distractor", c.text))[:N_DISTRACTORS]
+    """The four distractors with the smallest seeded digests, and the five options in seeded order.
+
+    A raw digest sorts as its hex form does, and hashing a copy of the shared prefix gives the same
+    digest as hashing the whole text: ``digest`` states the rule, this computes it fast.
+    """
+    prefix = hashlib.sha256(f"{seed}|{item_key}|distractor|".encode())
+
+    def order(candidate: Candidate) -> bytes:
+        hashed = prefix.copy()
+        hashed.update(candidate.encoded)
+        return hashed.digest()
+
+    chosen = heapq.nsmallest(N_DISTRACTORS, eligible, key=order)
     options = sorted([answer, *(c.text for c in chosen)], key=lambda text: digest(seed, item_key, "order", text))
     by_text = {c.text: c for c in chosen}
     return options, options.index(answer), [by_text[text] for text in options if text != answer]
 
 
-def eligible_candidates(item: Candidate, pool: Sequence[Candidate], accept) -> list[Candidate]:
-    """Other segments whose text differs from the answer and from every earlier candidate, and ``accept``s."""
+def eligible_candidates(item: Candidate, pool: Iterable[Candidate]) -> list[Candidate]:
+    """Other segments whose text differs from the answer and from every earlier candidate in ``pool``.
+
+    ``pool`` holds only the candidates the task's own rule accepts, in pool order, so the first
+    segment with a text is the one offered.
+    """
     seen = {item.text}
     eligible = []
     for other in pool:
-        if other.segment is item.segment or other.text in seen or not accept(other):
+        if other.text in seen or other.segment is item.segment:
             continue
         seen.add(other.text)
         eligible.append(other)
@@ -215,7 +241,7 @@ def _mcq_item(task, key, item: Candidate, eligible, options: BuildOptions, skipp
 
 
 def explanation_items(
-    task: str, segments: Iterable[Segment], options: BuildOptions, skipped: Counter
+    task: str, segments: Iterable[Segment], options: BuildOptions, skipped: Counter, progress: Progress = None
 ) -> list[ItemRecord]:
     """Rationale or correction items of the error segments (``task`` names the text field)."""
     pool = [
@@ -224,18 +250,19 @@ def explanation_items(
         if s.label == "error" and getattr(s, task) and s.excerpt.lines
     ]
     items = []
-    for member in pool:
-        own = set(member.segment.attributes)
-
-        def accept(other: Candidate, own=own, label=member.segment.label) -> bool:
-            theirs = set(other.segment.attributes)
-            if other.segment.label != label:
-                return False
-            return not (own & theirs) if options.distractors == "disjoint" else own != theirs
-
-        item = _mcq_item(task, member.segment.key, member, eligible_candidates(member, pool, accept), options, skipped)
+    disjoint = options.distractors == "disjoint"
+    for done, member in enumerate(pool, start=1):
+        own, label = member.attribute_set, member.segment.label
+        accepted = (
+            other for other in pool
+            if other.segment.label == label
+            and (own.isdisjoint(other.attribute_set) if disjoint else other.attribute_set != own)
+        )
+        item = _mcq_item(task, member.segment.key, member, eligible_candidates(member, accepted), options, skipped)
         if item:
             items.append(item)
+        if progress:
+            progress(task, done, len(pool))
     return items
 
 
@@ -252,7 +279,7 @@ def turn_pair(segment: Segment) -> tuple[TurnRecord, TurnRecord] | None:
 
 
 def condition_items(
-    segments: Iterable[Segment], options: BuildOptions, skipped: Counter
+    segments: Iterable[Segment], options: BuildOptions, skipped: Counter, progress: Progress = None
 ) -> dict[str, list[ItemRecord]]:
     """Pre- and post-condition items from the competency segments that are one user–agent pair.
 
@@ -263,23 +290,31 @@ def condition_items(
     built: dict[str, list[ItemRecord]] = {"pre": [], "post": []}
     for task, shown, answer in (("pre", 1, 0), ("post", 0, 1)):
         pool = [Candidate(s, pair[answer].text.strip(), pair[shown].text.strip()) for s, pair in pairs]
-        for member, (_, pair) in zip(pool, pairs, strict=True):
+        for done, (member, (_, pair)) in enumerate(zip(pool, pairs, strict=True), start=1):
 
-            def accept(other: Candidate, context=member.context) -> bool:
-                return not options.same_context_exclusion or other.context != context
-
+            excluded = member.context if options.same_context_exclusion else None
+            accepted = (other for other in pool if other.context != excluded)
             key = f"{member.segment.key}:{task}"
-            item = _mcq_item(task, key, member, eligible_candidates(member, pool, accept), options, skipped)
+            item = _mcq_item(task, key, member, eligible_candidates(member, accepted), options, skipped)
             if item:
                 item.first_turn = item.last_turn = pair[shown].index
                 built[task].append(item)
+            if progress:
+                progress(task, done, len(pool))
     return built
 
 
 def build_tasks(
-    episodes: Sequence[EpisodeRecord], tasks: Sequence[str] = TASKS, options: BuildOptions | None = None
+    episodes: Sequence[EpisodeRecord],
+    tasks: Sequence[str] = TASKS,
+    options: BuildOptions | None = None,
+    progress: Progress = None,
 ) -> BuildResult:
-    """Build the chosen tasks' items from the episodes' spans (raises ValueError on bad options)."""
+    """Build the chosen tasks' items from the episodes' spans (raises ValueError on bad options).
+
+    ``progress(task, done, total)`` is called as each multiple-choice candidate is done: the part
+    whose time grows with the square of the pool (every eligible text is hashed for every item).
+    """
     options = options or BuildOptions()
     problems = options.problems() + [f"unknown task {task!r}" for task in tasks if task not in TASKS]
     if problems:
@@ -297,9 +332,9 @@ def build_tasks(
     if "attributes" in tasks or "multiple" in tasks:
         built["attributes"], built["multiple"] = attribute_items(agreed)
     if "pre" in tasks or "post" in tasks:
-        built.update(condition_items(mcq, options, skipped))
+        built.update(condition_items(mcq, options, skipped, progress))
     for task in ("rationale", "correction"):
         if task in tasks:
-            built[task] = explanation_items(task, mcq, options, skipped)
+            built[task] = explanation_items(task, mcq, options, skipped, progress)
     items = [item for task in TASKS if task in tasks for item in built.get(task, [])]
     return BuildResult(items, Counter(item.task for item in items), skipped, per_episode)

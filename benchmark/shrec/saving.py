@@ -18,6 +18,10 @@ from benchmark.models import Episode, TaskItem, TaskSet, Team
 
 from .builders import ItemRecord
 
+MAX_NAME = TaskSet._meta.get_field("name").max_length
+MAX_KEY = TaskItem._meta.get_field("item_key").max_length
+MAX_SEED = 2**31 - 1  # the largest seed every database's integer column holds
+
 
 class TaskSetError(ValueError):
     """A task set that cannot be saved, with the reason people read."""
@@ -71,6 +75,13 @@ def save_task_set(
     """Write the task set and its items in one transaction (see the module docstring)."""
     if not name.strip():
         raise TaskSetError("a task set needs a name")
+    if len(name) > MAX_NAME:
+        raise TaskSetError(f"a task set's name has at most {MAX_NAME} characters; {name[:20]!r}… has {len(name)}")
+    if not 0 <= seed <= MAX_SEED:
+        raise TaskSetError(f"the seed must be a whole number from 0 to {MAX_SEED}, not {seed}")
+    long_keys = [item.item_key for item in items if len(item.item_key) > MAX_KEY]
+    if long_keys:
+        raise TaskSetError(f"item keys have at most {MAX_KEY} characters; {long_keys[0][:40]!r}… is longer")
     keys = [(item.task, item.item_key) for item in items]
     if len(set(keys)) != len(keys):
         duplicate = next(key for key in keys if keys.count(key) > 1)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from benchmark.models import TaskSet
+from benchmark.models import TaskItem, TaskSet
 
 from .builders import TASKS, ItemRecord
 from .records import ATTRIBUTE_KEYS
@@ -25,6 +25,8 @@ ITEM_FIELDS = (
     "task", "item_key", "episode", "first_turn", "last_turn", "start_s", "end_s", "label", "context", "options",
     "correct", "gold", "source", "provenance", "subsets",
 )
+SOURCE_LENGTH = TaskItem._meta.get_field("source").max_length
+LARGEST = 2**31 - 1  # the largest whole number every database's integer column holds
 GOLD_SPACES = {"detection": ("competency", "error", "none"), "error": ("error", "no_error")}
 
 
@@ -64,7 +66,7 @@ def _number(value: Any) -> bool:
 
 
 def _index(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LARGEST
 
 
 def _item_problem(row: dict[str, Any]) -> tuple[str, str] | None:
@@ -110,6 +112,8 @@ def _item_problem(row: dict[str, Any]) -> tuple[str, str] | None:
         return "provenance", "must be an object"
     if row.get("label", "") not in ("", "error", "competency", "none"):
         return "label", "must be error, competency, none or empty"
+    if not isinstance(row.get("source", ""), str) or len(row.get("source", "")) > SOURCE_LENGTH:
+        return "source", f"must be a text of at most {SOURCE_LENGTH} characters"
     return None
 
 

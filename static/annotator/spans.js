@@ -8,6 +8,13 @@
 // leaves the transcript's text nodes untouched; badges E1 / C2 beside each turn say the same
 // without colour. Half-written spans cannot be stored as rows yet, so the editor keeps them in
 // localStorage until they are added.
+//
+// A selection snaps to whole words (runs of non-space characters). With a recording on the page a
+// span may instead be marked by time: "Start here" / "End here" take the player's current time,
+// the number inputs adjust it, and the span covers the turns spoken in that stretch (turn_times.js;
+// the server works them out again). Every span names the seat it is about and its channel.
+import { clock, timedTurns, turnsOverlapping } from "./turn_times.js";
+
 const task = document.querySelector("[data-span-task]");
 const source = document.querySelector("[data-span-source]");
 
@@ -17,12 +24,12 @@ if (task && source) {
   const empty = task.querySelector("[data-span-empty]");
   const editor = task.querySelector("[data-span-editor]");
   const readOnly = task.hasAttribute("data-readonly");
-  const names = new Map(
-    [...task.querySelector("[data-span-attribute-names]").content.querySelectorAll("[data-key]")].map((element) => [
-      element.dataset.key,
-      element.textContent,
-    ]),
-  );
+  const namesIn = (selector) =>
+    new Map([...(task.querySelector(selector)?.content.querySelectorAll("[data-key]") || [])].map((element) => [element.dataset.key, element.textContent]));
+  const names = namesIn("[data-span-attribute-names]");
+  const seatNames = namesIn("[data-span-seat-names]");
+  const CHANNELS = { verbal: "verbal", "non-verbal": "non-verbal", both: "verbal and non-verbal" };
+  const turnTimes = timedTurns(source);
   const contents = new Map(
     [...source.querySelectorAll("[data-turn]")]
       .map((turn) => [Number(turn.dataset.turn), turn.querySelector("[data-turn-content]")])
@@ -45,8 +52,22 @@ if (task && source) {
   const textOf = (element) => element.textContent;
   const codePoints = (text, units) => [...text.slice(0, units)].length;
   const units = (text, points) => [...text].slice(0, points).join("").length;
-  const turnLabel = (span) =>
+  const turnsOnly = (span) =>
     span.start_turn === span.end_turn ? `turn ${span.start_turn + 1}` : `turns ${span.start_turn + 1}–${span.end_turn + 1}`;
+  const turnLabel = (span) =>
+    span.start_s != null ? `${clock(span.start_s)}–${clock(span.end_s)} (${turnsOnly(span)})` : turnsOnly(span);
+
+  // Widen [from, to) in text to whole words (letters, digits, apostrophes and hyphens inside a word),
+  // without the spaces at either end: "ea, le" in "Great, let's" becomes "Great, let's".
+  function snap(text, from, to) {
+    const wordy = (at) => at >= 0 && at < text.length && /[\p{L}\p{N}\p{M}'’_-]/u.test(text[at]);
+    const space = (at) => /\s/.test(text[at]);
+    while (from > 0 && wordy(from - 1) && wordy(from)) from -= 1;
+    while (to < text.length && wordy(to - 1) && wordy(to)) to += 1;
+    while (from < to && space(from)) from += 1;
+    while (to > from && space(to - 1)) to -= 1;
+    return [from, to];
+  }
 
   function offsetIn(element, container, offset) {
     const range = document.createRange();
@@ -73,6 +94,9 @@ if (task && source) {
     if (!kept.length) return null;
     const first = kept[0];
     const last = kept[kept.length - 1];
+    [first.from, first.to] = snap(first.text, first.from, first === last ? first.to : first.text.length);
+    if (last !== first) [last.from, last.to] = snap(last.text, 0, last.to);
+    if (first.to <= first.from && first === last) return null;
     const anchor = {
       start_turn: first.turn,
       end_turn: last.turn,
@@ -158,6 +182,8 @@ if (task && source) {
         ["Why", span.rationale],
       ];
       if (span.label === "error" || span.correction) details.push(["Instead", span.correction || "—"]);
+      if (seatNames.size > 1 && span.seat != null) details.unshift(["About", seatNames.get(String(span.seat)) || `seat ${span.seat + 1}`]);
+      if (span.channel) details.push(["Shown through", CHANNELS[span.channel] || span.channel]);
       const definitions = document.createElement("dl");
       definitions.className = "span-item__details";
       for (const [term, text] of details) {
@@ -223,7 +249,48 @@ if (task && source) {
     const storageKey = editor.dataset.storageKey;
     const hint = selectionNote.textContent;
 
+    const needRationale = editor.hasAttribute("data-need-rationale");
+    const media = document.querySelector("[data-player] [data-player-media]");
+    const startInput = field("start");
+    const endInput = field("end");
+    const seatInput = field("seat");
+    const defaultSeat = () => {
+      const chosen = seatInput?.querySelector?.("[data-default]")?.value ?? seatInput?.value;
+      return chosen === undefined || chosen === "" ? null : Number(chosen);
+    };
+    const seatChoice = () => (seatInput && seatInput.value !== "" ? Number(seatInput.value) : null);
+    const channelChoice = () => editor.querySelector("[data-span-channel]:checked")?.value || "";
     const labelChoice = () => editor.querySelector("[data-span-label]:checked")?.value || "";
+    const seconds = (input) => (input && input.value.trim() !== "" && Number.isFinite(Number(input.value)) ? Math.round(Number(input.value) * 10) / 10 : null);
+
+    // The stretch in the time inputs as the pending anchor: the turns it covers, no character offsets.
+    function anchorFromTimes() {
+      const first = seconds(startInput);
+      if (first === null) return null;
+      const last = Math.max(first, seconds(endInput) ?? first);
+      const covered = turnsOverlapping(turnTimes, first, last);
+      if (!covered) return { start_turn: pending?.start_turn, end_turn: pending?.end_turn, start_char: null, end_char: null, start_s: first, end_s: last };
+      return { start_turn: covered[0], end_turn: covered[1], start_char: null, end_char: null, start_s: first, end_s: last };
+    }
+    function markByTime() {
+      pending = anchorFromTimes();
+      window.getSelection()?.removeAllRanges();
+      showSelection();
+      stash();
+      paint();
+    }
+    const playerTime = () => Math.round((media?.currentTime || 0) * 10) / 10;
+    field("start-here")?.addEventListener("click", () => {
+      startInput.value = playerTime().toFixed(1);
+      if (seconds(endInput) !== null && seconds(endInput) < seconds(startInput)) endInput.value = startInput.value;
+      markByTime();
+    });
+    field("end-here")?.addEventListener("click", () => {
+      endInput.value = playerTime().toFixed(1);
+      if (seconds(startInput) === null || seconds(startInput) > seconds(endInput)) startInput.value = endInput.value;
+      markByTime();
+    });
+    for (const input of [startInput, endInput]) input?.addEventListener("input", markByTime);
     const chosenAttributes = () => [...editor.querySelectorAll("[data-span-attribute]:checked")].map((box) => box.value);
 
     function showSelection() {
@@ -231,11 +298,12 @@ if (task && source) {
         selectionNote.textContent = hint;
         return;
       }
-      selectionNote.textContent = `Marking ${turnLabel(pending)}: “${quote(pending)}”`;
+      selectionNote.textContent = pending.start_turn == null ? `Marking ${clock(pending.start_s)}–${clock(pending.end_s)}` : `Marking ${turnLabel(pending)}: “${quote(pending)}”`;
     }
 
     function updateCorrectionNote() {
-      field("correction-note").hidden = labelChoice() === "competency";
+      const note = field("correction-note");
+      if (note) note.hidden = labelChoice() === "competency";
     }
 
     function stash() {
@@ -244,11 +312,13 @@ if (task && source) {
           pending,
           editing,
           label: labelChoice(),
+          seat: seatChoice(),
+          channel: channelChoice(),
           attributes: chosenAttributes(),
           rationale: field("rationale").value,
           correction: field("correction").value,
         };
-        const blank = !state.pending && !state.label && !state.attributes.length && !state.rationale && !state.correction;
+        const blank = !state.pending && !state.label && !state.channel && !state.attributes.length && !state.rationale && !state.correction;
         if (blank) localStorage.removeItem(storageKey);
         else localStorage.setItem(storageKey, JSON.stringify(state));
       } catch {
@@ -260,6 +330,10 @@ if (task && source) {
       pending = state.pending || null;
       editing = Number.isInteger(state.editing) && state.editing < spans.length ? state.editing : -1;
       for (const radio of editor.querySelectorAll("[data-span-label]")) radio.checked = radio.value === state.label;
+      for (const radio of editor.querySelectorAll("[data-span-channel]")) radio.checked = radio.value === state.channel;
+      if (seatInput) seatInput.value = String(state.seat ?? defaultSeat() ?? "");
+      if (startInput) startInput.value = pending?.start_s != null ? pending.start_s.toFixed(1) : "";
+      if (endInput) endInput.value = pending?.end_s != null ? pending.end_s.toFixed(1) : "";
       for (const box of editor.querySelectorAll("[data-span-attribute]")) box.checked = (state.attributes || []).includes(box.value);
       field("rationale").value = state.rationale || "";
       field("correction").value = state.correction || "";
@@ -282,11 +356,13 @@ if (task && source) {
 
     function check(span) {
       const missing = [];
-      if (!span.start_turn && span.start_turn !== 0) missing.push("select the words or turns in the transcript");
+      if (!span.start_turn && span.start_turn !== 0) {
+        missing.push(span.start_s != null ? "select the turns too (this recording's turns have no times)" : "select the words or turns in the transcript");
+      }
       if (!span.label) missing.push("say whether it is an error or a competency");
       if (!span.attributes.length) missing.push("tick at least one social attribute");
-      if (!span.rationale.trim()) missing.push("say why you marked it");
-      if (span.label === "error" && !span.correction.trim()) missing.push("write what the agent should have done instead");
+      if (needRationale && !span.rationale.trim()) missing.push("say why you marked it");
+      if (needRationale && span.label === "error" && !span.correction.trim()) missing.push("write what the agent should have done instead");
       return missing;
     }
 
@@ -314,6 +390,11 @@ if (task && source) {
     document.addEventListener("selectionchange", () => {
       const anchor = anchorFromSelection();
       if (!anchor) return;
+      if (pending?.start_s != null && turnTimes.length) {
+        // A selection replaces a stretch marked by time.
+        startInput.value = "";
+        endInput.value = "";
+      }
       pending = anchor;
       showSelection();
       stash();
@@ -334,6 +415,10 @@ if (task && source) {
         end_turn: anchor?.end_turn,
         start_char: anchor?.start_char ?? null,
         end_char: anchor?.end_char ?? null,
+        start_s: anchor?.start_s ?? null,
+        end_s: anchor?.end_s ?? null,
+        seat: seatChoice(),
+        channel: channelChoice(),
         attributes: chosenAttributes(),
         rationale: field("rationale").value,
         correction: field("correction").value,
@@ -377,9 +462,18 @@ if (task && source) {
       }
       const span = spans[index];
       fill({
-        pending: { start_turn: span.start_turn, end_turn: span.end_turn, start_char: span.start_char, end_char: span.end_char },
+        pending: {
+          start_turn: span.start_turn,
+          end_turn: span.end_turn,
+          start_char: span.start_char,
+          end_char: span.end_char,
+          start_s: span.start_s ?? null,
+          end_s: span.end_s ?? null,
+        },
         editing: index,
         label: span.label,
+        seat: span.seat,
+        channel: span.channel,
         attributes: span.attributes,
         rationale: span.rationale,
         correction: span.correction,

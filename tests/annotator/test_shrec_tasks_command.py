@@ -18,9 +18,9 @@ from .shrec_study import add_external_annotation, shrec_study
 pytestmark = pytest.mark.django_db
 
 
-def run(*args):
+def run(*args, stderr=None):
     out = StringIO()
-    call_command("shrec_tasks", *args, stdout=out)
+    call_command("shrec_tasks", *args, stdout=out, stderr=stderr or StringIO())
     return out.getvalue()
 
 
@@ -38,7 +38,10 @@ def test_records_keep_the_study_order_of_annotators_and_the_spans_times():
 
 def test_builds_all_eight_tasks_and_prints_a_line_per_task():
     study = shrec_study()
-    output = run("--study", study.slug, "--seed", "0", "--subsets", "3", "--subset-size", "2")
+    progress = StringIO()
+    output = run("--study", study.slug, "--seed", "0", "--subsets", "3", "--subset-size", "2", stderr=progress)
+    for task in ("pre", "post", "rationale", "correction"):
+        assert f"shrec_tasks {task}" in progress.getvalue()
     task_set = TaskSet.objects.get(name="shrec-seed0")
     counts = {task: task_set.items.filter(task=task).count() for task in
               ("detection", "error", "attributes", "multiple", "pre", "post", "rationale", "correction")}
@@ -180,5 +183,25 @@ def test_bad_options_and_empty_studies_are_refused():
     empty = make_study(instrument=install_preset("shrec-spans"), items=1, team=study.team, slug="empty")
     with pytest.raises(CommandError, match="has no submitted spans"):
         run("--study", empty.slug)
-    with pytest.raises(CommandError, match="give --study"):
-        run()
+    # Without --study, the team's one study with submitted spans is the one (the empty study has none).
+    assert f"of the study {study.title!r}" in run("--name", "without-study")
+
+
+def test_names_and_seeds_the_database_cannot_hold_are_refused_plainly():
+    study = shrec_study(episodes=1)
+    with pytest.raises(CommandError, match="at most 100 characters"):
+        run("--study", study.slug, "--tasks", "error", "--name", "x" * 101)
+    with pytest.raises(CommandError, match="the seed must be a whole number from 0 to 2147483647"):
+        run("--study", study.slug, "--tasks", "error", "--seed", str(2**31))
+    assert not TaskSet.objects.exists()
+
+
+def test_subsets_may_ignore_the_sources():
+    study = shrec_study()
+    run("--study", study.slug, "--tasks", "error", "--subsets", "1", "--subset-size", "3", "--stratify", "none")
+    task_set = TaskSet.objects.get()
+    assert task_set.params["stratify"] == "none" and task_set.params["subset_sizes"] == {"error": [3]}
+    # Stratified, three items split 2 + 1 between the two sources instead.
+    run("--study", study.slug, "--tasks", "error", "--subsets", "1", "--subset-size", "3", "--name", "strata")
+    drawn = TaskItem.objects.filter(task_set__name="strata", subsets=[0])
+    assert sorted(drawn.values_list("source", flat=True)) == ["empathic", "empathic", "wellness"]

@@ -4,7 +4,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from annotator.external_spans import shrec_study
 from benchmark.models import TaskItem, TaskSet
@@ -59,3 +59,20 @@ def test_two_builds_of_the_fixture_are_identical():
         return list(TaskItem.objects.filter(task_set__name=name).order_by("task", "item_key").values_list(*fields))
 
     assert rows("first") == rows("second") and rows("first")
+
+
+def test_without_study_the_teams_one_study_with_spans_is_used():
+    """The issue's command line, `shrec_tasks --tasks all --seed S --subsets 3 --subset-size N`, after one import."""
+    with pytest.raises(CommandError, match="no study with submitted spans"):
+        build("--tasks", "all", "--seed", "0")
+    import_file(FIXTURE)
+    output = build("--tasks", "all", "--seed", "0", "--subsets", "3", "--subset-size", "4")
+    assert "of the study 'SHREC: shrec-two-videos'" in output
+    assert TaskSet.objects.get(name="shrec-seed0").items.count() > 0
+
+
+def test_without_study_several_studies_with_spans_are_named():
+    import_file(FIXTURE)
+    import_file(FIXTURE, tag="again")
+    with pytest.raises(CommandError, match=r"2 studies with spans; choose one with --study: .*again"):
+        build("--seed", "0")

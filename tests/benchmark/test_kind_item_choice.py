@@ -125,3 +125,25 @@ def test_offline_the_choice_sharing_most_words_with_the_transcript_is_picked(kin
     assert "Scripted heuristic" in reasoning
     assert kind.scripted_answer(bound, "Nothing in common.")[0] == "0"  # a tie goes to the first choice
     assert kind.scripted_answer(question(), "anything") is None  # not bound to an item: no choices
+
+
+# ----- the task_item source: a SHREC task item's own options (the human baseline)
+
+
+def test_a_task_items_options_are_the_choices_in_stored_order_and_its_correct_one_stays_hidden(kind):
+    from benchmark.models import TaskItem
+
+    asked = Question(key="rationale", kind="item_choice", prompt="Why?", options={"source": "task_item"})
+    item = TaskItem(task="rationale", options=["talked over", "forgot a name", "ignored a no"], correct=[2], gold=3)
+    episode = object()  # the source reads the task item alone
+
+    assert kind.option_problems({"source": "task_item"}) == []
+    bound = kind.for_item(asked, episode, item)
+    assert kind.choices(bound) == [{"value": "0", "label": "talked over"}, {"value": "1", "label": "forgot a name"},
+                                   {"value": "2", "label": "ignored a no"}]
+    assert "correct" not in repr(bound.options)
+    assert kind.correct_for(asked, episode, item) == "2"
+    # Without a task item (an episode's question, a chat's) there is nothing to ask; several correct
+    # positions (the attribute task) give no single correct choice.
+    assert kind.for_item(asked, episode) is None
+    assert kind.correct_for(asked, episode, TaskItem(task="attributes", options=["a", "b"], correct=[0, 1])) is None

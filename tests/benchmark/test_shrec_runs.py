@@ -139,6 +139,15 @@ def test_a_model_that_cannot_be_reached_stops_at_the_first_item(fake_llm, settin
     assert len(fake_llm.requests) == 1 and not TaskAnswer.objects.exists()
 
 
+def test_refused_credentials_stop_the_run_even_after_a_success(fake_llm):
+    task_set = make_task_set(rationale_items=3, detection_items=0)
+    fake_llm.enqueue(text="Answer: (3)")
+    fake_llm.enqueue(status=401)
+    with pytest.raises(running.ModelUnreachable, match="rejected the request"):
+        answer([item.pk for item in items(task_set)], concurrency=1)
+    assert TaskAnswer.objects.count() == 1
+
+
 def test_after_a_success_an_unreachable_call_fails_its_item_only(fake_llm, settings):
     settings.PARLEY_LLM_MAX_RETRIES = 0
     task_set = make_task_set(rationale_items=2, detection_items=0)
@@ -185,15 +194,16 @@ def test_the_command_queues_chunks_and_prints_a_summary(fake_llm, monkeypatch):
 
     out, err = evaluate("--shrec", "all", "--models", f"{FAKE_MODEL},scripted", "--task-set", task_set.name)
 
-    assert f"{FAKE_MODEL} (zero-shot): 4 of 4 item(s) answered, 0 of them unparsed; 0 without an answer." in out
-    assert "scripted (zero-shot): 4 of 4 item(s) answered" in out
+    summary = "(zero-shot): 4 of 4 item(s) answered (0 cached), 0 of them unparsed; 0 without an answer."
+    assert f"{FAKE_MODEL} {summary}" in out
+    assert "scripted (zero-shot): 4 of 4 item(s) answered (0 cached)" in out
     assert Job.objects.filter(task="answer_shrec_items", status=Job.Status.FINISHED).count() == 4
     assert "shrec" in err and "4/4" in err
     assert TaskAnswer.objects.filter(respondent__model=FAKE_MODEL, answer__isnull=False).count() == 4
 
     fake_llm.reset()
     out, _ = evaluate("--shrec", "rationale", "--models", FAKE_MODEL, "--subset", "0")
-    assert "2 of 2 item(s) answered" in out and fake_llm.requests == []
+    assert "2 of 2 item(s) answered (2 cached)" in out and fake_llm.requests == []
 
 
 @queued
@@ -234,7 +244,7 @@ def test_a_consumer_process_answers_the_chunks_while_the_command_follows(queue, 
 
     out, _ = evaluate("--shrec", "all", "--models", "scripted", "--task-set", task_set.name)
 
-    assert "scripted (zero-shot): 4 of 4 item(s) answered, 0 of them unparsed; 0 without an answer." in out
+    assert "scripted (zero-shot): 4 of 4 item(s) answered (0 cached), 0 of them unparsed; 0 without an answer." in out
     jobs = Job.objects.filter(task="answer_shrec_items")
     assert jobs.count() == 2 and {job.status for job in jobs} == {Job.Status.FINISHED}
     assert all(job.worker for job in jobs)  # taken by the consumer, not run inline

@@ -36,6 +36,8 @@ def test_a_good_file_gives_its_header_and_items():
     ({"start_s": "soon"}, "field 'start_s': must be a number"),
     ({"subsets": [0, -2]}, "field 'subsets': must be a list of subset numbers"),
     ({"label": "bad"}, "field 'label': must be error, competency, none or empty"),
+    ({"source": "s" * 51}, "field 'source': must be a text of at most 50 characters"),
+    ({"first_turn": 2**31, "last_turn": 2**31}, "field 'first_turn': must be a non-negative whole number"),
     ({"task": "detection", "options": ["a", "b", "c"], "correct": [0], "gold": "maybe"},
      "field 'gold': must be one of competency, error, none"),
     ({"task": "attributes", "gold": ["kindness"]}, "field 'gold': must be a list of attribute keys"),

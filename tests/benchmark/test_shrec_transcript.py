@@ -2,7 +2,8 @@
 
 import pytest
 
-from benchmark.importing.shrec_spans import ALIASES, KEYS, attribute_key, covered_turns
+from benchmark.episodes.turn_times import turns_overlapping
+from benchmark.importing.shrec_spans import ALIASES, KEYS, attribute_key
 from benchmark.importing.shrec_transcript import TranscriptProblem, parse_transcript
 
 SH_A9 = "\n".join([
@@ -87,10 +88,11 @@ def test_the_alias_table_names_only_the_seven_keys_and_refuses_other_names():
     assert attribute_key("Humour") is None
 
 
-def test_a_span_covers_the_turns_its_times_overlap_else_the_nearest():
+def test_a_span_covers_the_turns_its_times_overlap_else_the_one_before_its_silence():
     turns = [(0, 2.0, 6.0), (1, 8.0, 10.0), (2, 12.0, 13.0), (3, 20.0, 20.0)]
 
-    assert covered_turns(turns, 9.0, 13.0) == (1, 2)
-    assert covered_turns(turns, 0.0, 1.0) == (0, 0)
-    assert covered_turns(turns, 10.5, 11.0) == (1, 1)  # 0.5 s after turn 1, 1 s before turn 2
-    assert covered_turns(turns, 25.0, 30.0) == (3, 3)
+    assert turns_overlapping(turns, 9.0, 13.0) == (1, 2)
+    assert turns_overlapping(turns, 0.0, 1.0) == (0, 0)
+    assert turns_overlapping(turns, 10.5, 11.0) == (1, 1)  # in the silence after turn 1
+    assert turns_overlapping(turns, 11.6, 11.9) == (1, 1)  # nearer turn 2, still the turn the silence follows
+    assert turns_overlapping(turns, 25.0, 30.0) == (3, 3)

@@ -138,6 +138,11 @@ ADDED.update({
     ("GET /chat/*/participants.csv", "probe_answers"): "issue 21: as goals",
     ("GET /annotate/studies/*/export.csv*", "excerpt"): "issue 24: the turns an item showed (a window of its episode "
         "for ProMediate's per-intervention and snippet items; empty for a whole episode)",
+    ("GET /annotate/studies/*/export.csv*", "start_s"): "issue 25: where a span marked on the episode's recording "
+        "starts, in seconds (empty for spans on the text and for answers)",
+    ("GET /annotate/studies/*/export.csv*", "end_s"): "issue 25: as start_s, where it ends",
+    ("GET /annotate/studies/*/export.csv*", "channel"): "issue 25: whether a span's behaviour was verbal, "
+        "non-verbal or both (empty when not said, and for answers)",
 })
 DROPPED: dict[tuple[str, str], str] = {
     **_REWORDED,

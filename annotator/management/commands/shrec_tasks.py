@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from benchmark.management.stdout_writer import StdoutWriter
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import TaskSet
+from benchmark.progress_bar import ProgressBar
 from benchmark.shrec.builders import DISTRACTOR_RULES, MCQ_SOURCES, TASKS, BuildOptions, build_tasks
 from benchmark.shrec.dataset import dataset_statistics
 from benchmark.shrec.excerpts import check_mode
@@ -28,6 +29,7 @@ from benchmark.shrec.segments import ANNOTATOR_CHOICES, ATTRIBUTE_POLICIES, BALA
 from benchmark.shrec.subsets import assign_subsets
 from benchmark.shrec.task_files import TaskFileError, read_task_file, write_task_set
 
+from ...models import Annotation, Study
 from ...shrec_records import study_episode_records
 from ..study_option import find_study
 
@@ -70,6 +72,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+class BuildProgress:
+    """One progress bar per multiple-choice task, the part of a build that takes time on a large study."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.bars: dict[str, ProgressBar] = {}
+
+    def show(self, task: str, done: int, total: int) -> None:
+        if task not in self.bars:
+            self.bars[task] = ProgressBar(self.stream, total, f"shrec_tasks {task}", unit="items")
+        self.bars[task].show(done)
+        if done == total:
+            self.bars[task].close()
+
+
 class Command(BaseCommand):
     help = (
         "Build SHREC's task items (detection, error, attributes, multiple, pre, post, rationale, correction) "
@@ -79,7 +96,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_team_argument(parser)
-        parser.add_argument("--study", metavar="ID_OR_SLUG", help="The study whose submitted spans are used.")
+        parser.add_argument("--study", metavar="ID_OR_SLUG", help="The study whose submitted spans are used (default: the "
+                            "team's one study with submitted spans, e.g. that of a SHREC import).")
         parser.add_argument("--import", dest="import_file", metavar="FILE", help="Load a JSONL task file instead.")
         parser.add_argument("--export", metavar="FILE", help="Write the task set as JSONL to FILE ('-': stdout).")
         parser.add_argument("--name", help="The task set name (default: shrec-seed<SEED>, or the task file one).")
@@ -90,7 +108,8 @@ class Command(BaseCommand):
         parser.add_argument("--subsets", type=_whole(1), default=3, help="Subsets drawn per task (default 3).")
         parser.add_argument("--subset-size", type=_whole(1), default=None,
                             help="Items per subset (default: each source's items split evenly between the subsets).")
-        parser.add_argument("--no-stratify", action="store_true", help="Draw subsets without balancing the sources.")
+        parser.add_argument("--stratify", choices=("source", "none"), default="source",
+                            help="Balance each subset between the sources (source, default) or not (none).")
         parser.add_argument("--pairing", choices=("shrec", "iou"), default=None,
                             help="How spans are paired: shrec (times; default when spans have times) or iou (turns).")
         parser.add_argument("--start-tolerance", type=_seconds, default=3.0, help="SHREC pairing: starts apart (s).")
@@ -120,19 +139,17 @@ class Command(BaseCommand):
             raise CommandError("give --study to build from spans or --import to load a task file, not both")
         if options["import_file"]:
             task_set = self._import(team, options)
-        elif options["study"]:
-            task_set = self._build(team, options)
-        elif options["export"] and options["name"]:
+        elif options["export"] and options["name"] and not options["study"]:
             task_set = TaskSet.objects.of_team(team).filter(name=options["name"]).first()
             if task_set is None:
                 raise CommandError(f"--name {options['name']!r}: the team {team.slug!r} has no task set of that name")
         else:
-            raise CommandError("give --study (build from its spans), --import FILE, or --name with --export")
+            task_set = self._build(team, options)
         if options["export"]:
             self._export(task_set, options["export"])
 
     def _build(self, team, options: dict[str, Any]) -> TaskSet:
-        study = find_study(options["study"], team)
+        study = find_study(options["study"], team) if options["study"] else self._only_study_with_spans(team)
         build = BuildOptions(
             seed=options["seed"], pairing=options["pairing"], start_tolerance=options["start_tolerance"],
             end_tolerance=options["end_tolerance"], containment_tolerance=options["containment_tolerance"],
@@ -144,15 +161,15 @@ class Command(BaseCommand):
         if not any(annotator.spans for episode in episodes for annotator in episode.annotators):
             raise CommandError(f"the study {study.slug!r} has no submitted spans to build tasks from")
         try:
-            result = build_tasks(episodes, options["tasks"], build)
-            report = assign_subsets(
-                result.items, options["subsets"], options["subset_size"], options["seed"], not options["no_stratify"]
-            )
+            bars = BuildProgress(self.stderr)
+            result = build_tasks(episodes, options["tasks"], build, bars.show)
+            stratify = options["stratify"] == "source"
+            report = assign_subsets(result.items, options["subsets"], options["subset_size"], options["seed"], stratify)
         except ValueError as error:
             raise CommandError(str(error)) from None
         params = {
             **dataclasses.asdict(build), "tasks": options["tasks"], "subsets": options["subsets"],
-            "subset_size": options["subset_size"], "stratify": not options["no_stratify"],
+            "subset_size": options["subset_size"], "stratify": options["stratify"],
             "study": {"id": study.pk, "slug": study.slug, "title": study.title},
             "counts": dict(result.counts), "skipped": dict(result.skipped), "subset_sizes": report.sizes,
             "overlapping_subsets": report.overlapping, "dataset": dataset_statistics(episodes, result.segments),
@@ -168,6 +185,22 @@ class Command(BaseCommand):
             f"of the study {study.title!r}, seed {options['seed']}."
         )
         return task_set
+
+    def _only_study_with_spans(self, team) -> Study:
+        """Without --study: the team's one study with submitted spans (after one SHREC import, its study)."""
+        studies = list(
+            Study.objects.of_team(team)
+            .filter(items__assignments__annotations__status=Annotation.Status.SUBMITTED,
+                    items__assignments__annotations__spans__isnull=False)
+            .distinct().order_by("pk")
+        )
+        if len(studies) == 1:
+            return studies[0]
+        if not studies:
+            raise CommandError(f"the team {team.slug!r} has no study with submitted spans: import a SHREC file "
+                               "(import_episodes --format shrec FILE) or name a study with --study")
+        names = ", ".join(f"{study.slug} ({study.title})" for study in studies)
+        raise CommandError(f"the team {team.slug!r} has {len(studies)} studies with spans; choose one with --study: {names}")
 
     def _summary(self, task: str, count: int, sizes: list[int], skipped, overlapping: bool) -> None:
         parts = [f"{task}: {count} items"]

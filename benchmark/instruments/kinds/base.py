@@ -189,13 +189,15 @@ class QuestionKind:
         found = options.get("choices")
         return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
-    def for_item(self, question: Any, episode: Any) -> Any:
-        """The question as asked about one item (episode): itself, unless the item brings its own
-        choices (per-item multiple choice); None when the item has none for it (then it is not asked)."""
+    def for_item(self, question: Any, episode: Any, task_item: Any = None) -> Any:
+        """The question as asked about one item (episode, and the SHREC task item a human-baseline study item
+        answers): itself, unless the item brings its own choices (per-item multiple choice); None when the
+        item has none for it (then it is not asked)."""
         return question
 
-    def correct_for(self, question: Any, episode: Any) -> str | None:
-        """The value of the correct answer about ``episode``, if the kind stores one (for accuracy)."""
+    def correct_for(self, question: Any, episode: Any, task_item: Any = None) -> str | None:
+        """The value of the correct answer about ``episode`` (or its ``task_item``), if the kind stores one
+        (for accuracy)."""
         return None
 
     def imported_value_problem(self, question: Any, value: str) -> str:

@@ -6,17 +6,20 @@ the same for every episode. AgentSense's probes and SHREC's tasks are not like t
 over many items cannot write them into one question. An ``item_choice`` question names instead
 **where** each item's choices come from:
 
-- ``options.source``: one of ``SOURCES``; today ``scenario.probe``, the probe of the episode's
+- ``options.source``: one of ``SOURCES``: ``scenario.probe``, the probe of the episode's
   scenario at ``options.position`` (``benchmark.models.Probe``: its ``options`` are the choices,
-  ``correct`` the index of the right one). The choices' values are the option indexes as text
-  (``"0"``, ``"1"``, ...), as the probes instrument the interviewed agents answer
+  ``correct`` the index of the right one); or ``task_item``, the SHREC task item a human-baseline
+  study item answers (``benchmark.models.TaskItem``: its ``options`` in their stored order, the order
+  the model's prompt lists them in, and its ``correct`` position). The choices' values are the option
+  indexes as text (``"0"``, ``"1"``, ...), as the probes instrument the interviewed agents answer
   (``benchmark.evaluation.interviews.instruments.probe_question``) stores them, so humans' and
   agents' answers read the same.
 
-Why no new model: the item already holds its choices (a scenario's probes, with their correct
-index), and the question only needs to say which. A source is a function of (episode, options),
-so SHREC's task items, which need a model of their own for their provenance (an excerpt, its
-distractors), add one entry to ``SOURCES`` and nothing else here.
+Why no new model: the item already holds its choices (a scenario's probes, a task item's options,
+with their correct index), and the question only needs to say which. A source is a function of
+(episode, options, task item): the task item is the one a study item points at (``task_item``,
+passed by whoever binds the question to an item; None everywhere an item is an episode), so the
+``scenario.probe`` source ignores it and the ``task_item`` source has nothing without it.
 
 The correct choice stays out of everything a respondent sees: ``for_item`` binds a question to an
 item as a copy whose ``options`` hold the item's ``choices`` only (value and label, never the
@@ -52,7 +55,7 @@ class ItemChoices:
     correct: str | None
 
 
-def _scenario_probe(episode: Any, options: dict[str, Any]) -> ItemChoices | None:
+def _scenario_probe(episode: Any, options: dict[str, Any], task_item: Any = None) -> ItemChoices | None:
     """The probe at ``options["position"]`` of the episode's scenario, or None when it has none there."""
     # Read through .all(), so a report that prefetched the scenarios' probes asks no query per item.
     probe = next((p for p in episode.scenario.probes.all() if p.position == options.get("position")), None)
@@ -63,9 +66,21 @@ def _scenario_probe(episode: Any, options: dict[str, Any]) -> ItemChoices | None
     return ItemChoices(choices, correct)
 
 
+def _task_item(episode: Any, options: dict[str, Any], task_item: Any = None) -> ItemChoices | None:
+    """The task item's options in their stored order; its correct option when it has exactly one (the
+    multiple-choice tasks), else none. None without a task item, or with one that has no options."""
+    if task_item is None or not isinstance(task_item.options, list) or not task_item.options:
+        return None
+    choices = [{"value": str(index), "label": str(text)} for index, text in enumerate(task_item.options)]
+    correct = task_item.correct if isinstance(task_item.correct, list) else []
+    right = str(correct[0]) if len(correct) == 1 and is_whole(correct[0]) and 0 <= correct[0] < len(choices) else None
+    return ItemChoices(choices, right)
+
+
 # Where an item's choices come from: a name → (what its options need, the function that reads them).
-SOURCES: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, Any]], ItemChoices | None]]] = {
+SOURCES: dict[str, tuple[tuple[str, ...], Callable[[Any, dict[str, Any], Any], ItemChoices | None]]] = {
     "scenario.probe": (("position",), _scenario_probe),
+    "task_item": ((), _task_item),
 }
 
 CHOICE_INDEX = DbCheck(
@@ -79,7 +94,8 @@ CHOICE_INDEX = DbCheck(
 
 @register
 class ItemChoice(ChoiceKind):
-    """``options.source`` (``scenario.probe``) and what it needs (``position``: the probe's position, from 0)."""
+    """``options.source`` (``scenario.probe``, ``task_item``) and what it needs (``position``: the probe's
+    position, from 0, for ``scenario.probe``; nothing for ``task_item``)."""
 
     name = "item_choice"
     label = "multiple choice from the item (correct answer hidden)"
@@ -112,27 +128,27 @@ class ItemChoice(ChoiceKind):
 
     # --- the item -------------------------------------------------------------------------------
 
-    def item_choices(self, question: Any, episode: Any) -> ItemChoices | None:
+    def item_choices(self, question: Any, episode: Any, task_item: Any = None) -> ItemChoices | None:
         """The item's choices and correct value, or None when the item has none for this question."""
         options = question.options if isinstance(question.options, dict) else {}
         found = SOURCES.get(options.get("source"))
         if found is None or episode is None:
             return None
-        return found[1](episode, options)
+        return found[1](episode, options, task_item)
 
-    def for_item(self, question: Any, episode: Any) -> Any:
+    def for_item(self, question: Any, episode: Any, task_item: Any = None) -> Any:
         """A copy of ``question`` whose options hold the item's choices (never the correct one), or None
         when the item has no choices for it (the question is then not asked about this item)."""
-        found = self.item_choices(question, episode)
+        found = self.item_choices(question, episode, task_item)
         if found is None:
             return None
         bound = copy.copy(question)
         bound.options = {**question.options, "choices": [dict(choice) for choice in found.choices]}
         return bound
 
-    def correct_for(self, question: Any, episode: Any) -> str | None:
+    def correct_for(self, question: Any, episode: Any, task_item: Any = None) -> str | None:
         """The value of the item's correct choice (for accuracy; never shown to a respondent)."""
-        found = self.item_choices(question, episode)
+        found = self.item_choices(question, episode, task_item)
         return found.correct if found else None
 
     def summary(self, question: Any) -> tuple[str, list[dict[str, Any]]]:

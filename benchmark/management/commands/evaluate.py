@@ -143,8 +143,10 @@ class Command(BaseCommand):
             self.shrec(options)
             return
         shrec_only = ("task_set", "subset", "coerce_model")
-        if any(options[name] is not None for name in shrec_only) or options["variant"] != TaskAnswer.Variant.ZERO_SHOT:
-            raise CommandError("--variant, --task-set, --subset and --coerce-model apply only with --shrec.")
+        if (any(options[name] is not None for name in shrec_only) or options["variant"] != TaskAnswer.Variant.ZERO_SHOT
+                or options["temperature"] != 0 or options["examples"] != shrec.DEFAULT_EXAMPLES):
+            raise CommandError("--variant, --examples, --task-set, --subset, --temperature and --coerce-model apply "
+                               "only with --shrec.")
         if not options["promediate"] and options["mentions"] != "judge":
             raise CommandError("--mentions applies only with --promediate.")
         if options["promediate"] and (options["interview"] or options["blind"]):
@@ -264,6 +266,7 @@ class Command(BaseCommand):
             f"Answering {len(ids)} item(s) of task set {task_set} with {run.model} ({run.variant}, temperature "
             f"{run.temperature:g}" + (f", coerced by {run.coerce_model}" if run.coerce_model else "") + ")."
         )
+        cached = 0 if run.force else shrec.tally(ids, run).answered
         pieces = shrec.chunks(ids)
         later = [[piece] for piece in pieces[1:]] if HUEY.immediate else [pieces[1:]] if pieces[1:] else []
         bar = ProgressBar(self.stderr, len(ids), "shrec", unit="items")
@@ -282,7 +285,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{run.model}: {shrec.stop_message(job)}")
         counts = shrec.tally(ids, run)
         self.stdout.write(
-            f"{run.model} ({run.variant}): {counts.answered} of {len(ids)} item(s) answered, "
+            f"{run.model} ({run.variant}): {counts.answered} of {len(ids)} item(s) answered ({cached} cached), "
             f"{counts.unparsed} of them unparsed; {counts.missing} without an answer."
         )
         return counts.missing
