@@ -94,6 +94,7 @@ def test_a_task_set_is_chosen_by_its_id(researcher_client, world):
 
 def test_a_task_set_that_is_not_a_number_is_a_form_error(researcher_client, world):
     assert researcher_client.get(PAGE, {"task_set": "first"}).status_code == 400
+    assert researcher_client.get(PAGE, {"task_set": "9" * 5000}).status_code == 400  # too long for an id
     response = researcher_client.get(JSON, {"task_set": "first"})
     assert response.status_code == 400 and "Bad choice" in response.content.decode()
 

@@ -26,6 +26,7 @@ from .records import ShrecResultsProblem
 from .tables import CSV_TABLES, attribute_grid, chance_text, csv_table, dataset_lines, table_grid
 
 TEXT_TYPE = "text/plain; charset=utf-8"
+ID_DIGITS = 18  # the longest id a 64-bit primary key holds without overflow
 
 
 def _built(
@@ -34,7 +35,10 @@ def _built(
     """The form, the report (None on bad input or no task set) and why there is none."""
     task_sets = TaskSet.objects.owned_by(request.user)
     wanted = request.GET.get("task_set", "")
-    if wanted.isascii() and wanted.isdigit() and not task_sets.filter(pk=int(wanted)).exists():
+    # A number that could be an id and is none of the asker's: 404, as if it did not exist. Anything else (a
+    # word, a number too long for an id) is the form's error.
+    could_be_id = wanted.isascii() and wanted.isdigit() and len(wanted) <= ID_DIGITS
+    if could_be_id and not task_sets.filter(pk=int(wanted)).exists():
         raise Http404("No such task set.")
     form = ShrecResultsForm(request.GET, task_sets=task_sets)
     if not form.is_valid():
