@@ -65,8 +65,10 @@ def generate_human_answers(study: Study, annotators: Sequence[AbstractBaseUser],
             if (item.pk, annotator.pk) in mine:
                 continue
             parsed = pages[item.pk].parse(_form(pages[item.pk], SKILLS[number % len(SKILLS)], rng), complete=True)
-            assignment = Assignment(item=item, annotator=annotator, status=Assignment.Status.SUBMITTED, claimed_at=now,
-                                    lease_expires_at=now, submitted_at=now, seconds_spent=rng.randint(*SECONDS_PER_ITEM))
+            assignment = Assignment(
+                item=item, annotator=annotator, status=Assignment.Status.SUBMITTED, claimed_at=now,
+                lease_expires_at=now, submitted_at=now, seconds_spent=rng.randint(*SECONDS_PER_ITEM),
+            )
             submissions.append((assignment, parsed, None))
             room -= 1
     with transaction.atomic():

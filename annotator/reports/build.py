@@ -135,9 +135,12 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     )
     units: dict[int, Unit] = {}
     conditions: dict[str, str] = {}
-    for pk, position, episode_id, scenario_id, barrier_key, barrier_name, duration, task_item, last_turn, last_end in items:
+    for row in items:
+        pk, position, episode_id, scenario_id, barrier_key, barrier_name, duration, task_item, last_turn, last_end = row
         seconds = max((value for value in (duration, last_end) if value is not None), default=None)
-        units[pk] = Unit(str(position + 1), episode_id, str(scenario_id), barrier_key, last_turn, seconds or None, task_item)
+        units[pk] = Unit(
+            str(position + 1), episode_id, str(scenario_id), barrier_key, last_turn, seconds or None, task_item
+        )
         conditions[barrier_key] = barrier_name
 
     annotations: dict[int, tuple[int, str]] = {}

@@ -91,7 +91,8 @@ class TaskItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["task_set", "task", "item_key"], name="task_item_key_unique"),
             models.CheckConstraint(
-                condition=Q(last_turn__isnull=True) | Q(first_turn__isnull=False, last_turn__gte=models.F("first_turn")),
+                condition=Q(last_turn__isnull=True)
+                | Q(first_turn__isnull=False, last_turn__gte=models.F("first_turn")),
                 name="task_item_turns_ordered",
             ),
             models.CheckConstraint(
@@ -137,7 +138,9 @@ class TaskAnswer(models.Model):
         ordering = ["item", "respondent", "variant"]
         constraints = [
             models.UniqueConstraint(fields=["item", "respondent", "variant"], name="task_answer_once"),
-            models.CheckConstraint(condition=Q(coerced__isnull=True) | ~Q(coerced_by=""), name="task_answer_coerced_by"),
+            models.CheckConstraint(
+                condition=Q(coerced__isnull=True) | ~Q(coerced_by=""), name="task_answer_coerced_by"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -31,19 +31,19 @@ RATIONALE_OPTIONS = ["Robot kept talking over the user.", "Robot forgot the user
 CORRECTION_OPTIONS = ["Ask the user's name again.", "Wait until the user finishes.", "Say goodbye warmly.",
                       "Accept the answer and ask what they would like to do instead.", "Tell a joke."]
 
+EXCHANGE = "User A: Not yet. I'll tell you next week.\nAI Agent: Sweet! Let's start the exercise."
 # task -> (first turn, last turn, label, context, options, correct positions, gold)
 ITEMS = {
-    "detection": (3, 4, "error", "User A: Not yet. I'll tell you next week.\nAI Agent: Sweet! Let's start the exercise.",
-                  DETECTION_OPTIONS, [1], "error"),
-    "error": (3, 4, "error", "User A: Not yet. I'll tell you next week.\nAI Agent: Sweet! Let's start the exercise.",
-              ["No Social Error", "Social Error"], [1], "error"),
+    "detection": (3, 4, "error", EXCHANGE, DETECTION_OPTIONS, [1], "error"),
+    "error": (3, 4, "error", EXCHANGE, ["No Social Error", "Social Error"], [1], "error"),
     "attributes": (3, 4, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", ATTRIBUTE_OPTIONS,
                    [2, 4], ["conversational-mechanics", "intention"]),
     "multiple": (3, 4, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", MULTIPLE_OPTIONS, [0],
                  True),
     "pre": (1, 2, "competency", "Taking a walk can clear the mind. Do you have a story to share?", PRE_OPTIONS, [1], 2),
     "post": (1, 2, "competency", "Today I took a walk around my building.", POST_OPTIONS, [2], 3),
-    "rationale": (3, 5, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.\nUser A: I said not yet.",
+    "rationale": (3, 5, "error",
+                  "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.\nUser A: I said not yet.",
                   RATIONALE_OPTIONS, [2], 3),
     "correction": (3, 5, "error", "User A: Not yet.\nAI Agent: Sweet! Let's start the exercise.", CORRECTION_OPTIONS,
                    [3], 4),

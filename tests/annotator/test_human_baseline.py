@@ -70,7 +70,8 @@ def test_a_mixed_study_has_one_item_per_task_item_and_one_question_per_task(task
 def test_windows_are_the_items_turns_and_a_pre_or_post_condition_shows_only_its_context_turn(task_set):
     study = _study(task_set)
 
-    windows = {item.task_item.task: (item.first_turn, item.last_turn) for item in study.items.select_related("task_item")}
+    items = study.items.select_related("task_item")
+    windows = {item.task_item.task: (item.first_turn, item.last_turn) for item in items}
     assert windows["detection"] == (3, 4) and windows["rationale"] == (3, 5)
     assert windows["pre"] == (2, 2)  # the agent's utterance, not the person's answer before it
     assert windows["post"] == (1, 1)  # the person's utterance, not the agent's answer after it

@@ -42,7 +42,8 @@ def test_every_item_shows_the_prompts_task_text_and_options_in_the_prompts_order
         assert response.context["task"].instructions == task_instructions(task_item.task, task_item.label)
         assert task_instructions(task_item.task, task_item.label) in prompt
         if task_item.task == Task.MULTIPLE:  # the prompt asks True or False; the page yes or no, in that order
-            assert [option.label for option in entry.options] == ["Yes", "No"] and task_item.options == ["True", "False"]
+            assert [option.label for option in entry.options] == ["Yes", "No"]
+            assert task_item.options == ["True", "False"]
         else:
             labels = [option.label for option in entry.options]
             assert labels == task_item.options

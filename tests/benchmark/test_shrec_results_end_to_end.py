@@ -59,3 +59,23 @@ def test_the_report_is_the_same_bytes_twice(task_set):
     _scripted_answers(task_set.team.slug)
 
     assert report_json(build_shrec(task_set, resamples=200)) == report_json(build_shrec(task_set, resamples=200))
+
+
+def test_the_human_row_comes_from_a_human_baseline_study_over_the_same_items(task_set):
+    from annotator.human_baseline.generated import generate_human_answers
+    from annotator.human_baseline.study import create_human_baseline_study
+    from tests.builders import make_user
+
+    study = create_human_baseline_study(task_set=task_set, tasks=["detection", "pre"], overlap=2)
+    given = generate_human_answers(study, [make_user(), make_user()], seed=0)
+
+    report = build_shrec(task_set, resamples=50)
+    human = report["human"]
+
+    assert human["label"] == "Human" and human["people"] == 2
+    assert human["answers"] == given == human["generated"]
+    assert human["tasks"]["detection"]["answered"] + human["tasks"]["pre"]["answered"] == given
+    assert human["tasks"]["error"]["answered"] == 0
+    assert 0 <= human["tasks"]["pre"]["metrics"]["accuracy"]["pooled"] <= 1
+    assert len(human["per_person"]) == 2 and set(human["majority"]) == {"detection", "pre"}
+    assert any("generated, not given by people" in note for note in report["notes"])

@@ -94,6 +94,7 @@ def test_a_task_set_is_chosen_by_its_id(researcher_client, world):
 
 def test_a_task_set_that_is_not_a_number_is_a_form_error(researcher_client, world):
     assert researcher_client.get(PAGE, {"task_set": "first"}).status_code == 400
+    assert researcher_client.get(PAGE, {"task_set": "9" * 5000}).status_code == 400  # too long for an id
     response = researcher_client.get(JSON, {"task_set": "first"})
     assert response.status_code == 400 and "Bad choice" in response.content.decode()
 
@@ -105,10 +106,12 @@ def test_the_downloads_without_a_task_set_say_why(researcher_client):
     assert "no SHREC task set yet" in response.content.decode()
 
 
-def test_the_json_download_is_the_report(researcher_client, world):
+def test_the_json_download_is_the_report_with_intervals(researcher_client, world):
     response = researcher_client.get(JSON)
 
     report = json.loads(response.content)
+    assert report["resamples"] == 1000
+    assert report["rows"][0]["tasks"]["detection"]["metrics"]["accuracy"]["ci95"] is not None
     assert response["Content-Disposition"] == 'attachment; filename="shrec.json"'
     assert report["task_set"]["name"] == "shrec-seed0"
     assert [row["label"] for row in report["rows"]] == ["(L) m1"]
@@ -168,13 +171,16 @@ def test_the_report_is_scored_once_and_again_after_a_new_answer(researcher_clien
     monkeypatch.setattr(build, "score_records", lambda records, **options: scored.append(1) or real(records, **options))
 
     researcher_client.get(PAGE)
-    researcher_client.get(JSON)
+    researcher_client.get(PAGE)
     assert len(scored) == 1
+    researcher_client.get(JSON)
+    researcher_client.get(ZIP)
+    assert len(scored) == 2  # the downloads carry intervals: scored once more, with the bootstrap
     respondent = Respondent.objects.create(kind=Respondent.Kind.JUDGE, model="m9", prompt_version="shrec-pre-v1")
     TaskAnswer.objects.create(item=world["items"]["p1"], respondent=respondent, reply="(2)", answer=2)
 
     assert "(L) m9" in researcher_client.get(PAGE).content.decode()
-    assert len(scored) == 2
+    assert len(scored) == 3
 
 
 def test_the_page_scores_coerced_answers_when_asked(researcher_client, world):

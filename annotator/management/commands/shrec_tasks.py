@@ -96,8 +96,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_team_argument(parser)
-        parser.add_argument("--study", metavar="ID_OR_SLUG", help="The study whose submitted spans are used (default: the "
-                            "team's one study with submitted spans, e.g. that of a SHREC import).")
+        parser.add_argument("--study", metavar="ID_OR_SLUG",
+                            help="The study whose submitted spans are used (default: the team's one study with "
+                            "submitted spans, e.g. that of a SHREC import).")
         parser.add_argument("--import", dest="import_file", metavar="FILE", help="Load a JSONL task file instead.")
         parser.add_argument("--export", metavar="FILE", help="Write the task set as JSONL to FILE ('-': stdout).")
         parser.add_argument("--name", help="The task set name (default: shrec-seed<SEED>, or the task file one).")
@@ -200,7 +201,8 @@ class Command(BaseCommand):
             raise CommandError(f"the team {team.slug!r} has no study with submitted spans: import a SHREC file "
                                "(import_episodes --format shrec FILE) or name a study with --study")
         names = ", ".join(f"{study.slug} ({study.title})" for study in studies)
-        raise CommandError(f"the team {team.slug!r} has {len(studies)} studies with spans; choose one with --study: {names}")
+        raise CommandError(f"the team {team.slug!r} has {len(studies)} studies with spans; choose one with "
+                           f"--study: {names}")
 
     def _summary(self, task: str, count: int, sizes: list[int], skipped, overlapping: bool) -> None:
         parts = [f"{task}: {count} items"]

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 
 from ...models import TaskSet
 from ...permissions import researcher_required
+from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ..tables import report_json
 from .build import cached_shrec
 from .bundle import bundle_bytes
@@ -25,13 +26,19 @@ from .records import ShrecResultsProblem
 from .tables import CSV_TABLES, attribute_grid, chance_text, csv_table, dataset_lines, table_grid
 
 TEXT_TYPE = "text/plain; charset=utf-8"
+ID_DIGITS = 18  # the longest id a 64-bit primary key holds without overflow
 
 
-def _built(request: HttpRequest) -> tuple[ShrecResultsForm, dict[str, Any] | None, str]:
+def _built(
+    request: HttpRequest, *, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[ShrecResultsForm, dict[str, Any] | None, str]:
     """The form, the report (None on bad input or no task set) and why there is none."""
     task_sets = TaskSet.objects.owned_by(request.user)
     wanted = request.GET.get("task_set", "")
-    if wanted.isascii() and wanted.isdigit() and not task_sets.filter(pk=int(wanted)).exists():
+    # A number that could be an id and is none of the asker's: 404, as if it did not exist. Anything else (a
+    # word, a number too long for an id) is the form's error.
+    could_be_id = wanted.isascii() and wanted.isdigit() and len(wanted) <= ID_DIGITS
+    if could_be_id and not task_sets.filter(pk=int(wanted)).exists():
         raise Http404("No such task set.")
     form = ShrecResultsForm(request.GET, task_sets=task_sets)
     if not form.is_valid():
@@ -40,7 +47,7 @@ def _built(request: HttpRequest) -> tuple[ShrecResultsForm, dict[str, Any] | Non
         task_set = form.chosen()
     except ShrecResultsProblem as problem:
         return form, None, str(problem)
-    return form, cached_shrec(task_set, answers=form.answers_from()), ""
+    return form, cached_shrec(task_set, answers=form.answers_from(), resamples=resamples), ""
 
 
 def _grid(title: str, grid: tuple[list[str], list[list[str]]], name: str) -> dict[str, Any]:
@@ -51,10 +58,14 @@ def _grid(title: str, grid: tuple[list[str], list[list[str]]], name: str) -> dic
 @require_GET
 @researcher_required
 def shrec(request: HttpRequest) -> HttpResponse:
-    """The SHREC tables and figures of one task set; a bad choice is shown on the form."""
-    form, report, problem = _built(request)
+    """The SHREC tables and figures of one task set; a bad choice is shown on the form.
+
+    The page shows no interval, so it is scored without the bootstrap (a second per model row); the downloads
+    carry the intervals."""
+    form, report, problem = _built(request, resamples=0)
     context: dict[str, Any] = {
         "form": form, "report": report, "problem": problem, "query": request.GET.urlencode(), "csv_tables": CSV_TABLES,
+        "resamples": DEFAULT_RESAMPLES,
     }
     if report is not None:
         context.update(
