@@ -355,7 +355,6 @@ def span_question_report(
     report["excluded_items"] = agreement.excluded_items
     report["n_annotators"] = int(spans[ANNOTATOR].nunique()) if len(spans) else 0
     report["spans"] = agreement.to_dict()
-    _unitizing_alphas(report, spans, continua, coders, end_inclusive)
     report["percent_agreement"] = agreement.label_agreement
     _note(report, "spans", agreement.notes)
     if report["percent_agreement"] is None:
@@ -365,6 +364,7 @@ def span_question_report(
         "by_condition", "judge_by_condition", "alignment",
     ):
         _note(report, key, ["does not apply to span questions"])
+    _unitizing_alphas(report, spans, continua, coders, end_inclusive)  # its notes after the older ones
     return plain_report(report)
 
 
@@ -393,8 +393,7 @@ def _unitizing_alphas(
     columns = {"turns": ("start", "end"), "seconds": ("start_s", "end_s")}
     for coordinate, (start, end) in columns.items():
         if start not in spans.columns or spans[start].isna().all():
-            _note(report, f"{key}.{coordinate}", [f"no span has a position in {coordinate}"])
-            continue
+            continue  # spans on the text alone: null on seconds, as the schema says, with no note
         lengths = {item: sizes.get(coordinate) for item, sizes in continua.items()}
         result = study_unitizing_alpha(
             on_turns, lengths, coders=coders, start=start, end=end,

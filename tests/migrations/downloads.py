@@ -143,6 +143,12 @@ ADDED.update({
     ("GET /annotate/studies/*/export.csv*", "end_s"): "issue 25: as start_s, where it ends",
     ("GET /annotate/studies/*/export.csv*", "channel"): "issue 25: whether a span's behaviour was verbal, "
         "non-verbal or both (empty when not said, and for answers)",
+    (_REPORTS, "questions.*.spans.unitizing_alpha"): "issue 25: Krippendorff's unitizing alpha of the spans, on "
+        "turns and on seconds, beside the overlap measures",
+    ("GET /annotate/studies/*/report/tables.zip :: spans.csv", "unitizing_alpha_turns"): "issue 25: as the report's "
+        "spans.unitizing_alpha.turns",
+    ("GET /annotate/studies/*/report/tables.zip :: spans.csv", "unitizing_alpha_seconds"): "issue 25: as the "
+        "report's spans.unitizing_alpha.seconds",
 })
 DROPPED: dict[tuple[str, str], str] = {
     **_REWORDED,
