@@ -380,7 +380,7 @@ def _unitizing_alphas(
     end_inclusive: bool,
 ) -> None:
     """alpha_U of the spans on turns and on seconds into `report["spans"]`; a null says why in the notes."""
-    out: dict[str, Any] = {"turns": None, "seconds": None}
+    out: dict[str, Any] = {"turns": None}  # "seconds" only when some span has times
     report["spans"]["unitizing_alpha"] = out
     key = "spans.unitizing_alpha"
     if continua is None:
@@ -393,7 +393,7 @@ def _unitizing_alphas(
     columns = {"turns": ("start", "end"), "seconds": ("start_s", "end_s")}
     for coordinate, (start, end) in columns.items():
         if start not in spans.columns or spans[start].isna().all():
-            continue  # spans on the text alone: null on seconds, as the schema says, with no note
+            continue  # spans on the text alone have no alpha on seconds (no key, so no null to explain)
         lengths = {item: sizes.get(coordinate) for item, sizes in continua.items()}
         result = study_unitizing_alpha(
             on_turns, lengths, coders=coders, start=start, end=end,
