@@ -154,6 +154,9 @@ def test_the_report_gives_the_share_of_persistent_disagreement(client, spans_stu
     assert outcome["persistent_disagreement"] == pytest.approx(0.5)
     assert any("50.0% persistent disagreement" in note for note in report["notes"])
     assert build_report(study, resamples=20)["span_review"] is None  # not a review study
+    client.force_login(make_user(staff=True))
+    assert "50.0% persistent disagreement" in client.get(reverse("annotator:report", args=[review.slug])).text
+    assert client.get(reverse("annotator:dashboard", args=[review.slug])).status_code == 200
 
 
 def test_an_imported_files_external_annotators_cannot_review_and_the_command_says_so():
