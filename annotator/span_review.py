@@ -40,10 +40,9 @@ from benchmark.shrec.segments import SegmentOptions, annotator_pairs, episode_se
 
 from .forms import join_team_as_annotators
 from .models import Membership, Span, Study, StudyItem
-from .reports.reviews import AGREE
+from .reports.reviews import AGREE, REVIEW_PRESET
 from .shrec_records import study_episode_records
 
-REVIEW_PRESET = "shrec-span-review"  # Instrument.preset of a review study's instrument (made per study)
 COMMENT = "comment"
 REVIEW_SPEC = PresetSpec(
     name="SHREC span review",

@@ -2,7 +2,7 @@
 
 Of the unmatched spans reviewed (a submitted answer to "Do you agree with this mark?"), the share the reviewer
 disagreed with: SHREC reports 8.7 %. Only each assignment's latest submitted version counts, as everywhere in
-the agreement report; a study with no review items has no entry (null).
+the agreement report; a study that is not a review study has no entry (null).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from benchmark.models import Answer
 
 from ..models import Annotation, Study, StudyItem
 
-AGREE = "agree"  # the review question's key (``annotator.span_review.AGREE``)
+REVIEW_PRESET = "shrec-span-review"  # Instrument.preset of a review study's instrument (``annotator.span_review``)
+AGREE = "agree"  # the review question's key
 METHOD = (
     "persistent_disagreement = reviewed marks answered 'no' to 'Do you agree with this mark?' / reviewed marks; "
     "a mark is one annotator's span that the SHREC pairing left unmatched, reviewed by the episode's other "
@@ -27,9 +28,9 @@ def review_outcome(study: Study, latest: QuerySet[Annotation]) -> dict[str, Any]
     """``{"marks", "reviewed", "disagreed", "persistent_disagreement", "method"}`` for a review study, else None.
 
     ``latest``: the study's latest submitted annotation versions (``reports.build.latest_submitted``)."""
-    marks = StudyItem.objects.filter(study=study, reviewed_span__isnull=False).count()
-    if not marks:
+    if study.instrument.preset != REVIEW_PRESET:  # the instrument is read already: no query for other studies
         return None
+    marks = StudyItem.objects.filter(study=study, reviewed_span__isnull=False).count()
     values = list(
         Answer.objects.filter(
             response__in=latest.filter(assignment__item__reviewed_span__isnull=False).values("response_id"),

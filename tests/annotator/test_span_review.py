@@ -118,8 +118,8 @@ def test_the_page_shows_the_other_annotators_mark_and_never_the_reviewers_own(cl
     html = page.text
     assert page.status_code == 200
     for shown in ("The mark to review: Social error", "Bob alone rationale", "Bob alone correction", "Intention",
-                  "Social norms and routines", "Non-verbal", "turns 10–11", "46.0 s to 53.0 s", "Do you agree with this mark?",
-                  "Episode 1 says line 9.", "Episode 1 says line 10."):
+                  "Social norms and routines", "Non-verbal", "turns 10–11", "46.0 s to 53.0 s",
+                  "Do you agree with this mark?", "Episode 1 says line 9.", "Episode 1 says line 10."):
         assert shown in html, shown
     for hidden in ("Alice paired", "Alice alone", "Alice only", "Bob paired", "Episode 1 says line 8."):
         assert hidden not in html, hidden
