@@ -12,6 +12,8 @@ The rules:
 - An annotator never holds the same item twice (the database's unique constraint on item and
   annotator); a released item is not offered to them again, though ``renew`` gives it back while
   its slot is still free (an open tab that autosaves after a pause).
+- An item reserved for one annotator (``StudyItem.reviewer``: a span review is for the other annotator of
+  the span, ``annotator.span_review``) is offered to them alone.
 - Each annotator walks the items in their own order: a hash of the study's seed, their id and the
   item's id, so it is random across annotators, reproducible, and stable when items are added.
   Gold and attention items are shuffled in with the regular ones, so they turn up spread across
@@ -205,6 +207,7 @@ def progress(study: Study, *, now: datetime | None = None) -> StudyProgress:
         item.pk for item in regular if item.submitted_count + item.claimed_count < study.overlap
     }
 
+    reserved = {item.pk: item.reviewer_id for item in items if item.reviewer_id is not None}
     tallies: defaultdict[int, Counter[str]] = defaultdict(Counter)
     for annotator_id in members:
         tallies[annotator_id] = Counter()
@@ -220,7 +223,9 @@ def progress(study: Study, *, now: datetime | None = None) -> StudyProgress:
             submitted=tally["submitted"],
             in_progress=tally["in_progress"],
             seconds_spent=tally["seconds_spent"],
-            remaining=len(claimable) - tally["had_claimable"] if annotator_id in members else 0,
+            remaining=(
+                _open_to(claimable, reserved, annotator_id) - tally["had_claimable"] if annotator_id in members else 0
+            ),
         )
         for annotator_id, tally in tallies.items()
     }
@@ -238,6 +243,11 @@ def progress(study: Study, *, now: datetime | None = None) -> StudyProgress:
     )
 
 
+def _open_to(claimable: set[int], reserved: dict[int, int], annotator_id: int) -> int:
+    """How many of the ``claimable`` items ``annotator_id`` may take: those reserved for no one or for them."""
+    return sum(1 for item_id in claimable if reserved.get(item_id, annotator_id) == annotator_id)
+
+
 def _held_claim(study: Study, annotator: AbstractBaseUser, now: datetime) -> Assignment | None:
     return (
         Assignment.objects.filter(
@@ -253,6 +263,7 @@ def _claimable(study: Study, annotator: AbstractBaseUser, now: datetime) -> Quer
     had = Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)
     return (
         StudyItem.objects.filter(study=study)
+        .filter(Q(reviewer__isnull=True) | Q(reviewer=annotator))
         .filter(~Exists(had))
         .annotate(live_count=Count("assignments", filter=live(now, "assignments__")))
         .filter(Q(kind__in=QUALITY_KINDS) | Q(live_count__lt=study.overlap))

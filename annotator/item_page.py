@@ -36,7 +36,7 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import Target
 from benchmark.models import PROFILE_LABELS, Answer, Barrier, Question, Relationship, Seat, SocialAttribute, Turn
 
-from . import answer_forms, item_media
+from . import answer_forms, item_media, span_review
 from . import assignment as assignments
 from .answer_forms import FormValues, GoalRef
 from .human_baseline.page import questions_for, task_view
@@ -295,6 +295,7 @@ class ItemPage:
             "condition": self._condition(),
             "attention_instruction": item.attention_instruction if item.kind == StudyItem.Kind.ATTENTION else "",
             "task": task_view(item.task_item),  # a human-baseline item's task (SHREC), above its excerpt
+            "review": span_review.review_view(item.reviewed_span),  # a span review item's mark (SHREC)
             "sections": sections,
             "errors": errors,
             "error_links": [(anchors.get(name, ""), message) for name, message in errors.items()],

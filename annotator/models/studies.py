@@ -102,7 +102,9 @@ class StudyItem(models.Model):
     inclusive) and ask its per-turn questions of one turn only (``target_turn``): a ProMediate
     intervention is rated on the turns that led up to it (``annotator.windows``), so one episode gives
     as many items as its mediator intervened. A snippet comparison shows two windows of the same
-    episode, the second (``second_first_turn`` to ``second_last_turn``) after the first.
+    episode, the second (``second_first_turn`` to ``second_last_turn``) after the first. A span review item
+    (``annotator.span_review``) shows another annotator's span (``reviewed_span``) and is offered only to its
+    ``reviewer``.
     """
 
     class Kind(models.TextChoices):
@@ -138,6 +140,15 @@ class StudyItem(models.Model):
         "benchmark.TaskItem", on_delete=models.PROTECT, null=True, blank=True, related_name="study_items",
         help_text="For a human-baseline study: the SHREC task item answered (its excerpt and options).",
     )
+    reviewed_span = models.ForeignKey(
+        "annotator.Span", on_delete=models.PROTECT, null=True, blank=True, related_name="review_items",
+        help_text="For a span review study (SHREC's protocol): the other annotator's unmatched span reviewed.",
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="review_items",
+        help_text="The one annotator who may take this item (a span review is for the other annotator only); "
+        "empty: anyone in the study's pool.",
+    )
 
     class Meta:
         ordering = ["study", "position"]
@@ -153,6 +164,10 @@ class StudyItem(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["study", "task_item"], condition=Q(task_item__isnull=False), name="study_item_task_item_once",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "reviewed_span"], condition=Q(reviewed_span__isnull=False),
+                name="study_item_reviewed_span_once",
             ),
             models.UniqueConstraint(
                 fields=["study", "episode", "first_turn", "second_first_turn"],

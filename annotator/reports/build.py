@@ -58,6 +58,7 @@ from .agentsense import agentsense_report
 from .comparison import judge_of, judge_scores
 from .item_truths import scored_by_item
 from .methods import study_methods
+from .reviews import review_note, review_outcome
 from .spans import read_spans, span_continua
 from .units import unit_kind, unit_name, unit_target
 
@@ -205,12 +206,14 @@ def build_report(
     ``conditions`` (barrier key -> name), ``questions`` (per question key: the statistics of
     ``benchmark.stats.report`` plus ``question`` and ``judge``), ``skipped_questions``,
     ``agentsense`` (goals and probes against self, other and external answers, ``reports.agentsense``;
-    null when the study asks neither), ``methods`` and ``notes``. docs/report-schema.md describes every key.
+    null when the study asks neither), ``span_review`` (a span review study's persistent disagreement,
+    ``reports.reviews``; null for other studies), ``methods`` and ``notes``. docs/report-schema.md describes every key.
     """
     instrument = study.instrument
     questions = list(instrument.questions.order_by("position"))
     respondent_kinds = [str(kind) for kind in respondent_kinds]
     data = _read(study, questions, respondent_kinds)
+    review = review_outcome(study, latest_submitted(study))
     annotators = {annotator for _, annotator in data.annotations.values()}
     rated_items = {item_id for item_id, _ in data.annotations.values()}
     report: dict[str, Any] = {
@@ -240,8 +243,9 @@ def build_report(
         "questions": {},
         "skipped_questions": {},
         "agentsense": None,
+        "span_review": review,
         "methods": study_methods(resamples, seed),
-        "notes": _study_notes(data),
+        "notes": _study_notes(data) + review_note(review),
     }
     if not data.annotations:
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")

@@ -121,6 +121,8 @@ ADDED: dict[tuple[str, str], str] = {
     (_PARLEY_EXPORT, "*.scenario.template"): "the template a scenario was instantiated from, in full",
     (_REPORTS, "agentsense"): "AgentSense (issue 14): goals and probes against self, other and external answers; "
         "null for a study that asks neither",
+    (_REPORTS, "span_review"): "SHREC's review step (issue 25, SH-15): a span review study's persistent "
+        "disagreement; null for every other study",
     ("GET /annotate/studies/*/export.csv*", "goal"): "AgentSense (issue 14): the goal a per-goal answer is about",
     ("GET /annotate/studies/*/export.csv*", "goal_text"): "AgentSense (issue 14): that goal's text",
 }
