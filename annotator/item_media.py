@@ -62,12 +62,18 @@ def player(assignment_pk: int, episode: Any) -> PlayerView | None:
     return None
 
 
+def plays_recording(item: Any) -> bool:
+    """Whether the item's page may play its episode's recording: only an item that shows the whole episode.
+    An item showing part of it (a window, a SHREC task item's excerpt, where a pre-condition's answer is the
+    turn left out) or two compared episodes has no player, and its annotator cannot fetch the recording."""
+    return not (item.compared_episode_id or item.first_turn is not None or item.task_item_id)
+
+
 def page(assignment_pk: int, item: Any, seats: Sequence[Seat]) -> dict[str, Any]:
-    """The item page's part of the context: the player (on a whole episode, not on two compared ones) and
-    the seats a span may be about."""
+    """The item page's part of the context: the player (``plays_recording``) and the seats a span may be about."""
     chosen = default_seat(seats)
     return {
-        "player": None if item.compared_episode_id else player(assignment_pk, item.episode),
+        "player": player(assignment_pk, item.episode) if plays_recording(item) else None,
         "span_seats": [SeatChoice(seat.position, seat.character.name, seat.position == chosen) for seat in seats],
         "span_channels": [(value, label) for value, label in Span.Channel.choices],
         "spans_need_rationale": item.study.spans_need_rationale,

@@ -27,7 +27,7 @@ from benchmark.episodes import recordings
 from benchmark.models import Recording
 
 from .. import assignment as assignments
-from .. import drafts
+from .. import drafts, item_media
 from ..answer_forms import FormValues
 from ..instructions import summarise
 from ..item_page import (
@@ -141,10 +141,13 @@ def item(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @login_required
 def recording(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """The recording of the item's episode, for the annotator holding the item (claimed, or submitted to
-    reread); a claim released to someone else sees it no more. Range requests let the player seek."""
+    reread) when the item shows the whole episode; a claim released to someone else sees it no more. Range
+    requests let the player seek."""
     assignment = own_assignment(request, assignment_id)
     if assignment.status == Assignment.Status.RELEASED:
         raise Http404("This item is no longer yours.")
+    if not item_media.plays_recording(assignment.item):
+        raise Http404("This item shows part of its episode, without the recording.")
     return recordings.serve(request, Recording.objects.filter(episode_id=assignment.item.episode_id).first())
 
 

@@ -3,16 +3,19 @@
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotator.human_baseline.answers import answer_in_space, label_of_option
 from annotator.human_baseline.study import HumanStudyProblem, create_human_baseline_study, parse_tasks
 from annotator.models import Annotation, Assignment, StudyItem
+from benchmark.episodes.recordings import attach_upload
 from benchmark.models import Answer, Task, TaskItem
 from benchmark.results.shrec.human import HumanAnswer, human_answers
 from tests.annotator.builders import add_annotators, make_study
 from tests.annotator.shrec_items import ITEMS, LINES, make_task_set
 from tests.builders import make_user
+from tests.recordings import wav_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -162,6 +165,20 @@ def test_a_pre_condition_page_shows_the_one_utterance_and_never_the_answers_turn
     # The answer (turn 1) is offered among the options, and nowhere else on the page.
     assert response.text.count("Today I took a walk around my building.") == 1
     assert [turn.index for conv in response.context["conversations"] for turn in conv.turns] == [2]
+
+
+def test_a_task_item_never_plays_or_serves_its_episodes_recording(client, task_set, annotator, settings, tmp_path):
+    """The recording holds every turn, a pre-condition's answer too: a task item shows its excerpt as text only."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    study = _study(task_set, [annotator])
+    assignment = _assignment(study, annotator, "pre")
+    attach_upload(assignment.item.episode, SimpleUploadedFile("s.wav", wav_bytes(0.5), content_type="audio/wav"))
+    client.force_login(annotator)
+
+    page = client.get(reverse("annotator:item", args=[assignment.pk])).text
+
+    assert "data-player" not in page and "player.js" not in page
+    assert client.get(reverse("annotator:recording", args=[assignment.pk])).status_code == 404
 
 
 def test_an_annotator_of_another_study_cannot_open_an_item_or_the_study(client, task_set, annotator):
