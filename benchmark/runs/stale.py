@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from ..models import RunChunk, SimulationRun
@@ -74,8 +75,51 @@ def requeue_stale_chunks(run_id: int | None = None) -> int:
                 link=run_link(run.pk),
             )
             queued += 1
+    queued += _requeue_lost_queued_chunks(run_id, cut)
     if run_id is None:
         _restart_lost_tasks(cut)
+    return queued
+
+
+def _requeue_lost_queued_chunks(run_id: int | None, cut: Any) -> int:
+    """Queue again the queued chunks whose task is no longer on the queue: a consumer took the task off the
+    queue and died before claiming the chunk (Huey's queues hold no unacknowledged messages), so the chunk
+    would wait forever and the run never finish. Looked for only in a run with queued chunks, none running
+    and nothing done for the stale period, and then checked against the queue's pending tasks, so a chunk
+    merely waiting behind other work keeps its place."""
+    from ..jobs.queue import HUEY, enqueue
+
+    runs = SimulationRun.objects.filter(status=SimulationRun.Status.RUNNING, chunks__status=RunChunk.Status.QUEUED)
+    runs = runs.exclude(chunks__status=RunChunk.Status.RUNNING).distinct()
+    if run_id is not None:
+        runs = runs.filter(pk=run_id)
+    idle = []
+    for run in runs.select_related("team", "created_by"):
+        last = run.chunks.aggregate(Max("started_at"), Max("heartbeat_at"), Max("finished_at")).values()
+        moments = [moment for moment in (run.started_at, *last) if moment is not None]
+        if not moments or max(moments) < cut:
+            idle.append(run)
+    if not idle:
+        return 0
+    name = task("play_run_chunk").task_class.__name__
+    pending = {tuple(item.args[:2]) for item in HUEY.pending() if type(item).__name__ == name}
+    queued = 0
+    for run in idle:
+        for chunk in run.chunks.filter(status=RunChunk.Status.QUEUED):
+            if (chunk.pk, chunk.attempt) in pending:
+                continue
+            with transaction.atomic():
+                unchanged = RunChunk.objects.filter(pk=chunk.pk, attempt=chunk.attempt, status=RunChunk.Status.QUEUED)
+                if not unchanged.update(attempt=chunk.attempt + 1):
+                    continue
+                logger.warning("Chunk %s of run %s was taken off the queue by a consumer that stopped; queued again "
+                               "(attempt %s)", chunk.number, run.tag, chunk.attempt + 1)
+                enqueue(
+                    task("play_run_chunk"), chunk.pk, chunk.attempt + 1, team=run.team, user=run.created_by,
+                    label=f"Run {run.tag}: chunk {chunk.number} of {run.chunks.count()} (attempt {chunk.attempt + 2})",
+                    link=run_link(run.pk),
+                )
+                queued += 1
     return queued
 
 

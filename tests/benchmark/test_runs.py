@@ -558,6 +558,37 @@ def test_a_chunk_whose_consumer_died_is_queued_again_and_resumes_from_the_next_t
 
 
 @played
+def test_a_queued_chunk_whose_task_left_the_queue_with_a_dying_consumer_is_queued_again(fake_llm):
+    cast_scenario()
+    fake_llm.reply_when(f"role-playing {BARRIER_SEAT}", speak("The thing, you know."))
+    fake_llm.reply_when(f"role-playing {PARTNER}", speak("Go on."))
+    execute(llm_options(conditions=("none", "semantic"), turn_cap=6))
+    reference = {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")}
+    # What a consumer killed between taking the chunk's task off the queue and claiming the chunk leaves: the
+    # chunk queued, its task gone from the queue (it holds no unacknowledged tasks), the run waiting for it.
+    run = SimulationRun.objects.get(tag="test-run")
+    Episode.objects.filter(tag="test-run").update(status="pending", end_reason="", finished_at=None)
+    Turn.objects.filter(episode__tag="test-run").delete()
+    long_ago = timezone.now() - timedelta(hours=1)
+    SimulationRun.objects.filter(pk=run.pk).update(status="running", finished=0, finished_at=None, message="",
+                                                   started_at=long_ago)
+    RunChunk.objects.filter(run=run).update(status="queued", heartbeat_at=None, worker="", started_at=None,
+                                            finished_at=None, finished=0)
+    fresh = timezone.now()
+    SimulationRun.objects.filter(pk=run.pk).update(started_at=fresh)
+    assert stale.requeue_stale_chunks(run.pk) == 0  # prepared just now: it may simply wait its turn
+
+    SimulationRun.objects.filter(pk=run.pk).update(started_at=long_ago)
+    assert stale.requeue_stale_chunks(run.pk) == 1  # the run's watch; the new attempt runs inline here
+
+    chunk = RunChunk.objects.get(run=run)
+    assert (chunk.status, chunk.attempt) == ("done", 1)
+    assert {e.barrier.key: turns_of(e) for e in Episode.objects.filter(tag="test-run")} == reference
+    run.refresh_from_db()
+    assert (run.status, run.finished, run.failed) == ("finished", 2, 0)
+
+
+@played
 def test_a_superseded_attempt_stops_at_its_next_beat_and_records_nothing(fake_llm):
     cast_scenario()
     run = control.create_run(llm_options(), "superseded", default_team())
