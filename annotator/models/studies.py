@@ -2,6 +2,7 @@ import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -37,6 +38,44 @@ class Study(models.Model):
     )
     invite_token = models.CharField(max_length=40, unique=True, default=_invite_token, editable=False)
     is_open = models.BooleanField(default=True, help_text="Annotators can claim items while the study is open.")
+    closed_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the study was closed (until reopened). A study that is neither open nor closed is paused.",
+    )
+    qualification_pass_mark = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(100)],
+        help_text="Percent of known answers an annotator must match on the qualification items to go on; "
+        "blank: no qualification.",
+    )
+    qualification_retry = models.BooleanField(
+        default=False, help_text="An annotator below the pass mark may take the qualification items a second time.",
+    )
+    checks_warn_after = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="Warn an annotator after this many failed attention or gold checks; blank: never.",
+    )
+    checks_pause_after = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="Pause an annotator's assignments after this many failed checks, until a researcher restores "
+        "them; blank: never.",
+    )
+    crowd_link = models.BooleanField(
+        default=False,
+        help_text="Annotators may also come from a crowd platform's link (participant id in the URL, no account).",
+    )
+    completion_code = models.CharField(
+        max_length=60, blank=True, help_text="Shown to a crowd annotator who has finished, e.g. Prolific's code.",
+    )
+    screen_out_code = models.CharField(
+        max_length=60, blank=True, help_text="Shown to a crowd annotator who failed qualification or comprehension.",
+    )
+    comprehension_instrument = models.ForeignKey(
+        "benchmark.Instrument", on_delete=models.PROTECT, null=True, blank=True, related_name="comprehension_studies",
+        help_text="Questions with correct answers asked before the first item (two attempts); blank: none.",
+    )
+    curators_blinded = models.BooleanField(
+        default=True, help_text="Curators, researchers included, see no condition or model while adjudicating.",
+    )
     max_annotators = models.PositiveIntegerField(
         null=True, blank=True, verbose_name="Most annotators",
         help_text="Once the pool has this many annotators, the invite link takes no one new. Blank: no limit.",
@@ -62,6 +101,13 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    @property
+    def phase(self) -> str:
+        """'open' (items can be claimed), 'paused' (for now) or 'closed' (until reopened)."""
+        if self.is_open:
+            return "open"
+        return "closed" if self.closed_at else "paused"
+
     def clean(self) -> None:
         """Questions are asked per episode, per character or per goal; a span is marked on the transcript,
         so a span question asked per seat or per goal does not fit."""
@@ -85,6 +131,26 @@ class Membership(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     joined_at = models.DateTimeField(auto_now_add=True)
     instructions_read_at = models.DateTimeField(null=True, blank=True)
+    is_curator = models.BooleanField(default=False, help_text="A trusted annotator who may adjudicate items.")
+    removed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher removed the annotator; their submitted work is kept.",
+    )
+    comprehension_failures = models.PositiveSmallIntegerField(default=0)
+    comprehension_passed_at = models.DateTimeField(null=True, blank=True)
+    qualification_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Qualification attempts finished (1, or 2 when a second is allowed)."
+    )
+    qualified_at = models.DateTimeField(null=True, blank=True)
+    disqualified_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the annotator failed qualification or comprehension: no more items.",
+    )
+    warned_at = models.DateTimeField(null=True, blank=True, help_text="When failed checks last warned them.")
+    paused_at = models.DateTimeField(
+        null=True, blank=True, help_text="When failed checks paused their assignments; empty once restored.",
+    )
+    restored_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher last restored them: only checks failed since count.",
+    )
 
     class Meta:
         constraints = [
@@ -111,6 +177,8 @@ class StudyItem(models.Model):
         REGULAR = "regular", "regular"
         GOLD = "gold", "gold (known answers)"
         ATTENTION = "attention", "attention check"
+        TRAINING = "training", "training (answer shown after)"
+        QUALIFICATION = "qualification", "qualification (scored against a pass mark)"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     episode = models.ForeignKey("benchmark.Episode", on_delete=models.PROTECT, related_name="study_items")
@@ -122,6 +190,9 @@ class StudyItem(models.Model):
     kind = models.CharField(max_length=20, choices=Kind, default=Kind.REGULAR)
     attention_instruction = models.TextField(
         blank=True, help_text="For attention checks: the instruction shown inside the item."
+    )
+    explanation = models.TextField(
+        blank=True, help_text="For training items: the researcher's explanation, shown with the correct answers.",
     )
     first_turn = models.PositiveIntegerField(
         null=True, blank=True, help_text="The first turn shown (its index); empty: the whole episode."
@@ -267,3 +338,28 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator}"
+
+
+class Invitation(models.Model):
+    """An invitation to a study's pool by username or e-mail; accepted when the person joins."""
+
+    study = models.ForeignKey("Study", on_delete=models.CASCADE, related_name="invitations")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="study_invitations",
+    )
+    email = models.EmailField(blank=True)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(user__isnull=False) | ~Q(email=""), name="invitation_names_someone"),
+            models.UniqueConstraint(fields=["study", "user"], condition=Q(user__isnull=False),
+                                    name="invitation_user_once"),
+            models.UniqueConstraint(fields=["study", "email"], condition=~Q(email=""), name="invitation_email_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.study} for {self.user or self.email}"

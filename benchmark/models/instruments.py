@@ -195,6 +195,7 @@ class Respondent(models.Model):
         PARTICIPANT = "participant", "participant"
         JUDGE = "judge", "automated judge"
         AGENT = "agent", "interviewed agent"
+        GOLD = "gold", "adjudicated gold"
 
     kind = models.CharField(max_length=20, choices=Kind)
     user = models.ForeignKey(
