@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from .episodes import urls as episodes
 from .import_jobs import urls as import_jobs
+from .instrument_builder import urls as instrument_builder
 from .jobs import urls as jobs
 from .results import urls as results
 from .runs import urls as runs
@@ -12,6 +13,7 @@ app_name = "benchmark"
 urlpatterns = [
     path("", include(episodes)),
     path("import/", include(import_jobs)),
+    path("instruments/", include(instrument_builder)),
     path("jobs/", include(jobs)),
     path("results/", include(results)),
     path("runs/", include(runs)),

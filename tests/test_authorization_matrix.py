@@ -58,6 +58,7 @@ from benchmark.models import (
     Barrier,
     Episode,
     ImportJob,
+    Instrument,
     Job,
     NeutralContext,
     Recording,
@@ -68,7 +69,7 @@ from benchmark.models import (
 )
 from chat.models import ChatStudy, Participant
 from chat.routing import websocket_urlpatterns
-from tests.annotator.builders import make_study
+from tests.annotator.builders import make_instrument, make_study
 from tests.builders import (
     add_to_team,
     make_cast,
@@ -159,6 +160,7 @@ class TeamWorld:
     run: SimulationRun
     import_job: ImportJob  # a dry run that passed, waiting for the researcher to import it
     job: Job  # a failed job on the task queue, shown on the jobs page with its Retry button
+    instrument: Instrument  # the team's own instrument, in the instrument builder
     study: Study
     submitted: Assignment  # the annotator's submitted item
     claimed: Assignment  # the annotator's current item
@@ -203,6 +205,7 @@ def build_team(mark: str) -> TeamWorld:
     )
     job = Job.objects.create(team=team, created_by=researcher, task="benchmark.no_such_task", task_id=f"{mark}-job",
                              label=f"{mark} judge pass", status=Job.Status.FAILED, error="ConnectionError: refused")
+    instrument = make_instrument(team=team, name=f"{mark} instrument")
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
                        annotators=[annotator], created_by=researcher)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
@@ -218,7 +221,7 @@ def build_team(mark: str) -> TeamWorld:
     assert live.stage == Participant.Stage.CHAT, live.stage
     return TeamWorld(
         team=team, researcher=researcher, annotator=annotator, scenario=scenario, episode=episodes[0],
-        barrier=barrier, run=run, import_job=import_job, job=job, study=study, submitted=submitted, claimed=claimed,
+        barrier=barrier, run=run, import_job=import_job, job=job, instrument=instrument, study=study, submitted=submitted, claimed=claimed,
         bundle=ready_bundle(study),
         chat=chat, finished_participant=finished, live_participant=live,
         session=browser.cookies[settings.SESSION_COOKIE_NAME].value,
@@ -368,6 +371,19 @@ def own_study(world: World) -> dict[str, Any]:
     return {"slug": world.own.study.slug}
 
 
+def own_instrument(world: World) -> dict[str, Any]:
+    return {"pk": world.own.instrument.pk}
+
+
+def own_question(world: World) -> dict[str, Any]:
+    return {"pk": world.own.instrument.pk, "question_pk": world.own.instrument.questions.get().pk}
+
+
+def instruments_state(world: World) -> list:
+    return list(Instrument.objects.filter(team=world.own.team).order_by("pk").values_list(
+        "pk", "questions__key", "questions__position"))
+
+
 def own_run(world: World) -> dict[str, Any]:
     return {"pk": world.own.run.pk}
 
@@ -462,6 +478,25 @@ MATRIX: dict[str, Access] = {
     "benchmark:results-shrec-json": researcher_list(ok=400),
     "benchmark:results-shrec-csv": researcher_list(lambda w: {"table": "table1"}, ok=400),
     "benchmark:results-shrec-zip": researcher_list(ok=400),
+    "benchmark:instruments": researcher_list(shows=lambda w: w.own.instrument.name),
+    "benchmark:instrument-new": researcher_list(),
+    "benchmark:instrument-import": researcher_list(),
+    "benchmark:instrument": researcher_object(own_instrument),
+    "benchmark:instrument-preview": researcher_object(own_instrument),
+    "benchmark:instrument-question-new": researcher_object(own_instrument, data={"kind": "likert"}),
+    "benchmark:instrument-question": researcher_object(own_question),
+    "benchmark:instrument-question-move": researcher_object(
+        own_question, Redirect("benchmark:instrument"), method="POST", data={"direction": "down"},
+        state=instruments_state,
+    ),
+    "benchmark:instrument-question-delete": researcher_object(
+        own_question, Redirect("benchmark:instrument"), method="POST", state=instruments_state,
+    ),
+    "benchmark:instrument-version": researcher_object(
+        own_instrument, Redirect("benchmark:instrument"), method="POST", state=instruments_state,
+    ),
+    "benchmark:instrument-copy": researcher_object(own_instrument),
+    "benchmark:instrument-export": researcher_object(own_instrument),
     "benchmark:runs": researcher_list(shows=lambda w: w.own.run.tag),
     "benchmark:run-new": researcher_list(),
     "benchmark:run": researcher_object(own_run),
