@@ -113,11 +113,11 @@ class QuestionForm(forms.Form):
         if self.errors:
             return data
         key = data["key"]
+        problems = checks.question_problems(self.build(options))
         others = self.instrument.questions.exclude(pk=getattr(self.question, "pk", None))
         if others.filter(key=key).exists():
             self.add_error("key", f"Another question of this instrument has the key “{key}”.")
-        question = self.build(options)
-        for problem in checks.question_problems(question):
+        for problem in problems:
             self._place(problem.removeprefix(f"{key}: "))
         data["options"] = options
         return data
