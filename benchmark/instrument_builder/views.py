@@ -176,7 +176,8 @@ def _changed(request: HttpRequest, instrument: Instrument, change) -> HttpRespon
         messages.error(request, " ".join(refused.messages))
     if request.htmx:
         instrument.refresh_from_db()
-        return render(request, "benchmark/instruments/partials/_workspace.html", _workspace(request, instrument))
+        context = {**_workspace(request, instrument), "show_messages": True}  # the page's own list is not swapped
+        return render(request, "benchmark/instruments/partials/_workspace.html", context)
     return redirect("benchmark:instrument", pk=instrument.pk)
 
 
