@@ -116,7 +116,7 @@ def instrument_preview(request: HttpRequest, pk: int) -> HttpResponse:
 def _question_or_none(instrument: Instrument, pk: str | None) -> Question | None:
     if not pk:
         return None
-    if not pk.isdigit():
+    if not pk.isdigit() or len(pk) > 18:  # an id column holds 64-bit integers
         raise Http404("no such question")
     return get_object_or_404(Question, instrument=instrument, pk=int(pk))
 
