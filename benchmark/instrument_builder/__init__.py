@@ -13,7 +13,7 @@ results page's human rows are registered: the builder shows the real renderers w
 
 - ``option_fields``: one editor per option name (points, choices, a value, a number, lines);
 - ``forms``: the instrument, question, copy and upload forms;
-- ``editing``: saving, moving and removing questions in a transaction, refused on a frozen instrument;
+- ``editing``: saving, moving and removing questions in a transaction, refused on an answered instrument;
   new versions and copies;
 - ``transfer``: the instrument format (a JSON object of name, description and questions) out and back in;
 - ``previews``: the preview registry, and the judge's preview;

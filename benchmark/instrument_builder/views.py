@@ -3,8 +3,8 @@
 Every view is behind ``researcher_required`` and finds its instrument among the asker's teams'
 (``Instrument.objects.owned_by``): another team's instrument is a 404. Presets are shared and
 read-only: they can be opened, previewed, exported and copied, never edited (their editing URLs 404).
-A change to a frozen instrument is refused with the message ``check_editable`` gives, and the page
-offers a new version instead.
+A change to an answered instrument is refused with the reason (``editing.why_not_editable``), and the
+page offers a new version instead.
 """
 
 from __future__ import annotations
@@ -40,12 +40,12 @@ def _own(request: HttpRequest, pk: int) -> Instrument:
 
 def _workspace(request: HttpRequest, instrument: Instrument) -> dict:
     """What the builder page and its htmx swaps show: the questions, the controls, the previews."""
-    answered = editing.is_answered(instrument)
+    refusal = editing.why_not_editable(instrument)
     return {
         "instrument": instrument,
         "questions": list(instrument.questions.order_by("position")),
-        "editable": instrument.team_id is not None and not instrument.frozen,
-        "answered": answered,
+        "editable": instrument.team_id is not None and not refusal,
+        "refusal": refusal,
         "kind_form": KindForm(),
         "panels": previews.panels(request, instrument),
     }
@@ -142,8 +142,9 @@ def question_edit(request: HttpRequest, pk: int, question_pk: int) -> HttpRespon
 
 def _question_page(request: HttpRequest, instrument: Instrument, kind, question: Question | None) -> HttpResponse:
     """The question form (for a new question of ``kind``, or ``question``); saved, back to the builder."""
-    if instrument.frozen:
-        messages.error(request, _frozen_message(instrument))
+    refusal = editing.why_not_editable(instrument)
+    if refusal:
+        messages.error(request, refusal)
         return redirect("benchmark:instrument", pk=instrument.pk)
     form = QuestionForm(request.POST or None, kind=kind, instrument=instrument, question=question)
     if request.method == "POST" and form.is_valid():
@@ -160,16 +161,8 @@ def _question_page(request: HttpRequest, instrument: Instrument, kind, question:
     return render(request, "benchmark/instruments/question.html", context)
 
 
-def _frozen_message(instrument: Instrument) -> str:
-    try:
-        versions.check_editable(instrument)
-    except ValidationError as refused:
-        return refused.messages[0]
-    return ""
-
-
 def _changed(request: HttpRequest, instrument: Instrument, change) -> HttpResponse:
-    """Apply ``change`` (refused on a frozen instrument), then the builder again: its workspace for htmx."""
+    """Apply ``change`` (refused on an answered instrument), then the builder again: its workspace for htmx."""
     try:
         change()
     except ValidationError as refused:

@@ -208,3 +208,35 @@ def test_the_annotation_study_form_offers_the_teams_own_instruments(client, rese
     form = client.get(reverse("annotator:study-create")).context["form"]
 
     assert ours in form.fields["instrument"].queryset
+
+
+def test_a_draft_answer_is_enough_to_keep_the_questions_as_they_are(client, researcher):
+    from benchmark.instruments.respondents import respondent_for
+    from benchmark.models import Respondent, Response
+    from tests.builders import make_episode, make_user
+
+    instrument = instrument_of(LIKERT)
+    Response.objects.create(instrument=instrument, episode=make_episode(), status=Response.Status.DRAFT,
+                            respondent=respondent_for(make_user(), Respondent.Kind.ANNOTATOR))
+    question = instrument.questions.get()
+
+    page = client.get(url("instrument", instrument.pk)).text
+    client.post(url("instrument-question-delete", instrument.pk, question.pk))
+
+    assert "has answers (drafts too)" in page and "Make a new version" in page
+    assert instrument.questions.get() == question
+    assert client.get(url("instrument-question", instrument.pk, question.pk)).status_code == 302
+
+
+def test_a_question_a_studys_known_answers_hang_on_is_not_removed(client, researcher):
+    from tests.annotator.builders import make_instrument, make_study
+
+    instrument = make_instrument(team=default_team())
+    make_study(instrument=instrument, items=1, gold=1, team=default_team())
+    question = instrument.questions.get()
+
+    client.post(url("instrument-question-delete", instrument.pk, question.pk))
+    page = client.get(url("instrument", instrument.pk)).text
+
+    assert instrument.questions.get() == question
+    assert f"The question “{question.key}” holds 1 item keys; make a new version to remove it." in page
