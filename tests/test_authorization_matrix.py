@@ -221,7 +221,8 @@ def build_team(mark: str) -> TeamWorld:
     assert live.stage == Participant.Stage.CHAT, live.stage
     return TeamWorld(
         team=team, researcher=researcher, annotator=annotator, scenario=scenario, episode=episodes[0],
-        barrier=barrier, run=run, import_job=import_job, job=job, instrument=instrument, study=study, submitted=submitted, claimed=claimed,
+        barrier=barrier, run=run, import_job=import_job, job=job, instrument=instrument, study=study,
+        submitted=submitted, claimed=claimed,
         bundle=ready_bundle(study),
         chat=chat, finished_participant=finished, live_participant=live,
         session=browser.cookies[settings.SESSION_COOKIE_NAME].value,
