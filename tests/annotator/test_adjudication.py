@@ -1,0 +1,194 @@
+"""Per-item review and adjudication into gold: who may open the pages, what they show, how gold is saved."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotator.gold import gold_answers, gold_respondent, gold_values
+from annotator.models import Annotation, Assignment, CuratedDecision, Curation, Membership, StudyEvent
+from benchmark.instruments.targets import Target
+from benchmark.models import Barrier, Respondent, Response
+from tests.annotator.builders import add_annotators, add_answer, make_annotation, make_question, make_study
+from tests.builders import make_episode, make_researcher, make_scenario, make_team, make_user
+
+pytestmark = pytest.mark.django_db
+
+NOW = timezone.now()
+CONDITION = "Plantedcondition barrier"
+
+
+def rate(item, user, answers):
+    assignment = Assignment.objects.create(
+        item=item, annotator=user, claimed_at=NOW, lease_expires_at=NOW + timedelta(hours=1),
+        status=Assignment.Status.SUBMITTED, submitted_at=NOW,
+    )
+    annotation = make_annotation(assignment, submitted_at=NOW)
+    for question, value, fields in answers:
+        add_answer(annotation, question, value, **fields)
+    return annotation
+
+
+@pytest.fixture
+def world():
+    """A study whose first item two annotators rated differently (barrier and a Likert score) and whose
+    second item they rated alike."""
+    team = make_team(name="Curators' lab", slug="curators-lab")
+    researcher = make_researcher(team)
+    barrier = Barrier.objects.create(team=team, key="plantedcondition", name=CONDITION, definition="Planted.")
+    scenario = make_scenario(team=team)
+    episodes = [make_episode(scenario=scenario, turns=2, barrier=barrier) for _ in range(2)]
+    study = make_study(items=episodes, overlap=2, created_by=researcher, team=team)
+    likert = make_question(instrument=study.instrument, key="warmth", position=1, kind="likert",
+                           prompt="How warm?", options={"anchors": [{"value": v, "label": str(v)} for v in range(1, 6)]})
+    barrier_q = study.instrument.questions.get(key="barrier")
+    first, second = study.items.order_by("position")
+    ann, bob = add_annotators(study, 2)
+    a1 = rate(first, ann, [(barrier_q, "none", {}), (likert, "2", {"number": 2})])
+    b1 = rate(first, bob, [(barrier_q, "semantic", {}), (likert, "4", {"number": 4})])
+    rate(second, ann, [(barrier_q, "none", {}), (likert, "3", {"number": 3})])
+    rate(second, bob, [(barrier_q, "none", {}), (likert, "3", {"number": 3})])
+    return {"study": study, "researcher": researcher, "first": first, "second": second, "ann": ann, "bob": bob,
+            "a1": a1, "b1": b1, "likert": likert, "barrier": barrier_q}
+
+
+def review_url(w, item="first"):
+    return reverse("annotator:item-review", args=[w["study"].slug, w[item].pk])
+
+
+def adjudicate_url(w, item="first"):
+    return reverse("annotator:adjudicate", args=[w["study"].slug, w[item].pk])
+
+
+def test_review_shows_every_annotators_answers_and_the_disagreement(client, world):
+    client.force_login(world["researcher"])
+    page = client.get(review_url(world))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"a{world['ann'].pk}" in text and f"a{world['bob'].pk}" in text
+    assert "semantic" in text and "disagree" in text
+    assert page.context["review"].disagreements == 2
+    warmth = next(cell for cell in page.context["review"].cells if cell.question.key == "warmth")
+    assert warmth.agreement.spread == 2 and warmth.agreement.share_agreeing == 0.5
+
+
+def test_blinded_review_hides_the_condition_from_researchers_too(client, world):
+    client.force_login(world["researcher"])
+    assert CONDITION not in client.get(review_url(world)).content.decode()
+    world["study"].curators_blinded = False
+    world["study"].save()
+    assert CONDITION in client.get(review_url(world)).content.decode()
+
+
+def test_a_curator_annotator_is_always_blinded(client, world):
+    world["study"].curators_blinded = False
+    world["study"].save()
+    curator = make_user()
+    Membership.objects.create(study=world["study"], annotator=curator, is_curator=True)
+    client.force_login(curator)
+    page = client.get(review_url(world))
+    assert page.status_code == 200
+    assert CONDITION not in page.content.decode()
+
+
+def test_an_annotator_who_is_no_curator_is_refused(client, world):
+    client.force_login(world["ann"])
+    assert client.get(review_url(world)).status_code == 403
+    assert client.post(adjudicate_url(world), {"action": "draft"}).status_code == 403
+
+
+def test_another_teams_researcher_gets_404(client, world):
+    client.force_login(make_researcher(make_team(name="Other", slug="other")))
+    assert client.get(review_url(world)).status_code == 404
+    assert client.get(reverse("annotator:adjudication-queue", args=[world["study"].slug])).status_code == 404
+
+
+def test_a_curator_cannot_decide_an_item_they_rated(client, world):
+    Membership.objects.filter(study=world["study"], annotator=world["ann"]).update(is_curator=True)
+    client.force_login(world["ann"])
+    page = client.get(review_url(world))
+    assert page.status_code == 200 and page.context["own_rating"] and not page.context["forms"]
+    refused = client.post(adjudicate_url(world), {"action": "final", "pick-barrier": "own", "own-barrier": "none"})
+    assert refused.status_code == 403
+    assert not Curation.objects.exists()
+
+
+def test_finalising_writes_gold_answers_of_the_gold_respondent(client, world):
+    client.force_login(world["researcher"])
+    response = client.post(adjudicate_url(world), {
+        "action": "final", "pick-barrier": str(world["b1"].pk), "note-barrier": "Bob read the hedges right.",
+        "pick-warmth": "own", "own-warmth": "3", "note-warmth": "Between the two.", "note": "Hard one.",
+    })
+    assert response.status_code == 302
+    curation = Curation.objects.get(item=world["first"])
+    assert curation.status == Curation.Status.FINAL and curation.curator == world["researcher"]
+    assert curation.response.respondent == gold_respondent(world["study"])
+    assert curation.response.respondent.kind == Respondent.Kind.GOLD
+    assert curation.response.status == Response.Status.SUBMITTED
+    decisions = {d.question.key: d for d in CuratedDecision.objects.filter(curation=curation)}
+    assert decisions["barrier"].picked_id == world["b1"].pk and decisions["warmth"].picked is None
+    assert decisions["warmth"].note == "Between the two."
+    assert gold_values(world["study"]) == {
+        (world["first"].pk, "barrier", Target.episode()): ["semantic"],
+        (world["first"].pk, "warmth", Target.episode()): ["3"],
+    }
+    assert [a.number for a in gold_answers(world["study"]) if a.question_key == "warmth"] == [3.0]
+    assert StudyEvent.objects.filter(study=world["study"], action="curation.final", actor=world["researcher"]).exists()
+
+
+def test_an_own_answer_outside_the_scale_is_refused_and_nothing_is_saved(client, world):
+    client.force_login(world["researcher"])
+    response = client.post(adjudicate_url(world), {
+        "action": "final", "pick-barrier": str(world["a1"].pk), "pick-warmth": "own", "own-warmth": "9",
+    })
+    assert response.status_code == 400
+    assert "Nothing was saved" in response.content.decode()
+    assert "warmth" in response.context["errors"]["own-warmth"].lower()
+    assert not Curation.objects.exists() and not StudyEvent.objects.filter(action__startswith="curation").exists()
+
+
+def test_finalising_needs_every_question_decided_but_a_draft_does_not(client, world):
+    client.force_login(world["researcher"])
+    refused = client.post(adjudicate_url(world), {"action": "final", "pick-barrier": str(world["a1"].pk)})
+    assert refused.status_code == 400 and "pick-warmth" in refused.context["errors"]
+    draft = client.post(adjudicate_url(world), {"action": "draft", "pick-barrier": str(world["a1"].pk)})
+    assert draft.status_code == 302
+    curation = Curation.objects.get()
+    assert curation.status == Curation.Status.DRAFT and curation.response.status == Response.Status.DRAFT
+    assert gold_answers(world["study"]) == []  # a draft is not gold yet
+    assert len(gold_answers(world["study"], final_only=False)) == 1
+
+
+def test_a_picked_answer_from_another_item_is_refused(client, world):
+    client.force_login(world["researcher"])
+    other = Annotation.objects.exclude(assignment__item=world["first"]).first()
+    response = client.post(adjudicate_url(world), {"action": "draft", "pick-barrier": str(other.pk)})
+    assert response.status_code == 400 and "pick-barrier" in response.context["errors"]
+
+
+def test_saving_again_replaces_the_gold_and_reopening_takes_it_out(client, world):
+    client.force_login(world["researcher"])
+    data = {"pick-barrier": str(world["a1"].pk), "pick-warmth": str(world["b1"].pk)}
+    client.post(adjudicate_url(world), {"action": "final", **data})
+    client.post(adjudicate_url(world), {"action": "final", **data, "pick-barrier": str(world["b1"].pk)})
+    assert gold_values(world["study"])[(world["first"].pk, "barrier", Target.episode())] == ["semantic"]
+    assert Response.objects.filter(respondent__kind="gold").count() == 1
+    client.post(adjudicate_url(world), {"action": "draft", **data})
+    assert gold_values(world["study"]) == {}
+    assert StudyEvent.objects.filter(action="curation.reopened").count() == 1
+
+
+def test_the_queue_lists_items_in_disagreement_with_progress(client, world):
+    client.force_login(world["researcher"])
+    page = client.get(reverse("annotator:adjudication-queue", args=[world["study"].slug]))
+    assert page.status_code == 200
+    assert [row.item for row in page.context["rows"]] == [world["first"]]
+    assert page.context["needing"] == 1 and page.context["final"] == 0
+
+
+def test_the_gold_respondent_is_one_per_study(world):
+    other = make_study(items=1)
+    assert gold_respondent(world["study"]) == gold_respondent(world["study"])
+    assert gold_respondent(world["study"]) != gold_respondent(other)
+    assert gold_respondent(world["study"]).name == "gold"
