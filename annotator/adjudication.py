@@ -30,7 +30,7 @@ from django.db import transaction
 from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.instruments.values import check_labels, check_value, numeric_range
-from benchmark.models import Answer, Response
+from benchmark.models import Answer, Question, Response
 
 from . import study_log
 from .gold import gold_respondent
@@ -61,8 +61,11 @@ def rated_it(user: AbstractBaseUser, item: StudyItem) -> bool:
 
 @dataclass
 class Decided:
-    cell: Cell
-    picked: int | None  # the annotation whose answer was taken; None: the curator's own
+    """One gold answer decided: to ``question`` about ``target``."""
+
+    question: Question
+    target: Target
+    picked: int | None  # the annotation whose answer was taken; None: the curator's own (or imported)
     values: list[str]
     number: float | None
     reasoning: str
@@ -103,14 +106,14 @@ def read_decisions(cells: list[Cell], data: Mapping[str, Any], *, final: bool) -
             if problem:
                 errors[f"own-{cell.suffix}"] = f"{where}: {problem}"
                 continue
-            decided.append(Decided(cell, None, values, number, "", note))
+            decided.append(Decided(cell.question, cell.target, None, values, number, "", note))
             continue
         given = next((entry for entry in cell.given if str(entry.rater.annotation_id) == pick), None)
         if given is None:
             errors[name] = f"{where}: the answer picked is not one of this item's ratings; pick again."
             continue
-        decided.append(Decided(cell, given.rater.annotation_id, list(given.values), given.number, given.reasoning,
-                               note))
+        decided.append(Decided(cell.question, cell.target, given.rater.annotation_id, list(given.values),
+                               given.number, given.reasoning, note))
     if errors:
         raise CurationRefused(errors)
     return decided
@@ -136,9 +139,10 @@ def _checked(cell: Cell, own: list[str]) -> tuple[list[str], float | None, str]:
 
 def save_curation(
     item: StudyItem, curator: AbstractBaseUser, decided: list[Decided], *, final: bool, note: str = "",
-    cells: int | None = None,
+    cells: int | None = None, log: str = "",
 ) -> Curation:
-    """Store ``decided`` as the item's gold, all or nothing, and log it; ``final`` makes it gold."""
+    """Store ``decided`` as the item's gold, all or nothing, and log it (``log`` adds to the event's sentence);
+    ``final`` makes it gold."""
     study = item.study
     if final and cells is not None and len(decided) < cells:
         raise CurationRefused({"": f"{cells - len(decided)} question(s) are still undecided; decide them first."})
@@ -162,24 +166,24 @@ def save_curation(
             curation.curator, curation.status, curation.note = curator, status, note
             curation.save(update_fields=["curator", "status", "note", "updated_at"])
         Answer.objects.bulk_create(
-            Answer(response_id=curation.response_id, question=entry.cell.question, value=value,
-                   number=entry.number, reasoning=entry.reasoning, **entry.cell.target.columns())
+            Answer(response_id=curation.response_id, question=entry.question, value=value,
+                   number=entry.number, reasoning=entry.reasoning, **entry.target.columns())
             for entry in decided for value in entry.values
         )
         CuratedDecision.objects.bulk_create(
-            CuratedDecision(curation=curation, question=entry.cell.question, seat_position=entry.cell.target.seat,
-                            goal_id=entry.cell.target.goal, turn=entry.cell.target.turn, picked_id=entry.picked,
-                            note=entry.note)
+            CuratedDecision(curation=curation, question=entry.question, seat_position=entry.target.seat,
+                            goal_id=entry.target.goal, turn=entry.target.turn, picked_id=entry.picked, note=entry.note)
             for entry in decided
         )
         own = sum(entry.picked is None for entry in decided)
+        log_note = f" ({log})" if log else ""
         action = "curation.final" if final else ("curation.reopened" if was == Curation.Status.FINAL else
                                                  "curation.draft")
         verb = {"curation.final": "finalised", "curation.reopened": "reopened as a draft",
                 "curation.draft": "saved as a draft"}[action]
         study_log.record(
             study, action, f"Gold of item {item.position + 1} {verb}: {len(decided)} answer(s) decided, "
-            f"{len(decided) - own} picked from an annotator, {own} written by the curator.", actor=curator,
+            f"{len(decided) - own} picked from an annotator, {own} written by the curator{log_note}.", actor=curator,
         )
     return curation
 

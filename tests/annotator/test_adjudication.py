@@ -1,56 +1,21 @@
 """Per-item review and adjudication into gold: who may open the pages, what they show, how gold is saved."""
 
-from datetime import timedelta
-
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from annotator.gold import gold_answers, gold_respondent, gold_values
-from annotator.models import Annotation, Assignment, CuratedDecision, Curation, Membership, StudyEvent
+from annotator.models import Annotation, CuratedDecision, Curation, Membership, StudyEvent
 from benchmark.instruments.targets import Target
-from benchmark.models import Barrier, Respondent, Response
-from tests.annotator.builders import add_annotators, add_answer, make_annotation, make_question, make_study
-from tests.builders import make_episode, make_researcher, make_scenario, make_team, make_user
+from benchmark.models import Respondent, Response
+from tests.annotator.adjudication_world import CONDITION, build_world
+from tests.annotator.builders import make_study
+from tests.builders import make_researcher, make_team, make_user
 
 pytestmark = pytest.mark.django_db
 
-NOW = timezone.now()
-CONDITION = "Plantedcondition barrier"
-
-
-def rate(item, user, answers):
-    assignment = Assignment.objects.create(
-        item=item, annotator=user, claimed_at=NOW, lease_expires_at=NOW + timedelta(hours=1),
-        status=Assignment.Status.SUBMITTED, submitted_at=NOW,
-    )
-    annotation = make_annotation(assignment, submitted_at=NOW)
-    for question, value, fields in answers:
-        add_answer(annotation, question, value, **fields)
-    return annotation
-
-
 @pytest.fixture
 def world():
-    """A study whose first item two annotators rated differently (barrier and a Likert score) and whose
-    second item they rated alike."""
-    team = make_team(name="Curators' lab", slug="curators-lab")
-    researcher = make_researcher(team)
-    barrier = Barrier.objects.create(team=team, key="plantedcondition", name=CONDITION, definition="Planted.")
-    scenario = make_scenario(team=team)
-    episodes = [make_episode(scenario=scenario, turns=2, barrier=barrier) for _ in range(2)]
-    study = make_study(items=episodes, overlap=2, created_by=researcher, team=team)
-    likert = make_question(instrument=study.instrument, key="warmth", position=1, kind="likert",
-                           prompt="How warm?", options={"anchors": [{"value": v, "label": str(v)} for v in range(1, 6)]})
-    barrier_q = study.instrument.questions.get(key="barrier")
-    first, second = study.items.order_by("position")
-    ann, bob = add_annotators(study, 2)
-    a1 = rate(first, ann, [(barrier_q, "none", {}), (likert, "2", {"number": 2})])
-    b1 = rate(first, bob, [(barrier_q, "semantic", {}), (likert, "4", {"number": 4})])
-    rate(second, ann, [(barrier_q, "none", {}), (likert, "3", {"number": 3})])
-    rate(second, bob, [(barrier_q, "none", {}), (likert, "3", {"number": 3})])
-    return {"study": study, "researcher": researcher, "first": first, "second": second, "ann": ann, "bob": bob,
-            "a1": a1, "b1": b1, "likert": likert, "barrier": barrier_q}
+    return build_world()
 
 
 def review_url(w, item="first"):
