@@ -1,15 +1,21 @@
 """Per-item review and adjudication into gold: who may open the pages, what they show, how gold is saved."""
 
+from functools import partial
+
 import pytest
 from django.urls import reverse
 
+from annotator.adjudication import read_decisions, save_curation
 from annotator.gold import gold_answers, gold_respondent, gold_values
-from annotator.models import Annotation, CuratedDecision, Curation, Membership, StudyEvent
+from annotator.item_review import review
+from annotator.models import Annotation, CuratedDecision, Curation, Membership, StudyEvent, StudyItem
+from benchmark.instruments.respondents import judge_respondent
 from benchmark.instruments.targets import Target
-from benchmark.models import Respondent, Response
+from benchmark.models import Answer, Respondent, Response
 from tests.annotator.adjudication_world import CONDITION, build_world
 from tests.annotator.builders import make_study
 from tests.builders import make_researcher, make_team, make_user
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +163,56 @@ def test_the_gold_respondent_is_one_per_study(world):
     assert gold_respondent(world["study"]) == gold_respondent(world["study"])
     assert gold_respondent(world["study"]) != gold_respondent(other)
     assert gold_respondent(world["study"]).name == "gold"
+
+
+def judge_says(world, score):
+    response = Response.objects.create(instrument=world["study"].instrument, episode_id=world["first"].episode_id,
+                                       respondent=judge_respondent("planted-model-x", "v1"))
+    Answer.objects.create(response=response, question=world["likert"], value=str(score), number=score)
+
+
+def test_the_judges_answer_is_shown_without_its_model_when_blinded(client, world):
+    judge_says(world, 5)
+    client.force_login(world["researcher"])
+    page = client.get(review_url(world))
+    warmth = next(cell for cell in page.context["review"].cells if cell.question.key == "warmth")
+    assert warmth.others == [("automated judge 1", "5")]
+    assert "planted-model-x" not in page.content.decode()
+    world["study"].curators_blinded = False
+    world["study"].save()
+    assert "planted-model-x" in client.get(review_url(world)).content.decode()
+
+
+def test_gold_is_never_shown_as_another_respondent(client, world):
+    client.force_login(world["researcher"])
+    client.post(adjudicate_url(world), {"action": "final", "pick-barrier": str(world["a1"].pk),
+                                        "pick-warmth": "own", "own-warmth": "5"})
+    page = client.get(review_url(world))
+    assert all(not cell.others for cell in page.context["review"].cells)
+    assert len(page.context["review"].raters) == 2
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_curators_saving_the_same_item_at_once_are_taken_one_after_the_other():
+    """Four saves of item 1's gold at the same moment: one curation, one gold response, and its answers are
+    those of one save whole, never a mix."""
+    world = build_world()
+    cells = review(world["first"], blinded=True).cells
+    picks = [(world["a1"], world["b1"]), (world["b1"], world["a1"])] * 2
+
+    def save(barrier_from, warmth_from):
+        data = {"pick-barrier": str(barrier_from.pk), "pick-warmth": str(warmth_from.pk)}
+        item = StudyItem.objects.select_related("study__instrument").get(pk=world["first"].pk)
+        save_curation(item, world["researcher"], read_decisions(cells, data, final=True), final=True, cells=2)
+        return "saved"
+
+    outcomes = at_once(*(partial(save, *pair) for pair in picks))
+
+    assert outcomes == ["saved"] * 4
+    assert Curation.objects.count() == 1 and Response.objects.filter(respondent__kind="gold").count() == 1
+    values = gold_values(world["study"])
+    pair = (values[(world["first"].pk, "barrier", Target.episode())], values[(world["first"].pk, "warmth",
+                                                                                Target.episode())])
+    assert pair in ((["none"], ["4"]), (["semantic"], ["2"]))
+    assert StudyEvent.objects.filter(action="curation.final").count() == 4
