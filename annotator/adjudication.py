@@ -3,7 +3,8 @@
 Who curates: the study's team's researchers, and members of its pool marked ``Membership.is_curator``
 (a trusted annotator, removed members excepted). **No one curates an item they rated**: gold is what the
 others' answers are measured against (each annotator's agreement with gold, MACE), so a curator who judged
-their own answer would be scoring themselves; they can still open the item to read it.
+their own answer would be scoring themselves; they can still open the item to read it. Only regular items are
+adjudicated: gold, attention, training and qualification items carry their known answers already.
 
 How: for each cell of the item (``annotator.item_review``: one question about one target) the curator picks
 one annotator's answer, or writes their own (checked by ``benchmark.instruments.values``, the rule every

@@ -61,7 +61,9 @@ def _page(request: HttpRequest, study: Study, item: StudyItem, researcher: bool,
     context = {
         "study": study, "item": item, "review": shown, "blinded": blinded, "researcher": researcher,
         "curation": curation, "own_rating": own_rating, "errors": errors or {},
-        "forms": [] if own_rating else cell_forms(shown, curation, posted, errors),
+        "regular": item.kind == StudyItem.Kind.REGULAR,
+        "forms": [] if own_rating or item.kind != StudyItem.Kind.REGULAR else cell_forms(shown, curation, posted,
+                                                                                        errors),
         "next_item": _next_pending(study, item),
         "seats": [] if blinded else list(item.episode.seats.order_by("position").select_related("character")),
     }
@@ -94,6 +96,10 @@ def adjudicate(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
     item = _item(study, item_id)
     if rated_it(request.user, item):
         raise PermissionDenied("You rated this item, so you cannot decide its gold.")
+    if item.kind != StudyItem.Kind.REGULAR:
+        messages.error(request, f"Item {item.position + 1} is a {item.get_kind_display()} item: its known answers are "
+                       "set with the item, and only regular items are adjudicated.")
+        return redirect("annotator:item-review", slug=study.slug, item_id=item.pk)
     final = request.POST.get("action") == "final"
     cells = review(item, blinded=True).cells
     try:

@@ -13,7 +13,7 @@ from benchmark.instruments.respondents import judge_respondent
 from benchmark.instruments.targets import Target
 from benchmark.models import Answer, Respondent, Response
 from tests.annotator.adjudication_world import CONDITION, build_world
-from tests.annotator.builders import make_study
+from tests.annotator.builders import add_items, make_study
 from tests.builders import make_researcher, make_team, make_user
 from tests.concurrency import at_once
 
@@ -216,3 +216,13 @@ def test_curators_saving_the_same_item_at_once_are_taken_one_after_the_other():
                                                                                 Target.episode())])
     assert pair in ((["none"], ["4"]), (["semantic"], ["2"]))
     assert StudyEvent.objects.filter(action="curation.final").count() == 4
+
+
+def test_only_regular_items_are_adjudicated(client, world):
+    gold_item = add_items(world["study"], 1, kind=StudyItem.Kind.GOLD)[0]
+    client.force_login(world["researcher"])
+    page = client.get(reverse("annotator:item-review", args=[world["study"].slug, gold_item.pk]))
+    assert page.status_code == 200 and not page.context["forms"]
+    posted = client.post(reverse("annotator:adjudicate", args=[world["study"].slug, gold_item.pk]),
+                         {"action": "draft"})
+    assert posted.status_code == 302 and not Curation.objects.exists()
