@@ -226,3 +226,14 @@ def test_only_regular_items_are_adjudicated(client, world):
     posted = client.post(reverse("annotator:adjudicate", args=[world["study"].slug, gold_item.pk]),
                          {"action": "draft"})
     assert posted.status_code == 302 and not Curation.objects.exists()
+
+
+def test_a_curator_finds_the_queue_from_their_annotate_page(client, world):
+    curator = make_user()
+    Membership.objects.create(study=world["study"], annotator=curator, is_curator=True)
+    client.force_login(curator)
+    queue = reverse("annotator:adjudication-queue", args=[world["study"].slug])
+    assert queue in client.get(reverse("annotator:index")).content.decode()
+    assert client.get(queue).status_code == 200
+    client.force_login(world["ann"])  # a member who is not a curator gets no link
+    assert queue not in client.get(reverse("annotator:index")).content.decode()
