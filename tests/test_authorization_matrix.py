@@ -52,7 +52,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
+from annotator.models import Annotation, Assignment, Curation, ReportBundle, Span, Study
 from benchmark.episodes.recordings import attach_upload
 from benchmark.models import (
     Barrier,
@@ -397,6 +397,10 @@ def submitted(world: World) -> dict[str, Any]:
     return {"assignment_id": world.own.submitted.pk}
 
 
+def rated_item(world: World) -> dict[str, Any]:
+    return {"slug": world.own.study.slug, "item_id": world.own.submitted.item_id}
+
+
 def forged_login_link(world: World) -> dict[str, Any]:
     return {"uidb64": urlsafe_base64_encode(force_bytes(world.own.researcher.pk)), "token": "forged-token"}
 
@@ -429,6 +433,10 @@ def annotations(assignment: str) -> Callable[[World], list]:
         return list(rows.values_list("version", "status", "revision", "response__answers__value"))
 
     return state
+
+
+def curations(world: World) -> list:
+    return list(Curation.objects.filter(item__study=world.own.study).values_list("pk", "status", "note"))
 
 
 def recordings(world: World) -> list:
@@ -546,6 +554,11 @@ MATRIX: dict[str, Access] = {
     "annotator:report-bundle-file": researcher_object(
         lambda w: {"slug": w.own.study.slug, "bundle_id": w.own.bundle.pk}
     ),
+    # Researchers and the study's curators (none in this world): per-item review and adjudication
+    "annotator:adjudication-queue": researcher_object(own_study),
+    "annotator:item-review": researcher_object(rated_item),
+    "annotator:adjudicate": researcher_object(rated_item, Redirect("annotator:item-review"), method="POST",
+                                              data={"action": "draft", "note": "matrix"}, state=curations),
     # Researchers of chat studies
     "chat:index": researcher_list(shows=lambda w: w.own.chat.title),
     "chat:study-create": researcher_list(),
