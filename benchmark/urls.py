@@ -2,6 +2,7 @@
 
 from django.urls import include, path
 
+from .authoring import urls as authoring
 from .episodes import urls as episodes
 from .import_jobs import urls as import_jobs
 from .jobs import urls as jobs
@@ -11,6 +12,7 @@ from .runs import urls as runs
 app_name = "benchmark"
 urlpatterns = [
     path("", include(episodes)),
+    path("", include(authoring)),
     path("import/", include(import_jobs)),
     path("jobs/", include(jobs)),
     path("results/", include(results)),
