@@ -46,7 +46,8 @@ class ScenarioFieldsForm(forms.ModelForm):
         if not self.instance.pk:
             self.fields["team"] = team_field(user)
             self.order_fields(["team", *SCENARIO_FIELDS])
-        self.fields["greeter_position"].choices = [("", "—"), *((n - 1, label) for n, label in role_choices(role_count))]
+        openers = [(number - 1, label) for number, label in role_choices(role_count)]
+        self.fields["greeter_position"].choices = [("", "—"), *openers]
         self.fields["codename"].help_text = "Letters, numbers, hyphens and underscores, e.g. charity_donation."
         self.fields["external_id"].help_text = "Optional; unique among your team's scenarios."
 

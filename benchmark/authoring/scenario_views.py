@@ -26,8 +26,10 @@ def scenario_list(request: HttpRequest) -> HttpResponse:
     """The team's scenarios, searched as the picker searches, with what tells same-named ones apart."""
     text = request.GET.get("q", "").strip()[:200]
     scenarios = search_scenarios(Scenario.objects.owned_by(request.user), text)
-    scenarios = with_details(scenarios.annotate(role_count=Count("roles", distinct=True),
-                                                episode_count=Count("episodes", distinct=True)).order_by("codename", "pk"))
+    scenarios = scenarios.annotate(
+        role_count=Count("roles", distinct=True), episode_count=Count("episodes", distinct=True)
+    ).order_by("codename", "pk")
+    scenarios = with_details(scenarios)
     page = Paginator(scenarios, SCENARIOS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "benchmark/scenarios/list.html", {"page": page, "text": text})
 

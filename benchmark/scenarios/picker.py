@@ -16,8 +16,10 @@ from typing import Any
 
 from django import forms
 from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 
-from ..models import ScenarioBarrier, Scenario
+from ..models import Scenario, ScenarioBarrier
 
 SEARCH_LIMIT = 50
 
@@ -91,14 +93,23 @@ class ScenarioPicker(forms.CheckboxSelectMultiple):
             raise ValueError(f"unknown scenario scope {scope!r}; known: {', '.join(SCOPES)}")
         super().__init__(attrs)
         self.scope = scope
+        self.queryset: QuerySet[Scenario] | None = None  # for a field without choices; else the field's queryset
+
+    def id_for_label(self, id_: str, index: str | None = None) -> str:
+        """The field's label names the search box."""
+        return f"{id_}-search" if id_ and index is None else super().id_for_label(id_, index)
 
     def get_context(self, name: str, value: Any, attrs: dict[str, Any] | None) -> dict[str, Any]:
         context = super().get_context(name, value, attrs)
-        queryset = getattr(self.choices, "queryset", None)
+        queryset = self.queryset if self.queryset is not None else getattr(self.choices, "queryset", None)
         chosen = [str(pk) for pk in (value or [])]
         rows = option_rows(queryset, chosen, limit=None) if queryset is not None else {"rows": [], "more": 0}
         context["picker"] = {"scope": self.scope, **rows}
         return context
+
+    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None) -> str:
+        """Rendered by the project's templates (the form renderer reads only Django's own widget templates)."""
+        return mark_safe(render_to_string(self.template_name, self.get_context(name, value, attrs)))
 
     def optgroups(self, name: str, value: Any, attrs: dict[str, Any] | None = None) -> list:
         return []  # the template lists ``picker.rows`` itself
