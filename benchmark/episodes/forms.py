@@ -1,7 +1,21 @@
 from django import forms
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from ..models import Barrier, Episode, ImportJob, Recording, Scenario
+from ..models import Barrier, Episode, ImportJob, Recording, Scenario, Turn
+
+# The browser's sortable columns: the key in the URL, the column's label, what it orders by.
+SORTS = {
+    "episode": ("Episode", "external_id"),
+    "scenario": ("Scenario", "scenario__codename"),
+    "scenario_source": ("Scenario source", "scenario__source"),
+    "barrier": ("Barrier", "barrier__name"),
+    "source": ("Source", "source"),
+    "status": ("Status", "status"),
+    "tag": ("Tag", "tag"),
+    "turns": ("Turns", "turn_count"),
+    "created": ("Created", "created_at"),
+}
+DEFAULT_SORT = "-created"
 
 
 class EpisodeFilterForm(forms.Form):
@@ -14,6 +28,11 @@ class EpisodeFilterForm(forms.Form):
     tag = forms.ChoiceField(required=False)
     imported = forms.ModelChoiceField(ImportJob.objects.none(), required=False, widget=forms.HiddenInput,
                                       label="Import")  # the import page's link to what an import brought in
+    q = forms.CharField(required=False, max_length=200, label="Search",
+                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words of the turns or "
+                                                      "the context, an id or external id"}))
+    sort = forms.ChoiceField(required=False, widget=forms.HiddenInput,
+                             choices=[(f"{sign}{key}", key) for key in SORTS for sign in ("", "-")])
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -27,10 +46,43 @@ class EpisodeFilterForm(forms.Form):
         """Narrow ``episodes`` to the valid filters; an invalid value is ignored, not an error."""
         self.is_valid()
         data = getattr(self, "cleaned_data", {})
-        lookups = {field: data[field] for field in self.fields if data.get(field) and field != "imported"}
+        special = ("imported", "q", "sort")
+        lookups = {field: data[field] for field in self.fields if data.get(field) and field not in special}
         if data.get("imported"):
             lookups["pk__in"] = {pk for result in data["imported"].results for pk in result.get("episodes", [])}
-        return episodes.filter(**lookups)
+        episodes = episodes.filter(**lookups)
+        for word in (data.get("q") or "").split()[:10]:
+            match = (Q(external_id__icontains=word) | Q(scenario__context__icontains=word)
+                     | Q(pk__in=Turn.objects.filter(content__icontains=word).values("episode_id")))
+            number = word.lstrip("#")
+            if number.isdigit() and len(number) < 19:
+                match |= Q(pk=int(number))
+            episodes = episodes.filter(match)
+        return episodes
+
+    @property
+    def chosen_sort(self) -> str:
+        """The chosen sort, ``-`` first for descending; the newest first when none (or a bad one) is asked."""
+        return getattr(self, "cleaned_data", {}).get("sort") or DEFAULT_SORT
+
+    def order(self, episodes: QuerySet[Episode]) -> QuerySet[Episode]:
+        key = self.chosen_sort.lstrip("-")
+        field = SORTS[key][1]
+        descending = self.chosen_sort.startswith("-")
+        return episodes.order_by(f"-{field}" if descending else field, "-pk" if descending else "pk")
+
+    def columns(self) -> dict[str, dict[str, str]]:
+        """Each sortable column's header: the sort its link asks for, and how the list is sorted by it now."""
+        current = self.chosen_sort
+        headers = {}
+        for key, (label, _) in SORTS.items():
+            if current.lstrip("-") == key:
+                ascending = not current.startswith("-")
+                headers[key] = {"label": label, "sort": f"-{key}" if ascending else key,
+                                "aria": "ascending" if ascending else "descending"}
+            else:
+                headers[key] = {"label": label, "sort": key, "aria": ""}
+        return headers
 
 
 class RecordingForm(forms.Form):
