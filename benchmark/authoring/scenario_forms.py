@@ -84,11 +84,13 @@ class RoleNumberForm(forms.Form):
 
     def __init__(self, *args: Any, role_count: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields[self.ROLE_FIELD].choices = role_choices(role_count)
+        choices = role_choices(role_count)
+        field = self.fields[self.ROLE_FIELD]
+        field.choices = choices if isinstance(field, forms.MultipleChoiceField) else [("", "—"), *choices]
 
 
 class GoalForm(RoleNumberForm):
-    role = forms.TypedChoiceField(coerce=int, label="Role")
+    role = forms.TypedChoiceField(coerce=int, label="Role", error_messages={"required": "Choose the role it is for."})
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label="Goal",
                            error_messages={"required": "Write the goal, or clear the row."})
     goal_type = forms.ChoiceField(choices=[("", "—"), *GoalType.choices], required=False, label="Goal type")
@@ -105,14 +107,16 @@ class GoalForm(RoleNumberForm):
 class ProbeForm(RoleNumberForm):
     ROLE_FIELD = "about"
 
-    about = forms.TypedChoiceField(coerce=int, label="About role")
-    topic = forms.ChoiceField(choices=Probe.Topic.choices)
+    about = forms.TypedChoiceField(coerce=int, label="About role",
+                                   error_messages={"required": "Choose the role it is about."})
+    topic = forms.ChoiceField(choices=[("", "—"), *Probe.Topic.choices],
+                              error_messages={"required": "Choose what it asks about."})
     text = forms.CharField(label="Question", widget=forms.Textarea(attrs={"rows": 2}),
                            error_messages={"required": "Write the question, or clear the row."})
     options = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="One option a line.",
                               error_messages={"required": "Give the options, one a line."})
     correct = forms.IntegerField(min_value=1, label="Correct option", help_text="Its number: 1 for the first line.")
-    asked_of = forms.ChoiceField(choices=Probe.AskedOf.choices, label="Asked of")
+    asked_of = forms.ChoiceField(choices=Probe.AskedOf.choices, label="Asked of", initial=Probe.AskedOf.OTHERS)
 
     def clean_options(self) -> list[str]:
         options = [line.strip() for line in self.cleaned_data["options"].splitlines() if line.strip()]
