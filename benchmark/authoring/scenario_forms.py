@@ -58,6 +58,12 @@ class ScenarioFieldsForm(forms.ModelForm):
     def clean_external_id(self) -> str | None:
         return (self.cleaned_data.get("external_id") or "").strip() or None
 
+    def clean_turn_cap(self) -> int | None:
+        cap = self.cleaned_data.get("turn_cap")
+        if cap == 0:
+            raise forms.ValidationError("A turn cap is at least 1; leave it empty to use the run's cap.")
+        return cap
+
 
 class RoleForm(forms.Form):
     character = forms.ModelChoiceField(

@@ -127,6 +127,45 @@ def test_a_greeter_under_round_robin_is_refused(browser, researcher):
     assert "Only random order after a greeting and a negotiation have a greeter." in body
 
 
+def test_a_turn_cap_of_zero_is_named(browser, researcher):
+    data = new_scenario_post(characters_of(researcher.test_team), turn_cap="0")
+    body = browser.post(reverse("benchmark:scenario-new"), data).content.decode()
+    assert "A turn cap is at least 1; leave it empty to use the run&#x27;s cap." in body
+
+
+def test_an_empty_new_goal_row_is_skipped(browser, researcher):
+    data = new_scenario_post(characters_of(researcher.test_team), **{"goals-1-role": "", "goals-1-text": "",
+                                                                      "goals-1-goal_type": "", "goals-1-tags": ""})
+    assert browser.post(reverse("benchmark:scenario-new"), data).status_code == 302
+    assert Goal.objects.filter(role__scenario__team=researcher.test_team).count() == 1
+
+
+def test_a_goal_without_its_role_is_named(browser, researcher):
+    data = new_scenario_post(characters_of(researcher.test_team), **{"goals-1-role": "", "goals-1-text": "Win."})
+    body = browser.post(reverse("benchmark:scenario-new"), data).content.decode()
+    assert "Choose the role it is for." in body
+
+
+def test_a_removed_role_takes_its_goals_and_the_next_role_moves_up(browser, researcher):
+    scenario = make_scenario(team=researcher.test_team, roles=3)
+    third = scenario.roles.get(position=2).character
+    data = edit_post(scenario, **{"roles-0-DELETE": "on", "goals-0-DELETE": "on"})
+    data.update({"goals-1-role": "2", "goals-2-role": "3"})
+    response = browser.post(reverse("benchmark:scenario-edit", args=[scenario.pk]), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    roles = list(scenario.roles.order_by("position"))
+    assert len(roles) == 2 and roles[1].character == third
+    assert [goal.text for goal in roles[1].goals.all()] == ["Reach goal 3."]
+
+
+def test_another_teams_scenario_cannot_be_posted_to(browser):
+    scenario = make_scenario(team=make_team(), context="Theirs.")
+    response = browser.post(reverse("benchmark:scenario-edit", args=[scenario.pk]), edit_post(scenario, context="x"))
+    assert response.status_code == 404
+    scenario.refresh_from_db()
+    assert scenario.context == "Theirs."
+
+
 def test_an_external_id_the_team_has_is_named(browser, researcher):
     make_scenario(team=researcher.test_team, external_id="sv-1")
     data = new_scenario_post(characters_of(researcher.test_team), external_id="sv-1")
