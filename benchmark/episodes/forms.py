@@ -18,12 +18,19 @@ SORTS = {
 DEFAULT_SORT = "-created"
 
 
+class ScenarioFilterField(forms.ModelChoiceField):
+    """A scenario told apart from others of its name by its id and source."""
+
+    def label_from_instance(self, scenario: Scenario) -> str:
+        return f"{scenario} #{scenario.pk}" + (f" ({scenario.source})" if scenario.source else "")
+
+
 class EpisodeFilterForm(forms.Form):
     """The episode browser's filters over the episodes a researcher may see; an empty form filters nothing."""
 
     source = forms.ChoiceField(choices=[("", "any source"), *Episode.Source.choices], required=False)
     barrier = forms.ModelChoiceField(Barrier.objects.none(), required=False, empty_label="any barrier")
-    scenario = forms.ModelChoiceField(Scenario.objects.none(), required=False, empty_label="any scenario")
+    scenario = ScenarioFilterField(Scenario.objects.none(), required=False, empty_label="any scenario")
     status = forms.ChoiceField(choices=[("", "any status"), *Episode.Status.choices], required=False)
     tag = forms.ChoiceField(required=False)
     imported = forms.ModelChoiceField(ImportJob.objects.none(), required=False, widget=forms.HiddenInput,
@@ -37,7 +44,7 @@ class EpisodeFilterForm(forms.Form):
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["barrier"].queryset = Barrier.objects.owned_by(user)
-        self.fields["scenario"].queryset = Scenario.objects.owned_by(user).only("codename")
+        self.fields["scenario"].queryset = Scenario.objects.owned_by(user).only("codename", "source")
         self.fields["imported"].queryset = ImportJob.objects.owned_by(user)
         tags = Episode.objects.owned_by(user).exclude(tag="").order_by("tag").values_list("tag", flat=True).distinct()
         self.fields["tag"].choices = [("", "any tag"), *((tag, tag) for tag in tags)]

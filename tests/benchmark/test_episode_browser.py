@@ -112,3 +112,10 @@ def test_the_list_takes_the_same_queries_for_more_episodes(browser, team):
     for _ in range(5):
         make_episode(scenario=make_scenario(team=team))
     assert queries() == few
+
+
+def test_the_scenario_filter_tells_same_named_scenarios_apart(browser, team):
+    first, second = (make_scenario(team=team, codename="charity_donation", source=source)
+                     for source in ("socialveil", "lab"))
+    body = browser.get(reverse("benchmark:index")).content.decode()
+    assert f"charity_donation #{first.pk} (socialveil)" in body and f"charity_donation #{second.pk} (lab)" in body
