@@ -2,6 +2,7 @@
 
 from django.urls import include, path
 
+from .authoring import urls as authoring
 from .episodes import urls as episodes
 from .import_jobs import urls as import_jobs
 from .instrument_builder import urls as instrument_builder
@@ -12,6 +13,7 @@ from .runs import urls as runs
 app_name = "benchmark"
 urlpatterns = [
     path("", include(episodes)),
+    path("", include(authoring)),
     path("import/", include(import_jobs)),
     path("instruments/", include(instrument_builder)),
     path("jobs/", include(jobs)),

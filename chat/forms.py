@@ -15,12 +15,12 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
-from django.db.models import Count, F, Q, QuerySet
 
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.forms import RowsChoiceField, team_field
 from benchmark.models import Barrier, Instrument, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
+from benchmark.scenarios.picker import ScenarioPicker, fully_cast
 from benchmark.scenarios.turn_taking import turn_cap_for
 
 from .models import MEDIATOR_CONDITIONS, NO_MEDIATOR, ChatCondition, ChatStudy
@@ -40,30 +40,11 @@ NUMBER_BOUNDS = {
 }
 
 
-def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """Those of ``scenarios`` a person can play with agents in the other seats: two roles or more, every
-    one cast, and not a template (whose roles are slots to fill)."""
-    return (
-        scenarios.filter(is_template=False)
-        .annotate(
-            role_count=Count("roles", distinct=True),
-            cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
-        )
-        .filter(role_count__gte=2, cast_count=F("role_count"))
-        .order_by("codename", "pk")
-    )
-
-
 def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     """Form fields as Django makes them, with links typed without a scheme read as https."""
     if isinstance(field, models.URLField):
         kwargs.setdefault("assume_scheme", "https")
     return field.formfield(**kwargs)
-
-
-class ScenarioChoiceField(RowsChoiceField):
-    def label_from_instance(self, scenario: Scenario) -> str:
-        return f"{scenario} ({scenario.relationship_label}, {scenario.get_difficulty_display()})"
 
 
 class InstrumentChoiceField(forms.ModelChoiceField):
@@ -75,8 +56,8 @@ class InstrumentChoiceField(forms.ModelChoiceField):
 class ChatStudyForm(forms.ModelForm):
     """Everything a chat study needs; ``save(created_by=...)`` stores study, scenarios and conditions."""
 
-    scenarios = ScenarioChoiceField(
-        queryset=Scenario.objects.none(), widget=forms.CheckboxSelectMultiple,
+    scenarios = RowsChoiceField(
+        queryset=Scenario.objects.none(), widget=ScenarioPicker(scope="cast"),
         help_text="Each participant plays one of these, agents the other roles. Only scenarios whose roles are all "
         "cast are listed; in those of three or more roles the agents speak in the scenario's turn-taking order.",
     )
@@ -156,7 +137,7 @@ class ChatStudyForm(forms.ModelForm):
             instruments = Instrument.objects.owned_by(user)
             self.fields["team"] = team_field(user)
             self.order_fields(["team", *self.Meta.fields])
-        self.fields["scenarios"].queryset = chat_scenarios(scenarios)
+        self.fields["scenarios"].queryset = fully_cast(scenarios)
         self.fields["mediator_condition"].choices = [("", "— (not a negotiation, or generic)"), *MEDIATOR_CONDITIONS]
         for name in ("intervene_window", "claim_window"):  # only negotiations use them: the defaults do elsewhere
             self.fields[name].required = False

@@ -462,6 +462,14 @@ MATRIX: dict[str, Access] = {
     # The research core
     "benchmark:index": researcher_list(shows=lambda w: w.own.scenario.codename),
     "benchmark:episode": researcher_object(lambda w: {"pk": w.own.episode.pk}),
+    "benchmark:scenarios": researcher_list(shows=lambda w: w.own.scenario.codename),
+    "benchmark:scenario-new": researcher_list(),
+    "benchmark:scenario-edit": researcher_object(lambda w: {"pk": w.own.scenario.pk}),
+    "benchmark:scenario-picker": researcher_list(data={"scope": "cast", "field": "scenarios"},
+                                                 shows=lambda w: w.own.scenario.codename),
+    "benchmark:characters": researcher_list(),
+    "benchmark:character-new": researcher_list(),
+    "benchmark:character-edit": researcher_object(lambda w: {"pk": w.own.scenario.roles.first().character_id}),
     "benchmark:episode-recording": researcher_object(lambda w: {"pk": w.own.episode.pk}),
     "benchmark:episode-recording-attach": researcher_object(
         lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST",
