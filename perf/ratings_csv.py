@@ -27,7 +27,9 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +99,8 @@ def main() -> None:
     end_to_end = time_command(path, workdir, args)
     floor = time_bare_numpy(path, args)
     best = min(end_to_end)
-    print(f"phases (best of {args.repeat}): " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items()))
+    listed = ", ".join(f"{name} {wall:.2f} s (CPU {cpu:.2f} s)" for name, (wall, cpu) in phases.items())
+    print(f"phases (best of {args.repeat}): {listed}")
     print(f"command end to end (without Django's start-up): best {best:.2f} s "
           f"({', '.join(f'{t:.2f}' for t in end_to_end)}); "
           f"{'meets' if best < GOAL_SECONDS else 'MISSES'} the {GOAL_SECONDS:g} s goal")
@@ -108,31 +111,36 @@ def main() -> None:
         profile_command(path, workdir, args)
 
 
-def time_phases(path: Path, args: argparse.Namespace) -> dict[str, float]:
-    from benchmark.stats import report as report_module
-    from benchmark.stats.csv_input import read_long_csv
+def time_phases(path: Path, args: argparse.Namespace) -> dict[str, tuple[float, float]]:
+    """Best wall-clock and CPU seconds of each phase: read (parse into codes), check (the reader's checks and
+    typing, which finish the coding), statistics, write."""
+    from benchmark.stats.csv_columns import read_columns
+    from benchmark.stats.csv_input import read_coded_csv
+    from benchmark.stats.report import agreement_report
 
-    best: dict[str, float] = {}
+    best: dict[str, tuple[float, float]] = {}
+
+    def timed(name: str, work: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = work()
+        spent = (time.perf_counter() - wall, time.process_time() - cpu)
+        best[name] = min(best.get(name, spent), spent)
+        return out
+
     for _ in range(args.repeat):
-        times: dict[str, float] = {}
-        start = time.perf_counter()
-        table, settled = read_long_csv(path)
-        times["read"] = time.perf_counter() - start
-        encode = getattr(report_module, "encode_ratings", None)
-        start = time.perf_counter()
-        if encode is not None:
-            table = encode(table, **settled.as_arguments())
-        times["encode"] = time.perf_counter() - start
-        start = time.perf_counter()
-        report = report_module.agreement_report(table, **settled.as_arguments(), resamples=args.resamples, seed=0)
-        times["statistics"] = time.perf_counter() - start
-        start = time.perf_counter()
-        text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        (path.parent / "phases.json").write_text(text, encoding="utf-8")
-        times["write"] = time.perf_counter() - start
-        for name, seconds in times.items():
-            best[name] = min(best.get(name, seconds), seconds)
-    return best
+        timed("read", lambda: read_columns(path, None))
+        coded, settled = timed("read + check and code", lambda: read_coded_csv(path))
+        arguments = {**settled.as_arguments(), "resamples": args.resamples, "seed": 0}
+        report = timed("statistics", partial(agreement_report, coded, **arguments))
+
+        def write(report: dict[str, Any] = report) -> None:
+            text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            (path.parent / "phases.json").write_text(text, encoding="utf-8")
+
+        timed("write", write)
+    read, both = best["read"], best.pop("read + check and code")
+    best["check and code"] = (max(both[0] - read[0], 0.0), max(both[1] - read[1], 0.0))
+    return {name: best[name] for name in ("read", "check and code", "statistics", "write")}
 
 
 def _command(path: Path, out: Path, resamples: int) -> None:
@@ -165,68 +173,87 @@ def profile_command(path: Path, workdir: Path, args: argparse.Namespace) -> None
 
 
 def time_bare_numpy(path: Path, args: argparse.Namespace) -> float:
-    """The same statistics as plain numpy on integer arrays (the arrays' making not counted)."""
-    from benchmark.stats.csv_input import read_long_csv
+    """The same statistics as plain numpy on the coded arrays (their making not counted): percent
+    agreement, Fleiss' kappa with its bootstrap, Randolph's kappa and alpha per question; for the
+    ratings the one-way ICC, alpha at three levels, binned kappas, per-item means against the judge
+    and means per condition; for the categorical question accuracy with its cluster bootstrap. The
+    bootstraps use the same numpy routine (`bootstrap.resampled_sums`), so both sides draw alike."""
+    from benchmark.stats.csv_input import read_coded_csv
 
-    table, _ = read_long_csv(path)
+    coded, settled = read_coded_csv(path)
     arrays = []
-    for question, rows in table.groupby("question", sort=True):
-        items = np.unique(rows["item"].to_numpy(dtype=object).astype(str), return_inverse=True)[1]
-        values = rows["value"].to_numpy(dtype=object).astype(str)
+    for code, question in enumerate(coded.labels["question"]):
+        rows = coded.take(coded.question == code)
+        items = np.unique(rows.item, return_inverse=True)[1]
+        categorical = question in settled.categorical
+        values = rows.value if categorical else rows.number
         labels, codes = np.unique(values, return_inverse=True)
-        numbers = labels.astype(float)[codes] if question != "barrier_type" else None
-        clusters = np.unique(rows["cluster"].to_numpy(dtype=object).astype(str), return_inverse=True)[1]
-        judge = rows["judge"].to_numpy(dtype=float)
-        truth = rows["truth"].to_numpy(dtype=object).astype(str)
-        arrays.append((items, codes, len(labels), numbers, clusters, judge, codes if numbers is not None else
-                       np.unique(np.concatenate([labels, truth]), return_inverse=True)[1][len(labels):]))
+        clusters = np.unique(rows.cluster, return_inverse=True)[1]
+        truth = rows.truth if categorical else None
+        condition = rows.condition
+        arrays.append((items, codes, len(labels), None if categorical else rows.number, clusters, rows.judge, truth,
+                       rows.value, condition))
     best = np.inf
     for _ in range(args.repeat):
         start = time.perf_counter()
-        for items, codes, n_labels, numbers, clusters, judge, truth in arrays:
-            _bare_statistics(items, codes, n_labels, numbers, clusters, judge, truth, args.resamples)
+        for arguments in arrays:
+            _bare_statistics(*arguments, resamples=args.resamples)
         best = min(best, time.perf_counter() - start)
     return best
 
 
-def _bare_statistics(items, codes, q, numbers, clusters, judge, truth, resamples):  # noqa: ANN001
-    rng = np.random.default_rng(0)
-    n_items = int(items.max()) + 1
-    counts = np.bincount(items * q + codes, minlength=n_items * q).reshape(n_items, q).astype(float)
+def _fleiss(counts: np.ndarray) -> tuple[float, np.ndarray]:
     m = counts.sum(axis=1)
     agreement = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
     shares = counts.sum(axis=0) / m.sum()
     chance = (shares**2).sum()
-    _ = (agreement.mean() - chance) / (1 - chance), (agreement.mean() - 1 / q) / (1 - 1 / q)
-    # Bootstrap of Fleiss' kappa over items: resample counts as one matrix product per block.
-    totals = np.column_stack([agreement, m, counts])
-    for start in range(0, resamples, 20):
-        draws = rng.integers(0, n_items, size=(20, n_items)) + (np.arange(20) * n_items)[:, None]
-        np.bincount(draws.ravel(), minlength=20 * n_items).reshape(20, n_items).astype(float) @ totals
-    # Alpha (coincidences as one matrix product), three distance metrics.
+    return (agreement.mean() - chance) / (1 - chance), agreement
+
+
+def _alpha(counts: np.ndarray, distances: np.ndarray) -> float:
+    m = counts.sum(axis=1)
     weighted = counts / (m - 1)[:, None]
     coincidences = weighted.T @ counts - np.diag(weighted.sum(axis=0))
     marginals = coincidences.sum(axis=1)
-    for distances in (1 - np.eye(q), (np.arange(q)[:, None] - np.arange(q)[None, :]) ** 2.0):
-        expected = (np.outer(marginals, marginals) * distances).sum()
-        _ = 1 - (marginals.sum() - 1) * (coincidences * distances).sum() / expected
+    expected = (np.outer(marginals, marginals) * distances).sum()
+    return 1 - (marginals.sum() - 1) * (coincidences * distances).sum() / expected
+
+
+def _bare_statistics(items, codes, q, numbers, clusters, judge, truth, answers, condition, *, resamples):  # noqa: ANN001
+    from benchmark.stats.bootstrap import resampled_sums
+
+    rng = np.random.default_rng(0)
+    n_items = int(items.max()) + 1
+    counts = np.bincount(items * q + codes, minlength=n_items * q).reshape(n_items, q).astype(float)
+    kappa, agreement = _fleiss(counts)
+    totals = np.column_stack([agreement, counts.sum(axis=1), counts])
+    item_clusters = np.zeros(n_items, dtype=np.intp)
+    item_clusters[items] = clusters
+    n_clusters = int(clusters.max()) + 1
+    by_cluster = np.column_stack([np.bincount(item_clusters, weights=c, minlength=n_clusters) for c in totals.T])
+    resampled_sums(np.column_stack([by_cluster, np.bincount(item_clusters, minlength=n_clusters)]), resamples, rng)
+    _alpha(counts, 1 - np.eye(q))
     if numbers is not None:
+        grid = np.arange(q, dtype=float)
+        _alpha(counts, (grid[:, None] - grid[None, :]) ** 2)
+        _alpha(counts, np.abs(grid[:, None] - grid[None, :]))
         sizes = np.bincount(items, minlength=n_items)
         means = np.bincount(items, weights=numbers, minlength=n_items) / sizes
         _ = (sizes * (means - numbers.mean()) ** 2).sum(), ((numbers - means[items]) ** 2).sum()
         for n_bins in (3, 4, 5):
             bins = np.minimum(np.floor((numbers - 1) / 4 * n_bins + 1e-9).astype(int), n_bins - 1)
-            np.bincount(items * n_bins + bins, minlength=n_items * n_bins)
+            _fleiss(np.bincount(items * n_bins + bins, minlength=n_items * n_bins).reshape(n_items, n_bins))
         first = np.unique(items, return_index=True)[1]
-        _ = np.corrcoef(means, judge[first])
+        scores = judge[first]
+        _ = np.corrcoef(means, scores), np.corrcoef(np.argsort(np.argsort(means)), np.argsort(np.argsort(scores)))
+        conditions = condition[first]
+        for side in (means, scores):
+            np.bincount(conditions, weights=side), np.bincount(conditions, weights=side**2), np.bincount(conditions)
     else:
-        correct = (truth == codes).astype(float)
-        n_clusters = int(clusters.max()) + 1
+        correct = (truth == answers).astype(float)
         per_cluster = np.column_stack([np.bincount(clusters, weights=correct, minlength=n_clusters),
                                        np.bincount(clusters, minlength=n_clusters)])
-        for start in range(0, resamples, 100):
-            draws = rng.integers(0, n_clusters, size=(100, n_clusters)) + (np.arange(100) * n_clusters)[:, None]
-            np.bincount(draws.ravel(), minlength=100 * n_clusters).reshape(100, n_clusters) @ per_cluster
+        resampled_sums(per_cluster, resamples, rng)
 
 
 if __name__ == "__main__":

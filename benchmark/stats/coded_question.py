@@ -39,7 +39,7 @@ def category_codes(q: CodedRatings, numeric: bool, categories: Sequence[Any] | N
     if numeric:
         codes, uniques = pd.factorize(pd.Series(q.number), sort=True)
         return codes.astype(np.intp), list(uniques)
-    used = np.unique(q.value)
+    used = distinct(q.value, len(q.labels[VALUE]))
     labels = q.labels[VALUE][used]
     if categories is not None:
         categories = list(categories)
@@ -60,13 +60,19 @@ def category_codes(q: CodedRatings, numeric: bool, categories: Sequence[Any] | N
 
 
 def has_clusters(q: CodedRatings) -> bool:
-    """`tables.has_clusters`: whether some cluster holds two or more items."""
+    """`tables.has_clusters`: whether some cluster holds two or more items (its lowest and highest item differ)."""
     if q.cluster is None:
         return False
     present = q.cluster >= 0
-    pairs = np.unique(q.cluster[present].astype(np.int64) * len(q.labels[ITEM]) + q.item[present])
-    clusters = pairs // len(q.labels[ITEM])
-    return bool(len(clusters) and np.bincount(clusters).max() >= 2)
+    if not present.any():
+        return False
+    items = pd.Series(q.item[present]).groupby(q.cluster[present], sort=False)
+    return bool((items.min() != items.max()).any())
+
+
+def distinct(codes: np.ndarray, size: int) -> np.ndarray:
+    """The distinct codes (0..size-1) that occur, ascending."""
+    return np.flatnonzero(np.bincount(codes, minlength=size)) if len(codes) else np.zeros(0, dtype=np.intp)
 
 
 def item_clusters(q: CodedRatings, items: np.ndarray, n_items: int) -> np.ndarray:
@@ -105,7 +111,7 @@ def crossed_table(q: CodedRatings) -> pd.DataFrame | None:
         return None
     columns = {}
     for column, codes in ((ITEM, q.item), (ANNOTATOR, q.annotator)):
-        used = np.unique(codes[codes >= 0])
+        used = distinct(codes[codes >= 0], len(q.labels[column]))
         rank = np.full(len(q.labels[column]) + 1, np.nan)
         rank[used[pd.Index(q.labels[column][used], dtype=object).argsort()]] = np.arange(len(used))
         columns[column] = rank[codes]
@@ -151,7 +157,7 @@ def accuracy(
         answer_codes, answer_uniques = pd.factorize(rows.value, sort=False)
         value_labels = q.labels[VALUE][answer_uniques]
         answer_keys = [str(label).strip() if as_text else label for label in value_labels]
-    used_truths = np.unique(rows.truth)
+    used_truths = distinct(rows.truth, len(truth_labels))
     truth_used = [truth_keys[code] for code in used_truths]
     classes, options = answer_classes(answer_keys, truth_used, labels, as_text, notes)
     if classes is None:

@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,9 @@ class Column:
         return np.fromiter((label in chosen for label in self.labels), dtype=bool, count=len(self.labels))[self.codes]
 
     def blank(self) -> np.ndarray:
-        return self.marks([""])
+        """Rows whose cell is empty (after stripping)."""
+        empty = np.flatnonzero(self.labels == "")
+        return self.codes == empty[0] if len(empty) else np.zeros(len(self.codes), dtype=bool)
 
     def take(self, rows: np.ndarray) -> Column:
         return Column(self.codes[rows], self.labels)
@@ -184,7 +186,7 @@ def _columnar(data: bytes, file: str, *, keep_bom: bool) -> tuple[dict[str, Colu
             parse_options=arrow_csv.ParseOptions(ignore_empty_lines=False, invalid_row_handler=invalid),
             convert_options=arrow_csv.ConvertOptions(
                 include_columns=[generated[index] for index in wanted.values()],
-                column_types={generated[index]: pa.string() for index in wanted.values()},
+                column_types={generated[index]: pa.dictionary(pa.int32(), pa.string()) for index in wanted.values()},
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
             ),
         )
@@ -192,15 +194,15 @@ def _columnar(data: bytes, file: str, *, keep_bom: bool) -> tuple[dict[str, Colu
         return None
     if refused or keep_bom and data.startswith(BOM):
         return None
-    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
-    lines = len(newlines) + (0 if data.endswith(b"\n") else 1)
-    if lines != table.num_rows + 1 or b"\r" in data.replace(b"\r\n", b""):
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if lines != table.num_rows + 1 or b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None  # a record spans lines, or lines end in a lone carriage return
     columns = {column: _encoded(table.column(generated[index])) for column, index in wanted.items()}
     blank = np.ones(table.num_rows, dtype=bool)
     for column in columns.values():
         blank &= column.blank()
     if width > len(wanted) and blank.any():  # cells of the ignored columns may still hold something
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
         blank[blank] = [_all_blank(data, newlines, int(row) + 1) for row in np.flatnonzero(blank)]
     kept = ~blank
     numbers = np.arange(2, table.num_rows + 2, dtype=np.intp)
@@ -218,16 +220,12 @@ def _all_blank(data: bytes, newlines: np.ndarray, line: int) -> bool:
     return not "".join(cells).strip()
 
 
-def _encoded(chunks: object) -> Column:
-    """A pyarrow string column as codes of its distinct stripped cells."""
-    import pyarrow as pa
-
-    encoded = chunks.combine_chunks().dictionary_encode() if chunks.num_chunks else None  # type: ignore[attr-defined]
-    if encoded is None:
+def _encoded(chunks: Any) -> Column:
+    """A column pyarrow read dictionary-encoded, as codes of its distinct stripped cells."""
+    if not len(chunks):
         return Column(np.zeros(0, dtype=np.intp), np.array([], dtype=object))
-    assert isinstance(encoded, pa.DictionaryArray)
-    raw = encoded.dictionary.to_pylist()
-    stripped = [cell.strip() for cell in raw]
+    encoded = chunks.unify_dictionaries().combine_chunks()
+    stripped = [cell.strip() for cell in encoded.dictionary.to_pylist()]
     merged, labels = pd.factorize(pd.Series(stripped, dtype=object), sort=False)
     codes = merged.astype(np.intp)[encoded.indices.to_numpy(zero_copy_only=False)]
     return Column(codes, np.asarray(labels, dtype=object))

@@ -248,7 +248,7 @@ def read_coded_csv(
 
 def _present(column: Column) -> set[str]:
     """The distinct cells of the rows."""
-    return set(column.labels[np.unique(column.codes)])
+    return set(column.labels[np.bincount(column.codes, minlength=len(column.labels)) > 0])
 
 
 class _Checks:
@@ -279,12 +279,25 @@ def _raise_earliest(*checks: _Checks) -> None:
 
 def _check_duplicates(cells: dict[str, Column], check: _Checks) -> None:
     """The first row that repeats an earlier row's item, annotator and question (found on their codes)."""
-    keys = pd.DataFrame({column: cells[column].codes for column in (ITEM, ANNOTATOR, QUESTION)})
-    repeated = np.flatnonzero(keys.duplicated(keep="first").to_numpy())
-    if not len(repeated):
+    key = np.zeros(len(check.rows), dtype=np.int64)
+    size = 1
+    for column in (ITEM, ANNOTATOR, QUESTION):
+        width = max(len(cells[column].labels), 1)
+        if size * width >= 2**62:  # too many combinations for one number: compare the three codes
+            keys = pd.DataFrame({column: cells[column].codes for column in (ITEM, ANNOTATOR, QUESTION)})
+            repeated = keys.duplicated(keep="first").to_numpy()
+            break
+        key = key * width + cells[column].codes
+        size *= width
+    else:
+        if size <= 8 * len(key) + 1024 and np.bincount(key, minlength=size).max(initial=0) < 2:
+            return
+        repeated = pd.Series(key).duplicated(keep="first").to_numpy()
+    positions = np.flatnonzero(repeated)
+    if not len(positions):
         return
-    position = int(repeated[0])
-    same = np.ones(len(keys), dtype=bool)
+    position = int(positions[0])
+    same = np.ones(len(check.rows), dtype=bool)
     for column in (ITEM, ANNOTATOR, QUESTION):
         same &= cells[column].codes == cells[column].codes[position]
     earlier = int(np.flatnonzero(same)[0])
@@ -323,8 +336,9 @@ def _numeric_questions(
     """Questions to treat as numbers; an undeclared question mixing numbers and text is an error."""
     question, value = cells[QUESTION], cells[VALUE]
     number = _is_number(value)[value.codes]
-    with_numbers = set(question.labels[np.unique(question.codes[number])])
-    with_text = set(question.labels[np.unique(question.codes[~number])])
+    size = len(question.labels)
+    with_numbers = set(question.labels[np.bincount(question.codes[number], minlength=size) > 0])
+    with_text = set(question.labels[np.bincount(question.codes[~number], minlength=size) > 0])
     declared = declared_categorical | declared_numeric
     mixed = (with_numbers & with_text) - declared
     if mixed:

@@ -138,11 +138,12 @@ def question_report(
         report["notes"].append(BLANK_QUESTION_NOTE)
     usable, excluded = coded_question.usable(table)
     kept = table.take(usable)
-    report["n_items"] = int(len(np.unique(kept.item)))
+    report["n_items"] = len(coded_question.distinct(kept.item, len(kept.labels[ITEM])))
     report["n_ratings"] = len(kept)
     report["excluded_items"] = excluded
     if kept.annotator is not None:
-        report["n_annotators"] = int(len(np.unique(kept.annotator[kept.annotator >= 0])))
+        named = kept.annotator[kept.annotator >= 0]
+        report["n_annotators"] = len(coded_question.distinct(named, len(kept.labels[ANNOTATOR])))
     _note(report, "items", exclusion_note(excluded))
 
     items, n_items = coded_question.first_appearance(kept.item)

@@ -183,9 +183,8 @@ class Command(BaseCommand):
             "seed": seed,
             **agreement_report(table, **settled.as_arguments(), resamples=resamples, seed=seed),
         }
-        counts = (
-            f"{len(report['questions'])} question(s), {len(np.unique(table.item))} item(s), {len(table)} rating(s)"
-        )
+        items = np.count_nonzero(np.bincount(table.item))
+        counts = f"{len(report['questions'])} question(s), {items} item(s), {len(table)} rating(s)"
         if format == "json":
             return _json(report), source, counts
         from annotator.reports import render_tables_zip
