@@ -82,7 +82,7 @@ def test_a_row_blank_in_the_needed_columns_but_not_in_an_ignored_one_is_kept(no_
 @pytest.mark.parametrize(
     "text",
     [
-        HEADER + '"e1\nsecond line",a,barrier,none,,,,\n"e1\nsecond line",b,barrier,none,,,,\n',  # a record of two lines
+        HEADER + '"e1\nline 2",a,barrier,none,,,,\n"e1\nline 2",b,barrier,none,,,,\n',  # records of two lines
         HEADER + ROWS.replace("\n", "\r"),  # lone carriage returns
         HEADER + ROWS + "   \n",  # a line of spaces (one cell)
         HEADER + ROWS + "e9,a,goal\n",  # a short row
