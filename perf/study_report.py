@@ -53,7 +53,7 @@ def main() -> None:
     try:
         time_report(study, args.repeat)
     finally:
-        remove(study)
+        remove()
 
 
 def build_study(n_items: int):  # noqa: ANN201
@@ -68,7 +68,7 @@ def build_study(n_items: int):  # noqa: ANN201
 
     if not Episode.objects.exclude(barrier=None).exists():
         call_command("load_demo", "--skip-accounts", stdout=io.StringIO())
-    Study.objects.filter(slug=SLUG).delete()
+    remove()  # what a run that failed left
     team = Team.objects.get(slug=DEFAULT_TEAM_SLUG)
     instrument = install_preset("socialveil")
     questions = {question.key: question for question in instrument.questions.all()}
@@ -114,7 +114,7 @@ def build_study(n_items: int):  # noqa: ANN201
         for key in ("unresolved_confusion", "mutual_understanding"):
             rating = int(rng.integers(1, 6))
             answers.append(Answer(response=response, question=questions[key], value=str(rating), number=rating))
-    Answer.objects.bulk_create(answers, batch_size=5000)
+    Answer.objects.bulk_create(answers, batch_size=250)  # the answer trigger locks each response
     return study
 
 
@@ -137,13 +137,16 @@ def time_report(study, repeat: int) -> None:  # noqa: ANN001
           f"{verdict} the {GOAL_SECONDS:g} s goal; load average now {os.getloadavg()[0]:.1f}")
 
 
-def remove(study) -> None:  # noqa: ANN001
-    from annotator.models import Annotation
+def remove() -> None:
+    """The benchmark's study, its responses and episodes."""
+    from annotator.models import Annotation, Study
     from benchmark.models import Episode, Response
 
-    responses = list(Annotation.objects.filter(assignment__item__study=study).values_list("response_id", flat=True))
-    study.delete()
+    annotations = Annotation.objects.filter(assignment__item__study__slug=SLUG)
+    responses = list(annotations.values_list("response_id", flat=True))
+    Study.objects.filter(slug=SLUG).delete()
     Response.objects.filter(pk__in=responses).delete()
+    Response.objects.filter(episode__tag=SLUG).delete()
     Episode.objects.filter(tag=SLUG).delete()
 
 

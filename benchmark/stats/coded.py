@@ -52,6 +52,8 @@ class CodedRatings:
 
     def take(self, rows: np.ndarray) -> CodedRatings:
         """The ratings at `rows` (a mask or positions); the labels are shared."""
+        if rows.dtype == bool and rows.all():
+            return self
         arrays = {
             f.name: getattr(self, f.name)[rows]
             for f in fields(self)
