@@ -114,7 +114,7 @@ def build_study(n_items: int):  # noqa: ANN201
         for key in ("unresolved_confusion", "mutual_understanding"):
             rating = int(rng.integers(1, 6))
             answers.append(Answer(response=response, question=questions[key], value=str(rating), number=rating))
-    Answer.objects.bulk_create(answers, batch_size=250)  # the answer trigger locks each response
+    Answer.objects.bulk_create(answers, batch_size=20)  # the answer trigger locks each response
     return study
 
 
