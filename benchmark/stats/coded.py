@@ -45,11 +45,6 @@ class CodedRatings:
     def __len__(self) -> int:
         return len(self.item)
 
-    @property
-    def columns(self) -> list[str]:
-        present = [ITEM, ANNOTATOR, QUESTION, VALUE, CLUSTER, TRUTH, CONDITION, JUDGE]
-        return [column for column in present if getattr(self, _FIELD.get(column, column)) is not None]
-
     def take(self, rows: np.ndarray) -> CodedRatings:
         """The ratings at `rows` (a mask or positions); the labels are shared."""
         if rows.dtype == bool and rows.all():

@@ -68,10 +68,6 @@ class Column:
     def text(self, position: int) -> str:
         return self.labels[self.codes[position]]
 
-    def cells(self) -> np.ndarray:
-        """Every row's cell (an object array; cheap: one pointer per row)."""
-        return self.labels[self.codes]
-
     def marks(self, wanted: Iterable[str]) -> np.ndarray:
         """Rows whose cell is one of `wanted` (each distinct cell looked up once)."""
         chosen = set(wanted)

@@ -47,12 +47,12 @@ def no_fallback(monkeypatch):
 
 def by_rows(text: str):
     columns, rows = CSV_MODULE(text, "ratings.csv")
-    return {name: column.cells().tolist() for name, column in columns.items()}, rows.tolist()
+    return {name: column.labels[column.codes].tolist() for name, column in columns.items()}, rows.tolist()
 
 
 def by_arrow(text: str):
     columns, rows, _ = read_columns(text, "ratings.csv")
-    return {name: column.cells().tolist() for name, column in columns.items()}, rows.tolist()
+    return {name: column.labels[column.codes].tolist() for name, column in columns.items()}, rows.tolist()
 
 
 @pytest.mark.parametrize(
