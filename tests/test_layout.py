@@ -26,7 +26,6 @@ LONG_MODULES = {
     "benchmark/agents/scripted.py": "the scripted agent and its barrier stylers; to be split by concept",
     "benchmark/importing/sotopia.py": "the Sotopia importer (logs, profiles, human-evaluation prompts); split by shape",
     "benchmark/demo/content.py": "demo content (13 scenarios with their lines): data written as code",
-    "benchmark/stats/csv_input.py": "reading CSVs for the command-line statistics; to be split into reading and checks",
     "benchmark/stats/results.py": "the results statistics; to be split into the table and its tests",
     "benchmark/agents/prompt.py": "the agent prompt, now with per-scenario barrier prompts and unknown relationships; "
     "to be split: the barrier part into a module of its own",

@@ -81,6 +81,25 @@ def _listed(labels: Sequence[Any]) -> str:
     return ", ".join(str(label) for label in labels)
 
 
+def answer_classes(
+    answers: Any, truths: Any, labels: Sequence[Any] | None, as_text: bool, notes: list[str]
+) -> tuple[list[Any] | None, list[Any] | None]:
+    """The classes in order and the answer options, given the options annotators had (`labels`);
+    (None, None) without them. Answers outside the options become options, truths outside them classes
+    that are not options (each noted). `as_text`: labels are compared as text with spaces stripped."""
+    if labels is None:
+        return None, None
+    options = list(dict.fromkeys(str(label).strip() if as_text else label for label in labels))
+    other_answers = sorted(set(answers) - set(options), key=str)
+    if other_answers:
+        notes.append(f"answers outside the options counted as options: {_listed(other_answers)}")
+    options += other_answers
+    other_truths = sorted(set(truths) - set(options), key=str)
+    if other_truths:
+        notes.append(f"the truth of some items is not among the answer options: {_listed(other_truths)}")
+    return options + other_truths, options
+
+
 def cluster_bootstrap_accuracy(
     table: pd.DataFrame,
     *,
@@ -116,26 +135,35 @@ def cluster_bootstrap_accuracy(
         clusters = rows[cluster].astype(str).where(rows[cluster].notna(), "item:" + rows[item].astype(str))
         cluster_name = cluster
     answers, truths = _comparable(rows[value], rows[truth])
-    options = None
-    if labels is not None:
-        # Compared as the answers are: numbers, or text with surrounding spaces removed.
-        as_text = not pd.api.types.is_numeric_dtype(answers)
-        options = list(dict.fromkeys(str(label).strip() if as_text else label for label in labels))
-        other_answers = sorted(set(answers) - set(options), key=str)
-        if other_answers:
-            notes.append(f"answers outside the options counted as options: {_listed(other_answers)}")
-        options += other_answers
-        other_truths = sorted(set(truths) - set(options), key=str)
-        if other_truths:
-            notes.append(f"the truth of some items is not among the answer options: {_listed(other_truths)}")
-        labels = options + other_truths
+    as_text = not pd.api.types.is_numeric_dtype(answers)
+    labels, options = answer_classes(set(answers), set(truths), labels, as_text, notes)
     codes, label_list = category_codes(pd.concat([truths, answers], ignore_index=True), labels)
-    truth_codes, answer_codes = codes[: len(rows)], codes[len(rows) :]
-    k = len(label_list)
-    text_labels = [str(label) for label in label_list]
-    n_ratings = len(rows)
     cluster_codes, cluster_uniques = pd.factorize(clusters, sort=False)
-    n_clusters = len(cluster_uniques)
+    return accuracy_from_codes(
+        codes[: len(rows)], codes[len(rows) :], [str(label) for label in label_list], cluster_codes,
+        len(cluster_uniques), cluster_name=cluster_name, n_options=None if options is None else len(options),
+        notes=notes, resamples=resamples, seed=seed,
+    )
+
+
+def accuracy_from_codes(
+    truth_codes: np.ndarray,
+    answer_codes: np.ndarray,
+    text_labels: list[str],
+    cluster_codes: np.ndarray,
+    n_clusters: int,
+    *,
+    cluster_name: str,
+    n_options: int | None,
+    notes: list[str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: Seed = None,
+) -> Accuracy:
+    """Accuracy from each rating's class code of its truth and of its answer (classes `text_labels`)
+    and its cluster's code (0..n_clusters-1); `n_options` answer options when declared (else chance
+    is one over the classes). See `cluster_bootstrap_accuracy`."""
+    k = len(text_labels)
+    n_ratings = len(truth_codes)
     seed_value = seed if isinstance(seed, int) else None
     if n_ratings == 0:
         return Accuracy(
@@ -191,8 +219,8 @@ def cluster_bootstrap_accuracy(
     never_true = [text_labels[j] for j in range(k) if class_totals[j] == 0]
     if never_true:
         notes.append(f"answers never true for any item (no per-class accuracy): {', '.join(never_true)}")
-    if options is not None:
-        chance, chance_method = 1.0 / len(options), f"1 / number of answer options ({len(options)})"
+    if n_options is not None:
+        chance, chance_method = 1.0 / n_options, f"1 / number of answer options ({n_options})"
     else:
         chance, chance_method = 1.0 / k, f"1 / number of classes seen among truths and answers ({k})"
     if k < 2:

@@ -25,45 +25,24 @@ Pure: no Django, no database; `benchmark/stats/` statistics only ever see a chec
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
+from .coded import CodedRatings
+from .csv_columns import REQUIRED_COLUMNS, Column, CsvProblem, read_columns
 from .tables import ANNOTATOR, CLUSTER, CONDITION, ITEM, JUDGE, QUESTION, TRUTH, VALUE
 
-REQUIRED_COLUMNS = (ITEM, ANNOTATOR, QUESTION, VALUE)
-OPTIONAL_COLUMNS = (CLUSTER, TRUTH, CONDITION, JUDGE)
+__all__ = ["REQUIRED_COLUMNS", "CsvProblem", "OptionProblem", "ReportOptions", "read_coded_csv", "read_long_csv"]
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 # What float() also reads as a number, none of it finite.
 _NOT_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
-
-
-class CsvProblem(ValueError):
-    """Bad input, told as ``FILE, row N, column C: what is wrong`` (the header is row 1)."""
-
-    def __init__(self, message: str, *, file: str, row: int | None = None, column: str | None = None) -> None:
-        self.message = message
-        self.file = file
-        self.row = row
-        self.column = column
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = [self.file]
-        if self.row is not None:
-            where.append(f"row {self.row}")
-        if self.column:
-            where.append(f"column {self.column}")
-        return f"{', '.join(where)}: {self.message}"
 
 
 class OptionProblem(ValueError):
@@ -183,44 +162,6 @@ def collect(pairs: Iterable[tuple[str, Any]], option: str) -> dict[str, Any]:
 # The file.
 
 
-def _read_text(source: str | os.PathLike[str] | TextIO, name: str | None) -> tuple[str, str]:
-    if hasattr(source, "read"):
-        return source.read(), name or getattr(source, "name", None) or "<input>"  # type: ignore[union-attr]
-    if isinstance(source, str) and "\n" in source:
-        return source, name or "<text>"
-    path = Path(source)  # type: ignore[arg-type]
-    name = name or path.name
-    try:
-        return path.read_text(encoding="utf-8-sig"), name
-    except FileNotFoundError as error:
-        raise CsvProblem("no such file", file=name) from error
-    except UnicodeDecodeError as error:
-        raise CsvProblem(f"is not UTF-8 text (byte {error.start} cannot be decoded)", file=name) from error
-    except OSError as error:
-        raise CsvProblem(f"cannot be read: {error.strerror}", file=name) from error
-
-
-def _header(reader: Iterable[list[str]], file: str) -> list[str]:
-    cells = next(iter(reader), None)
-    usage = (
-        f"the header must name the columns {', '.join(REQUIRED_COLUMNS)} "
-        f"(and may add {', '.join(OPTIONAL_COLUMNS)})"
-    )
-    if not cells or not any(cell.strip() for cell in cells):
-        raise CsvProblem(f"the file is empty; {usage}", file=file, row=1)
-    header = [cell.strip().lower() for cell in cells]
-    missing = [column for column in REQUIRED_COLUMNS if column not in header]
-    if missing:
-        hint = ""
-        if len(header) == 1 and any(sep in cells[0] for sep in ";\t|"):
-            hint = "; the file seems to use another separator, but columns must be separated by commas"
-        raise CsvProblem(f"the header lacks {', '.join(missing)}; {usage}{hint}", file=file, row=1, column=missing[0])
-    repeated = sorted({column for column in header if column and header.count(column) > 1})
-    if repeated:
-        raise CsvProblem(f"the header names {', '.join(repeated)} more than once", file=file, row=1, column=repeated[0])
-    return header
-
-
 def read_long_csv(
     source: str | os.PathLike[str] | TextIO,
     *,
@@ -240,6 +181,22 @@ def read_long_csv(
     `condition` strings, blanks None (NaN for `judge`). Raises `CsvProblem` for the earliest bad
     row (or `OptionProblem` when options contradict each other or name a question the file lacks).
     """
+    coded, options = read_coded_csv(
+        source, name=name, categorical=categorical, numeric=numeric, categories=categories, scales=scales
+    )
+    return coded.to_frame(), options
+
+
+def read_coded_csv(
+    source: str | os.PathLike[str] | TextIO,
+    *,
+    name: str | None = None,
+    categorical: Collection[str] = (),
+    numeric: Collection[str] = (),
+    categories: Mapping[str, Sequence[str]] | None = None,
+    scales: Mapping[str, tuple[float, float]] | None = None,
+) -> tuple[CodedRatings, ReportOptions]:
+    """`read_long_csv`, the table as integer codes (`coded.CodedRatings`), ready for `agreement_report`."""
     categories = {question: tuple(values) for question, values in (categories or {}).items()}
     scales = dict(scales or {})
     declared_categorical = set(categorical) | set(categories)
@@ -251,23 +208,22 @@ def read_long_csv(
             "--categories) and numeric (--numeric or --scale)"
         )
 
-    text, file = _read_text(source, name)
-    cells, rows = _cells(text, file)
+    cells, rows, file = read_columns(source, name)
     layout = _Checks(file, rows)
     for column in (ITEM, ANNOTATOR, QUESTION):
         layout.first(
-            cells[column] == "", column, lambda _, column=column: f"the {column} is empty; every rating needs one"
+            cells[column].blank(), column, lambda _, column=column: f"the {column} is empty; every rating needs one"
         )
     _check_duplicates(cells, layout)
-    rated = cells[VALUE] != ""
+    rated = ~cells[VALUE].blank()
     if not rated.any():
         _raise_earliest(layout)
         raise CsvProblem("has no ratings: every row below the header is blank or has a blank value", file=file)
-    questions = sorted(set(cells[QUESTION]))
-    cells, rows = {column: values[rated] for column, values in cells.items()}, rows[rated]
+    questions = sorted(_present(cells[QUESTION]))
+    cells, rows = {column: values.take(rated) for column, values in cells.items()}, rows[rated]
     content = _Checks(file, rows)
     numeric_questions = _numeric_questions(cells, content, declared_categorical, declared_numeric)
-    table = _typed_table(cells, content, numeric_questions, categories, scales, declared_numeric)
+    coded = _typed(cells, content, numeric_questions, categories, scales, declared_numeric)
     _raise_earliest(layout, content)
 
     unknown = sorted((declared_categorical | declared_numeric) - set(questions))
@@ -276,8 +232,9 @@ def read_long_csv(
             f"{file}: the options name question {', '.join(repr(q) for q in unknown)}, which the file does not have "
             f"(its questions: {', '.join(questions)})"
         )
-    blank = set(questions) - set(cells[QUESTION])
-    categorical_questions = (set(cells[QUESTION]) - numeric_questions) | (blank & declared_categorical)
+    answered = _present(cells[QUESTION])
+    blank = set(questions) - answered
+    categorical_questions = (answered - numeric_questions) | (blank & declared_categorical)
     options = ReportOptions(
         categorical=tuple(sorted(categorical_questions)),
         numeric=tuple(sorted(numeric_questions | (blank - declared_categorical))),
@@ -286,42 +243,12 @@ def read_long_csv(
         blank_values=int((~rated).sum()),
         blank_questions=tuple(sorted(blank)),
     )
-    return table, options
+    return coded, options
 
 
-def _cells(text: str, file: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The needed columns as arrays of stripped strings, and each row's number in the file (header = 1).
-
-    Plain Python and numpy on purpose: with pandas' default Python string storage, column-wise
-    string methods are slower than one pass over the rows.
-    """
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = _header(reader, file)
-    width = len(header)
-    kept: list[list[str]] = []
-    numbers: list[int] = []
-    try:
-        for number, row in enumerate(reader, start=2):
-            if len(row) == width:
-                if "".join(row).strip():  # a row of empty cells is skipped
-                    kept.append(row)
-                    numbers.append(number)
-            elif "".join(row).strip():
-                raise CsvProblem(f"has {len(row)} cells; the header has {width}", file=file, row=number)
-    except csv.Error as error:
-        raise CsvProblem(f"is not valid CSV: {error}", file=file, row=reader.line_num) from error
-    cells = {}
-    for column in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS):
-        if column in header:
-            index = header.index(column)
-            cells[column] = np.empty(len(kept), dtype=object)
-            cells[column][:] = [row[index].strip() for row in kept]
-    return cells, np.asarray(numbers, dtype=np.intp)
-
-
-def _among(values: np.ndarray, allowed: Collection[str]) -> np.ndarray:
-    """Elementwise membership by hashing (np.isin sorts object arrays, which is slow)."""
-    return pd.Series(values, dtype=object).isin(list(allowed)).to_numpy()
+def _present(column: Column) -> set[str]:
+    """The distinct cells of the rows."""
+    return set(column.labels[np.bincount(column.codes, minlength=len(column.labels)) > 0])
 
 
 class _Checks:
@@ -350,31 +277,51 @@ def _raise_earliest(*checks: _Checks) -> None:
         raise min(found, key=lambda problem: problem.row or 0)
 
 
-def _check_duplicates(cells: dict[str, np.ndarray], check: _Checks) -> None:
-    first_at: dict[tuple[str, str, str], int] = {}
-    for position, key in enumerate(zip(cells[ITEM], cells[ANNOTATOR], cells[QUESTION], strict=True)):
-        earlier = first_at.setdefault(key, position)
-        if earlier != position:
-            item, annotator, question = key
-            check.at(
-                position,
-                VALUE,
-                f"annotator {annotator!r} rated item {item!r} on question {question!r} already at row "
-                f"{check.rows[earlier]}; give one rating per item, annotator and question",
-            )
+def _check_duplicates(cells: dict[str, Column], check: _Checks) -> None:
+    """The first row that repeats an earlier row's item, annotator and question (found on their codes)."""
+    key = np.zeros(len(check.rows), dtype=np.int64)
+    size = 1
+    for column in (ITEM, ANNOTATOR, QUESTION):
+        width = max(len(cells[column].labels), 1)
+        if size * width >= 2**62:  # too many combinations for one number: compare the three codes
+            keys = pd.DataFrame({column: cells[column].codes for column in (ITEM, ANNOTATOR, QUESTION)})
+            repeated = keys.duplicated(keep="first").to_numpy()
+            break
+        key = key * width + cells[column].codes
+        size *= width
+    else:
+        if size <= 8 * len(key) + 1024 and np.bincount(key, minlength=size).max(initial=0) < 2:
             return
+        repeated = pd.Series(key).duplicated(keep="first").to_numpy()
+    positions = np.flatnonzero(repeated)
+    if not len(positions):
+        return
+    position = int(positions[0])
+    same = np.ones(len(check.rows), dtype=bool)
+    for column in (ITEM, ANNOTATOR, QUESTION):
+        same &= cells[column].codes == cells[column].codes[position]
+    earlier = int(np.flatnonzero(same)[0])
+    item, annotator, question = (cells[column].text(position) for column in (ITEM, ANNOTATOR, QUESTION))
+    check.at(
+        position,
+        VALUE,
+        f"annotator {annotator!r} rated item {item!r} on question {question!r} already at row "
+        f"{check.rows[earlier]}; give one rating per item, annotator and question",
+    )
 
 
-def _is_number(values: np.ndarray) -> np.ndarray:
-    """Cells that read as a number: decimal, or spelled inf / nan (refused later as not finite)."""
+def _is_number(column: Column) -> np.ndarray:
+    """Per distinct cell: whether it reads as a number (decimal, or spelled inf / nan, refused later as not finite)."""
     number, not_finite = _NUMBER.fullmatch, _NOT_FINITE.fullmatch
-    return np.array([number(value) is not None or not_finite(value) is not None for value in values], dtype=bool)
+    labels = column.labels
+    return np.fromiter(
+        (number(label) is not None or not_finite(label) is not None for label in labels), dtype=bool, count=len(labels)
+    )
 
 
-def _to_float(values: np.ndarray, is_number: np.ndarray) -> np.ndarray:
-    out = np.full(len(values), np.nan)
-    out[is_number] = [float(value) for value in values[is_number]]
-    return out
+def _to_float(column: Column, is_number: np.ndarray) -> np.ndarray:
+    """Per distinct cell: its float where it is a number, else NaN."""
+    return np.array([float(label) if ok else np.nan for label, ok in zip(column.labels, is_number, strict=True)])
 
 
 def _not_finite_text(text: str) -> str:
@@ -384,121 +331,151 @@ def _not_finite_text(text: str) -> str:
 
 
 def _numeric_questions(
-    cells: dict[str, np.ndarray], check: _Checks, declared_categorical: set[str], declared_numeric: set[str]
+    cells: dict[str, Column], check: _Checks, declared_categorical: set[str], declared_numeric: set[str]
 ) -> set[str]:
     """Questions to treat as numbers; an undeclared question mixing numbers and text is an error."""
     question, value = cells[QUESTION], cells[VALUE]
-    number = _is_number(value)
-    with_numbers, with_text = set(question[number]), set(question[~number])
+    number = _is_number(value)[value.codes]
+    size = len(question.labels)
+    with_numbers = set(question.labels[np.bincount(question.codes[number], minlength=size) > 0])
+    with_text = set(question.labels[np.bincount(question.codes[~number], minlength=size) > 0])
     declared = declared_categorical | declared_numeric
     mixed = (with_numbers & with_text) - declared
     if mixed:
-        in_mixed = _among(question, mixed)
 
         def message(position: int) -> str:
-            example = int(np.flatnonzero((question == question[position]) & number)[0])
+            example = int(np.flatnonzero((question.codes == question.codes[position]) & number)[0])
+            asked = question.text(position)
             return (
-                f"{value[position]!r} is not a number, but question {question[position]!r} has numbers too "
-                f"(row {check.rows[example]}: {value[example]!r}); correct the value, leave it blank for no "
-                f"rating, or pass --categorical {question[position]} if its answers are categories"
+                f"{value.text(position)!r} is not a number, but question {asked!r} has numbers too "
+                f"(row {check.rows[example]}: {value.text(example)!r}); correct the value, leave it blank for no "
+                f"rating, or pass --categorical {asked} if its answers are categories"
             )
 
-        check.first(in_mixed & ~number, VALUE, message)
+        check.first(question.marks(mixed) & ~number, VALUE, message)
     inferred = with_numbers - with_text - declared
     return inferred | declared_numeric
 
 
-def _typed_table(
-    cells: dict[str, np.ndarray],
+def _typed(
+    cells: dict[str, Column],
     check: _Checks,
     numeric_questions: set[str],
     categories: dict[str, tuple[str, ...]],
     scales: dict[str, tuple[float, float]],
     declared_numeric: Collection[str],
-) -> pd.DataFrame:
+) -> CodedRatings:
     """Values (and truths) as finite numbers for numeric questions; every cell checked against the options."""
     question, value = cells[QUESTION], cells[VALUE]
-    is_numeric = _among(question, numeric_questions)
-    value_number = _is_number(value)
+    is_numeric = question.marks(numeric_questions)
+    value_is_number = _is_number(value)
+    value_number = value_is_number[value.codes]
     check.first(
         is_numeric & ~value_number,
         VALUE,
-        lambda p: f"{value[p]!r} is not a number, and question {question[p]!r} is numeric "
+        lambda p: f"{value.text(p)!r} is not a number, and question {question.text(p)!r} is numeric "
         "(declared with --numeric or --scale); leave the value blank for no rating",
     )
-    numbers = _to_float(value, is_numeric & value_number)
+    numbers = np.where(is_numeric, _to_float(value, value_is_number)[value.codes], np.nan)
     check.first(
         is_numeric & value_number & ~np.isfinite(numbers),
         VALUE,
-        lambda p: f"{_not_finite_text(value[p])}; a rating must be a finite number: correct the value, or leave "
-        "it blank for no rating"
-        + ("" if question[p] in declared_numeric else f", or pass --categorical {question[p]} if its answers are "
-           "categories"),
+        lambda p: f"{_not_finite_text(value.text(p))}; a rating must be a finite number: correct the value, or "
+        "leave it blank for no rating"
+        + ("" if question.text(p) in declared_numeric else f", or pass --categorical {question.text(p)} if its "
+           "answers are categories"),
     )
     for name, (low, high) in scales.items():
         with np.errstate(invalid="ignore"):
-            outside = (question == name) & ((numbers < low) | (numbers > high))
+            outside = question.marks([name]) & ((numbers < low) | (numbers > high))
         check.first(
             outside,
             VALUE,
-            lambda p, low=low, high=high: f"{value[p]} is outside the scale {low:g}:{high:g} given for "
-            f"question {question[p]!r}",
+            lambda p, low=low, high=high: f"{value.text(p)} is outside the scale {low:g}:{high:g} given for "
+            f"question {question.text(p)!r}",
         )
     for name, allowed in categories.items():
         check.first(
-            (question == name) & ~_among(value, allowed),
+            question.marks([name]) & ~value.marks(allowed),
             VALUE,
-            lambda p, allowed=allowed: f"{value[p]!r} is not one of the categories given for question "
-            f"{question[p]!r} ({', '.join(allowed)})",
+            lambda p, allowed=allowed: f"{value.text(p)!r} is not one of the categories given for question "
+            f"{question.text(p)!r} ({', '.join(allowed)})",
         )
-
-    typed = value.copy()
-    typed[is_numeric] = numbers[is_numeric]
-    table = pd.DataFrame({ITEM: cells[ITEM], ANNOTATOR: cells[ANNOTATOR], QUESTION: question})
-    table[VALUE] = pd.Series(typed, dtype=object)
+    labels = {column: cells[column].labels for column in (ITEM, ANNOTATOR, QUESTION)}
+    value_codes, labels[VALUE] = _typed_values(value, is_numeric, numbers)
+    coded: dict[str, Any] = {}
     for column in (CLUSTER, CONDITION):
         if column in cells:
-            table[column] = pd.Series(_blank_as_none(cells[column]), dtype=object)
+            coded[column], labels[column] = _without_blank(cells[column], sort=column == CONDITION)
     if TRUTH in cells:
-        truth = cells[TRUTH]
-        given = truth != ""
-        truth_number = _is_number(truth)
-        check.first(
-            is_numeric & given & ~truth_number,
-            TRUTH,
-            lambda p: f"{truth[p]!r} is not a number, and question {question[p]!r} is numeric",
-        )
-        typed_truth = _blank_as_none(truth)
-        numeric_truth = is_numeric & truth_number
-        truth_numbers = _to_float(truth, numeric_truth)
-        check.first(
-            numeric_truth & ~np.isfinite(truth_numbers),
-            TRUTH,
-            lambda p: f"{_not_finite_text(truth[p])}; the truth of numeric question {question[p]!r} must be a "
-            "finite number, or blank when it is not known",
-        )
-        typed_truth[numeric_truth] = truth_numbers[numeric_truth]
-        table[TRUTH] = pd.Series(typed_truth, dtype=object)
+        coded[TRUTH], labels[TRUTH] = _typed_truth(cells[TRUTH], is_numeric, question, check)
     if JUDGE in cells:
-        judge = cells[JUDGE]
-        judge_number = _is_number(judge)
-        check.first(
-            (judge != "") & ~judge_number,
-            JUDGE,
-            lambda p: f"{judge[p]!r} is not a number; the judge column holds scores",
-        )
-        judge_numbers = _to_float(judge, judge_number)
-        check.first(
-            judge_number & ~np.isfinite(judge_numbers),
-            JUDGE,
-            lambda p: f"{_not_finite_text(judge[p])}; the judge column holds scores, which must be finite "
-            "numbers (leave the cell blank where the judge gave none)",
-        )
-        table[JUDGE] = judge_numbers
-    return table
+        coded[JUDGE] = _judge(cells[JUDGE], check)
+    return CodedRatings(
+        item=cells[ITEM].codes, question=question.codes, value=value_codes, number=numbers,
+        labels=labels, annotator=cells[ANNOTATOR].codes, **coded,
+    )
 
 
-def _blank_as_none(values: np.ndarray) -> np.ndarray:
-    out = values.copy()
-    out[values == ""] = None
-    return out
+def _typed_values(value: Column, is_numeric: np.ndarray, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Value codes and labels: a categorical question's rows code their text, a numeric question's rows
+    their number (labels past the texts: each distinct number, a Python float)."""
+    positions, uniques = pd.factorize(pd.Series(numbers[is_numeric]), sort=False)
+    labels = np.concatenate([value.labels, np.array([float(number) for number in uniques], dtype=object)])
+    codes = value.codes.copy()
+    codes[is_numeric] = len(value.labels) + positions
+    return codes, labels
+
+
+def _without_blank(column: Column, *, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Codes with -1 for a blank cell, and labels (sorted when `sort`)."""
+    blank = column.labels == ""
+    keep = np.flatnonzero(~blank)
+    order = sorted(keep, key=lambda index: column.labels[index]) if sort else list(keep)
+    lookup = np.full(len(column.labels) + 1, -1, dtype=np.intp)
+    lookup[np.asarray(order, dtype=np.intp)] = np.arange(len(order))
+    return lookup[column.codes], column.labels[np.asarray(order, dtype=np.intp)]
+
+
+def _typed_truth(
+    truth: Column, is_numeric: np.ndarray, question: Column, check: _Checks
+) -> tuple[np.ndarray, np.ndarray]:
+    """Truth codes (-1 blank) and labels: text, or on numeric questions finite numbers (checked)."""
+    given = ~truth.blank()
+    is_number = _is_number(truth)
+    number = is_number[truth.codes]
+    check.first(
+        is_numeric & given & ~number,
+        TRUTH,
+        lambda p: f"{truth.text(p)!r} is not a number, and question {question.text(p)!r} is numeric",
+    )
+    floats = _to_float(truth, is_number)
+    numeric_truth = is_numeric & number
+    check.first(
+        numeric_truth & ~np.isfinite(floats[truth.codes]),
+        TRUTH,
+        lambda p: f"{_not_finite_text(truth.text(p))}; the truth of numeric question {question.text(p)!r} must be a "
+        "finite number, or blank when it is not known",
+    )
+    labels = np.concatenate([truth.labels, np.array([float(x) for x in floats], dtype=object)])
+    codes = np.where(numeric_truth, truth.codes + len(truth.labels), truth.codes)
+    codes[~given] = -1
+    return codes.astype(np.intp), labels
+
+
+def _judge(judge: Column, check: _Checks) -> np.ndarray:
+    is_number = _is_number(judge)
+    number = is_number[judge.codes]
+    check.first(
+        ~judge.blank() & ~number,
+        JUDGE,
+        lambda p: f"{judge.text(p)!r} is not a number; the judge column holds scores",
+    )
+    floats = _to_float(judge, is_number)[judge.codes]
+    check.first(
+        number & ~np.isfinite(floats),
+        JUDGE,
+        lambda p: f"{_not_finite_text(judge.text(p))}; the judge column holds scores, which must be finite "
+        "numbers (leave the cell blank where the judge gave none)",
+    )
+    return floats

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import interpretation
-from .accuracy import cluster_bootstrap_accuracy
+from . import coded_question, interpretation
 from .alignment import MEANS_METHOD, judge_alignment, means_by_condition
 from .alpha import METHOD as ALPHA_METHOD
 from .alpha import krippendorff_alpha_from_counts
 from .bootstrap import DEFAULT_RESAMPLES
+from .coded import CodedRatings, from_frame
 from .icc import crossed_matrix, icc_oneway_from_codes, icc_twoway_from_matrix
 from .kappa import (
     AGREEMENT_METHOD,
@@ -36,22 +36,12 @@ from .plain import plain_report
 from .spans import DEFAULT_MIN_IOU, span_agreement
 from .tables import (
     ANNOTATOR,
-    CLUSTER,
-    CONDITION,
     ITEM,
     JUDGE,
     QUESTION,
-    TRUTH,
     VALUE,
-    category_codes,
     count_matrix,
-    drop_missing,
     exclusion_note,
-    has_clusters,
-    item_clusters,
-    item_codes,
-    numeric_values,
-    usable_ratings,
 )
 from .unitizing import study_unitizing_alpha
 
@@ -117,7 +107,7 @@ def _note(report: dict[str, Any], key: str, notes: Sequence[str]) -> None:
 
 
 def question_report(
-    table: pd.DataFrame,
+    table: pd.DataFrame | CodedRatings,
     *,
     kind: str | None = None,
     categories: Sequence[Any] | None = None,
@@ -131,29 +121,33 @@ def question_report(
     `kind` is "numeric" or "categorical" (default: numeric when every value is a number).
     `categories` are the options annotators had (fixes q for Randolph's kappa and the category
     order); `scale` the (low, high) of a numeric scale for binning (default: the observed range).
+    The table may come coded already (`coded.CodedRatings`); else it is coded once here.
     """
-    _require(table, ITEM, VALUE)
+    if isinstance(table, pd.DataFrame):
+        _require(table, ITEM, VALUE)
+        table = from_frame(table)
     rows = len(table)
-    table = drop_missing(table, ITEM, VALUE)
-    numbers = numeric_values(table[VALUE])
+    table = table.take((table.item >= 0) & (table.value >= 0))
+    numeric = bool(np.isfinite(table.number).all()) or not len(table)
     if kind is None:
-        kind = NUMERIC if numbers is not None else CATEGORICAL
-    if kind == NUMERIC and numbers is None:
+        kind = NUMERIC if numeric else CATEGORICAL
+    if kind == NUMERIC and not numeric:
         raise ValueError("a numeric question needs numeric values")
-    if kind == NUMERIC:
-        table = table.assign(**{VALUE: numbers})
     report = _blank(kind)
-    if rows and table.empty:
+    if rows and not len(table):
         report["notes"].append(BLANK_QUESTION_NOTE)
-    kept, excluded = usable_ratings(table)
-    report["n_items"] = int(kept[ITEM].nunique())
+    usable, excluded = coded_question.usable(table)
+    kept = table.take(usable)
+    report["n_items"] = len(coded_question.distinct(kept.item, len(kept.labels[ITEM])))
     report["n_ratings"] = len(kept)
     report["excluded_items"] = excluded
-    report["n_annotators"] = int(kept[ANNOTATOR].nunique()) if ANNOTATOR in kept.columns else 0
+    if kept.annotator is not None:
+        named = kept.annotator[kept.annotator >= 0]
+        report["n_annotators"] = len(coded_question.distinct(named, len(kept.labels[ANNOTATOR])))
     _note(report, "items", exclusion_note(excluded))
 
-    items, n_items = item_codes(kept[ITEM])
-    codes, labels = category_codes(kept[VALUE], categories if kind == CATEGORICAL else None)
+    items, n_items = coded_question.first_appearance(kept.item)
+    codes, labels = coded_question.category_codes(kept, kind == NUMERIC, categories if kind == CATEGORICAL else None)
     counts = count_matrix(items, codes, n_items, len(labels))
     report["percent_agreement"] = percent_agreement_from_counts(counts)
     report["methods"]["percent_agreement"] = AGREEMENT_METHOD + "; exact equality of answers"
@@ -161,23 +155,19 @@ def question_report(
         _note(report, "percent_agreement", ["no item has two or more ratings"])
 
     if kind == CATEGORICAL:
-        _categorical(report, kept, counts, labels, categories, resamples, seed)
+        _categorical(report, kept, items, n_items, codes, counts, labels, categories, resamples, seed)
     else:
         _numeric(report, table, kept, counts, labels, items, n_items, scale, bins)
 
-    if TRUTH in table.columns and drop_missing(table, TRUTH).shape[0]:
-        accuracy = cluster_bootstrap_accuracy(
-            table,
-            cluster=CLUSTER if CLUSTER in table.columns else None,
-            labels=categories if kind == CATEGORICAL else None,
-            resamples=resamples,
-            seed=seed,
+    if table.truth is not None and (table.truth >= 0).any():
+        accuracy = coded_question.accuracy(
+            table, kind == NUMERIC, categories if kind == CATEGORICAL else None, resamples, seed
         )
         report["accuracy"] = accuracy.to_dict()
         _note(report, "accuracy", accuracy.notes)
     else:
         _note(report, "accuracy", ["no truth given"])
-    if has_clusters(table):
+    if coded_question.has_clusters(table):
         report["methods"]["clusters"] = CLUSTERS_METHOD
     _note(report, "spans", ["applies to span questions"])
     _interpret(report)
@@ -186,14 +176,17 @@ def question_report(
 
 def _categorical(
     report: dict[str, Any],
-    kept: pd.DataFrame,
+    kept: CodedRatings,
+    items: np.ndarray,
+    n_items: int,
+    codes: np.ndarray,
     counts: np.ndarray,
     labels: list[Any],
     categories: Sequence[Any] | None,
     resamples: int,
     seed: int,
 ) -> None:
-    clusters = item_clusters(kept) if has_clusters(kept) else None
+    clusters = coded_question.item_clusters(kept, items, n_items) if coded_question.has_clusters(kept) else None
     fleiss = fleiss_kappa_from_counts(counts, resamples=resamples, seed=seed, clusters=clusters)
     report["fleiss_kappa"] = fleiss.to_dict() if fleiss.value is not None else None
     _note(report, "fleiss_kappa", fleiss.notes)
@@ -203,7 +196,11 @@ def _categorical(
     _note(report, "randolph_kappa", randolph.notes)
     if categories is None and randolph.value is not None:
         _note(report, "randolph_kappa", [f"q = {len(labels)}, the number of categories observed"])
-    cohen = cohen_kappa(kept, categories=categories)
+    pairs = coded_question.cohen_table(kept, codes)
+    if pairs is None:
+        cohen = cohen_kappa(pd.DataFrame({ITEM: [], VALUE: []}))
+    else:
+        cohen = cohen_kappa(pairs, categories=range(len(labels)))
     report["cohen_kappa"] = cohen.value
     report["methods"]["cohen_kappa"] = COHEN_METHOD
     _note(report, "cohen_kappa", cohen.notes)
@@ -217,8 +214,8 @@ def _categorical(
 
 def _numeric(
     report: dict[str, Any],
-    table: pd.DataFrame,
-    kept: pd.DataFrame,
+    table: CodedRatings,
+    kept: CodedRatings,
     counts: np.ndarray,
     labels: list[Any],
     items: np.ndarray,
@@ -226,20 +223,22 @@ def _numeric(
     scale: tuple[float, float] | None,
     bins: Sequence[int],
 ) -> None:
-    values = kept[VALUE].to_numpy(dtype=float)
+    values = kept.number
     icc = icc_oneway_from_codes(values, items, n_items)
     report["icc"] = icc.to_dict()
     _note(report, "icc", icc.notes)
-    matrix = crossed_matrix(kept) if ANNOTATOR in kept.columns else None
+    n_annotators = report["n_annotators"]
+    crossed = kept.annotator is not None and len(kept) == n_items * n_annotators
+    matrix = crossed_matrix(coded_question.crossed_table(kept)) if crossed else None
     if matrix is not None:
         twoway = icc_twoway_from_matrix(matrix)
         report["icc"]["twoway"] = twoway.to_dict()
         _note(report, "icc.twoway", twoway.notes)
     else:
         report["icc"]["twoway"] = None
-        if kept.empty:
+        if not len(kept):
             _note(report, "icc.twoway", ["no item has two or more ratings"])
-        elif ANNOTATOR not in kept.columns:
+        elif kept.annotator is None:
             _note(report, "icc.twoway", ["needs to know which annotator gave each rating"])
         else:
             _note(report, "icc.twoway", ["the design is not fully crossed (not every annotator rated every item)"])
@@ -275,33 +274,34 @@ def _numeric(
         _note(report, key, ["applies to categorical questions; see binned_kappa"])
 
     # Means and correlations use every rated item: one rating is still a score.
-    _means_by_condition(report, table)
-    if JUDGE in table.columns and drop_missing(table, JUDGE).shape[0]:
-        alignment = judge_alignment(table)
+    judged = table.judge is not None and bool(np.isfinite(table.judge).any())
+    _means_by_condition(report, table, judged)
+    if judged:
+        alignment = judge_alignment(coded_question.condition_table(table))
         report["alignment"] = alignment.to_dict()
         _note(report, "alignment", alignment.notes)
     else:
         _note(report, "alignment", ["no judge scores"])
 
     # Only accuracy's and Fleiss' bootstraps resample clusters; say so next to every other interval.
-    if has_clusters(table):
+    if coded_question.has_clusters(table):
         for key, reason in CLUSTERS_IGNORED.items():
             if report[key] is not None:
                 _note(report, key, [reason])
 
 
-def _means_by_condition(report: dict[str, Any], table: pd.DataFrame) -> None:
+def _means_by_condition(report: dict[str, Any], table: CodedRatings, judged: bool) -> None:
     """`by_condition` and `judge_by_condition`, each null with a note when it cannot be computed."""
-    judged = JUDGE in table.columns and bool(drop_missing(table, JUDGE).shape[0])
     if not judged:
         _note(report, "judge_by_condition", ["no judge scores"])
-    if CONDITION not in table.columns or not drop_missing(table, CONDITION).shape[0]:
-        reason = "no condition given" if CONDITION not in table.columns else "no rated item has a condition"
+    if table.condition is None or not (table.condition >= 0).any():
+        reason = "no condition given" if table.condition is None else "no rated item has a condition"
         _note(report, "by_condition", [reason])
         if judged:
             _note(report, "judge_by_condition", [reason])
         return
-    means = means_by_condition(table, judge=JUDGE if judged else None)
+    coded_means = means_by_condition(coded_question.condition_table(table), judge=JUDGE if judged else None)
+    means = coded_question.condition_names(table, coded_means)
     report["methods"]["by_condition"] = MEANS_METHOD
     for key, side in (("by_condition", "human"), ("judge_by_condition", "judge")):
         if key == "judge_by_condition" and not judged:
@@ -408,7 +408,7 @@ def _unitizing_alphas(
 
 
 def agreement_report(
-    table: pd.DataFrame,
+    table: pd.DataFrame | CodedRatings,
     *,
     categorical: Collection[str] = (),
     categories: Mapping[str, Sequence[Any]] | None = None,
@@ -428,16 +428,27 @@ def agreement_report(
     `blank_questions` were asked but every answer was blank (so the table has no row of them):
     each is reported with no statistic and a note saying why, rather than left out in silence.
     """
-    _require(table, ITEM, QUESTION, VALUE)
+    if isinstance(table, pd.DataFrame):
+        _require(table, ITEM, QUESTION, VALUE)
+        table = from_frame(table)
     categories = categories or {}
     scales = scales or {}
     questions: dict[str, Any] = {}
-    groups = list(table.groupby(QUESTION, sort=True))
-    unanswered = sorted(set(blank_questions) - {str(question) for question, _ in groups})
+    names = [str(name) for name in table.labels[QUESTION]]
+    order = np.argsort(table.question, kind="stable")
+    starts = np.searchsorted(table.question[order], np.arange(len(names) + 1))
+    groups = {names[code]: order[starts[code] : starts[code + 1]] for code in range(len(names))}
+    groups = {name: np.sort(rows) for name, rows in groups.items() if len(rows)}
+    raw = {str(label): label for label in table.labels[QUESTION]}
+    try:
+        ordered = sorted(groups, key=lambda name: raw[name])
+    except TypeError:
+        ordered = sorted(groups)
+    unanswered = sorted(set(blank_questions) - set(groups))
     if unanswered:
-        groups = sorted([*groups, *((name, table.iloc[:0]) for name in unanswered)], key=lambda pair: str(pair[0]))
-    for question, rows in groups:
-        name = str(question)
+        ordered = sorted([*ordered, *unanswered])
+    for name in ordered:
+        rows = table.take(groups.get(name, np.zeros(0, dtype=np.intp)))
         kind = CATEGORICAL if name in categorical else None
         questions[name] = question_report(
             rows,
@@ -448,7 +459,7 @@ def agreement_report(
             resamples=resamples,
             seed=seed,
         )
-        if rows.empty:
+        if not len(rows):
             questions[name]["notes"].insert(0, BLANK_QUESTION_NOTE)
     if spans is not None and len(spans):
         for question, rows in spans.groupby(QUESTION, sort=True):

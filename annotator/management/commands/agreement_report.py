@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.management.team_option import add_team_argument, team_from_options
@@ -26,7 +27,7 @@ from benchmark.stats.csv_input import (
     parse_categories,
     parse_question_list,
     parse_scale,
-    read_long_csv,
+    read_coded_csv,
 )
 from benchmark.stats.report import DEFAULT_SEED, agreement_report
 
@@ -166,7 +167,7 @@ class Command(BaseCommand):
         path = options["from_csv"]
         source = "standard input" if path == "-" else Path(path).name
         try:
-            table, settled = read_long_csv(
+            table, settled = read_coded_csv(
                 sys.stdin if path == "-" else path,
                 name=source,
                 categorical=[q for names in options["categorical"] for q in names],
@@ -183,9 +184,8 @@ class Command(BaseCommand):
             "seed": seed,
             **agreement_report(table, **settled.as_arguments(), resamples=resamples, seed=seed),
         }
-        counts = (
-            f"{len(report['questions'])} question(s), {table['item'].nunique()} item(s), {len(table)} rating(s)"
-        )
+        items = np.count_nonzero(np.bincount(table.item))
+        counts = f"{len(report['questions'])} question(s), {items} item(s), {len(table)} rating(s)"
         if format == "json":
             return _json(report), source, counts
         from annotator.reports import render_tables_zip
