@@ -200,7 +200,8 @@ def add_items(
         raise LifecycleError("None of these episodes gives an item this study's instrument can rate.")
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).exists()  # two adds cannot take the same positions
-        start = (study.items.aggregate(last=Max("position"))["last"] or -1) + 1
+        last = study.items.aggregate(last=Max("position"))["last"]
+        start = 0 if last is None else last + 1
         StudyItem.objects.bulk_create(
             StudyItem(study=study, position=start + offset, **fields) for offset, fields in enumerate(values)
         )
