@@ -46,7 +46,16 @@ SETTINGS = (
     "curators_blinded",
 )
 
-PHASE_ACTIONS = ("pause", "resume", "close", "reopen")
+# How the settings page and the log name a setting (the model's own verbose name otherwise).
+LABELS = {
+    "overlap": "Overlap k", "lease_minutes": "Lease (minutes)",
+    "min_seconds_per_item": "Minimum seconds per item", "seed": "Random seed",
+    "spans_need_rationale": "Spans need a rationale (and errors a correction)",
+    "qualification_pass_mark": "Qualification pass mark (%)",
+    "qualification_retry": "Allow a second qualification attempt",
+    "checks_warn_after": "Warn after failed checks", "checks_pause_after": "Pause after failed checks",
+    "crowd_link": "Take annotators from a crowd link", "curators_blinded": "Blind curators",
+}
 
 
 class LifecycleError(ValueError):
@@ -96,7 +105,7 @@ def update_settings(study: Study, changes: dict, *, actor: AbstractBaseUser) -> 
         locked = locked_fields(current)
         for name in changed:
             if name in locked:
-                raise LifecycleError(f"{Study._meta.get_field(name).verbose_name.capitalize()}: {locked[name]}")
+                raise LifecycleError(f"{label(name)}: {locked[name]}")
         if "overlap" in changed:
             problem = overlap_problem(current, changed["overlap"])
             if problem:
@@ -121,12 +130,22 @@ def overlap_problem(study: Study, overlap: int) -> str:
     return ""
 
 
+def label(name: str) -> str:
+    return LABELS.get(name) or str(Study._meta.get_field(name).verbose_name).capitalize()
+
+
 def _said(name: str, old: object, new: object) -> str:
-    label = Study._meta.get_field(name).verbose_name
     if name == "instructions":
         return "instructions edited"
-    shown = {None: "none", "": "none", True: "yes", False: "no"}
-    return f"{label}: {shown.get(old, old)} → {shown.get(new, new)}"  # type: ignore[call-overload]
+    return f"{label(name)}: {_shown(old)} → {_shown(new)}"
+
+
+def _shown(value: object) -> str:
+    if value is None or value == "":
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 # The phase

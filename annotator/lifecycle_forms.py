@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from benchmark.episodes.forms import EpisodeFilterForm
 from benchmark.models import Episode, Instrument
 
-from .lifecycle import SETTINGS, active_members, fullest_item, locked_fields, overlap_problem
+from .lifecycle import LABELS, SETTINGS, active_members, fullest_item, locked_fields, overlap_problem
 from .models import Study
 
 
@@ -25,15 +25,7 @@ class StudySettingsForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = list(SETTINGS)
-        labels = {
-            "overlap": "Overlap k", "lease_minutes": "Lease (minutes)",
-            "min_seconds_per_item": "Minimum seconds per item", "seed": "Random seed",
-            "spans_need_rationale": "Spans need a rationale (and errors a correction)",
-            "qualification_pass_mark": "Qualification pass mark (%)",
-            "qualification_retry": "Allow a second qualification attempt",
-            "checks_warn_after": "Warn after failed checks", "checks_pause_after": "Pause after failed checks",
-            "crowd_link": "Take annotators from a crowd link", "curators_blinded": "Blind curators",
-        }
+        labels = LABELS
         widgets = {"instructions": forms.Textarea(attrs={"rows": 8})}
 
     def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:

@@ -25,7 +25,7 @@ def _study(request: HttpRequest, slug: str) -> Study:
     return get_object_or_404(researcher_studies(request.user).select_related("team"), slug=slug)
 
 
-def _page(request: HttpRequest, study: Study, invite: InviteForm, status: int = 200) -> HttpResponse:
+def _page(request: HttpRequest, study: Study, invite: InviteForm) -> HttpResponse:
     rows = pool.annotator_rows(study)
     for row in rows:
         row["median_time"] = "" if row["median_seconds"] is None else duration(row["median_seconds"])
@@ -34,7 +34,7 @@ def _page(request: HttpRequest, study: Study, invite: InviteForm, status: int = 
         "study": study, "rows": rows, "columns": pool.columns(), "invite": invite,
         "invitations": study.invitations.select_related("user", "invited_by").filter(accepted_at__isnull=True),
     }
-    return render(request, "annotator/research/pool.html", context, status=status)
+    return render(request, "annotator/research/pool.html", context)
 
 
 @require_GET
@@ -98,7 +98,7 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error("username" if username else "email", str(problem))
         else:
             return redirect("annotator:pool", slug=study.slug)
-    return _page(request, study, form, status=400)
+    return _page(request, study, form)
 
 
 @require_POST
