@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotator import pool
 from annotator.assignment import SlotTaken, claim_next, mark_submitted, renew, taken_back
 from annotator.exports import export_lines
-from annotator.models import Assignment, Invitation, Membership, StudyEvent
+from annotator.models import Assignment, Membership, StudyEvent
 from tests.annotator.builders import add_answer, make_annotation, make_study
 from tests.builders import make_researcher, make_user
 from tests.concurrency import at_once, errors
