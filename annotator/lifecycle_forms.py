@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
@@ -32,7 +33,10 @@ class StudySettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         study = self.instance
         self.fields["comprehension_instrument"].queryset = Instrument.objects.owned_by(user)
-        self.fields["overlap"].min_value = 1
+        for name, bound in (("overlap", MinValueValidator(1)), ("lease_minutes", MinValueValidator(1)),
+                            ("qualification_pass_mark", MaxValueValidator(100)),
+                            ("checks_warn_after", MinValueValidator(1)), ("checks_pause_after", MinValueValidator(1))):
+            self.fields[name].validators.append(bound)  # the model's own bounds: its full_clean is not run here
         self.fields["lease_minutes"].help_text = (
             "An item claimed but not submitted within this time goes back to the pool. A change applies to new "
             "claims and to the next save of items in progress."
