@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db.models import QuerySet
 
 from benchmark.episodes.forms import EpisodeFilterForm
