@@ -7,6 +7,7 @@
   from one to the other.
 - **Remove** (``Membership.removed_at``): no more items, items in progress taken back; their submitted work is
   kept, counted in reports, and marked in exports and on the pool page ("removed on ...").
+- **Reinstate** undoes a removal (if the pool has room).
 - **Curators** are trusted annotators who may adjudicate items.
 - **Invitations** by username (the person sees it on their annotator page and accepts) or by e-mail (a message
   with the study's join link; the invitation is accepted when someone joins with that address, or through the
@@ -154,6 +155,20 @@ def remove(study: Study, annotator_id: int, *, actor: AbstractBaseUser) -> int:
     return released
 
 
+def reinstate(study: Study, annotator_id: int, *, actor: AbstractBaseUser) -> None:
+    """Undo a removal: the annotator may take items again (their released items stay released)."""
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).exists()  # as ``admit``: one last place, one taker
+        membership = _member(study, annotator_id)
+        if not membership.removed_at:
+            raise PoolError(f"{membership.annotator.get_username()} is in the pool.")
+        if pool_is_full(study):
+            raise PoolError("The pool is full: raise the most annotators in the settings first.")
+        membership.removed_at = None
+        membership.save(update_fields=["removed_at"])
+        study_log.record(study, "reinstated", "Back in the pool.", actor=actor, annotator=membership.annotator)
+
+
 def set_curator(study: Study, annotator_id: int, is_curator: bool, *, actor: AbstractBaseUser) -> None:
     with transaction.atomic():
         membership = _member(study, annotator_id)
@@ -248,8 +263,10 @@ def invite_user(study: Study, username: str, *, actor: AbstractBaseUser) -> Invi
     user = get_user_model().objects.filter(is_active=True, **{get_user_model().USERNAME_FIELD: username}).first()
     if user is None:
         raise PoolError(f"No one has the username “{username}”.")
-    if Membership.objects.filter(study=study, annotator=user).exists():
-        raise PoolError(f"{username} is already in the pool.")
+    membership = Membership.objects.filter(study=study, annotator=user).first()
+    if membership is not None:
+        raise PoolError(f"{username} was removed from the pool: reinstate them on this page instead."
+                        if membership.removed_at else f"{username} is already in the pool.")
     with transaction.atomic():
         invitation, made = Invitation.objects.get_or_create(study=study, user=user, defaults={"invited_by": actor})
         if not made:

@@ -47,7 +47,7 @@ def annotators(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @researcher_required
 def annotator_action(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
-    """``action``: release, remove, curator, uncurator, or reassign (with ``assignment`` and ``to``)."""
+    """``action``: release, remove, reinstate, curator, uncurator, or reassign (with ``assignment`` and ``to``)."""
     study = _study(request, slug)
     action = request.POST.get("action", "")
     try:
@@ -58,6 +58,9 @@ def annotator_action(request: HttpRequest, slug: str, user_id: int) -> HttpRespo
             released = pool.remove(study, user_id, actor=request.user)
             messages.success(request, f"Removed from the pool; {released} item{'s' if released != 1 else ''} in "
                              "progress released. Their submitted work is kept and marked.")
+        elif action == "reinstate":
+            pool.reinstate(study, user_id, actor=request.user)
+            messages.success(request, "Back in the pool.")
         elif action in ("curator", "uncurator"):
             pool.set_curator(study, user_id, action == "curator", actor=request.user)
             messages.success(request, "Curator status changed.")

@@ -307,3 +307,22 @@ def test_two_researchers_reassigning_one_item_at_once_give_it_to_one():
     assert sum(isinstance(outcome, pool.PoolError) for outcome in outcomes) == 1
     assert [type(outcome) for outcome in errors(outcomes)] == [pool.PoolError]
     assert Assignment.objects.filter(item__study=study, status="claimed").count() == 1
+
+
+def test_a_removed_annotator_can_be_reinstated_if_the_pool_has_room(researcher):
+    study = make_study(items=2, overlap=1, annotators=2, max_annotators=2)
+    gone, staying = study.annotators.all()
+    pool.remove(study, gone.pk, actor=researcher)
+    with pytest.raises(pool.PoolError, match="reinstate them"):
+        pool.invite_user(study, gone.username, actor=researcher)
+    pool.join_study(make_user(), study)
+
+    with pytest.raises(pool.PoolError, match="pool is full"):
+        pool.reinstate(study, gone.pk, actor=researcher)
+    study.max_annotators = 3
+    study.save()
+    pool.reinstate(study, gone.pk, actor=researcher)
+
+    assert claim(study, gone) is not None
+    with pytest.raises(pool.PoolError, match="is in the pool"):
+        pool.reinstate(study, staying.pk, actor=researcher)
