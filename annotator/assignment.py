@@ -19,6 +19,12 @@ The rules:
   Gold and attention items are shuffled in with the regular ones, so they turn up spread across
   the queue rather than in a block.
 
+A study that is paused or closed takes no new claims; a paused study's held items can still be
+submitted. Closing a study, removing an annotator, and a researcher's release or reassignment take
+claims back (``take_back``): the assignment is released with a lease that ends when it was claimed,
+which no lapsed lease can have, and such a claim is never retaken by ``renew`` or a submit. A removed
+annotator (``Membership.removed_at``) gets no more items.
+
 Claims are atomic. The candidate item's row is locked (``SELECT ... FOR UPDATE`` on PostgreSQL),
 its live assignments are counted again and the assignment is created only if a slot is left;
 otherwise the next candidate is tried. The annotator's membership row is locked first, so one
@@ -39,7 +45,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .models import Assignment, Membership, Study, StudyItem
@@ -87,17 +93,20 @@ def claim_next(study: Study, annotator: AbstractBaseUser, *, now: datetime | Non
     """The annotator's current item: the live claim they hold, or a newly claimed one.
 
     A new claim is the first item in the annotator's order that has a free slot and that they
-    never had. Returns None when the study is closed or nothing is left for them; raises
+    never had. Returns None when the study is paused (and they hold nothing) or closed, when they were removed,
+    or when nothing is left for them; raises
     ``PermissionDenied`` for someone outside the study's pool.
     """
     now = now or timezone.now()
     if not Membership.objects.filter(study=study, annotator=annotator).exists():
         raise PermissionDenied("You are not an annotator in this study.")
-    if not study.is_open:
+    if not _active(study, annotator):
         return None
     held = _held_claim(study, annotator, now)
-    if held is not None:
+    if held is not None:  # in a paused study too: held items can still be submitted
         return held
+    if not study.is_open:
+        return None
     candidates = dict(_claimable(study, annotator, now).values_list("pk", "kind"))
     for item_id in item_order(study, annotator.pk, list(candidates)):
         assignment = _claim(study, annotator, item_id, candidates[item_id], now)
@@ -117,7 +126,7 @@ def renew(assignment: Assignment, *, now: datetime | None = None) -> Assignment:
     with transaction.atomic():
         _hold(assignment, now)
     if assignment.status == Assignment.Status.RELEASED:
-        raise SlotTaken(assignment=assignment)
+        raise SlotTaken(_why_released(assignment), assignment=assignment)
     return assignment
 
 
@@ -131,7 +140,37 @@ def mark_submitted(assignment: Assignment, *, now: datetime | None = None) -> No
     with transaction.atomic():
         _hold(assignment, now, submit=True)
     if assignment.status == Assignment.Status.RELEASED:
-        raise SlotTaken(assignment=assignment)
+        raise SlotTaken(_why_released(assignment), assignment=assignment)
+
+
+TAKEN_BACK = (
+    "A researcher took this item back (the study was closed, or your items were released or reassigned), so your "
+    "answers for it cannot be saved; your draft is kept."
+)
+
+
+def taken_back(assignment: Assignment) -> bool:
+    """Whether a researcher took the claim back (``take_back``), rather than its lease running out."""
+    return assignment.status == Assignment.Status.RELEASED and assignment.lease_expires_at <= assignment.claimed_at
+
+
+def take_back(claims: QuerySet[Assignment]) -> int:
+    """Release ``claims`` (unsubmitted) for good: a lease that ends when it began marks them; their drafts stay.
+
+    Call it in the transaction that made the change, after locking what stops new claims (the membership rows).
+    """
+    return claims.exclude(status=Assignment.Status.SUBMITTED).update(
+        status=Assignment.Status.RELEASED, lease_expires_at=F("claimed_at")
+    )
+
+
+def _why_released(assignment: Assignment) -> str:
+    return TAKEN_BACK if taken_back(assignment) else ""
+
+
+def _active(study: Study, annotator: AbstractBaseUser) -> bool:
+    """Whether the annotator may claim: not removed from the study (read again, after any lock)."""
+    return Membership.objects.filter(study=study, annotator=annotator, removed_at__isnull=True).exists()
 
 
 def remaining_for(study: Study, annotator: AbstractBaseUser, *, now: datetime | None = None) -> int:
@@ -286,7 +325,13 @@ def _claim(
         held = _held_claim(study, annotator, now)
         if held is not None:
             return held
-        _lock(StudyItem.objects.filter(pk=item_id))
+        # Read after the membership lock: closing a study and removing an annotator lock it first too.
+        if not Study.objects.filter(pk=study.pk, is_open=True).exists() or not _active(study, annotator):
+            return None
+        try:
+            _lock(StudyItem.objects.filter(pk=item_id))
+        except StudyItem.DoesNotExist:  # a researcher shortened the study since the candidates were read
+            return None
         if kind == StudyItem.Kind.REGULAR:
             taken = Assignment.objects.filter(live(now), item_id=item_id).count()
             if taken >= study.overlap:
@@ -318,7 +363,7 @@ def _hold(assignment: Assignment, now: datetime, *, submit: bool = False) -> Non
     item = _lock(StudyItem.objects.select_related("study").filter(pk=assignment.item_id))
     assignment.status, assignment.lease_expires_at = current.status, current.lease_expires_at
     assignment.submitted_at = current.submitted_at
-    if current.status == Assignment.Status.SUBMITTED:
+    if current.status == Assignment.Status.SUBMITTED or taken_back(current):
         return
     study = item.study
     if item.kind == StudyItem.Kind.REGULAR:

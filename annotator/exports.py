@@ -26,7 +26,9 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   scenario's probes exports those answers under the probes instrument's name), ``annotation_version``,
   ``status``, ``created_at``, ``submitted_at`` (ISO 8601, UTC);
 - ``generated_by``: empty for a person's answers; otherwise what generated them (the demo's
-  ratings say "the offline scripted model for the demo"). Filter them out before publishing.
+  ratings say "the offline scripted model for the demo"). Filter them out before publishing;
+- ``annotator_removed_at``: when a researcher removed the annotator from the pool (ISO 8601), empty while they are
+  in it. Their submitted work is kept, and counted by the report; filter on this column to leave it out.
 
 Gold answers (``annotator.gold``: an item's adjudicated answers) follow the annotations, item by item, as
 answer rows whose ``annotator`` is ``gold``, ``status`` ``final`` (with ``all_versions``, a curation still
@@ -57,7 +59,7 @@ from benchmark.instruments.targets import Target
 from benchmark.models import Answer, SocialAttribute, Turn
 
 from .gold import GOLD
-from .models import Annotation, Curation, Span, Study
+from .models import Annotation, Curation, Membership, Span, Study
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -67,6 +69,7 @@ COLUMNS = (
     "start_turn", "start_char", "end_turn", "end_char", "start_s", "end_s", "text", "attributes", "correction",
     "channel",
     "scheme", "scheme_version", "annotation_version", "status", "created_at", "submitted_at", "generated_by",
+    "annotator_removed_at",
 )
 _BATCH = 200
 _CHUNK_LINES = 500
@@ -110,6 +113,8 @@ def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySe
 def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, Any]]:
     """One dict per answer and per span, keys in ``COLUMNS`` order."""
     turns: dict[int, dict[int, str]] = {}  # the contents of the episodes that have spans, read once each
+    removed = dict(Membership.objects.filter(study=study, removed_at__isnull=False)
+                   .values_list("annotator_id", "removed_at"))
     for annotation in exported_annotations(study, all_versions=all_versions).iterator(chunk_size=_BATCH):
         item = annotation.assignment.item
         shared = {
@@ -130,6 +135,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "created_at": timestamp(annotation.created_at, "seconds"),
             "submitted_at": timestamp(annotation.submitted_at, "seconds"),
             "generated_by": annotation.generated_by,
+            "annotator_removed_at": timestamp(removed.get(annotation.assignment.annotator_id), "seconds"),
         }
         responses = [annotation.response] + ([annotation.probes_response] if annotation.probes_response_id else [])
         for response in responses:

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from .views import annotate, curation, invites, research
+from .views import annotate, curation, invites, lifecycle, pool, research
 
 app_name = "annotator"
 urlpatterns = [
     # Annotators
     path("", annotate.index, name="index"),
     path("join/<str:token>/", invites.join, name="join"),
+    path("invitations/<int:invitation_id>/accept/", pool.accept_invitation, name="accept-invitation"),
     path("s/<slug:slug>/", annotate.instructions, name="instructions"),
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
@@ -20,6 +21,14 @@ urlpatterns = [
     path("studies/new/", research.study_create, name="study-create"),
     path("studies/new/human-baseline/", research.human_baseline_create, name="human-baseline-create"),
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
+    # A study's life (annotator.lifecycle, annotator.pool)
+    path("studies/<slug:slug>/settings/", lifecycle.settings, name="study-settings"),
+    path("studies/<slug:slug>/phase/", lifecycle.phase, name="study-phase"),
+    path("studies/<slug:slug>/items/", lifecycle.items, name="study-items"),
+    path("studies/<slug:slug>/log/", lifecycle.log, name="study-log"),
+    path("studies/<slug:slug>/annotators/", pool.annotators, name="pool"),
+    path("studies/<slug:slug>/annotators/<int:user_id>/", pool.annotator_action, name="pool-action"),
+    path("studies/<slug:slug>/invite/", pool.invite, name="invite"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),

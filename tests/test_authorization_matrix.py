@@ -52,7 +52,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotator.models import Annotation, Assignment, Curation, ReportBundle, Span, Study
+from annotator.models import Annotation, Assignment, Curation, Invitation, Membership, ReportBundle, Span, Study
 from benchmark.episodes.recordings import attach_upload
 from benchmark.models import (
     Barrier,
@@ -439,6 +439,26 @@ def curations(world: World) -> list:
     return list(Curation.objects.filter(item__study=world.own.study).values_list("pk", "status", "note"))
 
 
+def study_phase(world: World) -> tuple:
+    return Study.objects.filter(pk=world.own.study.pk).values_list("is_open", "closed_at").get()
+
+
+def standing(team: TeamWorld) -> tuple:
+    """The annotator's membership and their assignments: what removing them changes."""
+    membership = Membership.objects.filter(study=team.study, annotator=team.annotator).values_list("removed_at").get()
+    return membership, sorted(Assignment.objects.filter(item__study=team.study).values_list("pk", "status"))
+
+
+def invitations(world: World) -> list:
+    return list(Invitation.objects.filter(study=world.own.study).values_list("pk", "email", "accepted_at"))
+
+
+def invitation(world: World) -> dict[str, Any]:
+    """An invitation to the owning annotator (already in the pool, so accepting it only marks it)."""
+    made, _ = Invitation.objects.get_or_create(study=world.own.study, user=world.own.annotator)
+    return {"invitation_id": made.pk}
+
+
 def recordings(world: World) -> list:
     return list(Recording.objects.filter(episode__team=world.own.team).order_by("pk").values_list("pk", "url", "file"))
 
@@ -567,6 +587,22 @@ MATRIX: dict[str, Access] = {
     "annotator:item-review": researcher_object(rated_item),
     "annotator:adjudicate": researcher_object(rated_item, Redirect("annotator:item-review"), method="POST",
                                               data={"action": "draft", "note": "matrix"}, state=curations),
+    # A study's life (annotator.lifecycle, annotator.pool)
+    "annotator:study-settings": researcher_object(own_study),
+    "annotator:study-phase": researcher_object(own_study, Redirect("annotator:dashboard"), method="POST",
+                                               data={"action": "close"}, state=study_phase),
+    "annotator:study-items": researcher_object(own_study),
+    "annotator:study-log": researcher_object(own_study),
+    "annotator:pool": researcher_object(own_study),
+    "annotator:pool-action": researcher_object(
+        lambda w: {"slug": w.own.study.slug, "user_id": w.own.annotator.pk}, Redirect("annotator:pool"),
+        method="POST", data={"action": "remove"}, state=lambda w: standing(w.own),
+    ),
+    "annotator:invite": researcher_object(own_study, Redirect("annotator:pool"), method="POST",
+                                          data={"email": f"{OWN}@example.org"}, state=invitations),
+    "annotator:accept-invitation": annotator_page(
+        invitation, Redirect("annotator:instructions"), method="POST", state=invitations,
+    ),
     # Researchers of chat studies
     "chat:index": researcher_list(shows=lambda w: w.own.chat.title),
     "chat:study-create": researcher_list(),

@@ -27,7 +27,7 @@ from benchmark.episodes import recordings
 from benchmark.models import Recording
 
 from .. import assignment as assignments
-from .. import drafts, item_media
+from .. import drafts, item_media, pool
 from ..answer_forms import FormValues
 from ..instructions import summarise
 from ..item_page import (
@@ -76,12 +76,15 @@ def index(request: HttpRequest) -> HttpResponse:
                 "progress": progress_bar(row.get("submitted", 0), row.get("in_progress", 0), remaining),
                 "in_progress": row.get("in_progress", 0),
                 "remaining": remaining,
-                "can_continue": study.is_open and bool(row.get("in_progress", 0) or remaining),
+                "can_continue": not membership.removed_at and bool(
+                    row.get("in_progress", 0) or (study.is_open and remaining)),
+                "removed": membership.removed_at is not None,
                 "submitted_items": submitted_items[study.pk],
                 "curator": membership.is_curator and membership.removed_at is None,  # adjudicates (views/curation)
             }
         )
-    context = {"studies": studies, "is_researcher": is_researcher(request.user)}
+    context = {"studies": studies, "is_researcher": is_researcher(request.user),
+               "invitations": pool.pending_for(request.user)}
     return render(request, "annotator/index.html", context)
 
 
@@ -120,7 +123,8 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     submitted = Assignment.objects.filter(
         item__study=membership.study, annotator=request.user, status=Assignment.Status.SUBMITTED
     ).count()
-    return render(request, "annotator/done.html", {"study": membership.study, "submitted": submitted})
+    context = {"study": membership.study, "submitted": submitted, "removed": membership.removed_at is not None}
+    return render(request, "annotator/done.html", context)
 
 
 @require_GET

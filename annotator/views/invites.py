@@ -1,18 +1,19 @@
 """Joining a study's annotator pool through its invite link.
 
-The link carries the study's secret ``invite_token``. Opening it changes nothing: a signed-in
-visitor sees the study and a "Join" button, whose POST (with its CSRF token) joins and goes on to
-the study's instructions. A GET that enrolled would let a link preview, a mail scanner or another
-site's ``<img>`` put someone in a study. An anonymous visitor may sign in (and come back here) or
-create an account, which joins them too. A wrong token is a 404; a closed study takes no one new,
-and neither does one whose pool has reached its ``max_annotators``. Whoever holds a link could
-otherwise make accounts without end: one address may try at most ``PARLEY_SIGNUP_RATE`` sign-ups.
+The link carries the study's secret
+``invite_token``. Opening it changes nothing: a signed-in visitor sees the study and a "Join" button,
+whose POST (with its CSRF token) joins and goes on to the study's instructions. A GET that enrolled
+would let a link preview, a mail scanner or another site's ``<img>`` put someone in a study. An
+anonymous visitor may sign in (and come back here) or create an account, which joins them too. A link
+sent by e-mail (``annotator.pool.invite_email``) carries a signed ``invitation``, accepted when its
+holder joins. A wrong token is a 404; a closed study takes no one new (a paused one does), and neither
+does one whose pool has reached its ``max_annotators``. Whoever holds a link could otherwise make
+accounts without end: one address may try at most ``PARLEY_SIGNUP_RATE`` sign-ups.
 """
 
 from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
-from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,46 +21,18 @@ from django.views.decorators.http import require_http_methods
 
 from benchmark.throttle import allowance
 
-from ..forms import join_team_as_annotators
-from ..models import Membership, Study
-from ..permissions import ANNOTATORS
-
-
-def join_study(user: AbstractBaseUser, study: Study) -> bool:
-    """Put ``user`` in the annotators group, the study's pool and its team's annotators (a researcher of
-    the team stays a researcher); True if they were not in the pool yet."""
-    group, _ = Group.objects.get_or_create(name=ANNOTATORS)
-    user.groups.add(group)
-    join_team_as_annotators(study.team, [user])
-    _, joined = Membership.objects.get_or_create(study=study, annotator=user)
-    return joined
-
-
-def pool_is_full(study: Study) -> bool:
-    """Whether the study's pool has reached its ``max_annotators`` (never, without one)."""
-    return study.max_annotators is not None and study.memberships.count() >= study.max_annotators
-
-
-class PoolIsFull(Exception):
-    """The last place went to someone else: nothing of this join is kept."""
-
-
-def admit(user: AbstractBaseUser, study: Study) -> None:
-    """Join ``user`` unless the pool is full (``PoolIsFull``); call it in a transaction. The study's row is
-    locked first, so two people racing for the last place cannot both take it."""
-    Study.objects.select_for_update().filter(pk=study.pk).exists()
-    if pool_is_full(study) and not Membership.objects.filter(study=study, annotator=user).exists():
-        raise PoolIsFull
-    join_study(user, study)
+from ..models import Invitation, Membership, Study
+from ..pool import PoolIsFull, admit, mark_accepted, pool_is_full, signed_invitation
 
 
 @require_http_methods(["GET", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
     study = get_object_or_404(
-        Study.objects.select_related("team").only("pk", "title", "slug", "is_open", "max_annotators", "team"),
+        Study.objects.select_related("team").only("pk", "title", "slug", "is_open", "closed_at", "max_annotators",
+                                                 "team"),
         invite_token=token,
     )
-    if not study.is_open:
+    if study.phase == "closed":  # a paused study still takes members: they start once it resumes
         return render(request, "annotator/join.html", {"study": study, "closed": True}, status=410)
     member = request.user.is_authenticated and Membership.objects.filter(study=study, annotator=request.user).exists()
     if not member and pool_is_full(study):
@@ -70,6 +43,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         try:
             with transaction.atomic():
                 admit(request.user, study)
+                mark_accepted(study, request.user, _invitation(request, study))
         except PoolIsFull:
             return render(request, "annotator/join.html", {"study": study, "full": True}, status=410)
         return redirect("annotator:instructions", slug=study.slug)
@@ -87,8 +61,14 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
             with transaction.atomic():
                 user = form.save()
                 admit(user, study)
+                mark_accepted(study, user, _invitation(request, study))
         except PoolIsFull:
             return render(request, "annotator/join.html", {"study": study, "full": True}, status=410)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("annotator:instructions", slug=study.slug)
     return render(request, "annotator/join.html", {"study": study, "form": form})
+
+
+def _invitation(request: HttpRequest, study: Study) -> Invitation | None:
+    token = request.GET.get("invitation", "")
+    return signed_invitation(study, token) if token else None

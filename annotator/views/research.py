@@ -29,6 +29,7 @@ from benchmark.instruments.respondents import pseudonym
 from benchmark.jobs.queue import QueueUnavailable
 from benchmark.models import Episode
 
+from .. import study_log
 from ..assignment import AnnotatorProgress, progress
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings, uploads
@@ -219,6 +220,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "items": _item_rows(study, now),
         "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
         "generated": _generated(study),
+        "log": study_log.events(study, limit=5),
     }
     return render(request, "annotator/research/dashboard.html", context)
 

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator.models import Membership
 from annotator.permissions import ANNOTATORS
@@ -144,7 +145,7 @@ def test_a_wrong_token_is_a_404_for_anonymous_visitors_too(client, study):
 
 @pytest.mark.parametrize("signed_in", [True, False], ids=["signed-in", "anonymous"])
 def test_a_closed_study_says_so_and_takes_no_one(client, signed_in):
-    study = make_study(is_open=False)
+    study = make_study(is_open=False, closed_at=timezone.now())
     if signed_in:
         client.force_login(make_user())
 
@@ -158,7 +159,7 @@ def test_a_closed_study_says_so_and_takes_no_one(client, signed_in):
 
 
 def test_a_closed_study_refuses_sign_ups(client):
-    study = make_study(is_open=False)
+    study = make_study(is_open=False, closed_at=timezone.now())
 
     response = client.post(join_url(study), {"username": "late", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD})
 

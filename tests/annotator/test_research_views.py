@@ -31,7 +31,8 @@ pytestmark = pytest.mark.django_db
 
 
 NOW = timezone.now()
-DASHBOARD_QUERIES = 13  # session, user, study, progress (3), quality (4), the pool, the items, generated ratings
+DASHBOARD_QUERIES = 14  # session, user, study, progress (3), quality (4), the pool, the items, generated ratings,
+# the log's latest lines
 
 
 def annotator(team=None, **fields):
