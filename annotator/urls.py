@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import annotate, invites, research
+from .views import agreement, annotate, invites, research
 
 app_name = "annotator"
 urlpatterns = [
@@ -20,6 +20,7 @@ urlpatterns = [
     path("studies/new/", research.study_create, name="study-create"),
     path("studies/new/human-baseline/", research.human_baseline_create, name="human-baseline-create"),
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/annotators/agreement/", agreement.annotator_agreement, name="annotator-agreement"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),

@@ -12,7 +12,7 @@ nominal; Likert and slider questions are numeric (their number; "not applicable"
 formulas and references, are ``benchmark.stats.annotator_agreement``'s; MACE's is ``benchmark.stats.mace``.
 
 ``study_annotator_agreement`` reads and computes (three queries, then one computation per question); the
-report's section (``report_section``, pseudonyms) and the dashboard's rows (``annotator_rows``, names)
+report's section (``report_section``, pseudonyms) and the dashboard's rows (``annotator_quality_rows``, names)
 are two views of it.
 """
 
@@ -35,16 +35,6 @@ from benchmark.stats.annotator_agreement import METHODS, annotator_agreement
 
 from ..models import Annotation, Curation, Study, StudyItem
 from .units import unit_name, unit_target
-
-METHOD = (
-    "Per annotator and question, on regular items only: agreement with the other annotators (the share of "
-    "equal answer pairs on the same unit; for nominal questions also Cohen's kappa with each other annotator, "
-    "averaged (Light 1971); for numeric ones the mean absolute difference), agreement with gold (the "
-    "adjudicated answers: share equal, Cohen's kappa or mean absolute difference), and, for nominal questions, "
-    "MACE competence (Hovy, Berg-Kirkpatrick, Vaswani & Hovy 2013, 'Learning Whom to Trust with MACE', "
-    "NAACL-HLT: the probability that the annotator gives the true label rather than guessing, learnt by "
-    "variational-Bayes EM from every annotator's answers, without gold)."
-)
 
 
 @dataclass
@@ -161,7 +151,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def annotator_rows(study: Study, latest: QuerySet[Annotation], *, seed: int = 0) -> dict[str, Any]:
+def annotator_quality_rows(study: Study, latest: QuerySet[Annotation], *, seed: int = 0) -> dict[str, Any]:
     """The dashboard's figures: one dict per annotator (``rows``: name, export id, pooled agreement with the
     others and with gold over every question, mean kappas and MACE competence over nominal questions, and
     ``questions``, the figures question by question), the questions, the number of gold items."""
