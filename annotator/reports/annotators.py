@@ -11,7 +11,7 @@ nominal; Likert and slider questions are numeric (their number; "not applicable"
 (spans, free text, multi-label, rankings) get no per-annotator figure. The figures themselves, with their
 formulas and references, are ``benchmark.stats.annotator_agreement``'s; MACE's is ``benchmark.stats.mace``.
 
-``study_annotator_agreement`` reads and computes (three queries, then one computation per question); the
+``study_annotator_agreement`` reads and computes (two or three queries, then one computation per question); the
 report's section (``report_section``, pseudonyms) and the dashboard's rows (``annotator_quality_rows``, names)
 are two views of it.
 """
@@ -52,7 +52,7 @@ class QuestionAgreement:
 @dataclass
 class StudyAnnotatorAgreement:
     questions: list[QuestionAgreement]
-    gold_items: int  # regular items with a final curation
+    gold_items: int  # regular items whose final curation answers one of these questions
 
 
 def _kind_of(question: Question) -> str | None:
@@ -65,21 +65,24 @@ def _kind_of(question: Question) -> str | None:
 
 
 def study_annotator_agreement(
-    study: Study, latest: QuerySet[Annotation], *, seed: int = 0
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question] | None = None, *, seed: int = 0
 ) -> StudyAnnotatorAgreement:
     """Every rated question's per-annotator figures in ``study``, from ``latest``, each assignment's latest
-    submitted annotation (``build.latest_submitted``; see the module docstring)."""
-    questions = [q for q in study.instrument.questions.order_by("position") if _kind_of(q)]
+    submitted annotation (``build.latest_submitted``; see the module docstring). ``questions``: the study's
+    instrument's, in order, when the caller has them (two queries then, else three)."""
+    if questions is None:
+        questions = study.instrument.questions.order_by("position")
+    questions = [question for question in questions if _kind_of(question)]
     keys = [question.key for question in questions]
     regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     rows = Answer.objects.filter(response__in=regular.values("response_id"), question__key__in=keys).values_list(
         "response__annotation__assignment__annotator_id", "response__annotation__assignment__item_id",
         "question__key", "value", "number", *COLUMNS,
     ).order_by("pk")
-    finals = Curation.objects.filter(
-        item__study=study, item__kind=StudyItem.Kind.REGULAR, status=Curation.Status.FINAL
-    )
-    gold_rows = Answer.objects.filter(response__curation__in=finals, question__key__in=keys).values_list(
+    gold_rows = Answer.objects.filter(
+        response__curation__item__study=study, response__curation__item__kind=StudyItem.Kind.REGULAR,
+        response__curation__status=Curation.Status.FINAL, question__key__in=keys,
+    ).values_list(
         "response__curation__item_id", "question__key", "value", "number", *COLUMNS,
     ).order_by("pk")
     answers: dict[str, list[tuple[str, int, Any]]] = defaultdict(list)
@@ -89,13 +92,15 @@ def study_annotator_agreement(
         answer = _value(by_key[key], item_id, target, value, number)
         if answer is not None:
             answers[key].append((answer[0], annotator_id, answer[1]))
+    adjudicated = set()
     for item_id, key, value, number, *target in gold_rows:
         answer = _value(by_key[key], item_id, target, value, number)
         if answer is not None:
             gold[key].append(answer)
+            adjudicated.add(item_id)
     return StudyAnnotatorAgreement(
         [_question(question, answers[question.key], gold[question.key], seed) for question in questions],
-        finals.count(),
+        len(adjudicated),
     )
 
 
@@ -121,9 +126,11 @@ def _question(question: Question, answers: list[tuple[str, int, Any]], gold: lis
     )
 
 
-def report_section(study: Study, latest: QuerySet[Annotation], *, seed: int = 0) -> dict[str, Any]:
+def report_section(
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question], *, seed: int = 0
+) -> dict[str, Any]:
     """The report's ``annotators`` section: per question, each annotator's figures by pseudonym; the notes."""
-    agreement = study_annotator_agreement(study, latest, seed=seed)
+    agreement = study_annotator_agreement(study, latest, questions, seed=seed)
     return {
         "gold_items": agreement.gold_items,
         "questions": {

@@ -247,7 +247,7 @@ def build_report(
         "skipped_questions": {},
         "agentsense": None,
         "span_review": review,
-        "annotators": report_section(study, latest_submitted(study), seed=seed),
+        "annotators": report_section(study, latest_submitted(study), questions, seed=seed),
         "methods": study_methods(resamples, seed),
         "notes": _study_notes(data) + review_note(review),
     }
