@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import annotate, curation, invites, lifecycle, pool, research
+from .views import agreement, annotate, curation, invites, lifecycle, pool, research
 
 app_name = "annotator"
 urlpatterns = [
@@ -29,6 +29,7 @@ urlpatterns = [
     path("studies/<slug:slug>/annotators/", pool.annotators, name="pool"),
     path("studies/<slug:slug>/annotators/<int:user_id>/", pool.annotator_action, name="pool-action"),
     path("studies/<slug:slug>/invite/", pool.invite, name="invite"),
+    path("studies/<slug:slug>/annotators/agreement/", agreement.annotator_agreement, name="annotator-agreement"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),

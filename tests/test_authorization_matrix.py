@@ -571,6 +571,7 @@ MATRIX: dict[str, Access] = {
     "annotator:study-create": researcher_list(),
     "annotator:human-baseline-create": researcher_list(),
     "annotator:dashboard": researcher_object(own_study),
+    "annotator:annotator-agreement": researcher_object(own_study),
     "annotator:export": researcher_object(lambda w: {"slug": w.own.study.slug, "fmt": "csv"}),
     "annotator:ratings-import": researcher_object(own_study),
     "annotator:report": researcher_object(own_study),

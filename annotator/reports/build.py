@@ -55,6 +55,7 @@ from benchmark.stats.spans import DEFAULT_MIN_IOU
 
 from ..models import Annotation, Study, StudyItem
 from .agentsense import agentsense_report
+from .annotators import report_section
 from .comparison import judge_of, judge_scores
 from .item_truths import scored_by_item
 from .methods import study_methods
@@ -210,8 +211,10 @@ def build_report(
     ``conditions`` (barrier key -> name), ``questions`` (per question key: the statistics of
     ``benchmark.stats.report`` plus ``question`` and ``judge``), ``skipped_questions``,
     ``agentsense`` (goals and probes against self, other and external answers, ``reports.agentsense``;
-    null when the study asks neither), ``span_review`` (a span review study's persistent disagreement,
-    ``reports.reviews``; null for other studies), ``methods`` and ``notes``. docs/report-schema.md describes every key.
+    null when the study asks neither), ``annotators`` (each annotator's agreement with the others and with
+    gold, and MACE competence, per question, ``reports.annotators``), ``span_review`` (a span review study's
+    persistent disagreement, ``reports.reviews``; null for other studies), ``methods`` and ``notes``.
+    docs/report-schema.md describes every key.
     """
     instrument = study.instrument
     questions = list(instrument.questions.order_by("position"))
@@ -248,6 +251,7 @@ def build_report(
         "skipped_questions": {},
         "agentsense": None,
         "span_review": review,
+        "annotators": report_section(study, latest_submitted(study), questions, seed=seed),
         "methods": study_methods(resamples, seed),
         "notes": _study_notes(data) + review_note(review),
     }

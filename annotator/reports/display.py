@@ -120,6 +120,7 @@ class ReportView:
     probe_rows: list[list[str]] = field(default_factory=list)  # AgentSense: probe accuracy, humans and agents
     goal_agreement: list[Row] = field(default_factory=list)  # AgentSense: the annotators' own agreement on goals
     agentsense_figure: report_figures.Figure | None = None  # both of them as bars
+    annotator_rows: list[list[str]] = field(default_factory=list)  # each annotator's agreement, per question
 
 
 def report_view(
@@ -156,7 +157,24 @@ def report_view(
         skipped=list(report.get("skipped_questions", {}).items()),
         **_agentsense_rows(report.get("agentsense") or {}),
         agentsense_figure=drawn.get(report_figures.AGENTSENSE, {}).get("comparison"),
+        annotator_rows=_annotator_rows(report.get("annotators") or {}),
     )
+
+
+def _annotator_rows(section: Mapping[str, Any]) -> list[list[str]]:
+    """One row per question and annotator (as ``annotators.csv``): answers; agreement with the others and its
+    kappa or mean absolute difference; with gold likewise (and on how many items); MACE competence."""
+    rows = []
+    for key, entry in (section.get("questions") or {}).items():
+        spread = "mean_abs_difference" if entry["type"] == "numeric" else "kappa"
+        for annotator, figures in entry["annotators"].items():
+            others, gold = figures["others"], figures["gold"]
+            rows.append([
+                key, annotator, str(figures["answers"]), number(others["agreement"]), number(others.get(spread)),
+                f"{number(gold['agreement'])} ({gold['items']})" if gold["items"] else DASH, number(gold.get(spread)),
+                number(figures.get("competence")),
+            ])
+    return rows
 
 
 def _agentsense_rows(section: Mapping[str, Any]) -> dict[str, list[list[str]]]:

@@ -54,6 +54,15 @@ def study_methods(resamples: int, seed: int) -> dict[str, str]:
             "offsets cut each end by the share of the turn's text they leave out. Every annotator who "
             "submitted the item counts, whether or not they marked a span."
         ),
+        "annotators": (
+            "Per annotator and question, on regular items only: agreement with the other annotators (the share of "
+            "equal answer pairs on the same unit; for nominal questions also Cohen's kappa with each other annotator, "
+            "averaged (Light 1971); for numeric ones the mean absolute difference), agreement with gold (the "
+            "adjudicated answers: share equal, Cohen's kappa or mean absolute difference), and, for nominal questions, "
+            "MACE competence (Hovy, Berg-Kirkpatrick, Vaswani & Hovy 2013, 'Learning Whom to Trust with MACE', "
+            "NAACL-HLT: the probability that the annotator gives the true label rather than guessing, learnt by "
+            "variational-Bayes EM from every annotator's answers, without gold)."
+        ),
         "interpretation": (
             "Kappa and alpha labelled after Landis & Koch (1977), ICC after Cicchetti (1994). Numbers are "
             "unrounded in the JSON and CSV downloads and rounded to three decimals on the page."

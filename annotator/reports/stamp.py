@@ -10,6 +10,7 @@ report and the page's view of it (tables and figures, keyed by the report's cont
 - its items: count and highest id (items added, gold and attention checks);
 - every answer about the study's episodes, of any respondent (annotators of this and other
   studies, judges, interviewed agents, participants): count, highest id and the sum of numbers;
+- the study's curations (gold): count and latest change (a draft made final moves no answer);
 - the study's instrument and overlap.
 
 What the stamp cannot see (an item turned into a gold item in place) shows at the latest after
@@ -27,13 +28,13 @@ from django.db.models import Count, Max, Sum
 from benchmark.caching import cached
 from benchmark.models import Answer
 
-from ..models import Annotation, Study, StudyItem
+from ..models import Annotation, Curation, Study, StudyItem
 from .build import SCHEMA_VERSION, build_report
 from .display import ReportView, report_view
 
 
 def study_stamp(study: Study) -> tuple[Any, ...]:
-    """What changes when the answers, annotations or items a study's report reads do (three queries)."""
+    """What changes when the answers, annotations, items or gold a study's report reads do (four queries)."""
     annotations = Annotation.objects.filter(assignment__item__study=study).aggregate(
         n=Count("pk"), last=Max("pk"), changed=Max("updated_at")
     )
@@ -41,7 +42,8 @@ def study_stamp(study: Study) -> tuple[Any, ...]:
     answers = Answer.objects.filter(response__episode__study_items__study=study).aggregate(
         n=Count("pk"), last=Max("pk"), total=Sum("number")
     )
-    parts = (annotations, items, answers)
+    curations = Curation.objects.filter(item__study=study).aggregate(n=Count("pk"), changed=Max("updated_at"))
+    parts = (annotations, items, answers, curations)
     return (study.pk, study.instrument_id, study.overlap, *(part[name] for part in parts for name in part))
 
 

@@ -12,7 +12,11 @@ Each table is long-format with a ``question`` column, so one file covers every q
 - ``judge_scores.csv``: question, unit, human_mean, ratings, judge;
 - ``by_condition.csv``: question, condition, rater (humans or judge), mean, ci95_low, ci95_high, n;
 - ``spans.csv`` and ``span_attributes.csv``: span agreement, and counts and F1 per attribute;
-- ``notes.csv``: question (empty for the whole study), note.
+- ``notes.csv``: question (empty for the whole study), note;
+- ``annotators.csv``: question, type, annotator, answers, and each annotator's agreement with the others
+  (others_items, others_pairs, others_agreement, others_kappa, others_mean_abs_difference), with gold
+  (gold_items, gold_agreement, gold_kappa, gold_mean_abs_difference) and MACE competence
+  (``reports.annotators``; kappas and competence empty for numeric questions, differences for nominal ones).
 
 A study that asks AgentSense's goal or probe questions (``report["agentsense"]``) adds:
 
@@ -58,6 +62,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "span_attributes.csv": ("question", "attribute", "spans", "pairs_both", "f1"),
     "notes.csv": ("question", "note"),
+    "annotators.csv": (
+        "question", "type", "annotator", "answers", "others_items", "others_pairs", "others_agreement",
+        "others_kappa", "others_mean_abs_difference", "gold_items", "gold_agreement", "gold_kappa",
+        "gold_mean_abs_difference", "competence",
+    ),
 }
 AGENTSENSE_COLUMNS: dict[str, tuple[str, ...]] = {
     "agentsense_goals.csv": (
@@ -189,6 +198,14 @@ def _rows(report: Mapping[str, Any]) -> dict[str, list[Sequence[Any]]]:
         _span_rows(tables, key, entry.get("spans"))
         for note in entry.get("notes", []):
             tables["notes.csv"].append((key, note))
+    for key, entry in ((report.get("annotators") or {}).get("questions") or {}).items():
+        for annotator, figures in entry["annotators"].items():
+            others, gold = figures["others"], figures["gold"]
+            tables["annotators.csv"].append((
+                key, entry["type"], annotator, figures["answers"], others["items"], others["pairs"],
+                others["agreement"], others.get("kappa"), others.get("mean_abs_difference"), gold["items"],
+                gold["agreement"], gold.get("kappa"), gold.get("mean_abs_difference"), figures.get("competence"),
+            ))
     return tables
 
 

@@ -3,9 +3,10 @@
 Each module holds one family of statistics, with its formula and reference in the docstrings:
 `icc` (intraclass correlations), `kappa` (Fleiss, Randolph, Cohen, percent agreement, binned
 kappas), `alpha` (Krippendorff), `accuracy` (accuracy against a truth with a cluster bootstrap),
-`alignment` (humans vs an automated judge, means per condition), `spans` (SHREC span
-agreement), `unitizing` (Krippendorff's unitizing alpha of spans), `shrec` (SHREC's task
-scores), `promediate` (ProMediate's consensus series and mediator metrics), `factors`
+`alignment` (humans vs an automated judge, means per condition), `mace` (MACE: annotators'
+competence, Hovy et al. 2013), `annotator_agreement` (each annotator's agreement with the others
+and with gold), `spans` (SHREC span agreement), `unitizing` (Krippendorff's unitizing alpha of
+spans), `shrec` (SHREC's task scores), `promediate` (ProMediate's consensus series and mediator metrics), `factors`
 (exploratory factor analysis), `interpretation` (verbal labels), `tables` (the long-format input) and `report`
 (everything for each question of a study).
 

@@ -152,6 +152,12 @@ ADDED.update({
     ("GET /annotate/studies/*/report/tables.zip :: spans.csv", "unitizing_alpha_seconds"): "issue 25: as the "
         "report's spans.unitizing_alpha.seconds",
 })
+_QUALITY = "issue 26: each annotator's agreement with the others and with gold, and MACE competence"
+ADDED.update({
+    (_REPORTS, "annotators"): f"{_QUALITY}, per question (the statistics before it are unchanged)",
+    (_REPORTS, "methods.annotators"): f"{_QUALITY}: how they are computed, citing MACE (Hovy et al. 2013)",
+    ("GET /annotate/studies/*/report/tables.zip", "annotators.csv"): f"{_QUALITY}: a new table of the ZIP",
+})
 DROPPED: dict[tuple[str, str], str] = {
     **_REWORDED,
     (_PARLEY_EXPORT, "*.evaluations"):
@@ -325,7 +331,7 @@ def _download_differences(download: str, before: dict[str, Any], now: dict[str, 
 def _zip_differences(download: str, before: dict[str, Any], now: dict[str, Any],
                      declarations: _Declarations) -> list[str]:
     lines = [f"member {name} is gone" for name in before if name not in now]
-    lines += [f"member {name} is new" for name in now if name not in before]
+    lines += [f"member {name} is new" for name in now if name not in before and not declarations.added(download, name)]
     for name in before:
         if name in now:
             unframed = {"status": 0, "content_type": ""}

@@ -57,6 +57,16 @@ def test_a_new_key_fails_unless_declared_added(monkeypatch):
     assert_downloads_unchanged({RESULTS: before}, {RESULTS: now})
 
 
+def test_a_new_zip_member_fails_unless_declared_added(monkeypatch):
+    tables = "GET /annotate/studies/s/report/tables.zip"
+    notes = _csv(["question", "note"])
+    before = {"status": 200, "content_type": "application/zip", "zip": {"notes.csv": notes}}
+    now = {**before, "zip": {"notes.csv": notes, "annotators.csv": _csv(["question", "annotator"])}}
+    assert "member annotators.csv is new" in _differences(before, now, tables)
+    monkeypatch.setattr(downloads, "ADDED", {("GET /annotate/*/tables.zip", "annotators.csv"): "a new table"})
+    assert_downloads_unchanged({tables: before}, {tables: now})
+
+
 def test_a_renamed_column_fails_unless_declared(monkeypatch):
     before = _csv(["participant_id", "stage"], ["p1", "done"])
     now = _csv(["participant_id", "step"], ["p1", "done"])

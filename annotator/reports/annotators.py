@@ -1,0 +1,196 @@
+"""Each annotator's agreement with the others and with gold, and their MACE competence, question by question.
+
+What counts is what the agreement report counts: each assignment's latest submitted version on a regular
+item (``build.latest_submitted``), so training, qualification, gold and attention items never do, nor do
+drafts. A rated unit is the report's (``units``): an item, or an item's seat, goal or turn. Gold is the
+study's adjudicated answers: the answers of the final curation of each regular item (``Curation``, a
+response of the study's ``gold`` respondent), which never count as an annotator's.
+
+Questions whose answer is one choice (categorical, yes/no, multiple choice, pairwise, per-item choice) are
+nominal; Likert and slider questions are numeric (their number; "not applicable" left out); other kinds
+(spans, free text, multi-label, rankings) get no per-annotator figure. The figures themselves, with their
+formulas and references, are ``benchmark.stats.annotator_agreement``'s; MACE's is ``benchmark.stats.mace``.
+
+``study_annotator_agreement`` reads and computes (two or three queries, then one computation per question); the
+report's section (``report_section``, pseudonyms) and the dashboard's rows (``annotator_quality_rows``, names)
+are two views of it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+
+from benchmark.instruments.kinds import get_kind
+from benchmark.instruments.respondents import pseudonym
+from benchmark.instruments.targets import COLUMNS, Target
+from benchmark.models import Answer, Question
+from benchmark.stats.annotator_agreement import METHODS, annotator_agreement
+
+from ..models import Annotation, Curation, Study, StudyItem
+from .units import unit_name, unit_target
+
+
+@dataclass
+class QuestionAgreement:
+    """One question's per-annotator figures, by annotator id."""
+
+    key: str
+    prompt: str
+    numeric: bool
+    annotators: dict[int, dict[str, Any]]
+    methods: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StudyAnnotatorAgreement:
+    questions: list[QuestionAgreement]
+    gold_items: int  # regular items whose final curation answers one of these questions
+
+
+def _kind_of(question: Question) -> str | None:
+    kind = get_kind(question.kind)
+    if kind.multi_valued:
+        return None
+    if kind.numeric:
+        return "numeric"
+    return "nominal" if kind.single_choice else None
+
+
+def study_annotator_agreement(
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question] | None = None, *, seed: int = 0
+) -> StudyAnnotatorAgreement:
+    """Every rated question's per-annotator figures in ``study``, from ``latest``, each assignment's latest
+    submitted annotation (``build.latest_submitted``; see the module docstring). ``questions``: the study's
+    instrument's, in order, when the caller has them (two queries then, else three)."""
+    if questions is None:
+        questions = study.instrument.questions.order_by("position")
+    questions = [question for question in questions if _kind_of(question)]
+    keys = [question.key for question in questions]
+    regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
+    rows = Answer.objects.filter(response__in=regular.values("response_id"), question__key__in=keys).values_list(
+        "response__annotation__assignment__annotator_id", "response__annotation__assignment__item_id",
+        "question__key", "value", "number", *COLUMNS,
+    ).order_by("pk")
+    gold_rows = Answer.objects.filter(
+        response__curation__item__study=study, response__curation__item__kind=StudyItem.Kind.REGULAR,
+        response__curation__status=Curation.Status.FINAL, question__key__in=keys,
+    ).values_list(
+        "response__curation__item_id", "question__key", "value", "number", *COLUMNS,
+    ).order_by("pk")
+    answers: dict[str, list[tuple[str, int, Any]]] = defaultdict(list)
+    gold: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    by_key = {question.key: question for question in questions}
+    for annotator_id, item_id, key, value, number, *target in rows:
+        answer = _value(by_key[key], item_id, target, value, number)
+        if answer is not None:
+            answers[key].append((answer[0], annotator_id, answer[1]))
+    adjudicated = set()
+    for item_id, key, value, number, *target in gold_rows:
+        answer = _value(by_key[key], item_id, target, value, number)
+        if answer is not None:
+            gold[key].append(answer)
+            adjudicated.add(item_id)
+    return StudyAnnotatorAgreement(
+        [_question(question, answers[question.key], gold[question.key], seed) for question in questions],
+        len(adjudicated),
+    )
+
+
+def _value(question: Question, item_id: int, target: list[Any], value: str, number: float | None
+           ) -> tuple[str, Any] | None:
+    """The answer's rated unit and value (its number for a numeric question); None for a blank or n/a answer."""
+    unit = unit_name(str(item_id), unit_target(question, Target.from_columns(*target)))
+    if _kind_of(question) == "numeric":
+        return None if number is None else (unit, float(number))
+    return None if value == "" else (unit, value)
+
+
+def _question(question: Question, answers: list[tuple[str, int, Any]], gold: list[tuple[str, Any]], seed: int
+              ) -> QuestionAgreement:
+    numeric = _kind_of(question) == "numeric"
+    choices = [str(choice["value"]) for choice in get_kind(question.kind).choices(question) if "value" in choice]
+    table = pd.DataFrame.from_records(answers, columns=["item", "annotator", "value"])
+    gold_table = pd.DataFrame.from_records(gold, columns=["item", "value"]).drop_duplicates("item")
+    figures = annotator_agreement(table, numeric=numeric, gold=gold_table, categories=choices or None, seed=seed)
+    return QuestionAgreement(
+        question.key, question.prompt, numeric, {int(k): v for k, v in figures.annotators.items()},
+        figures.methods, figures.notes,
+    )
+
+
+def report_section(
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question], *, seed: int = 0
+) -> dict[str, Any]:
+    """The report's ``annotators`` section: per question, each annotator's figures by pseudonym; the notes."""
+    agreement = study_annotator_agreement(study, latest, questions, seed=seed)
+    return {
+        "gold_items": agreement.gold_items,
+        "questions": {
+            question.key: {
+                "type": "numeric" if question.numeric else "nominal",
+                "annotators": {pseudonym(annotator): figures for annotator, figures in question.annotators.items()},
+                "methods": question.methods,
+                "notes": question.notes,
+            }
+            for question in agreement.questions
+        },
+    }
+
+
+def _pooled(figures: Iterable[dict[str, Any]], side: str) -> tuple[float | None, int]:
+    """The share of equal answers over several questions (each question's share weighted by its pairs or items)."""
+    weight = "pairs" if side == "others" else "items"
+    pairs = [(entry[side]["agreement"], entry[side][weight]) for entry in figures if entry[side][weight]]
+    total = sum(count for _, count in pairs)
+    return (sum(share * count for share, count in pairs) / total if total else None), total
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else None
+
+
+def annotator_quality_rows(study: Study, latest: QuerySet[Annotation], *, seed: int = 0) -> dict[str, Any]:
+    """The dashboard's figures: one dict per annotator (``rows``: name, export id, pooled agreement with the
+    others and with gold over every question, mean kappas and MACE competence over nominal questions, and
+    ``questions``, the figures question by question), the questions, the number of gold items."""
+    agreement = study_annotator_agreement(study, latest, seed=seed)
+    ids = sorted({annotator for question in agreement.questions for annotator in question.annotators})
+    users = get_user_model().objects.select_related("external_annotator").in_bulk(ids)
+    rows = []
+    for annotator in ids:
+        user = users[annotator]
+        external = getattr(user, "external_annotator", None)
+        mine = [(question, question.annotators[annotator]) for question in agreement.questions
+                if annotator in question.annotators]
+        nominal = [figures for question, figures in mine if not question.numeric]
+        others, pairs = _pooled((figures for _, figures in mine), "others")
+        with_gold, graded = _pooled((figures for _, figures in mine), "gold")
+        rows.append({
+            "annotator_id": annotator,
+            "name": f"external {external.number}" if external else user.get_username(),
+            "pseudonym": pseudonym(annotator),
+            "answers": sum(figures["answers"] for _, figures in mine),
+            "others_agreement": others,
+            "others_pairs": pairs,
+            "others_kappa": _mean(figures["others"].get("kappa") for figures in nominal),
+            "gold_agreement": with_gold,
+            "gold_answers": graded,
+            "gold_kappa": _mean(figures["gold"].get("kappa") for figures in nominal),
+            "competence": _mean(figures.get("competence") for figures in nominal),
+            "questions": [{"key": question.key, "numeric": question.numeric, **figures} for question, figures in mine],
+        })
+    return {
+        "rows": sorted(rows, key=lambda row: row["name"]),
+        "questions": agreement.questions,
+        "gold_items": agreement.gold_items,
+        "methods": METHODS,
+    }

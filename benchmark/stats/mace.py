@@ -1,0 +1,192 @@
+"""MACE: each annotator's competence and each item's label posterior, learnt from the annotations alone.
+
+Hovy, Berg-Kirkpatrick, Vaswani & Hovy (2013), "Learning Whom to Trust with MACE", NAACL-HLT 2013,
+pp. 1120-1130 (https://aclanthology.org/N13-1132). The generative model, for items i, annotators j
+and K labels:
+
+    T_i  ~ Uniform(K)                       the item's true label
+    S_ij ~ Bernoulli(1 - theta_j)           whether annotator j was "spamming" on item i
+    A_ij = T_i                  if S_ij = 0 (they knew, with probability theta_j, their competence)
+    A_ij ~ Categorical(xi_j)    if S_ij = 1 (they guessed by their own strategy xi_j)
+
+so p(A_ij = a | T_i = t) = theta_j [a = t] + (1 - theta_j) xi_j(a). The parameters are learnt by
+EM (section 2.1): the E-step gives each item's posterior over T_i,
+
+    p(T_i = t | A) ∝ prod_j (theta_j [a_ij = t] + (1 - theta_j) xi_j(a_ij)),
+
+and each annotation's expected "knew" count, p(T_i = a_ij | A) theta_j / (theta_j + (1 - theta_j)
+xi_j(a_ij)) (an answer that differs from the true label can only be a guess); the M-step sets
+theta_j to the share of annotator j's expected "knew" counts and xi_j to their guesses' label
+shares, each count plus a small ``smoothing`` (0.01 / K by default, as the authors' tool) before
+normalising. The paper's variational-Bayes option (section 2.2) puts a Beta prior on theta_j
+(pseudo-counts ``prior_knew`` and ``prior_guessed``, 0.5 each as the tool's default) and a symmetric
+Dirichlet on xi_j (``prior_strategy``, 10 as the tool's), and replaces the M-step's probabilities by
+the mean-field weights exp(digamma(count + prior) - digamma(total + priors)); it keeps poor
+annotators' competence away from exactly 0 and good ones' from 1. The competence reported is then
+that weight for knowing, exp(E_q[log theta_j]), as the authors' tool reports it (it lies a little
+below the posterior mean of theta_j). EM finds local optima, so it is run from ``restarts``
+random starts and the run of best log marginal likelihood, sum_i log sum_t (1/K) prod_j p(a_ij | t),
+is kept (with the variational weights in place of the probabilities under variational Bayes).
+
+The input is integer-coded: one row per annotation (item, annotator, label), missing annotations
+simply absent. Everything is deterministic given ``seed``. Parley's own code, because no kept
+library implements MACE; ``tests/benchmark/test_mace.py`` checks it against the authors' Java tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import digamma, logsumexp
+
+EM_METHOD = (
+    "MACE (Hovy, Berg-Kirkpatrick, Vaswani & Hovy 2013, 'Learning Whom to Trust with MACE', NAACL-HLT): "
+    "each annotator answers the true label with probability theta (their competence) and otherwise guesses "
+    "from a strategy of their own; EM with random restarts, the run of best log-likelihood kept"
+)
+VARIATIONAL_METHOD = EM_METHOD.replace("EM with", "variational-Bayes EM (Beta and Dirichlet priors) with")
+
+
+@dataclass
+class Mace:
+    """MACE's estimates: competence per annotator code (NaN for one who answered nothing, or when only
+    one label exists: then knowing and guessing cannot be told apart), the label posterior per item code
+    (uniform for an item nobody answered), and the kept run's log marginal likelihood."""
+
+    competence: np.ndarray
+    posteriors: np.ndarray
+    log_likelihood: float
+    method: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Each item's most probable label."""
+        return self.posteriors.argmax(axis=1)
+
+
+def _codes(values: Sequence[int] | np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.int64).reshape(-1)
+    if array.size and array.min() < 0:
+        raise ValueError(f"{name}: codes must be non-negative integers")
+    return array
+
+
+def mace(
+    items: Sequence[int] | np.ndarray,
+    annotators: Sequence[int] | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    *,
+    n_items: int | None = None,
+    n_annotators: int | None = None,
+    n_labels: int | None = None,
+    variational: bool = True,
+    prior_knew: float = 0.5,
+    prior_guessed: float = 0.5,
+    prior_strategy: float = 10.0,
+    smoothing: float | None = None,
+    iterations: int = 200,
+    restarts: int = 10,
+    tolerance: float = 1e-9,
+    seed: int = 0,
+) -> Mace:
+    """MACE on annotations given as three equal-length integer code arrays (see the module docstring).
+
+    Codes run from 0; the counts default to the largest code plus one. ``iterations`` bounds each run,
+    which stops early once the log-likelihood improves by less than ``tolerance``.
+    """
+    item, annotator, label = _codes(items, "items"), _codes(annotators, "annotators"), _codes(labels, "labels")
+    if not (item.size == annotator.size == label.size):
+        raise ValueError("items, annotators and labels must have the same length")
+    n_i = n_items if n_items is not None else int(item.max(initial=-1)) + 1
+    n_j = n_annotators if n_annotators is not None else int(annotator.max(initial=-1)) + 1
+    n_k = n_labels if n_labels is not None else int(label.max(initial=-1)) + 1
+    if item.size and (item.max() >= n_i or annotator.max() >= n_j or label.max() >= n_k):
+        raise ValueError("a code is not below its stated count")
+    method = VARIATIONAL_METHOD if variational else EM_METHOD
+    answered = np.bincount(annotator, minlength=n_j)
+    if n_k <= 1 or item.size == 0:
+        note = "one label only: competence is not identifiable" if n_k <= 1 else "no annotations"
+        return Mace(np.full(n_j, np.nan), np.full((n_i, max(n_k, 1)), 1 / max(n_k, 1)), 0.0, method, [note])
+    run = _Run(item, annotator, label, n_i, n_j, n_k, variational, (prior_knew, prior_guessed, prior_strategy),
+               0.01 / n_k if smoothing is None else smoothing)
+    rng = np.random.default_rng(seed)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for _ in range(max(restarts, 1)):
+        knew = rng.uniform(0.0, 1.0, n_j)
+        strategy = rng.dirichlet(np.ones(n_k), n_j)
+        outcome = run.fit(knew, 1.0 - knew, strategy, iterations, tolerance)
+        if best is None or outcome[0] > best[0] + 1e-12:
+            best = outcome
+    assert best is not None
+    log_likelihood, competence, posteriors = best
+    competence = np.where(answered > 0, competence, np.nan)
+    notes = []
+    if n_j - int((answered > 0).sum()):
+        notes.append(f"{n_j - int((answered > 0).sum())} annotator(s) answered nothing: competence undefined")
+    return Mace(competence, posteriors, float(log_likelihood), method, notes)
+
+
+class _Run:
+    """One dataset's EM iterations (the arrays shared by every restart)."""
+
+    def __init__(
+        self, item: np.ndarray, annotator: np.ndarray, label: np.ndarray, n_i: int, n_j: int, n_k: int,
+        variational: bool, priors: tuple[float, float, float], smoothing: float,
+    ) -> None:
+        self.item, self.annotator, self.label = item, annotator, label
+        self.n_i, self.n_j, self.n_k = n_i, n_j, n_k
+        self.variational, self.priors, self.smoothing = variational, priors, smoothing
+        self.same = label[:, None] == np.arange(n_k)[None, :]  # annotation x candidate true label
+
+    def expectations(
+        self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        """E-step: log marginal likelihood, item posteriors, and each annotation's expected "knew" count."""
+        a, j = self.label, self.annotator
+        guess = guessed[j] * strategy[j, a]  # weight of guessing this very label
+        per_label = np.log(knew[j][:, None] * self.same + guess[:, None])  # annotation x true label
+        log_items = np.full((self.n_i, self.n_k), -np.log(self.n_k))
+        np.add.at(log_items, self.item, per_label)
+        norm = logsumexp(log_items, axis=1)
+        posteriors = np.exp(log_items - norm[:, None])
+        expected_knew = posteriors[self.item, a] * knew[j] / (knew[j] + guess)
+        return float(norm.sum()), posteriors, expected_knew
+
+    def maximise(self, expected_knew: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M-step: the parameters (or, under variational Bayes, the mean-field weights) from expected counts."""
+        j, a = self.annotator, self.label
+        knew_counts = np.bincount(j, weights=expected_knew, minlength=self.n_j)
+        guess_counts = np.bincount(j, weights=1.0 - expected_knew, minlength=self.n_j)
+        strategy_counts = np.zeros((self.n_j, self.n_k))
+        np.add.at(strategy_counts, (j, a), 1.0 - expected_knew)
+        if self.variational:
+            prior_knew, prior_guessed, prior_strategy = self.priors
+            total = digamma(knew_counts + guess_counts + prior_knew + prior_guessed)
+            knew = np.exp(digamma(knew_counts + prior_knew) - total)
+            guessed = np.exp(digamma(guess_counts + prior_guessed) - total)
+            strategy = np.exp(
+                digamma(strategy_counts + prior_strategy)
+                - digamma(strategy_counts.sum(axis=1, keepdims=True) + self.n_k * prior_strategy)
+            )
+            return knew, guessed, strategy
+        s = self.smoothing
+        knew = (knew_counts + s) / (knew_counts + guess_counts + 2 * s)
+        strategy = (strategy_counts + s) / (strategy_counts.sum(axis=1, keepdims=True) + self.n_k * s)
+        return knew, 1.0 - knew, strategy
+
+    def fit(
+        self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray, iterations: int, tolerance: float
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        """Iterate from one start; returns the log-likelihood, the competence and the posteriors."""
+        previous = -np.inf
+        for _ in range(max(iterations, 1)):
+            log_likelihood, _, expected_knew = self.expectations(knew, guessed, strategy)
+            knew, guessed, strategy = self.maximise(expected_knew)
+            if abs(log_likelihood - previous) < tolerance:
+                break
+            previous = log_likelihood
+        log_likelihood, posteriors, _ = self.expectations(knew, guessed, strategy)
+        return log_likelihood, knew, posteriors
