@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import annotate, invites, research
+from .views import annotate, invites, research, training
 
 app_name = "annotator"
 urlpatterns = [
@@ -9,6 +9,7 @@ urlpatterns = [
     path("join/<str:token>/", invites.join, name="join"),
     path("s/<slug:slug>/", annotate.instructions, name="instructions"),
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
+    path("s/<slug:slug>/qualification/retry/", training.retry, name="training-retry"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
     path("a/<int:assignment_id>/recording/", annotate.recording, name="recording"),
@@ -21,6 +22,9 @@ urlpatterns = [
     path("studies/new/human-baseline/", research.human_baseline_create, name="human-baseline-create"),
     path("studies/<slug:slug>/", research.dashboard, name="dashboard"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
+    path("studies/<slug:slug>/items/<int:item_id>/setup/", training.item_setup, name="item-setup"),
+    path("studies/<slug:slug>/annotators/<int:user_id>/restore/", training.restore_annotator,
+         name="restore-annotator"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),
     path("studies/<slug:slug>/report.<str:fmt>", research.report_download, name="report-download"),

@@ -30,6 +30,7 @@ from benchmark.jobs.queue import QueueUnavailable
 from benchmark.models import Episode
 
 from ..assignment import AnnotatorProgress, progress
+from ..check_actions import check_records
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings, uploads
 from ..forms import (
@@ -219,6 +220,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "items": _item_rows(study, now),
         "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
         "generated": _generated(study),
+        "check_rows": list(check_records(study).values()),
     }
     return render(request, "annotator/research/dashboard.html", context)
 
