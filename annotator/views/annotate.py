@@ -141,6 +141,7 @@ def item(request: HttpRequest, assignment_id: int) -> HttpResponse:
         context = page.context(request.user, FormValues.posted(QueryDict(failed["posted"])), errors=failed["errors"])
         context["failed_submit"] = True
     context["answers_final"] = training.answers_final(assignment.item)
+    context["training_item"] = assignment.item.kind == StudyItem.Kind.TRAINING
     context["training_feedback"] = training.feedback(
         assignment, {seat.position: seat.character.name for seat in page.main_seats}
     )

@@ -87,6 +87,8 @@ def test_after_a_training_item_the_page_shows_the_correct_answers_and_the_explan
     assert "&lt;no barrier&gt; at all" in page.text  # the researcher's text, escaped
     assert reverse("annotator:next", args=[study.slug]) in page.text
     assert "Edit these answers" not in page.text
+    following = client.get(client.get(reverse("annotator:next", args=[study.slug])).url)
+    assert "Submit and see the correct answers" in following.text
 
 
 def test_submitted_training_and_qualification_answers_cannot_be_edited(client):
@@ -150,6 +152,8 @@ def test_a_second_attempt_answers_the_same_items_afresh_and_can_qualify(client):
     offer = client.get(reverse("annotator:next", args=[study.slug]))
     assert "Take the qualification again" in offer.text and "0 %" in offer.text
     client.post(reverse("annotator:training-retry", args=[study.slug]))
+    page = client.get(client.get(reverse("annotator:next", args=[study.slug])).url)
+    assert "second qualification attempt" in page.text and "Cancel edit" not in page.text
     second = [take(client, study, RIGHT) for _ in range(2)]
 
     assert [assignment.item.kind for assignment in second] == ["qualification", "qualification"]
