@@ -139,10 +139,11 @@ def keyed_results(
     return results
 
 
-def study_quality(study: Study) -> dict[int, AnnotatorQuality]:
-    """Quality figures per annotator id, for every annotator with a checked or fast submission."""
+def study_quality(study: Study, results: list[KeyedResult] | None = None) -> dict[int, AnnotatorQuality]:
+    """Quality figures per annotator id, for every annotator with a checked or fast submission; ``results``:
+    the study's ``keyed_results`` when the caller has read them already."""
     quality: dict[int, AnnotatorQuality] = defaultdict(AnnotatorQuality)
-    for result in keyed_results(study):
+    for result in keyed_results(study) if results is None else results:
         figures = quality[result.annotator_id]
         if result.kind == StudyItem.Kind.ATTENTION:
             if result.passed:

@@ -154,3 +154,16 @@ def test_the_dashboard_shows_the_check_record_and_a_restore_button(client):
     assert "Checks and qualification" in page.text
     assert reverse("annotator:restore-annotator", args=[study.slug, annotator.pk]) in page.text
     assert reverse("annotator:item-setup", args=[study.slug, study.items.first().pk]) in page.text
+
+
+def test_the_check_records_take_six_queries_however_many_annotators(django_assert_max_num_queries):
+    study, annotator = checked_study()
+    for person in [annotator, *[make_user() for _ in range(4)]]:
+        Membership.objects.get_or_create(study=study, annotator=person)
+        for item in checks(study)[:3]:
+            answer(item, person, WRONG)
+
+    with django_assert_max_num_queries(6):
+        records = check_records(study)
+
+    assert len(records) == 5 and all(record["failed_since_restore"] == 3 for record in records.values())

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.django_db
 
 
 NOW = timezone.now()
-DASHBOARD_QUERIES = 13  # session, user, study, progress (3), quality (4), the pool, the items, generated ratings
+# session, user, study, progress (3), quality (4), the pool, the items, generated ratings, check records (6)
+DASHBOARD_QUERIES = 19
 
 
 def annotator(team=None, **fields):
