@@ -8,7 +8,9 @@ The rules:
   ever work on an item at once. A claim whose lease ran out frees its slot at once: nothing has to
   mark it released first.
 - Gold and attention items are for quality control: every member of the study gets each of them,
-  and they neither count toward nor take a slot of k.
+  and they neither count toward nor take a slot of k. Training and qualification items are for
+  everyone too, and come first, in study order (``annotator.training``: its stages decide what an
+  annotator is offered, and give none to a member paused by failed checks or disqualified).
 - An annotator never holds the same item twice (the database's unique constraint on item and
   annotator); a released item is not offered to them again, though ``renew`` gives it back while
   its slot is still free (an open tab that autosaves after a pause).
@@ -48,9 +50,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from . import training
 from .models import Assignment, Membership, Study, StudyItem
 
 QUALITY_KINDS = (StudyItem.Kind.GOLD, StudyItem.Kind.ATTENTION)
+FOR_EVERYONE = (*QUALITY_KINDS, *training.BEFORE_REGULAR)  # items every member gets, outside k
 
 
 class SlotTaken(Exception):
@@ -98,17 +102,22 @@ def claim_next(study: Study, annotator: AbstractBaseUser, *, now: datetime | Non
     ``PermissionDenied`` for someone outside the study's pool.
     """
     now = now or timezone.now()
-    if not Membership.objects.filter(study=study, annotator=annotator).exists():
+    membership = Membership.objects.filter(study=study, annotator=annotator).first()
+    if membership is None:
         raise PermissionDenied("You are not an annotator in this study.")
-    if not _active(study, annotator):
+    if membership.removed_at is not None:
         return None
     held = _held_claim(study, annotator, now)
     if held is not None:  # in a paused study too: held items can still be submitted
         return held
     if not study.is_open:
         return None
-    candidates = dict(_claimable(study, annotator, now).values_list("pk", "kind"))
-    for item_id in item_order(study, annotator.pk, list(candidates)):
+    stage = training.stage(study, annotator, membership)
+    if stage.resume is not None:  # a lapsed training claim, a second qualification attempt's draft
+        return renew(Assignment.objects.select_related("item").get(pk=stage.resume), now=now)
+    rows = list(_claimable(study, annotator, now).values_list("pk", "kind", "position"))
+    candidates = {pk: kind for pk, kind, _ in rows}
+    for item_id in training.queue(stage, rows, lambda ids: item_order(study, annotator.pk, ids)):
         assignment = _claim(study, annotator, item_id, candidates[item_id], now)
         if assignment is not None:
             return assignment
@@ -176,11 +185,13 @@ def _active(study: Study, annotator: AbstractBaseUser) -> bool:
 def remaining_for(study: Study, annotator: AbstractBaseUser, *, now: datetime | None = None) -> int:
     """How many more items the annotator could still claim (not counting a claim they hold now).
 
-    An upper bound: others may fill the free slots first. Zero for someone outside the pool; it
-    does not look at whether the study is open.
+    An upper bound: others may fill the free slots first. Zero for someone outside the pool, paused,
+    disqualified or waiting to start a second qualification attempt; it does not look at whether the
+    study is open.
     """
     now = now or timezone.now()
-    if not Membership.objects.filter(study=study, annotator=annotator).exists():
+    membership = Membership.objects.filter(study=study, annotator=annotator).first()
+    if membership is None or not training.stage(study, annotator, membership).offers_items:
         return 0
     return _claimable(study, annotator, now).count()
 
@@ -305,7 +316,7 @@ def _claimable(study: Study, annotator: AbstractBaseUser, now: datetime) -> Quer
         .filter(Q(reviewer__isnull=True) | Q(reviewer=annotator))
         .filter(~Exists(had))
         .annotate(live_count=Count("assignments", filter=live(now, "assignments__")))
-        .filter(Q(kind__in=QUALITY_KINDS) | Q(live_count__lt=study.overlap))
+        .filter(Q(kind__in=FOR_EVERYONE) | Q(live_count__lt=study.overlap))
     )
 
 

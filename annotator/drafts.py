@@ -184,12 +184,12 @@ def submit_new(submissions: Sequence[tuple[Assignment, ParsedForm, int | None]])
             versions.freeze(study.instrument)
 
 
-def start_edit(assignment: Assignment, *, version: int) -> Annotation:
+def start_edit(assignment: Assignment, *, version: int, copy: bool = True) -> Annotation:
     """Open a new draft, version + 1, holding a copy of the latest submitted version's answers.
 
     ``version`` is the version the annotator was looking at; if it is not the latest (an edit was
     already started, or the page is old), ``StaleVersion`` is raised. The submitted version stays
-    as it was.
+    as it was. Without ``copy`` the draft starts empty (a second qualification attempt answers afresh).
     """
     with transaction.atomic():
         locked = _lock(assignment)
@@ -200,7 +200,8 @@ def start_edit(assignment: Assignment, *, version: int) -> Annotation:
             raise StaleVersion("Only the latest submitted version can be edited.")
         probes = latest.probes_response.instrument_id if latest.probes_response_id else None
         draft = _new_version(locked, latest.version + 1, latest.response.instrument_id, probes)
-        _copy(latest, draft)
+        if copy:
+            _copy(latest, draft)
     return draft
 
 

@@ -3,7 +3,8 @@
 The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
 
 - ``study`` (slug), ``item`` (the item's number in the study, from 1), ``item_kind`` (regular,
-  gold or attention: filter the last two out before computing agreement), ``episode`` and
+  gold or attention: filter the last two out before computing agreement; training and qualification
+  items are not exported, as their answers are practice and screening, not ratings), ``episode`` and
   ``compared_episode`` (external ids, or ``parley-episode-<pk>`` when there is none), ``excerpt`` (for an
   item that shows part of its episode: the turn indexes shown, ``4-8``, or ``0-5;10-15`` for two snippets),
   ``condition`` (the episode's barrier key: exports are for researchers only, and annotators, who
@@ -59,7 +60,7 @@ from benchmark.instruments.targets import Target
 from benchmark.models import Answer, SocialAttribute, Turn
 
 from .gold import GOLD
-from .models import Annotation, Curation, Membership, Span, Study
+from .models import Annotation, Curation, Membership, Span, Study, StudyItem
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -77,7 +78,9 @@ _CHUNK_LINES = 500
 
 def exported_annotations(study: Study, *, all_versions: bool = False) -> QuerySet[Annotation]:
     """The study's annotations to export, in export order, with everything a row needs."""
-    annotations = Annotation.objects.filter(assignment__item__study=study)
+    annotations = Annotation.objects.filter(assignment__item__study=study).exclude(
+        assignment__item__kind__in=(StudyItem.Kind.TRAINING, StudyItem.Kind.QUALIFICATION)
+    )
     if not all_versions:
         newer = Annotation.objects.filter(
             assignment=OuterRef("assignment"), status=Annotation.Status.SUBMITTED, version__gt=OuterRef("version")

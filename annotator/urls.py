@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import agreement, annotate, curation, invites, lifecycle, pool, research
+from .views import agreement, annotate, curation, invites, lifecycle, pool, research, training
 
 app_name = "annotator"
 urlpatterns = [
@@ -10,6 +10,7 @@ urlpatterns = [
     path("invitations/<int:invitation_id>/accept/", pool.accept_invitation, name="accept-invitation"),
     path("s/<slug:slug>/", annotate.instructions, name="instructions"),
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
+    path("s/<slug:slug>/qualification/retry/", training.retry, name="training-retry"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
     path("a/<int:assignment_id>/recording/", annotate.recording, name="recording"),
@@ -31,6 +32,9 @@ urlpatterns = [
     path("studies/<slug:slug>/invite/", pool.invite, name="invite"),
     path("studies/<slug:slug>/annotators/agreement/", agreement.annotator_agreement, name="annotator-agreement"),
     path("studies/<slug:slug>/export.<str:fmt>", research.export, name="export"),
+    path("studies/<slug:slug>/items/<int:item_id>/setup/", training.item_setup, name="item-setup"),
+    path("studies/<slug:slug>/annotators/<int:user_id>/restore/", training.restore_annotator,
+         name="restore-annotator"),
     path("studies/<slug:slug>/ratings/", research.ratings_import, name="ratings-import"),
     path("studies/<slug:slug>/report/", research.report, name="report"),
     path("studies/<slug:slug>/report.<str:fmt>", research.report_download, name="report-download"),

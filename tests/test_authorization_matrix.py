@@ -564,6 +564,7 @@ MATRIX: dict[str, Access] = {
                                        state=annotations("claimed"), get=Redirect("annotator:item")),
     "annotator:edit": annotator_page(submitted, Redirect("annotator:item"), method="POST", data={"version": "1"},
                                      state=annotations("submitted")),
+    "annotator:training-retry": annotator_page(own_study, Redirect("annotator:next"), method="POST"),
     "annotator:cancel-edit": annotator_page(submitted, Redirect("annotator:item"), method="POST",
                                             data={"version": "2"}, state=annotations("submitted")),
     # Researchers of annotation studies
@@ -574,6 +575,13 @@ MATRIX: dict[str, Access] = {
     "annotator:annotator-agreement": researcher_object(own_study),
     "annotator:export": researcher_object(lambda w: {"slug": w.own.study.slug, "fmt": "csv"}),
     "annotator:ratings-import": researcher_object(own_study),
+    "annotator:item-setup": researcher_object(
+        lambda w: {"slug": w.own.study.slug, "item_id": w.own.study.items.order_by("position").first().pk}
+    ),
+    "annotator:restore-annotator": researcher_object(
+        lambda w: {"slug": w.own.study.slug, "user_id": w.own.annotator.pk}, Redirect("annotator:dashboard"),
+        method="POST",
+    ),
     "annotator:report": researcher_object(own_study),
     "annotator:report-download": researcher_object(lambda w: {"slug": w.own.study.slug, "fmt": "json"}),
     "annotator:report-tables": researcher_object(own_study),

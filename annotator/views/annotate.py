@@ -27,8 +27,9 @@ from benchmark.episodes import recordings
 from benchmark.models import Recording
 
 from .. import assignment as assignments
-from .. import drafts, item_media, pool
+from .. import check_actions, drafts, item_media, pool, qualification, training
 from ..answer_forms import FormValues
+from ..assignment import QUALITY_KINDS
 from ..instructions import summarise
 from ..item_page import (
     ItemPage,
@@ -38,7 +39,7 @@ from ..item_page import (
     reference_barriers,
     span_attributes,
 )
-from ..models import Annotation, Assignment, Membership
+from ..models import Annotation, Assignment, CrowdWorker, Membership, StudyItem
 from ..permissions import is_researcher, own_assignment
 
 # A browser tab's id, as static/annotator/autosave.js makes it.
@@ -117,9 +118,13 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)
     if membership.instructions_read_at is None:
         return redirect("annotator:instructions", slug=slug)
+    qualification.settle(membership.study, request.user)  # an attempt another tab finished is scored first
     claimed = assignments.claim_next(membership.study, request.user)
     if claimed is not None:
         return redirect("annotator:item", assignment_id=claimed.pk)
+    stopped = stopped_page(request, membership)
+    if stopped is not None:
+        return stopped
     submitted = Assignment.objects.filter(
         item__study=membership.study, annotator=request.user, status=Assignment.Status.SUBMITTED
     ).count()
@@ -135,10 +140,16 @@ def item(request: HttpRequest, assignment_id: int) -> HttpResponse:
     page = ItemPage(assignment)
     failed = request.session.pop(_failed_submit_key(assignment), None)
     if failed is None:
-        return render(request, "annotator/item.html", page.context(request.user, FormValues.stored(page.annotation)))
-    # Once, right after a submit that did not go through: what was posted, with each problem by its field.
-    context = page.context(request.user, FormValues.posted(QueryDict(failed["posted"])), errors=failed["errors"])
-    context["failed_submit"] = True
+        context = page.context(request.user, FormValues.stored(page.annotation))
+    else:
+        # Once, right after a submit that did not go through: what was posted, with each problem by its field.
+        context = page.context(request.user, FormValues.posted(QueryDict(failed["posted"])), errors=failed["errors"])
+        context["failed_submit"] = True
+    context["answers_final"] = training.answers_final(assignment.item)
+    context["training_item"] = assignment.item.kind == StudyItem.Kind.TRAINING
+    context["training_feedback"] = training.feedback(
+        assignment, {seat.position: seat.character.name for seat in page.main_seats}
+    )
     return render(request, "annotator/item.html", context)
 
 
@@ -206,8 +217,23 @@ def _submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         context = {"assignment": ItemRef(assignment.pk), "study": StudyRef(study.title, study.slug),
                    "message": str(problem)}
         return render(request, "annotator/conflict.html", context, status=409)
+    return _after_submit(request, assignment)
+
+
+def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """Where a submit leads: a training item's correct answers; after a check, a warning if checks act; else on."""
+    item, study = assignment.item, assignment.item.study
+    if item.kind == StudyItem.Kind.TRAINING:
+        return redirect("annotator:item", assignment_id=assignment.pk)
+    if item.kind == StudyItem.Kind.QUALIFICATION:
+        qualification.settle(study, request.user)
+    elif item.kind in QUALITY_KINDS and check_actions.act_on_checks(study, request.user) == "warned":
+        messages.warning(request, "Several of your answers to check items did not match what they should be. "
+                         "Please read each conversation and the instructions with care: if this goes on, your "
+                         "work in this study will be paused.")
+        return redirect("annotator:next", slug=study.slug)
     messages.success(request, "Submitted — thank you.")
-    return redirect("annotator:next", slug=assignment.item.study.slug)
+    return redirect("annotator:next", slug=study.slug)
 
 
 @require_POST
@@ -215,6 +241,9 @@ def _submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Open a new version of a submitted annotation; the submitted one stays as it was."""
     assignment = own_assignment(request, assignment_id)
+    if training.answers_final(assignment.item):
+        messages.info(request, "Answers to training and qualification items cannot be edited once submitted.")
+        return redirect("annotator:item", assignment_id=assignment.pk)
     try:
         drafts.start_edit(assignment, version=_number(request.POST, "version"))
     except drafts.StaleVersion:
@@ -234,6 +263,26 @@ def cancel_edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     else:
         messages.success(request, "Edit cancelled: your submitted answers are unchanged.")
     return redirect("annotator:item", assignment_id=assignment.pk)
+
+
+def stopped_page(request: HttpRequest, membership: Membership) -> HttpResponse | None:
+    """The page for an annotator who gets no item because of where they stand: a second qualification attempt
+    to start, qualification failed (thanks, and a crowd worker's screen-out code), or paused by failed checks."""
+    study = membership.study
+    current = training.stage(study, request.user)
+    if current.name == "retry":
+        context = {"study": study, "score": qualification.last_score(study, request.user)}
+        return render(request, "annotator/training/retry.html", context)
+    if current.name not in ("disqualified", "paused"):
+        return None
+    screen_out_code = ""
+    if current.name == "disqualified" and hasattr(request.user, "crowd_worker"):
+        screen_out_code = study.screen_out_code
+        CrowdWorker.objects.filter(user=request.user, screened_out_at__isnull=True).update(
+            screened_out_at=timezone.now()
+        )
+    context = {"study": study, "reason": current.name, "screen_out_code": screen_out_code}
+    return render(request, "annotator/training/ended.html", context)
 
 
 # Who may touch what, and small readers

@@ -31,6 +31,7 @@ from benchmark.models import Episode
 
 from .. import study_log
 from ..assignment import AnnotatorProgress, progress
+from ..check_actions import check_records
 from ..exports import CONTENT_TYPES, FORMATS, export_lines, in_chunks, in_chunks_async
 from ..external_ratings import import_ratings, uploads
 from ..forms import (
@@ -221,6 +222,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
         "generated": _generated(study),
         "log": study_log.events(study, limit=5),
+        "check_rows": list(check_records(study).values()),
     }
     return render(request, "annotator/research/dashboard.html", context)
 

@@ -31,8 +31,9 @@ pytestmark = pytest.mark.django_db
 
 
 NOW = timezone.now()
-DASHBOARD_QUERIES = 14  # session, user, study, progress (3), quality (4), the pool, the items, generated ratings,
-# the log's latest lines
+# session, user, study, progress (3), quality (4), the pool, the items, generated ratings, the log's latest lines,
+# check records (6)
+DASHBOARD_QUERIES = 20
 
 
 def annotator(team=None, **fields):

@@ -7,7 +7,9 @@ goal by ``load_demo``) get the AgentSense study, whose report sets the annotator
 against the agents' own (self), each other's (other) and the scripted goal judge's (external),
 and their probe accuracy beside the agents' attacker and blind accuracy; the ProMediate negotiations
 (tag ``demo-promediate``) get a study of the mediator's interventions, one item per intervention with
-the turns since the mediator last spoke, compared with the scripted MI judge's answers; the synthetic SHREC
+the turns since the mediator last spoke, compared with the scripted MI judge's answers; a SocialVeil study starts
+with a training phase (``annotator.demo_training``: two training items with explanations, two qualification items
+at 80 %); the synthetic SHREC
 recordings (tag ``demo-shrec``, each with an audio track) get a SHREC spans study whose annotators mark spans on
 the player, and SHREC's benchmark is built from their imported annotators' spans, answered by the scripted
 answerer and, in a human-baseline study, by generated people (``annotator.demo_shrec``), so the SHREC results
@@ -46,7 +48,7 @@ from benchmark.management.commands.load_demo import DEMO_TAG, GROUP_TAG
 from benchmark.management.team_option import add_team_argument, team_from_options
 from benchmark.models import Episode, Respondent
 
-from ... import demo_ratings, demo_shrec
+from ... import demo_ratings, demo_shrec, demo_training
 from ...demo_gold import GOLD_DEMO_STUDY, adjudicate_demo_item
 from ...forms import create_study
 from ...human_baseline.generated import GENERATED_BY
@@ -67,6 +69,7 @@ class DemoStudy:
     tag: str = DEMO_TAG  # the demo episodes it rates
     compare: tuple[str, ...] = ()  # respondent kinds the printed report link compares with (none: no link)
     generated: bool = True  # partly rated by the demo annotators with generated ratings
+    training: bool = False  # starts with training and qualification items (``annotator.demo_training``)
 
 
 DEMO_STUDIES = (
@@ -88,6 +91,11 @@ DEMO_STUDIES = (
     DemoStudy(
         "demo-shrec-recordings", "SHREC spans on the recordings", "shrec-spans", overlap=2, tag=SHREC_TAG,
         generated=False,
+    ),
+    # Training, then qualification at 80 %, then regular items with gold and attention checks that act.
+    DemoStudy(
+        "demo-training", "SocialVeil with a training phase", "socialveil", overlap=2, limit=10, gold_items=1,
+        attention_items=1, seed=2026, generated=False, training=True,
     ),
 )
 # How many finished episodes of each tag load_demo makes.
@@ -141,6 +149,8 @@ class Command(BaseCommand):
                     limit=spec.limit, seed=spec.seed, overlap=spec.overlap, pool=pool, gold_items=spec.gold_items,
                     attention_items=spec.attention_items, created_by=researcher,
                 )
+                if spec.training:
+                    demo_training.set_up_training(study, researcher)
                 state = "created"
                 created += 1
             items = study.items.count()
