@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import annotate, invites, research
+from .views import annotate, crowd, invites, research
 
 app_name = "annotator"
 urlpatterns = [
@@ -9,6 +9,9 @@ urlpatterns = [
     path("join/<str:token>/", invites.join, name="join"),
     path("s/<slug:slug>/", annotate.instructions, name="instructions"),
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
+    path("s/<slug:slug>/comprehension/", crowd.comprehension, name="comprehension"),
+    path("s/<slug:slug>/end/", crowd.end, name="end"),
+    path("crowd/<str:token>/", crowd.link, name="crowd-link"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
     path("a/<int:assignment_id>/recording/", annotate.recording, name="recording"),

@@ -27,7 +27,7 @@ from benchmark.episodes import recordings
 from benchmark.models import Recording
 
 from .. import assignment as assignments
-from .. import drafts, item_media
+from .. import crowd, drafts, item_media
 from ..answer_forms import FormValues
 from ..instructions import summarise
 from ..item_page import (
@@ -40,6 +40,7 @@ from ..item_page import (
 )
 from ..models import Annotation, Assignment, Membership
 from ..permissions import is_researcher, own_assignment
+from . import crowd as crowd_views
 
 # A browser tab's id, as static/annotator/autosave.js makes it.
 TAB_ID = re.compile(r"[0-9a-f]{32}")
@@ -113,13 +114,14 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)
     if membership.instructions_read_at is None:
         return redirect("annotator:instructions", slug=slug)
+    if crowd.comprehension_due(membership):
+        return redirect("annotator:comprehension", slug=slug)
+    if membership.disqualified_at is not None:
+        return crowd_views.end_page(request, membership)
     claimed = assignments.claim_next(membership.study, request.user)
     if claimed is not None:
         return redirect("annotator:item", assignment_id=claimed.pk)
-    submitted = Assignment.objects.filter(
-        item__study=membership.study, annotator=request.user, status=Assignment.Status.SUBMITTED
-    ).count()
-    return render(request, "annotator/done.html", {"study": membership.study, "submitted": submitted})
+    return crowd_views.end_page(request, membership)
 
 
 @require_GET
