@@ -31,6 +31,9 @@ from ..models import Assignment, Membership, Study
 def link(request: HttpRequest, token: str) -> HttpResponse:
     """The crowd platform's link: identify the worker by the id in the query, bind this browser, sign in."""
     study = get_object_or_404(Study.objects.select_related("team"), invite_token=token)
+    if not study.crowd_link:
+        return _refused(request, study, crowd.NotCrowdStudy.title, "Check the link the study site gave you; if it "
+                        "is right, tell the researchers.", crowd.NotCrowdStudy.status)
     try:
         ids = ids_from_query(request.GET)
     except InvalidId as problem:

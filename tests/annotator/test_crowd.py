@@ -1,5 +1,7 @@
 """Crowd annotators from a platform's link: made, bound to one browser, checked for comprehension, given codes."""
 
+from functools import partial
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -13,6 +15,7 @@ from benchmark.models import Instrument
 from benchmark.recruiting import ArrivalIds, digest, new_token
 from tests.annotator.builders import add_answer, make_annotation, make_question, make_study
 from tests.builders import make_researcher
+from tests.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -318,3 +321,35 @@ def test_an_id_is_bound_per_study():
     two = arrive(client, second)
     assert one.user_id != two.user_id
     assert one.participant_id == two.participant_id
+
+
+# Races
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_same_id_opened_twice_at_once_makes_one_worker():
+    study = crowd_study()
+    ids = ArrivalIds(participant_id=PID)
+    browser = new_token()
+    # The same browser twice (two tabs): both are let in, as the one worker.
+    same = at_once(*(partial(crowd.arrive, study, ids, browser) for _ in range(2)))
+    assert all(isinstance(outcome, CrowdWorker) for outcome in same), same
+    assert {worker.pk for worker in same} == set(CrowdWorker.objects.filter(study=study).values_list("pk", flat=True))
+    # Two browsers racing with a new id: one becomes the worker, the other is refused.
+    other_ids = ArrivalIds(participant_id="raced")
+    raced = at_once(*(partial(crowd.arrive, study, other_ids, new_token()) for _ in range(2)))
+    assert sorted(type(outcome).__name__ for outcome in raced) == ["CrowdWorker", "TakenElsewhere"], raced
+    assert CrowdWorker.objects.filter(study=study).count() == 2
+    assert Membership.objects.filter(study=study).count() == 2
+    made = get_user_model().objects.filter(username__startswith="crowd-")
+    assert made.count() == 2  # the loser's account went with its rolled-back transaction
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_two_ids_racing_for_the_last_place_let_one_in():
+    study = crowd_study(max_annotators=1)
+    raced = at_once(*(partial(crowd.arrive, study, ArrivalIds(participant_id=f"p{n}"), new_token()) for n in range(2)))
+    assert sorted(type(outcome).__name__ for outcome in raced) == ["CrowdWorker", "LinkClosed"], raced
+    assert Membership.objects.filter(study=study).count() == 1
