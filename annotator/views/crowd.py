@@ -16,6 +16,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -24,6 +25,8 @@ from benchmark.throttle import allowance
 
 from .. import crowd
 from ..models import Assignment, Membership, Study
+
+PLATFORM_PARAMETERS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 
 
 @require_GET
@@ -125,6 +128,12 @@ def end_page(request: HttpRequest, membership: Membership) -> HttpResponse:
         "code": study.completion_code if worker is not None and not paused else "",
     }
     return render(request, "annotator/done.html", context)
+
+
+def platform_link(request: HttpRequest, study: Study) -> str:
+    """The link to give the crowd platform, with Prolific's placeholders for the ids it fills in."""
+    link = request.build_absolute_uri(reverse("annotator:crowd-link", args=[study.invite_token]))
+    return link + "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in PLATFORM_PARAMETERS)
 
 
 def _member(request: HttpRequest, slug: str) -> Membership:

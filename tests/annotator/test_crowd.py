@@ -353,3 +353,14 @@ def test_two_ids_racing_for_the_last_place_let_one_in():
     raced = at_once(*(partial(crowd.arrive, study, ArrivalIds(participant_id=f"p{n}"), new_token()) for n in range(2)))
     assert sorted(type(outcome).__name__ for outcome in raced) == ["CrowdWorker", "LinkClosed"], raced
     assert Membership.objects.filter(study=study).count() == 1
+
+
+def test_the_dashboard_gives_the_platform_link_only_for_a_crowd_study(client):
+    study = crowd_study()
+    researcher = make_researcher()
+    client.force_login(researcher)
+    page = client.get(reverse("annotator:dashboard", args=[study.slug])).content.decode()
+    assert (f"/annotate/crowd/{study.invite_token}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&amp;STUDY_ID={{{{%STUDY_ID%}}}}"
+            "&amp;SESSION_ID={{%SESSION_ID%}}") in page
+    plain = make_study(team=study.team)
+    assert "Crowd platform link" not in client.get(reverse("annotator:dashboard", args=[plain.slug])).content.decode()
