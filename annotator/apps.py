@@ -11,11 +11,13 @@ class AnnotatorConfig(AppConfig):
 
     def ready(self) -> None:
         from benchmark.evaluation.answer_groups import register_generated_responses
+        from benchmark.instrument_builder.previews import register_preview
         from benchmark.results.promediate.build import register_human_validation
         from benchmark.results.shrec.human import register_human_baseline
 
         from . import external_spans, signals  # noqa: F401  (connect the receivers)
         from .human_baseline.answers import human_answers_of
+        from .instrument_preview import annotator_preview
         from .reports.promediate_validation import validation_of_episodes
 
         register_generated_responses(generated_responses)
@@ -23,6 +25,8 @@ class AnnotatorConfig(AppConfig):
         register_human_validation(validation_of_episodes)
         # SHREC's Human row (SH-13): people's answers to a task set's items, from the human-baseline studies.
         register_human_baseline(human_answers_of)
+        # The instrument builder's preview shows the item page's form, drawn by this app's code.
+        register_preview("annotator", "Annotators (the item page’s form)", annotator_preview, order=10)
 
 
 def generated_responses(response_ids: Collection[int]) -> dict[int, str]:

@@ -31,6 +31,11 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
 - ``generated_by``: empty for a person's answers; otherwise what generated them (the demo's
   ratings say "the offline scripted model for the demo"). Filter them out before publishing.
 
+Gold answers (``annotator.gold``: an item's adjudicated answers) follow the annotations, item by item, as
+answer rows whose ``annotator`` is ``gold``, ``status`` ``final`` (with ``all_versions``, a curation still
+in draft too, ``draft``), ``annotation_version`` empty and ``submitted_at`` when the curation was last
+saved final. Leave them out before computing agreement between annotators: gold is not one of them.
+
 By default only each assignment's latest submitted version is exported; ``all_versions`` adds
 every version, drafts included (``status`` tells them apart). Rows come in a fixed order: item,
 annotator, version, then answers by question position and seat, then spans by anchor, so two
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterable, Iterator
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -55,7 +60,8 @@ from benchmark.instruments.targets import Target
 from benchmark.models import Answer, SocialAttribute, Turn
 
 from .crowd import export_columns
-from .models import Annotation, Span, Study
+from .gold import GOLD
+from .models import Annotation, Curation, Span, Study
 
 FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -168,6 +174,35 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             }
 
 
+def gold_records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, Any]]:
+    """One record per gold answer (final curations; drafts too with ``all_versions``), in item order."""
+    curations = Curation.objects.filter(item__study=study)
+    if not all_versions:
+        curations = curations.filter(status=Curation.Status.FINAL)
+    curations = curations.select_related("item__episode__barrier", "item__compared_episode", "response__instrument")
+    answers = Answer.objects.select_related("question", "goal__role").order_by(
+        "question__position", F("seat_position").asc(nulls_first=True), "goal__role__position", "goal__position",
+        F("turn").asc(nulls_first=True), "pk",
+    )
+    for curation in curations.prefetch_related(Prefetch("response__answers", queryset=answers)).order_by(
+        "item__position"
+    ):
+        item, final = curation.item, curation.status == Curation.Status.FINAL
+        shared = {
+            "study": study.slug, "item": item.position + 1, "item_kind": item.kind, "episode": stable_id(item.episode),
+            "compared_episode": stable_id(item.compared_episode) if item.compared_episode else None,
+            "excerpt": ";".join(f"{first}-{last}" for first, last in item.windows()) or None,
+            "condition": item.episode.barrier.key, "annotator": GOLD,
+        }
+        tail = {
+            "scheme": curation.response.instrument.name, "scheme_version": curation.response.instrument.version,
+            "annotation_version": None, "status": curation.status,
+            "created_at": timestamp(curation.created_at, "seconds"),
+            "submitted_at": timestamp(curation.updated_at, "seconds") if final else None, "generated_by": "",
+        }
+        yield from _answer_rows(curation.response, shared, tail)
+
+
 def _answer_rows(response: Any, shared: dict[str, Any], tail: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One record per answer of ``response`` (an annotation version's, or its probes').
 
@@ -247,5 +282,5 @@ async def in_chunks_async(lines: Iterator[str], size: int = _CHUNK_LINES) -> Asy
 
 def export_lines(study: Study, fmt: str, *, all_versions: bool = False) -> Iterator[str]:
     """The export of ``study`` in ``fmt`` (one of ``FORMATS``), line by line."""
-    rows = records(study, all_versions=all_versions)
+    rows = chain(records(study, all_versions=all_versions), gold_records(study, all_versions=all_versions))
     return csv_lines(rows) if fmt == "csv" else jsonl_lines(rows)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import annotate, crowd, invites, research
+from .views import annotate, crowd, curation, invites, research
 
 app_name = "annotator"
 urlpatterns = [
@@ -32,4 +32,8 @@ urlpatterns = [
     path("studies/<slug:slug>/report/bundle/", research.report_bundle, name="report-bundle"),
     path("studies/<slug:slug>/report/bundle/<int:bundle_id>.zip", research.report_bundle_file,
          name="report-bundle-file"),
+    # Researchers and curators: per-item review and adjudication into gold
+    path("studies/<slug:slug>/adjudication/", curation.queue, name="adjudication-queue"),
+    path("studies/<slug:slug>/items/<int:item_id>/", curation.item_review, name="item-review"),
+    path("studies/<slug:slug>/items/<int:item_id>/adjudicate/", curation.adjudicate, name="adjudicate"),
 ]

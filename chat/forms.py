@@ -2,14 +2,12 @@
 
 Besides the study's own fields it has one target per barrier (built-in and researcher-defined):
 how many participants each scenario needs in that condition, 0 leaving the condition out. The
-questionnaire is edited as JSON text in the instruments' question format, checked by
-``chat.questionnaire.questions_from_json`` and stored by ``chat.questionnaire.save_questionnaire``
-(an answered questionnaire is never changed: an edit becomes its next version).
+questionnaire is an instrument picked from the team's and the presets (``chat.questionnaire``); it is
+built and changed in the instrument builder, never typed here.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -17,23 +15,19 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
-from django.db.models import Count, F, Q, QuerySet
-from django.utils.functional import lazy
-from django.utils.text import format_lazy
 
 from benchmark.agents.allowed_models import ModelNotAllowed, check_models
 from benchmark.forms import RowsChoiceField, team_field
-from benchmark.models import Barrier, Question, Scenario, Team, TurnTaking
+from benchmark.models import Barrier, Instrument, Scenario, Team, TurnTaking
 from benchmark.runs.options import RunOptionsError
+from benchmark.scenarios.picker import ScenarioPicker, fully_cast
 from benchmark.scenarios.turn_taking import turn_cap_for
 
-from .models import MEDIATOR_CONDITIONS, NO_MEDIATOR, ChatCondition, ChatStudy, participant_kinds
+from .models import MEDIATOR_CONDITIONS, NO_MEDIATOR, ChatCondition, ChatStudy
 from .negotiation import is_negotiation, mediator_position
-from .questionnaire import default_instrument, questions_from_json, questions_to_json, save_questionnaire
+from .questionnaire import default_instrument, questionnaire_choices
 
 TARGET_PREFIX = "target_"
-# The kinds a questionnaire may ask, read when the help text is shown (the kinds registry loads its kinds lazily).
-_participant_kinds_text = lazy(lambda: ", ".join(participant_kinds()), str)
 DEFAULT_TARGET = 5
 RESERVED_SLUGS = {"new"}  # /chat/new/ is the creation page
 MODEL_NAME = re.compile(r"^[\w.:/@+-]*$")
@@ -46,20 +40,6 @@ NUMBER_BOUNDS = {
 }
 
 
-def chat_scenarios(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """Those of ``scenarios`` a person can play with agents in the other seats: two roles or more, every
-    one cast, and not a template (whose roles are slots to fill)."""
-    return (
-        scenarios.filter(is_template=False)
-        .annotate(
-            role_count=Count("roles", distinct=True),
-            cast_count=Count("roles", filter=Q(roles__character__isnull=False), distinct=True),
-        )
-        .filter(role_count__gte=2, cast_count=F("role_count"))
-        .order_by("codename", "pk")
-    )
-
-
 def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     """Form fields as Django makes them, with links typed without a scheme read as https."""
     if isinstance(field, models.URLField):
@@ -67,16 +47,17 @@ def https_by_default(field: models.Field, **kwargs: Any) -> forms.Field | None:
     return field.formfield(**kwargs)
 
 
-class ScenarioChoiceField(RowsChoiceField):
-    def label_from_instance(self, scenario: Scenario) -> str:
-        return f"{scenario} ({scenario.relationship_label}, {scenario.get_difficulty_display()})"
+class InstrumentChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, instrument: Instrument) -> str:
+        owner = instrument.team.name if instrument.team_id else "preset"
+        return f"{instrument} ({owner}, {len(instrument.questions.all())} questions)"
 
 
 class ChatStudyForm(forms.ModelForm):
     """Everything a chat study needs; ``save(created_by=...)`` stores study, scenarios and conditions."""
 
-    scenarios = ScenarioChoiceField(
-        queryset=Scenario.objects.none(), widget=forms.CheckboxSelectMultiple,
+    scenarios = RowsChoiceField(
+        queryset=Scenario.objects.none(), widget=ScenarioPicker(scope="cast"),
         help_text="Each participant plays one of these, agents the other roles. Only scenarios whose roles are all "
         "cast are listed; in those of three or more roles the agents speak in the scenario's turn-taking order.",
     )
@@ -89,13 +70,12 @@ class ChatStudyForm(forms.ModelForm):
             (3, "the fourth role (scenarios of four roles or more)"),
         ],
     )
-    questionnaire = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}),
-        help_text=format_lazy(
-            "A JSON list of questions, each {{key, kind, prompt, required, options}}, in the instruments' format "
-            "(kinds: {}); [] asks nothing. Left empty, the default four questions are asked. Once participants have "
-            "answered, saving changes makes a new version: their answers keep theirs.", _participant_kinds_text(),
-        ),
+    instrument = InstrumentChoiceField(
+        queryset=Instrument.objects.none(), required=False, label="Questionnaire",
+        empty_label="— none: participants get their code straight after the chat",
+        help_text="What participants answer after the chat: a preset or one of your team's instruments whose "
+        "questions are all asked once per episode, of a kind participants answer. Build or change one on the "
+        "Instruments page; an answered one changes as a new version, which you then pick here.",
     )
 
     class Meta:
@@ -104,7 +84,7 @@ class ChatStudyForm(forms.ModelForm):
             "title", "slug", "scenarios", "human_position", "agent_model", "seat_models", "partner_strategy",
             "mediator_condition", "turn_cap", "inactivity_timeout", "intervene_window", "claim_window",
             "max_message_chars", "messages_per_minute", "min_participant_turns", "consent_text", "completion_code",
-            "screen_out_code", "technical_problem_code", "return_url", "is_open",
+            "screen_out_code", "technical_problem_code", "return_url", "is_open", "instrument",
         ]
         labels = {
             "agent_model": "Agent model",
@@ -151,11 +131,13 @@ class ChatStudyForm(forms.ModelForm):
         if self.instance.pk:
             team = self.instance.team
             scenarios, barriers = Scenario.objects.of_team(team), Barrier.objects.of_team(team)
+            instruments = Instrument.objects.of_team(team)
         else:
             scenarios, barriers = Scenario.objects.owned_by(user), Barrier.objects.owned_by(user)
+            instruments = Instrument.objects.owned_by(user)
             self.fields["team"] = team_field(user)
             self.order_fields(["team", *self.Meta.fields])
-        self.fields["scenarios"].queryset = chat_scenarios(scenarios)
+        self.fields["scenarios"].queryset = fully_cast(scenarios)
         self.fields["mediator_condition"].choices = [("", "— (not a negotiation, or generic)"), *MEDIATOR_CONDITIONS]
         for name in ("intervene_window", "claim_window"):  # only negotiations use them: the defaults do elsewhere
             self.fields[name].required = False
@@ -179,9 +161,16 @@ class ChatStudyForm(forms.ModelForm):
                 field.widget = forms.TextInput(attrs={"inputmode": "numeric", "size": 8})
             elif isinstance(field.widget, forms.URLInput):
                 field.widget = forms.TextInput(attrs={"inputmode": "url", "size": 60})
+        offered = questionnaire_choices(instruments)
+        if self.instance.pk and self.instance.instrument is not None and self.instance.instrument not in offered:
+            offered.append(self.instance.instrument)  # kept as it is, though it would no longer be offered
+        self.fields["instrument"].queryset = (
+            Instrument.objects.filter(pk__in=[i.pk for i in offered]).select_related("team")
+            .prefetch_related("questions").order_by("team", "name", "-version")
+        )
         if not self.is_bound:
-            instrument = self.instance.instrument if self.instance.pk else default_instrument()
-            self.initial["questionnaire"] = json.dumps(questions_to_json(instrument), indent=2, ensure_ascii=False)
+            if not self.instance.pk:
+                self.initial["instrument"] = default_instrument().pk
             self.initial.setdefault("human_position", self.instance.human_position)
 
     def target_fields(self) -> list[forms.BoundField]:
@@ -215,26 +204,6 @@ class ChatStudyForm(forms.ModelForm):
         if not MODEL_NAME.match(model):
             raise forms.ValidationError("A model name has no spaces, e.g. openai/gpt-4o-mini or scripted.")
         return model
-
-    def clean_questionnaire(self) -> list[Question] | None:
-        """The questions to ask (unsaved), or None for the default preset when the field is left empty."""
-        text = self.cleaned_data["questionnaire"].strip()
-        if not text:
-            return None
-        try:
-            questions = json.loads(text)
-        except json.JSONDecodeError as problem:
-            raise forms.ValidationError(
-                f"The questionnaire is not valid JSON: {problem.msg} at line {problem.lineno}, column {problem.colno}."
-            ) from None
-        except ValueError:  # Python reads no integer of more than sys.get_int_max_str_digits() digits
-            raise forms.ValidationError("The questionnaire holds a number of more than 4300 digits.") from None
-        except RecursionError:  # Python's parser gives up on deep nesting ([[[[…) this way, not as bad JSON
-            raise forms.ValidationError(
-                "The questionnaire is nested too deeply to read: a question is an object in the list, "
-                "and its options hold lists and objects at most a few levels deep."
-            ) from None
-        return questions_from_json(questions)
 
     def clean_seat_models(self) -> str:
         """The seat models, checked with the runs' own reading of SEAT=MODEL, as tidy text."""
@@ -361,7 +330,6 @@ class ChatStudyForm(forms.ModelForm):
             study.created_by = created_by
         with transaction.atomic():
             study.save()
-            save_questionnaire(study, self.cleaned_data["questionnaire"])
             study.scenarios.set(self.cleaned_data["scenarios"])
             for barrier in self.barriers:
                 target = self.cleaned_data[TARGET_PREFIX + barrier.key]

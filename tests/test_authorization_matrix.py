@@ -52,12 +52,13 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotator.models import Annotation, Assignment, ReportBundle, Span, Study
+from annotator.models import Annotation, Assignment, Curation, ReportBundle, Span, Study
 from benchmark.episodes.recordings import attach_upload
 from benchmark.models import (
     Barrier,
     Episode,
     ImportJob,
+    Instrument,
     Job,
     NeutralContext,
     Recording,
@@ -68,7 +69,7 @@ from benchmark.models import (
 )
 from chat.models import ChatStudy, Participant
 from chat.routing import websocket_urlpatterns
-from tests.annotator.builders import make_study
+from tests.annotator.builders import make_instrument, make_study
 from tests.builders import (
     add_to_team,
     make_cast,
@@ -161,6 +162,7 @@ class TeamWorld:
     run: SimulationRun
     import_job: ImportJob  # a dry run that passed, waiting for the researcher to import it
     job: Job  # a failed job on the task queue, shown on the jobs page with its Retry button
+    instrument: Instrument  # the team's own instrument, in the instrument builder
     study: Study
     submitted: Assignment  # the annotator's submitted item
     claimed: Assignment  # the annotator's current item
@@ -205,6 +207,7 @@ def build_team(mark: str) -> TeamWorld:
     )
     job = Job.objects.create(team=team, created_by=researcher, task="benchmark.no_such_task", task_id=f"{mark}-job",
                              label=f"{mark} judge pass", status=Job.Status.FAILED, error="ConnectionError: refused")
+    instrument = make_instrument(team=team, name=f"{mark} instrument")
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
                        annotators=[annotator], created_by=researcher, crowd_link=True)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
@@ -220,7 +223,8 @@ def build_team(mark: str) -> TeamWorld:
     assert live.stage == Participant.Stage.CHAT, live.stage
     return TeamWorld(
         team=team, researcher=researcher, annotator=annotator, scenario=scenario, episode=episodes[0],
-        barrier=barrier, run=run, import_job=import_job, job=job, study=study, submitted=submitted, claimed=claimed,
+        barrier=barrier, run=run, import_job=import_job, job=job, instrument=instrument, study=study,
+        submitted=submitted, claimed=claimed,
         bundle=ready_bundle(study),
         chat=chat, finished_participant=finished, live_participant=live,
         session=browser.cookies[settings.SESSION_COOKIE_NAME].value,
@@ -375,6 +379,19 @@ def own_study(world: World) -> dict[str, Any]:
     return {"slug": world.own.study.slug}
 
 
+def own_instrument(world: World) -> dict[str, Any]:
+    return {"pk": world.own.instrument.pk}
+
+
+def own_question(world: World) -> dict[str, Any]:
+    return {"pk": world.own.instrument.pk, "question_pk": world.own.instrument.questions.get().pk}
+
+
+def instruments_state(world: World) -> list:
+    return list(Instrument.objects.filter(team=world.own.team).order_by("pk").values_list(
+        "pk", "questions__key", "questions__position"))
+
+
 def own_run(world: World) -> dict[str, Any]:
     return {"pk": world.own.run.pk}
 
@@ -385,6 +402,10 @@ def claimed(world: World) -> dict[str, Any]:
 
 def submitted(world: World) -> dict[str, Any]:
     return {"assignment_id": world.own.submitted.pk}
+
+
+def rated_item(world: World) -> dict[str, Any]:
+    return {"slug": world.own.study.slug, "item_id": world.own.submitted.item_id}
 
 
 def forged_login_link(world: World) -> dict[str, Any]:
@@ -421,6 +442,10 @@ def annotations(assignment: str) -> Callable[[World], list]:
     return state
 
 
+def curations(world: World) -> list:
+    return list(Curation.objects.filter(item__study=world.own.study).values_list("pk", "status", "note"))
+
+
 def recordings(world: World) -> list:
     return list(Recording.objects.filter(episode__team=world.own.team).order_by("pk").values_list("pk", "url", "file"))
 
@@ -444,6 +469,14 @@ MATRIX: dict[str, Access] = {
     # The research core
     "benchmark:index": researcher_list(shows=lambda w: w.own.scenario.codename),
     "benchmark:episode": researcher_object(lambda w: {"pk": w.own.episode.pk}),
+    "benchmark:scenarios": researcher_list(shows=lambda w: w.own.scenario.codename),
+    "benchmark:scenario-new": researcher_list(),
+    "benchmark:scenario-edit": researcher_object(lambda w: {"pk": w.own.scenario.pk}),
+    "benchmark:scenario-picker": researcher_list(data={"scope": "cast", "field": "scenarios"},
+                                                 shows=lambda w: w.own.scenario.codename),
+    "benchmark:characters": researcher_list(),
+    "benchmark:character-new": researcher_list(),
+    "benchmark:character-edit": researcher_object(lambda w: {"pk": w.own.scenario.roles.first().character_id}),
     "benchmark:episode-recording": researcher_object(lambda w: {"pk": w.own.episode.pk}),
     "benchmark:episode-recording-attach": researcher_object(
         lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST",
@@ -469,6 +502,25 @@ MATRIX: dict[str, Access] = {
     "benchmark:results-shrec-json": researcher_list(ok=400),
     "benchmark:results-shrec-csv": researcher_list(lambda w: {"table": "table1"}, ok=400),
     "benchmark:results-shrec-zip": researcher_list(ok=400),
+    "benchmark:instruments": researcher_list(shows=lambda w: w.own.instrument.name),
+    "benchmark:instrument-new": researcher_list(),
+    "benchmark:instrument-import": researcher_list(),
+    "benchmark:instrument": researcher_object(own_instrument),
+    "benchmark:instrument-preview": researcher_object(own_instrument),
+    "benchmark:instrument-question-new": researcher_object(own_instrument, data={"kind": "likert"}),
+    "benchmark:instrument-question": researcher_object(own_question),
+    "benchmark:instrument-question-move": researcher_object(
+        own_question, Redirect("benchmark:instrument"), method="POST", data={"direction": "down"},
+        state=instruments_state,
+    ),
+    "benchmark:instrument-question-delete": researcher_object(
+        own_question, Redirect("benchmark:instrument"), method="POST", state=instruments_state,
+    ),
+    "benchmark:instrument-version": researcher_object(
+        own_instrument, Redirect("benchmark:instrument"), method="POST", state=instruments_state,
+    ),
+    "benchmark:instrument-copy": researcher_object(own_instrument),
+    "benchmark:instrument-export": researcher_object(own_instrument),
     "benchmark:runs": researcher_list(shows=lambda w: w.own.run.tag),
     "benchmark:run-new": researcher_list(),
     "benchmark:run": researcher_object(own_run),
@@ -522,6 +574,11 @@ MATRIX: dict[str, Access] = {
     "annotator:report-bundle-file": researcher_object(
         lambda w: {"slug": w.own.study.slug, "bundle_id": w.own.bundle.pk}
     ),
+    # Researchers and the study's curators (none in this world): per-item review and adjudication
+    "annotator:adjudication-queue": researcher_object(own_study),
+    "annotator:item-review": researcher_object(rated_item),
+    "annotator:adjudicate": researcher_object(rated_item, Redirect("annotator:item-review"), method="POST",
+                                              data={"action": "draft", "note": "matrix"}, state=curations),
     # Researchers of chat studies
     "chat:index": researcher_list(shows=lambda w: w.own.chat.title),
     "chat:study-create": researcher_list(),

@@ -17,6 +17,8 @@ read (``docs/formats.md``, "Ratings files"):
 
 The rules, and why:
 
+- **Gold**: rows of the annotator id ``gold`` are an item's adjudicated gold answers, not a rater's
+  (``external_ratings.gold``);
 - **Who rated**: each annotator id of the file becomes an ``ExternalAnnotator`` of the study, named
   ``external N`` on pages, with an account that cannot sign in and is never in the study's pool,
   so it is never given work. The same id in a later file finds the same annotator. The id itself is
@@ -51,6 +53,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, transaction
 from django.db.models import Max, prefetch_related_objects
 from django.utils import timezone
@@ -64,6 +67,7 @@ from .. import drafts
 from ..answer_forms import ParsedForm
 from ..item_page import ItemPage
 from ..models import Annotation, Assignment, ExternalAnnotator, Study, StudyItem
+from . import gold as gold_ratings
 from .checking import Answers, answers, check
 from .problems import MAX_LISTED, Problems, RatingsRefused
 from .reading import Rating, read_ratings
@@ -73,17 +77,23 @@ __all__ = [
 ]
 
 
-def import_ratings(path: str | Path, *, study: Study, dry_run: bool = False) -> ImportResult:
+def import_ratings(
+    path: str | Path, *, study: Study, dry_run: bool = False, curator: AbstractBaseUser | None = None,
+) -> ImportResult:
     """Import one ratings file into ``study``, all or nothing; ``dry_run`` checks and writes, then rolls back.
 
     Raises ``ImportProblem`` naming the row (or line) and column (or field) of the problem, or
-    ``RatingsRefused`` (an ``ImportProblem``) listing every problem when there are several.
+    ``RatingsRefused`` (an ``ImportProblem``) listing every problem when there are several. Rows of the
+    annotator id ``gold`` are the items' gold answers (``external_ratings.gold``), decided by ``curator``
+    (by default the study's creator).
     """
     path = Path(path)
-    return import_ratings_text(read_text(path), file=path.name, study=study, dry_run=dry_run)
+    return import_ratings_text(read_text(path), file=path.name, study=study, dry_run=dry_run, curator=curator)
 
 
-def import_ratings_text(text: str, *, file: str, study: Study, dry_run: bool = False) -> ImportResult:
+def import_ratings_text(
+    text: str, *, file: str, study: Study, dry_run: bool = False, curator: AbstractBaseUser | None = None,
+) -> ImportResult:
     """``import_ratings`` for a file already read (an upload): ``file`` is its name, for messages and to tell
     a CSV (``.csv``, or a first line with commas that is not JSON) from JSON Lines."""
     first_line = text.lstrip().split("\n", 1)[0]
@@ -102,7 +112,16 @@ def import_ratings_text(text: str, *, file: str, study: Study, dry_run: bool = F
                 if (parsed := context.check(rating, read.named, problems, result)) is not None
             ]
             problems.raise_any()
-            _store(context, checked, result)
+            gold = gold_ratings.check_gold(
+                study, [(rating, context.item(rating), parsed) for rating, parsed in checked
+                        if gold_ratings.is_gold(rating)],
+                curator or study.created_by, problems, result,
+            )
+            problems.raise_any()
+            _store(context, [(rating, parsed) for rating, parsed in checked if not gold_ratings.is_gold(rating)],
+                   result)
+            if gold:
+                gold_ratings.store_gold(gold, curator or study.created_by, file, result)
             if dry_run:
                 transaction.set_rollback(True)
     except DatabaseError as error:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from django.db.models import Exists, Max, OuterRef, QuerySet
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from benchmark.exporting import timestamp
@@ -71,6 +71,7 @@ COMPARABLE = {
     Respondent.Kind.AGENT: "interviewed agents",
     Respondent.Kind.PARTICIPANT: "participants",
     Respondent.Kind.ANNOTATOR: "annotators of other studies",
+    Respondent.Kind.GOLD: "adjudicated gold",  # this study's final curations (annotator.gold), never other studies'
 }
 SCHEMA_VERSION = 1
 
@@ -184,7 +185,10 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     if numeric and units:
         automated = respondent_answers(
             [unit.episode_id for unit in units.values()], numeric, kinds=respondent_kinds,
-            exclude_responses=Response.objects.filter(annotation__assignment__item__study=study),
+            exclude_responses=Response.objects.filter(
+                Q(annotation__assignment__item__study=study)
+                | Q(respondent__kind=Respondent.Kind.GOLD) & ~Q(curation__item__study=study)
+            ),
         )
     return StudyData(
         units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,

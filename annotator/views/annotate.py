@@ -79,6 +79,7 @@ def index(request: HttpRequest) -> HttpResponse:
                 "remaining": remaining,
                 "can_continue": study.is_open and bool(row.get("in_progress", 0) or remaining),
                 "submitted_items": submitted_items[study.pk],
+                "curator": membership.is_curator and membership.removed_at is None,  # adjudicates (views/curation)
             }
         )
     context = {"studies": studies, "is_researcher": is_researcher(request.user)}

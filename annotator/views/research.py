@@ -291,7 +291,7 @@ def ratings_import(request: HttpRequest, slug: str) -> HttpResponse:
             return render(request, "annotator/research/ratings_import.html", context)
     dry_run = upload is not None or request.POST.get("action") != "import"
     try:
-        result = import_ratings(path, study=study, dry_run=dry_run)
+        result = import_ratings(path, study=study, dry_run=dry_run, curator=request.user)
     except ImportProblem as problem:
         uploads.discard(path)
         context["problems"] = problem

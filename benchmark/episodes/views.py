@@ -33,12 +33,12 @@ def index(request: HttpRequest) -> HttpResponse:
         Episode.objects.owned_by(request.user)
         .select_related("scenario", "barrier")
         .annotate(turn_count=Count("turns"))
-        .order_by("-created_at", "-pk")  # Meta.ordering does not apply to a GROUP BY query
         .prefetch_related(Prefetch("seats", queryset=Seat.objects.select_related("character")))
     )
-    page = Paginator(episodes, EPISODES_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"form": form, "page": page}
-    if request.htmx and not request.htmx.history_restore_request:
+    page = Paginator(form.order(episodes), EPISODES_PER_PAGE).get_page(request.GET.get("page"))
+    partial = request.htmx and not request.htmx.history_restore_request
+    context = {"form": form, "page": page, "columns": form.columns(), "sort": form.chosen_sort, "swap_sort": partial}
+    if partial:
         response = render(request, "benchmark/partials/_episode_rows.html", context)
     else:
         response = render(request, "benchmark/episode_list.html", context)

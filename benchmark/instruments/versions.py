@@ -61,7 +61,7 @@ def new_version(instrument: Instrument) -> Instrument:
                     name=instrument.name, version=next_version(instrument.name), preset=instrument.preset,
                     description=instrument.description, team_id=instrument.team_id,
                 )
-                Question.objects.bulk_create(_copy_question(q, copy_) for q in questions)
+                Question.objects.bulk_create(copy_question(q, copy_) for q in questions)
                 return copy_
         except IntegrityError:  # another copy took the version meanwhile
             if attempt == 2:
@@ -76,11 +76,12 @@ def next_version(name: str) -> int:
 
 
 _COPIED_FIELDS = (
-    "key", "position", "kind", "prompt", "help_text", "required", "scope", "rationale", "low", "high",
+    "key", "position", "kind", "prompt", "label", "help_text", "required", "scope", "rationale", "low", "high",
     "dimension", "truth",
 )
 
 
-def _copy_question(question: Question, instrument: Instrument) -> Question:
+def copy_question(question: Question, instrument: Instrument) -> Question:
+    """An unsaved copy of ``question`` (its label and options too) in ``instrument``."""
     fields = {name: getattr(question, name) for name in _COPIED_FIELDS}
     return Question(instrument=instrument, options=copy.deepcopy(question.options), **fields)

@@ -2,10 +2,19 @@ from django import forms
 
 from ..agents.llm import SCRIPTED
 from ..forms import team_field
-from ..models import Barrier, Seat, SimulationRun, Team
+from ..models import Barrier, Scenario, Seat, SimulationRun, Team
 from ..models.scenarios import Difficulty
+from ..scenarios.picker import ScenarioPicker, playable
 from .options import ALL_CASTS, DEFAULT_CAST, DEFAULT_CONDITIONS, RunOptions, RunOptionsError
 from .planning import plan_run
+
+
+class ScenarioSelectorsField(forms.Field):
+    """Scenarios by id (the picker's ticks), or ids, external ids and codenames typed comma-separated."""
+
+    def to_python(self, value: object) -> tuple[str, ...]:
+        values = value if isinstance(value, (list, tuple)) else [value]
+        return tuple(part.strip() for item in values if item for part in str(item).split(",") if part.strip())
 
 
 class RunForm(forms.Form):
@@ -23,10 +32,10 @@ class RunForm(forms.Form):
         choices=[("", "any difficulty"), *Difficulty.choices], required=False,
         help_text="Only scenarios with this difficulty tag.",
     )
-    scenarios = forms.CharField(
-        required=False, label="Scenario ids, external ids or codenames",
-        help_text="Comma-separated; leave empty for every scenario (of the chosen difficulty) but ProMediate "
-        "negotiations, which play with manage.py simulate --preset promediate.",
+    scenarios = ScenarioSelectorsField(
+        required=False, label="Scenarios", widget=ScenarioPicker(scope="playable"),
+        help_text="Tick the scenarios to play (search to narrow the list); none ticked: every scenario (of the "
+        "chosen difficulty) but ProMediate negotiations, which play with manage.py simulate --preset promediate.",
     )
     casts = forms.CharField(
         max_length=1000, required=False, initial=DEFAULT_CAST, label="Casts",
@@ -79,6 +88,7 @@ class RunForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["team"] = team_field(user)
         self.order_fields(["team"])
+        self.fields["scenarios"].widget.queryset = playable(Scenario.objects.owned_by(user))
         barriers = Barrier.objects.owned_by(user).order_by("position", "key").values_list("key", "name").distinct()
         self.fields["conditions"].choices = [(key, f"{name} ({key})") for key, name in barriers]
         self.fields["conditions"].initial = [key for key, _ in barriers if key in DEFAULT_CONDITIONS]
@@ -102,7 +112,7 @@ class RunForm(forms.Form):
     def options(self) -> RunOptions:
         data = self.cleaned_data
         return RunOptions(
-            scenarios=tuple(s.strip() for s in data["scenarios"].split(",") if s.strip()),
+            scenarios=data["scenarios"],
             difficulties=(data["difficulty"],) if data["difficulty"] else (),
             conditions=tuple(data["conditions"]),
             agent_model=data["agent_model"].strip(),

@@ -127,7 +127,7 @@ def test_a_researcher_of_two_teams_chooses_the_owner_and_cannot_mix_teams(client
         "team": str(mine.pk), "title": "Mixed", "slug": "mixed", "scenarios": [ours.pk, theirs.pk],
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
-        "min_participant_turns": "3", "consent_text": "Agree?", "questionnaire": "", "completion_code": "C",
+        "min_participant_turns": "3", "consent_text": "Agree?", "completion_code": "C",
         "return_url": "", "target_none": "1",
     })
 

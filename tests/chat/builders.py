@@ -14,13 +14,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from benchmark.instrument_builder.transfer import create_instrument, questions_from_data
 from benchmark.instruments.values import check_value
 from benchmark.models import Answer, Episode, Response, Scenario, Seat, Turn
 from chat.access import claim
 from chat.answers import answer_table, participant_respondent
 from chat.assignment import assign
 from chat.models import ChatCondition, ChatStudy, Participant
-from chat.questionnaire import default_instrument, questions_from_json, save_questionnaire
+from chat.questionnaire import default_instrument
 from tests.builders import default_team, get_barrier, make_scenario, make_user
 
 _numbers = count(1)
@@ -35,7 +36,8 @@ def make_chat_study(
 ) -> ChatStudy:
     """A chat study over ``scenarios`` (a number of fresh two-role scenarios, or given ones) and
     ``conditions`` (barrier keys), each cell wanting ``target`` participants; the agent is scripted.
-    ``questions`` (the study form's JSON format) replace the default questionnaire."""
+    ``questions`` (the instrument format, ``benchmark.instrument_builder.transfer``) replace the default
+    questionnaire with a team instrument asking them; an empty list asks nothing."""
     questions = fields.pop("questions", None)
     number = next(_numbers)
     fields.setdefault("slug", f"chat-study-{number}")
@@ -45,10 +47,11 @@ def make_chat_study(
     fields.setdefault("team", default_team())
     if "created_by" not in fields:
         fields["created_by"] = make_user(staff=True)
+    if questions is not None:
+        made = questions_from_data(questions) if questions else None
+        fields["instrument"] = made and create_instrument(fields["team"], f"Questions of {fields['title']}", "", made)
     fields.setdefault("instrument", default_instrument())
     study = ChatStudy.objects.create(**fields)
-    if questions is not None:
-        save_questionnaire(study, questions_from_json(questions))
     if isinstance(scenarios, int):
         chosen = [make_scenario(team=study.team) for _ in range(scenarios)]
     else:

@@ -2,7 +2,6 @@
 
 import csv
 import io
-import json
 import re
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
@@ -18,7 +17,7 @@ from benchmark.instruments.presets import CHAT_PRESET
 from benchmark.models import Barrier, Seat, Turn
 from chat.exports import COLUMNS
 from chat.models import ChatStudy, Participant
-from chat.questionnaire import default_instrument, questions_to_json
+from chat.questionnaire import default_instrument
 from tests.builders import default_team, make_researcher, make_scenario, make_team, make_user
 from tests.chat.builders import chat_until, give_answers, make_chat_study, make_participant
 
@@ -174,10 +173,11 @@ def form_data(scenarios, **overrides):
         "scenarios": [s.pk for s in scenarios],
         "human_position": "1", "agent_model": "", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
-        "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "", "completion_code": "DONE-1",
+        "min_participant_turns": "3", "consent_text": "Please agree.", "completion_code": "DONE-1",
         "screen_out_code": "SCREEN-1", "technical_problem_code": "TECH-1",
         "return_url": "https://app.prolific.com/submissions/complete?cc={code}", "is_open": "on",
     }
+    data["instrument"] = str(default_instrument().pk)
     for barrier in Barrier.objects.all():
         data[f"target_{barrier.key}"] = "0"
     data.update(overrides)
@@ -194,10 +194,7 @@ def test_the_form_offers_a_target_per_barrier_and_the_default_questionnaire(clie
     assert {f"target_{b.key}" for b in Barrier.objects.all()} <= set(form.fields)
     assert form["target_semantic"].initial == 5
     assert form["target_sarcasm"].initial == 0
-    assert json.loads(form["questionnaire"].initial) == questions_to_json(default_instrument())
-    assert [q["key"] for q in json.loads(form["questionnaire"].initial)] == [
-        "goal", "unresolved_confusion", "mutual_understanding", "comment"
-    ]
+    assert form["instrument"].initial == default_instrument().pk
 
 
 def test_creating_a_study_stores_scenarios_conditions_and_the_owner(client, researcher):
@@ -256,125 +253,61 @@ def test_a_study_needs_at_least_one_condition(client, researcher):
     assert not ChatStudy.objects.exists()
 
 
-def test_broken_questionnaire_json_is_refused_with_line_and_column(client, researcher):
+def test_the_form_offers_the_teams_own_instruments_and_the_presets_participants_can_answer(client, researcher):
+    own = make_chat_study(questions=[{"key": "calm", "kind": "text", "prompt": "How calm?"}]).instrument
+    spans = make_chat_study(questions=[{"key": "why", "kind": "text", "prompt": "Why?", "scope": "seat"}]).instrument
     client.force_login(researcher)
 
-    response = client.post(
-        reverse("chat:study-create"),
-        form_data([make_scenario()], target_none="1", questionnaire='[{"key": "a",\n "kind": }]'),
-    )
+    offered = list(client.get(reverse("chat:study-create")).context["form"].fields["instrument"].queryset)
 
-    assert "not valid JSON" in response.text
-    assert "line 2, column" in response.text
-    assert not ChatStudy.objects.exists()
+    assert own in offered and default_instrument() in offered
+    assert spans not in offered  # asked per seat: a participant answers once about their own chat
 
 
-def test_questionnaire_problems_are_named_by_question_and_field(client, researcher):
-    questions = [
-        {"key": "goal", "kind": "likert", "prompt": "Goal?", "options": {"anchors": [
-            {"value": v, "label": str(v), "description": f"Point {v}."} for v in (1, 2, 3)]}},
-        {"key": "goal", "kind": "likert", "prompt": "", "options": {"anchors": [
-            {"value": 1, "label": "low", "description": "Low."},
-            {"value": 3, "label": "high", "description": "High."}]}},
-        {"key": "why", "kind": "essay", "prompt": "Why?"},
-        {"key": "who", "kind": "categorical", "prompt": "Who?", "scope": "seat", "options": {"choices": []}},
-    ]
+def test_a_picked_instrument_is_what_participants_answer(client, researcher):
+    own = make_chat_study(questions=[{"key": "agreed", "kind": "yes_no", "prompt": "Did you agree?"}]).instrument
     client.force_login(researcher)
 
-    response = client.post(
-        reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire=json.dumps(questions))
-    )
-
-    errors = response.context["form"].errors["questionnaire"]
-    assert "Question 2, field 'key': “goal” is already the key of question 1" in errors
-    assert "Question 2, field 'prompt': write the question the participant reads" in errors
-    # Every kind a participant can answer, in the registry's order (issue 22 added the per-item choice and ranking).
-    allowed = "likert, slider, categorical, yes_no, item_choice, multi_label, text, ranking"
-    assert f"Question 3, field 'kind': use one of {allowed}" in errors
-    scope = "Question 4, field 'scope': participants answer every question once"
-    assert any(error.startswith(scope) for error in errors)
-    assert not any(error.startswith("Question 1") for error in errors)
-    assert not ChatStudy.objects.exists()
-
-
-def test_option_problems_name_the_question_and_the_options_path(client, researcher):
-    questions = [
-        {"key": "mood", "kind": "likert", "prompt": "Mood?", "options": {"anchors": [
-            {"value": 1, "label": "low", "description": "Low."}, {"value": 3, "label": "mid", "description": "Mid."},
-            {"value": 4, "label": "high", "description": "High."}]}},
-        {"key": "said", "kind": "text", "prompt": "Anything?", "options": {"max_chars": 5}},
-    ]
-    client.force_login(researcher)
-
-    response = client.post(
-        reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire=json.dumps(questions))
-    )
-
-    errors = response.context["form"].errors["questionnaire"]
-    assert ("Question 1, field 'options.anchors[1].value': expected 2 (anchor values must be consecutive whole "
-            "numbers, rising)") in errors
-    assert "Question 2, field 'options.max_chars': text questions take no such option (they take max_length)" in errors
-
-
-def test_own_questions_become_an_instrument_of_the_studys_team(client, researcher):
-    questions = [{"key": "agreed", "kind": "yes_no", "prompt": "Did you agree on something?"},
-                 {"key": "topics", "kind": "multi_label", "prompt": "What came up?", "required": False,
-                  "options": {"choices": [{"value": "money", "label": "Money"}, {"value": "time", "label": "Time"}]}}]
-    client.force_login(researcher)
-
-    response = client.post(
-        reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire=json.dumps(questions))
-    )
+    response = client.post(reverse("chat:study-create"),
+                           form_data([make_scenario()], target_none="1", instrument=str(own.pk)))
 
     assert response.status_code == 302
-    study = ChatStudy.objects.get(slug="barrier-chats")
-    assert study.instrument.team == study.team
-    assert questions_to_json(study.instrument) == [{**questions[0], "required": True}, questions[1]]
+    assert ChatStudy.objects.get(slug="barrier-chats").instrument == own
 
 
-def test_an_empty_list_asks_no_questions(client, researcher):
+def test_no_instrument_asks_no_questions(client, researcher):
     client.force_login(researcher)
 
-    client.post(reverse("chat:study-create"), form_data([make_scenario()], target_none="1", questionnaire="[]"))
+    client.post(reverse("chat:study-create"), form_data([make_scenario()], target_none="1", instrument=""))
 
     assert ChatStudy.objects.get(slug="barrier-chats").instrument is None
 
 
-def test_editing_an_answered_questionnaire_makes_a_new_version(client, study, researcher):
-    done = make_participant(study, stage=STAGE.DONE)
-    own = [{"key": "calm", "kind": "slider", "prompt": "How calm were you?", "required": True,
-            "options": {"min": 0, "max": 4, "step": 1}}]
+def test_an_instrument_of_another_team_is_not_a_choice(client, researcher):
+    theirs = make_chat_study(team=make_team(), questions=[{"key": "x", "kind": "text", "prompt": "X?"}]).instrument
     client.force_login(researcher)
-    client.post(reverse("chat:study-edit", args=[study.slug]),
-                form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own)))
-    study.refresh_from_db()
+
+    response = client.post(reverse("chat:study-create"),
+                           form_data([make_scenario()], target_none="1", instrument=str(theirs.pk)))
+
+    assert "Select a valid choice" in " ".join(response.context["form"].errors["instrument"])
+    assert not ChatStudy.objects.filter(slug="barrier-chats").exists()
+
+
+def test_an_answered_instrument_stays_and_its_new_version_can_be_picked(client, study, researcher):
+    from benchmark.instruments.versions import freeze, new_version
+
     first = study.instrument
-    give_answers(done, {"calm": "3"})
-    own[0]["prompt"] = "How calm did you stay?"
-
-    client.post(reverse("chat:study-edit", args=[study.slug]),
-                form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own)))
-
-    study.refresh_from_db()
-    assert (study.instrument.name, study.instrument.version) == (first.name, first.version + 1)
-    assert study.instrument.questions.get().prompt == "How calm did you stay?"
-    assert first.questions.get().prompt == "How calm were you?"  # what the participant answered stays
-
-
-def test_editing_an_unanswered_questionnaire_changes_it_in_place(client, study, researcher):
-    own = [{"key": "calm", "kind": "text", "prompt": "Anything?"}]
+    freeze(first)
+    newer = new_version(first)
     client.force_login(researcher)
-    edit = form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", questionnaire=json.dumps(own))
-    client.post(reverse("chat:study-edit", args=[study.slug]), edit)
-    study.refresh_from_db()
-    first = study.instrument
-    own[0]["prompt"] = "Anything else?"
 
-    client.post(reverse("chat:study-edit", args=[study.slug]), {**edit, "questionnaire": json.dumps(own)})
+    client.post(reverse("chat:study-edit", args=[study.slug]),
+                form_data(list(study.scenarios.all()), slug=study.slug, target_none="2", instrument=str(newer.pk)))
 
     study.refresh_from_db()
-    assert study.instrument == first
-    assert first.questions.get().prompt == "Anything else?"
+    assert study.instrument == newer
+    assert first.questions.count() == newer.questions.count()
 
 
 def test_an_instrument_of_another_team_or_asked_per_seat_is_refused(study):
@@ -426,7 +359,8 @@ def test_the_edit_form_shows_the_studys_current_values(client, researcher):
 
     assert form["target_none"].initial == 2
     assert form["target_emotional"].initial == 0
-    assert json.loads(form["questionnaire"].initial) == questions
+    assert form["instrument"].value() == study.instrument.pk
+    assert study.instrument.questions.get().options == {"max_length": 300}
 
 
 def test_the_slug_cannot_change_once_participants_used_the_link(client, study, researcher):
@@ -756,15 +690,3 @@ def test_the_transcript_numbers_turns_from_one(client, study, researcher):
                       page) == ["1", "2"]
 
 
-@pytest.mark.parametrize("name", ["chat:study-create", "chat:study-edit"])
-def test_a_questionnaire_nested_too_deeply_is_refused_with_a_message(client, researcher, name):
-    """Python's JSON parser raises RecursionError, not a JSON error, on [[[[…]]]]: it was a 500."""
-    client.force_login(researcher)
-    scenario = make_scenario()
-    study = make_chat_study(scenarios=[scenario], created_by=researcher, slug="existing")
-    url = reverse(name, args=[study.slug]) if name == "chat:study-edit" else reverse(name)
-
-    response = client.post(url, form_data([scenario], target_none="1", questionnaire="[" * 1000 + "]" * 1000))
-
-    assert response.status_code == 200
-    assert "The questionnaire is nested too deeply to read" in response.text

@@ -233,7 +233,7 @@ def edit_study(client, study, **changes):
         "title": study.title, "slug": study.slug, "scenarios": [s.pk for s in study.scenarios.all()],
         "human_position": "1", "agent_model": "scripted", "partner_strategy": "default", "turn_cap": "20",
         "inactivity_timeout": "600", "max_message_chars": "1000", "messages_per_minute": "12",
-        "min_participant_turns": "3", "consent_text": "Please agree.", "questionnaire": "",
+        "min_participant_turns": "3", "consent_text": "Please agree.", "instrument": str(study.instrument_id or ""),
         "completion_code": study.completion_code, "screen_out_code": study.screen_out_code,
         "technical_problem_code": study.technical_problem_code, "return_url": "", "is_open": "on", "target_none": "1",
     }

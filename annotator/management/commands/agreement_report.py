@@ -114,7 +114,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--compare-with", type=_respondent_kinds, default=None, metavar="KIND[,KIND...]",
             help="--study: whose answers the annotators' are compared with, by respondent kind: judge (the "
-            "default), agent, participant or annotator (other studies' annotators).",
+            "default), agent, participant, annotator (other studies' annotators) or gold (the study's adjudicated "
+            "gold).",
         )
         parser.add_argument(
             "--resamples", type=_count, default=DEFAULT_RESAMPLES, metavar="B",

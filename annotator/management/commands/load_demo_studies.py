@@ -16,7 +16,8 @@ open with numbers.
 Each study is then partly rated by the demo annotators with generated ratings
 (``annotator.demo_ratings``: written by the offline scripted model and labelled as such wherever they
 appear), so its agreement report shows real numbers on first open while every demo annotator still
-has items to rate. Each study is found again by its slug and rated only once, so running this twice
+has items to rate. One item of the SocialVeil study is adjudicated into gold (``annotator.demo_gold``).
+Each study is found again by its slug and rated only once, so running this twice
 changes nothing. It needs the demo
 episodes and accounts; without them it says to run ``load_demo`` first and exits non-zero.
 """
@@ -46,6 +47,7 @@ from benchmark.management.team_option import add_team_argument, team_from_option
 from benchmark.models import Episode, Respondent
 
 from ... import demo_ratings, demo_shrec
+from ...demo_gold import GOLD_DEMO_STUDY, adjudicate_demo_item
 from ...forms import create_study
 from ...human_baseline.generated import GENERATED_BY
 from ...models import Study
@@ -152,6 +154,9 @@ class Command(BaseCommand):
                 f"    dashboard {base_url}{reverse('annotator:dashboard', args=[study.slug])}\n"
                 f"    invite    {base_url}{reverse('annotator:join', args=[study.invite_token])}"
             )
+            if spec.slug == GOLD_DEMO_STUDY and (gold := adjudicate_demo_item(study, researcher)) is not None:
+                self.stdout.write(f"    gold      item {gold.item.position + 1} adjudicated: "
+                                  f"{base_url}{reverse('annotator:item-review', args=[study.slug, gold.item_id])}")
             if spec.compare:
                 query = urlencode({"compare": [str(kind) for kind in spec.compare]}, doseq=True)
                 self.stdout.write(f"    report    {base_url}{reverse('annotator:report', args=[study.slug])}?{query}")
