@@ -10,6 +10,9 @@ The same records feed CSV and JSON Lines. Columns (``COLUMNS``):
   ``condition`` (the episode's barrier key: exports are for researchers only, and annotators, who
   are blind to it, never reach them);
 - ``annotator``: a pseudonymous id, ``a<user pk>``; usernames never leave the site;
+- ``participant_id`` and ``crowd_outcome``, for an annotator who came from a crowd platform's link
+  (``annotator.crowd``): the platform's id (the researchers pay by it) and ``finished`` or ``screened_out``
+  (empty while they are at work); both empty for an annotator with an account of their own;
 - ``row_type`` (``answer`` or ``span``), ``question`` (the question's key), ``question_kind``,
   ``seat`` (the seat position for per-seat questions, and the seat a span is about; else empty),
   ``goal`` and ``goal_text`` (for questions asked per goal: ``<role position>.<goal position>``,
@@ -59,6 +62,7 @@ from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import Target
 from benchmark.models import Answer, SocialAttribute, Turn
 
+from .crowd import export_columns
 from .gold import GOLD
 from .models import Annotation, Curation, Membership, Span, Study, StudyItem
 
@@ -66,6 +70,7 @@ FORMATS = ("csv", "jsonl")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 COLUMNS = (
     "study", "item", "item_kind", "episode", "compared_episode", "excerpt", "condition", "annotator",
+    "participant_id", "crowd_outcome",
     "row_type", "question", "question_kind", "seat", "goal", "goal_text", "value", "number", "rationale",
     "start_turn", "start_char", "end_turn", "end_char", "start_s", "end_s", "text", "attributes", "correction",
     "channel",
@@ -118,6 +123,8 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
     turns: dict[int, dict[int, str]] = {}  # the contents of the episodes that have spans, read once each
     removed = dict(Membership.objects.filter(study=study, removed_at__isnull=False)
                    .values_list("annotator_id", "removed_at"))
+    crowd_columns = export_columns(study)
+    no_crowd = {"participant_id": None, "crowd_outcome": None}
     for annotation in exported_annotations(study, all_versions=all_versions).iterator(chunk_size=_BATCH):
         item = annotation.assignment.item
         shared = {
@@ -129,6 +136,7 @@ def records(study: Study, *, all_versions: bool = False) -> Iterator[dict[str, A
             "excerpt": ";".join(f"{first}-{last}" for first, last in item.windows()) or None,
             "condition": item.episode.barrier.key,
             "annotator": pseudonym(annotation.assignment.annotator_id),
+            **crowd_columns.get(annotation.assignment.annotator_id, no_crowd),
         }
         tail = {
             "scheme": annotation.response.instrument.name,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import agreement, annotate, curation, invites, lifecycle, pool, research, training
+from .views import agreement, annotate, crowd, curation, invites, lifecycle, pool, research, training
 
 app_name = "annotator"
 urlpatterns = [
@@ -11,6 +11,9 @@ urlpatterns = [
     path("s/<slug:slug>/", annotate.instructions, name="instructions"),
     path("s/<slug:slug>/next/", annotate.next_item, name="next"),
     path("s/<slug:slug>/qualification/retry/", training.retry, name="training-retry"),
+    path("s/<slug:slug>/comprehension/", crowd.comprehension, name="comprehension"),
+    path("s/<slug:slug>/end/", crowd.end, name="end"),
+    path("crowd/<str:token>/", crowd.link, name="crowd-link"),
     path("a/<int:assignment_id>/", annotate.item, name="item"),
     path("a/<int:assignment_id>/draft/", annotate.save_draft, name="draft"),
     path("a/<int:assignment_id>/recording/", annotate.recording, name="recording"),

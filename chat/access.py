@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hmac
 import re
-import secrets
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -34,6 +33,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.models import Episode
+from benchmark.recruiting import new_token, same_token
 
 from .lifecycle import ENDED, end_if_idle, move_on, stage_after_end
 from .models import ChatStudy, Participant, new_resume_code
@@ -59,7 +59,7 @@ def browser_token(session: MutableMapping[str, Any]) -> str:
     """This browser session's token, made on first use."""
     token = session.get(BROWSER_KEY)
     if not isinstance(token, str) or not token:
-        token = secrets.token_urlsafe(24)
+        token = new_token()
         session[BROWSER_KEY] = token
     return token
 
@@ -67,9 +67,7 @@ def browser_token(session: MutableMapping[str, Any]) -> str:
 def is_bound_to(participant: Participant, session: Any) -> bool:
     """True when ``participant`` is bound to this browser session (a missing session is no browser)."""
     token = session.get(BROWSER_KEY) if session is not None else None
-    return bool(participant.browser_token) and isinstance(token, str) and hmac.compare_digest(
-        participant.browser_token, token
-    )
+    return same_token(participant.browser_token, token)
 
 
 def remember_participant(session: MutableMapping[str, Any], participant: Participant) -> None:

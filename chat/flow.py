@@ -1,33 +1,24 @@
 """A participant's way through a chat study: arriving with an id, declining, starting the chat.
 
 Crowd platforms append the participant's id to the study link (Prolific: ``PROLIFIC_PID``,
-``STUDY_ID``, ``SESSION_ID``); other recruiters can use ``participant_id``. The id is unique per
-study, so arriving again with the same id finds the same participant, never a second episode
+``STUDY_ID``, ``SESSION_ID``); other recruiters can use ``participant_id`` (``benchmark.recruiting`` reads
+them). The id is unique per study, so arriving again with the same id finds the same participant, never a second episode
 (and only in the browser they are bound to: ``chat.access``).
 Each step is one conditional update, so a double click or two open tabs cannot move anyone twice.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark.models import Episode
+from benchmark.recruiting import ArrivalIds
 
 from .models import ChatStudy, Participant
-
-ID_PARAMETERS = ("PROLIFIC_PID", "participant_id", "PARTICIPANT_ID")
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._@:+-]{1,100}$")
-ID_RULE = "Use up to 100 letters, digits and . _ @ : + - (no spaces)."
-
-
-class InvalidId(ValueError):
-    """The id in the link cannot be used; the message says why."""
 
 
 class StudyClosed(Exception):
@@ -40,39 +31,6 @@ class NotAdmitted(Exception):
     def __init__(self, verdict: Any) -> None:
         super().__init__(verdict)
         self.verdict = verdict
-
-
-@dataclass(frozen=True)
-class ArrivalIds:
-    """Who arrives, as the recruiting platform names them."""
-
-    participant_id: str
-    prolific_pid: str = ""
-    prolific_study_id: str = ""
-    prolific_session_id: str = ""
-
-
-def ids_from_query(query: Mapping[str, str]) -> ArrivalIds | None:
-    """The ids in a study link's query string; None when it carries no participant id at all."""
-    name = next((name for name in ID_PARAMETERS if query.get(name, "").strip()), None)
-    if name is None:
-        return None
-    participant_id = query[name].strip()
-    if not ID_PATTERN.match(participant_id):
-        raise InvalidId(f"The participant id in the link ({name}) cannot be used. {ID_RULE}")
-    prolific = name == "PROLIFIC_PID"
-    return ArrivalIds(
-        participant_id=participant_id,
-        prolific_pid=participant_id if prolific else "",
-        prolific_study_id=_optional_id(query.get("STUDY_ID", "")),
-        prolific_session_id=_optional_id(query.get("SESSION_ID", "")),
-    )
-
-
-def _optional_id(value: str) -> str:
-    """A platform's study or session id, kept only when it looks like an id."""
-    value = value.strip()
-    return value if ID_PATTERN.match(value) else ""
 
 
 def arrive(study: ChatStudy, ids: ArrivalIds, *, admit: Callable[[], Any] | None = None) -> Participant:

@@ -36,11 +36,12 @@ from benchmark.evaluation.interviews.instruments import (
     may_be_asked,
     probes_instrument,
 )
+from benchmark.instruments.forms import question_field
 from benchmark.instruments.targets import Target
 from benchmark.instruments.values import check_value, what_to_answer
 from benchmark.models import Answer, Goal, Instrument, Probe, Question, Respondent, Response, Seat
 
-from .answers import participant_respondent, question_field
+from .answers import participant_respondent
 from .models import Participant
 
 

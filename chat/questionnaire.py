@@ -10,7 +10,7 @@ has answers is frozen; changing it makes its next version in the builder, and th
 picks that version, so what participants answered stays as they answered it.
 
 ``participant_preview`` is this app's panel of the builder's preview (registered in ``apps.py``): the
-participant's questionnaire form itself, ``chat.answers.QuestionnaireForm``, drawn by its partial.
+participant's questionnaire form itself, ``benchmark.instruments.forms.InstrumentForm``, drawn by its partial.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from benchmark.instruments import presets
+from benchmark.instruments.forms import InstrumentForm
 from benchmark.models import Instrument
 
-from .answers import QuestionnaireForm
 from .models import ChatStudy
 
 
@@ -43,6 +43,6 @@ def questionnaire_choices(instruments: QuerySet[Instrument]) -> list[Instrument]
 def participant_preview(request: HttpRequest, instrument: Instrument) -> str:
     """The participant's questionnaire form for ``instrument``, or why participants cannot be asked it."""
     problem = ChatStudy(instrument=instrument, team_id=instrument.team_id).questionnaire_problem()
-    form = None if problem else QuestionnaireForm(instrument)
+    form = None if problem else InstrumentForm(instrument)
     return render_to_string("chat/research/partials/_questionnaire_preview.html",
                             {"form": form, "problem": problem}, request=request)

@@ -98,11 +98,13 @@ OTHER_PARTICIPANT = "other_participant"  # the same, through the other team's ch
 RESEARCHER = "researcher"  # a researcher of the owning team; also staff, with every model permission
 OTHER_RESEARCHER = "other_researcher"  # a researcher of the other team (by the researchers group)
 SUPERUSER = "superuser"
+CROWD_WORKER = "crowd_worker"  # signed in through the other team's crowd link (annotator.crowd): no account of theirs
 CALLERS = (
     ANONYMOUS, ANNOTATOR, OUTSIDE_ANNOTATOR, PARTICIPANT, OTHER_PARTICIPANT, RESEARCHER, OTHER_RESEARCHER, SUPERUSER,
+    CROWD_WORKER,
 )
 # Callers who hold nothing of the owning team: no 200 they get may show its text.
-STRANGERS = frozenset({ANONYMOUS, OUTSIDE_ANNOTATOR, OTHER_PARTICIPANT, OTHER_RESEARCHER})
+STRANGERS = frozenset({ANONYMOUS, OUTSIDE_ANNOTATOR, OTHER_PARTICIPANT, OTHER_RESEARCHER, CROWD_WORKER})
 ORIGIN = "http://127.0.0.1:8000"  # an Origin the socket's origin check allows (ALLOWED_HOSTS)
 
 
@@ -207,7 +209,7 @@ def build_team(mark: str) -> TeamWorld:
                              label=f"{mark} judge pass", status=Job.Status.FAILED, error="ConnectionError: refused")
     instrument = make_instrument(team=team, name=f"{mark} instrument")
     study = make_study(team=team, title=f"{mark} study", slug=f"{mark}-study", items=episodes, gold=1, overlap=1,
-                       annotators=[annotator], created_by=researcher)
+                       annotators=[annotator], created_by=researcher, crowd_link=True)
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
     Span.objects.create(annotation=submitted.annotations.get(), question=study.instrument.questions.first(),
                         label=Span.Label.COMPETENCY, start_turn=0, end_turn=0, rationale=f"{mark} rationale")
@@ -277,6 +279,10 @@ def build_world() -> World:
         browser = Client()
         browser.force_login(user)
         sessions[caller] = browser.session.session_key
+    crowd = Client()  # through the other team's crowd link, as a worker arrives from the platform
+    arrived = crowd.get(reverse("annotator:crowd-link", args=[other.study.invite_token]) + "?PROLIFIC_PID=crowd1")
+    assert arrived.status_code == 302, arrived.content
+    sessions[CROWD_WORKER] = crowd.session.session_key
     return World(own=own, other=other, superuser=superuser, sessions=sessions)
 
 
@@ -328,6 +334,7 @@ def public(args: Arguments | None = None, status: Expected = 200, **options: Any
 
 RESEARCHERS_ONLY = {
     ANONYMOUS: LOGIN, PARTICIPANT: LOGIN, OTHER_PARTICIPANT: LOGIN, ANNOTATOR: 403, OUTSIDE_ANNOTATOR: 403,
+    CROWD_WORKER: 403,
 }
 
 
@@ -557,6 +564,11 @@ MATRIX: dict[str, Access] = {
                              link=True),
     "annotator:instructions": annotator_page(own_study),
     "annotator:next": annotator_page(own_study, Redirect("annotator:item")),
+    # the study asks no comprehension questions and the annotator is not disqualified: on to their item
+    "annotator:comprehension": annotator_page(own_study, Redirect("annotator:next")),
+    "annotator:end": annotator_page(own_study, Redirect("annotator:next")),
+    # A crowd platform's link names the worker in its query; without one, a page says so to everyone.
+    "annotator:crowd-link": public(lambda w: {"token": w.own.study.invite_token}, 400, link=True),
     "annotator:item": annotator_page(claimed),
     "annotator:recording": annotator_page(claimed),
     "annotator:draft": annotator_page(claimed, method="POST", data=ANSWER, state=annotations("claimed")),

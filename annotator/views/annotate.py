@@ -27,7 +27,7 @@ from benchmark.episodes import recordings
 from benchmark.models import Recording
 
 from .. import assignment as assignments
-from .. import check_actions, drafts, item_media, pool, qualification, training
+from .. import check_actions, crowd, drafts, item_media, pool, qualification, training
 from ..answer_forms import FormValues
 from ..assignment import QUALITY_KINDS
 from ..instructions import summarise
@@ -39,8 +39,9 @@ from ..item_page import (
     reference_barriers,
     span_attributes,
 )
-from ..models import Annotation, Assignment, CrowdWorker, Membership, StudyItem
+from ..models import Annotation, Assignment, Membership, StudyItem
 from ..permissions import is_researcher, own_assignment
+from . import crowd as crowd_views
 
 # A browser tab's id, as static/annotator/autosave.js makes it.
 TAB_ID = re.compile(r"[0-9a-f]{32}")
@@ -118,6 +119,8 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)
     if membership.instructions_read_at is None:
         return redirect("annotator:instructions", slug=slug)
+    if crowd.comprehension_due(membership):
+        return redirect("annotator:comprehension", slug=slug)
     qualification.settle(membership.study, request.user)  # an attempt another tab finished is scored first
     claimed = assignments.claim_next(membership.study, request.user)
     if claimed is not None:
@@ -125,11 +128,7 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     stopped = stopped_page(request, membership)
     if stopped is not None:
         return stopped
-    submitted = Assignment.objects.filter(
-        item__study=membership.study, annotator=request.user, status=Assignment.Status.SUBMITTED
-    ).count()
-    context = {"study": membership.study, "submitted": submitted, "removed": membership.removed_at is not None}
-    return render(request, "annotator/done.html", context)
+    return crowd_views.end_page(request, membership)
 
 
 @require_GET
@@ -267,22 +266,19 @@ def cancel_edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 def stopped_page(request: HttpRequest, membership: Membership) -> HttpResponse | None:
     """The page for an annotator who gets no item because of where they stand: a second qualification attempt
-    to start, qualification failed (thanks, and a crowd worker's screen-out code), or paused by failed checks."""
+    to start, qualification failed (the one end page: thanks, and a crowd worker's screen-out code), or paused by
+    failed checks; None for anyone else."""
     study = membership.study
     current = training.stage(study, request.user)
     if current.name == "retry":
         context = {"study": study, "score": qualification.last_score(study, request.user)}
         return render(request, "annotator/training/retry.html", context)
-    if current.name not in ("disqualified", "paused"):
-        return None
-    screen_out_code = ""
-    if current.name == "disqualified" and hasattr(request.user, "crowd_worker"):
-        screen_out_code = study.screen_out_code
-        CrowdWorker.objects.filter(user=request.user, screened_out_at__isnull=True).update(
-            screened_out_at=timezone.now()
-        )
-    context = {"study": study, "reason": current.name, "screen_out_code": screen_out_code}
-    return render(request, "annotator/training/ended.html", context)
+    if current.name == "disqualified":
+        membership.refresh_from_db(fields=["disqualified_at"])
+        return crowd_views.end_page(request, membership)
+    if current.name == "paused":
+        return render(request, "annotator/training/paused.html", {"study": study})
+    return None
 
 
 # Who may touch what, and small readers

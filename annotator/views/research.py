@@ -61,6 +61,7 @@ from ..reports import (
     report_tables,
     start_bundle,
 )
+from .crowd import platform_link
 
 
 def researcher_studies(user: AbstractBaseUser) -> QuerySet[Study]:
@@ -220,6 +221,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "annotators": _annotator_rows(study, standing.per_annotator, quality),
         "items": _item_rows(study, now),
         "invite_url": request.build_absolute_uri(reverse("annotator:join", args=[study.invite_token])),
+        "crowd_url": platform_link(request, study) if study.crowd_link else "",
         "generated": _generated(study),
         "log": study_log.events(study, limit=5),
         "check_rows": list(check_records(study).values()),

@@ -22,7 +22,9 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from benchmark.instruments.forms import InstrumentForm
 from benchmark.models import Episode, Seat
+from benchmark.recruiting import ID_PATTERN, ID_RULE, InvalidId, ids_from_query
 
 from .. import throttle
 from ..access import (
@@ -35,17 +37,13 @@ from ..access import (
     settle_stage,
     take_over,
 )
-from ..answers import QuestionnaireForm, save_answers
+from ..answers import save_answers
 from ..assignment import StudyFull, assign
 from ..flow import (
-    ID_PATTERN,
-    ID_RULE,
-    InvalidId,
     NotAdmitted,
     StudyClosed,
     arrive,
     decline,
-    ids_from_query,
     start_conversation,
     touch,
 )
@@ -266,7 +264,7 @@ def questionnaire(request: HttpRequest, study: ChatStudy, participant: Participa
     """The study's questions after the chat, after the human test where there is one (``chat.human_test``);
     submitting stores every answer at once and finishes."""
     data = request.POST if request.method == "POST" else None
-    form = QuestionnaireForm(study.instrument, data, episode=participant.episode)
+    form = InstrumentForm(study.instrument, data, episode=participant.episode)
     test_form = HumanTestForm(human_test_for(participant), data)
     if request.method == "POST" and all([test_form.is_valid(), form.is_valid()]):
         save_answers(participant, form, also=partial(store_human_test, test_form))

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
 from benchmark.models import Episode
+from benchmark.recruiting import InvalidId, ids_from_query
 from chat.access import (
     SESSION_KEY,
     claim,
@@ -12,7 +13,6 @@ from chat.access import (
     researcher_chat_studies,
     settle_stage,
 )
-from chat.flow import InvalidId, ids_from_query
 from chat.models import Participant
 from tests.builders import make_researcher, make_team, make_user
 from tests.chat.builders import make_chat_study, make_participant

@@ -3,8 +3,8 @@
 import pytest
 from django.template.loader import render_to_string
 
+from benchmark.instruments.forms import InstrumentForm
 from benchmark.models import Instrument
-from chat.answers import QuestionnaireForm
 from tests.annotator.builders import make_question
 
 pytestmark = pytest.mark.django_db
@@ -22,10 +22,10 @@ def _page(data=None) -> str:
     ]
     for position, (key, kind, options) in enumerate(questions):
         make_question(instrument=instrument, position=position, key=key, kind=kind, prompt=f"{key}?", options=options)
-    form = QuestionnaireForm(instrument, data)
+    form = InstrumentForm(instrument, data)
     if data is not None:
         form.is_valid()
-    return "".join(render_to_string("chat/participant/partials/_question.html", {"field": field}) for field in form)
+    return "".join(render_to_string("instruments/_question.html", {"field": field}) for field in form)
 
 
 def test_each_kind_draws_its_participant_widget():

@@ -151,6 +151,10 @@ ADDED.update({
         "spans.unitizing_alpha.turns",
     ("GET /annotate/studies/*/report/tables.zip :: spans.csv", "unitizing_alpha_seconds"): "issue 25: as the "
         "report's spans.unitizing_alpha.seconds",
+    ("GET /annotate/studies/*/export.csv*", "participant_id"): "issue 26: a crowd annotator's platform id (the "
+        "researchers pay by it; empty for annotators with an account)",
+    ("GET /annotate/studies/*/export.csv*", "crowd_outcome"): "issue 26: whether a crowd annotator finished or was "
+        "screened out (empty for annotators with an account)",
 })
 _QUALITY = "issue 26: each annotator's agreement with the others and with gold, and MACE competence"
 ADDED.update({
