@@ -44,12 +44,15 @@ def test_review_shows_every_annotators_answers_and_the_disagreement(client, worl
     assert warmth.agreement.spread == 2 and warmth.agreement.share_agreeing == 0.5
 
 
-def test_blinded_review_hides_the_condition_from_researchers_too(client, world):
+def test_blinded_review_hides_the_condition_and_models_from_researchers_too(client, world):
+    world["first"].episode.seats.update(model="planted-seat-model")
     client.force_login(world["researcher"])
-    assert CONDITION not in client.get(review_url(world)).content.decode()
+    blinded = client.get(review_url(world)).content.decode()
+    assert CONDITION not in blinded and "planted-seat-model" not in blinded
     world["study"].curators_blinded = False
     world["study"].save()
-    assert CONDITION in client.get(review_url(world)).content.decode()
+    shown = client.get(review_url(world)).content.decode()
+    assert CONDITION in shown and "planted-seat-model" in shown
 
 
 def test_a_curator_annotator_is_always_blinded(client, world):

@@ -489,6 +489,7 @@ def test_the_page_offers_every_respondent_kind_and_compares_with_judges_by_defau
     assert response.context["compare"] == [
         ("judge", "automated judges", True), ("agent", "interviewed agents", False),
         ("participant", "participants", False), ("annotator", "annotators of other studies", False),
+        ("gold", "adjudicated gold", False),
     ]
     assert response.context["report"]["questions"]["confusion"]["judge"]["evaluator"] == "judge-x"
     assert "?compare=" not in response.text
