@@ -201,7 +201,7 @@ def gold_records(study: Study, *, all_versions: bool = False) -> Iterator[dict[s
             "study": study.slug, "item": item.position + 1, "item_kind": item.kind, "episode": stable_id(item.episode),
             "compared_episode": stable_id(item.compared_episode) if item.compared_episode else None,
             "excerpt": ";".join(f"{first}-{last}" for first, last in item.windows()) or None,
-            "condition": item.episode.barrier.key, "annotator": GOLD,
+            "condition": item.episode.barrier.key, "annotator": GOLD, "participant_id": None, "crowd_outcome": None,
         }
         tail = {
             "scheme": curation.response.instrument.name, "scheme_version": curation.response.instrument.version,
