@@ -15,7 +15,7 @@ class AnnotatorConfig(AppConfig):
         from benchmark.results.promediate.build import register_human_validation
         from benchmark.results.shrec.human import register_human_baseline
 
-        from . import external_spans, signals  # noqa: F401  (connect the receivers)
+        from . import check_actions, crowd, external_spans, pool, signals  # noqa: F401  (connect the receivers)
         from .human_baseline.answers import human_answers_of
         from .instrument_preview import annotator_preview
         from .reports.promediate_validation import validation_of_episodes
@@ -27,6 +27,9 @@ class AnnotatorConfig(AppConfig):
         register_human_baseline(human_answers_of)
         # The instrument builder's preview shows the item page's form, drawn by this app's code.
         register_preview("annotator", "Annotators (the item page’s form)", annotator_preview, order=10)
+        # The pool page's columns beyond its own: each member's check record and a crowd worker's platform id.
+        pool.register_column("Checks", check_actions.pool_cells)
+        pool.register_column("Platform id", crowd.pool_cells)
 
 
 def generated_responses(response_ids: Collection[int]) -> dict[int, str]:

@@ -146,3 +146,22 @@ def qualification_label(study: Study, membership: Membership) -> str:
         return f"{membership.qualification_attempts} attempt failed, may retry"
     return "not yet qualified"
 
+
+
+def pool_cells(study: Study, memberships: list[Membership]) -> dict[int, str]:
+    """The pool page's "Checks" column: each member's check record in a few words."""
+    cells = {}
+    for user_id, record in check_records(study).items():
+        passed, failed = record["attention_passed"], record["attention_failed"]
+        parts = []
+        if passed or failed:
+            parts.append(f"attention {passed}/{passed + failed}")
+        if record["gold_accuracy"] is not None:
+            parts.append(f"gold {record['gold_accuracy']} %")
+        if record["failed_since_restore"]:
+            parts.append(f"{record['failed_since_restore']} failed since restored" if record["restored_at"]
+                         else f"{record['failed_since_restore']} failed")
+        if record["qualification"]:
+            parts.append(record["qualification"])
+        cells[user_id] = ", ".join(parts)
+    return cells

@@ -44,7 +44,7 @@ from benchmark.recruiting import ArrivalIds, digest, matches_digest
 
 from . import study_log
 from .models import CrowdWorker, Membership, Study
-from .views.invites import PoolIsFull, admit
+from .pool import PoolIsFull, admit
 
 COOKIE_NAME = "parley_crowd_browser"
 COOKIE_MAX_AGE = 60 * 60 * 24 * 60  # two months: longer than any crowd study stays open
@@ -254,3 +254,8 @@ def export_columns(study: Study) -> dict[int, dict[str, str]]:
         outcome = "screened_out" if worker.screened_out_at else "finished" if worker.finished_at else ""
         columns[worker.user_id] = {"participant_id": worker.participant_id, "crowd_outcome": outcome}
     return columns
+
+
+def pool_cells(study: Study, memberships: list[Membership]) -> dict[int, str]:
+    """The pool page's "Platform id" column: a crowd worker's participant id (the researcher pays by it)."""
+    return {user_id: columns["participant_id"] for user_id, columns in export_columns(study).items()}

@@ -124,7 +124,7 @@ def end_page(request: HttpRequest, membership: Membership) -> HttpResponse:
         item__study=study, annotator=request.user, status=Assignment.Status.SUBMITTED
     ).count()
     context = {
-        "study": study, "submitted": submitted, "worker": worker,
+        "study": study, "submitted": submitted, "worker": worker, "removed": membership.removed_at is not None,
         "code": study.completion_code if worker is not None and not paused else "",
     }
     return render(request, "annotator/done.html", context)

@@ -198,7 +198,7 @@ def test_other_parts_add_columns_to_the_pool_page(researcher):
     finally:
         pool._columns.pop("Test figure")
 
-    assert row["user"] == annotator and row["columns"] == {"Test figure": "42"}
+    assert row["user"] == annotator and row["columns"]["Test figure"] == "42"
 
 
 # Invitations

@@ -124,7 +124,7 @@ def test_a_score_below_the_pass_mark_without_a_retry_ends_participation_politely
     assert membership.disqualified_at is not None
     page = client.get(reverse("annotator:next", args=[study.slug]))
     assert page.status_code == 200
-    assert "Thank you for taking part" in page.text
+    assert "Thank you for your time" in page.text and "qualification items" in page.text
     assert "SCREEN-OUT-7" not in page.text  # a signed-up annotator is not a crowd worker
     assert claim_next(study, annotator) is None
     assert remaining_for(study, annotator) == 0
