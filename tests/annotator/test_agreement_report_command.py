@@ -261,7 +261,7 @@ BAD_OPTIONS = {
     "resamples": (("--resamples", "-5"), "argument --resamples: expected a whole number of 0 or more, got '-5'"),
     "seed": (("--seed", "x"), "argument --seed: expected a whole number of 0 or more, got 'x'"),
     "compare-with": (("--compare-with", "judge,oracle"), "argument --compare-with: expected respondent kinds from "
-                     "annotator, participant, judge, agent, separated by commas; got 'judge,oracle'"),
+                     "annotator, participant, judge, agent, gold, separated by commas; got 'judge,oracle'"),
 }
 
 
