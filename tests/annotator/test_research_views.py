@@ -554,7 +554,8 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
     studies = {study.slug: study for study in Study.objects.all()}
     assert set(studies) == {"demo-socialveil", "demo-sotopia-eval", "demo-shrec-spans", "demo-agentsense",
                             "demo-turn-rating", "demo-promediate-interventions", "demo-shrec-recordings",
-                            "demo-shrec-human-baseline", "demo-shrec-t1"}  # the last: load_demo's SHREC import
+                            "demo-shrec-human-baseline", "demo-shrec-t1",  # load_demo's SHREC import
+                            "demo-training"}
     veil = studies["demo-socialveil"]
     assert (veil.items.count(), veil.overlap, veil.created_by.username) == (48, 3, "researcher")
     assert veil.items.filter(kind="gold").count() == 2 and veil.items.filter(kind="attention").count() == 2
@@ -572,8 +573,12 @@ def test_the_demo_studies_are_made_once_over_the_demo_episodes(worlds):
     assert interventions.instrument.preset == "promediate-intervention"
     assert not interventions.items.filter(target_turn__isnull=True).exists()  # one item per intervention
     assert "http://parley.test/annotate/studies/demo-promediate-interventions/report/?compare=judge" in output
-    assert "(7 new)" in output and "(0 new)" in again
-    assert Study.objects.count() == 9
+    training = studies["demo-training"]
+    assert training.qualification_pass_mark == 80
+    assert [training.items.filter(kind=kind).exclude(**({"explanation": ""} if kind == "training" else {})).count()
+            for kind in ("training", "qualification")] == [2, 2]
+    assert "(8 new)" in output and "(0 new)" in again
+    assert Study.objects.count() == 10
 
 
 # Which instruments a study may use
