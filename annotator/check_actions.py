@@ -35,6 +35,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import study_log, training
+from .assignment import take_back
 from .models import Assignment, Membership, Study
 from .quality import CHECK_KINDS, KeyedResult, keyed_results, study_quality
 
@@ -52,9 +53,10 @@ def act_on_checks(study: Study, annotator: AbstractBaseUser) -> str | None:
         if study.checks_pause_after is not None and failed >= study.checks_pause_after:
             membership.paused_at = now
             membership.save(update_fields=["paused_at"])
-            released = Assignment.objects.filter(
+            # Taken back for good, as a researcher's release is: an open tab's autosave cannot retake them.
+            released = take_back(Assignment.objects.filter(
                 item__study=study, annotator=annotator, status=Assignment.Status.CLAIMED
-            ).update(status=Assignment.Status.RELEASED)
+            ))
             study_log.record(
                 study, "checks-paused",
                 f"Paused after {failed} failed checks (the study pauses at {study.checks_pause_after}); "
