@@ -243,6 +243,10 @@ def edit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if training.answers_final(assignment.item):
         messages.info(request, "Answers to training and qualification items cannot be edited once submitted.")
         return redirect("annotator:item", assignment_id=assignment.pk)
+    if Membership.objects.filter(study_id=assignment.item.study_id, annotator=request.user,
+                                 removed_at__isnull=False).exists():
+        messages.info(request, "A researcher removed you from this study's pool: what you submitted is kept as it is.")
+        return redirect("annotator:item", assignment_id=assignment.pk)
     try:
         drafts.start_edit(assignment, version=_number(request.POST, "version"))
     except drafts.StaleVersion:

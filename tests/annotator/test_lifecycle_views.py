@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotator import lifecycle, pool
 from annotator.assignment import claim_next
 from annotator.models import Invitation, Membership, StudyEvent
-from tests.annotator.builders import make_study
+from tests.annotator.builders import make_annotation, make_study
 from tests.annotator.test_invites import NEW_PASSWORD
 from tests.builders import make_episode, make_researcher, make_user
 
@@ -251,3 +251,18 @@ def test_an_invitation_shows_on_the_annotator_page_and_accepting_joins(client, s
 
     assert response.url == reverse("annotator:instructions", args=[study.slug])
     assert Membership.objects.filter(study=study, annotator=kim).exists()
+
+
+def test_a_removed_annotator_cannot_edit_what_they_submitted(client):
+    study = make_study(items=1, annotators=1)
+    annotator = study.memberships.get().annotator
+    assignment = claim_next(study, annotator)
+    make_annotation(assignment, submitted_at=timezone.now())
+    assignment.status, assignment.submitted_at = "submitted", timezone.now()
+    assignment.save()
+    Membership.objects.filter(study=study, annotator=annotator).update(removed_at=timezone.now())
+    client.force_login(annotator)
+
+    client.post(reverse("annotator:edit", args=[assignment.pk]), {"version": "1"})
+
+    assert list(assignment.annotations.values_list("version", "status")) == [(1, "submitted")]
