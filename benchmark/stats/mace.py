@@ -164,7 +164,7 @@ class _Run:
 
     def maximise(self, expected_knew: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M-step: the parameters (or, under variational Bayes, the mean-field weights) from expected counts."""
-        j, a = self.annotator, self.label
+        j = self.annotator
         knew_counts = np.bincount(j, weights=expected_knew, minlength=self.n_j)
         guess_counts = np.bincount(j, weights=1.0 - expected_knew, minlength=self.n_j)
         strategy_counts = np.bincount(
