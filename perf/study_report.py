@@ -151,11 +151,12 @@ def time_report(study, repeat: int) -> None:  # noqa: ANN001
 # What each phase of a report is, by the function whose cumulative time measures it.
 PHASES = (
     ("queries: items, annotations and answers (build._read)", "_read"),
-    ("queries and coding: annotators section (annotators.report_section)", "report_section"),
-    ("queries: span review, agentsense", ("review_outcome", "agentsense_report")),
-    ("coding: answer rows to codes (build._coded)", "_coded"),
-    ("statistics (stats.question_report, accuracy)", ("question_report", "cluster_bootstrap_accuracy",
-                                                      "accuracy_from_codes")),
+    ("coding: each question's answer rows to integer codes (coding.coded_rows)", "coded_rows"),
+    ("statistics of the questions (stats.question_report, accuracy)", ("question_report", "accuracy",
+                                                                       "cluster_bootstrap_accuracy")),
+    ("annotators section: its queries and statistics (annotators.report_section)", "report_section"),
+    ("  of which MACE (stats.mace)", "mace"),
+    ("span review, agentsense", ("review_outcome", "agentsense_report")),
 )
 
 
