@@ -32,8 +32,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=5000, help="Items in the study (3 annotations each).")
     parser.add_argument("--repeat", type=int, default=3, help="Timed runs; the best is reported.")
+    parser.add_argument("--keep", metavar="SQLITE", help="Keep the study in this SQLite file and reuse it next time.")
+    parser.add_argument("--profile", action="store_true", help="Also run once under cProfile and print the top.")
     args = parser.parse_args()
     os.environ.setdefault("PARLEY_VAR_DIR", tempfile.mkdtemp(prefix="parley-bench-"))
+    if args.keep:
+        os.environ["DATABASE_URL"] = f"sqlite:///{Path(args.keep).resolve()}"
     if "DATABASE_URL" not in os.environ:
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='parley-bench-')}/bench.sqlite3"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -45,15 +49,22 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
+    from annotator.models import Study
+
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    study = build_study(args.items)
-    print(f"{connection.vendor}: study of {args.items:,} items x 3 annotations x 3 questions built in "
+    study = Study.objects.filter(slug=SLUG, items__isnull=False).distinct().first() if args.keep else None
+    if study is None or study.items.count() != args.items:
+        study = build_study(args.items)
+    print(f"{connection.vendor}: study of {args.items:,} items x 3 annotations x 3 questions ready in "
           f"{time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     try:
         time_report(study, args.repeat)
+        if args.profile:
+            profile_report(study)
     finally:
-        remove()
+        if not args.keep:
+            remove()
 
 
 def build_study(n_items: int):  # noqa: ANN201
@@ -135,6 +146,43 @@ def time_report(study, repeat: int) -> None:  # noqa: ANN001
     verdict = "meets" if best[0] < GOAL_SECONDS else "MISSES"
     print(f"study report from the database: best {best[0]:.2f} s over {repeat} runs ({runs}); "
           f"{verdict} the {GOAL_SECONDS:g} s goal; load average now {os.getloadavg()[0]:.1f}")
+
+
+# What each phase of a report is, by the function whose cumulative time measures it.
+PHASES = (
+    ("queries: items, annotations and answers (build._read)", "_read"),
+    ("coding: each question's answer rows to integer codes (coding.coded_rows)", "coded_rows"),
+    ("statistics of the questions (stats.question_report, accuracy)", ("question_report", "accuracy",
+                                                                       "cluster_bootstrap_accuracy")),
+    ("annotators section: its queries and statistics (annotators.report_section)", "report_section"),
+    ("  of which MACE (stats.mace)", "mace"),
+    ("span review, agentsense", ("review_outcome", "agentsense_report")),
+)
+
+
+def profile_report(study) -> None:  # noqa: ANN001
+    """One run under cProfile: the phases by cumulative time, then the top functions."""
+    import cProfile
+    import pstats
+
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.reports import build_report
+
+    profiler = cProfile.Profile()
+    reset_queries()
+    with CaptureQueriesContext(connection) as queries:
+        profiler.runcall(build_report, study, resamples=1000, seed=0)
+    stats = pstats.Stats(profiler)
+    total = max(entry[3] for entry in stats.stats.values())
+    print(f"cProfile run: {total:.2f} s in all (profiling slows Python calls), {len(queries.captured_queries)} queries")
+    for label, names in PHASES:
+        names = (names,) if isinstance(names, str) else names
+        seconds = sum(entry[3] for (_, _, function), entry in stats.stats.items() if function in names)
+        print(f"  {label}: {seconds:.2f} s")
+    stats.sort_stats("cumulative").print_stats(25)
+    stats.sort_stats("tottime").print_stats(15)
 
 
 def remove() -> None:

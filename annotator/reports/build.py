@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -46,22 +47,24 @@ from benchmark.instruments.answers import RespondentAnswer, respondent_answers
 from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.kinds.base import NOT_APPLICABLE
 from benchmark.instruments.respondents import pseudonym
-from benchmark.instruments.targets import COLUMNS, Target
+from benchmark.instruments.targets import COLUMNS
 from benchmark.models import Answer, Question, Respondent, Response
-from benchmark.stats import cluster_bootstrap_accuracy, question_report, span_question_report
+from benchmark.stats import cluster_bootstrap_accuracy, coded_question, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
 from benchmark.stats.spans import DEFAULT_MIN_IOU
+from benchmark.stats.tables import ANNOTATOR, ITEM, VALUE
 
 from ..models import Annotation, Study, StudyItem
 from .agentsense import agentsense_report
 from .annotators import report_section
+from .coding import AnswerRow, CodedQuestion, coded_rows
 from .comparison import judge_of, judge_scores
 from .item_truths import scored_by_item
 from .methods import study_methods
 from .reviews import review_note, review_outcome
 from .spans import read_spans, span_continua
-from .units import unit_kind, unit_name, unit_target
+from .units import unit_kind
 
 BARRIER_TRUTH = "episode.barrier"
 CLUSTER = "scenario"
@@ -110,7 +113,7 @@ class StudyData:
     excluded: Counter[str]  # latest submitted annotations on gold / attention items
     other_instruments: int
     generated: Counter[str]  # regular items' annotations no person gave, by what generated them
-    answers: list[tuple[int, str, int | None, str, float | None]]
+    answers: list[tuple[int, str, tuple[Any, ...], str, float | None]]  # annotation, key, target columns, text, number
     spans: list[dict[str, Any]]
     automated: list[RespondentAnswer]  # other respondents' answers to compare with (``comparison.judge_of``)
     conditions: dict[str, str] = field(default_factory=dict)
@@ -171,7 +174,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     keys = [question.key for question in questions]
     answers = [
-        (annotation_of[response_id], key, Target.from_columns(*target), value, number)
+        (annotation_of[response_id], key, tuple(target), value, number)
         for response_id, key, value, number, *target in Answer.objects.filter(
             response__in=regular.values("response_id"), question__key__in=keys
         ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
@@ -259,7 +262,7 @@ def build_report(
         report["notes"].append("No submitted annotations on regular items yet: there is nothing to report.")
         return plain_report(report)
 
-    answers_by_question: dict[str, list[tuple[int, Target, str, float | None]]] = defaultdict(list)
+    answers_by_question: dict[str, list[AnswerRow]] = defaultdict(list)
     for annotation_id, key, target, value, number in data.answers:
         answers_by_question[key].append((annotation_id, target, value, number))
     coders = pd.DataFrame(
@@ -330,38 +333,24 @@ def _question_info(question: Question, unit: str) -> dict[str, Any]:
     }
 
 
-def _rows(
-    question: Question, answers: Iterable[tuple[int, Target, str, float | None]], data: StudyData, numeric: bool
-) -> tuple[pd.DataFrame, int]:
-    """The long table of one question (blank answers dropped and counted)."""
-    records = []
-    blank = 0
-    for annotation_id, answered, value, number in answers:
-        target = unit_target(question, answered)
-        item_id, annotator = data.annotations[annotation_id]
-        unit = data.units[item_id]
-        answer: Any = number if numeric else value
-        if answer is None or answer == "":
-            blank += 1
-            continue
-        records.append({
-            "item": unit_name(unit.name, target),
-            "annotator": annotator,
-            "question": question.key,
-            "value": answer,
-            CLUSTER: unit.scenario,
-            "condition": unit.barrier,
-            "truth": unit.barrier,
-            "_episode": unit.episode_id,
-            "_task_item": unit.task_item_id,
-            "_target": target,
-        })
-    columns = ["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_task_item",
-               "_target"]
-    table = pd.DataFrame.from_records(records, columns=columns)
-    if numeric:
-        table["value"] = table["value"].astype(float)
-    return table, blank
+def _rows(question: Question, answers: Iterable[AnswerRow], data: StudyData, numeric: bool) -> tuple[pd.DataFrame, int]:
+    """The long table of one question (blank answers dropped and counted), for what reads a table: a kind's own
+    statistic, the truths stored per item."""
+    coded = coded_rows(question, answers, data, numeric)
+    return _table(question, coded, numeric), coded.blank
+
+
+def _table(question: Question, coded: CodedQuestion, numeric: bool) -> pd.DataFrame:
+    """The coded rows of ``question`` as the long table of names they stand for."""
+    ratings, units = coded.ratings, coded.units
+    barriers = [unit.barrier for unit in units]
+    return pd.DataFrame({
+        "item": ratings.texts(ITEM), "annotator": ratings.texts(ANNOTATOR), "question": question.key,
+        "value": ratings.number if numeric else ratings.texts(VALUE), CLUSTER: [unit.scenario for unit in units],
+        "condition": barriers, "truth": barriers, "_episode": [unit.episode_id for unit in units],
+        "_task_item": [unit.task_item_id for unit in units], "_target": coded.targets,
+    }, columns=["item", "annotator", "question", "value", CLUSTER, "condition", "truth", "_episode", "_task_item",
+                "_target"])
 
 
 def _blank_note(entry: dict[str, Any], blank: int, not_applicable: int = 0) -> None:
@@ -373,17 +362,18 @@ def _blank_note(entry: dict[str, Any], blank: int, not_applicable: int = 0) -> N
 
 
 def _categorical(
-    question: Question, answers: list[tuple[int, Target, str, float | None]], data: StudyData,
+    question: Question, answers: list[AnswerRow], data: StudyData,
     resamples: int, seed: int,
 ) -> dict[str, Any]:
-    table, blank = _rows(question, answers, data, numeric=False)
+    coded = coded_rows(question, answers, data, numeric=False)
+    ratings, blank = coded.ratings, coded.blank
     options = (question.options or {}).get("choices", [])
     choices = [str(choice["value"]) for choice in options]
-    unknown = sorted(set(table["value"]) - set(choices))
+    unknown = sorted(set(ratings.labels[VALUE]) - set(choices))
     categories = choices + unknown
     entry = question_report(
-        _clustered(table[["item", "annotator", "question", "value", CLUSTER]]), kind="categorical",
-        categories=categories, resamples=resamples, seed=seed,
+        replace(ratings, condition=None, truth=None), kind="categorical", categories=categories, resamples=resamples,
+        seed=seed,
     )
     if unknown and choices:
         outside = ", ".join(unknown)
@@ -394,44 +384,42 @@ def _categorical(
     entry["question"]["labels"] = {str(c["value"]): str(c.get("label", c["value"])) for c in options}
     entry["judge"] = None
     # The truth: the episode's barrier, or the correct choice the item stores (a per-item choice).
-    scored = table if question.truth == BARRIER_TRUTH else None if question.truth else scored_by_item(question, table)
-    if scored is not None:
-        entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
+    accuracy = None
+    if question.truth == BARRIER_TRUTH:
+        # scored on the codes; its clusters are the scenarios, named as the column of the tables is
+        accuracy = replace(coded_question.accuracy(ratings, False, categories, resamples, seed), cluster=CLUSTER)
+    elif not question.truth and (scored := scored_by_item(question, _table(question, coded, False))) is not None:
         accuracy = cluster_bootstrap_accuracy(
             scored, cluster=CLUSTER, labels=categories, resamples=resamples, seed=seed
         )
+    if accuracy is not None:
+        entry["notes"] = [note for note in entry["notes"] if note != "accuracy: no truth given"]
         entry["accuracy"] = accuracy.to_dict()
         entry["methods"]["accuracy"] = accuracy.method
         entry["notes"].extend(f"accuracy: {note}" for note in accuracy.notes)
     return entry
 
 
-def _clustered(table: pd.DataFrame) -> pd.DataFrame:
-    """The table with the scenario as the statistics' cluster column: episodes of one scenario are
-    not independent, so bootstraps that can resample clusters do, and other intervals say they do not."""
-    return table.rename(columns={CLUSTER: "cluster"})
-
-
 def _numeric(
-    question: Question, answers: list[tuple[int, Target, str, float | None]], data: StudyData,
+    question: Question, answers: list[AnswerRow], data: StudyData,
     resamples: int, seed: int,
 ) -> dict[str, Any]:
-    table, blank = _rows(question, answers, data, numeric=True)
+    coded = coded_rows(question, answers, data, numeric=True)
+    ratings = coded.ratings
     not_applicable = sum(1 for _, _, value, number in answers if number is None and value == NOT_APPLICABLE)
-    blank -= not_applicable  # an answer, with no point on the scale: not a skipped question
+    blank = coded.blank - not_applicable  # an answer, with no point on the scale: not a skipped question
     scale = _scale(question)
-    outside = scale is not None and bool(((table["value"] < scale[0]) | (table["value"] > scale[1])).any())
+    outside = scale is not None and bool(((ratings.number < scale[0]) | (ratings.number > scale[1])).any())
     judge = judge_of(question, data.automated)
-    columns = ["item", "annotator", "question", "value", "condition", CLUSTER]
+    scored = None
     if judge is not None:
         scores = judge.pop("_scores")
-        table["judge"] = [scores.get((episode, target)) for episode, target in zip(
-            table["_episode"], table["_target"], strict=True
-        )]
-        table["judge"] = table["judge"].astype(float)
-        columns.append("judge")
+        scored = np.array([scores.get((unit.episode_id, target)) for unit, target in zip(
+            coded.units, coded.targets, strict=True
+        )], dtype=float).reshape(-1)
     entry = question_report(
-        _clustered(table[columns]), kind="numeric", scale=None if outside else scale, resamples=resamples, seed=seed
+        replace(ratings, truth=None, judge=scored), kind="numeric", scale=None if outside else scale,
+        resamples=resamples, seed=seed,
     )
     if outside:
         entry["notes"].append(f"binned_kappa: some ratings lie outside the scale {scale}; bins span the observed range")
@@ -440,7 +428,9 @@ def _numeric(
     entry["question"]["scale"] = list(scale) if scale else None
     entry["judge"] = judge
     if judge is not None:
-        entry["judge_scores"] = judge_scores(table)
+        entry["judge_scores"] = judge_scores(
+            pd.DataFrame({"item": ratings.texts(ITEM), "value": ratings.number, "judge": scored})
+        )
     else:
         measured = f"the dimension {question.dimension} or " if question.dimension else ""
         entry["notes"].append(

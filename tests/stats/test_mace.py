@@ -166,3 +166,53 @@ def test_bad_codes_are_refused(arguments, message):
     kwargs = {"n_items": 2} if message == "below its stated count" else {}
     with pytest.raises(ValueError, match=message):
         mace(*arguments, **kwargs)
+
+
+def _reference_expectations(self, knew, guessed, strategy):
+    """The E-step as first written, with `np.add.at` (slow on large studies): the sums must not move."""
+    from scipy.special import logsumexp
+
+    a, j = self.label, self.annotator
+    guess = guessed[j] * strategy[j, a]
+    per_label = np.log(knew[j][:, None] * self.same + guess[:, None])
+    log_items = np.full((self.n_i, self.n_k), -np.log(self.n_k))
+    np.add.at(log_items, self.item, per_label)
+    norm = logsumexp(log_items, axis=1)
+    posteriors = np.exp(log_items - norm[:, None])
+    return float(norm.sum()), posteriors, posteriors[self.item, a] * knew[j] / (knew[j] + guess)
+
+
+def _reference_strategy_counts(self, expected_knew):
+    counts = np.zeros((self.n_j, self.n_k))
+    np.add.at(counts, (self.annotator, self.label), 1.0 - expected_knew)
+    return counts
+
+
+@pytest.mark.parametrize("variational", [True, False])
+def test_sums_by_bincount_are_bit_identical_to_add_at(variational, monkeypatch):
+    from benchmark.stats import mace as module
+
+    rng = np.random.default_rng(11)
+    items = np.repeat(np.arange(300), 3)
+    annotators = rng.integers(0, 12, items.size)
+    labels = np.where(rng.random(items.size) < 0.6, items % 4, rng.integers(0, 4, items.size))
+    fast = mace(items, annotators, labels, variational=variational, restarts=3)
+    run = module._Run(items, annotators, labels, 300, 12, 4, variational, (0.5, 0.5, 10.0), 0.01)
+    knew, strategy = rng.random(12), rng.dirichlet(np.ones(4), 12)
+    for got, want in zip(run.expectations(knew, 1 - knew, strategy),
+                         _reference_expectations(run, knew, 1 - knew, strategy), strict=True):
+        assert np.array_equal(got, want)
+    monkeypatch.setattr(module._Run, "expectations", _reference_expectations)
+    original = module._Run.maximise
+
+    def maximise(self, expected):
+        assert np.array_equal(
+            np.bincount(self.strategy_cell, weights=1.0 - expected, minlength=self.n_j * self.n_k).reshape(
+                self.n_j, self.n_k), _reference_strategy_counts(self, expected))
+        return original(self, expected)
+
+    monkeypatch.setattr(module._Run, "maximise", maximise)
+    slow = mace(items, annotators, labels, variational=variational, restarts=3)
+    assert np.array_equal(fast.competence, slow.competence, equal_nan=True)
+    assert np.array_equal(fast.posteriors, slow.posteriors)
+    assert fast.log_likelihood == slow.log_likelihood
