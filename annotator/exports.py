@@ -208,6 +208,7 @@ def gold_records(study: Study, *, all_versions: bool = False) -> Iterator[dict[s
             "annotation_version": None, "status": curation.status,
             "created_at": timestamp(curation.created_at, "seconds"),
             "submitted_at": timestamp(curation.updated_at, "seconds") if final else None, "generated_by": "",
+            "annotator_removed_at": None,
         }
         yield from _answer_rows(curation.response, shared, tail)
 
