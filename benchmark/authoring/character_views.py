@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..models import Character
 from ..permissions import researcher_required
+from ..scenarios.picker import search_text
 from .character_forms import CharacterForm, seat_count
 
 CHARACTERS_PER_PAGE = 50
@@ -21,7 +22,7 @@ SAVE_AS_NEW = "save_as_new"
 @require_GET
 @researcher_required
 def character_list(request: HttpRequest) -> HttpResponse:
-    text = request.GET.get("q", "").strip()[:200]
+    text = search_text(request.GET)
     characters = Character.objects.owned_by(request.user).annotate(seat_count=Count("seats"))
     for word in text.split()[:10]:
         characters = characters.filter(

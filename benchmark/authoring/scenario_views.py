@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..models import Scenario
 from ..permissions import researcher_required
-from ..scenarios.picker import SCOPES, option_rows, search_scenarios, with_details
+from ..scenarios.picker import SCOPES, option_rows, search_scenarios, search_text, with_details
 from .scenario_forms import ScenarioEditor
 from .scenario_saving import EditRefused, external_id_taken, played_count, save_scenario
 
@@ -24,7 +24,7 @@ SAVE_AS_NEW = "save_as_new"
 @researcher_required
 def scenario_list(request: HttpRequest) -> HttpResponse:
     """The team's scenarios, searched as the picker searches, with what tells same-named ones apart."""
-    text = request.GET.get("q", "").strip()[:200]
+    text = search_text(request.GET)
     scenarios = search_scenarios(Scenario.objects.owned_by(request.user), text)
     scenarios = scenarios.annotate(
         role_count=Count("roles", distinct=True), episode_count=Count("episodes", distinct=True)
@@ -89,7 +89,7 @@ def picker_options(request: HttpRequest) -> HttpResponse:
     name = request.GET.get("field", "")
     if scope is None or not name.isidentifier():
         raise Http404("No such scenario picker.")
-    text = request.GET.get(f"{name}_search", "").strip()[:200]
+    text = search_text(request.GET, f"{name}_search")
     rows = option_rows(scope(Scenario.objects.owned_by(request.user)), request.GET.getlist(name), text)
     widget_id = request.GET.get("id", f"id_{name}")
     if not widget_id.replace("-", "_").isidentifier():

@@ -12,6 +12,7 @@ options, and the ones already ticked stay in the list (the search sends them alo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -53,6 +54,11 @@ def with_details(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
     return scenarios.prefetch_related(
         Prefetch("barrier_prompts", queryset=ScenarioBarrier.objects.select_related("barrier"))
     )
+
+
+def search_text(query: Mapping[str, str], name: str = "q") -> str:
+    """What a search box sent, as the searches read it: no NUL (PostgreSQL stores none), trimmed, 200 characters."""
+    return query.get(name, "").replace("\x00", "").strip()[:200]
 
 
 def search_scenarios(scenarios: QuerySet[Scenario], text: str) -> QuerySet[Scenario]:
