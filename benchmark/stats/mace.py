@@ -144,7 +144,7 @@ class _Run:
         self.item, self.annotator, self.label = item, annotator, label
         self.n_i, self.n_j, self.n_k, self.n_r = n_i, n_j, n_k, n_r
         self.variational, self.priors, self.smoothing = variational, priors, smoothing
-        self.same = label[None, :] == np.arange(n_k)[:, None]  # true label x annotation
+        self.annotation = np.arange(label.size)
         # Sums per item by `np.bincount`, one bin per (restart, true label, item): each item's prior comes
         # first, then its annotations in order, so every sum adds the same numbers in the same order as one
         # restart's `np.add.at` per label did. The bins' indices for the first r restarts are a prefix.
@@ -169,7 +169,7 @@ class _Run:
         weights[:, :, :n_i] = self.prior
         per_label = weights[:, :, n_i:]
         np.copyto(per_label, np.log(guess)[:, None, :])
-        np.copyto(per_label, np.log(knew_j + guess)[:, None, :], where=self.same[None, :, :])
+        per_label[:, self.label, self.annotation] = np.log(knew_j + guess)
         log_items = np.bincount(
             self.item_bins[: weights.size], weights=weights.reshape(-1), minlength=n_r * self.n_k * n_i
         ).reshape(n_r, self.n_k, n_i)
@@ -189,9 +189,9 @@ class _Run:
         with np.errstate(divide="ignore", invalid="ignore"):
             maximum = log_items.max(axis=1)
             ties = log_items == maximum[:, None, :]
-            m = ties.sum(axis=1, dtype=np.float64)
+            m = np.count_nonzero(ties, axis=1).astype(np.float64)
             terms = np.exp(log_items - maximum[:, None, :])
-            terms[ties] = 0.0
+            np.copyto(terms, 0.0, where=ties)
             if self.n_k <= 3:
                 total = terms[:, 0] + terms[:, 1] if self.n_k == 2 else terms[:, 0] + terms[:, 1] + terms[:, 2]
             else:
