@@ -137,6 +137,8 @@ class _Run:
     in the same order, as when the restarts ran one by one: the results are bit-identical to that
     (``tests/stats/test_mace_batched.py`` checks it against a copy of the one-by-one code)."""
 
+    DENSE = 2  # item x slot tables up to this many times the annotations replace the bincount
+
     def __init__(
         self, item: np.ndarray, annotator: np.ndarray, label: np.ndarray, n_i: int, n_j: int, n_k: int,
         variational: bool, priors: tuple[float, float, float], smoothing: float, n_r: int,
@@ -154,6 +156,17 @@ class _Run:
         restart = np.arange(n_r)[:, None]
         self.annotator_bins = (restart * n_j + annotator[None, :]).reshape(-1)
         self.strategy_bins = (restart * (n_j * n_k) + (annotator * n_k + label)[None, :]).reshape(-1)
+        # The same sums as sequential adds over item x slot (an item's s-th annotation in slot s; a missing one
+        # adds 0.0, which changes no sum of these non-positive terms), when that table is not much larger.
+        counts = np.bincount(item, minlength=n_i)
+        width = int(counts.max(initial=0))
+        self.slots = None
+        if n_i * width <= self.DENSE * item.size:
+            order = np.argsort(item, kind="stable")
+            slot = np.arange(item.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            self.slots = np.full((width, n_i), item.size)  # the index past the last annotation: a 0.0 term
+            self.slots[slot, item[order]] = order
+            self.slot_labels = np.append(label, -1)[self.slots][:, None, :] == np.arange(n_k)[None, :, None]
 
     def expectations(
         self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray
@@ -165,14 +178,22 @@ class _Run:
         knew_j = knew[:, j]
         # log(knew [a = t] + guess) per true label t: log(guess) where t is not the answer (knew * 0 + guess is
         # guess exactly), log(knew + guess) where it is; written after each (restart, label)'s item priors.
-        weights = np.empty((n_r, self.n_k, n_i + self.item.size))
-        weights[:, :, :n_i] = self.prior
-        per_label = weights[:, :, n_i:]
-        np.copyto(per_label, np.log(guess)[:, None, :])
-        per_label[:, self.label, self.annotation] = np.log(knew_j + guess)
-        log_items = np.bincount(
-            self.item_bins[: weights.size], weights=weights.reshape(-1), minlength=n_r * self.n_k * n_i
-        ).reshape(n_r, self.n_k, n_i)
+        log_guess, log_knew = np.log(guess), np.log(knew_j + guess)
+        if self.slots is not None:
+            zero = np.zeros((n_r, 1))
+            log_guess, log_knew = np.concatenate([log_guess, zero], 1), np.concatenate([log_knew, zero], 1)
+            log_items = np.repeat(np.broadcast_to(self.prior, (n_r, 1, n_i)), self.n_k, axis=1)
+            for slots, labels in zip(self.slots, self.slot_labels, strict=True):
+                log_items += np.where(labels[None], log_knew[:, None, slots], log_guess[:, None, slots])
+        else:
+            weights = np.empty((n_r, self.n_k, n_i + self.item.size))
+            weights[:, :, :n_i] = self.prior
+            per_label = weights[:, :, n_i:]
+            np.copyto(per_label, log_guess[:, None, :])
+            per_label[:, self.label, self.annotation] = log_knew
+            log_items = np.bincount(
+                self.item_bins[: weights.size], weights=weights.reshape(-1), minlength=n_r * self.n_k * n_i
+            ).reshape(n_r, self.n_k, n_i)
         norm = self.logsumexp(log_items)
         posteriors = np.exp(log_items - norm[:, None, :])
         log_likelihoods = np.array([norm[r].sum() for r in range(n_r)])

@@ -183,6 +183,16 @@ def test_batched_restarts_are_bit_identical_to_one_after_another(block):
         _assert_identical(mace(**arguments, **options), _old_mace(**arguments, **options))
 
 
+@pytest.mark.parametrize("dense", [0, 1000])
+def test_both_ways_of_summing_per_item_are_bit_identical(dense, monkeypatch):
+    """By bincount (no item x slot table) and by the item x slot table whatever its size."""
+    monkeypatch.setattr(_Run, "DENSE", dense)
+    rng = np.random.default_rng(100 + dense)
+    for _ in range(50):
+        arguments, options = _dataset(rng)
+        _assert_identical(mace(**arguments, **options), _old_mace(**arguments, **options))
+
+
 def test_bit_identical_on_a_study_sized_dataset():
     rng = np.random.default_rng(7)
     item = np.repeat(np.arange(2000), 3)
