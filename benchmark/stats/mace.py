@@ -111,17 +111,18 @@ def mace(
         note = "one label only: competence is not identifiable" if n_k <= 1 else "no annotations"
         return Mace(np.full(n_j, np.nan), np.full((n_i, max(n_k, 1)), 1 / max(n_k, 1)), 0.0, method, [note])
     run = _Run(item, annotator, label, n_i, n_j, n_k, variational, (prior_knew, prior_guessed, prior_strategy),
-               0.01 / n_k if smoothing is None else smoothing)
+               0.01 / n_k if smoothing is None else smoothing, max(restarts, 1))
     rng = np.random.default_rng(seed)
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for _ in range(max(restarts, 1)):
-        knew = rng.uniform(0.0, 1.0, n_j)
-        strategy = rng.dirichlet(np.ones(n_k), n_j)
-        outcome = run.fit(knew, 1.0 - knew, strategy, iterations, tolerance)
-        if best is None or outcome[0] > best[0] + 1e-12:
-            best = outcome
-    assert best is not None
-    log_likelihood, competence, posteriors = best
+    # Each restart's start drawn in the order the restarts used to draw them one after another.
+    starts = [(rng.uniform(0.0, 1.0, n_j), rng.dirichlet(np.ones(n_k), n_j)) for _ in range(run.n_r)]
+    knew = np.array([start[0] for start in starts])
+    strategy = np.array([start[1] for start in starts])
+    log_likelihoods, competences, posteriors_all = run.fit(knew, 1.0 - knew, strategy, iterations, tolerance)
+    best = 0
+    for r in range(1, run.n_r):  # the first best run wins, as when the restarts ran one after another
+        if log_likelihoods[r] > log_likelihoods[best] + 1e-12:
+            best = r
+    log_likelihood, competence, posteriors = log_likelihoods[best], competences[best], posteriors_all[best].T.copy()
     competence = np.where(answered > 0, competence, np.nan)
     notes = []
     if n_j - int((answered > 0).sum()):
@@ -130,46 +131,114 @@ def mace(
 
 
 class _Run:
-    """One dataset's EM iterations (the arrays shared by every restart)."""
+    """One dataset's EM iterations, every restart at once: the arrays carry a leading restart axis, so each
+    numpy call serves all the runs still iterating (the cost on large data is the calls, not the arithmetic).
+    Every number is computed by the same operations on the same values, and every sum adds the same numbers
+    in the same order, as when the restarts ran one by one: the results are bit-identical to that
+    (``tests/stats/test_mace_batched.py`` checks it against a copy of the one-by-one code)."""
+
+    DENSE = 2  # item x slot tables up to this many times the annotations replace the bincount
 
     def __init__(
         self, item: np.ndarray, annotator: np.ndarray, label: np.ndarray, n_i: int, n_j: int, n_k: int,
-        variational: bool, priors: tuple[float, float, float], smoothing: float,
+        variational: bool, priors: tuple[float, float, float], smoothing: float, n_r: int,
     ) -> None:
         self.item, self.annotator, self.label = item, annotator, label
-        self.n_i, self.n_j, self.n_k = n_i, n_j, n_k
+        self.n_i, self.n_j, self.n_k, self.n_r = n_i, n_j, n_k, n_r
         self.variational, self.priors, self.smoothing = variational, priors, smoothing
-        self.same = label[:, None] == np.arange(n_k)[None, :]  # annotation x candidate true label
-        # Sums per item by `np.bincount` (much faster than `np.add.at`): each item's prior comes first, then its
-        # annotations in order, so every sum adds the same numbers in the same order as `np.add.at` did.
-        self.items_prior_first = np.concatenate([np.arange(n_i), item])
+        self.annotation = np.arange(label.size)
+        # Sums per item by `np.bincount`, one bin per (restart, true label, item): each item's prior comes
+        # first, then its annotations in order, so every sum adds the same numbers in the same order as one
+        # restart's `np.add.at` per label did. The bins' indices for the first r restarts are a prefix.
+        blocks = np.arange(n_r * n_k)[:, None] * n_i
+        self.item_bins = (blocks + np.concatenate([np.arange(n_i), item])[None, :]).reshape(-1)
         self.prior = np.full(n_i, -np.log(n_k))
-        self.strategy_cell = annotator * n_k + label
+        restart = np.arange(n_r)[:, None]
+        self.annotator_bins = (restart * n_j + annotator[None, :]).reshape(-1)
+        self.strategy_bins = (restart * (n_j * n_k) + (annotator * n_k + label)[None, :]).reshape(-1)
+        # The same sums as sequential adds over item x slot (an item's s-th annotation in slot s; a missing one
+        # adds 0.0, which changes no sum of these non-positive terms), when that table is not much larger.
+        counts = np.bincount(item, minlength=n_i)
+        width = int(counts.max(initial=0))
+        self.slots = None
+        if n_i * width <= self.DENSE * item.size:
+            order = np.argsort(item, kind="stable")
+            slot = np.arange(item.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            self.slots = np.full((width, n_i), item.size)  # the index past the last annotation: a 0.0 term
+            self.slots[slot, item[order]] = order
+            self.slot_labels = np.append(label, -1)[self.slots][:, None, :] == np.arange(n_k)[None, :, None]
 
     def expectations(
         self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray
-    ) -> tuple[float, np.ndarray, np.ndarray]:
-        """E-step: log marginal likelihood, item posteriors, and each annotation's expected "knew" count."""
-        a, j = self.label, self.annotator
-        guess = guessed[j] * strategy[j, a]  # weight of guessing this very label
-        per_label = np.log(knew[j][:, None] * self.same + guess[:, None])  # annotation x true label
-        log_items = np.empty((self.n_i, self.n_k))
-        for k in range(self.n_k):
-            weights = np.concatenate([self.prior, per_label[:, k]])
-            log_items[:, k] = np.bincount(self.items_prior_first, weights=weights, minlength=self.n_i)
-        norm = logsumexp(log_items, axis=1)
-        posteriors = np.exp(log_items - norm[:, None])
-        expected_knew = posteriors[self.item, a] * knew[j] / (knew[j] + guess)
-        return float(norm.sum()), posteriors, expected_knew
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """E-step for r restarts (parameters r x annotator [x label]): their log marginal likelihoods, item
+        posteriors (r x label x item), and each annotation's expected "knew" count (r x annotation)."""
+        a, j, n_r, n_i = self.label, self.annotator, knew.shape[0], self.n_i
+        guess = guessed[:, j] * strategy[:, j, a]  # weight of guessing this very label
+        knew_j = knew[:, j]
+        # log(knew [a = t] + guess) per true label t: log(guess) where t is not the answer (knew * 0 + guess is
+        # guess exactly), log(knew + guess) where it is; written after each (restart, label)'s item priors.
+        log_guess, log_knew = np.log(guess), np.log(knew_j + guess)
+        if self.slots is not None:
+            zero = np.zeros((n_r, 1))
+            log_guess, log_knew = np.concatenate([log_guess, zero], 1), np.concatenate([log_knew, zero], 1)
+            log_items = np.repeat(np.broadcast_to(self.prior, (n_r, 1, n_i)), self.n_k, axis=1)
+            for slots, labels in zip(self.slots, self.slot_labels, strict=True):
+                log_items += np.where(labels[None], log_knew[:, None, slots], log_guess[:, None, slots])
+        else:
+            weights = np.empty((n_r, self.n_k, n_i + self.item.size))
+            weights[:, :, :n_i] = self.prior
+            per_label = weights[:, :, n_i:]
+            np.copyto(per_label, log_guess[:, None, :])
+            per_label[:, self.label, self.annotation] = log_knew
+            log_items = np.bincount(
+                self.item_bins[: weights.size], weights=weights.reshape(-1), minlength=n_r * self.n_k * n_i
+            ).reshape(n_r, self.n_k, n_i)
+        norm = self.logsumexp(log_items)
+        posteriors = np.exp(log_items - norm[:, None, :])
+        log_likelihoods = np.array([norm[r].sum() for r in range(n_r)])
+        expected_knew = posteriors[:, a, self.item] * knew_j / (knew_j + guess)
+        return log_likelihoods, posteriors, expected_knew
+
+    def logsumexp(self, log_items: np.ndarray) -> np.ndarray:
+        """`scipy.special.logsumexp` over the labels of r x label x item, by its very operations (the maximum
+        and the ties' count m apart, log1p(sum of the rest's exp / m) + log(m) + maximum) done label by label,
+        without its array-API overhead or its direct sum kept for non-finite results; where a result is not
+        finite, scipy's own function gives them all. With at most 3 labels, the sum has at most two non-zero
+        terms (the maximum's is zero), so any order gives it; with more it is numpy's sum over rows of
+        item x label, as scipy sums."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            maximum = log_items.max(axis=1)
+            ties = log_items == maximum[:, None, :]
+            m = np.count_nonzero(ties, axis=1).astype(np.float64)
+            terms = np.exp(log_items - maximum[:, None, :])
+            np.copyto(terms, 0.0, where=ties)
+            if self.n_k <= 3:
+                total = terms[:, 0] + terms[:, 1] if self.n_k == 2 else terms[:, 0] + terms[:, 1] + terms[:, 2]
+            else:
+                total = np.ascontiguousarray(terms.transpose(0, 2, 1)).reshape(-1, self.n_k).sum(axis=1)
+                total = total.reshape(maximum.shape)
+            total = np.where(total == 0, total, total / m)
+            out = np.log1p(total) + np.log(m) + maximum
+        if np.isfinite(out).all():
+            return out
+        rows = np.ascontiguousarray(log_items.transpose(0, 2, 1)).reshape(-1, self.n_k)
+        return logsumexp(rows, axis=1).reshape(maximum.shape)
 
     def maximise(self, expected_knew: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """M-step: the parameters (or, under variational Bayes, the mean-field weights) from expected counts."""
-        j = self.annotator
-        knew_counts = np.bincount(j, weights=expected_knew, minlength=self.n_j)
-        guess_counts = np.bincount(j, weights=1.0 - expected_knew, minlength=self.n_j)
+        n_r = expected_knew.shape[0]
+        size = expected_knew.size
+        knew_counts = np.bincount(
+            self.annotator_bins[:size], weights=expected_knew.reshape(-1), minlength=n_r * self.n_j
+        ).reshape(n_r, self.n_j)
+        guessed = (1.0 - expected_knew).reshape(-1)
+        guess_counts = np.bincount(
+            self.annotator_bins[:size], weights=guessed, minlength=n_r * self.n_j
+        ).reshape(n_r, self.n_j)
         strategy_counts = np.bincount(
-            self.strategy_cell, weights=1.0 - expected_knew, minlength=self.n_j * self.n_k
-        ).reshape(self.n_j, self.n_k)
+            self.strategy_bins[:size], weights=guessed, minlength=n_r * self.n_j * self.n_k
+        ).reshape(n_r, self.n_j, self.n_k)
         if self.variational:
             prior_knew, prior_guessed, prior_strategy = self.priors
             total = digamma(knew_counts + guess_counts + prior_knew + prior_guessed)
@@ -177,24 +246,30 @@ class _Run:
             guessed = np.exp(digamma(guess_counts + prior_guessed) - total)
             strategy = np.exp(
                 digamma(strategy_counts + prior_strategy)
-                - digamma(strategy_counts.sum(axis=1, keepdims=True) + self.n_k * prior_strategy)
+                - digamma(strategy_counts.sum(axis=2, keepdims=True) + self.n_k * prior_strategy)
             )
             return knew, guessed, strategy
         s = self.smoothing
         knew = (knew_counts + s) / (knew_counts + guess_counts + 2 * s)
-        strategy = (strategy_counts + s) / (strategy_counts.sum(axis=1, keepdims=True) + self.n_k * s)
+        strategy = (strategy_counts + s) / (strategy_counts.sum(axis=2, keepdims=True) + self.n_k * s)
         return knew, 1.0 - knew, strategy
 
     def fit(
         self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray, iterations: int, tolerance: float
-    ) -> tuple[float, np.ndarray, np.ndarray]:
-        """Iterate from one start; returns the log-likelihood, the competence and the posteriors."""
-        previous = -np.inf
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Iterate every restart from its start, in lockstep; a restart whose log-likelihood has settled stops
+        (its parameters no longer change) while the others go on. Returns each restart's log-likelihood,
+        competence and posteriors."""
+        knew, guessed, strategy = knew.copy(), guessed.copy(), strategy.copy()
+        previous = np.full(self.n_r, -np.inf)
+        running = np.arange(self.n_r)
         for _ in range(max(iterations, 1)):
-            log_likelihood, _, expected_knew = self.expectations(knew, guessed, strategy)
-            knew, guessed, strategy = self.maximise(expected_knew)
-            if abs(log_likelihood - previous) < tolerance:
+            log_likelihoods, _, expected_knew = self.expectations(knew[running], guessed[running], strategy[running])
+            knew[running], guessed[running], strategy[running] = self.maximise(expected_knew)
+            settled = np.abs(log_likelihoods - previous[running]) < tolerance
+            previous[running] = log_likelihoods
+            running = running[~settled]
+            if not running.size:
                 break
-            previous = log_likelihood
-        log_likelihood, posteriors, _ = self.expectations(knew, guessed, strategy)
-        return log_likelihood, knew, posteriors
+        log_likelihoods, posteriors, _ = self.expectations(knew, guessed, strategy)
+        return log_likelihoods, knew, posteriors
