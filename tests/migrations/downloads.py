@@ -155,6 +155,8 @@ ADDED.update({
         "researchers pay by it; empty for annotators with an account)",
     ("GET /annotate/studies/*/export.csv*", "crowd_outcome"): "issue 26: whether a crowd annotator finished or was "
         "screened out (empty for annotators with an account)",
+    ("GET /annotate/studies/*/export.csv*", "annotator_removed_at"): "issue 26: when a researcher removed the "
+        "annotator from the pool; their submitted work is kept and marked",
 })
 _QUALITY = "issue 26: each annotator's agreement with the others and with gold, and MACE competence"
 ADDED.update({
