@@ -126,7 +126,8 @@ def test_an_annotator_works_through_two_studies_and_the_researcher_sees_it(brows
 
         dashboard.reload()
         expect(dashboard.locator(".stats")).to_contain_text("(2 of 4)")
-        row = dashboard.get_by_role("row", name=re.compile(r"^ana\b"))
+        annotators = dashboard.get_by_role("region", name="Annotators", exact=True)
+        row = annotators.get_by_role("row", name=re.compile(r"^ana\b"))
         expect(row).to_contain_text("2")
         screenshot(dashboard, "annotation/10-researcher-dashboard")
     finally:
