@@ -197,7 +197,7 @@ def agent_turns(seats: Sequence[Seat], turns: Sequence[Turn]) -> list[int]:
             if turn.seat_id in agents and turn.action_type not in (ActionType.NONE, ActionType.LEAVE)]
 
 
-def _typed(text: str) -> str:
+def typed(text: str) -> str:
     """``text`` without NUL characters: no keyboard types one, and PostgreSQL cannot store one in text
     (a draft saved as posted was a 500 there)."""
     return text.replace("\x00", "")
@@ -207,7 +207,7 @@ def _field_text(data: Mapping[str, Any], name: str) -> str:
     value = data.get(name)
     if isinstance(value, list | tuple):
         value = value[-1] if value else None
-    return "" if value is None else _typed(str(value))
+    return "" if value is None else typed(str(value))
 
 
 def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
@@ -217,7 +217,7 @@ def _field_texts(data: Mapping[str, Any], name: str) -> list[str]:
     else:
         value = data.get(name)
         values = value if isinstance(value, list | tuple) else [] if value is None else [value]
-    return [_typed(str(value)) for value in values]
+    return [typed(str(value)) for value in values]
 
 
 def _read_answer(

@@ -25,6 +25,7 @@ from ..adjudication import (
     read_decisions,
     save_curation,
 )
+from ..answer_forms import typed
 from ..item_review import review
 from ..models import Curation, Study, StudyItem
 from ..permissions import is_researcher
@@ -100,15 +101,17 @@ def adjudicate(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
         messages.error(request, f"Item {item.position + 1} is a {item.get_kind_display()} item: its known answers are "
                        "set with the item, and only regular items are adjudicated.")
         return redirect("annotator:item-review", slug=study.slug, item_id=item.pk)
-    final = request.POST.get("action") == "final"
+    posted = request.POST.copy()
+    for key in posted:  # no NUL in what is stored: no keyboard types one, and PostgreSQL stores none
+        posted.setlist(key, [typed(value) for value in posted.getlist(key)])
+    final = posted.get("action") == "final"
     cells = review(item, blinded=True).cells
     try:
-        decided = read_decisions(cells, request.POST, final=final)
-        save_curation(item, request.user, decided, final=final, note=request.POST.get("note", "").strip(),
-                      cells=len(cells))
+        decided = read_decisions(cells, posted, final=final)
+        save_curation(item, request.user, decided, final=final, note=posted.get("note", "").strip(), cells=len(cells))
     except CurationRefused as refused:
         messages.error(request, "Nothing was saved: fix the problems marked below.")
-        return _page(request, study, item, researcher, posted=request.POST, errors=refused.errors, status=400)
+        return _page(request, study, item, researcher, posted=posted, errors=refused.errors, status=400)
     messages.success(request, f"Gold of item {item.position + 1} " + ("finalised." if final else "saved as a draft."))
     return redirect("annotator:item-review", slug=study.slug, item_id=item.pk)
 
