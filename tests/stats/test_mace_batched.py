@@ -27,7 +27,7 @@ def _old_mace(
     prior_guessed: float = 0.5,
     prior_strategy: float = 10.0,
     smoothing: float | None = None,
-    iterations: int = 200,
+    iterations: int = 50,  # the default of `mace` since it took the authors' tool's (it was 200 then)
     restarts: int = 10,
     tolerance: float = 1e-9,
     seed: int = 0,
