@@ -19,10 +19,11 @@ are two views of it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
@@ -31,10 +32,16 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import COLUMNS, Target
 from benchmark.models import Answer, Question
-from benchmark.stats.annotator_agreement import METHODS, annotator_agreement
+from benchmark.stats.annotator_agreement import (
+    METHODS,
+    coded_annotator_agreement,
+    first_answers,
+    gold_answers,
+    nominal_labels,
+)
 
 from ..models import Annotation, Curation, Study, StudyItem
-from .units import unit_name, unit_target
+from .units import unit_target
 
 
 @dataclass
@@ -85,45 +92,89 @@ def study_annotator_agreement(
     ).values_list(
         "response__curation__item_id", "question__key", "value", "number", *COLUMNS,
     ).order_by("pk")
-    answers: dict[str, list[tuple[str, int, Any]]] = defaultdict(list)
-    gold: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    by_key = {question.key: question for question in questions}
-    for annotator_id, item_id, key, value, number, *target in rows:
-        answer = _value(by_key[key], item_id, target, value, number)
-        if answer is not None:
-            answers[key].append((answer[0], annotator_id, answer[1]))
-    adjudicated = set()
-    for item_id, key, value, number, *target in gold_rows:
-        answer = _value(by_key[key], item_id, target, value, number)
-        if answer is not None:
-            gold[key].append(answer)
-            adjudicated.add(item_id)
+    gold_rows = list(gold_rows)
+    answers: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    gold: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        answers[row[2]].append(row)
+    for row in gold_rows:
+        gold[row[1]].append(row)
+    numeric = {question.key for question in questions if _kind_of(question) == "numeric"}
+    adjudicated = {row[0] for row in gold_rows if _given(row[2], row[3], row[1] in numeric)}
     return StudyAnnotatorAgreement(
         [_question(question, answers[question.key], gold[question.key], seed) for question in questions],
         len(adjudicated),
     )
 
 
-def _value(question: Question, item_id: int, target: list[Any], value: str, number: float | None
-           ) -> tuple[str, Any] | None:
-    """The answer's rated unit and value (its number for a numeric question); None for a blank or n/a answer."""
-    unit = unit_name(str(item_id), unit_target(question, Target.from_columns(*target)))
-    if _kind_of(question) == "numeric":
-        return None if number is None else (unit, float(number))
-    return None if value == "" else (unit, value)
+def _given(value: str, number: float | None, numeric: bool) -> bool:
+    """Whether an answer has a value to compare: a number for a numeric question (not "not applicable"),
+    else a text that is not blank."""
+    return number is not None and number == number if numeric else value is not None and value != ""
 
 
-def _question(question: Question, answers: list[tuple[str, int, Any]], gold: list[tuple[str, Any]], seed: int
+class _Units:
+    """A question's rated units as integers (the item's id and the code of its ``units.unit_target``), the target
+    worked out once per distinct target columns rather than a unit named per answer: the same units, as the
+    statistics only tell them apart."""
+
+    SPAN = 1 << 20  # unit target codes per item: more than any item has seats, goals or turns
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+        self.of_columns: dict[tuple[Any, ...], int] = {}  # target columns -> unit target code
+        self.codes: dict[Target, int] = {}
+
+    def keys(self, item_ids: Sequence[int], targets: list[tuple[Any, ...]]) -> np.ndarray:
+        """One integer per row naming its unit."""
+        for columns in set(targets) - self.of_columns.keys():
+            unit = unit_target(self.question, Target.from_columns(*columns))
+            self.of_columns[columns] = self.codes.setdefault(unit, len(self.codes))
+        codes = np.array([self.of_columns[columns] for columns in targets], dtype=np.int64)
+        return np.asarray(item_ids, dtype=np.int64).reshape(-1) * self.SPAN + codes
+
+
+def _question(question: Question, rows: list[tuple[Any, ...]], gold_rows: list[tuple[Any, ...]], seed: int
               ) -> QuestionAgreement:
+    """One question's figures from its answer rows (annotator, item, key, value, number, target columns) and its
+    gold rows (item, key, value, number, target columns), each in the order answered: coded as
+    ``annotator_agreement`` codes the long table of (unit name, annotator, value) these rows stand for."""
     numeric = _kind_of(question) == "numeric"
     choices = [str(choice["value"]) for choice in get_kind(question.kind).choices(question) if "value" in choice]
-    table = pd.DataFrame.from_records(answers, columns=["item", "annotator", "value"])
-    gold_table = pd.DataFrame.from_records(gold, columns=["item", "value"]).drop_duplicates("item")
-    figures = annotator_agreement(table, numeric=numeric, gold=gold_table, categories=choices or None, seed=seed)
-    return QuestionAgreement(
-        question.key, question.prompt, numeric, {int(k): v for k, v in figures.annotators.items()},
-        figures.methods, figures.notes,
+    units = _Units(question)
+    width = 5 + len(COLUMNS)
+    columns = list(zip(*rows, strict=True)) or [()] * width
+    given = np.array([_given(value, number, numeric) for value, number in zip(columns[3], columns[4], strict=True)],
+                     dtype=bool).reshape(-1)
+    unit = units.keys(columns[1], list(zip(*columns[5:], strict=True)))[given]
+    annotator_ids = np.asarray(columns[0], dtype=np.int64).reshape(-1)[given]
+    names = sorted(set(annotator_ids.tolist()), key=str)
+    by_id = np.array(sorted(names), dtype=np.int64)
+    position = np.array([names.index(annotator_id) for annotator_id in by_id.tolist()], dtype=np.intp)
+    annotator = position[np.searchsorted(by_id, annotator_ids)]
+    first = first_answers(pd.factorize(unit)[0], annotator)
+    item, item_units = pd.factorize(unit[first])
+    annotator = annotator[first]
+    labels: list[Any] = []
+    if numeric:
+        value = np.asarray(columns[4], dtype=float).reshape(-1)[given][first]
+    else:
+        codes, used = pd.factorize(np.asarray(columns[3], dtype=object).reshape(-1)[given][first])
+        labels = nominal_labels(choices or None, list(used))
+        value = np.array([labels.index(label) for label in used], dtype=np.intp)[codes]
+    gold_by_unit: dict[int, Any] = {}  # the first gold answer given to each unit
+    gold_columns = list(zip(*gold_rows, strict=True)) or [()] * (width - 1)
+    gold_units = units.keys(gold_columns[0], list(zip(*gold_columns[4:], strict=True)))
+    for key, text, number in zip(gold_units.tolist(), gold_columns[2], gold_columns[3], strict=True):
+        if key not in gold_by_unit and _given(text, number, numeric):
+            gold_by_unit[key] = float(number) if numeric else text
+    gold, gold_labels = gold_answers([gold_by_unit.get(key) for key in item_units.tolist()], numeric, labels)
+    figures = coded_annotator_agreement(
+        item, annotator, value, names=names, numeric=numeric, labels=labels, gold=gold, gold_labels=gold_labels,
+        seed=seed,
     )
+    return QuestionAgreement(question.key, question.prompt, numeric, figures.annotators, figures.methods,
+                             figures.notes)
 
 
 def report_section(

@@ -20,20 +20,24 @@ rated unit, so a per-seat question's seats are items of their own), and per anno
   items nobody has adjudicated too. Undefined (None) with fewer than two annotators or one category.
 
 Parley's own code: no kept library gives per-annotator agreement over an incomplete design; the kappas
-are ``kappa.cohen_kappa_from_pairs``.
+are ``kappa.cohen_kappa_from_table``'s. The figures are computed on integer codes (``coded_annotator_agreement``):
+every pair of answers to one item is an array row, and the counts are ``np.bincount``s, so a study of 45,000
+answers costs a few array passes rather than a Python loop per pair. ``annotator_agreement`` codes a long table
+for it; a study report codes its answer rows straight (``annotator.reports.annotators``). Means of float
+differences add the same numbers in the same order as a list of the pairs would (other annotators in the order
+they first answered, then the annotator's own answers in order), so not even their last bit depends on the path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .kappa import cohen_kappa_from_pairs
+from .kappa import cohen_kappa_from_table
 from .mace import VARIATIONAL_METHOD, mace
 from .tables import ANNOTATOR, ITEM, VALUE, drop_missing
 
@@ -58,7 +62,7 @@ METHODS = {
 class AnnotatorAgreement:
     """One question's figures per annotator (``annotators``: name -> figures) and the notes."""
 
-    annotators: dict[str, dict[str, Any]]
+    annotators: dict[Any, dict[str, Any]]
     numeric: bool
     notes: list[str] = field(default_factory=list)
 
@@ -69,7 +73,7 @@ class AnnotatorAgreement:
         return {key: text for key, text in METHODS.items() if not key.endswith(left_out)}
 
 
-def _mean(values: Sequence[float]) -> float | None:
+def _mean(values: np.ndarray) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
@@ -85,79 +89,187 @@ def annotator_agreement(
 
     ``table``: one row per answer (``item``, ``annotator``, ``value``; numbers for a numeric question);
     blank answers are dropped, and an annotator's second answer to one item is ignored. ``gold``: one
-    row per adjudicated item (``item``, ``value``). ``categories``: a nominal question's choices, in
-    order (answers outside them count as categories of their own).
+    row per adjudicated item (``item``, ``value``; a blank value is no gold answer; of two rows for one item
+    the last counts). ``categories``: a nominal question's choices, in order (answers outside them count as
+    categories of their own).
     """
     answers = drop_missing(table, ITEM, ANNOTATOR, VALUE).drop_duplicates([ITEM, ANNOTATOR])
-    answers = answers[[ITEM, ANNOTATOR, VALUE]].reset_index(drop=True)
-    labels = list(categories or []) + sorted(set(answers[VALUE]) - set(categories or []), key=str)
+    labels = nominal_labels(categories, answers[VALUE].unique())
     names = sorted(answers[ANNOTATOR].unique(), key=str)
+    item, items = pd.factorize(answers[ITEM])
+    annotator = answers[ANNOTATOR].map({name: j for j, name in enumerate(names)}).to_numpy(dtype=np.intp)
+    if numeric:
+        value = answers[VALUE].to_numpy(dtype=float)
+    else:
+        value = answers[VALUE].map({label: k for k, label in enumerate(labels)}).to_numpy(dtype=np.intp)
+    gold_codes, gold_labels = None, labels
+    if gold is not None:
+        given = drop_missing(gold, ITEM, VALUE)
+        given = dict(zip(given[ITEM], given[VALUE], strict=True))
+        answered = [given.get(name) for name in items]
+        gold_codes, gold_labels = gold_answers(answered, numeric, labels)
+    return coded_annotator_agreement(
+        item, annotator, value, names=names, numeric=numeric, labels=labels, gold=gold_codes,
+        gold_labels=gold_labels, seed=seed,
+    )
+
+
+def nominal_labels(categories: Sequence[Any] | None, used: Sequence[Any]) -> list[Any]:
+    """A nominal question's labels: its choices in order, then the other values answered, sorted as text."""
+    return list(categories or []) + sorted(set(used) - set(categories or []), key=str)
+
+
+def gold_answers(answers: Sequence[Any], numeric: bool, labels: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Each item code's gold answer (None: no gold) as ``coded_annotator_agreement`` takes it: numbers (NaN for
+    none) for a numeric question; else codes (-1 for none) into the labels and then the gold answers outside
+    them, sorted as text, which it returns too."""
+    if numeric:
+        return np.array([np.nan if answer is None else float(answer) for answer in answers], dtype=float), labels
+    present = [answer for answer in answers if answer is not None]
+    gold_labels = labels + sorted(set(present) - set(labels), key=str)
+    index = {label: k for k, label in enumerate(gold_labels)}
+    return np.array([-1 if answer is None else index[answer] for answer in answers], dtype=np.intp), gold_labels
+
+
+def first_answers(item: np.ndarray, annotator: np.ndarray) -> np.ndarray:
+    """Which rows are an annotator's first answer to their item (a mask): later ones are ignored."""
+    keep = np.zeros(len(item), dtype=bool)
+    if len(item):
+        key = np.asarray(item, dtype=np.int64) * (int(np.max(annotator)) + 1) + np.asarray(annotator, dtype=np.int64)
+        keep[np.unique(key, return_index=True)[1]] = True
+    return keep
+
+
+def _pairs(item: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (one answer, another answer to the same item), as two arrays of row numbers."""
+    order = np.argsort(item, kind="stable")
+    ordered = item[order]
+    start = np.searchsorted(ordered, ordered, side="left")
+    size = np.searchsorted(ordered, ordered, side="right") - start
+    position = np.arange(len(item)) - start
+    mine, theirs = [], []
+    for step in range(1, int(size.max(initial=0))):
+        shared = size > step
+        mine.append(order[shared])
+        theirs.append(order[start[shared] + (position[shared] + step) % size[shared]])
+    empty = np.zeros(0, dtype=np.intp)
+    return np.concatenate([empty, *mine]), np.concatenate([empty, *theirs])
+
+
+def coded_annotator_agreement(
+    item: np.ndarray,
+    annotator: np.ndarray,
+    value: np.ndarray,
+    *,
+    names: Sequence[Any],
+    numeric: bool,
+    labels: Sequence[Any] = (),
+    gold: np.ndarray | None = None,
+    gold_labels: Sequence[Any] = (),
+    seed: int = 0,
+) -> AnnotatorAgreement:
+    """Per-annotator figures of one question from integer codes (see the module docstring).
+
+    One row per answer, at most one per (item, annotator) (``first_answers``), in the order they were given:
+    ``item`` codes, ``annotator`` codes indexing ``names`` (every name answered), and ``value``: the number
+    for a numeric question, else a code indexing ``labels`` (``nominal_labels``). ``gold``: per item code its
+    gold answer (``gold_answers``: a number or NaN, or a code indexing ``gold_labels``, which begin with
+    ``labels``, or -1), None when no gold was given.
+    """
+    item, annotator = np.asarray(item, dtype=np.intp), np.asarray(annotator, dtype=np.intp)
+    value = np.asarray(value, dtype=float if numeric else np.intp)
+    n_j, labels = len(names), list(labels)
     result = AnnotatorAgreement({name: {"answers": 0} for name in names}, numeric)
-    by_annotator = {name: dict(zip(rows[ITEM], rows[VALUE], strict=True))
-                    for name, rows in answers.groupby(ANNOTATOR, sort=False)}
-    gold_values = {} if gold is None else dict(zip(gold[ITEM], gold[VALUE], strict=True))
-    pair_kappas: dict[str, list[float]] = {name: [] for name in names}
+    answers = np.bincount(annotator, minlength=n_j)
+    mine, theirs = _pairs(item)
+    # Pairs in the order the figures add them: by annotator, then by the other annotator in the order they
+    # first answered, then by the annotator's own answers in order.
+    first = np.full(n_j, len(item))
+    np.minimum.at(first, annotator, np.arange(len(item)))
+    arrival = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    order = np.lexsort((mine, arrival[annotator[theirs]], annotator[mine]))
+    mine, theirs = mine[order], theirs[order]
+    pair_bounds = np.searchsorted(annotator[mine], np.arange(n_j + 1))
+    equal = value[mine] == value[theirs]
+    shared = np.bincount(annotator, weights=np.bincount(item)[item] > 1, minlength=n_j)
+    # Each annotator's answers to items with a gold answer, in order, and that gold answer.
+    given = np.zeros(len(item), dtype=value.dtype) if gold is None else np.asarray(gold, dtype=value.dtype)[item]
+    graded = np.zeros(0, dtype=np.intp)
+    if gold is not None:
+        graded = np.flatnonzero(~np.isnan(given) if numeric else given >= 0)
+        graded = graded[np.argsort(annotator[graded], kind="stable")]
+    gold_bounds = np.searchsorted(annotator[graded], np.arange(n_j + 1))
+    gold_equal = value[graded] == given[graded]
+    pair_kappas: list[list[float]] = [[] for _ in names]
     if not numeric:
-        for first, second in combinations(names, 2):
-            shared = by_annotator[first].keys() & by_annotator[second].keys()
-            if shared:
-                kappa = cohen_kappa_from_pairs(
-                    [(by_annotator[first][i], by_annotator[second][i]) for i in shared], labels
-                ).value
-                if kappa is not None:
-                    pair_kappas[first].append(kappa)
-                    pair_kappas[second].append(kappa)
-    for name in names:
-        result.annotators[name] = _figures(name, by_annotator, gold_values, pair_kappas[name], numeric, labels)
-    competence = _competence(answers, names, labels, seed, result.notes) if not numeric else {}
-    for name in names:
-        if not numeric:
-            result.annotators[name]["competence"] = competence.get(name)
-    if len(names) < 2:
+        for first_name, second_name, kappa in _pair_kappas(annotator[mine], annotator[theirs], value[mine],
+                                                           value[theirs], n_j, len(labels)):
+            pair_kappas[first_name].append(kappa)
+            pair_kappas[second_name].append(kappa)
+    for j, name in enumerate(names):
+        pairs = slice(int(pair_bounds[j]), int(pair_bounds[j + 1]))
+        grades = slice(int(gold_bounds[j]), int(gold_bounds[j + 1]))
+        with_others: dict[str, Any] = {
+            "items": int(shared[j]), "pairs": pairs.stop - pairs.start, "agreement": _mean(equal[pairs]),
+        }
+        with_gold: dict[str, Any] = {"items": grades.stop - grades.start, "agreement": _mean(gold_equal[grades])}
+        if numeric:
+            with_others["mean_abs_difference"] = _mean(np.abs(value[mine[pairs]] - value[theirs[pairs]]))
+            rows = graded[grades]
+            with_gold["mean_abs_difference"] = _mean(np.abs(value[rows] - given[rows]))
+        else:
+            with_others["kappa"] = _mean(np.array(pair_kappas[j]))
+            rows = graded[grades]
+            with_gold["kappa"] = _gold_kappa(value[rows], given[rows], len(labels), len(gold_labels))
+        result.annotators[name] = {"answers": int(answers[j]), "others": with_others, "gold": with_gold}
+    if not numeric:
+        competence = _competence(item, annotator, value, n_j, len(labels), seed, result.notes)
+        for name, figure in zip(names, competence, strict=True):
+            result.annotators[name]["competence"] = figure
+    if n_j < 2:
         result.notes.append("agreement with others: a single annotator answered this question")
-    if gold is not None and not any(figures["gold"]["items"] for figures in result.annotators.values()):
+    if gold is not None and not len(graded):
         result.notes.append("agreement with gold: no item with a gold answer was answered")
     return result
 
 
-def _figures(
-    name: str, by_annotator: dict[str, dict[Any, Any]], gold: dict[Any, Any], kappas: list[float], numeric: bool,
-    labels: list[Any],
-) -> dict[str, Any]:
-    mine = by_annotator[name]
-    others = [(value, theirs[item]) for other, theirs in by_annotator.items() if other != name
-              for item, value in mine.items() if item in theirs]
-    shared_items = {item for other, theirs in by_annotator.items() if other != name for item in mine if item in theirs}
-    with_others: dict[str, Any] = {
-        "items": len(shared_items),
-        "pairs": len(others),
-        "agreement": _mean([float(a == b) for a, b in others]),
-    }
-    graded = [(value, gold[item]) for item, value in mine.items() if item in gold]
-    with_gold: dict[str, Any] = {"items": len(graded), "agreement": _mean([float(a == b) for a, b in graded])}
-    if numeric:
-        with_others["mean_abs_difference"] = _mean([abs(float(a) - float(b)) for a, b in others])
-        with_gold["mean_abs_difference"] = _mean([abs(float(a) - float(b)) for a, b in graded])
-    else:
-        with_others["kappa"] = _mean(kappas)
-        gold_labels = labels + sorted({value for _, value in graded} - set(labels), key=str)
-        with_gold["kappa"] = cohen_kappa_from_pairs(graded, gold_labels).value if graded else None
-    return {"answers": len(mine), "others": with_others, "gold": with_gold}
+def _pair_kappas(
+    first: np.ndarray, second: np.ndarray, first_value: np.ndarray, second_value: np.ndarray, n_j: int, n_k: int
+) -> list[tuple[int, int, float]]:
+    """Cohen's kappa of each two annotators who share an item (the first as rows), in the order of
+    ``itertools.combinations`` of the annotators; pairs whose kappa is undefined are left out."""
+    once = first < second
+    if not once.any():
+        return []
+    key = first[once] * n_j + second[once]
+    pairs, pair = np.unique(key, return_inverse=True)
+    cells = pair.reshape(-1) * n_k * n_k + first_value[once] * n_k + second_value[once]
+    tables = np.bincount(cells, minlength=len(pairs) * n_k * n_k).reshape(-1, n_k, n_k)
+    kappas = []
+    for both, table in zip(pairs.tolist(), tables, strict=True):
+        kappa = cohen_kappa_from_table(table).value
+        if kappa is not None:
+            kappas.append((both // n_j, both % n_j, kappa))
+    return kappas
+
+
+def _gold_kappa(mine: np.ndarray, gold: np.ndarray, n_k: int, n_gold: int) -> float | None:
+    """Cohen's kappa of one annotator's answers against gold, over the labels and the gold answers outside them
+    that this annotator met (the table's size is that of the pairs' own categories)."""
+    if not len(mine):
+        return None
+    table = np.bincount(mine * n_gold + gold, minlength=n_gold * n_gold).reshape(n_gold, n_gold)
+    kept = np.concatenate([np.arange(n_k), np.unique(gold[gold >= n_k])])
+    return cohen_kappa_from_table(table[np.ix_(kept, kept)]).value
 
 
 def _competence(
-    answers: pd.DataFrame, names: list[str], labels: list[Any], seed: int, notes: list[str]
-) -> dict[str, float | None]:
-    """MACE's competence per annotator name; empty (with a note) when MACE cannot tell."""
-    if len(names) < 2 or len(labels) < 2:
+    item: np.ndarray, annotator: np.ndarray, value: np.ndarray, n_j: int, n_k: int, seed: int, notes: list[str]
+) -> list[float | None]:
+    """MACE's competence per annotator code; None for all (with a note) when MACE cannot tell."""
+    if n_j < 2 or n_k < 2:
         notes.append("competence: MACE needs at least two annotators and two categories used")
-        return {}
-    item_codes, _ = pd.factorize(answers[ITEM])
-    annotator_index = {name: j for j, name in enumerate(names)}
-    label_index = {label: k for k, label in enumerate(labels)}
-    result = mace(
-        item_codes, answers[ANNOTATOR].map(annotator_index).to_numpy(), answers[VALUE].map(label_index).to_numpy(),
-        n_annotators=len(names), n_labels=len(labels), seed=seed,
-    )
-    return {name: None if np.isnan(value) else float(value) for name, value in zip(names, result.competence,
-                                                                                     strict=True)}
+        return [None] * n_j
+    item_codes, _ = pd.factorize(item)
+    result = mace(item_codes, annotator, value, n_annotators=n_j, n_labels=n_k, seed=seed)
+    return [None if np.isnan(figure) else float(figure) for figure in result.competence]

@@ -70,7 +70,7 @@ def world(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), transaction.atomic():
         study, _, annotators = adjudicated_study()
         report = build_report(study, resamples=50, seed=3)
-        rows = annotator_quality_rows(study, latest_submitted(study))
+        rows = annotator_quality_rows(study, latest_submitted(study), seed=3)  # MACE's restarts as the report's
         names = {person.username: pseudonym(person.pk) for person in annotators}
         transaction.set_rollback(True)
     return report, rows, names
@@ -114,7 +114,7 @@ def test_competence_is_mace_on_the_regular_answers(world):
                ["none", "none", "none"]]
     items = [i for i in range(4) for _ in range(3)]
     labels = [choices.index(answer) for row in answers for answer in row]
-    expected = mace(items, [0, 1, 2] * 4, labels, n_labels=3, seed=0).competence
+    expected = mace(items, [0, 1, 2] * 4, labels, n_labels=3, seed=3).competence  # the report's seed
     got = [figures(world, "barrier", who)["competence"] for who in "ABC"]
     assert got == pytest.approx(expected.tolist())
 
