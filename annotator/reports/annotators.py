@@ -72,20 +72,24 @@ def _kind_of(question: Question) -> str | None:
 
 
 def study_annotator_agreement(
-    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question] | None = None, *, seed: int = 0
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question] | None = None, *, seed: int = 0,
+    rows: Iterable[tuple[Any, ...]] | None = None,
 ) -> StudyAnnotatorAgreement:
     """Every rated question's per-annotator figures in ``study``, from ``latest``, each assignment's latest
     submitted annotation (``build.latest_submitted``; see the module docstring). ``questions``: the study's
-    instrument's, in order, when the caller has them (two queries then, else three)."""
+    instrument's, in order, when the caller has them. ``rows``: the answers of ``latest`` on regular items when
+    the caller has read them (the report: ``build.StudyData.answer_rows``), in the order given, each as annotator
+    id, item pk, question key, text, number and target columns; one query then (for gold), else two or three."""
     if questions is None:
         questions = study.instrument.questions.order_by("position")
     questions = [question for question in questions if _kind_of(question)]
     keys = [question.key for question in questions]
-    regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
-    rows = Answer.objects.filter(response__in=regular.values("response_id"), question__key__in=keys).values_list(
-        "response__annotation__assignment__annotator_id", "response__annotation__assignment__item_id",
-        "question__key", "value", "number", *COLUMNS,
-    ).order_by("pk")
+    if rows is None:
+        regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
+        rows = Answer.objects.filter(response__in=regular.values("response_id"), question__key__in=keys).values_list(
+            "response__annotation__assignment__annotator_id", "response__annotation__assignment__item_id",
+            "question__key", "value", "number", *COLUMNS,
+        ).order_by("pk")
     gold_rows = Answer.objects.filter(
         response__curation__item__study=study, response__curation__item__kind=StudyItem.Kind.REGULAR,
         response__curation__status=Curation.Status.FINAL, question__key__in=keys,
@@ -178,10 +182,12 @@ def _question(question: Question, rows: list[tuple[Any, ...]], gold_rows: list[t
 
 
 def report_section(
-    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question], *, seed: int = 0
+    study: Study, latest: QuerySet[Annotation], questions: Iterable[Question], *, seed: int = 0,
+    rows: Iterable[tuple[Any, ...]] | None = None,
 ) -> dict[str, Any]:
-    """The report's ``annotators`` section: per question, each annotator's figures by pseudonym; the notes."""
-    agreement = study_annotator_agreement(study, latest, questions, seed=seed)
+    """The report's ``annotators`` section: per question, each annotator's figures by pseudonym; the notes.
+    ``rows``: the answers the report has read (see ``study_annotator_agreement``)."""
+    agreement = study_annotator_agreement(study, latest, questions, seed=seed, rows=rows)
     return {
         "gold_items": agreement.gold_items,
         "questions": {

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,9 @@ class StudyData:
     conditions: dict[str, str] = field(default_factory=dict)
     respondent_kinds: Sequence[str] = DEFAULT_RESPONDENTS
     external: set[str] = field(default_factory=set)  # pseudonyms of annotators whose ratings were imported
+    # The answers again, in the order given (pk) and as ``annotators.study_annotator_agreement`` reads them:
+    # annotator id, item pk, key, text, number, target columns.
+    answer_rows: list[tuple[Any, ...]] | None = None
 
 
 def compared_kinds(asked: Iterable[str]) -> list[str]:
@@ -154,6 +158,8 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     other_instruments = 0
     generated: Counter[str] = Counter()
     annotation_of: dict[int, int] = {}  # response pk -> annotation pk
+    annotator_of: dict[int, int] = {}  # response pk -> annotator (user) id
+    item_of: dict[int, int] = {}  # response pk -> study item pk
     external: set[str] = set()
     rows = latest.values_list(
         "pk", "response_id", "assignment__item_id", "assignment__item__kind", "assignment__annotator_id",
@@ -167,18 +173,27 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         if external_number is not None:
             external.add(pseudonym(annotator_id))
         annotation_of[response_id] = pk
+        annotator_of[response_id], item_of[response_id] = annotator_id, item_id
         other_instruments += instrument_id != study.instrument_id
         if generated_by:
             generated[generated_by] += 1
 
     regular = latest.filter(assignment__item__kind=StudyItem.Kind.REGULAR)
     keys = [question.key for question in questions]
+    rows = list(
+        Answer.objects.filter(response__in=regular.values("response_id"), question__key__in=keys)
+        .order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
+        .values_list("response_id", "question__key", "value", "number", *COLUMNS, "pk")
+    )
     answers = [
         (annotation_of[response_id], key, tuple(target), value, number)
-        for response_id, key, value, number, *target in Answer.objects.filter(
-            response__in=regular.values("response_id"), question__key__in=keys
-        ).order_by("response__annotation", "question__position", "seat_position", "pk")  # as before the move
-        .values_list("response_id", "question__key", "value", "number", *COLUMNS)
+        for response_id, key, value, number, *target, _ in rows
+    ]
+    # The same rows as the annotators section reads them (``annotators.study_annotator_agreement``), in its order.
+    rows.sort(key=itemgetter(-1))
+    answer_rows = [
+        (annotator_of[response_id], item_of[response_id], key, value, number, *target)
+        for response_id, key, value, number, *target, _ in rows
     ]
     spans = read_spans(
         regular, [q.key for q in questions if get_kind(q.kind).agreement == "spans"], units, annotations
@@ -196,7 +211,7 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
         )
     return StudyData(
         units, annotations, excluded, other_instruments, generated, answers, spans, automated, conditions,
-        respondent_kinds, external,
+        respondent_kinds, external, answer_rows,
     )
 
 
@@ -254,7 +269,7 @@ def build_report(
         "skipped_questions": {},
         "agentsense": None,
         "span_review": review,
-        "annotators": report_section(study, latest_submitted(study), questions, seed=seed),
+        "annotators": report_section(study, latest_submitted(study), questions, seed=seed, rows=data.answer_rows),
         "methods": study_methods(resamples, seed),
         "notes": _study_notes(data) + review_note(review),
     }
