@@ -49,7 +49,7 @@ from benchmark.instruments.kinds import get_kind
 from benchmark.instruments.kinds.base import NOT_APPLICABLE
 from benchmark.instruments.respondents import pseudonym
 from benchmark.instruments.targets import COLUMNS
-from benchmark.models import Answer, Question, Respondent, Response
+from benchmark.models import Answer, Episode, Question, Respondent, Response
 from benchmark.stats import cluster_bootstrap_accuracy, coded_question, question_report, span_question_report
 from benchmark.stats.bootstrap import DEFAULT_RESAMPLES
 from benchmark.stats.plain import plain_report
@@ -202,8 +202,9 @@ def _read(study: Study, questions: list[Question], respondent_kinds: Sequence[st
     automated: list[RespondentAnswer] = []
     numeric = [question for question in questions if get_kind(question.kind).numeric]
     if numeric and units:
-        automated = respondent_answers(
-            [unit.episode_id for unit in units.values()], numeric, kinds=respondent_kinds,
+        automated = respondent_answers(  # the units' episodes as a subquery: a list of thousands of ids is slow
+            Episode.objects.filter(study_items__study=study, study_items__kind=StudyItem.Kind.REGULAR), numeric,
+            kinds=respondent_kinds,
             exclude_responses=Response.objects.filter(
                 Q(annotation__assignment__item__study=study)
                 | Q(respondent__kind=Respondent.Kind.GOLD) & ~Q(curation__item__study=study)

@@ -179,10 +179,12 @@ class _Run:
             self.slot_labels = np.append(label, -1)[self.slots][:, None, :] == np.arange(n_k)[None, :, None]
 
     def expectations(
-        self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self, knew: np.ndarray, guessed: np.ndarray, strategy: np.ndarray, posteriors: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """E-step for r restarts (parameters r x annotator [x label]): their log marginal likelihoods, item
-        posteriors (r x label x item), and each annotation's expected "knew" count (r x annotation)."""
+        posteriors (r x label x item; None unless ``posteriors``: the iterations only need each annotation's
+        own label's, taken by the same operations on the same numbers), and each annotation's expected "knew"
+        count (r x annotation)."""
         a, j, n_r, n_i = self.label, self.annotator, knew.shape[0], self.n_i
         guess = guessed[:, j] * strategy[:, j, a]  # weight of guessing this very label
         knew_j = knew[:, j]
@@ -205,10 +207,12 @@ class _Run:
                 self.item_bins[: weights.size], weights=weights.reshape(-1), minlength=n_r * self.n_k * n_i
             ).reshape(n_r, self.n_k, n_i)
         norm = self.logsumexp(log_items)
-        posteriors = np.exp(log_items - norm[:, None, :])
         log_likelihoods = np.array([norm[r].sum() for r in range(n_r)])
-        expected_knew = posteriors[:, a, self.item] * knew_j / (knew_j + guess)
-        return log_likelihoods, posteriors, expected_knew
+        if posteriors:
+            every = np.exp(log_items - norm[:, None, :])
+            return log_likelihoods, every, every[:, a, self.item] * knew_j / (knew_j + guess)
+        own = np.exp(log_items[:, a, self.item] - norm[:, self.item])  # the posterior of each answer's label
+        return log_likelihoods, None, own * knew_j / (knew_j + guess)
 
     def logsumexp(self, log_items: np.ndarray) -> np.ndarray:
         """`scipy.special.logsumexp` over the labels of r x label x item, by its very operations (the maximum
@@ -274,7 +278,9 @@ class _Run:
         previous = np.full(self.n_r, -np.inf)
         running = np.arange(self.n_r)
         for _ in range(max(iterations, 1)):
-            log_likelihoods, _, expected_knew = self.expectations(knew[running], guessed[running], strategy[running])
+            log_likelihoods, _, expected_knew = self.expectations(
+                knew[running], guessed[running], strategy[running], posteriors=False
+            )
             knew[running], guessed[running], strategy[running] = self.maximise(expected_knew)
             settled = np.abs(log_likelihoods - previous[running]) < tolerance
             previous[running] = log_likelihoods
