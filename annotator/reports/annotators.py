@@ -148,8 +148,9 @@ def _question(question: Question, rows: list[tuple[Any, ...]], gold_rows: list[t
     units = _Units(question)
     width = 5 + len(COLUMNS)
     columns = list(zip(*rows, strict=True)) or [()] * width
-    given = np.array([_given(value, number, numeric) for value, number in zip(columns[3], columns[4], strict=True)],
-                     dtype=bool).reshape(-1)
+    numbers = np.asarray(columns[4], dtype=float).reshape(-1)  # None (not applicable) is NaN
+    texts = np.asarray(columns[3], dtype=object).reshape(-1)
+    given = ~np.isnan(numbers) if numeric else (texts != "") & pd.notna(texts)  # as ``_given`` tells
     unit = units.keys(columns[1], list(zip(*columns[5:], strict=True)))[given]
     annotator_ids = np.asarray(columns[0], dtype=np.int64).reshape(-1)[given]
     names = sorted(set(annotator_ids.tolist()), key=str)
@@ -161,9 +162,9 @@ def _question(question: Question, rows: list[tuple[Any, ...]], gold_rows: list[t
     annotator = annotator[first]
     labels: list[Any] = []
     if numeric:
-        value = np.asarray(columns[4], dtype=float).reshape(-1)[given][first]
+        value = numbers[given][first]
     else:
-        codes, used = pd.factorize(np.asarray(columns[3], dtype=object).reshape(-1)[given][first])
+        codes, used = pd.factorize(texts[given][first])
         labels = nominal_labels(choices or None, list(used))
         value = np.array([labels.index(label) for label in used], dtype=np.intp)[codes]
     gold_by_unit: dict[int, Any] = {}  # the first gold answer given to each unit
