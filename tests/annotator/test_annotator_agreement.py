@@ -19,17 +19,22 @@ differences from the others are 1 0 | 0 1 | 1 0 | 0 0: mean 3/8; from gold, 0; B
 import csv
 import io
 
+import numpy as np
+import pandas as pd
 import pytest
 from django.db import transaction
 from django.urls import reverse
 
 from annotator.models import Curation, StudyItem
 from annotator.reports import build_report, report_tables
-from annotator.reports.annotators import annotator_quality_rows
+from annotator.reports.annotators import _question, annotator_quality_rows
 from annotator.reports.build import latest_submitted
 from annotator.reports.display import report_view
+from annotator.reports.units import unit_name, unit_target
 from benchmark.instruments.respondents import pseudonym
-from benchmark.models import Answer, Respondent, Response
+from benchmark.instruments.targets import Target
+from benchmark.models import Answer, Question, Respondent, Response
+from benchmark.stats.annotator_agreement import annotator_agreement
 from benchmark.stats.mace import mace
 from tests.annotator.builders import add_items
 from tests.annotator.test_reports import annotate, rated_study
@@ -188,3 +193,40 @@ def test_the_partial_says_so_before_any_answer(client):
     client.force_login(make_researcher(study.team))
     html = client.get(reverse("annotator:annotator-agreement", args=[study.slug])).content.decode()
     assert "No answers on regular items yet" in html
+
+
+@pytest.mark.parametrize("per_seat", [False, True])
+@pytest.mark.parametrize("numeric", [False, True])
+def test_answer_rows_give_the_figures_of_the_table_of_unit_names(numeric, per_seat):
+    """The report's path (answer rows coded by unit target, ``annotators._question``) gives, to the bit, what
+    ``annotator_agreement`` gives for the long table of unit names, annotators and values those rows stand for."""
+    question = Question(key="q", kind="likert" if numeric else "categorical",
+                        scope=Question.Scope.SEAT if per_seat else Question.Scope.EPISODE,
+                        options={} if numeric else {"choices": [{"value": "b"}, {"value": "a"}]})
+    rng = np.random.default_rng(5)
+    rows, gold_rows = [], []
+    for _ in range(400):
+        seat = (int(rng.integers(0, 2)), None, None, None, None, None) if rng.random() < 0.7 else (None,) * 6
+        number = None if rng.random() < 0.1 else float(rng.integers(1, 6)) + (0.25 if rng.random() < 0.2 else 0)
+        text = "" if number is None else str(rng.choice(["a", "b", "c", "10"]))
+        rows.append((int(rng.choice([3, 12, 25, 40])), int(rng.integers(100, 130)), "q", text, number, *seat))
+    for _ in range(30):
+        seat = (int(rng.integers(0, 2)), None, None, None, None, None)
+        gold_rows.append((int(rng.integers(100, 130)), "q", str(rng.choice(["a", "b", "d"])), float(rng.integers(1, 6)),
+                          *seat))
+    got = _question(question, rows, gold_rows, seed=2)
+
+    def unit(item_id, target):
+        return unit_name(str(item_id), unit_target(question, Target.from_columns(*target)))
+
+    answers = [(unit(item_id, target), annotator, number if numeric else text)
+               for annotator, item_id, _, text, number, *target in rows
+               if (number if numeric else text) not in (None, "")]
+    gold = pd.DataFrame.from_records(
+        [(unit(item_id, target), number if numeric else text) for item_id, _, text, number, *target in gold_rows],
+        columns=["item", "value"],
+    ).drop_duplicates("item")
+    want = annotator_agreement(pd.DataFrame.from_records(answers, columns=["item", "annotator", "value"]),
+                               numeric=numeric, gold=gold, categories=None if numeric else ["b", "a"], seed=2)
+    assert got.annotators == want.annotators
+    assert got.notes == want.notes
