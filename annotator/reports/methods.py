@@ -61,7 +61,8 @@ def study_methods(resamples: int, seed: int) -> dict[str, str]:
             "adjudicated answers: share equal, Cohen's kappa or mean absolute difference), and, for nominal questions, "
             "MACE competence (Hovy, Berg-Kirkpatrick, Vaswani & Hovy 2013, 'Learning Whom to Trust with MACE', "
             "NAACL-HLT: the probability that the annotator gives the true label rather than guessing, learnt by "
-            "variational-Bayes EM from every annotator's answers, without gold)."
+            "variational-Bayes EM from every annotator's answers, without gold, with the authors' tool's defaults: "
+            "10 random restarts of 50 iterations, Beta(0.5, 0.5) and Dirichlet(10) priors)."
         ),
         "interpretation": (
             "Kappa and alpha labelled after Landis & Koch (1977), ICC after Cicchetti (1994). Numbers are "
