@@ -32,23 +32,43 @@ speaks first), turn indices contiguous from 0 with the seats alternating, and ev
 by the participant leaving. It also counts what the pages saw: acks naming another index than
 the stored one, and streamed replies that differed from the stored turn.
 
-Before the timed run each server process answers one chat (its first model call imports litellm,
-a one-off few seconds printed as the warm-up). After it, the figures include the CPU each part
-used (daphne, the PostgreSQL backends of the benchmark's database, Redis, and whatever else the
-machine did meanwhile: other people's work makes the figures worse, so it is printed too), the
-messages the channel layer reported dropping, and for every session that did not finish, a
-``failures.jsonl`` with what its page saw next to what was stored.
+The server processes start fresh, and each one's first chat message is timed before the run:
+send to the agent's stored reply, minus the model's own time (a fresh process's one-off costs,
+such as importing litellm, land there; the goal is a second at most). After the run, the figures
+include the CPU each part used (daphne, the PostgreSQL backends of the benchmark's database, Redis,
+and whatever else the machine did meanwhile: other people's work makes the figures worse, so it is
+printed too, with the load average), the SQL statements the servers sent (each daphne serves
+``perf/chat_load_asgi.py``, which counts the statements of Django's cursors in that process and
+tells the benchmark over a side path), both per answered message, the messages the channel layer
+reported dropping, and for every session that did not finish, a ``failures.jsonl`` with what its
+page saw next to what was stored.
+
+**Processes and machines.** ``--machines M`` spreads the ``--servers`` over M process groups,
+each with its own ``PARLEY_VAR_DIR``, as M machines sharing PostgreSQL and Redis would run them.
+``--sweep`` runs, per configuration (default ``1 2 4 2x2``: one, two and four daphne on one
+machine, and two on two), fresh servers and a series of runs with more or fewer sessions at the
+same think time, for the largest offered load whose p99 overhead stays under ``--goal-ms`` (100):
+messages per second at a fixed p99 (how the steps are chosen: ``sweep``). Each step's full report
+goes to a file; the table at the end has one row per configuration. About 3–5 minutes each.
+
+**Before and after.** ``--tree PATH`` runs another checkout's server code (its ``.venv`` too, when
+it has one; the client re-runs itself under it) with this checkout's client, fake model and
+statement counter, so an old and a new tree are measured by the same yardstick, back to back.
+Each tree gets a database of its own (``parley_bench_chat_`` + the tree's folder name), as
+their migrations may differ.
 
     .venv/bin/python perf/chat_load.py                             # 200 sessions × 5 messages
     .venv/bin/python perf/chat_load.py --sessions 20 --messages 3  # a quick check
     .venv/bin/python perf/chat_load.py --think 15 30               # people who read and type
+    .venv/bin/python perf/chat_load.py --sweep                     # capacity of 1, 2, 4 daphne and 2 machines
+    .venv/bin/python perf/chat_load.py --tree /work/wt/before      # the same, on an older checkout
     .venv/bin/python perf/chat_load.py --profile /tmp/chat-load-prof   # py-spy (GIL samples) on every daphne
 
-It needs PostgreSQL and Redis on 127.0.0.1. The database (``--database-url``, default
-``parley_bench_chat``) is created when missing and migrated; the benchmark's studies, participants,
-episodes, scenarios and sessions are deleted at the start of each run and left in place after it
-for inspection. The server processes run with ``DEBUG=false`` and a throwaway ``SECRET_KEY``; every
-process it starts (the fake model, daphne, py-spy) is stopped on exit, Ctrl-C included.
+It needs PostgreSQL and Redis on 127.0.0.1. The database is created when missing and migrated;
+the benchmark's studies, participants, episodes, scenarios and sessions are deleted at the start
+of each run and left in place after it for inspection. The server processes run with
+``DEBUG=false`` and a throwaway ``SECRET_KEY``; every process it starts (the fake model, daphne,
+py-spy) is stopped on exit, Ctrl-C included.
 """
 
 from __future__ import annotations
@@ -219,8 +239,9 @@ def ensure_database(url: str) -> None:
 class Processes:
     """The child processes this run started; all are stopped, by their own id, on the way out.
 
-    Each starts a session (a process group) of its own unless ``group`` names the group to join:
-    the daphne processes of one simulated machine share one."""
+    Each starts a session of its own, unless ``group`` is given: 0 starts a new process group in
+    this session, a process id joins that process's group (a group in another session cannot be
+    joined). The daphne processes of one simulated machine share one group."""
 
     def __init__(self) -> None:
         self.children: list[tuple[str, subprocess.Popen]] = []
@@ -303,7 +324,7 @@ def start_servers(count: int, machines: int, tree: Path, work: Path, environment
             f"daphne:{port}",
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0",
              "chat_load_asgi:application"],
-            group=leaders.get(machine), cwd=tree, env={**os.environ, **environment, "PARLEY_VAR_DIR": str(var_dir)},
+            group=leaders.get(machine, 0), cwd=tree, env={**os.environ, **environment, "PARLEY_VAR_DIR": str(var_dir)},
             stdout=log, stderr=subprocess.STDOUT,
         )
         leaders.setdefault(machine, process.pid)
@@ -448,9 +469,10 @@ def sweep(bench: Bench) -> None:
         def held(sessions: int, servers=servers, results=results, name=name) -> bool:
             messages = min(30, max(args.messages, math.ceil(args.sweep_messages / sessions)))
             fixtures = build_fixtures(sessions, 0, messages, args.agent_model)
-            log = bench.work / f"step-{name.replace(' ', '-')}-{sessions}.txt"
+            label = f"-{name.replace(' ', '-')}-{sessions}"
+            log = bench.work / f"step{label}.txt"
             with log.open("w") as out, contextlib.redirect_stdout(out):
-                step = measure(bench, fixtures, servers, sessions, messages)
+                step = measure(bench, fixtures, servers, sessions, messages, label)
             results[sessions] = step
             print(f"  {sessions:4d} sessions × {messages:2d} messages: {step.rate:5.1f} messages/s, overhead "
                   f"p50 {step.p50 * 1000:5.0f} / p99 {step.p99 * 1000:6.0f} ms, {step.daphne_ms:4.0f} ms daphne + "
@@ -523,7 +545,8 @@ class Step:
     load: float
 
 
-def measure(bench: Bench, fixtures: Fixtures, servers: list[Server], sessions: int, messages: int) -> Step:
+def measure(bench: Bench, fixtures: Fixtures, servers: list[Server], sessions: int, messages: int,
+            label: str = "") -> Step:
     """Run the participants against the running servers, print everything, and return the figures."""
     args = bench.args
     from chat_load_client import LoadConfig, run_load
@@ -546,7 +569,7 @@ def measure(bench: Bench, fixtures: Fixtures, servers: list[Server], sessions: i
     cpu = report_cpu(cpu_before, cpu_after, ended - began, figures["answered"])
     statements = report_statements(sql_before, sql_after, figures["answered"])
     problems, lost = check_database(fixtures, records)
-    write_failures(bench.work / "failures.jsonl", fixtures, records, began)
+    write_failures(bench.work / f"failures{label}.jsonl", fixtures, records, began)
     report_logs(bench.work, ports)
     return Step(sessions, sum(1 for record in records if not record.failure), figures["answered"],
                 figures["rate"], figures["p50"], figures["p99"], cpu["daphne"], cpu["postgres"], statements,
