@@ -920,10 +920,20 @@ def check_database(fixtures: Fixtures, records: list) -> tuple[int, int]:
 
 def write_failures(path: Path, fixtures: Fixtures, records: list, began: float) -> None:
     """Each session that did not finish: why, the last messages its page saw, and its stored turns,
-    all in seconds since the start of the run, so a lost message shows as a turn stored, never seen."""
+    all in seconds since the start of the run, so a lost message shows as a turn stored, never seen.
+    Beside it, each streamed reply that ended unlike the stored turn, with both texts."""
     from benchmark.models import Seat, Turn
     from chat.models import Participant
 
+    mismatched = [record for record in records if record.mismatches]
+    if mismatched:
+        streamed = path.with_name(path.stem.replace("failures", "streamed") + ".jsonl")
+        with streamed.open("w") as out:
+            for record in mismatched:
+                for index, seen, stored in record.mismatches:
+                    out.write(json.dumps({"participant": record.spec.number, "index": index, "streamed": seen,
+                                          "stored": stored}) + "\n")
+        print(f"streamed replies that differed from the stored turn, both texts: {streamed}")
     failed = [record for record in records if record.failure]
     if not failed:
         return

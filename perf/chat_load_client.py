@@ -96,6 +96,7 @@ class SessionRecord:
     syncs: int = 0
     streamed_ok: int = 0  # agent turns whose streamed text equalled the stored turn
     streamed_wrong: int = 0
+    mismatches: list[tuple[int, str, str]] = field(default_factory=list)  # (index, streamed, stored) when unequal
     agent_opened: bool = False
     left: bool = False
     ended_reason: str | None = None
@@ -179,6 +180,7 @@ class View:
                     self.record.streamed_ok += 1
                 else:
                     self.record.streamed_wrong += 1
+                    self.record.mismatches.append((index, streamed, message["content"]))
 
     def _on_typing(self, message: dict[str, Any], at: float) -> None:
         self.typing_at.setdefault(message["index"], at)
