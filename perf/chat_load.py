@@ -484,17 +484,16 @@ def sweep(bench: Bench) -> None:
 
         best = search_capacity(held, args.sweep_start, args.sweep_max)
         stop_servers(servers, bench.processes)
-        rows.append((name, best, results.get(best), max(first)))
+        rows.append((name, best, results.get(best) or results[min(results)], max(first)))
     print(f"\ncapacity at p99 overhead under {args.goal_ms:.0f} ms ({args.think[0]:g}–{args.think[1]:g} s think, "
-          f"model {args.latency:g} s + streaming; figures of the largest load that held):")
+          f"model {args.latency:g} s + streaming; figures of the largest load that held, or of the smallest tried "
+          f"when none did):")
     print("| servers | sessions | messages/s | overhead p50 / p99 | CPU a message: daphne + PostgreSQL | "
           "SQL a message | first reply − model |")
     print("|---|---|---|---|---|---|---|")
     for name, best, step, first in rows:
-        if step is None:
-            print(f"| {name} | none held (fewest tried: 1) | | | | | {first:.2f} s |")
-            continue
-        print(f"| {name} | {best} | {step.rate:.1f} | {step.p50 * 1000:.0f} / {step.p99 * 1000:.0f} ms | "
+        held = str(best) if best else f"none held (at {step.sessions}:)"
+        print(f"| {name} | {held} | {step.rate:.1f} | {step.p50 * 1000:.0f} / {step.p99 * 1000:.0f} ms | "
               f"{step.daphne_ms:.0f} + {step.postgres_ms:.0f} ms | {step.statements:.1f} | {first:.2f} s |")
 
 
