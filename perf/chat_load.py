@@ -411,7 +411,7 @@ def run(args: argparse.Namespace, work: Path, tree: Path, environment: dict[str,
     layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
     commit = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True,
                             text=True).stdout.strip()
-    print(f"server tree: {tree} ({commit[:90] or 'not a git checkout'})")
+    print(f"server tree: {tree} ({commit[:90] or 'not a git checkout'}), run by {sys.executable}")
     print(f"database: {connection.settings_dict['NAME']} on PostgreSQL {connection.pg_version // 10000} "
           f"({connections}), {layer} on {args.redis_url}; load average {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores")
