@@ -32,32 +32,54 @@ speaks first), turn indices contiguous from 0 with the seats alternating, and ev
 by the participant leaving. It also counts what the pages saw: acks naming another index than
 the stored one, and streamed replies that differed from the stored turn.
 
-Before the timed run each server process answers one chat (its first model call imports litellm,
-a one-off few seconds printed as the warm-up). After it, the figures include the CPU each part
-used (daphne, the PostgreSQL backends of the benchmark's database, Redis, and whatever else the
-machine did meanwhile: other people's work makes the figures worse, so it is printed too), the
-messages the channel layer reported dropping, and for every session that did not finish, a
-``failures.jsonl`` with what its page saw next to what was stored.
+The server processes start fresh, and each one's first chat message is timed before the run:
+send to the agent's stored reply, minus the model's own time (a fresh process's one-off costs,
+such as importing litellm, land there; the goal is a second at most). After the run, the figures
+include the CPU each part used (daphne, the PostgreSQL backends of the benchmark's database, Redis,
+and whatever else the machine did meanwhile: other people's work makes the figures worse, so it is
+printed too, with the load average), the SQL statements the servers sent (each daphne serves
+``perf/chat_load_asgi.py``, which counts the statements of Django's cursors in that process and
+tells the benchmark over a side path), both per answered message, the messages the channel layer
+reported dropping, and for every session that did not finish, a ``failures.jsonl`` with what its
+page saw next to what was stored.
+
+**Processes and machines.** ``--machines M`` spreads the ``--servers`` over M process groups,
+each with its own ``PARLEY_VAR_DIR``, as M machines sharing PostgreSQL and Redis would run them.
+``--sweep`` runs, per configuration (default ``1 2 4 2x2``: one, two and four daphne on one
+machine, and two on two), fresh servers and a series of runs with more or fewer sessions at the
+same think time, for the largest offered load whose p99 overhead stays under ``--goal-ms`` (100):
+messages per second at a fixed p99 (how the steps are chosen: ``sweep``). Each step's full report
+goes to a file; the table at the end has one row per configuration. About 3–5 minutes each.
+
+**Before and after.** ``--tree PATH`` runs another checkout's server code (its ``.venv`` too, when
+it has one; the client re-runs itself under it) with this checkout's client, fake model and
+statement counter, so an old and a new tree are measured by the same yardstick, back to back.
+Each tree gets a database of its own (``parley_bench_chat_`` + the tree's folder name), as
+their migrations may differ.
 
     .venv/bin/python perf/chat_load.py                             # 200 sessions × 5 messages
     .venv/bin/python perf/chat_load.py --sessions 20 --messages 3  # a quick check
     .venv/bin/python perf/chat_load.py --think 15 30               # people who read and type
+    .venv/bin/python perf/chat_load.py --sweep                     # capacity of 1, 2, 4 daphne and 2 machines
+    .venv/bin/python perf/chat_load.py --tree /work/wt/before      # the same, on an older checkout
     .venv/bin/python perf/chat_load.py --profile /tmp/chat-load-prof   # py-spy (GIL samples) on every daphne
 
-It needs PostgreSQL and Redis on 127.0.0.1. The database (``--database-url``, default
-``parley_bench_chat``) is created when missing and migrated; the benchmark's studies, participants,
-episodes, scenarios and sessions are deleted at the start of each run and left in place after it
-for inspection. The server processes run with ``DEBUG=false`` and a throwaway ``SECRET_KEY``; every
-process it starts (the fake model, daphne, py-spy) is stopped on exit, Ctrl-C included.
+It needs PostgreSQL and Redis on 127.0.0.1. The database is created when missing and migrated;
+the benchmark's studies, participants, episodes, scenarios and sessions are deleted at the start
+of each run and left in place after it for inspection. The server processes run with
+``DEBUG=false`` and a throwaway ``SECRET_KEY``; every process it starts (the fake model, daphne,
+py-spy) is stopped on exit, Ctrl-C included.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
+import random
 import re
 import secrets
 import signal
@@ -69,6 +91,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +117,20 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=200, help="Participants chatting at once (default: 200).")
     parser.add_argument("--messages", type=int, default=5, help="Messages each participant sends (default: 5).")
     parser.add_argument("--servers", type=int, default=2, help="daphne processes (default: 2).")
+    parser.add_argument("--machines", type=int, default=1,
+                        help="Process groups the servers are spread over, each with its own PARLEY_VAR_DIR, as "
+                             "separate machines sharing PostgreSQL and Redis would be (default: 1).")
+    parser.add_argument("--sweep", nargs="*", metavar="SERVERS[xMACHINES]",
+                        help="Instead of one run: for each configuration (default: 1 2 4 2x2), fresh servers and the "
+                             "largest number of sessions whose p99 overhead stays under --goal-ms (see above).")
+    parser.add_argument("--sweep-start", type=int, default=8, help="Sessions of a sweep's first step (8).")
+    parser.add_argument("--sweep-max", type=int, default=256, help="Most sessions a sweep tries (256).")
+    parser.add_argument("--sweep-messages", type=int, default=120,
+                        help="Messages a sweep step sends at least, over all its sessions (120).")
+    parser.add_argument("--goal-ms", type=float, default=100.0, help="The p99 overhead a sweep holds (100 ms).")
+    parser.add_argument("--tree", default=str(ROOT),
+                        help="The checkout whose server code runs (default: this one); its .venv is used when it "
+                             "has one. The client and the statement counter are this checkout's.")
     parser.add_argument("--drop", type=float, default=0.1, help="Chance a message's connection is cut (0.1).")
     parser.add_argument("--resend", choices=("page", "always"), default="page",
                         help="After a cut, resend only when the history lacks the message (page) or always.")
@@ -102,13 +139,15 @@ def main() -> None:
     parser.add_argument("--ramp", type=float, default=5.0, help="Seconds over which participants arrive (5).")
     parser.add_argument("--latency", type=float, default=0.3, help="Model latency in seconds (0.3).")
     parser.add_argument("--delta-interval", type=float, default=0.02, help="Seconds between streamed words (0.02).")
-    parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/parley_bench_chat",
-                        help="PostgreSQL database to use; created when missing (default: %(default)s).")
+    parser.add_argument("--database-url",
+                        help="PostgreSQL database to use; created when missing (default: parley_bench_chat_ and the "
+                             "tree's folder name, so an old and a new checkout never share a schema).")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="Channel layer (default: %(default)s).")
-    parser.add_argument("--conn-max-age", type=int, default=600,
-                        help="DATABASE_CONN_MAX_AGE for the servers: seconds a database connection is kept (600, so "
-                             "the same PostgreSQL backends live through the run and their CPU is counted; 0, "
-                             "Parley's default, opens a connection for every database call).")
+    parser.add_argument("--conn-max-age", type=int,
+                        help="DATABASE_CONN_MAX_AGE for the servers. Default: 600 when the tree's settings use no "
+                             "connection pool (so the same PostgreSQL backends live through the run and their CPU "
+                             "is counted), unset when they do (a pool keeps its backends, and Django refuses a "
+                             "pool with persistent connections).")
     parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait for any one expected message.")
     parser.add_argument("--seed", type=int, default=1, help="Random seed for think times, drops and servers.")
     parser.add_argument("--profile", metavar="DIR", help="Record every daphne process with py-spy into DIR.")
@@ -116,23 +155,55 @@ def main() -> None:
                         help="The study's agent model (default: %(default)s). 'scripted' runs the offline model "
                              "instead, without the gateway, to compare CPU; its overhead figures are then left out.")
     args = parser.parse_args()
-    if args.sessions < 1 or args.messages < 1 or args.servers < 1:
-        parser.error("--sessions, --messages and --servers must be at least 1")
+    if args.sessions < 1 or args.messages < 1 or args.servers < 1 or args.machines < 1:
+        parser.error("--sessions, --messages, --servers and --machines must be at least 1")
+    if args.sweep is not None:
+        args.sweep = [parse_configuration(parser, text) for text in args.sweep or ("1", "2", "4", "2x2")]
+    tree = Path(args.tree).resolve()
+    if not (tree / "config" / "asgi.py").exists():
+        parser.error(f"--tree {tree} is not a Parley checkout (no config/asgi.py)")
+    use_tree_interpreter(tree)
+    args.database_url = args.database_url or f"postgres://postgres@127.0.0.1:5432/parley_bench_chat_{tree.name}"
 
     work = Path(tempfile.mkdtemp(prefix="parley-chat-load-"))
-    environment = server_environment(args, work)
+    environment = server_environment(args, work, tree)
     os.environ.update(environment)
     ensure_database(args.database_url)
     processes = Processes()
     install_signal_handlers()
     try:
-        run(args, work, environment, processes)
+        run(args, work, tree, environment, processes)
     finally:
         processes.stop_all()
 
 
-def server_environment(args: argparse.Namespace, work: Path) -> dict[str, str]:
-    """What the servers and this process share: database, channel layer, key, production-like settings."""
+def parse_configuration(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
+    """``4`` is four daphne processes on one machine, ``4x2`` four spread over two machines."""
+    servers, _, machines = text.partition("x")
+    try:
+        configuration = int(servers), int(machines or 1)
+    except ValueError:
+        parser.error(f"--sweep: {text!r} is not SERVERS or SERVERSxMACHINES")
+    if min(configuration) < 1 or configuration[1] > configuration[0]:
+        parser.error(f"--sweep: {text!r} needs at least one server on each machine")
+    return configuration
+
+
+def use_tree_interpreter(tree: Path) -> None:
+    """Run again under the tree's own virtual environment when it has one, so the client's Django
+    (fixtures, migrations, the database check) and the servers import the packages that tree
+    needs (a newer tree may depend on a package an older one lacks)."""
+    venv = tree / ".venv"
+    if (venv / "bin" / "python").exists() and Path(sys.prefix).resolve() != venv.resolve():
+        python = str(venv / "bin" / "python")
+        os.execv(python, [python, str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+def server_environment(args: argparse.Namespace, work: Path, tree: Path) -> dict[str, str]:
+    """What the servers and this process share: database, channel layer, key, production-like settings.
+
+    The tree comes first on the path, so its ``config``, ``chat`` and ``benchmark`` are the ones
+    imported; this checkout's ``perf`` follows for the client and the statement counter."""
     environment = {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": args.database_url,
@@ -142,11 +213,13 @@ def server_environment(args: argparse.Namespace, work: Path) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "PARLEY_VAR_DIR": str(work),
         "PARLEY_LLM_API_KEY": "benchmark",
+        "PARLEY_ALLOWED_MODELS": args.agent_model,  # the gateway refuses a model the operator did not allow
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LOG_LEVEL": "INFO",  # channels_redis says at INFO level when it drops a message (channel over capacity)
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join((str(tree), str(ROOT / "perf"))),
     }
-    environment["DATABASE_CONN_MAX_AGE"] = str(args.conn_max_age)
+    if args.conn_max_age is not None:
+        environment["DATABASE_CONN_MAX_AGE"] = str(args.conn_max_age)
     return environment
 
 
@@ -164,13 +237,21 @@ def ensure_database(url: str) -> None:
 
 
 class Processes:
-    """The child processes this run started; all are stopped, by their own id, on the way out."""
+    """The child processes this run started; all are stopped, by their own id, on the way out.
+
+    Each starts a session of its own, unless ``group`` is given: 0 starts a new process group in
+    this session, a process id joins that process's group (a group in another session cannot be
+    joined). The daphne processes of one simulated machine share one group."""
 
     def __init__(self) -> None:
         self.children: list[tuple[str, subprocess.Popen]] = []
 
-    def start(self, name: str, command: list[str], **options) -> subprocess.Popen:
-        process = subprocess.Popen(command, start_new_session=True, **options)
+    def start(self, name: str, command: list[str], group: int | None = None, **options) -> subprocess.Popen:
+        if group is None:
+            options["start_new_session"] = True
+        else:
+            options["process_group"] = group
+        process = subprocess.Popen(command, **options)
         self.children.append((name, process))
         return process
 
@@ -204,23 +285,105 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen, what: str, timeout: float = 90.0) -> None:
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+# --- the servers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """One daphne process: its port, the simulated machine it belongs to, and when it began listening."""
+
+    port: int
+    machine: int
+    process: subprocess.Popen
+    started_at: float
+    listening_at: float | None = None
+
+
+def start_servers(count: int, machines: int, tree: Path, work: Path, environment: dict[str, str],
+                  processes: Processes, timeout: float = 90.0) -> list[Server]:
+    """``count`` fresh daphne processes spread evenly over ``machines`` process groups, each group
+    with its own PARLEY_VAR_DIR, serving this checkout's statement counter around the tree's
+    application; returns once all of them listen."""
+    servers: list[Server] = []
+    leaders: dict[int, int] = {}
+    for number in range(count):
+        machine = number % machines
+        var_dir = work / f"machine-{machine}"
+        var_dir.mkdir(exist_ok=True)
+        port = free_port()
+        log = open(work / f"daphne-{port}.log", "w")  # noqa: SIM115  (closed with the process)
+        process = processes.start(
+            f"daphne:{port}",
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0",
+             "chat_load_asgi:application"],
+            group=leaders.get(machine, 0), cwd=tree, env={**os.environ, **environment, "PARLEY_VAR_DIR": str(var_dir)},
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        leaders.setdefault(machine, process.pid)
+        servers.append(Server(port, machine, process, time.perf_counter()))
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"{what} exited with code {process.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"{what} did not listen on port {port} within {timeout:.0f} s")
+    while any(server.listening_at is None for server in servers):
+        for server in servers:
+            if server.listening_at is None and listening(server.port):
+                server.listening_at = time.perf_counter()
+            elif server.process.poll() is not None:
+                raise SystemExit(f"daphne on port {server.port} exited with code {server.process.returncode} "
+                                 f"({work}/daphne-{server.port}.log)")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"daphne did not listen within {timeout:.0f} s")
+        time.sleep(0.05)
+    return servers
+
+
+def stop_servers(servers: list[Server], processes: Processes) -> None:
+    for server in servers:
+        processes.stop(server.process)
+
+
+def statement_counts(servers: list[Server]) -> dict[str, int]:
+    """SQL statements sent and database connections opened so far, summed over the servers
+    (``perf/chat_load_asgi.py``)."""
+    from chat_load_asgi import STATEMENTS_PATH
+
+    total = Counter()
+    for server in servers:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{STATEMENTS_PATH}", timeout=10) as response:
+            total.update(json.load(response))
+    return dict(total)
+
+
+def model_timings(api_base: str) -> dict:
+    """The fake model's own time per message tag since the last call (and forget them: tags repeat)."""
+    with urllib.request.urlopen(api_base.removesuffix("/v1") + "/timings?clear=1", timeout=10) as response:
+        return json.load(response)
 
 
 # --- the run ---------------------------------------------------------------------------------------
 
 
-def run(args: argparse.Namespace, work: Path, environment: dict[str, str], processes: Processes) -> None:
+@dataclass
+class Bench:
+    """What every step of a run shares: the options, the tree, the fake model, the processes."""
+
+    args: argparse.Namespace
+    tree: Path
+    work: Path
+    environment: dict[str, str]
+    processes: Processes
+    model: subprocess.Popen
+    api_base: str
+    database: str
+
+
+def run(args: argparse.Namespace, work: Path, tree: Path, environment: dict[str, str], processes: Processes) -> None:
     model = processes.start(
         "model",
         [sys.executable, str(ROOT / "perf" / "chat_load_model.py"), "--latency", str(args.latency),
@@ -232,70 +395,195 @@ def run(args: argparse.Namespace, work: Path, environment: dict[str, str], proce
         raise SystemExit("the fake model server did not start")
     environment["PARLEY_LLM_API_BASE"] = os.environ["PARLEY_LLM_API_BASE"] = api_base
 
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "perf"))
+    sys.path[:0] = [str(tree), str(ROOT / "perf")]
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
 
     call_command("migrate", verbosity=0)
+    pool = bool(connection.settings_dict.get("OPTIONS", {}).get("pool"))
+    if args.conn_max_age is None and not pool:
+        environment["DATABASE_CONN_MAX_AGE"] = "600"
+    connections = "a psycopg pool" if pool else f"DATABASE_CONN_MAX_AGE={environment.get('DATABASE_CONN_MAX_AGE', 0)}"
+    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
+    commit = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"server tree: {tree} ({commit[:90] or 'not a git checkout'}), run by {sys.executable}")
+    print(f"database: {connection.settings_dict['NAME']} on PostgreSQL {connection.pg_version // 10000} "
+          f"({connections}), {layer} on {args.redis_url}; load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cores")
+    bench = Bench(args, tree, work, environment, processes, model, api_base, connection.settings_dict["NAME"])
+    connection.close()
+    if args.sweep is not None:
+        sweep(bench)
+    else:
+        single_run(bench)
+
+
+def single_run(bench: Bench) -> None:
+    """The servers started fresh, each process's first message timed, then one run of all sessions."""
+    args = bench.args
     started = time.perf_counter()
     fixtures = build_fixtures(args.sessions, args.servers, args.messages, args.agent_model)
-    from django.conf import settings
+    print(f"{args.sessions} participants + {args.servers} for the first messages ready in "
+          f"{time.perf_counter() - started:.1f} s")
+    servers = start_servers(args.servers, args.machines, bench.tree, bench.work, bench.environment, bench.processes)
+    first = first_replies(bench, fixtures.warm_up, servers)
+    step = measure(bench, fixtures, servers, args.sessions, args.messages)
+    if args.profile:
+        report_profiles(Path(args.profile), tuple(server.port for server in servers))
+    print(f"goal: {args.sessions} concurrent sessions ({step.finished} finished), p99 overhead under 100 ms "
+          f"({step.p99 * 1000:.0f} ms: {'met' if step.p99 < 0.1 else 'missed'}), no lost or duplicated turns "
+          f"({step.lost}); database check: {'passed' if not step.problems else f'{step.problems} problems'}")
+    server_cpu = step.daphne_ms + step.postgres_ms
+    print(f"goal: ≤ 25 ms of server CPU and ≤ 10 SQL statements per answered message: {server_cpu:.0f} ms "
+          f"({'met' if server_cpu <= 25 else 'missed'}), {step.statements:.1f} statements "
+          f"({'met' if step.statements <= 10 else 'missed'}); first reply in a fresh process within 1 s of the "
+          f"model's time: {max(first):.2f} s ({'met' if max(first) <= 1 else 'missed'})")
 
-    layer = settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1]
-    print(f"database: {connection.settings_dict['NAME']} on PostgreSQL {connection.pg_version // 10000} "
-          f"(DATABASE_CONN_MAX_AGE={args.conn_max_age}), {layer} on {args.redis_url}, {args.servers} daphne; "
-          f"{args.sessions} participants + {args.servers} warm-up ready in {time.perf_counter() - started:.1f} s")
-    connection.close()
 
-    ports = tuple(free_port() for _ in range(args.servers))
-    servers = []
-    for port in ports:
-        log = open(work / f"daphne-{port}.log", "w")  # noqa: SIM115  (closed with the process)
-        servers.append(processes.start(
-            f"daphne:{port}",
-            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "-v", "0", "config.asgi:application"],
-            cwd=ROOT, env={**os.environ, **environment}, stdout=log, stderr=subprocess.STDOUT,
-        ))
-    for port, server in zip(ports, servers, strict=True):
-        wait_for_port(port, server, f"daphne on port {port}")
+def sweep(bench: Bench) -> None:
+    """Per configuration, fresh servers, and the largest offered load whose p99 overhead holds.
 
+    The offered load is stepped by the number of sessions at the fixed think time: doubling from
+    ``--sweep-start`` while the p99 holds (halving while it does not), then at most two steps
+    between the last that held and the first that did not (their geometric mean), so each
+    configuration takes five to seven steps. Each step sends at least ``--sweep-messages``
+    messages (more per session when there are few), so its p99 rests on a hundred or more; every
+    step's full report is kept in a file beside the logs.
+    """
+    args = bench.args
+    goal = args.goal_ms / 1000
+    rows = []
+    for servers_count, machines in args.sweep:
+        name = f"{servers_count} daphne" + (f" on {machines} machines" if machines > 1 else "")
+        print(f"\n{name}: load average {os.getloadavg()[0]:.2f}")
+        fixtures = build_fixtures(0, servers_count, 1, args.agent_model)
+        servers = start_servers(servers_count, machines, bench.tree, bench.work, bench.environment, bench.processes)
+        first = first_replies(bench, fixtures.warm_up, servers)
+        results: dict[int, Step] = {}
+
+        def held(sessions: int, servers=servers, results=results, name=name) -> bool:
+            messages = min(30, max(args.messages, math.ceil(args.sweep_messages / sessions)))
+            fixtures = build_fixtures(sessions, 0, messages, args.agent_model)
+            label = f"-{name.replace(' ', '-')}-{sessions}"
+            log = bench.work / f"step{label}.txt"
+            with log.open("w") as out, contextlib.redirect_stdout(out):
+                step = measure(bench, fixtures, servers, sessions, messages, label)
+            results[sessions] = step
+            print(f"  {sessions:4d} sessions × {messages:2d} messages: {step.rate:5.1f} messages/s, overhead "
+                  f"p50 {step.p50 * 1000:5.0f} / p99 {step.p99 * 1000:6.0f} ms, {step.daphne_ms:4.0f} ms daphne + "
+                  f"{step.postgres_ms:3.0f} ms PostgreSQL CPU, {step.statements:4.1f} SQL a message, load "
+                  f"{step.load:.1f}" + (f"; {step.problems} problems in the database check" if step.problems else "")
+                  + (f"; {step.sessions - step.finished} sessions did not finish" if step.finished < step.sessions
+                     else "") + f"  ({log})")
+            return step.p99 < goal and step.finished == step.sessions and not step.problems
+
+        best = search_capacity(held, args.sweep_start, args.sweep_max)
+        stop_servers(servers, bench.processes)
+        rows.append((name, best, results.get(best) or results[min(results)], max(first)))
+    print(f"\ncapacity at p99 overhead under {args.goal_ms:.0f} ms ({args.think[0]:g}–{args.think[1]:g} s think, "
+          f"model {args.latency:g} s + streaming; figures of the largest load that held, or of the smallest tried "
+          f"when none did):")
+    print("| servers | sessions | messages/s | overhead p50 / p99 | CPU a message: daphne + PostgreSQL | "
+          "SQL a message | first reply − model |")
+    print("|---|---|---|---|---|---|---|")
+    for name, best, step, first in rows:
+        held = str(best) if best else f"none held (at {step.sessions}:)"
+        print(f"| {name} | {held} | {step.rate:.1f} | {step.p50 * 1000:.0f} / {step.p99 * 1000:.0f} ms | "
+              f"{step.daphne_ms:.0f} + {step.postgres_ms:.0f} ms | {step.statements:.1f} | {first:.2f} s |")
+
+
+def search_capacity(held: Callable[[int], bool], start: int, most: int) -> int:
+    """The largest number of sessions for which ``held`` is true, found by doubling (or halving),
+    then up to two steps between the last that held and the first that did not; 0 when none held."""
+    good, bad = 0, None
+    sessions = max(1, min(start, most))
+    while True:
+        if held(sessions):
+            good = sessions
+            if bad is not None or sessions * 2 > most:
+                break
+            sessions *= 2
+        else:
+            bad = sessions
+            if good or sessions == 1:
+                break
+            sessions //= 2
+    for _ in range(2):
+        if not good or bad is None or bad / good <= 1.3:
+            break
+        middle = round(math.sqrt(good * bad))
+        if middle in (good, bad):
+            break
+        if held(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+@dataclass
+class Step:
+    """One run of the load's figures, for a sweep's table and the goals."""
+
+    sessions: int
+    finished: int
+    answered: int
+    rate: float
+    p50: float
+    p99: float
+    daphne_ms: float
+    postgres_ms: float
+    statements: float
+    problems: int
+    lost: int
+    load: float
+
+
+def measure(bench: Bench, fixtures: Fixtures, servers: list[Server], sessions: int, messages: int,
+            label: str = "") -> Step:
+    """Run the participants against the running servers, print everything, and return the figures."""
+    args = bench.args
     from chat_load_client import LoadConfig, run_load
-
-    config = LoadConfig(ports=ports, messages=args.messages, think=tuple(args.think), drop=args.drop,
-                        resend=args.resend, timeout=args.timeout)
-    cold = asyncio.run(warm_up(fixtures.warm_up, config))
-    print(f"warm-up: first agent turn in each fresh server process took "
-          f"{', '.join(f'{seconds:.2f} s' for seconds in cold)} (connect to reply; includes importing litellm)")
-
-    profilers = start_profilers(args.profile, servers, ports, processes)
-    database = connection.settings_dict["NAME"]
-    cpu_before = cpu_snapshot(servers, model, database)
-    records, live, began, ended = asyncio.run(
-        run_load(fixtures.specs, config, ramp=args.ramp, seed=args.seed)
-    )
-    cpu_after = cpu_snapshot(servers, model, database)
-    for profiler in profilers:
-        processes.stop(profiler, signal.SIGINT, wait=60)
-    timings = json.load(urllib.request.urlopen(api_base.removesuffix("/v1") + "/timings"))
-
     from chat_load_model import nominal_model_seconds
 
-    answered, p99 = report_client(args, records, live, ended - began, timings,
-                                  nominal_model_seconds(args.latency, args.delta_interval))
-    report_cpu(cpu_before, cpu_after, ended - began, answered)
+    ports = tuple(server.port for server in servers)
+    config = LoadConfig(ports=ports, messages=messages, think=tuple(args.think), drop=args.drop,
+                        resend=args.resend, timeout=args.timeout)
+    processes = [server.process for server in servers]
+    profilers = start_profilers(args.profile, processes, ports, bench.processes)
+    cpu_before = cpu_snapshot(processes, bench.model, bench.database)
+    sql_before = statement_counts(servers)
+    records, live, began, ended = asyncio.run(run_load(fixtures.specs, config, ramp=args.ramp, seed=args.seed))
+    sql_after = statement_counts(servers)
+    cpu_after = cpu_snapshot(processes, bench.model, bench.database)
+    for profiler in profilers:
+        bench.processes.stop(profiler, signal.SIGINT, wait=60)
+    figures = report_client(args, records, live, ended - began, model_timings(bench.api_base),
+                            nominal_model_seconds(args.latency, args.delta_interval))
+    cpu = report_cpu(cpu_before, cpu_after, ended - began, figures["answered"])
+    statements = report_statements(sql_before, sql_after, figures["answered"])
     problems, lost = check_database(fixtures, records)
-    write_failures(work / "failures.jsonl", fixtures, records, began)
-    report_logs(work, ports)
-    if args.profile:
-        report_profiles(Path(args.profile), ports)
-    finished = sum(1 for record in records if not record.failure)
-    print(f"goal: {args.sessions} concurrent sessions ({finished} finished), p99 overhead under 100 ms "
-          f"({p99 * 1000:.0f} ms: {'met' if p99 < 0.1 else 'missed'}), no lost or duplicated turns ({lost}); "
-          f"database check: {'passed' if not problems else f'{problems} problems'}")
+    write_failures(bench.work / f"failures{label}.jsonl", fixtures, records, began)
+    report_logs(bench.work, ports)
+    return Step(sessions, sum(1 for record in records if not record.failure), figures["answered"],
+                figures["rate"], figures["p50"], figures["p99"], cpu["daphne"], cpu["postgres"], statements,
+                problems, lost, cpu_before["load"])
+
+
+def report_statements(before: dict[str, int], after: dict[str, int], answered: int) -> float:
+    """Print the SQL the servers sent over the run; return the statements per answered message."""
+    statements = after.get("statements", 0) - before.get("statements", 0)
+    connections = after.get("connections", 0) - before.get("connections", 0)
+    per_message = statements / answered if answered else math.nan
+    print(f"SQL sent by the servers: {statements} statements over {connections} database connections opened "
+          f"(or taken from a pool); per message answered: {per_message:.1f} statements, "
+          f"{connections / max(1, answered):.1f} connections (connects, opening turns and leaves included)")
+    return per_message
 
 
 @dataclass
@@ -362,6 +650,7 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
             team=team, slug=f"{SLUG_PREFIX}-seat{human_position}", title=f"Chat load benchmark (seat {human_position})",
             created_by=researcher, human_position=human_position, agent_model=agent_model,
             turn_cap=max(20, 2 * messages + 4), messages_per_minute=60, completion_code="BENCH",
+            min_participant_turns=min(3, messages),  # a short run's participants leave with their chat counted
             instrument=default_instrument(),
         )
         study.scenarios.set(scenarios)
@@ -388,32 +677,43 @@ def build_fixtures(sessions: int, servers: int, messages: int, agent_model: str)
     warm = []
     for k in range(servers):
         number = 9000 + k
-        warm.append(ParticipantSpec(number, studies[0].slug, join(studies[0], f"{SLUG_PREFIX}-{number:04d}")))
+        warm.append(ParticipantSpec(number, studies[1].slug, join(studies[1], f"{SLUG_PREFIX}-{number:04d}")))
     return Fixtures(studies, specs, warm, numbers)
 
 
-async def warm_up(specs: list, config) -> list[float]:
-    """One chat per server process, each to its own, until the agent's opening turn: the first model
-    call in a process imports litellm, a one-off cost kept out of the figures (and printed)."""
+def first_replies(bench: Bench, specs: list, servers: list[Server]) -> list[float]:
+    """Each fresh server process's first chat message, sent as soon as all of them listen: the time
+    from sending it to the agent's stored reply, minus the model's own time for that reply (the
+    one-off costs of a new process, such as importing litellm, land here). Printed; returns the
+    platform's part per server, in seconds (infinite for a server whose message got no reply)."""
     import aiohttp
-    from chat_load_client import Link, LiveCount, SessionRecord, View
+    from chat_load_client import LiveCount, LoadConfig, run_participant
 
-    seconds = []
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
-        for spec, port in zip(specs, config.ports, strict=True):
-            view = View(SessionRecord(spec))
-            started = time.perf_counter()
-            ws = await http.ws_connect(
-                f"ws://{config.host}:{port}/ws/chat/{spec.slug}/",
-                headers={"Origin": f"http://{config.host}:{port}", "Cookie": f"sessionid={spec.session_key}"},
-            )
-            link = Link(ws, view, LiveCount())
-            await view.until(lambda v=view: 0 in v.turns, "opening turn", 120)
-            seconds.append(time.perf_counter() - started)
-            await link.send({"type": "act", "client_id": f"warm-up-{spec.number}", "action_type": "leave"})
-            await view.until(lambda v=view: v.ended is not None, "end", 30)
-            await link.close()
-    return seconds
+    async def all_first() -> list:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+            return await asyncio.gather(*(
+                run_participant(http, spec, LoadConfig(ports=(server.port,), messages=1, think=(0.0, 0.0),
+                                                       drop=0.0, timeout=120.0),
+                                LiveCount(), random.Random(spec.number))
+                for spec, server in zip(specs, servers, strict=True)
+            ))
+
+    records = asyncio.run(all_first())
+    model_seconds = {tag: sum(times) for tag, times in model_timings(bench.api_base)["tags"].items()}
+    platform, parts = [], []
+    for record, server in zip(records, servers, strict=True):
+        message = record.messages[0] if record.messages else None
+        if message is None or message.reply_seconds is None:
+            platform.append(math.inf)
+            parts.append(f"port {server.port}: no reply ({record.failure})")
+            continue
+        model = model_seconds.get(message.tag, math.nan)
+        platform.append(message.reply_seconds - model)
+        parts.append(f"{message.reply_seconds - model:.2f} s (listening "
+                     f"{server.listening_at - server.started_at:.1f} s after start; send → reply "
+                     f"{message.reply_seconds:.2f} s, model {model:.2f} s)")
+    print("first message in each fresh server process, send → agent's stored reply − model time: " + "; ".join(parts))
+    return platform
 
 
 # --- figures --------------------------------------------------------------------------------------
@@ -436,8 +736,9 @@ def spread(values: list[float], scale: float = 1000.0, unit: str = "ms") -> str:
     return "p50 {:.0f} / p95 {:.0f} / p99 {:.0f} / max {:.0f} {}".format(*figures, unit)
 
 
-def report_client(args, records, live, span: float, timings: dict, nominal: float) -> tuple[int, float]:
-    """Print what the pages saw; return the messages answered and the p99 platform overhead (s)."""
+def report_client(args, records, live, span: float, timings: dict, nominal: float) -> dict[str, float]:
+    """Print what the pages saw; return the messages answered, per second, and the p50 and p99
+    platform overhead (s)."""
     tagged = timings["tags"]
     messages = [message for record in records for message in record.messages]
     answered = [m for m in messages if m.reply_at is not None]
@@ -486,7 +787,9 @@ def report_client(args, records, live, span: float, timings: dict, nominal: floa
           f"streamed replies equal to the stored turn: {streamed[0]} of {sum(streamed)}")
     print(f"throughput: {len(answered)} messages answered in {span:.1f} s = {len(answered) / span:.1f} messages/s "
           f"({2 * len(answered) / span:.1f} turns stored/s)")
-    return len(answered), percentile([overhead(m) for m in clean], 99)
+    overheads = [overhead(m) for m in clean]
+    return {"answered": len(answered), "rate": len(answered) / span, "p50": percentile(overheads, 50),
+            "p99": percentile(overheads, 99)}
 
 
 def cpu_ticks(pid: int) -> float:
@@ -529,7 +832,8 @@ def cpu_snapshot(servers, model, database: str) -> dict:
     return {"ticks": ticks, "machine": machine_ticks(), "load": os.getloadavg()[0]}
 
 
-def report_cpu(before: dict, after: dict, span: float, answered: int) -> None:
+def report_cpu(before: dict, after: dict, span: float, answered: int) -> dict[str, float]:
+    """Print the CPU each part used; return daphne's and PostgreSQL's per answered message (ms)."""
     used = Counter()
     for key, ticks in after["ticks"].items():
         used[key[0]] += ticks - before["ticks"].get(key, 0.0)
@@ -544,6 +848,7 @@ def report_cpu(before: dict, after: dict, span: float, answered: int) -> None:
         print(f"  per message answered: daphne {used['daphne'] / answered * 1000:.0f} ms, "
               f"PostgreSQL {used['postgres'] / answered * 1000:.0f} ms, Redis {used['redis'] / answered * 1000:.0f} ms "
               f"of CPU (connects, opening turns and leaves included)")
+    return {part: used[part] / answered * 1000 if answered else math.nan for part in ("daphne", "postgres")}
 
 
 def check_database(fixtures: Fixtures, records: list) -> tuple[int, int]:
@@ -614,10 +919,20 @@ def check_database(fixtures: Fixtures, records: list) -> tuple[int, int]:
 
 def write_failures(path: Path, fixtures: Fixtures, records: list, began: float) -> None:
     """Each session that did not finish: why, the last messages its page saw, and its stored turns,
-    all in seconds since the start of the run, so a lost message shows as a turn stored, never seen."""
+    all in seconds since the start of the run, so a lost message shows as a turn stored, never seen.
+    Beside it, each streamed reply that ended unlike the stored turn, with both texts."""
     from benchmark.models import Seat, Turn
     from chat.models import Participant
 
+    mismatched = [record for record in records if record.mismatches]
+    if mismatched:
+        streamed = path.with_name(path.stem.replace("failures", "streamed") + ".jsonl")
+        with streamed.open("w") as out:
+            for record in mismatched:
+                for index, seen, stored in record.mismatches:
+                    out.write(json.dumps({"participant": record.spec.number, "index": index, "streamed": seen,
+                                          "stored": stored}) + "\n")
+        print(f"streamed replies that differed from the stored turn, both texts: {streamed}")
     failed = [record for record in records if record.failure]
     if not failed:
         return

@@ -96,6 +96,7 @@ class SessionRecord:
     syncs: int = 0
     streamed_ok: int = 0  # agent turns whose streamed text equalled the stored turn
     streamed_wrong: int = 0
+    mismatches: list[tuple[int, str, str]] = field(default_factory=list)  # (index, streamed, stored) when unequal
     agent_opened: bool = False
     left: bool = False
     ended_reason: str | None = None
@@ -147,6 +148,7 @@ class View:
         for turn in message["turns"]:
             self.turns[turn["index"]] = turn
             self.turn_at.setdefault(turn["index"], at)
+            self._streams.pop(turn["index"], None)  # a reply cut off mid-stream, finished while we were away
         self.next = message.get("next")
         if message.get("ended"):
             self.ended = message["ended"]["reason"]
@@ -167,18 +169,23 @@ class View:
         highest = max(self.turns, default=-1)
         if index > highest + 1:
             self.want_sync = True  # a turn went missing: ask for the whole history, as the page does
+        known = self.turns.get(index)  # already in a history: its text was never streamed to this page
+        if known is not None and known.get("content") != message.get("content"):
+            self.record.streamed_wrong += 1  # the same turn sent twice with two texts
+            self.record.mismatches.append((index, known.get("content"), message.get("content")))
         self.turns[index] = message
         self.turn_at.setdefault(index, at)
         if index >= highest:
             following = message.get("next")
             self.next = None if following is None else {"index": index + 1, "side": following}
-        if message["side"] == "partner":
+        if message["side"] == "partner" and known is None:
             streamed = self._streams.pop(index, None)
             if streamed is not None:
                 if streamed == message["content"]:
                     self.record.streamed_ok += 1
                 else:
                     self.record.streamed_wrong += 1
+                    self.record.mismatches.append((index, streamed, message["content"]))
 
     def _on_typing(self, message: dict[str, Any], at: float) -> None:
         self.typing_at.setdefault(message["index"], at)

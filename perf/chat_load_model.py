@@ -10,7 +10,8 @@ Each participant message carries a tag (``bench-0042-03``); the agent's prompt q
 conversation so far, so the last tag in a request body names the message it answers. The server
 keeps, per tag, the seconds from having read the request to having written its last byte, and
 serves them at ``GET /timings`` as ``{"tags": {tag: [seconds, ...]}, "untagged": [seconds, ...]}``
-(an agent's opening turn answers no message, so it is untagged).
+(an agent's opening turn answers no message, so it is untagged); ``GET /timings?clear=1`` also
+forgets them, so the next run (which reuses the same tags) starts from none.
 
     .venv/bin/python perf/chat_load_model.py --latency 0.3 --delta-interval 0.02
     # prints "fake OpenAI server on http://127.0.0.1:<port>/v1", then serves until interrupted
@@ -56,6 +57,8 @@ class TimedFakeOpenAI(FakeOpenAI):
         route = path.split("?", 1)[0].rstrip("/")
         if route == "/timings":
             _respond_json(writer, 200, {"tags": self.tagged, "untagged": self.untagged})
+            if "clear=1" in path:
+                self.tagged, self.untagged = {}, []
             return
         if method != "POST" or route not in COMPLETION_ROUTES:
             await super()._dispatch(method, path, body, writer)

@@ -1,0 +1,68 @@
+"""The application ``perf/chat_load.py`` serves with daphne: Parley's own, counting the SQL it sends.
+
+The load benchmark reports SQL statements per answered message, and the statements are sent by
+the server processes, not by the benchmark. So each daphne loads this module instead of
+``config.asgi:application``: it hooks every database connection the process opens
+(``connection_created``) with an execute wrapper that counts the statements sent through Django's
+cursors, the same statements Django's query-count assertions count (savepoints included; the
+implicit BEGIN and the COMMIT, and a pool's own health checks, are not cursor statements). The
+counts are served to the benchmark at ``GET /_chat_load/statements`` before any of Parley's
+code sees the request, so asking costs no statement.
+
+Nothing here is Parley's: it wraps whatever ``config.asgi`` the server's tree has, so an old
+checkout is counted the same way as the new one, and the app itself carries no benchmark code.
+Counting adds one Python call per statement (about a microsecond), far below what a statement
+costs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from django.db.backends.signals import connection_created
+
+STATEMENTS_PATH = "/_chat_load/statements"
+
+
+class StatementCounter:
+    """Statements sent and connections opened by this process, over all its threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.statements = 0
+        self.connections = 0
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: dict) -> Any:
+        with self._lock:
+            self.statements += 1
+        return execute(sql, params, many, context)
+
+    def connected(self, sender: Any, connection: Any, **_details: Any) -> None:
+        """Count the connection and wrap its cursors, once: Django reuses a connection object (and
+        its list of wrappers) when it reconnects, or takes a new one from the pool."""
+        with self._lock:
+            self.connections += 1
+        if not any(wrapper is self for wrapper in connection.execute_wrappers):
+            connection.execute_wrappers.append(self)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {"statements": self.statements, "connections": self.connections}
+
+
+counter = StatementCounter()
+connection_created.connect(counter.connected, weak=False)
+
+from config.asgi import application as parley  # noqa: E402  (after the hook, so no connection escapes it)
+
+
+async def application(scope: dict, receive: Any, send: Any) -> None:
+    if scope["type"] == "http" and scope["path"] == STATEMENTS_PATH:
+        body = json.dumps(counter.snapshot()).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+        return
+    await parley(scope, receive, send)
