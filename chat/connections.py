@@ -24,6 +24,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
@@ -39,11 +41,13 @@ def max_sockets() -> int:
 def open_connection(participant_pk: int, now: datetime | None = None) -> str | None:
     """Record a new open socket of the participant and return its key; None when they hold the most."""
     now = now or timezone.now()
+    live = ChatConnection.objects.filter(participant_id=OuterRef("pk"), expires_at__gt=now)
+    live = Coalesce(Subquery(live.order_by().values("participant_id").annotate(n=Count("pk")).values("n")), 0)
     with transaction.atomic():
-        # Lock first (see the module docstring): this orders concurrent openings.
-        list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
-        ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
-        if ChatConnection.objects.filter(participant_id=participant_pk).count() >= max_sockets():
+        # Lock first (see the module docstring), counting the live sockets in the same statement: this
+        # orders concurrent openings. Rows whose lease ran out do not count; ``close_connection`` clears them.
+        held = Participant.objects.select_for_update().filter(pk=participant_pk).annotate(live=live)
+        if next(iter(held.values_list("live", flat=True)), 0) >= max_sockets():
             return None
         key = uuid.uuid4().hex
         ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)
@@ -60,6 +64,8 @@ def renew_connection(participant_pk: int, key: str, now: datetime | None = None)
         )
 
 
-def close_connection(key: str) -> None:
-    """Forget a socket that closed."""
-    ChatConnection.objects.filter(key=key).delete()
+def close_connection(key: str, now: datetime | None = None) -> None:
+    """Forget a socket that closed, and the participant's sockets whose lease ran out (a process that died)."""
+    now = now or timezone.now()
+    owner = ChatConnection.objects.filter(key=key).values("participant_id")[:1]
+    ChatConnection.objects.filter(Q(key=key) | Q(participant_id=Subquery(owner), expires_at__lte=now)).delete()
