@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -41,17 +42,25 @@ def max_sockets() -> int:
 def open_connection(participant_pk: int, now: datetime | None = None) -> str | None:
     """Record a new open socket of the participant and return its key; None when they hold the most."""
     now = now or timezone.now()
-    live = ChatConnection.objects.filter(participant_id=OuterRef("pk"), expires_at__gt=now)
-    live = Coalesce(Subquery(live.order_by().values("participant_id").annotate(n=Count("pk")).values("n")), 0)
     with transaction.atomic():
-        # Lock first (see the module docstring), counting the live sockets in the same statement: this
-        # orders concurrent openings. Rows whose lease ran out do not count; ``close_connection`` clears them.
-        held = Participant.objects.select_for_update().filter(pk=participant_pk).annotate(live=live)
-        if next(iter(held.values_list("live", flat=True)), 0) >= max_sockets():
+        # Lock first (see the module docstring), counting the sockets in the same statement: this orders
+        # concurrent openings. Rows whose lease ran out do not count, and are deleted when there are any.
+        held = Participant.objects.select_for_update().filter(pk=participant_pk)
+        held = held.annotate(live=_sockets(expires_at__gt=now), lapsed=_sockets(expires_at__lte=now))
+        live, lapsed = held.values_list("live", "lapsed").first() or (0, 0)
+        if lapsed:
+            ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
+        if live >= max_sockets():
             return None
         key = uuid.uuid4().hex
         ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)
     return key
+
+
+def _sockets(**lease: Any) -> Coalesce:
+    """How many of the participant's sockets (``OuterRef``) have a lease as ``lease`` says, for an annotation."""
+    rows = ChatConnection.objects.filter(participant_id=OuterRef("pk"), **lease).order_by().values("participant_id")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
 
 
 def renew_connection(participant_pk: int, key: str, now: datetime | None = None) -> None:
@@ -64,8 +73,6 @@ def renew_connection(participant_pk: int, key: str, now: datetime | None = None)
         )
 
 
-def close_connection(key: str, now: datetime | None = None) -> None:
-    """Forget a socket that closed, and the participant's sockets whose lease ran out (a process that died)."""
-    now = now or timezone.now()
-    owner = ChatConnection.objects.filter(key=key).values("participant_id")[:1]
-    ChatConnection.objects.filter(Q(key=key) | Q(participant_id=Subquery(owner), expires_at__lte=now)).delete()
+def close_connection(key: str) -> None:
+    """Forget a socket that closed."""
+    ChatConnection.objects.filter(key=key).delete()
