@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
@@ -43,24 +41,20 @@ def open_connection(participant_pk: int, now: datetime | None = None) -> str | N
     """Record a new open socket of the participant and return its key; None when they hold the most."""
     now = now or timezone.now()
     with transaction.atomic():
-        # Lock first (see the module docstring), counting the sockets in the same statement: this orders
-        # concurrent openings. Rows whose lease ran out do not count, and are deleted when there are any.
-        held = Participant.objects.select_for_update().filter(pk=participant_pk)
-        held = held.annotate(live=_sockets(expires_at__gt=now), lapsed=_sockets(expires_at__lte=now))
-        live, lapsed = held.values_list("live", "lapsed").first() or (0, 0)
-        if lapsed:
+        # Lock first (see the module docstring): this orders concurrent openings. The sockets are counted
+        # by a statement of their own, after the lock: PostgreSQL would read a count in the locking statement
+        # from before the wait, missing the socket whose opening it waited for.
+        list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
+        held = ChatConnection.objects.filter(participant_id=participant_pk).aggregate(
+            live=Count("pk", filter=Q(expires_at__gt=now)), lapsed=Count("pk", filter=Q(expires_at__lte=now))
+        )
+        if held["lapsed"]:  # left by a process that died: they no longer count, and go
             ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
-        if live >= max_sockets():
+        if held["live"] >= max_sockets():
             return None
         key = uuid.uuid4().hex
         ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)
     return key
-
-
-def _sockets(**lease: Any) -> Coalesce:
-    """How many of the participant's sockets (``OuterRef``) have a lease as ``lease`` says, for an annotation."""
-    rows = ChatConnection.objects.filter(participant_id=OuterRef("pk"), **lease).order_by().values("participant_id")
-    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
 
 
 def renew_connection(participant_pk: int, key: str, now: datetime | None = None) -> None:

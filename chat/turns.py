@@ -271,7 +271,14 @@ def submit_human_turn(
 def _lock_episode(setup: ChatSetup, cast: Cast, client_id: str, now: datetime) -> dict[str, Any]:
     """Lock the episode's row and read, in the same statement, what storing a turn must check against the
     committed transcript: its status and turn cap, the last index, a turn stored under ``client_id``, how
-    many leaves there are, the browser the participant is bound to, and the rate limit's edge."""
+    many leaves there are, the browser the participant is bound to, and the rate limit's edge.
+
+    On PostgreSQL the subqueries read the statement's snapshot, which may predate a turn committed while
+    the statement waited for the lock. Such a turn holds the index this one would take (every writer
+    inserts at the last index + 1, under this lock), so the insert then fails on the ``(episode, index)``
+    unique index and the turn is refused or found stored, as if everything had been read after the wait:
+    a turn is only ever stored from a view that was current.
+    """
     turns = Turn.objects.filter(episode_id=OuterRef("pk"))
     leaves = (
         turns.filter(action_type=ActionType.LEAVE).order_by().values("episode_id").annotate(n=Count("pk")).values("n")

@@ -33,7 +33,7 @@ STORE = 3  # the episode locked, the lease given up (or handed on), the turn sto
 AGENT_TURN = PLAN + STORE
 USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
 ANSWERED = ACT + AGENT_TURN
-HANDSHAKE = 8  # the session, the binding, the socket's lease, the setup, the seen mark, the transcript
+HANDSHAKE = 9  # the session, the binding, the socket's lease (3), the setup, the seen mark, the transcript
 
 
 class Statements:
