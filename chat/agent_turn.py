@@ -5,7 +5,8 @@ Why it works the way it does:
 - **A lease, not a lock in memory.** Several server processes may have pages of the same episode
   open. Before generating, a process claims the participant's agent lease with one conditional
   UPDATE (it succeeds only when no lease is held or the last one has expired), renews it while the
-  model writes, and gives it up when the turn is stored. A process that dies mid-reply stops
+  model writes, and gives it up when the turn is stored (or, in a group chat whose next turn is
+  another agent's, hands it to that turn in the same UPDATE). A process that dies mid-reply stops
   renewing, so after ``LEASE`` another process takes over. Storing checks the lease again, and the
   ``(episode, index)`` unique index is the last guard: whoever inserts second drops their reply.
 - **Streaming is a preview.** Words are broadcast to the episode's group as they arrive
@@ -166,7 +167,7 @@ def reply_in_progress(episode_pk: int, index: int) -> Reply | None:
 
 @dataclass(frozen=True)
 class Plan:
-    """What the agent's next turn needs, read from the database in one go."""
+    """What the agent's next turn needs: the chat's setup (``chat.turns.ChatSetup``) and the transcript."""
 
     participant_pk: int
     episode_pk: int

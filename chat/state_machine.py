@@ -168,16 +168,14 @@ class Opened:
     wait: float = 0.0  # seconds before the page's watch first looks
 
 
-def open_episode(participant: Participant | int, now: datetime | None = None) -> Opened:
+def open_episode(participant: Participant, now: datetime | None = None) -> Opened:
     """A page connected: end the chat if it sat idle too long, else note the participant is here.
 
-    Takes the participant as ``chat.turns.read_participant`` reads it (the socket's binding check did), so
+    Takes the participant as ``chat.turns.participants`` reads them (the socket's binding check did), so
     the chat's setup, the seen mark and the transcript cost four statements, and one more when the agent's
     turn is due and nobody holds its lease.
     """
     now = now or timezone.now()
-    if isinstance(participant, int):
-        participant = read_participant(participant)
     ended = end_if_idle(participant, now)
     if ended:
         participant = read_participant(participant.pk)
@@ -206,7 +204,7 @@ def open_episode(participant: Participant | int, now: datetime | None = None) ->
     if not agent_turn.lease_is_live(participant, now):
         owner = agent_turn.new_owner()
         owner = owner if agent_turn.claim_lease(participant.pk, owner, now) else ""
-    return Opened(history, setup, cast, ended, owner=owner, wait=min(wait, agent_turn.LEASE.total_seconds() / 2))
+    return Opened(history, setup, cast, ended, owner=owner, wait=wait)
 
 
 def snapshot(
