@@ -5,7 +5,8 @@ Why it works the way it does:
 - **A lease, not a lock in memory.** Several server processes may have pages of the same episode
   open. Before generating, a process claims the participant's agent lease with one conditional
   UPDATE (it succeeds only when no lease is held or the last one has expired), renews it while the
-  model writes, and gives it up when the turn is stored. A process that dies mid-reply stops
+  model writes, and gives it up when the turn is stored (or, in a group chat whose next turn is
+  another agent's, hands it to that turn in the same UPDATE). A process that dies mid-reply stops
   renewing, so after ``LEASE`` another process takes over. Storing checks the lease again, and the
   ``(episode, index)`` unique index is the last guard: whoever inserts second drops their reply.
 - **Streaming is a preview.** Words are broadcast to the episode's group as they arrive
@@ -39,7 +40,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.agents import llm, loading, prompt, scripted
-from benchmark.models import ActionType, Episode, Turn
+from benchmark.models import ActionType, Episode, Turn, TurnTaking
 
 from .lifecycle import ENDED, end_episode, outcome_of
 from .models import Participant
@@ -47,6 +48,7 @@ from .negotiation import Floor
 from .orm import database_call
 from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
 from .streaming import ArgumentExtractor, utf16_length
+from .turns import ChatSetup
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +167,7 @@ def reply_in_progress(episode_pk: int, index: int) -> Reply | None:
 
 @dataclass(frozen=True)
 class Plan:
-    """What the agent's next turn needs, read from the database in one go."""
+    """What the agent's next turn needs: the chat's setup (``chat.turns.ChatSetup``) and the transcript."""
 
     participant_pk: int
     episode_pk: int
@@ -180,23 +182,29 @@ class Plan:
     text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
 
 
-def plan_turn(participant_pk: int, owner: str) -> Plan | None:
-    """The agent's next turn, or None when it is not the agent's turn or the lease is not ours."""
-    participant = Participant.objects.select_related("study").get(pk=participant_pk)
-    if participant.agent_lease_owner != owner or participant.stage != Participant.Stage.CHAT:
+def plan_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> Plan | None:
+    """The agent's next turn, or None when it is not the agent's turn or the lease is not ours.
+
+    Pass the socket's ``setup`` (``chat.turns.ChatSetup``): the plan then reads only the lease and the
+    transcript (and a negotiation's floor), two statements.
+    """
+    setup = setup or ChatSetup.load(participant_pk)
+    ours = Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
+    if not ours.exclude(episode__status__in=ENDED).exists():
         return None
-    episode = Episode.objects.select_related("scenario", "barrier").get(pk=participant.episode_id)
-    if episode.status in ENDED:
-        return None
-    seats = list(episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position"))
-    turns = list(episode.turns.order_by("index"))
-    cast = Cast.for_episode(episode, seats, human_position=participant.study.human_position)
+    episode = setup.episode
+    turns = list(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
+    if episode.scenario.turn_taking == TurnTaking.PROMEDIATE:  # the floor moves with every turn
+        episode.settings = Episode.objects.values_list("settings", flat=True).get(pk=episode.pk)
+    cast = setup.cast(turns)
     index = len(turns)
     if index >= episode.turn_cap or cast.is_human_turn(index) or cast.seat_at(index) == NOBODY:
         return None  # the participant's turn, or a negotiation's floor not given yet
-    seat = next(s for s in seats if s.pk == cast.seat_at(index))
-    cues = list(episode.barrier.cues.all())
-    context = prompt.AgentContext.for_seat(episode, seat, turns, seats=seats, cues=cues)
+    seat = next(s for s in setup.seats if s.pk == cast.seat_at(index))
+    context = prompt.AgentContext.for_seat(
+        episode, seat, turns, seats=setup.seats, cues=setup.cues, has_probes=setup.has_probes,
+        scenario_barrier=setup.scenario_barrier,
+    )
     return Plan(
         participant_pk=participant_pk,
         episode_pk=episode.pk,
@@ -212,23 +220,29 @@ def plan_turn(participant_pk: int, owner: str) -> Plan | None:
     )
 
 
-def store_agent_turn(plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage) -> Turn | None:
+def store_agent_turn(
+    plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage, *, next_owner: str = ""
+) -> Turn | None:
     """Store the agent's turn if the lease is still ours and nobody stored that index; else None.
 
     Giving the lease up is the ownership check: it updates no row when the lease is no longer ours.
+    With ``next_owner`` (the next turn is an agent's too, in a group chat) the lease is handed to that
+    attempt instead of given up, in the same statement, so the next turn needs no claim of its own.
     """
+    now = timezone.now()
     try:
         with transaction.atomic():
-            episode = Episode.objects.select_for_update().get(pk=plan.episode_pk)
-            if episode.status in ENDED:
+            status = Episode.objects.select_for_update().values_list("status", flat=True).get(pk=plan.episode_pk)
+            if status in ENDED:
                 return None
-            released = Participant.objects.filter(pk=plan.participant_pk, agent_lease_owner=owner).update(
-                agent_lease_until=None, agent_lease_owner=""
-            )
+            lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner} if next_owner else {
+                "agent_lease_until": None, "agent_lease_owner": ""
+            }
+            released = Participant.objects.filter(pk=plan.participant_pk, agent_lease_owner=owner).update(**lease)
             if not released:
                 return None
             turn = Turn.objects.create(
-                episode=episode,
+                episode_id=plan.episode_pk,
                 index=plan.index,
                 seat_id=plan.seat_pk,
                 action_type=action.action_type,
@@ -238,8 +252,8 @@ def store_agent_turn(plan: Plan, owner: str, action: prompt.Action, usage: llm.U
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-            if episode.status == Episode.Status.PENDING:
-                Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.RUNNING, started_at=timezone.now())
+            if status == Episode.Status.PENDING:
+                Episode.objects.filter(pk=plan.episode_pk).update(status=Episode.Status.RUNNING, started_at=now)
     except IntegrityError:
         return None  # this index was stored meanwhile (by another process); the lease stays as it was
     return turn
@@ -271,14 +285,23 @@ class _LeaseLost(Exception):
     """Another process took the turn over, or the chat ended while the agent was writing."""
 
 
-async def take_turn(participant_pk: int, owner: str) -> Cast | None:
+@dataclass(frozen=True)
+class Taken:
+    """An agent turn this process stored: the cast after it, and the lease handed on to the next agent turn
+    (``owner``) when that is due at once."""
+
+    cast: Cast
+    ends: str | None = None
+    owner: str = ""
+
+
+async def take_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> Taken | None:
     """Write, stream and store the agent's next turn under the lease ``owner`` holds.
 
-    Returns the episode's cast when this call stored a turn (the caller then decides what comes
-    next), None when there was nothing to do, another process took over, or the model failed
-    (the episode has then ended and the pages were told).
+    Returns what the caller needs to go on when this call stored a turn, None when there was nothing to
+    do, another process took over, or the model failed (the episode has then ended and the pages were told).
     """
-    plan = await database_call(plan_turn)(participant_pk, owner)
+    plan = await database_call(plan_turn)(participant_pk, owner, setup)
     if plan is None:
         await database_call(release_lease)(participant_pk, owner)
         return None
@@ -295,13 +318,15 @@ async def take_turn(participant_pk: int, owner: str) -> Cast | None:
             logger.warning("agent turn %s of episode %s failed: %s", plan.index, plan.episode_pk, error)
             await _fail(plan, owner, error)
             return None
-        turn = await database_call(store_agent_turn)(plan, owner, action, usage)
+        cast = plan.cast.with_leave(plan.index, plan.seat_pk) if action.action_type == ActionType.LEAVE else plan.cast
+        ends = cast.end_reason_after(plan.index + 1)
+        due = ends is None and not cast.is_negotiation and not cast.is_human_turn(plan.index + 1)
+        next_owner = new_owner() if due else ""
+        turn = await database_call(store_agent_turn)(plan, owner, action, usage, next_owner=next_owner)
         if turn is None:
             return None
-        cast = plan.cast.with_leave(turn.index, turn.seat_id) if turn.action_type == ActionType.LEAVE else plan.cast
-        over = cast.end_reason_after(turn.index + 1) is not None
-        await broadcast(plan.episode_pk, turn_message(turn, cast, ended=over))
-        return cast
+        await broadcast(plan.episode_pk, turn_message(turn, cast, ended=ends is not None))
+        return Taken(cast, ends, next_owner)
     except asyncio.CancelledError:
         await database_call(release_lease)(participant_pk, owner)
         raise

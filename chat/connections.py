@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
@@ -40,10 +41,16 @@ def open_connection(participant_pk: int, now: datetime | None = None) -> str | N
     """Record a new open socket of the participant and return its key; None when they hold the most."""
     now = now or timezone.now()
     with transaction.atomic():
-        # Lock first (see the module docstring): this orders concurrent openings.
+        # Lock first (see the module docstring): this orders concurrent openings. The sockets are counted
+        # by a statement of their own, after the lock: PostgreSQL would read a count in the locking statement
+        # from before the wait, missing the socket whose opening it waited for.
         list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
-        ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
-        if ChatConnection.objects.filter(participant_id=participant_pk).count() >= max_sockets():
+        held = ChatConnection.objects.filter(participant_id=participant_pk).aggregate(
+            live=Count("pk", filter=Q(expires_at__gt=now)), lapsed=Count("pk", filter=Q(expires_at__lte=now))
+        )
+        if held["lapsed"]:  # left by a process that died: they no longer count, and go
+            ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
+        if held["live"] >= max_sockets():
             return None
         key = uuid.uuid4().hex
         ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)

@@ -1,9 +1,15 @@
 """The participant's chat socket: who is asking, what they may touch, which function does the work.
 
-The consumer keeps no conversation state: turns are in the database, fan-out is the episode's
-channel-layer group, and what happens next is decided by ``chat.state_machine`` from the stored
-transcript, so a page reconnecting to another server process sees the same episode. The protocol
-is described in ``docs/chat-protocol.md``.
+What the chat needs for its whole life is read once when the socket connects and kept on the
+consumer: who the participant is and the browser they are bound to, the episode's setup (seats,
+characters, roles, the study's limits: ``chat.turns.ChatSetup``) and its cast, which the turns heard
+over the episode's group keep current (a leave steps its seat round). That is safe because none of it
+is trusted for a write: storing a turn locks the episode row and checks, in the same statement, the
+committed transcript (the last index, the leaves, the binding, the rate window), so a view gone stale
+costs a refusal or one more read, never a wrong turn. Turns are in the database, fan-out is the
+episode's channel-layer group, and what happens next is decided by ``chat.state_machine`` from the
+stored transcript, so a page reconnecting to another server process sees the same episode. The
+protocol is described in ``docs/chat-protocol.md``.
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ from .protocol import (
     CLOSE_NOT_IN_CHAT,
     CLOSE_TOO_MANY_PAGES,
     CLOSE_UNKNOWN_STUDY,
+    Cast,
     broadcast,
     episode_group,
     turn_message,
 )
 from .throttle import allow_frame
-from .turns import TurnRefused, submit_human_turn
+from .turns import ChatSetup, TurnRefused, participants, submit_human_turn
 
 logger = logging.getLogger(__name__)
 
@@ -44,26 +51,29 @@ BAD_MESSAGE = {
 }
 
 
-def find_participant(session: Any, slug: str) -> tuple[int, int, str] | int:
-    """The (participant, episode, browser token) this browser session plays in the study, or a close code.
+def find_participant(session: Any, slug: str) -> Participant | int:
+    """The participant this browser session plays in the study, or a close code.
 
     Only the session says who the participant is (the flow pages wrote
     ``session["chat_participants"][str(study.pk)]``), and only while the participant is bound to
     this browser (``chat.access``), so nobody reaches another participant's episode by changing
     the URL, nor by bringing their id to another browser. A finished chat may still be opened:
-    the page then shows the end.
+    the page then shows the end. The participant comes with what the chat's setup needs
+    (``chat.turns.read_participant``), in one statement when the session remembers them.
     """
-    study = ChatStudy.objects.filter(slug=slug).only("pk").first()
-    if study is None:
-        return CLOSE_UNKNOWN_STUDY
     remembered = session.get(SESSION_KEY) if session is not None else None
-    participant_pk = remembered.get(str(study.pk)) if isinstance(remembered, dict) else None
-    participant = Participant.objects.filter(pk=participant_pk, study=study).first() if participant_pk else None
-    if participant is None or not is_bound_to(participant, session):
+    remembered = remembered if isinstance(remembered, dict) else {}
+    candidates = [pk for pk in remembered.values() if isinstance(pk, int)]
+    participant = participants().filter(pk__in=candidates, study__slug=slug).first() if candidates else None
+    if participant is None or remembered.get(str(participant.study_id)) != participant.pk:
+        if not ChatStudy.objects.filter(slug=slug).exists():
+            return CLOSE_UNKNOWN_STUDY
+        return CLOSE_NO_PARTICIPANT
+    if not is_bound_to(participant, session):
         return CLOSE_NO_PARTICIPANT
     if participant.episode_id is None or participant.stage not in OPEN_STAGES:
         return CLOSE_NOT_IN_CHAT
-    return participant.pk, participant.episode_id, participant.browser_token
+    return participant
 
 
 def still_bound(participant_pk: int, token: str) -> bool:
@@ -76,6 +86,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     participant_pk: int
     episode_pk: int
+    browser: str  # the token of the browser the socket was opened from (``chat.access``)
+    setup: ChatSetup  # what never changes while the chat runs, read once
+    cast: Cast  # the episode's cast, kept current from the turns heard over the group
     connection: str | None = None  # this socket's key in ``chat.connections``
 
     async def connect(self) -> None:
@@ -87,7 +100,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if isinstance(found, int):
             await self.close(code=found)
             return
-        participant_pk, episode_pk, self.browser = found
+        participant_pk, episode_pk, self.browser = found.pk, found.episode_id, found.browser_token
         if not await allow_frame(participant_pk):  # each new socket reads the whole transcript
             await self.close(code=CLOSE_FLOOD)
             return
@@ -106,13 +119,19 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.watcher: asyncio.Task | None = None
         self.keeper = asyncio.create_task(self._keep_connection())
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
-        history, self.cast, ended = await database_call(state_machine.open_episode)(self.participant_pk)
+        opened = await database_call(state_machine.open_episode)(found)
+        self.setup, self.cast, history = opened.setup, opened.cast, opened.history
         await self.send_json(history)
-        if ended:
+        if opened.ended:
             await broadcast(self.episode_pk, {"type": "ended", **history["ended"]})
         if history["ended"] is None:
-            await state_machine.advance(self.participant_pk, self.cast)
-            watch = state_machine.watch(self.participant_pk, self.episode_pk, self.send_json)
+            if opened.owner:
+                state_machine.start_agent_turn(self.participant_pk, opened.owner, self.setup)
+            elif opened.look_again:
+                await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
+            watch = state_machine.watch(
+                self.participant_pk, self.episode_pk, self.send_json, setup=self.setup, first_wait=opened.wait
+            )
             self.watcher = asyncio.create_task(watch)
 
     async def disconnect(self, code: int) -> None:
@@ -158,7 +177,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         elif kind == "floor":
             await self.floor(content)
         elif kind == "sync":
-            history, self.cast = await database_call(state_machine.snapshot)(self.participant_pk)
+            history, self.cast = await database_call(state_machine.snapshot)(self.participant_pk, None, self.setup)
             await self.send_json(history)
         else:
             await self.send_json(BAD_MESSAGE)
@@ -174,6 +193,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 content=content.get("content"),
                 cast=self.cast,
                 browser=self.browser,
+                setup=self.setup,
             )
         except TurnRefused as refusal:
             await self.send_json(refusal.as_message(client_id))
@@ -184,7 +204,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
         if submitted.created:
             await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
-        await state_machine.advance(self.participant_pk, self.cast)
+        if submitted.owner:  # the agent's turn, claimed with the participant's
+            state_machine.start_agent_turn(self.participant_pk, submitted.owner, self.setup)
+        elif not submitted.created or submitted.ends is not None or submitted.cast.is_negotiation:
+            await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
 
     async def floor(self, content: dict[str, Any]) -> None:
         """The participant's choice in a negotiation's open window (``chat.negotiation.choose``).
@@ -199,11 +222,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await database_call(negotiation.choose)(self.participant_pk, content.get("choice"), content.get("index"))
         except FloorRefused as refusal:
             await self.send_json(refusal.as_message())
-        await state_machine.advance(self.participant_pk, announce=True)
+        await state_machine.advance(self.participant_pk, announce=True, setup=self.setup)
 
     async def chat_forward(self, event: dict[str, Any]) -> None:
-        """A message broadcast to the episode's group (see ``chat.protocol.broadcast``)."""
-        await self.send_json(event["message"])
+        """A message broadcast to the episode's group (see ``chat.protocol.broadcast``); a leave among them
+        keeps this socket's cast current."""
+        message = event["message"]
+        if hasattr(self, "cast"):
+            self.cast = self.cast.after_message(message)
+        await self.send_json(message)
 
     async def chat_rebound(self, event: dict[str, Any]) -> None:
         """The participant's browser changed (``chat.protocol.announce_rebinding``): close if it is not ours."""

@@ -93,15 +93,44 @@ class Cast:
         )
 
     @classmethod
-    def for_episode(cls, episode: Episode, seats: list[Seat], *, human_position: int) -> Cast:
-        """The cast of a chat episode (``scenario`` loaded): its policy, greeter and seed included."""
+    def for_episode(
+        cls, episode: Episode, seats: list[Seat], *, human_position: int, turns: list[Turn] | None = None
+    ) -> Cast:
+        """The cast of a chat episode (``scenario`` loaded): its policy, greeter and seed included.
+
+        Pass the whole transcript as ``turns`` when it has been read anyway: the leaves are then taken from it
+        instead of being read again.
+        """
         scenario = episode.scenario
+        if turns is None:
+            leaves = stored_leaves(episode.pk)
+        else:
+            position = {seat.pk: seat.position for seat in seats}
+            leaves = tuple((t.index, position[t.seat_id]) for t in turns if t.action_type == ActionType.LEAVE)
         cast = cls.of(
             seats, relationship=scenario.relationship, human_position=human_position, policy=scenario.turn_taking,
             seed=int(episode.settings.get("seed", episode.pk)), greeter=scenario.greeter_position,
-            turn_cap=episode.turn_cap, leaves=stored_leaves(episode.pk), episode_pk=episode.pk,
+            turn_cap=episode.turn_cap, leaves=leaves, episode_pk=episode.pk,
         )
         return cast.current() if cast.is_negotiation else cast
+
+    def after_message(self, message: dict[str, Any]) -> Cast:
+        """This cast once the page has been sent ``message`` (``chat.protocol`` payloads): a ``turn`` that is
+        a leave steps its seat round from the next turn on. How a socket keeps its cast current without reading
+        the leaves again; a negotiation's cast is read again where it is used (``current``)."""
+        if message.get("type") != "turn" or message.get("action_type") != ActionType.LEAVE:
+            return self
+        index = message["index"]
+        if any(left_at == index for left_at, _ in self.leaves):
+            return self
+        if "seat" in message:
+            seat = message["seat"]
+            seat_pk = self.order[self.positions.index(seat)] if self.positions else self.order[seat]
+        elif message.get("side") == YOU:
+            seat_pk = self.human_seat
+        else:
+            seat_pk = next(pk for pk in self.order if pk != self.human_seat)
+        return self.with_leave(index, seat_pk)
 
     def current(self) -> Cast:
         """This cast with the leaves stored by now (a cast kept by a page may predate a leave)."""

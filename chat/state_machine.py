@@ -1,9 +1,15 @@
 """What happens next in a chat episode: end it, start the agent's turn, or wait for the participant.
 
 Every path that changes an episode (a participant's turn, the agent's turn, a page connecting, the
-inactivity watch) calls :func:`advance`, which reads the committed transcript and decides. That
-makes the episode self-healing across processes: if the process that stored a turn dies before
-acting on it, the next page to connect (or the watch of a page still open) picks it up.
+inactivity watch) decides from the committed transcript. That makes the episode self-healing across
+processes: if the process that stored a turn dies before acting on it, the next page to connect (or
+the watch of a page still open) picks it up.
+
+The common steps decide inside the transaction that stored the turn: a participant's turn claims the
+agent's lease when it makes the agent's turn due (``chat.turns.submit_human_turn``), an agent's turn
+hands the lease on when the next turn is an agent's too (``chat.agent_turn.store_agent_turn``), and a
+page connecting decides from the transcript it sends. :func:`advance` reads everything again, for the
+rest: the end of the chat, a negotiation's floor, a resent message, a watch that found a stalled turn.
 """
 
 from __future__ import annotations
@@ -17,14 +23,14 @@ from typing import Any
 
 from django.utils import timezone
 
-from benchmark.models import Episode
+from benchmark.models import Episode, Turn
 
 from . import agent_turn, negotiation
 from .lifecycle import ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, floor_message, history_message
-from .turns import load_cast
+from .turns import ChatSetup, load_cast, read_participant
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +92,9 @@ def next_step(participant_pk: int, cast: Cast | None = None, *, announce: bool =
     return Step(episode.pk, floor=floor)
 
 
-async def advance(participant_pk: int, cast: Cast | None = None, *, announce: bool = False) -> None:
+async def advance(
+    participant_pk: int, cast: Cast | None = None, *, announce: bool = False, setup: ChatSetup | None = None
+) -> None:
     """Act on the episode's state: tell the pages it ended, or start the agent's turn.
 
     In a negotiation, tell the pages where the floor stands and look again when the participant's window closes.
@@ -95,44 +103,51 @@ async def advance(participant_pk: int, cast: Cast | None = None, *, announce: bo
     if step.floor is not None:
         await broadcast(step.episode_pk, step.floor)
     if step.wake_in:
-        wake_at_deadline(participant_pk, step.wake_in)
+        wake_at_deadline(participant_pk, step.wake_in, setup)
     if step.ended:
         message = ended_message(
             step.ended, outcome=step.outcome, participant_left=step.participant_left, group=step.group
         )
         await broadcast(step.episode_pk, message)
     if step.owner:
-        start_agent_turn(participant_pk, step.owner)
+        start_agent_turn(participant_pk, step.owner, setup)
 
 
-def wake_at_deadline(participant_pk: int, seconds: float) -> asyncio.Task:
+def wake_at_deadline(participant_pk: int, seconds: float, setup: ChatSetup | None = None) -> asyncio.Task:
     """Look at the episode again just after a window closes (the server's clock decides, not the page)."""
-    task = asyncio.create_task(_advance_later(participant_pk, seconds + 0.05))
+    task = asyncio.create_task(_advance_later(participant_pk, seconds + 0.05, setup))
     _agent_tasks.add(task)
     task.add_done_callback(_agent_tasks.discard)
     return task
 
 
-async def _advance_later(participant_pk: int, seconds: float) -> None:
+async def _advance_later(participant_pk: int, seconds: float, setup: ChatSetup | None) -> None:
     await asyncio.sleep(seconds)
     try:
-        await advance(participant_pk)
+        await advance(participant_pk, setup=setup)
     except Exception:
         logger.exception("the negotiation of participant %s could not go on after a window", participant_pk)
 
 
-def start_agent_turn(participant_pk: int, owner: str) -> asyncio.Task:
+def start_agent_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> asyncio.Task:
     """Run the agent's turn as a task of its own, so a closing socket does not cancel it."""
-    task = asyncio.create_task(_agent_turn_then_advance(participant_pk, owner))
+    task = asyncio.create_task(_agent_turn_then_advance(participant_pk, owner, setup))
     _agent_tasks.add(task)
     task.add_done_callback(_agent_tasks.discard)
     return task
 
 
-async def _agent_turn_then_advance(participant_pk: int, owner: str) -> None:
+async def _agent_turn_then_advance(participant_pk: int, owner: str, setup: ChatSetup | None) -> None:
+    """The agent's turn, then the next: another agent's under the lease it was handed, or the end (or a
+    negotiation's floor) through :func:`advance`; the participant's needs nothing."""
     try:
-        if cast := await agent_turn.take_turn(participant_pk, owner):
-            await advance(participant_pk, cast)
+        taken = await agent_turn.take_turn(participant_pk, owner, setup)
+        if taken is None:
+            return
+        if taken.owner:
+            start_agent_turn(participant_pk, taken.owner, setup)
+        elif taken.ends is not None or taken.cast.is_negotiation:
+            await advance(participant_pk, taken.cast, setup=setup)
     except Exception:
         logger.exception("the agent's turn for participant %s could not go on", participant_pk)
 
@@ -140,30 +155,83 @@ async def _agent_turn_then_advance(participant_pk: int, owner: str) -> None:
 # --- opening a page and watching it ---------------------------------------------------------------
 
 
-def open_episode(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast, bool]:
+@dataclass(frozen=True)
+class Opened:
+    """A page connected (:func:`open_episode`): what to send it and what to do next."""
+
+    history: dict[str, Any]
+    setup: ChatSetup
+    cast: Cast
+    ended: bool  # this call ended the episode (the history's ``ended`` says how, for the other pages)
+    owner: str = ""  # the agent lease this call claimed: start the agent's turn
+    look_again: bool = False  # the transcript needs :func:`advance` (an end not acted on, a negotiation's floor)
+    wait: float = 0.0  # seconds before the page's watch first looks
+
+
+def open_episode(participant: Participant, now: datetime | None = None) -> Opened:
     """A page connected: end the chat if it sat idle too long, else note the participant is here.
 
-    Returns the ``history`` message, the cast, and whether this call ended the episode (the
-    history's ``ended`` then says how, for the other pages).
+    Takes the participant as ``chat.turns.participants`` reads them (the socket's binding check did), so
+    the chat's setup, the seen mark and the transcript cost four statements, and one more when the agent's
+    turn is due and nobody holds its lease.
     """
     now = now or timezone.now()
-    participant = Participant.objects.select_related("study").get(pk=participant_pk)
     ended = end_if_idle(participant, now)
+    if ended:
+        participant = read_participant(participant.pk)
+    setup = ChatSetup.of(participant)
+    episode = participant.episode
     if participant.stage == Participant.Stage.CHAT:
-        Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
-        Episode.objects.filter(pk=participant.episode_id, status=Episode.Status.PENDING).update(
-            status=Episode.Status.RUNNING, started_at=now
-        )
-    history, cast = snapshot(participant_pk, now)
-    return history, cast, ended
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+        participant.last_seen_at = now
+        if episode.status == Episode.Status.PENDING:
+            Episode.objects.filter(pk=episode.pk, status=Episode.Status.PENDING).update(
+                status=Episode.Status.RUNNING, started_at=now
+            )
+            episode.status, episode.started_at = Episode.Status.RUNNING, now
+    turns = list(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
+    history, cast = _history(setup, participant, turns, now)
+    if history["ended"] is not None or participant.stage != Participant.Stage.CHAT:
+        return Opened(history, setup, cast, ended)
+    count = len(turns)
+    wait = setup.inactivity_timeout + 0.05
+    if cast.is_human_turn(count) and not cast.is_negotiation and cast.end_reason_after(count) is None:
+        return Opened(history, setup, cast, ended, wait=wait)
+    wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
+    if cast.is_negotiation or cast.end_reason_after(count) is not None:
+        return Opened(history, setup, cast, ended, look_again=True, wait=wait)
+    owner = ""
+    if not agent_turn.lease_is_live(participant, now):
+        owner = agent_turn.new_owner()
+        owner = owner if agent_turn.claim_lease(participant.pk, owner, now) else ""
+    return Opened(history, setup, cast, ended, owner=owner, wait=wait)
 
 
-def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str, Any], Cast]:
-    """The ``history`` message for the participant's episode as stored right now."""
-    participant = Participant.objects.select_related("study").get(pk=participant_pk)
-    episode = Episode.objects.get(pk=participant.episode_id)
-    turns = list(episode.turns.order_by("index"))
-    cast = load_cast(participant)
+def snapshot(
+    participant_pk: int, now: datetime | None = None, setup: ChatSetup | None = None
+) -> tuple[dict[str, Any], Cast]:
+    """The ``history`` message for the participant's episode as stored right now.
+
+    With the socket's ``setup``, two statements: the participant with their episode, and the transcript.
+    """
+    now = now or timezone.now()
+    if setup is None:
+        participant = read_participant(participant_pk)
+        setup = ChatSetup.of(participant)
+    else:
+        participant = Participant.objects.select_related("episode").get(pk=participant_pk)
+    turns = list(Turn.objects.filter(episode_id=participant.episode_id).order_by("index"))
+    return _history(setup, participant, turns, now)
+
+
+def _history(
+    setup: ChatSetup, participant: Participant, turns: list[Turn], now: datetime
+) -> tuple[dict[str, Any], Cast]:
+    """The ``history`` message from what the caller read: the participant (with the episode as it is now)
+    and the whole transcript."""
+    episode = participant.episode
+    setup.episode.settings = episode.settings  # a negotiation's floor lives there
+    cast = setup.cast(turns)
     typing = None
     index = len(turns)
     if episode.status not in ENDED and not cast.is_human_turn(index) and agent_turn.lease_is_live(participant, now):
@@ -177,14 +245,14 @@ def snapshot(participant_pk: int, now: datetime | None = None) -> tuple[dict[str
         if cast.is_group:
             typing["seat"] = cast.position_of(cast.seat_at(index))
     limits = {
-        "max_chars": participant.study.max_message_chars,
-        "messages_per_minute": participant.study.messages_per_minute,
+        "max_chars": setup.max_chars,
+        "messages_per_minute": setup.messages_per_minute,
         "turn_cap": episode.turn_cap,
-        "min_turns": participant.study.min_participant_turns,
+        "min_turns": setup.min_turns,
     }
     outcome = outcome_of(participant.stage)
     floor = negotiation.Floor.read(episode.settings) if cast.is_negotiation else None
-    floor = floor_message(floor, cast, now or timezone.now()) if floor is not None and floor.index == index else None
+    floor = floor_message(floor, cast, now) if floor is not None and floor.index == index else None
     history = history_message(episode, turns, cast, limits=limits, typing=typing, outcome=outcome, floor=floor)
     return history, cast
 
@@ -201,8 +269,10 @@ class Watch:
     wait: float = 0.0  # seconds until the next check
 
 
-def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
-    """One look by a connected page's watch: idle too long? an agent turn nobody is writing?"""
+def check_episode(participant_pk: int, now: datetime | None = None, setup: ChatSetup | None = None) -> Watch:
+    """One look by a connected page's watch: idle too long? an agent turn nobody is writing?
+
+    With the socket's ``setup``, the cast costs only its leaves."""
     now = now or timezone.now()
     participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
@@ -218,21 +288,26 @@ def check_episode(participant_pk: int, now: datetime | None = None) -> Watch:
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
     wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
     count = participant.episode.turns.count()
-    agents_turn = not load_cast(participant).is_human_turn(count)
+    cast = setup.cast() if setup is not None else load_cast(participant)
+    agents_turn = not cast.is_human_turn(count)
     if agents_turn:
         wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
     due = agents_turn and not agent_turn.lease_is_live(participant, now)
     return Watch(over=False, agent_due=due, wait=max(0.1, wait))
 
 
-async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+async def watch(
+    participant_pk: int, episode_pk: int, tell: Callable[[dict[str, Any]], Awaitable[None]],
+    setup: ChatSetup | None = None, first_wait: float = 0.0,
+) -> None:
     """While a page is open: end the chat once it has been idle for the study's timeout, and
     restart an agent turn whose process stopped renewing its lease. ``tell`` sends a message to
     this page only: an end that was not broadcast (e.g. the researcher's monitor ended an idle
-    chat) still reaches it."""
+    chat) still reaches it. ``first_wait``: the page's connecting just looked (``Opened.wait``)."""
+    await asyncio.sleep(first_wait)
     while True:
         try:
-            state = await database_call(check_episode)(participant_pk)
+            state = await database_call(check_episode)(participant_pk, None, setup)
         except Exception:  # e.g. the database restarting: log it and look again shortly
             logger.exception("could not check on the chat of participant %s", participant_pk)
             await asyncio.sleep(WATCH_RETRY)
@@ -247,5 +322,5 @@ async def watch(participant_pk: int, episode_pk: int, tell: Callable[[dict[str, 
         if state.over:
             return
         if state.agent_due:
-            await advance(participant_pk)
+            await advance(participant_pk, setup=setup)
         await asyncio.sleep(state.wait)

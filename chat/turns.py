@@ -5,6 +5,13 @@ idempotent: the ``(episode, client_id)`` unique index means a message resent aft
 connection, to this process or another, returns the turn already stored and never adds a second.
 The episode row is locked while a turn is written, so turn order and the rate limit are checked
 against the committed transcript, not against what one process happens to remember.
+
+What never changes during a chat (the seats, their characters and roles, the study's limits) is read
+once per socket into a :class:`ChatSetup`; what does change is read by the one statement that locks
+the episode row (the last index, a turn already stored under the client id, how many leaves, the
+browser bound, the rate window), so storing a turn, and claiming the agent's turn it makes due, take
+four statements in one transaction. A page's view that went stale (a leave it has not heard of yet)
+costs one more read, never a wrong write.
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from benchmark.models import ActionType, Episode, Turn
+from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
 
 from .lifecycle import ENDED
 from .models import Participant
@@ -64,6 +73,72 @@ class Submitted:
     created: bool
     cast: Cast
     ends: str | None = None
+    owner: str = ""  # the agent lease claimed in the same transaction, when the turn made the agent's due
+
+
+@dataclass
+class ChatSetup:
+    """What a chat needs for its whole life, read once when a page connects (or an agent turn starts
+    without one): the episode with its scenario and barrier, the seats with their characters, roles and
+    goals, and the study's limits. None of it changes while the chat runs; the transcript, the leases and
+    the episode's status do, and are read where they are used.
+    """
+
+    participant_pk: int
+    episode: Episode  # ``scenario`` and ``barrier`` loaded; its ``settings`` as read (a negotiation re-reads)
+    seats: list[Seat]  # by position, ``character`` and ``role`` (with its goals) loaded
+    human_position: int
+    max_chars: int
+    messages_per_minute: int
+    min_turns: int
+    inactivity_timeout: int
+    has_probes: bool
+    cues: list[BarrierCue] | None = None  # the barrier's cues, when a seat carries a barrier
+    scenario_barrier: ScenarioBarrier | None = None
+
+    @classmethod
+    def of(cls, participant: Participant) -> ChatSetup:
+        """The setup of ``participant``'s episode, from a participant read by :func:`participants`."""
+        episode = participant.episode
+        seats = list(
+            episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position")
+        )
+        cues, scenario_barrier = None, None
+        if any(seat.carries_barrier for seat in seats) and not episode.barrier.is_baseline:
+            cues = list(episode.barrier.cues.all())
+            scenario_barrier = episode.scenario.barrier_prompts.filter(barrier=episode.barrier).first()
+        study = participant.study
+        return cls(
+            participant_pk=participant.pk, episode=episode, seats=seats, human_position=study.human_position,
+            max_chars=study.max_message_chars, messages_per_minute=study.messages_per_minute,
+            min_turns=study.min_participant_turns, inactivity_timeout=study.inactivity_timeout,
+            has_probes=participant.has_probes, cues=cues, scenario_barrier=scenario_barrier,
+        )
+
+    @classmethod
+    def load(cls, participant_pk: int) -> ChatSetup:
+        return cls.of(read_participant(participant_pk))
+
+    @property
+    def episode_pk(self) -> int:
+        return self.episode.pk
+
+    def cast(self, turns: list[Turn] | None = None) -> Cast:
+        """The cast after ``turns`` (the whole transcript, read by the caller); without them, the leaves are read."""
+        return Cast.for_episode(self.episode, self.seats, human_position=self.human_position, turns=turns)
+
+
+def participants() -> QuerySet[Participant]:
+    """Participants with their study, episode, scenario and barrier, and whether the scenario has probes:
+    what :meth:`ChatSetup.of` needs, in one statement."""
+    has_probes = Exists(Probe.objects.filter(scenario_id=OuterRef("episode__scenario_id")))
+    return Participant.objects.select_related("study", "episode__scenario", "episode__barrier").annotate(
+        has_probes=has_probes
+    )
+
+
+def read_participant(participant_pk: int) -> Participant:
+    return participants().get(pk=participant_pk)
 
 
 def load_cast(participant: Participant) -> Cast:
@@ -121,46 +196,49 @@ def submit_human_turn(
     now: datetime | None = None,
     cast: Cast | None = None,
     browser: str | None = None,
+    setup: ChatSetup | None = None,
 ) -> Submitted:
     """Store the participant's next turn, or return the one already stored under ``client_id``.
 
     Raises :class:`TurnRefused` for a bad client id, an unknown action, empty or too long text, a
     turn that is not theirs, too many messages in the last minute (leaving is never rate limited),
-    or an episode that has ended. Pass the episode's ``cast`` when known to save its queries, and
+    or an episode that has ended. Pass the socket's ``setup`` and ``cast`` to save reading them, and
     the ``browser`` token of the socket's session: a browser the participant is no longer bound
     to (``chat.access``) is refused with code ``not_your_browser``.
+
+    When the new turn makes an agent's turn due, the agent lease is claimed in the same transaction
+    (``Submitted.owner``; ``chat.agent_turn``), so the caller starts it without looking again. A
+    negotiation's next turn waits on the floor (``chat.state_machine.next_step``), and so is not claimed here.
     """
     if not isinstance(client_id, str) or not CLIENT_ID.fullmatch(client_id):
         raise TurnRefused("bad_client_id", "Each message needs a client_id of 8 to 64 letters, digits, - or _.")
-    participant = Participant.objects.select_related("study").get(pk=participant_pk)
-    if browser is not None and (not participant.browser_token or participant.browser_token != browser):
-        raise TurnRefused(
-            "not_your_browser",
-            "This conversation has moved to another browser; nothing more can be sent from this one.",
-        )
-    cast = cast or load_cast(participant)
-    study = participant.study
-    action_type, content = clean_action(action_type, content, max_chars=study.max_message_chars)
+    setup = setup or ChatSetup.load(participant_pk)
+    cast = cast or setup.cast()
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            episode = Episode.objects.select_for_update().get(pk=participant.episode_id)
-            stored = _stored(episode.pk, client_id)
-            if stored is not None:
-                return Submitted(stored, False, cast)
-            if episode.status in ENDED:
+            locked = _lock_episode(setup, cast, client_id, now)
+            if browser is not None and (not locked["browser_token"] or locked["browser_token"] != browser):
+                raise TurnRefused(
+                    "not_your_browser",
+                    "This conversation has moved to another browser; nothing more can be sent from this one.",
+                )
+            action_type, content = clean_action(action_type, content, max_chars=setup.max_chars)
+            if locked["stored_pk"] is not None:
+                return Submitted(Turn.objects.get(pk=locked["stored_pk"]), False, cast)
+            if locked["status"] in ENDED:
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
-            last = episode.turns.order_by("-index").values_list("index", flat=True).first()
-            index = 0 if last is None else last + 1  # indices are contiguous from 0
-            if index >= episode.turn_cap:
+            index = 0 if locked["last_index"] is None else locked["last_index"] + 1  # indices are contiguous from 0
+            if index >= locked["turn_cap"]:
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
-            cast = cast.current()  # an agent may have left since the page read it
+            if cast.is_negotiation or locked["leaves"] != len(cast.leaves):
+                cast = cast.current()  # an agent left (or a negotiation's floor moved) since the page read it
             if not cast.is_human_turn(index):
                 raise TurnRefused("not_your_turn", "It is not your turn yet.")
             if action_type != ActionType.LEAVE:
-                _check_rate(episode, cast.human_seat, study.messages_per_minute, now)
+                _check_rate(locked["rate_edge"], setup.messages_per_minute, now)
             turn = Turn.objects.create(
-                episode=episode,
+                episode_id=setup.episode_pk,
                 index=index,
                 seat_id=cast.human_seat,
                 action_type=action_type,
@@ -168,42 +246,75 @@ def submit_human_turn(
                 client_id=client_id,
                 created_at=now,
             )
-            Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
-            if episode.status == Episode.Status.PENDING:
-                Episode.objects.filter(pk=episode.pk).update(status=Episode.Status.RUNNING, started_at=now)
+            Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
+            if locked["status"] == Episode.Status.PENDING:
+                Episode.objects.filter(pk=setup.episode_pk).update(status=Episode.Status.RUNNING, started_at=now)
             if action_type == ActionType.LEAVE:
                 cast = cast.with_leave(index, cast.human_seat)
             ends = cast.end_reason_after(index + 1)
+            owner = ""
+            if ends is None and not cast.is_negotiation and not cast.is_human_turn(index + 1):
+                from .agent_turn import claim_lease, new_owner  # the agent's turn imports this module
+
+                owner = new_owner()
+                if not claim_lease(participant_pk, owner, now):
+                    owner = ""  # another process holds a live lease on it
     except IntegrityError:
         # Another process stored a turn at this index (or this very client id) first.
-        stored = _stored(participant.episode_id, client_id)
+        stored = _stored(setup.episode_pk, client_id)
         if stored is not None:
             return Submitted(stored, False, cast)
         raise TurnRefused("not_your_turn", "It is not your turn yet.") from None
-    return Submitted(turn, True, cast, ends)
+    return Submitted(turn, True, cast, ends, owner)
+
+
+def _lock_episode(setup: ChatSetup, cast: Cast, client_id: str, now: datetime) -> dict[str, Any]:
+    """Lock the episode's row and read, in the same statement, what storing a turn must check against the
+    committed transcript: its status and turn cap, the last index, a turn stored under ``client_id``, how
+    many leaves there are, the browser the participant is bound to, and the rate limit's edge.
+
+    On PostgreSQL the subqueries read the statement's snapshot, which may predate a turn committed while
+    the statement waited for the lock. Such a turn holds the index this one would take (every writer
+    inserts at the last index + 1, under this lock), so the insert then fails on the ``(episode, index)``
+    unique index and the turn is refused or found stored, as if everything had been read after the wait:
+    a turn is only ever stored from a view that was current.
+    """
+    turns = Turn.objects.filter(episode_id=OuterRef("pk"))
+    leaves = (
+        turns.filter(action_type=ActionType.LEAVE).order_by().values("episode_id").annotate(n=Count("pk")).values("n")
+    )
+    fields: dict[str, Any] = {
+        "last_index": Subquery(turns.order_by("-index").values("index")[:1]),
+        "stored_pk": Subquery(turns.filter(client_id=client_id).values("pk")[:1]),
+        "leaves": Coalesce(Subquery(leaves), 0),
+        "browser_token": Subquery(Participant.objects.filter(pk=setup.participant_pk).values("browser_token")[:1]),
+    }
+    per_minute = setup.messages_per_minute
+    if per_minute:
+        recent = turns.filter(seat_id=cast.human_seat, created_at__gt=now - RATE_WINDOW).order_by("-created_at")
+        fields["rate_edge"] = Subquery(recent.values("created_at")[per_minute - 1 : per_minute])
+    locked = (
+        Episode.objects.select_for_update().filter(pk=setup.episode_pk).annotate(**fields)
+        .values("status", "turn_cap", *fields).get()
+    )
+    locked.setdefault("rate_edge", None)
+    return locked
 
 
 def _stored(episode_pk: int, client_id: str) -> Turn | None:
     return Turn.objects.filter(episode_id=episode_pk, client_id=client_id).first()
 
 
-def _check_rate(episode: Episode, seat_pk: int, per_minute: int, now: datetime) -> None:
-    """Refuse a message beyond ``per_minute`` in the last 60 s, counted from stored turns (0: no limit)."""
-    if not per_minute:
+def _check_rate(edge: datetime | None, per_minute: int, now: datetime) -> None:
+    """Refuse a message beyond ``per_minute`` in the last 60 s (0: no limit). ``edge`` is when the
+    ``per_minute``-th latest of the participant's turns in that window was stored (None: fewer than that);
+    the next message is allowed once it leaves the window."""
+    if not per_minute or edge is None:
         return
-    recent = list(
-        Turn.objects.filter(episode=episode, seat_id=seat_pk, created_at__gt=now - RATE_WINDOW)
-        .order_by("created_at")
-        .values_list("created_at", flat=True)
-    )
-    if len(recent) < per_minute:
-        return
-    frees_up = recent[len(recent) - per_minute] + RATE_WINDOW
-    wait = max(1, math.ceil((frees_up - now).total_seconds()))
+    wait = max(1, math.ceil((edge + RATE_WINDOW - now).total_seconds()))
     raise TurnRefused(
         "rate_limited",
         f"You are sending messages too quickly (at most {per_minute} a minute). "
         f"Please wait {wait} second{'s' if wait != 1 else ''}.",
         retry_after=wait,
     )
-

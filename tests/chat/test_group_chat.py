@@ -318,3 +318,31 @@ async def test_a_resent_turn_after_an_agents_leave_is_stored_once(group_chat, so
 def store_turns_after(chat: GroupChat, index: int, *, position: int) -> None:
     seat = chat.episode.seats.get(position=position)
     Turn.objects.create(episode=chat.episode, index=index, seat=seat, content=f"Line {index}.")
+
+
+async def test_a_page_that_missed_an_agents_leave_still_gets_its_turn(group_chat, sockets, stored_turns):
+    # Seat 1 leaves in another process, so this page hears nothing of it: by the order it read, turn 4 would be
+    # the leaver's. Storing checks the leaves against the transcript under the episode's lock, so it is the
+    # participant's, as it is in truth.
+    chat = await group_chat(human_position=2, policy=TurnTaking.ROUND_ROBIN, turn_cap=12)
+    await store_turns(chat, [0])
+    await hold_agent_lease(chat)
+    page = sockets(chat)
+    await page.connect()
+    assert (await page.receive_until("history"))["next"] == {"index": 1, "side": "partner"}
+    await store_leave(chat, 1, position=1)
+
+    await page.act("Ben has gone, then.")
+    assert (await page.receive_until("ack"))["index"] == 2
+    await store_turns_after(chat, 3, position=0)
+    await page.act("Just the two of us.")
+    ack = await page.receive_until("ack")
+
+    assert ack["index"] == 4
+    assert [position for _, position, _, _ in await stored_turns(chat.episode.pk)] == [0, 1, 2, 0, 2]
+
+
+@database_sync_to_async
+def store_leave(chat: GroupChat, index: int, *, position: int) -> None:
+    seat = chat.episode.seats.get(position=position)
+    Turn.objects.create(episode=chat.episode, index=index, seat=seat, action_type=ActionType.LEAVE, content="")

@@ -249,8 +249,11 @@ def play(study, participant_id: str, *, participant_lines: int, answers: dict | 
         step = state_machine.next_step(participant.pk)
         if step.ended or step.episode_pk is None:
             break
+        owner = step.owner
+        while owner:  # a group chat's agent turn hands its lease to the next agent's
+            taken = async_to_sync(agent_turn.take_turn)(participant.pk, owner)
+            owner = taken.owner if taken is not None else ""
         if step.owner:
-            async_to_sync(agent_turn.take_turn)(participant.pk, step.owner)
             continue
         leaving = said == participant_lines
         turns.submit_human_turn(

@@ -1,0 +1,185 @@
+"""How many SQL statements one answered message costs, through the real socket (issue 27).
+
+A participant's message and the agent's reply that answers it should cost at most ``ANSWERED`` statements,
+the same per agent turn in a group chat as in a two-party one, and a reconnect's handshake a handful. The
+counts are every statement any thread sends to the database while the step runs (the chat's database calls
+run in a thread pool on PostgreSQL), so a read added anywhere on the path shows here. Marked ``concurrency``
+so CI runs them on PostgreSQL and again on SQLite.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from uuid import uuid4
+
+import pytest
+from django.db.backends import utils
+
+from benchmark.agents import llm
+from benchmark.agents.prompt import Action
+from benchmark.models import ActionType, Episode, TurnTaking
+from chat import agent_turn
+from chat.turns import ChatSetup, submit_human_turn
+from tests.chat.agent_tasks import wait_for_agent_turns
+from tests.chat.conftest import make_chat
+from tests.chat.test_group_chat import make_group_chat
+
+pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+ACT = 4  # the participant's turn stored, the agent's turn claimed
+PLAN = 2  # the lease, the transcript
+STORE = 3  # the episode locked, the lease given up (or handed on), the turn stored
+AGENT_TURN = PLAN + STORE
+USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
+ANSWERED = ACT + AGENT_TURN
+HANDSHAKE = 9  # the session, the binding, the socket's lease (3), the setup, the seen mark, the transcript
+
+
+class Statements:
+    """Every SQL statement sent by any thread, in order.
+
+    SQLite's ``BEGIN IMMEDIATE`` is left out: psycopg begins PostgreSQL's transactions without a statement
+    Django sees, so counting it would charge SQLite for the same work.
+    """
+
+    def __init__(self) -> None:
+        self.sql: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, sql: str) -> None:
+        if sql.startswith("BEGIN"):
+            return
+        with self._lock:
+            self.sql.append(sql)
+
+    def take(self) -> list[str]:
+        """The statements so far, and start counting again."""
+        with self._lock:
+            taken, self.sql = self.sql, []
+        return taken
+
+
+@pytest.fixture
+def statements(monkeypatch) -> Iterator[Statements]:
+    counted = Statements()
+    execute = utils.CursorWrapper._execute_with_wrappers
+
+    def counting(self, sql, params, many, executor):
+        counted.add(sql)
+        return execute(self, sql, params, many, executor)
+
+    monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", counting)
+    yield counted
+
+
+def shown(sql: list[str]) -> str:
+    return "\n".join(f"{number}. {line[:200]}" for number, line in enumerate(sql, 1))
+
+
+async def settled(page) -> None:
+    """Wait until the socket's handlers and the agent turns they started are done."""
+    await wait_for_agent_turns()
+    await page.nothing_more()  # gives the handlers still running time to finish
+    await wait_for_agent_turns()
+
+
+async def test_a_two_party_answered_message_costs_at_most_a_handful_of_statements(chat_factory, sockets, statements):
+    chat = await chat_factory(human_position=0)
+    statements.take()
+    page = sockets(chat)
+    assert await page.connect()
+    await page.receive_until("history")
+    await settled(page)
+    handshake = statements.take()
+
+    await page.act("Hello there.")
+    await page.receive_until("ack")
+    await page.receive_until("turn", index=1)
+    await settled(page)
+    answered = statements.take()
+
+    assert len(answered) <= ANSWERED, shown(answered)
+    assert len(handshake) <= HANDSHAKE + 1, shown(handshake)  # the first page also marks the episode running
+
+
+async def test_each_agent_turn_of_a_group_chat_costs_what_a_two_party_one_does(sockets, statements):
+    from channels.db import database_sync_to_async
+
+    chat = await database_sync_to_async(make_group_chat)(human_position=0, policy=TurnTaking.ROUND_ROBIN)
+    page = sockets(chat)
+    assert await page.connect()
+    await page.receive_until("history")
+    await settled(page)
+    statements.take()
+
+    await page.act("Hello, both of you.")
+    await page.receive_until("ack")
+    await page.receive_until("turn", index=1)
+    await page.receive_until("turn", index=2)
+    await settled(page)
+    answered = statements.take()
+
+    assert len(answered) <= ACT + 2 * AGENT_TURN, shown(answered)
+
+
+async def test_a_reconnect_sends_the_history_from_one_read_of_the_turns(chat_factory, sockets, statements):
+    chat = await chat_factory(human_position=0)
+    first = sockets(chat)
+    assert await first.connect()
+    await first.receive_until("history")
+    await first.act("Hello there.")
+    await first.receive_until("turn", index=1)
+    await settled(first)
+    await first.communicator.disconnect()
+    statements.take()
+
+    again = sockets(chat)
+    assert await again.connect()
+    history = await again.receive_until("history")
+    await settled(again)
+    handshake = statements.take()
+
+    assert [turn["index"] for turn in history["turns"]] == [0, 1]
+    assert len(handshake) <= HANDSHAKE, shown(handshake)
+    assert sum('"benchmark_turn"' in sql and sql.lstrip().upper().startswith("SELECT") for sql in handshake) == 1, (
+        shown(handshake)
+    )
+
+
+def answer(participant_pk: int, setup: ChatSetup, owner: str, statements: Statements) -> str:
+    """One agent turn through its two database steps, each counted; the lease it hands on, if any."""
+    statements.take()
+    plan = agent_turn.plan_turn(participant_pk, owner, setup)
+    assert len(planned := statements.take()) == PLAN, shown(planned)
+    next_owner = "" if plan.cast.is_human_turn(plan.index + 1) else agent_turn.new_owner()
+    turn = agent_turn.store_agent_turn(plan, owner, Action(ActionType.SPEAK, "Fine."), USAGE, next_owner=next_owner)
+    assert len(stored := statements.take()) == STORE, shown(stored)
+    assert turn is not None and turn.index == plan.index
+    return next_owner
+
+
+@pytest.mark.parametrize("seats", [2, 3])
+def test_every_step_of_an_answered_message_costs_the_same_in_a_group(seats, statements):
+    if seats == 2:
+        chat = make_chat(human_position=0)
+    else:
+        chat = make_group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN)
+    participant = chat.participant
+    Episode.objects.filter(pk=chat.episode.pk).update(status=Episode.Status.RUNNING)  # as the page connecting does
+    setup = ChatSetup.load(participant.pk)
+    cast = setup.cast()
+
+    statements.take()
+    submitted = submit_human_turn(
+        participant.pk, client_id=uuid4().hex, action_type="speak", content="Hello.", cast=cast,
+        browser=participant.browser_token, setup=setup,
+    )
+    assert len(acted := statements.take()) == ACT, shown(acted)
+    assert submitted.created and submitted.owner
+
+    owner, answered = submitted.owner, 0
+    while owner:
+        owner = answer(participant.pk, setup, owner, statements)
+        answered += 1
+    assert answered == seats - 1
