@@ -80,10 +80,12 @@ def _skip_success_logging() -> None:
         return
     async_handler, sync_handler = Logging.async_success_handler, Logging.success_handler
 
+    @functools.wraps(async_handler)
     async def async_success_handler(self: Any, *args: Any, **kwargs: Any) -> None:
         if _callbacks_registered():
             await async_handler(self, *args, **kwargs)
 
+    @functools.wraps(sync_handler)
     def success_handler(self: Any, *args: Any, **kwargs: Any) -> None:
         if _callbacks_registered():
             sync_handler(self, *args, **kwargs)

@@ -64,18 +64,6 @@ def test_a_process_starts_litellm_only_when_a_model_may_be_called(settings, monk
     assert started == ["import", "rehearsal"]
 
 
-def test_the_web_server_imports_litellm_before_it_serves():
-    """``daphne config.asgi:application`` and ``python -m config.serve`` both import this module before listening."""
-    probe = (
-        "import sys, config.asgi; from benchmark.agents import loading; "
-        "print('litellm' in sys.modules, sys.modules['litellm'].response_cost_calculator is loading._no_cost)"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_AGENT_MODEL": "openai/gpt-4o-mini"}
-    output = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
-                            check=True).stdout
-    assert output.split() == ["True", "True"]
-
-
 def test_the_url_conf_does_not_import_litellm():
     probe = "import sys, django; django.setup(); import config.urls; print('litellm' in sys.modules)"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PARLEY_AGENT_MODEL": "openai/gpt-4o-mini"}
