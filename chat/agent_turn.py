@@ -39,7 +39,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.agents import llm, loading, prompt, scripted
+from benchmark.agents import llm, prompt, scripted
 from benchmark.models import ActionType, Episode, Turn, TurnTaking
 
 from .lifecycle import ENDED, end_episode, outcome_of
@@ -398,9 +398,7 @@ async def _generate_scripted(plan: Plan, reply: Reply) -> tuple[prompt.Action, l
 async def _generate_with_model(plan: Plan, reply: Reply) -> tuple[prompt.Action, llm.Usage]:
     """A language model through the gateway: stream the argument, then parse (and repair) the JSON."""
     messages = prompt.build_agent_messages(plan.context)
-    # The first model call of a process imports litellm (seconds of CPU): do it off the event loop,
-    # or every chat this process serves freezes meanwhile.
-    await asyncio.to_thread(loading.preload)
+    # litellm was imported and rehearsed when this server started (loading.start), so no thread hop here.
     stream = await llm.stream(messages, model=plan.model, temperature=plan.temperature)
     extractor = ArgumentExtractor()
     async for delta in stream:

@@ -5,8 +5,9 @@ origin the socket was opened on, or a trusted one, so another site's page cannot
 participant's chat with their cookie), then get the Django session and user from the cookie, as
 the pages do.
 
-A server that may call a language model starts importing litellm as it starts (10+ s of CPU),
-so no participant's first message waits for it.
+A server that may call a language model imports litellm and rehearses a call before it listens
+(``benchmark.agents.loading.start``: 10+ s of CPU, once), so no participant's first agent reply waits
+for it; the URL conf never imports it.
 """
 
 import os
@@ -30,4 +31,4 @@ application = ProtocolTypeRouter(
     }
 )
 
-loading.warm_up()
+loading.start()

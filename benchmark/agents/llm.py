@@ -231,7 +231,7 @@ async def stream(
 
     async def open_until_first_delta() -> tuple[CustomStreamWrapper, list[Any], bool]:
         """Open the stream and read up to its first text delta (or its end, if it has none)."""
-        response = await litellm.acompletion(**request)
+        response = loading.steady_stream(await litellm.acompletion(**request))
         received: list[Any] = []
         try:
             async for chunk in response:

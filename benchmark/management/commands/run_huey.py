@@ -1,8 +1,9 @@
 """Run a task consumer: Huey's ``run_huey``, after importing litellm if this deployment may call a model.
 
-The import takes 10+ s of CPU on a small machine. Done here, in the consumer's main process before
-it starts its workers, process workers inherit it when they fork (one import, not one per worker)
-and the first task that calls a model does not wait for it. A deployment that runs only the offline
+The import takes 10+ s of CPU on a small machine, and a first call builds more (``loading.start``
+rehearses one). Done here, in the consumer's main process before it starts its workers, process
+workers inherit it when they fork (one import, not one per worker) and the first task that calls a
+model does not wait for it. A deployment that runs only the offline
 scripted model skips it and starts in about a second.
 
 Workers and their kind come from settings (``PARLEY_TASK_WORKERS``, ``PARLEY_TASK_WORKER_TYPE``);
@@ -30,5 +31,5 @@ class Command(HueyCommand):
             # Started in the background by a shell (``make demo``), which ignores Ctrl-C for it: take it
             # back, so Ctrl-C stops the consumer with the web server, even while it is still starting.
             signal.signal(signal.SIGINT, signal.default_int_handler)
-        loading.preload_if_used()
+        loading.start()
         super().handle(*args, **options)
