@@ -7,6 +7,13 @@ its own transaction and nothing kept between calls, so they may run side by side
 its own connection, and row locks (``select_for_update``) order the writers of one episode.
 SQLite keeps the single thread: it takes one writer at a time anyway (each transaction queues for
 its write lock, ``config.settings``), so more threads would only wait on that lock.
+
+A call's connection is handled as Django handles a request's: looked at before and given up after
+(``close_old_connections``). On PostgreSQL the connection comes from psycopg's pool
+(``config.settings.connection_pool``), so giving it up hands it back for the next call on any
+thread, and taking one costs no new connection: the pool keeps them open. Keeping one per thread
+instead (``CONN_MAX_AGE``) would tie a connection to each thread of the pool for as long as the
+thread lives, and none would ever be shared.
 """
 
 from __future__ import annotations
@@ -24,12 +31,12 @@ def database_call(function: Callable[..., Any]) -> Callable[..., Any]:
     """``await database_call(function)(*args)``: run a synchronous ORM function off the event loop."""
     if connections["default"].vendor == "sqlite":
         return database_sync_to_async(function)
-    return sync_to_async(_closing_connections(function), thread_sensitive=False)
+    return sync_to_async(_as_a_request(function), thread_sensitive=False)
 
 
-def _closing_connections(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Drop connections that are broken or past ``CONN_MAX_AGE`` before and after the call, in
-    the worker thread that owns them (as Django does around each request)."""
+def _as_a_request(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Around the call, in the worker thread that owns the connection, what Django does around a request:
+    drop a broken one before, and after, give the connection back to the pool (or close it, without one)."""
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:

@@ -197,15 +197,55 @@ TEMPLATES = [
     },
 ]
 
+
+def connection_pool(conn_max_age: int) -> dict | None:
+    """psycopg's pool options for PostgreSQL (``OPTIONS["pool"]``), or None when ``DATABASE_POOL`` is off.
+
+    Django's documentation for ASGI: persistent connections (``CONN_MAX_AGE``) belong to the thread
+    that opened them, and an async server runs its database work in threads that come and go, so
+    each would keep a connection of its own; a pool lends one for each request or chat call and
+    takes it back at the end, without connecting again. The largest pool covers what one server
+    process runs at once: the event loop's thread pool, where ``chat.orm`` runs the chat's database
+    calls (``ASGI_THREADS``, or Python's default of cores + 4, at most 32), and a few page requests
+    besides. A caller finding every connection lent waits ``DATABASE_POOL_TIMEOUT`` seconds, then
+    fails, rather than PostgreSQL refusing a new client. Every process (server, task consumer,
+    management command) has its own pool: their largest sizes added up must stay under
+    PostgreSQL's ``max_connections``.
+    """
+    if not env_bool("DATABASE_POOL", True):
+        return None
+    if conn_max_age:
+        # Django refuses both together, at the first query; say so as the process starts instead.
+        raise ImproperlyConfigured(
+            f"DATABASE_CONN_MAX_AGE={conn_max_age} keeps persistent connections, which the connection pool "
+            "(on by default on PostgreSQL) replaces: unset DATABASE_CONN_MAX_AGE, or set DATABASE_POOL=false "
+            "to keep persistent connections without the pool."
+        )
+    threads = env_int("ASGI_THREADS", min(32, (os.cpu_count() or 1) + 4))
+    pool = {
+        "min_size": env_int("DATABASE_POOL_MIN_SIZE", 2),
+        "max_size": env_int("DATABASE_POOL_MAX_SIZE", threads + 4),
+        "timeout": env_float("DATABASE_POOL_TIMEOUT", 10.0),
+    }
+    if not 0 <= pool["min_size"] <= pool["max_size"] or pool["max_size"] < 1:
+        raise ImproperlyConfigured(
+            f"DATABASE_POOL_MIN_SIZE={pool['min_size']} and DATABASE_POOL_MAX_SIZE={pool['max_size']}: the "
+            "pool needs 0 <= min size <= max size, and a max size of at least 1."
+        )
+    return pool
+
+
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'parley.sqlite3'}",
-        # 0 opens a connection per request or socket call; a deployment serving chats on PostgreSQL
-        # should keep them (e.g. 60 s: each chat message makes about 20 queries in 4 calls).
+        # Without the pool (DATABASE_POOL=false, or SQLite), 0 opens a connection per request or chat call.
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    if pool := connection_pool(DATABASES["default"]["CONN_MAX_AGE"]):
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = pool
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite takes one writer at a time. A transaction that reads first and writes later (every
     # select_for_update path: assignment, turns, claims) must not start as a reader: two such
     # readers each wait for the other to finish before either can write, and SQLite fails one at

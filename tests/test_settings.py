@@ -22,6 +22,7 @@ PROBE = (
     "'login_cooloff': s.AXES_COOLOFF_TIME.total_seconds(), 'proxies': s.PARLEY_PROXY_COUNT, "
     "'address_limit': s.LOGIN_ADDRESS_FAILURE_LIMIT}, default=str))"
 )
+POSTGRES = "postgres://alice@db.example:5433/parley"  # never connected to: settings only
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "SYSTEMROOT")
 STRONG_KEY = "q8Vt-2mZ_pL4xR7nW1cY9bK3sH6dF0gJ5aE8uT2iO4yN7vB1xQ3"
 # The production environment the report documents: HTTPS behind a proxy that sets X-Forwarded-Proto.
@@ -78,10 +79,47 @@ def test_the_embedded_database_writes_ahead_and_takes_the_write_lock_as_a_transa
 
 
 def test_database_url_selects_postgresql(tmp_path):
-    db = loaded(tmp_path, DATABASE_URL="postgres://alice@db.example:5433/parley")["db"]
+    db = loaded(tmp_path, DATABASE_URL=POSTGRES)["db"]
     assert db["ENGINE"] == "django.db.backends.postgresql"
     assert (db["NAME"], db["USER"], db["HOST"], db["PORT"]) == ("parley", "alice", "db.example", 5433)
     assert "transaction_mode" not in db.get("OPTIONS", {})  # SQLite's options stay SQLite's
+
+
+def test_postgresql_connections_come_from_a_pool_sized_for_one_server_process(tmp_path):
+    db = loaded(tmp_path, DATABASE_URL=POSTGRES, ASGI_THREADS="12")["db"]
+    assert db["CONN_MAX_AGE"] == 0  # Django refuses persistent connections beside a pool
+    assert db["OPTIONS"]["pool"] == {"min_size": 2, "max_size": 16, "timeout": 10.0}  # the server's 12 threads + 4
+
+
+def test_the_pools_sizes_come_from_the_environment(tmp_path):
+    db = loaded(tmp_path, DATABASE_URL=POSTGRES, DATABASE_POOL_MIN_SIZE="0", DATABASE_POOL_MAX_SIZE="40",
+                DATABASE_POOL_TIMEOUT="2.5")["db"]
+    assert db["OPTIONS"]["pool"] == {"min_size": 0, "max_size": 40, "timeout": 2.5}
+
+
+def test_without_the_pool_connections_may_be_kept_per_thread(tmp_path):
+    db = loaded(tmp_path, DATABASE_URL=POSTGRES, DATABASE_POOL="false", DATABASE_CONN_MAX_AGE="60")["db"]
+    assert "pool" not in db.get("OPTIONS", {})
+    assert db["CONN_MAX_AGE"] == 60
+
+
+def test_persistent_connections_beside_the_pool_are_refused_as_the_process_starts(tmp_path):
+    result = load_settings(tmp_path, DEBUG="true", DATABASE_URL=POSTGRES, DATABASE_CONN_MAX_AGE="60")
+    assert result.returncode != 0
+    assert "DATABASE_CONN_MAX_AGE=60 keeps persistent connections" in result.stderr
+    assert "set DATABASE_POOL=false" in result.stderr
+
+
+def test_a_pool_that_cannot_hold_a_connection_is_refused(tmp_path):
+    result = load_settings(tmp_path, DEBUG="true", DATABASE_URL=POSTGRES, DATABASE_POOL_MIN_SIZE="8",
+                           DATABASE_POOL_MAX_SIZE="4")
+    assert result.returncode != 0
+    assert "DATABASE_POOL_MIN_SIZE=8 and DATABASE_POOL_MAX_SIZE=4" in result.stderr
+
+
+def test_the_embedded_database_has_no_pool(tmp_path):
+    db = loaded(tmp_path, DATABASE_POOL_MAX_SIZE="40")["db"]
+    assert "pool" not in db["OPTIONS"]  # SQLite keeps its one writer at a time
 
 
 def test_no_redis_url_means_in_memory_layer(tmp_path):
