@@ -320,8 +320,7 @@ async def take_turn(participant_pk: int, owner: str, setup: ChatSetup | None = N
             return None
         cast = plan.cast.with_leave(plan.index, plan.seat_pk) if action.action_type == ActionType.LEAVE else plan.cast
         ends = cast.end_reason_after(plan.index + 1)
-        due = ends is None and not cast.is_negotiation and not cast.is_human_turn(plan.index + 1)
-        next_owner = new_owner() if due else ""
+        next_owner = new_owner() if cast.agent_due_after(plan.index + 1) else ""
         turn = await database_call(store_agent_turn)(plan, owner, action, usage, next_owner=next_owner)
         if turn is None:
             return None

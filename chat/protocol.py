@@ -193,6 +193,15 @@ class Cast:
             return Episode.EndReason.TURN_CAP
         return None
 
+    def agent_due_after(self, turns_stored: int) -> bool:
+        """Whether an agent's turn comes at once after ``turns_stored`` turns, so whoever stored the last one
+        claims it in the same transaction. Not in a negotiation, whose floor decides turn by turn
+        (``chat.state_machine.next_step``). The cast must be current."""
+        return (
+            self.end_reason_after(turns_stored) is None and not self.is_negotiation
+            and not self.is_human_turn(turns_stored)
+        )
+
     def participant_turns(self) -> int:
         """How many of the turns up to the cap are the participant's, nobody else leaving (the briefing says so).
 

@@ -253,7 +253,7 @@ def submit_human_turn(
                 cast = cast.with_leave(index, cast.human_seat)
             ends = cast.end_reason_after(index + 1)
             owner = ""
-            if ends is None and not cast.is_negotiation and not cast.is_human_turn(index + 1):
+            if cast.agent_due_after(index + 1):
                 from .agent_turn import claim_lease, new_owner  # the agent's turn imports this module
 
                 owner = new_owner()
