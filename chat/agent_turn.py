@@ -71,13 +71,20 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid4().hex[:12]}"
 
 
-def claim_lease(participant_pk: int, owner: str, now: datetime | None = None) -> bool:
-    """Take the agent lease if nobody holds a live one; True when this call got it."""
+def claim_lease(participant_pk: int, owner: str, now: datetime | None = None, *, seen: bool = False) -> bool:
+    """Take the agent lease if nobody holds a live one; True when this call got it.
+
+    ``seen``: the participant was just here (they sent the turn that made the agent's due), and the same
+    statement marks it when it takes the lease.
+    """
     now = now or timezone.now()
+    fields = {"agent_lease_until": now + LEASE, "agent_lease_owner": owner}
+    if seen:
+        fields["last_seen_at"] = now
     claimed = (
         Participant.objects.filter(pk=participant_pk, stage=Participant.Stage.CHAT)
         .filter(Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=now))
-        .update(agent_lease_until=now + LEASE, agent_lease_owner=owner)
+        .update(**fields)
     )
     return claimed == 1
 
@@ -179,23 +186,29 @@ class Plan:
     turn_cap: int
     context: prompt.AgentContext
     cast: Cast
+    transcript: tuple[Turn, ...]  # the turns before this one
     text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
 
 
-def plan_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> Plan | None:
+def plan_turn(
+    participant_pk: int, owner: str, setup: ChatSetup | None = None, transcript: tuple[Turn, ...] | None = None
+) -> Plan | None:
     """The agent's next turn, or None when it is not the agent's turn or the lease is not ours.
 
     Pass the socket's ``setup`` (``chat.turns.ChatSetup``): the plan then reads only the lease and the
-    transcript (and a negotiation's floor), two statements.
+    transcript (and a negotiation's floor), two statements. Pass the ``transcript`` too when it was read in
+    the transaction that claimed (or was handed) the lease ``owner`` names, and the plan reads nothing.
     """
     setup = setup or ChatSetup.load(participant_pk)
-    ours = Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
-    if not ours.exclude(episode__status__in=ENDED).exists():
-        return None
     episode = setup.episode
-    turns = list(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
-    if episode.scenario.turn_taking == TurnTaking.PROMEDIATE:  # the floor moves with every turn
-        episode.settings = Episode.objects.values_list("settings", flat=True).get(pk=episode.pk)
+    if transcript is None:
+        ours = Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
+        if not ours.exclude(episode__status__in=ENDED).exists():
+            return None
+        transcript = tuple(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
+        if episode.scenario.turn_taking == TurnTaking.PROMEDIATE:  # the floor moves with every turn
+            episode.settings = Episode.objects.values_list("settings", flat=True).get(pk=episode.pk)
+    turns = list(transcript)
     cast = setup.cast(turns)
     index = len(turns)
     if index >= episode.turn_cap or cast.is_human_turn(index) or cast.seat_at(index) == NOBODY:
@@ -216,6 +229,7 @@ def plan_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -
         turn_cap=episode.turn_cap,
         context=context,
         cast=cast,
+        transcript=transcript,
         text=_floor_text(episode, index) if cast.is_negotiation else "",
     )
 
@@ -293,15 +307,23 @@ class Taken:
     cast: Cast
     ends: str | None = None
     owner: str = ""
+    transcript: tuple[Turn, ...] = ()  # every turn stored by then, this one included
 
 
-async def take_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> Taken | None:
+async def take_turn(
+    participant_pk: int, owner: str, setup: ChatSetup | None = None, transcript: tuple[Turn, ...] | None = None
+) -> Taken | None:
     """Write, stream and store the agent's next turn under the lease ``owner`` holds.
 
-    Returns what the caller needs to go on when this call stored a turn, None when there was nothing to
-    do, another process took over, or the model failed (the episode has then ended and the pages were told).
+    ``transcript``: the turns as read (or written) in the transaction that claimed or handed on that lease;
+    the turn is then planned from them without a read (``plan_turn``). Returns what the caller needs to go
+    on when this call stored a turn, None when there was nothing to do, another process took over, or the
+    model failed (the episode has then ended and the pages were told).
     """
-    plan = await database_call(plan_turn)(participant_pk, owner, setup)
+    if transcript is not None and setup is not None:
+        plan = plan_turn(participant_pk, owner, setup, transcript)
+    else:
+        plan = await database_call(plan_turn)(participant_pk, owner, setup)
     if plan is None:
         await database_call(release_lease)(participant_pk, owner)
         return None
@@ -325,7 +347,7 @@ async def take_turn(participant_pk: int, owner: str, setup: ChatSetup | None = N
         if turn is None:
             return None
         await broadcast(plan.episode_pk, turn_message(turn, cast, ended=ends is not None))
-        return Taken(cast, ends, next_owner)
+        return Taken(cast, ends, next_owner, (*plan.transcript, turn))
     except asyncio.CancelledError:
         await database_call(release_lease)(participant_pk, owner)
         raise

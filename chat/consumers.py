@@ -204,8 +204,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
         if submitted.created:
             await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
-        if submitted.owner:  # the agent's turn, claimed with the participant's
-            state_machine.start_agent_turn(self.participant_pk, submitted.owner, self.setup)
+        if submitted.owner:  # the agent's turn, claimed with the participant's and planned from its transcript
+            state_machine.start_agent_turn(self.participant_pk, submitted.owner, self.setup, submitted.transcript)
         elif not submitted.created or submitted.ends is not None or submitted.cast.is_negotiation:
             await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
 

@@ -129,23 +129,28 @@ async def _advance_later(participant_pk: int, seconds: float, setup: ChatSetup |
         logger.exception("the negotiation of participant %s could not go on after a window", participant_pk)
 
 
-def start_agent_turn(participant_pk: int, owner: str, setup: ChatSetup | None = None) -> asyncio.Task:
-    """Run the agent's turn as a task of its own, so a closing socket does not cancel it."""
-    task = asyncio.create_task(_agent_turn_then_advance(participant_pk, owner, setup))
+def start_agent_turn(
+    participant_pk: int, owner: str, setup: ChatSetup | None = None, transcript: tuple[Turn, ...] | None = None
+) -> asyncio.Task:
+    """Run the agent's turn as a task of its own, so a closing socket does not cancel it. ``transcript``: the
+    turns read in the transaction that claimed the lease ``owner`` (``chat.agent_turn.take_turn``)."""
+    task = asyncio.create_task(_agent_turn_then_advance(participant_pk, owner, setup, transcript))
     _agent_tasks.add(task)
     task.add_done_callback(_agent_tasks.discard)
     return task
 
 
-async def _agent_turn_then_advance(participant_pk: int, owner: str, setup: ChatSetup | None) -> None:
+async def _agent_turn_then_advance(
+    participant_pk: int, owner: str, setup: ChatSetup | None, transcript: tuple[Turn, ...] | None = None
+) -> None:
     """The agent's turn, then the next: another agent's under the lease it was handed, or the end (or a
     negotiation's floor) through :func:`advance`; the participant's needs nothing."""
     try:
-        taken = await agent_turn.take_turn(participant_pk, owner, setup)
+        taken = await agent_turn.take_turn(participant_pk, owner, setup, transcript)
         if taken is None:
             return
-        if taken.owner:
-            start_agent_turn(participant_pk, taken.owner, setup)
+        if taken.owner:  # handed on with the turn just stored: the next agent's turn needs no read
+            start_agent_turn(participant_pk, taken.owner, setup, taken.transcript)
         elif taken.ends is not None or taken.cast.is_negotiation:
             await advance(participant_pk, taken.cast, setup=setup)
     except Exception:

@@ -7,11 +7,13 @@ The episode row is locked while a turn is written, so turn order and the rate li
 against the committed transcript, not against what one process happens to remember.
 
 What never changes during a chat (the seats, their characters and roles, the study's limits) is read
-once per socket into a :class:`ChatSetup`; what does change is read by the one statement that locks
-the episode row (the last index, a turn already stored under the client id, how many leaves, the
-browser bound, the rate window), so storing a turn, and claiming the agent's turn it makes due, take
-four statements in one transaction. A page's view that went stale (a leave it has not heard of yet)
-costs one more read, never a wrong write.
+once per socket into a :class:`ChatSetup`. What does change is read after the episode row is locked:
+the statement that takes the lock reads the status and the browser bound, the next one the transcript
+(the last index, a turn already stored under the client id, the leaves, the rate window all come from
+it). Storing a turn, the seen mark and the claim of the agent's turn it makes due take four statements
+in one transaction, and the transcript read there is what the agent's turn is written from
+(``Submitted.transcript``), so it needs no read of its own. A page's view that went stale (a leave it
+has not heard of yet) costs a refusal at most, never a wrong write.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
@@ -74,6 +75,7 @@ class Submitted:
     cast: Cast
     ends: str | None = None
     owner: str = ""  # the agent lease claimed in the same transaction, when the turn made the agent's due
+    transcript: tuple[Turn, ...] = ()  # every turn stored by then, read in that transaction (when ``created``)
 
 
 @dataclass
@@ -217,26 +219,30 @@ def submit_human_turn(
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            locked = _lock_episode(setup, cast, client_id, now)
+            locked = _lock_episode(setup)
             if browser is not None and (not locked["browser_token"] or locked["browser_token"] != browser):
                 raise TurnRefused(
                     "not_your_browser",
                     "This conversation has moved to another browser; nothing more can be sent from this one.",
                 )
             action_type, content = clean_action(action_type, content, max_chars=setup.max_chars)
-            if locked["stored_pk"] is not None:
-                return Submitted(Turn.objects.get(pk=locked["stored_pk"]), False, cast)
+            turns = list(Turn.objects.filter(episode_id=setup.episode_pk).order_by("index"))
+            stored = next((turn for turn in turns if turn.client_id == client_id), None)
+            if stored is not None:
+                return Submitted(stored, False, cast)
             if locked["status"] in ENDED:
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
-            index = 0 if locked["last_index"] is None else locked["last_index"] + 1  # indices are contiguous from 0
+            index = turns[-1].index + 1 if turns else 0  # indices are contiguous from 0
             if index >= locked["turn_cap"]:
                 raise TurnRefused("ended", "The conversation is over; nothing more can be sent.")
-            if cast.is_negotiation or locked["leaves"] != len(cast.leaves):
-                cast = cast.current()  # an agent left (or a negotiation's floor moved) since the page read it
+            if cast.is_negotiation:
+                cast = cast.current()  # the floor moves with every turn
+            elif sum(turn.action_type == ActionType.LEAVE for turn in turns) != len(cast.leaves):
+                cast = setup.cast(turns)  # an agent left since the page heard of it
             if not cast.is_human_turn(index):
                 raise TurnRefused("not_your_turn", "It is not your turn yet.")
             if action_type != ActionType.LEAVE:
-                _check_rate(locked["rate_edge"], setup.messages_per_minute, now)
+                _check_rate(turns, cast.human_seat, setup.messages_per_minute, now)
             turn = Turn.objects.create(
                 episode_id=setup.episode_pk,
                 index=index,
@@ -246,7 +252,6 @@ def submit_human_turn(
                 client_id=client_id,
                 created_at=now,
             )
-            Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
             if locked["status"] == Episode.Status.PENDING:
                 Episode.objects.filter(pk=setup.episode_pk).update(status=Episode.Status.RUNNING, started_at=now)
             if action_type == ActionType.LEAVE:
@@ -257,61 +262,50 @@ def submit_human_turn(
                 from .agent_turn import claim_lease, new_owner  # the agent's turn imports this module
 
                 owner = new_owner()
-                if not claim_lease(participant_pk, owner, now):
+                if not claim_lease(participant_pk, owner, now, seen=True):
                     owner = ""  # another process holds a live lease on it
+            if not owner:
+                Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
     except IntegrityError:
         # Another process stored a turn at this index (or this very client id) first.
         stored = _stored(setup.episode_pk, client_id)
         if stored is not None:
             return Submitted(stored, False, cast)
         raise TurnRefused("not_your_turn", "It is not your turn yet.") from None
-    return Submitted(turn, True, cast, ends, owner)
+    return Submitted(turn, True, cast, ends, owner, (*turns, turn))
 
 
-def _lock_episode(setup: ChatSetup, cast: Cast, client_id: str, now: datetime) -> dict[str, Any]:
-    """Lock the episode's row and read, in the same statement, what storing a turn must check against the
-    committed transcript: its status and turn cap, the last index, a turn stored under ``client_id``, how
-    many leaves there are, the browser the participant is bound to, and the rate limit's edge.
+def _lock_episode(setup: ChatSetup) -> dict[str, Any]:
+    """Lock the episode's row (every writer of its turns takes this lock first) and read its status, its turn
+    cap and the browser the participant is bound to.
 
-    On PostgreSQL the subqueries read the statement's snapshot, which may predate a turn committed while
-    the statement waited for the lock. Such a turn holds the index this one would take (every writer
-    inserts at the last index + 1, under this lock), so the insert then fails on the ``(episode, index)``
-    unique index and the turn is refused or found stored, as if everything had been read after the wait:
-    a turn is only ever stored from a view that was current.
+    What else storing a turn checks (the last index, a turn stored under the client id, the leaves, the rate
+    window) is read from the transcript by the next statement, which on PostgreSQL takes a snapshot after the
+    lock was granted: it sees every turn committed by a writer this one waited for.
     """
-    turns = Turn.objects.filter(episode_id=OuterRef("pk"))
-    leaves = (
-        turns.filter(action_type=ActionType.LEAVE).order_by().values("episode_id").annotate(n=Count("pk")).values("n")
+    browser = Subquery(Participant.objects.filter(pk=setup.participant_pk).values("browser_token")[:1])
+    return (
+        Episode.objects.select_for_update().filter(pk=setup.episode_pk).annotate(browser_token=browser)
+        .values("status", "turn_cap", "browser_token").get()
     )
-    fields: dict[str, Any] = {
-        "last_index": Subquery(turns.order_by("-index").values("index")[:1]),
-        "stored_pk": Subquery(turns.filter(client_id=client_id).values("pk")[:1]),
-        "leaves": Coalesce(Subquery(leaves), 0),
-        "browser_token": Subquery(Participant.objects.filter(pk=setup.participant_pk).values("browser_token")[:1]),
-    }
-    per_minute = setup.messages_per_minute
-    if per_minute:
-        recent = turns.filter(seat_id=cast.human_seat, created_at__gt=now - RATE_WINDOW).order_by("-created_at")
-        fields["rate_edge"] = Subquery(recent.values("created_at")[per_minute - 1 : per_minute])
-    locked = (
-        Episode.objects.select_for_update().filter(pk=setup.episode_pk).annotate(**fields)
-        .values("status", "turn_cap", *fields).get()
-    )
-    locked.setdefault("rate_edge", None)
-    return locked
 
 
 def _stored(episode_pk: int, client_id: str) -> Turn | None:
     return Turn.objects.filter(episode_id=episode_pk, client_id=client_id).first()
 
 
-def _check_rate(edge: datetime | None, per_minute: int, now: datetime) -> None:
-    """Refuse a message beyond ``per_minute`` in the last 60 s (0: no limit). ``edge`` is when the
-    ``per_minute``-th latest of the participant's turns in that window was stored (None: fewer than that);
-    the next message is allowed once it leaves the window."""
-    if not per_minute or edge is None:
+def _check_rate(turns: list[Turn], seat_pk: int, per_minute: int, now: datetime) -> None:
+    """Refuse a message beyond ``per_minute`` of the participant's (``seat_pk``) in the last 60 s (0: no
+    limit); the next message is allowed once the ``per_minute``-th latest of them leaves the window."""
+    if not per_minute:
         return
-    wait = max(1, math.ceil((edge + RATE_WINDOW - now).total_seconds()))
+    recent = sorted(
+        (turn.created_at for turn in turns if turn.seat_id == seat_pk and turn.created_at > now - RATE_WINDOW),
+        reverse=True,
+    )
+    if len(recent) < per_minute:
+        return
+    wait = max(1, math.ceil((recent[per_minute - 1] + RATE_WINDOW - now).total_seconds()))
     raise TurnRefused(
         "rate_limited",
         f"You are sending messages too quickly (at most {per_minute} a minute). "

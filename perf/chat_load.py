@@ -94,6 +94,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -151,6 +152,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait for any one expected message.")
     parser.add_argument("--seed", type=int, default=1, help="Random seed for think times, drops and servers.")
     parser.add_argument("--profile", metavar="DIR", help="Record every daphne process with py-spy into DIR.")
+    parser.add_argument("--callers", action="store_true",
+                        help="Group the SQL statements by the function of Parley's that sent them (each statement "
+                             "then costs the servers a stack walk of a few microseconds more).")
     parser.add_argument("--agent-model", default=MODEL,
                         help="The study's agent model (default: %(default)s). 'scripted' runs the offline model "
                              "instead, without the gateway, to compare CPU; its overhead figures are then left out.")
@@ -217,6 +221,7 @@ def server_environment(args: argparse.Namespace, work: Path, tree: Path) -> dict
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "LOG_LEVEL": "INFO",  # channels_redis says at INFO level when it drops a message (channel over capacity)
         "PYTHONPATH": os.pathsep.join((str(tree), str(ROOT / "perf"))),
+        "CHAT_LOAD_CALLERS": "1" if args.callers else "0",
     }
     if args.conn_max_age is not None:
         environment["DATABASE_CONN_MAX_AGE"] = str(args.conn_max_age)
@@ -322,7 +327,7 @@ def start_servers(count: int, machines: int, tree: Path, work: Path, environment
         log = open(work / f"daphne-{port}.log", "w")  # noqa: SIM115  (closed with the process)
         process = processes.start(
             f"daphne:{port}",
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0",
+            [sys.executable, "-m", "config.serve", "-b", "127.0.0.1", "-p", str(port), "-v", "0",
              "chat_load_asgi:application"],
             group=leaders.get(machine, 0), cwd=tree, env={**os.environ, **environment, "PARLEY_VAR_DIR": str(var_dir)},
             stdout=log, stderr=subprocess.STDOUT,
@@ -348,16 +353,19 @@ def stop_servers(servers: list[Server], processes: Processes) -> None:
         processes.stop(server.process)
 
 
-def statement_counts(servers: list[Server]) -> dict[str, int]:
+def statement_counts(servers: list[Server]) -> dict[str, Any]:
     """SQL statements sent and database connections opened so far, summed over the servers
     (``perf/chat_load_asgi.py``)."""
     from chat_load_asgi import STATEMENTS_PATH
 
-    total = Counter()
+    total: dict = {"statements": 0, "connections": 0, "kinds": Counter()}
     for server in servers:
         with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{STATEMENTS_PATH}", timeout=10) as response:
-            total.update(json.load(response))
-    return dict(total)
+            counts = json.load(response)
+        total["statements"] += counts.get("statements", 0)
+        total["connections"] += counts.get("connections", 0)
+        total["kinds"].update(counts.get("kinds", {}))  # an older counter has none
+    return total
 
 
 def model_timings(api_base: str) -> dict:
@@ -578,7 +586,7 @@ def measure(bench: Bench, fixtures: Fixtures, servers: list[Server], sessions: i
                 problems, lost, cpu_before["load"])
 
 
-def report_statements(before: dict[str, int], after: dict[str, int], answered: int) -> float:
+def report_statements(before: dict[str, Any], after: dict[str, Any], answered: int) -> float:
     """Print the SQL the servers sent over the run; return the statements per answered message."""
     statements = after.get("statements", 0) - before.get("statements", 0)
     connections = after.get("connections", 0) - before.get("connections", 0)
@@ -586,6 +594,13 @@ def report_statements(before: dict[str, int], after: dict[str, int], answered: i
     print(f"SQL sent by the servers: {statements} statements over {connections} database connections opened "
           f"(or taken from a pool); per message answered: {per_message:.1f} statements, "
           f"{connections / max(1, answered):.1f} connections (connects, opening turns and leaves included)")
+    kinds = Counter(after.get("kinds", {}))
+    kinds.subtract(before.get("kinds", {}))
+    if answered and kinds:
+        print("  by kind, per message answered:")
+        for kind, count in kinds.most_common():
+            if count > 0:
+                print(f"    {count / answered:5.2f}  {kind}")
     return per_message
 
 

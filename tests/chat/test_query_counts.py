@@ -27,8 +27,9 @@ from tests.chat.test_group_chat import make_group_chat
 
 pytestmark = [pytest.mark.concurrency, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
-ACT = 4  # the participant's turn stored, the agent's turn claimed
-PLAN = 2  # the lease, the transcript
+ACT = 4  # the episode locked, the transcript, the participant's turn stored, the agent's turn claimed (and seen)
+PLAN = 0  # planned from the transcript read where the lease was claimed or handed on
+PLAN_ALONE = 2  # a turn claimed elsewhere (a page connecting, a watch taking over): the lease, the transcript
 STORE = 3  # the episode locked, the lease given up (or handed on), the turn stored
 AGENT_TURN = PLAN + STORE
 USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
@@ -147,16 +148,19 @@ async def test_a_reconnect_sends_the_history_from_one_read_of_the_turns(chat_fac
     )
 
 
-def answer(participant_pk: int, setup: ChatSetup, owner: str, statements: Statements) -> str:
-    """One agent turn through its two database steps, each counted; the lease it hands on, if any."""
+def answer(
+    participant_pk: int, setup: ChatSetup, owner: str, transcript: tuple, statements: Statements
+) -> tuple[str, tuple]:
+    """One agent turn through its two database steps, each counted; the lease it hands on, if any, and the
+    transcript after it."""
     statements.take()
-    plan = agent_turn.plan_turn(participant_pk, owner, setup)
+    plan = agent_turn.plan_turn(participant_pk, owner, setup, transcript)
     assert len(planned := statements.take()) == PLAN, shown(planned)
     next_owner = "" if plan.cast.is_human_turn(plan.index + 1) else agent_turn.new_owner()
     turn = agent_turn.store_agent_turn(plan, owner, Action(ActionType.SPEAK, "Fine."), USAGE, next_owner=next_owner)
     assert len(stored := statements.take()) == STORE, shown(stored)
     assert turn is not None and turn.index == plan.index
-    return next_owner
+    return next_owner, (*transcript, turn)
 
 
 @pytest.mark.parametrize("seats", [2, 3])
@@ -178,8 +182,27 @@ def test_every_step_of_an_answered_message_costs_the_same_in_a_group(seats, stat
     assert len(acted := statements.take()) == ACT, shown(acted)
     assert submitted.created and submitted.owner
 
-    owner, answered = submitted.owner, 0
+    assert [turn.index for turn in submitted.transcript] == [0]
+
+    owner, transcript, answered = submitted.owner, submitted.transcript, 0
     while owner:
-        owner = answer(participant.pk, setup, owner, statements)
+        owner, transcript = answer(participant.pk, setup, owner, transcript, statements)
         answered += 1
     assert answered == seats - 1
+
+
+def test_a_turn_claimed_elsewhere_plans_from_a_fresh_read(statements):
+    """A page connecting or a watch taking over claims the lease in a statement of its own: the plan then
+    checks the lease and reads the transcript, and is the same plan as one made from the transcript."""
+    chat = make_chat(human_position=1)
+    participant = chat.participant
+    setup = ChatSetup.load(participant.pk)
+    owner = agent_turn.new_owner()
+    assert agent_turn.claim_lease(participant.pk, owner)
+
+    statements.take()
+    plan = agent_turn.plan_turn(participant.pk, owner, setup)
+    assert len(planned := statements.take()) == PLAN_ALONE, shown(planned)
+    assert plan is not None and plan.index == 0 and plan.transcript == ()
+    assert plan == agent_turn.plan_turn(participant.pk, owner, setup, ())
+    assert agent_turn.plan_turn(participant.pk, "somebody else", setup) is None
