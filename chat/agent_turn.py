@@ -42,7 +42,7 @@ from django.utils import timezone
 from benchmark.agents import llm, prompt, scripted
 from benchmark.models import ActionType, Episode, Turn, TurnTaking
 
-from .lifecycle import ENDED, end_episode, outcome_of
+from .lifecycle import ENDED, Ending, end_episode, ending_after, moved_fields, outcome_of
 from .models import Participant
 from .negotiation import Floor
 from .orm import database_call
@@ -187,6 +187,7 @@ class Plan:
     context: prompt.AgentContext
     cast: Cast
     transcript: tuple[Turn, ...]  # the turns before this one
+    min_turns: int = 0  # the study's minimum of participant turns (``chat.lifecycle.stage_after``)
     text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
 
 
@@ -230,18 +231,22 @@ def plan_turn(
         context=context,
         cast=cast,
         transcript=transcript,
+        min_turns=setup.min_turns,
         text=_floor_text(episode, index) if cast.is_negotiation else "",
     )
 
 
 def store_agent_turn(
-    plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage, *, next_owner: str = ""
+    plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage, *, next_owner: str = "",
+    ending: Ending | None = None,
 ) -> Turn | None:
     """Store the agent's turn if the lease is still ours and nobody stored that index; else None.
 
     Giving the lease up is the ownership check: it updates no row when the lease is no longer ours.
     With ``next_owner`` (the next turn is an agent's too, in a group chat) the lease is handed to that
-    attempt instead of given up, in the same statement, so the next turn needs no claim of its own.
+    attempt instead of given up, in the same statement, so the next turn needs no claim of its own. With
+    ``ending`` (the turn ends the chat: the agent left, or the turn cap) that statement moves the participant
+    on too, and the episode is ended in the same transaction.
     """
     now = timezone.now()
     try:
@@ -249,9 +254,12 @@ def store_agent_turn(
             status = Episode.objects.select_for_update().values_list("status", flat=True).get(pk=plan.episode_pk)
             if status in ENDED:
                 return None
-            lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner} if next_owner else {
-                "agent_lease_until": None, "agent_lease_owner": ""
-            }
+            if ending is not None:
+                lease = moved_fields(ending.stage, now)
+            elif next_owner:
+                lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner}
+            else:
+                lease = {"agent_lease_until": None, "agent_lease_owner": ""}
             released = Participant.objects.filter(pk=plan.participant_pk, agent_lease_owner=owner).update(**lease)
             if not released:
                 return None
@@ -266,7 +274,12 @@ def store_agent_turn(
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-            if status == Episode.Status.PENDING:
+            if ending is not None:
+                Episode.objects.filter(pk=plan.episode_pk).update(
+                    status=ending.status, end_reason=ending.reason, finished_at=now,
+                    **({"started_at": now} if status == Episode.Status.PENDING else {}),
+                )
+            elif status == Episode.Status.PENDING:
                 Episode.objects.filter(pk=plan.episode_pk).update(status=Episode.Status.RUNNING, started_at=now)
     except IntegrityError:
         return None  # this index was stored meanwhile (by another process); the lease stays as it was
@@ -305,7 +318,7 @@ class Taken:
     (``owner``) when that is due at once."""
 
     cast: Cast
-    ends: str | None = None
+    ending: Ending | None = None  # the end this turn brought, written with it
     owner: str = ""
     transcript: tuple[Turn, ...] = ()  # every turn stored by then, this one included
 
@@ -342,12 +355,20 @@ async def take_turn(
             return None
         cast = plan.cast.with_leave(plan.index, plan.seat_pk) if action.action_type == ActionType.LEAVE else plan.cast
         ends = cast.end_reason_after(plan.index + 1)
+        ending = None
+        if ends is not None:  # decided from the transcript as it will be stored
+            last = Turn(index=plan.index, seat_id=plan.seat_pk, action_type=action.action_type, content=action.content)
+            ending = ending_after(ends, (*plan.transcript, last), cast.human_seat, plan.min_turns)
         next_owner = new_owner() if cast.agent_due_after(plan.index + 1) else ""
-        turn = await database_call(store_agent_turn)(plan, owner, action, usage, next_owner=next_owner)
+        turn = await database_call(store_agent_turn)(plan, owner, action, usage, next_owner=next_owner, ending=ending)
         if turn is None:
             return None
-        await broadcast(plan.episode_pk, turn_message(turn, cast, ended=ends is not None))
-        return Taken(cast, ends, next_owner, (*plan.transcript, turn))
+        await broadcast(plan.episode_pk, turn_message(turn, cast, ended=ending is not None))
+        if ending is not None:
+            await broadcast(plan.episode_pk, ended_message(
+                ending.reason, outcome=ending.outcome, participant_left=ending.participant_left, group=cast.is_group
+            ))
+        return Taken(cast, ending, next_owner, (*plan.transcript, turn))
     except asyncio.CancelledError:
         await database_call(release_lease)(participant_pk, owner)
         raise

@@ -34,6 +34,7 @@ from .protocol import (
     CLOSE_UNKNOWN_STUDY,
     Cast,
     broadcast,
+    ended_message,
     episode_group,
     turn_message,
 )
@@ -202,11 +203,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         turn = submitted.turn
         await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
+        ending = submitted.ending
         if submitted.created:
-            await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=submitted.ends is not None))
-        if submitted.owner:  # the agent's turn, claimed with the participant's and planned from its transcript
+            await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=ending is not None))
+        if ending is not None:  # written with the turn
+            await broadcast(self.episode_pk, ended_message(
+                ending.reason, outcome=ending.outcome, participant_left=ending.participant_left,
+                group=submitted.cast.is_group,
+            ))
+        elif submitted.owner:  # the agent's turn, claimed with the participant's and planned from its transcript
             state_machine.start_agent_turn(self.participant_pk, submitted.owner, self.setup, submitted.transcript)
-        elif not submitted.created or submitted.ends is not None or submitted.cast.is_negotiation:
+        elif not submitted.created or submitted.cast.is_negotiation:
             await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
 
     async def floor(self, content: dict[str, Any]) -> None:

@@ -20,6 +20,8 @@ chat: the agent leaving, the turn cap, and a model failure after the minimum.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -109,26 +111,84 @@ def ended_by_participant(episode: Episode, end_reason: str) -> bool:
 
 
 def stage_after_end(participant: Participant, episode: Episode, end_reason: str) -> str:
-    """Where a chatting participant goes once their episode ends for ``end_reason``: the questions; the
-    screen-out page when they ended it themselves short of the study's minimum; the technical-problem page
-    when the model failed short of it."""
+    """Where a chatting participant goes once their episode ends for ``end_reason`` (:func:`stage_after`),
+    read from the stored transcript."""
     failed = end_reason == Episode.EndReason.MODEL_ERROR
     if not failed and not ended_by_participant(episode, end_reason):
         return Participant.Stage.QUESTIONNAIRE
     minimum = participant.study.min_participant_turns
-    if minimum and participant_turn_count(episode) < minimum:
+    return stage_after(end_reason, True, lambda: participant_turn_count(episode), minimum)
+
+
+def stage_after(end_reason: str, by_participant: bool, counted_turns: Callable[[], int], minimum: int) -> str:
+    """Where a chatting participant goes once their episode ends: the questions; the screen-out page when
+    they ended it themselves (``by_participant``) short of the study's ``minimum`` of turns; the
+    technical-problem page when the model failed short of it. ``counted_turns``: a function giving the
+    participant's turns that count (all but leaving), called only when the minimum matters."""
+    failed = end_reason == Episode.EndReason.MODEL_ERROR
+    if not failed and not by_participant:
+        return Participant.Stage.QUESTIONNAIRE
+    if minimum and counted_turns() < minimum:
         return Participant.Stage.TECHNICAL_PROBLEM if failed else Participant.Stage.SCREENED_OUT
     return Participant.Stage.QUESTIONNAIRE
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a turn just stored ends the chat, decided from the transcript in the transaction that stored it
+    (:func:`ending_after`) and written there too (:func:`write_ending`)."""
+
+    reason: str
+    stage: str  # where the participant goes next
+    participant_left: bool  # the last turn is the participant's own leave
+
+    @property
+    def outcome(self) -> str:
+        return outcome_of(self.stage)
+
+    @property
+    def status(self) -> str:
+        return Episode.Status.ABANDONED if self.stage == Participant.Stage.SCREENED_OUT else Episode.Status.FINISHED
+
+
+def ending_after(end_reason: str, transcript: Sequence[Turn], human_seat: int, minimum: int) -> Ending:
+    """The end ``end_reason`` brings, from the whole ``transcript`` (the turn that ends it last): the rule of
+    :func:`stage_after_end` without reading anything."""
+    last = transcript[-1] if transcript else None
+    left = last is not None and last.seat_id == human_seat and last.action_type == ActionType.LEAVE
+    by_participant = end_reason == Episode.EndReason.TIMEOUT or (end_reason == Episode.EndReason.LEAVE and left)
+
+    def counted() -> int:
+        return sum(turn.seat_id == human_seat and turn.action_type != ActionType.LEAVE for turn in transcript)
+
+    stage = stage_after(end_reason, by_participant, counted, minimum)
+    return Ending(end_reason, stage, end_reason == Episode.EndReason.LEAVE and left)
+
+
+def write_ending(participant_pk: int, episode_pk: int, ending: Ending, now: datetime) -> None:
+    """End the episode and move the participant on, in the transaction that stored the participant's last
+    turn and holds the episode's lock (which every writer of its turns takes first, :func:`end_episode`
+    too); two statements. The participant was just here, so the move marks them seen as well."""
+    Episode.objects.filter(pk=episode_pk).update(status=ending.status, end_reason=ending.reason, finished_at=now)
+    Participant.objects.filter(pk=participant_pk, stage=Participant.Stage.CHAT).update(
+        **moved_fields(ending.stage, now), last_seen_at=now
+    )
 
 
 def move_on(participant: Participant, stage: str, now: datetime) -> None:
     """Move a participant whose chat ended to ``stage`` (only from the chat; a code that ends the study
     finishes them)."""
+    Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CHAT).update(**moved_fields(stage, now))
+    participant.refresh_from_db(fields=["stage", "agent_lease_until", "agent_lease_owner", "finished_at"])
+
+
+def moved_fields(stage: str, now: datetime) -> dict:
+    """A participant's fields once their chat ended and they move on to ``stage``: the agent lease let go,
+    and a code that ends the study finishes them."""
     fields: dict = {"stage": stage, "agent_lease_until": None, "agent_lease_owner": ""}
     if stage in CODE_OUTCOMES:
         fields["finished_at"] = now
-    Participant.objects.filter(pk=participant.pk, stage=Participant.Stage.CHAT).update(**fields)
-    participant.refresh_from_db(fields=["stage", "agent_lease_until", "agent_lease_owner", "finished_at"])
+    return fields
 
 
 def end_episode(participant: Participant, end_reason: str, *, status: str = Episode.Status.FINISHED) -> bool:

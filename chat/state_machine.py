@@ -151,7 +151,7 @@ async def _agent_turn_then_advance(
             return
         if taken.owner:  # handed on with the turn just stored: the next agent's turn needs no read
             start_agent_turn(participant_pk, taken.owner, setup, taken.transcript)
-        elif taken.ends is not None or taken.cast.is_negotiation:
+        elif taken.ending is None and taken.cast.is_negotiation:
             await advance(participant_pk, taken.cast, setup=setup)
     except Exception:
         logger.exception("the agent's turn for participant %s could not go on", participant_pk)

@@ -11,8 +11,9 @@ once per socket into a :class:`ChatSetup`. What does change is read after the ep
 the statement that takes the lock reads the status and the browser bound, the next one the transcript
 (the last index, a turn already stored under the client id, the leaves, the rate window all come from
 it). Storing a turn, the seen mark and the claim of the agent's turn it makes due take four statements
-in one transaction, and the transcript read there is what the agent's turn is written from
-(``Submitted.transcript``), so it needs no read of its own. A page's view that went stale (a leave it
+in one transaction (a turn that ends the chat writes the end there instead of the claim: five), and the
+transcript read there is what the agent's turn is written from (``Submitted.transcript``), so it needs no
+read of its own. A page's view that went stale (a leave it
 has not heard of yet) costs a refusal at most, never a wrong write.
 """
 
@@ -30,7 +31,7 @@ from django.utils import timezone
 
 from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
 
-from .lifecycle import ENDED
+from .lifecycle import ENDED, Ending, ending_after, write_ending
 from .models import Participant
 from .protocol import Cast
 
@@ -67,13 +68,13 @@ class TurnRefused(Exception):
 class Submitted:
     """A stored turn; ``created`` is False when it was already stored under the same client id.
 
-    ``ends`` is the end reason the new turn brings (the participant left, or the turn cap).
+    ``ending``: the end the new turn brought (the participant left, or the turn cap), written with it.
     """
 
     turn: Turn
     created: bool
     cast: Cast
-    ends: str | None = None
+    ending: Ending | None = None
     owner: str = ""  # the agent lease claimed in the same transaction, when the turn made the agent's due
     transcript: tuple[Turn, ...] = ()  # every turn stored by then, read in that transaction (when ``created``)
 
@@ -257,14 +258,17 @@ def submit_human_turn(
             if action_type == ActionType.LEAVE:
                 cast = cast.with_leave(index, cast.human_seat)
             ends = cast.end_reason_after(index + 1)
+            ending = ending_after(ends, (*turns, turn), cast.human_seat, setup.min_turns) if ends else None
             owner = ""
-            if cast.agent_due_after(index + 1):
+            if ending is not None:
+                write_ending(participant_pk, setup.episode_pk, ending, now)
+            elif cast.agent_due_after(index + 1):
                 from .agent_turn import claim_lease, new_owner  # the agent's turn imports this module
 
                 owner = new_owner()
                 if not claim_lease(participant_pk, owner, now, seen=True):
                     owner = ""  # another process holds a live lease on it
-            if not owner:
+            if ending is None and not owner:
                 Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
     except IntegrityError:
         # Another process stored a turn at this index (or this very client id) first.
@@ -272,7 +276,7 @@ def submit_human_turn(
         if stored is not None:
             return Submitted(stored, False, cast)
         raise TurnRefused("not_your_turn", "It is not your turn yet.") from None
-    return Submitted(turn, True, cast, ends, owner, (*turns, turn))
+    return Submitted(turn, True, cast, ending, owner, (*turns, turn))
 
 
 def _lock_episode(setup: ChatSetup) -> dict[str, Any]:

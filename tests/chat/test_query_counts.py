@@ -20,6 +20,7 @@ from benchmark.agents import llm
 from benchmark.agents.prompt import Action
 from benchmark.models import ActionType, Episode, TurnTaking
 from chat import agent_turn
+from chat.models import Participant
 from chat.turns import ChatSetup, submit_human_turn
 from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.chat.conftest import make_chat
@@ -34,6 +35,7 @@ STORE = 3  # the episode locked, the lease given up (or handed on), the turn sto
 AGENT_TURN = PLAN + STORE
 USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
 ANSWERED = ACT + AGENT_TURN
+LEAVE = 5  # the episode locked, the transcript, the leave stored, the episode ended, the participant moved on
 HANDSHAKE = 9  # the session, the binding, the socket's lease (3), the setup, the seen mark, the transcript
 
 
@@ -122,6 +124,52 @@ async def test_each_agent_turn_of_a_group_chat_costs_what_a_two_party_one_does(s
     answered = statements.take()
 
     assert len(answered) <= ACT + 2 * AGENT_TURN, shown(answered)
+
+
+@pytest.mark.parametrize(("minimum", "outcome"), [(0, "questions"), (2, "screened_out")])
+async def test_a_leave_ends_the_chat_in_the_transaction_that_stores_it(chat_factory, sockets, statements, minimum, outcome):
+    from channels.db import database_sync_to_async
+
+    chat = await chat_factory(human_position=0, min_participant_turns=minimum)
+    page = sockets(chat)
+    assert await page.connect()
+    await page.receive_until("history")
+    await page.act("Hello there.")
+    await page.receive_until("turn", index=1)
+    await settled(page)
+    statements.take()
+
+    await page.act("", action_type="leave")
+    ended = await page.receive_until("ended")
+    await settled(page)
+    left = statements.take()
+
+    assert len(left) <= LEAVE, shown(left)
+    assert ended["outcome"] == outcome and ended["reason"] == Episode.EndReason.LEAVE
+    episode = await database_sync_to_async(Episode.objects.get)(pk=chat.episode.pk)
+    participant = await database_sync_to_async(Participant.objects.get)(pk=chat.participant.pk)
+    assert participant.stage == (Participant.Stage.QUESTIONNAIRE if minimum == 0 else Participant.Stage.SCREENED_OUT)
+    assert episode.status == (Episode.Status.FINISHED if minimum == 0 else Episode.Status.ABANDONED)
+    assert episode.end_reason == Episode.EndReason.LEAVE and episode.finished_at is not None
+    assert (participant.agent_lease_owner, participant.agent_lease_until) == ("", None)
+
+
+async def test_an_agent_turn_that_reaches_the_cap_ends_the_chat_with_it(chat_factory, sockets, statements):
+    chat = await chat_factory(human_position=0, turn_cap=2)
+    page = sockets(chat)
+    assert await page.connect()
+    await page.receive_until("history")
+    await settled(page)
+    statements.take()
+
+    await page.act("Hello there.")
+    ended = await page.receive_until("ended")
+    await settled(page)
+    answered = statements.take()
+
+    assert len(answered) <= ACT + STORE + 1, shown(answered)  # the STORE's own statements end it, and one more
+    assert ended["reason"] == Episode.EndReason.TURN_CAP and ended["outcome"] == "questions"
+    assert [message["type"] for message in page.seen if message["type"] in ("turn", "ended")] == ["turn", "turn", "ended"]
 
 
 async def test_a_reconnect_sends_the_history_from_one_read_of_the_turns(chat_factory, sockets, statements):
