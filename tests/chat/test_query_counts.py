@@ -127,7 +127,9 @@ async def test_each_agent_turn_of_a_group_chat_costs_what_a_two_party_one_does(s
 
 
 @pytest.mark.parametrize(("minimum", "outcome"), [(0, "questions"), (2, "screened_out")])
-async def test_a_leave_ends_the_chat_in_the_transaction_that_stores_it(chat_factory, sockets, statements, minimum, outcome):
+async def test_a_leave_ends_the_chat_in_the_transaction_that_stores_it(
+    chat_factory, sockets, statements, minimum, outcome
+):
     from channels.db import database_sync_to_async
 
     chat = await chat_factory(human_position=0, min_participant_turns=minimum)
@@ -167,7 +169,7 @@ async def test_an_agent_turn_that_reaches_the_cap_ends_the_chat_with_it(chat_fac
     await settled(page)
     answered = statements.take()
 
-    assert len(answered) <= ACT + STORE + 1, shown(answered)  # the STORE's own statements end it, and one more
+    assert len(answered) <= ACT + STORE + 1, shown(answered)  # the episode ended by one statement more
     assert ended["reason"] == Episode.EndReason.TURN_CAP and ended["outcome"] == "questions"
     assert [message["type"] for message in page.seen if message["type"] in ("turn", "ended")] == ["turn", "turn", "ended"]
 
