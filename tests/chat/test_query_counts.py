@@ -171,7 +171,8 @@ async def test_an_agent_turn_that_reaches_the_cap_ends_the_chat_with_it(chat_fac
 
     assert len(answered) <= ACT + STORE + 1, shown(answered)  # the episode ended by one statement more
     assert ended["reason"] == Episode.EndReason.TURN_CAP and ended["outcome"] == "questions"
-    assert [message["type"] for message in page.seen if message["type"] in ("turn", "ended")] == ["turn", "turn", "ended"]
+    told = [message["type"] for message in page.seen if message["type"] in ("turn", "ended")]
+    assert told == ["turn", "turn", "ended"]
 
 
 async def test_a_reconnect_sends_the_history_from_one_read_of_the_turns(chat_factory, sockets, statements):
