@@ -131,7 +131,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             elif opened.look_again:
                 await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
             watch = state_machine.watch(
-                self.participant_pk, self.episode_pk, self.send_json, setup=self.setup, first_wait=opened.wait
+                self.participant_pk, self.episode_pk, self.send_json, setup=self.setup, first_wait=opened.wait,
+                cast=lambda: self.cast,
             )
             self.watcher = asyncio.create_task(watch)
 

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from benchmark.models import Episode, Turn
+from benchmark.models import ActionType, Episode, Turn
 
 from . import agent_turn, negotiation
 from .lifecycle import ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of
@@ -59,12 +61,12 @@ def next_step(participant_pk: int, cast: Cast | None = None, *, announce: bool =
     told to the pages when it changed (or when ``announce``). Pass the episode's ``cast`` when known to
     save its queries.
     """
-    participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
+    participant = with_transcript_counts(Participant.objects.select_related("study", "episode")).get(pk=participant_pk)
     episode = participant.episode
     if participant.stage != Participant.Stage.CHAT or episode is None or episode.status in ENDED:
         return Step()
-    cast = cast.current() if cast is not None else load_cast(participant)
-    count = episode.turns.count()
+    cast = current_cast(participant, cast)
+    count = participant.turns_stored
     reason = cast.end_reason_after(count)
     if reason is not None:
         if not end_episode(participant, reason):
@@ -155,6 +157,27 @@ async def _agent_turn_then_advance(
             await advance(participant_pk, taken.cast, setup=setup)
     except Exception:
         logger.exception("the agent's turn for participant %s could not go on", participant_pk)
+
+
+def with_transcript_counts(participants: QuerySet[Participant]) -> QuerySet[Participant]:
+    """Participants with how many turns their episode has stored (``turns_stored``) and how many of them are
+    leaves (``leaves_stored``), read in the statement that reads them."""
+    turns = Turn.objects.filter(episode_id=OuterRef("episode_id")).order_by().values("episode_id")
+    counted = turns.annotate(n=Count("pk")).values("n")
+    leaves = turns.filter(action_type=ActionType.LEAVE).annotate(n=Count("pk")).values("n")
+    return participants.annotate(
+        turns_stored=Coalesce(Subquery(counted), 0), leaves_stored=Coalesce(Subquery(leaves), 0)
+    )
+
+
+def current_cast(participant: Participant, cast: Cast | None) -> Cast:
+    """The episode's cast now: ``cast`` (a socket's, kept current from what it heard) when it knows every leave
+    stored (``with_transcript_counts``), else read. A negotiation's floor is always read."""
+    if cast is None:
+        return load_cast(participant)
+    if cast.is_negotiation or len(cast.leaves) != participant.leaves_stored:
+        return cast.current()
+    return cast
 
 
 # --- opening a page and watching it ---------------------------------------------------------------
@@ -274,12 +297,15 @@ class Watch:
     wait: float = 0.0  # seconds until the next check
 
 
-def check_episode(participant_pk: int, now: datetime | None = None, setup: ChatSetup | None = None) -> Watch:
+def check_episode(
+    participant_pk: int, now: datetime | None = None, setup: ChatSetup | None = None, cast: Cast | None = None
+) -> Watch:
     """One look by a connected page's watch: idle too long? an agent turn nobody is writing?
 
-    With the socket's ``setup``, the cast costs only its leaves."""
+    With the socket's ``cast`` (kept current from what it hears), one statement; with its ``setup`` only, the
+    cast costs its leaves."""
     now = now or timezone.now()
-    participant = Participant.objects.select_related("study", "episode").get(pk=participant_pk)
+    participant = with_transcript_counts(Participant.objects.select_related("study", "episode")).get(pk=participant_pk)
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         episode = participant.episode
         ended = episode.end_reason if episode is not None and episode.status in ENDED else ""
@@ -292,8 +318,11 @@ def check_episode(participant_pk: int, now: datetime | None = None, setup: ChatS
         return Watch(over=True, ended=Episode.EndReason.TIMEOUT, outcome=outcome)
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
     wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
-    count = participant.episode.turns.count()
-    cast = setup.cast() if setup is not None else load_cast(participant)
+    count = participant.turns_stored
+    if cast is not None or setup is None:
+        cast = current_cast(participant, cast)
+    else:
+        cast = setup.cast()
     agents_turn = not cast.is_human_turn(count)
     if agents_turn:
         wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
@@ -303,16 +332,17 @@ def check_episode(participant_pk: int, now: datetime | None = None, setup: ChatS
 
 async def watch(
     participant_pk: int, episode_pk: int, tell: Callable[[dict[str, Any]], Awaitable[None]],
-    setup: ChatSetup | None = None, first_wait: float = 0.0,
+    setup: ChatSetup | None = None, first_wait: float = 0.0, cast: Callable[[], Cast] | None = None,
 ) -> None:
     """While a page is open: end the chat once it has been idle for the study's timeout, and
     restart an agent turn whose process stopped renewing its lease. ``tell`` sends a message to
     this page only: an end that was not broadcast (e.g. the researcher's monitor ended an idle
-    chat) still reaches it. ``first_wait``: the page's connecting just looked (``Opened.wait``)."""
+    chat) still reaches it. ``first_wait``: the page's connecting just looked (``Opened.wait``); ``cast``: the
+    socket's cast as it is at each look."""
     await asyncio.sleep(first_wait)
     while True:
         try:
-            state = await database_call(check_episode)(participant_pk, None, setup)
+            state = await database_call(check_episode)(participant_pk, None, setup, cast() if cast else None)
         except Exception:  # e.g. the database restarting: log it and look again shortly
             logger.exception("could not check on the chat of participant %s", participant_pk)
             await asyncio.sleep(WATCH_RETRY)

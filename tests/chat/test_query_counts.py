@@ -18,7 +18,7 @@ from django.db.backends import utils
 
 from benchmark.agents import llm
 from benchmark.agents.prompt import Action
-from benchmark.models import ActionType, Episode, TurnTaking
+from benchmark.models import ActionType, Episode, Turn, TurnTaking
 from chat import agent_turn
 from chat.models import Participant
 from chat.turns import ChatSetup, submit_human_turn
@@ -257,3 +257,28 @@ def test_a_turn_claimed_elsewhere_plans_from_a_fresh_read(statements):
     assert plan is not None and plan.index == 0 and plan.transcript == ()
     assert plan == agent_turn.plan_turn(participant.pk, owner, setup, ())
     assert agent_turn.plan_turn(participant.pk, "somebody else", setup) is None
+
+
+def test_a_watch_looks_with_one_statement_while_its_cast_knows_every_leave(statements):
+    """A page's watch reads the participant, the episode and its counts in one statement, and the leaves only
+    when the socket's cast is missing one."""
+    from chat import state_machine
+
+    chat = make_group_chat(human_position=0, policy=TurnTaking.ROUND_ROBIN)
+    participant = chat.participant
+    setup = ChatSetup.load(participant.pk)
+    cast = setup.cast()
+    submit_human_turn(
+        participant.pk, client_id=uuid4().hex, action_type="speak", content="Hello.", cast=cast,
+        browser=participant.browser_token, setup=setup,
+    )
+    statements.take()
+    watched = state_machine.check_episode(participant.pk, None, setup, cast)
+    assert len(looked := statements.take()) == 1, shown(looked)
+    assert not watched.over and not watched.agent_due  # the agent's turn was claimed with the participant's
+
+    seat = next(seat for seat in setup.seats if seat.pk != cast.human_seat)
+    Turn.objects.create(episode_id=setup.episode_pk, index=1, seat=seat, action_type=ActionType.LEAVE, content="")
+    statements.take()
+    state_machine.check_episode(participant.pk, None, setup, cast)
+    assert len(looked := statements.take()) == 2, shown(looked)  # the leave it had not heard of is read
