@@ -75,15 +75,13 @@ def open_connection(participant_pk: int, server: str, now: datetime | None = Non
     return key
 
 
-def renew_connections(
-    server: str, held: dict[str, int], unclosed: frozenset[str] = frozenset(), now: datetime | None = None
-) -> set[str]:
+def renew_connections(server: str, held: dict[str, int], unclosed: frozenset[str]) -> set[str]:
     """Extend the lease of every row of ``server`` in one statement, and put its rows right if the count is off.
 
     ``held`` maps the keys of the sockets the server holds open to their participants; ``unclosed`` are
     sockets it closed whose row it could not delete then. Returns the keys recorded again (lost rows).
     """
-    now = now or timezone.now()
+    now = timezone.now()
     if unclosed:
         ChatConnection.objects.filter(key__in=unclosed).delete()
     renewed = ChatConnection.objects.filter(server=server).update(expires_at=now + LEASE)
