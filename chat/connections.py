@@ -6,10 +6,18 @@ watch and a group subscription each, so a participant may hold at most
 ``settings.PARLEY_CHAT_MAX_SOCKETS`` (3 unless configured); one more is refused.
 
 Sockets are counted in the database (``ChatConnection``), not in a process's memory, so the cap
-holds across several daphne processes. Each row is a **lease**: the consumer renews it every
-``RENEW_EVERY`` seconds while the socket is open and deletes it on disconnect. A process that dies
-never deletes its rows, so they simply stop counting once their lease runs out (``LEASE``): a
-crash locks nobody out for more than a minute.
+holds across several daphne processes. Each row is a **lease** held by the server process that
+opened the socket (its ``server`` name): the row is deleted on disconnect, and while the socket is
+open the process renews it. A process that dies never deletes its rows, so they simply stop
+counting once their lease runs out (``LEASE``): a crash locks nobody out for more than a minute.
+
+The leases are renewed once per process, not once per socket (``Leases``): every ``RENEW_EVERY``
+seconds one UPDATE extends every row of the process, so 200 open sockets cost one statement per 20 s,
+not ten a second. The process knows its open sockets (it keeps their keys in memory), so the
+renewal puts its rows right when the count is off: a row lost meanwhile (the database was away for
+longer than the lease, and the participant's next opening deleted it as lapsed) is recorded again,
+and a row whose socket closed while the database was away is deleted, rather than renewed for as
+long as the process lives.
 
 Opening is checked and recorded in one transaction that first locks the participant's row
 (``select_for_update``; on SQLite every transaction takes the write lock as it begins), so two
@@ -19,6 +27,10 @@ place.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import socket
 import uuid
 from datetime import datetime, timedelta
 
@@ -28,6 +40,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
+from .orm import database_call
+
+logger = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=60)
 RENEW_EVERY = 20.0  # seconds; a third of the lease, so one late renewal loses nothing
@@ -37,8 +52,9 @@ def max_sockets() -> int:
     return settings.PARLEY_CHAT_MAX_SOCKETS
 
 
-def open_connection(participant_pk: int, now: datetime | None = None) -> str | None:
-    """Record a new open socket of the participant and return its key; None when they hold the most."""
+def open_connection(participant_pk: int, server: str, now: datetime | None = None) -> str | None:
+    """Record a new open socket of the participant, held by ``server``, and return its key; None when they
+    hold the most."""
     now = now or timezone.now()
     with transaction.atomic():
         # Lock first (see the module docstring): this orders concurrent openings. The sockets are counted
@@ -53,20 +69,117 @@ def open_connection(participant_pk: int, now: datetime | None = None) -> str | N
         if held["live"] >= max_sockets():
             return None
         key = uuid.uuid4().hex
-        ChatConnection.objects.create(participant_id=participant_pk, key=key, opened_at=now, expires_at=now + LEASE)
+        ChatConnection.objects.create(
+            participant_id=participant_pk, key=key, server=server, opened_at=now, expires_at=now + LEASE
+        )
     return key
 
 
-def renew_connection(participant_pk: int, key: str, now: datetime | None = None) -> None:
-    """Extend an open socket's lease; a row lost meanwhile (the lease ran out) is recorded again."""
-    now = now or timezone.now()
-    renewed = ChatConnection.objects.filter(key=key).update(expires_at=now + LEASE)
-    if not renewed:
-        ChatConnection.objects.get_or_create(
-            key=key, defaults={"participant_id": participant_pk, "opened_at": now, "expires_at": now + LEASE}
-        )
+def renew_connections(server: str, held: dict[str, int], unclosed: frozenset[str]) -> set[str]:
+    """Extend the lease of every row of ``server`` in one statement, and put its rows right if the count is off.
+
+    ``held`` maps the keys of the sockets the server holds open to their participants; ``unclosed`` are
+    sockets it closed whose row it could not delete then. Returns the keys recorded again (lost rows).
+    """
+    now = timezone.now()
+    if unclosed:
+        ChatConnection.objects.filter(key__in=unclosed).delete()
+    renewed = ChatConnection.objects.filter(server=server).update(expires_at=now + LEASE)
+    if renewed >= len(held):
+        return set()
+    lost = held.keys() - set(ChatConnection.objects.filter(server=server).values_list("key", flat=True))
+    # A participant deleted meanwhile took their rows with them: there is nothing to record for them.
+    present = set(Participant.objects.filter(pk__in={held[key] for key in lost}).values_list("pk", flat=True))
+    recorded = {key for key in lost if held[key] in present}
+    ChatConnection.objects.bulk_create(
+        [
+            ChatConnection(participant_id=held[key], key=key, server=server, opened_at=now, expires_at=now + LEASE)
+            for key in recorded
+        ],
+        ignore_conflicts=True,
+    )
+    return recorded
 
 
 def close_connection(key: str) -> None:
     """Forget a socket that closed."""
     ChatConnection.objects.filter(key=key).delete()
+
+
+def server_name() -> str:
+    """A name for one server process, unique across processes and machines."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+class Leases:
+    """The open chat sockets of one server process and the task that renews their leases.
+
+    It lives on the process's event loop (``leases()``): the renewal runs as a task of that loop while
+    a socket is open, and ends by itself once none is.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.server = server_name()
+        self.held: dict[str, int] = {}  # the key of each open socket, and its participant
+        self.unclosed: set[str] = set()  # sockets closed whose row could not be deleted (database away)
+        self.renewer: asyncio.Task | None = None
+
+    async def open(self, participant_pk: int) -> str | None:
+        """Record a new socket of the participant (``open_connection``) and hold it; None when refused."""
+        key = await database_call(open_connection)(participant_pk, self.server)
+        if key is not None:
+            self.held[key] = participant_pk
+            self._start_renewing()
+        return key
+
+    async def close(self, key: str) -> None:
+        """Forget a socket that closed; its row is deleted now, or by the next renewal if the database is away."""
+        self.held.pop(key, None)
+        try:
+            await database_call(close_connection)(key)
+        except Exception:
+            logger.exception("could not delete the row of chat socket %s; the next renewal will", key)
+            self.unclosed.add(key)
+            self._start_renewing()
+
+    async def renew(self) -> None:
+        """Renew every lease of this process (``renew_connections``)."""
+        unclosed = frozenset(self.unclosed)
+        recorded = await database_call(renew_connections)(self.server, dict(self.held), unclosed)
+        self.unclosed -= unclosed
+        # A socket that closed while its lost row was recorded again: that row goes at the next renewal.
+        self.unclosed |= recorded - self.held.keys()
+
+    def _start_renewing(self) -> None:
+        if self.renewer is None:
+            self.renewer = self.loop.create_task(self._keep_renewing())
+
+    async def _keep_renewing(self) -> None:
+        try:
+            while True:
+                await asyncio.sleep(RENEW_EVERY)
+                if not (self.held or self.unclosed):
+                    return
+                try:
+                    await self.renew()
+                except Exception:  # e.g. the database restarting: the next renewal tries again
+                    logger.exception("could not renew the chat sockets of %s", self.server)
+        finally:
+            self.renewer = None
+
+
+_leases: Leases | None = None
+
+
+def leases() -> Leases:
+    """This process's open sockets, on the running event loop.
+
+    A server process runs one loop for its life; tests run each on a loop of its own, so a new loop
+    starts a new set (and a new server name) rather than reuse a task of a closed loop.
+    """
+    global _leases
+    loop = asyncio.get_running_loop()
+    if _leases is None or _leases.loop is not loop:
+        _leases = Leases(loop)
+    return _leases

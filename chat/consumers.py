@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -40,8 +39,6 @@ from .protocol import (
 )
 from .throttle import allow_frame
 from .turns import ChatSetup, TurnRefused, participants, submit_human_turn
-
-logger = logging.getLogger(__name__)
 
 OPEN_STAGES = frozenset({
     Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT,
@@ -90,6 +87,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     browser: str  # the token of the browser the socket was opened from (``chat.access``)
     setup: ChatSetup  # what never changes while the chat runs, read once
     cast: Cast  # the episode's cast, kept current from the turns heard over the group
+    leases: connections.Leases  # the open sockets of this server process
     connection: str | None = None  # this socket's key in ``chat.connections``
 
     async def connect(self) -> None:
@@ -105,7 +103,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if not await allow_frame(participant_pk):  # each new socket reads the whole transcript
             await self.close(code=CLOSE_FLOOD)
             return
-        self.connection = await database_call(connections.open_connection)(participant_pk)
+        self.leases = connections.leases()
+        self.connection = await self.leases.open(participant_pk)
         if self.connection is None:
             limit = connections.max_sockets()
             await self.send_json({
@@ -118,7 +117,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         self.participant_pk, self.episode_pk = participant_pk, episode_pk
         self.watcher: asyncio.Task | None = None
-        self.keeper = asyncio.create_task(self._keep_connection())
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
         opened = await database_call(state_machine.open_episode)(found)
         self.setup, self.cast, history = opened.setup, opened.cast, opened.history
@@ -138,22 +136,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if self.connection is not None:
-            self.keeper.cancel()
-            await database_call(connections.close_connection)(self.connection)
+            await self.leases.close(self.connection)
         if not hasattr(self, "episode_pk"):
             return
         if self.watcher is not None:
             self.watcher.cancel()
         await self.channel_layer.group_discard(episode_group(self.episode_pk), self.channel_name)
-
-    async def _keep_connection(self) -> None:
-        """Renew this socket's lease while it is open (``chat.connections``)."""
-        while True:
-            await asyncio.sleep(connections.RENEW_EVERY)
-            try:
-                await database_call(connections.renew_connection)(self.participant_pk, self.connection)
-            except Exception:  # e.g. the database restarting: the next renewal tries again
-                logger.exception("could not renew chat socket %s", self.connection)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         """Parse JSON ourselves: a malformed frame gets an error message, not a dropped socket.

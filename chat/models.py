@@ -353,10 +353,12 @@ class ChatConnection(models.Model):
 
     Counting these rows caps the sockets one participant may hold across every server process
     (``chat.connections``); a row whose process died stops counting once its lease runs out.
+    ``server`` names the process holding the socket, which renews all its rows in one statement.
     """
 
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="connections")
     key = models.CharField(max_length=64, unique=True)
+    server = models.CharField(max_length=300, db_index=True, default="")
     opened_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
 

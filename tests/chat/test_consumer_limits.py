@@ -255,7 +255,7 @@ def test_sockets_opening_at_the_same_moment_never_exceed_the_cap(build_chat, set
     settings.PARLEY_CHAT_MAX_SOCKETS = 3
     participant = build_chat().participant
 
-    keys = at_once(*[lambda: open_connection(participant.pk)] * 8)
+    keys = at_once(*[lambda: open_connection(participant.pk, "a-server")] * 8)
 
     assert not errors(keys)
     assert sum(key is not None for key in keys) == 3

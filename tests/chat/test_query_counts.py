@@ -1,7 +1,8 @@
 """How many SQL statements one answered message costs, through the real socket (issue 27).
 
 A participant's message and the agent's reply that answers it should cost at most ``ANSWERED`` statements,
-the same per agent turn in a group chat as in a two-party one, and a reconnect's handshake a handful. The
+the same per agent turn in a group chat as in a two-party one, a reconnect's handshake a handful, and the
+leases of a server process's open sockets one statement per renewal, however many sockets it holds. The
 counts are every statement any thread sends to the database while the step runs (the chat's database calls
 run in a thread pool on PostgreSQL), so a read added anywhere on the path shows here. Marked ``concurrency``
 so CI runs them on PostgreSQL and again on SQLite.
@@ -19,7 +20,7 @@ from django.db.backends import utils
 from benchmark.agents import llm
 from benchmark.agents.prompt import Action
 from benchmark.models import ActionType, Episode, Turn, TurnTaking
-from chat import agent_turn
+from chat import agent_turn, connections
 from chat.models import Participant
 from chat.turns import ChatSetup, submit_human_turn
 from tests.chat.agent_tasks import wait_for_agent_turns
@@ -173,6 +174,26 @@ async def test_an_agent_turn_that_reaches_the_cap_ends_the_chat_with_it(chat_fac
     assert ended["reason"] == Episode.EndReason.TURN_CAP and ended["outcome"] == "questions"
     told = [message["type"] for message in page.seen if message["type"] in ("turn", "ended")]
     assert told == ["turn", "turn", "ended"]
+
+
+async def test_the_open_sockets_of_a_server_process_are_renewed_by_one_statement(chat_factory, sockets, statements):
+    pages = []
+    for _ in range(3):
+        chat = await chat_factory(human_position=0)
+        pages += [sockets(chat), sockets(chat)]
+    for page in pages:
+        assert await page.connect()
+        await page.receive_until("history")
+    for page in pages:
+        await settled(page)
+    leases = connections.leases()
+    assert len(leases.held) == 6
+    statements.take()
+
+    await leases.renew()
+    renewal = statements.take()
+
+    assert len(renewal) == 1 and renewal[0].startswith("UPDATE"), shown(renewal)
 
 
 async def test_a_reconnect_sends_the_history_from_one_read_of_the_turns(chat_factory, sockets, statements):
