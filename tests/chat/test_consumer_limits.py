@@ -18,7 +18,7 @@ from chat.protocol import (
     CLOSE_TOO_MANY_PAGES,
     CLOSE_UNKNOWN_STUDY,
 )
-from chat.throttle import FRAME_LIMIT, FRAME_WINDOW, allow_frame
+from chat.throttle import FRAME_LIMIT, FRAME_WINDOW
 from tests.concurrency import at_once, errors
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -412,11 +412,3 @@ async def test_the_frame_count_is_the_participants_across_reconnects(chat_factor
 
     assert await again.closed_with() == CLOSE_FLOOD
     assert again.seen == []
-
-
-async def test_frames_are_allowed_up_to_the_limit_per_window_then_again_in_the_next():
-    start = 1000 * FRAME_WINDOW
-
-    assert [await allow_frame(7, now=start) for _ in range(FRAME_LIMIT + 1)][-2:] == [True, False]
-    assert await allow_frame(8, now=start)  # another participant has a count of its own
-    assert await allow_frame(7, now=start + FRAME_WINDOW)
