@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=20)
 RENEW_EVERY = 6.0  # seconds; three renewals fit in one lease
-DELTA_INTERVAL = 0.05  # seconds between two delta messages: words arriving faster are sent together
+DELTA_INTERVAL = 0.1  # seconds between two delta messages (ten a second): words arriving faster go together
 PARTIAL_INTERVAL = 0.5  # seconds between two partial messages (the whole text so far)
 
 

@@ -200,8 +200,8 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
     """A page connected: end the chat if it sat idle too long, else note the participant is here.
 
     Takes the participant as ``chat.turns.participants`` reads them (the socket's binding check did), so
-    the chat's setup, the seen mark and the transcript cost four statements, and one more when the agent's
-    turn is due and nobody holds its lease.
+    the chat's setup, the transcript and the seen mark cost four statements; when the agent's turn is due
+    and nobody holds its lease, the seen mark comes with its claim.
     """
     now = now or timezone.now()
     ended = end_if_idle(participant, now)
@@ -209,29 +209,32 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
         participant = read_participant(participant.pk)
     setup = ChatSetup.of(participant)
     episode = participant.episode
-    if participant.stage == Participant.Stage.CHAT:
-        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
-        participant.last_seen_at = now
-        if episode.status == Episode.Status.PENDING:
-            Episode.objects.filter(pk=episode.pk, status=Episode.Status.PENDING).update(
-                status=Episode.Status.RUNNING, started_at=now
-            )
-            episode.status, episode.started_at = Episode.Status.RUNNING, now
+    chatting = participant.stage == Participant.Stage.CHAT
+    if chatting and episode.status == Episode.Status.PENDING:
+        Episode.objects.filter(pk=episode.pk, status=Episode.Status.PENDING).update(
+            status=Episode.Status.RUNNING, started_at=now
+        )
+        episode.status, episode.started_at = Episode.Status.RUNNING, now
     turns = list(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
     history, cast = _history(setup, participant, turns, now)
-    if history["ended"] is not None or participant.stage != Participant.Stage.CHAT:
-        return Opened(history, setup, cast, ended)
     count = len(turns)
+    owner = ""
+    if chatting and history["ended"] is None and not cast.is_negotiation and cast.agent_due_after(count):
+        if not agent_turn.lease_is_live(participant, now):
+            owner = agent_turn.new_owner()
+            owner = owner if agent_turn.claim_lease(participant.pk, owner, now, seen=True) else ""
+    if chatting and not owner:
+        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+    if chatting:
+        participant.last_seen_at = now
+    if history["ended"] is not None or not chatting:
+        return Opened(history, setup, cast, ended)
     wait = setup.inactivity_timeout + 0.05
     if cast.is_human_turn(count) and not cast.is_negotiation and cast.end_reason_after(count) is None:
         return Opened(history, setup, cast, ended, wait=wait)
     wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
     if cast.is_negotiation or cast.end_reason_after(count) is not None:
         return Opened(history, setup, cast, ended, look_again=True, wait=wait)
-    owner = ""
-    if not agent_turn.lease_is_live(participant, now):
-        owner = agent_turn.new_owner()
-        owner = owner if agent_turn.claim_lease(participant.pk, owner, now) else ""
     return Opened(history, setup, cast, ended, owner=owner, wait=wait)
 
 

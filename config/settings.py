@@ -294,6 +294,12 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "parley"}}
 
+# Sessions live in the database; with Redis they are read through the cache (written to both), so a
+# page view or a chat socket opening reads its session without a query. The in-process cache of the
+# embedded default is not shared with the task consumer or management commands, so there sessions
+# are read from the database alone.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db" if REDIS_URL else "django.contrib.sessions.backends.db"
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -101,15 +101,16 @@ BIN = Path(sys.executable).parent
 SLUG_PREFIX = "bench-chat"
 MODEL = "openai/fake-model"
 PROFILE_GROUPS = (  # a GIL sample goes to the first group, from the innermost frame out, that one of its frames is in
-    ("model call (litellm, openai, httpx, pydantic)",
-     r"\((litellm|openai|httpx|httpcore|anyio|h11|pydantic|pydantic_core)/|litellm_logging|streaming_handler"),
+    ("model call (litellm, openai, aiohttp, pydantic)",
+     r"\((litellm|openai|httpx|httpcore|anyio|h11|aiohttp|yarl|multidict|pydantic|pydantic_core)/|litellm_logging|"
+     r"streaming_handler"),
+    ("event loop (uvloop, asyncio)", r"\((asyncio|selectors)|^AsyncioSelectorReactor\.run "),
     ("database (Django ORM, psycopg)", r"\((django/db|psycopg)/"),
     ("channel layer (channels_redis, redis)", r"\((channels_redis|redis)/"),
     ("websocket (daphne, twisted, autobahn, channels)", r"\((daphne|twisted|autobahn|txaio|channels)/"),
     ("thread handoffs (asgiref, thread pool)", r"\((asgiref|concurrent|threading|queue)"),
     ("Django, other", r"\(django/"),
     ("Parley's own code", r"\((chat|benchmark)/"),
-    ("asyncio", r"\((asyncio|selectors)"),
 )
 
 
@@ -810,9 +811,10 @@ def report_client(args, records, live, span: float, timings: dict, nominal: floa
             "p99": percentile(overheads, 99)}
 
 
-def cpu_ticks(pid: int) -> float:
+def cpu_ticks(pid: int) -> tuple[float, float]:
+    """CPU seconds a process used so far: in its own code, and in the kernel on its behalf."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / os.sysconf("SC_CLK_TCK"), int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
 
 def machine_ticks() -> tuple[float, float]:
@@ -852,9 +854,11 @@ def cpu_snapshot(servers, model, database: str) -> dict:
 
 def report_cpu(before: dict, after: dict, span: float, answered: int) -> dict[str, float]:
     """Print the CPU each part used; return daphne's and PostgreSQL's per answered message (ms)."""
-    used = Counter()
-    for key, ticks in after["ticks"].items():
-        used[key[0]] += ticks - before["ticks"].get(key, 0.0)
+    used, kernel = Counter(), Counter()
+    for key, (user, system) in after["ticks"].items():
+        user_before, system_before = before["ticks"].get(key, (0.0, 0.0))
+        used[key[0]] += user - user_before + system - system_before
+        kernel[key[0]] += system - system_before
     busy = after["machine"][0] - before["machine"][0]
     total = after["machine"][1] - before["machine"][1]
     cores = os.cpu_count() or 1
@@ -863,7 +867,8 @@ def report_cpu(before: dict, after: dict, span: float, answered: int) -> dict[st
     print(f"CPU over the run ({span:.1f} s, {cores} cores): {parts}; other work on the machine {max(0, others):.1f} s "
           f"(load average {before['load']:.1f} before the run); machine busy {busy / total * 100:.0f}%")
     if answered:
-        print(f"  per message answered: daphne {used['daphne'] / answered * 1000:.0f} ms, "
+        print(f"  per message answered: daphne {used['daphne'] / answered * 1000:.0f} ms "
+              f"({kernel['daphne'] / answered * 1000:.0f} ms of it in the kernel), "
               f"PostgreSQL {used['postgres'] / answered * 1000:.0f} ms, Redis {used['redis'] / answered * 1000:.0f} ms "
               f"of CPU (connects, opening turns and leaves included)")
     return {part: used[part] / answered * 1000 if answered else math.nan for part in ("daphne", "postgres")}
