@@ -38,7 +38,7 @@ from .protocol import (
     turn_message,
 )
 from .throttle import allow_frame
-from .turns import ChatSetup, TurnRefused, participants, submit_human_turn
+from .turns import ChatSetup, Submitted, TurnRefused, participants, submit_human_turn
 
 OPEN_STAGES = frozenset({
     Participant.Stage.CHAT, Participant.Stage.QUESTIONNAIRE, Participant.Stage.DONE, Participant.Stage.SCREENED_OUT,
@@ -89,6 +89,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     cast: Cast  # the episode's cast, kept current from the turns heard over the group
     leases: connections.Leases  # the open sockets of this server process
     connection: str | None = None  # this socket's key in ``chat.connections``
+    released: bool = False  # its lease, watch and group given up (``release``)
 
     async def connect(self) -> None:
         found = await database_call(find_participant)(
@@ -134,11 +135,25 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             )
             self.watcher = asyncio.create_task(watch)
 
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        """Run the socket, and whatever ends it (a disconnect, or a handler that raised, which Channels never
+        follows with ``disconnect``), give up its lease, its watch and its group."""
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.release()
+
     async def disconnect(self, code: int) -> None:
+        await self.release()
+
+    async def release(self) -> None:
+        """Give up what the open socket holds; a second call does nothing."""
         if self.connection is not None:
-            await self.leases.close(self.connection)
-        if not hasattr(self, "episode_pk"):
+            key, self.connection = self.connection, None
+            await self.leases.close(key)
+        if not hasattr(self, "episode_pk") or self.released:
             return
+        self.released = True
         if self.watcher is not None:
             self.watcher.cancel()
         await self.channel_layer.group_discard(episode_group(self.episode_pk), self.channel_name)
@@ -190,11 +205,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             if refusal.code == "not_your_browser":
                 await self.close(code=CLOSE_NO_PARTICIPANT)
             return
-        turn = submitted.turn
-        await self.send_json({"type": "ack", "client_id": turn.client_id, "index": turn.index})
+        try:
+            await self.send_json({"type": "ack", "client_id": submitted.turn.client_id, "index": submitted.turn.index})
+        finally:  # the socket may be gone already; what the stored turn sets going must not be lost with it
+            await self.go_on(submitted)
+
+    async def go_on(self, submitted: Submitted) -> None:
+        """Tell every page of the participant's stored turn (and the end it brought), then start what comes next."""
         ending = submitted.ending
         if submitted.created:
-            await broadcast(self.episode_pk, turn_message(turn, submitted.cast, ended=ending is not None))
+            await broadcast(self.episode_pk, turn_message(submitted.turn, submitted.cast, ended=ending is not None))
         if ending is not None:  # written with the turn
             await broadcast(self.episode_pk, ended_message(
                 ending.reason, outcome=ending.outcome, participant_left=ending.participant_left,

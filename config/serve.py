@@ -1,10 +1,4 @@
-"""Parley's web server: daphne on uvloop, and a websocket message too big to take refused with a close code.
-
-Daphne runs Twisted's asyncio reactor on an event loop it creates when ``daphne.server`` is imported;
-the event loop policy set before that import makes it uvloop's, a drop-in loop written in C. Every
-chat message crosses the loop many times (the socket's frames, each database call's thread hop, the
-channel layer's Redis traffic, the model's streamed chunks), and under load asyncio's own Python
-bookkeeping was an eighth of a server process's CPU (issue 27).
+"""Parley's web server: daphne, except that a websocket message too big to take is refused with a close code.
 
 Daphne takes websocket messages up to 1 MiB (``--websocket_max_message_size``) and leaves autobahn's
 default for anything bigger: drop the TCP connection. The page then sees close code 1006 and no
@@ -17,17 +11,12 @@ daphne's own::
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from typing import Any
 
-import uvloop
-
-asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())  # before daphne.server makes its loop
-
-from daphne.cli import CommandLineInterface  # noqa: E402
-from daphne.server import Server  # noqa: E402
-from daphne.ws_protocol import WebSocketProtocol  # noqa: E402
+from daphne.cli import CommandLineInterface
+from daphne.server import Server
+from daphne.ws_protocol import WebSocketProtocol
 
 
 class ParleyServer(Server):

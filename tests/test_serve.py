@@ -52,12 +52,3 @@ def test_the_server_started_with_ctrl_c_ignored_stops_on_ctrl_c(tmp_path):
         if server.poll() is None:
             server.kill()
             server.wait()
-
-
-def test_the_server_runs_daphne_on_uvloop():
-    """``config.serve`` sets uvloop's policy before daphne makes its event loop, so the reactor runs on it."""
-    probe = "import config.serve, daphne.server, uvloop; print(type(daphne.server.twisted_loop).__module__)"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    ran = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.strip() == "uvloop"

@@ -175,3 +175,46 @@ async def _leases_of_a_new_loop() -> connections.Leases:
 @pytest.fixture(autouse=True)
 def _logged(caplog):
     caplog.set_level(logging.ERROR, logger="chat.connections")
+
+
+async def test_a_socket_whose_handler_raises_gives_up_its_lease_and_its_group(chat_factory, sockets, monkeypatch):
+    """Channels does not call ``disconnect`` after a handler raised; the consumer gives its lease up anyway, so
+    it neither counts against the participant's cap nor is renewed for as long as the process lives."""
+    from chat import consumers
+
+    chat, page = await open_page(chat_factory, sockets)
+    key = next(iter(connections.leases().held))
+
+    async def broken(self, content):
+        raise RuntimeError("a handler that breaks")
+
+    monkeypatch.setattr(consumers.ChatConsumer, "act", broken)
+    await page.act("Hello there.")
+    with pytest.raises(RuntimeError):
+        await page.communicator.wait(timeout=5)
+
+    assert key not in connections.leases().held
+    assert await row(key) is None
+
+
+async def test_the_agent_turn_starts_even_when_the_ack_cannot_be_sent(chat_factory, sockets, monkeypatch, stored_turns):
+    """The socket can be gone by the time the participant's turn is stored (the connection was cut right after
+    sending): the ack then fails, but the agent's turn the stored one made due still runs."""
+    from chat import consumers
+    from tests.chat.agent_tasks import wait_for_agent_turns
+
+    chat, page = await open_page(chat_factory, sockets)
+    send_json = consumers.ChatConsumer.send_json
+
+    async def ack_fails(self, content, close=False):
+        if content.get("type") == "ack":
+            raise RuntimeError("the connection is gone")
+        await send_json(self, content, close)
+
+    monkeypatch.setattr(consumers.ChatConsumer, "send_json", ack_fails)
+    await page.act("Hello there.")
+    with pytest.raises(RuntimeError):
+        await page.communicator.wait(timeout=5)
+    await wait_for_agent_turns()
+
+    assert [turn[:2] for turn in await stored_turns(chat.episode.pk)] == [(0, 0), (1, 1)]
