@@ -104,7 +104,7 @@ PROFILE_GROUPS = (  # a GIL sample goes to the first group, from the innermost f
     ("model call (litellm, openai, aiohttp, pydantic)",
      r"\((litellm|openai|httpx|httpcore|anyio|h11|aiohttp|yarl|multidict|pydantic|pydantic_core)/|litellm_logging|"
      r"streaming_handler"),
-    ("event loop (uvloop, asyncio)", r"\((asyncio|selectors)|^AsyncioSelectorReactor\.run "),
+    ("event loop (asyncio)", r"\((asyncio|selectors)|^AsyncioSelectorReactor\.run "),
     ("database (Django ORM, psycopg)", r"\((django/db|psycopg)/"),
     ("channel layer (channels_redis, redis)", r"\((channels_redis|redis)/"),
     ("websocket (daphne, twisted, autobahn, channels)", r"\((daphne|twisted|autobahn|txaio|channels)/"),
