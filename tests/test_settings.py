@@ -132,6 +132,21 @@ def test_redis_url_selects_redis_layer(tmp_path):
     assert layer["CONFIG"]["hosts"] == ["redis://127.0.0.1:6379/2"]
 
 
+SESSIONS = (
+    "import django, json; django.setup(); from django.conf import settings as s; print(json.dumps(s.SESSION_ENGINE))"
+)
+
+
+def test_sessions_are_read_through_the_cache_only_when_redis_shares_it(tmp_path):
+    """With Redis every process shares the cache, so sessions are read through it (``cached_db``); the embedded
+    default's in-process cache is not shared with the consumer or management commands, so they stay in the
+    database alone."""
+    assert loaded(tmp_path, SESSIONS) == "django.contrib.sessions.backends.db"
+    assert loaded(tmp_path, SESSIONS, REDIS_URL="redis://127.0.0.1:6379/2") == (
+        "django.contrib.sessions.backends.cached_db"
+    )
+
+
 def test_development_key_is_kept_under_var(tmp_path):
     first = loaded(tmp_path)["key"]
     assert first == loaded(tmp_path)["key"]
