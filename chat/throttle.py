@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 
 import redis.asyncio
@@ -56,6 +57,8 @@ FRAME_LIMIT = 30
 FRAME_WINDOW = 10  # seconds
 clock = time.time  # the windows are wall-clock time, the same on every server process
 unshared = LocMemCache("chat-frames", {})  # this process's count while Redis does not answer
+WARN_EVERY = 60.0  # seconds between two warnings that Redis does not answer (not one a frame)
+_warned_at = -math.inf
 
 
 async def allow_frame(participant_pk: int, *, now: float | None = None) -> bool:
@@ -71,7 +74,10 @@ async def allow_frame(participant_pk: int, *, now: float | None = None) -> bool:
         # Refusing every frame would end every chat, letting every frame through would lift the
         # limit: count in this process (a participant's sockets on other processes count apart)
         # until Redis answers again.
-        logger.warning("chat frames counted in this process: Redis did not answer (%s)", error)
+        global _warned_at
+        if time.monotonic() - _warned_at >= WARN_EVERY:
+            _warned_at = time.monotonic()
+            logger.warning("chat frames counted in this process: Redis did not answer (%s)", error)
         count = _count_in(unshared, name)
     return count <= FRAME_LIMIT
 
