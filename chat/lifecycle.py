@@ -113,11 +113,9 @@ def ended_by_participant(episode: Episode, end_reason: str) -> bool:
 def stage_after_end(participant: Participant, episode: Episode, end_reason: str) -> str:
     """Where a chatting participant goes once their episode ends for ``end_reason`` (:func:`stage_after`),
     read from the stored transcript."""
-    failed = end_reason == Episode.EndReason.MODEL_ERROR
-    if not failed and not ended_by_participant(episode, end_reason):
-        return Participant.Stage.QUESTIONNAIRE
+    by_participant = ended_by_participant(episode, end_reason)
     minimum = participant.study.min_participant_turns
-    return stage_after(end_reason, True, lambda: participant_turn_count(episode), minimum)
+    return stage_after(end_reason, by_participant, lambda: participant_turn_count(episode), minimum)
 
 
 def stage_after(end_reason: str, by_participant: bool, counted_turns: Callable[[], int], minimum: int) -> str:

@@ -322,10 +322,7 @@ def check_episode(
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
     wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
     count = participant.turns_stored
-    if cast is not None or setup is None:
-        cast = current_cast(participant, cast)
-    else:
-        cast = setup.cast()
+    cast = setup.cast() if cast is None and setup is not None else current_cast(participant, cast)
     agents_turn = not cast.is_human_turn(count)
     if agents_turn:
         wait = min(wait, agent_turn.LEASE.total_seconds() / 2)

@@ -81,6 +81,13 @@ def shown(sql: list[str]) -> str:
     return "\n".join(f"{number}. {line[:200]}" for number, line in enumerate(sql, 1))
 
 
+async def opened(page) -> None:
+    """Connect ``page``, take its history and let what the connecting started finish."""
+    assert await page.connect()
+    await page.receive_until("history")
+    await settled(page)
+
+
 async def settled(page) -> None:
     """Wait until the socket's handlers and the agent turns they started are done."""
     await wait_for_agent_turns()
@@ -112,9 +119,7 @@ async def test_each_agent_turn_of_a_group_chat_costs_what_a_two_party_one_does(s
 
     chat = await database_sync_to_async(make_group_chat)(human_position=0, policy=TurnTaking.ROUND_ROBIN)
     page = sockets(chat)
-    assert await page.connect()
-    await page.receive_until("history")
-    await settled(page)
+    await opened(page)
     statements.take()
 
     await page.act("Hello, both of you.")
@@ -160,9 +165,7 @@ async def test_a_leave_ends_the_chat_in_the_transaction_that_stores_it(
 async def test_an_agent_turn_that_reaches_the_cap_ends_the_chat_with_it(chat_factory, sockets, statements):
     chat = await chat_factory(human_position=0, turn_cap=2)
     page = sockets(chat)
-    assert await page.connect()
-    await page.receive_until("history")
-    await settled(page)
+    await opened(page)
     statements.take()
 
     await page.act("Hello there.")
