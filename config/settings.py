@@ -198,6 +198,9 @@ TEMPLATES = [
 ]
 
 
+PREPARE_THRESHOLD = 5  # psycopg's own default: a statement sent this often on a connection is prepared
+
+
 def connection_pool(conn_max_age: int) -> dict | None:
     """psycopg's pool options for PostgreSQL (``OPTIONS["pool"]``), or None when ``DATABASE_POOL`` is off.
 
@@ -245,6 +248,15 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if pool := connection_pool(DATABASES["default"]["CONN_MAX_AGE"]):
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = pool
+    # Parameters go to the server apart from the SQL, and a statement a connection has sent
+    # PREPARE_THRESHOLD times is prepared there: PostgreSQL then skips parsing and planning it (the
+    # chat sends the same few statements for every message; about half of PostgreSQL's CPU a
+    # message). Django leaves both off by default for poolers that cannot keep prepared statements
+    # (PgBouncer in transaction mode before 1.21): DATABASE_PREPARED_STATEMENTS=false for those.
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            server_side_binding=True, prepare_threshold=PREPARE_THRESHOLD
+        )
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite takes one writer at a time. A transaction that reads first and writes later (every
     # select_for_update path: assignment, turns, claims) must not start as a reader: two such
@@ -285,11 +297,11 @@ else:
 
 # The cache holds throttle counters (PARLEY_ENTRY_RATE). With REDIS_URL every server process shares
 # it; without, it lives in the one process the embedded default runs (each process would count
-# on its own).
+# on its own). Each server process keeps one pool of Redis connections for it (``config.cache``).
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                    "KEY_PREFIX": "parley"}
+                    "KEY_PREFIX": "parley", "OPTIONS": {"pool_class": "config.cache.SharedConnectionPool"}}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "parley"}}

@@ -1,6 +1,7 @@
 """Settings come from the environment: the database, the channel layer, the secret key, production safety."""
 
 import asyncio
+import contextvars
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.cache import caches
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +117,27 @@ def test_a_pool_that_cannot_hold_a_connection_is_refused(tmp_path):
                            DATABASE_POOL_MAX_SIZE="4")
     assert result.returncode != 0
     assert "DATABASE_POOL_MIN_SIZE=8 and DATABASE_POOL_MAX_SIZE=4" in result.stderr
+
+
+def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_statements(tmp_path):
+    db = loaded(tmp_path, DATABASE_URL=POSTGRES)["db"]
+    assert (db["OPTIONS"]["server_side_binding"], db["OPTIONS"]["prepare_threshold"]) == (True, 5)
+    kept_off = loaded(tmp_path, DATABASE_URL=POSTGRES, DATABASE_PREPARED_STATEMENTS="false")["db"]
+    assert "server_side_binding" not in kept_off["OPTIONS"] and "prepare_threshold" not in kept_off["OPTIONS"]
+    assert "server_side_binding" not in loaded(tmp_path)["db"]["OPTIONS"]  # SQLite
+
+
+@pytest.mark.django_db
+def test_the_configured_postgresql_prepares_what_a_connection_sends_often():
+    """In CI the database is PostgreSQL: a statement sent often on one connection is prepared there."""
+    if connection.vendor != "postgresql":
+        pytest.skip("set DATABASE_URL to a PostgreSQL database")
+    with connection.cursor() as cursor:
+        for _ in range(6):
+            cursor.execute("SELECT %s::int + 1", [41])
+            assert cursor.fetchone() == (42,)
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%$1::int + 1%"])
+        assert cursor.fetchone() == (1,)
 
 
 def test_the_embedded_database_has_no_pool(tmp_path):
@@ -272,6 +295,22 @@ def test_configured_channel_layer_round_trip():
     assert async_to_sync(round_trip)() == {"type": "ping", "text": "hello"}
     if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
         assert "channels_redis" in settings.CHANNEL_LAYERS["default"]["BACKEND"]
+
+
+def test_every_request_context_shares_one_redis_pool():
+    """Django makes a cache object per request context under ASGI (every page request, every chat socket);
+    they all use the process's one pool (``config.cache``), so none opens a Redis connection of its own.
+    In CI the cache is Redis (``pytest_sessionstart`` refuses to run without it)."""
+    if "redis" not in settings.CACHES["default"]["BACKEND"]:
+        pytest.skip("set REDIS_URL: the cache is in process without it")
+
+    def pool():
+        cache = caches["default"]
+        return cache, cache._cache._get_connection_pool(write=True)
+
+    (first_cache, first_pool), (second_cache, second_pool) = (contextvars.Context().run(pool) for _ in range(2))
+    assert first_cache is not second_cache  # what Django does: one object per context
+    assert first_pool is second_pool
 
 
 MAIL_PROBE = (
