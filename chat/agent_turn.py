@@ -236,33 +236,39 @@ def plan_turn(
     )
 
 
+class _LeaseLost(Exception):
+    """Another process took the turn over, or the chat ended while the agent was writing."""
+
+
 def store_agent_turn(
     plan: Plan, owner: str, action: prompt.Action, usage: llm.Usage, *, next_owner: str = "",
     ending: Ending | None = None,
 ) -> Turn | None:
     """Store the agent's turn if the lease is still ours and nobody stored that index; else None.
 
-    Giving the lease up is the ownership check: it updates no row when the lease is no longer ours.
-    With ``next_owner`` (the next turn is an agent's too, in a group chat) the lease is handed to that
-    attempt instead of given up, in the same statement, so the next turn needs no claim of its own. With
-    ``ending`` (the turn ends the chat: the agent left, or the turn cap) that statement moves the participant
-    on too, and the episode is ended in the same transaction.
+    Giving the lease up is the ownership check: it updates no row when the lease is no longer ours (another
+    process took the turn over, or the chat ended: every end lets the lease go, ``chat.lifecycle``), and the
+    turn inserted before it is then rolled back. With ``next_owner`` (the next turn is an agent's too, in a
+    group chat) the lease is handed to that attempt instead of given up, in the same statement, so the next
+    turn needs no claim of its own. With ``ending`` (the turn ends the chat: the agent left, or the turn cap)
+    that statement moves the participant on too, and the episode is ended in the same transaction.
+
+    A turn that writes the episode's row (one that ends the chat, or the opening turn, which may find it
+    pending) takes the episode's lock first, as a participant's turn and every end do, and so does a
+    negotiation's (its floor is settled under that lock from the transcript). Any other turn is two
+    statements and takes no lock of the episode: a turn stored at the same index meanwhile fails it on the
+    ``(episode, index)`` unique index, and it inserts before it touches the participant's row, so it never
+    holds that row while waiting for a writer that holds the episode's lock and then wants the row (a
+    participant's turn claiming the agent's, an end moving the participant on).
     """
     now = timezone.now()
     try:
         with transaction.atomic():
-            status = Episode.objects.select_for_update().values_list("status", flat=True).get(pk=plan.episode_pk)
-            if status in ENDED:
-                return None
-            if ending is not None:
-                lease = moved_fields(ending.stage, now)
-            elif next_owner:
-                lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner}
-            else:
-                lease = {"agent_lease_until": None, "agent_lease_owner": ""}
-            released = Participant.objects.filter(pk=plan.participant_pk, agent_lease_owner=owner).update(**lease)
-            if not released:
-                return None
+            status = None
+            if ending is not None or plan.index == 0 or plan.cast.is_negotiation:
+                status = Episode.objects.select_for_update().values_list("status", flat=True).get(pk=plan.episode_pk)
+                if status in ENDED:
+                    return None
             turn = Turn.objects.create(
                 episode_id=plan.episode_pk,
                 index=plan.index,
@@ -275,14 +281,25 @@ def store_agent_turn(
                 completion_tokens=usage.completion_tokens,
             )
             if ending is not None:
+                lease = moved_fields(ending.stage, now)
+            elif next_owner:
+                lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner}
+            else:
+                lease = {"agent_lease_until": None, "agent_lease_owner": ""}
+            ours = Participant.objects.filter(
+                pk=plan.participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
+            )
+            if not ours.update(**lease):
+                raise _LeaseLost  # the turn goes with the transaction
+            if ending is not None:
                 Episode.objects.filter(pk=plan.episode_pk).update(
                     status=ending.status, end_reason=ending.reason, finished_at=now,
                     **({"started_at": now} if status == Episode.Status.PENDING else {}),
                 )
             elif status == Episode.Status.PENDING:
                 Episode.objects.filter(pk=plan.episode_pk).update(status=Episode.Status.RUNNING, started_at=now)
-    except IntegrityError:
-        return None  # this index was stored meanwhile (by another process); the lease stays as it was
+    except (IntegrityError, _LeaseLost):
+        return None  # stored meanwhile (by another process; the lease stays as it was), or no longer ours
     return turn
 
 
@@ -306,10 +323,6 @@ def fail_episode(participant_pk: int, owner: str, error: BaseException) -> str:
         episode.settings = {**episode.settings, "failure": f"{type(error).__name__}: {error}"[:2000]}
         episode.save(update_fields=["settings"])
     return outcome_of(participant.stage)
-
-
-class _LeaseLost(Exception):
-    """Another process took the turn over, or the chat ended while the agent was writing."""
 
 
 @dataclass(frozen=True)

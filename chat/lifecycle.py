@@ -165,8 +165,8 @@ def ending_after(end_reason: str, transcript: Sequence[Turn], human_seat: int, m
 
 def write_ending(participant_pk: int, episode_pk: int, ending: Ending, now: datetime) -> None:
     """End the episode and move the participant on, in the transaction that stored the participant's last
-    turn and holds the episode's lock (which every writer of its turns takes first, :func:`end_episode`
-    too); two statements. The participant was just here, so the move marks them seen as well."""
+    turn and holds the episode's lock (which every end takes first, :func:`end_episode` too); two
+    statements. The participant was just here, so the move marks them seen as well."""
     Episode.objects.filter(pk=episode_pk).update(status=ending.status, end_reason=ending.reason, finished_at=now)
     Participant.objects.filter(pk=participant_pk, stage=Participant.Stage.CHAT).update(
         **moved_fields(ending.stage, now), last_seen_at=now

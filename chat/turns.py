@@ -280,7 +280,7 @@ def submit_human_turn(
 
 
 def _lock_episode(setup: ChatSetup) -> dict[str, Any]:
-    """Lock the episode's row (every writer of its turns takes this lock first) and read its status, its turn
+    """Lock the episode's row (the lock every end of the chat takes first) and read its status, its turn
     cap and the browser the participant is bound to.
 
     What else storing a turn checks (the last index, a turn stored under the client id, the leaves, the rate
