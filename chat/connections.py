@@ -52,15 +52,19 @@ def max_sockets() -> int:
     return settings.PARLEY_CHAT_MAX_SOCKETS
 
 
-def open_connection(participant_pk: int, server: str, now: datetime | None = None) -> str | None:
+def open_connection(
+    participant_pk: int, server: str, now: datetime | None = None, *, locked: bool = False
+) -> str | None:
     """Record a new open socket of the participant, held by ``server``, and return its key; None when they
-    hold the most."""
+    hold the most. ``locked``: the caller's transaction has locked the participant's row already (the
+    socket's finding them did, ``chat.consumers.open_socket``)."""
     now = now or timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # in the caller's transaction, if any, without a savepoint
         # Lock first (see the module docstring): this orders concurrent openings. The sockets are counted
         # by a statement of their own, after the lock: PostgreSQL would read a count in the locking statement
         # from before the wait, missing the socket whose opening it waited for.
-        list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
+        if not locked:
+            list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
         held = ChatConnection.objects.filter(participant_id=participant_pk).aggregate(
             live=Count("pk", filter=Q(expires_at__gt=now)), lapsed=Count("pk", filter=Q(expires_at__lte=now))
         )
@@ -125,13 +129,10 @@ class Leases:
         self.unclosed: set[str] = set()  # sockets closed whose row could not be deleted (database away)
         self.renewer: asyncio.Task | None = None
 
-    async def open(self, participant_pk: int) -> str | None:
-        """Record a new socket of the participant (``open_connection``) and hold it; None when refused."""
-        key = await database_call(open_connection)(participant_pk, self.server)
-        if key is not None:
-            self.held[key] = participant_pk
-            self._start_renewing()
-        return key
+    def hold(self, key: str, participant_pk: int) -> None:
+        """Keep renewing the lease of a socket recorded under this process's name (``open_connection``)."""
+        self.held[key] = participant_pk
+        self._start_renewing()
 
     async def close(self, key: str) -> None:
         """Forget a socket that closed; its row is deleted now, or by the next renewal if the database is away."""

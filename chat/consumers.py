@@ -20,6 +20,7 @@ from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import transaction
 
 from . import connections, negotiation, state_machine
 from .access import SESSION_KEY, is_bound_to
@@ -50,7 +51,7 @@ BAD_MESSAGE = {
 }
 
 
-def find_participant(session: Any, slug: str) -> Participant | int:
+def find_participant(session: Any, slug: str, *, lock: bool = False) -> Participant | int:
     """The participant this browser session plays in the study, or a close code.
 
     Only the session says who the participant is (the flow pages wrote
@@ -58,12 +59,14 @@ def find_participant(session: Any, slug: str) -> Participant | int:
     this browser (``chat.access``), so nobody reaches another participant's episode by changing
     the URL, nor by bringing their id to another browser. A finished chat may still be opened:
     the page then shows the end. The participant comes with what the chat's setup needs
-    (``chat.turns.read_participant``), in one statement when the session remembers them.
+    (``chat.turns.read_participant``), in one statement when the session remembers them; with ``lock``, that
+    statement locks the participant's row too (in the caller's transaction).
     """
     remembered = session.get(SESSION_KEY) if session is not None else None
     remembered = remembered if isinstance(remembered, dict) else {}
     candidates = [pk for pk in remembered.values() if isinstance(pk, int)]
-    participant = participants().filter(pk__in=candidates, study__slug=slug).first() if candidates else None
+    found = participants().select_for_update(of=("self",)) if lock else participants()
+    participant = found.filter(pk__in=candidates, study__slug=slug).first() if candidates else None
     if participant is None or remembered.get(str(participant.study_id)) != participant.pk:
         if not ChatStudy.objects.filter(slug=slug).exists():
             return CLOSE_UNKNOWN_STUDY
@@ -73,6 +76,18 @@ def find_participant(session: Any, slug: str) -> Participant | int:
     if participant.episode_id is None or participant.stage not in OPEN_STAGES:
         return CLOSE_NOT_IN_CHAT
     return participant
+
+
+def open_socket(session: Any, slug: str, server: str) -> tuple[Participant | int, str | None]:
+    """The participant this socket's session plays (:func:`find_participant`: them, or a close code) and, for
+    a participant found, the socket's lease held by ``server`` (``chat.connections.open_connection``: its key,
+    or None when they hold the most sockets), in one transaction: the statement that finds the participant
+    locks their row, which orders sockets opening at the same moment."""
+    with transaction.atomic():
+        found = find_participant(session, slug, lock=True)
+        if isinstance(found, int):
+            return found, None
+        return found, connections.open_connection(found.pk, server, locked=True)
 
 
 def still_bound(participant_pk: int, token: str) -> bool:
@@ -93,8 +108,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     released: bool = False  # its lease, watch and group given up (``release``)
 
     async def connect(self) -> None:
-        found = await database_call(find_participant)(
-            self.scope.get("session"), self.scope["url_route"]["kwargs"]["slug"]
+        self.leases = connections.leases()
+        found, self.connection = await database_call(open_socket)(
+            self.scope.get("session"), self.scope["url_route"]["kwargs"]["slug"], self.leases.server
         )
         # Accept before refusing: a close code sent during the handshake never reaches the browser.
         await self.accept()
@@ -102,11 +118,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=found)
             return
         participant_pk, episode_pk, self.browser = found.pk, found.episode_id, found.browser_token
+        if self.connection is not None:
+            self.leases.hold(self.connection, participant_pk)
         if not await allow_frame(participant_pk):  # each new socket reads the whole transcript
             await self.close(code=CLOSE_FLOOD)
             return
-        self.leases = connections.leases()
-        self.connection = await self.leases.open(participant_pk)
         if self.connection is None:
             limit = connections.max_sockets()
             await self.send_json({

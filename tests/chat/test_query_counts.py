@@ -38,7 +38,8 @@ AGENT_TURN = PLAN + STORE
 USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
 ANSWERED = ACT + AGENT_TURN
 LEAVE = 5  # the episode locked, the transcript, the leave stored, the episode ended, the participant moved on
-HANDSHAKE = 9  # the session, the binding, the socket's lease (3), the setup, the seen mark, the transcript
+HANDSHAKE = 8  # the session, the binding (it locks the participant), the socket's lease (2), the setup, the seen mark,
+# the transcript
 
 
 class Statements:
