@@ -28,7 +28,7 @@ import logging
 import os
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -124,13 +124,19 @@ class Reply:
     _sent_chars: int = 0
     _sent_units: int = 0
     _last_delta: float = 0.0
-    _last_partial: float = field(default_factory=time.monotonic)
+    _last_partial: float = 0.0
     _partial_chars: int = 0
 
     async def add(self, text: str) -> None:
-        """Append newly written text; broadcast it unless a delta went out a moment ago."""
-        self.text += text
+        """Append newly written text; broadcast it unless a delta went out a moment ago.
+
+        Partials start with the text: the first goes ``PARTIAL_INTERVAL`` after the first words, so a reply
+        written faster needs none (a page that joined meanwhile gets the stored turn as soon).
+        """
         now = time.monotonic()
+        if not self.text:
+            self._last_partial = now
+        self.text += text
         if now - self._last_delta >= DELTA_INTERVAL:
             await self.flush(now)
         if now - self._last_partial >= PARTIAL_INTERVAL and len(self.text) > self._partial_chars:
@@ -259,14 +265,19 @@ def store_agent_turn(
     statements and takes no lock of the episode: a turn stored at the same index meanwhile fails it on the
     ``(episode, index)`` unique index, and it inserts before it touches the participant's row, so it never
     holds that row while waiting for a writer that holds the episode's lock and then wants the row (a
-    participant's turn claiming the agent's, an end moving the participant on).
+    participant's turn claiming the agent's, an end moving the participant on). Nor does its commit wait
+    for one: the episode's lock is PostgreSQL's ``FOR NO KEY UPDATE`` everywhere (``no_key``), which orders
+    the writers that take it but lets through the check of the turn's foreign key to the episode, made at
+    commit (``FOR KEY SHARE``); a full ``FOR UPDATE`` would make that check wait for an end holding the
+    lock while the end waits for the participant's row: a deadlock.
     """
     now = timezone.now()
     try:
         with transaction.atomic():
             status = None
             if ending is not None or plan.index == 0 or plan.cast.is_negotiation:
-                status = Episode.objects.select_for_update().values_list("status", flat=True).get(pk=plan.episode_pk)
+                locked = Episode.objects.select_for_update(no_key=True).filter(pk=plan.episode_pk)
+                status = locked.values_list("status", flat=True).get()
                 if status in ENDED:
                     return None
             turn = Turn.objects.create(
@@ -288,7 +299,7 @@ def store_agent_turn(
                 lease = {"agent_lease_until": None, "agent_lease_owner": ""}
             ours = Participant.objects.filter(
                 pk=plan.participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
-            )
+            ).exclude(episode__status__in=ENDED)  # an end written without the participant's move (by hand) too
             if not ours.update(**lease):
                 raise _LeaseLost  # the turn goes with the transaction
             if ending is not None:
@@ -314,7 +325,7 @@ def fail_episode(participant_pk: int, owner: str, error: BaseException) -> str:
     """
     episode_pk = Participant.objects.values_list("episode_id", flat=True).get(pk=participant_pk)
     with transaction.atomic():
-        episode = Episode.objects.select_for_update().get(pk=episode_pk)
+        episode = Episode.objects.select_for_update(no_key=True).get(pk=episode_pk)
         participant = Participant.objects.select_for_update().get(pk=participant_pk)
         if participant.agent_lease_owner != owner:
             return ""

@@ -199,7 +199,7 @@ def end_episode(participant: Participant, end_reason: str, *, status: str = Epis
     """
     now = timezone.now()
     with transaction.atomic():
-        episode = Episode.objects.select_for_update().get(pk=participant.episode_id)
+        episode = Episode.objects.select_for_update(no_key=True).get(pk=participant.episode_id)
         if episode.status in ENDED:
             return False
         stage = stage_after_end(participant, episode, end_reason)
@@ -245,7 +245,7 @@ def end_if_idle(participant: Participant, now: datetime | None = None) -> bool:
     if not is_idle(participant, now):
         return False
     with transaction.atomic():
-        Episode.objects.select_for_update().get(pk=participant.episode_id)
+        Episode.objects.select_for_update(no_key=True).get(pk=participant.episode_id)
         participant.refresh_from_db(fields=["stage", "last_seen_at"])
         if participant.stage != Participant.Stage.CHAT or not is_idle(participant, now):
             return False

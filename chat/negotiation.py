@@ -235,7 +235,8 @@ def choose(participant_pk: int, choice: Any, index: Any, now: datetime | None = 
     if participant.stage != Participant.Stage.CHAT or participant.episode_id is None:
         raise FloorRefused("ended", "The conversation is over.")
     with transaction.atomic():
-        episode = Episode.objects.select_for_update().select_related("scenario").get(pk=participant.episode_id)
+        locked = Episode.objects.select_for_update(no_key=True).select_related("scenario")
+        episode = locked.get(pk=participant.episode_id)
         if not is_negotiation(episode.scenario):
             raise FloorRefused("not_a_negotiation", "This conversation takes turns in a fixed order.")
         floor = Floor.read(episode.settings)
@@ -306,7 +307,7 @@ def _open(floor_index: int, window: str, seconds: float, now: datetime) -> Floor
 
 
 def _locked(episode_pk: int) -> Episode:
-    return Episode.objects.select_for_update().select_related("scenario", "barrier").get(pk=episode_pk)
+    return Episode.objects.select_for_update(no_key=True).select_related("scenario", "barrier").get(pk=episode_pk)
 
 
 def _turns(episode: Episode) -> list[tuple[int, int, str]]:

@@ -289,7 +289,7 @@ def _lock_episode(setup: ChatSetup) -> dict[str, Any]:
     """
     browser = Subquery(Participant.objects.filter(pk=setup.participant_pk).values("browser_token")[:1])
     return (
-        Episode.objects.select_for_update().filter(pk=setup.episode_pk).annotate(browser_token=browser)
+        Episode.objects.select_for_update(no_key=True).filter(pk=setup.episode_pk).annotate(browser_token=browser)
         .values("status", "turn_cap", "browser_token").get()
     )
 

@@ -133,13 +133,36 @@ def test_a_reply_is_dropped_when_its_index_was_stored_meanwhile(build_chat):
     assert list(Turn.objects.filter(episode=chat.episode).values_list("content", flat=True)) == ["Written elsewhere."]
 
 
-def test_a_reply_is_dropped_when_the_chat_ended_meanwhile(build_chat):
-    chat = build_chat(human_position=1)
+def agents_turn(build_chat, opening: bool):
+    """A chat whose agent's turn is claimed by process A and planned: the opening turn (which takes the
+    episode's lock to store), or the answer to the participant's first (which stores without it)."""
+    chat = build_chat(human_position=1 if opening else 0)
+    if not opening:
+        Turn.objects.create(episode=chat.episode, index=0, seat=chat.human_seat, content="Hello.")
     agent_turn.claim_lease(chat.participant.pk, "process-a")
-    plan = agent_turn.plan_turn(chat.participant.pk, "process-a")
-    Episode.objects.filter(pk=chat.episode.pk).update(status=Episode.Status.FINISHED, end_reason="timeout")
+    return chat, agent_turn.plan_turn(chat.participant.pk, "process-a")
+
+
+@pytest.mark.parametrize("opening", [True, False], ids=["opening", "answer"])
+def test_a_reply_is_dropped_when_the_chat_ended_meanwhile(build_chat, opening):
+    chat, plan = agents_turn(build_chat, opening)
+    ended = Episode.objects.filter(pk=chat.episode.pk).update(status=Episode.Status.FINISHED, end_reason="timeout")
+    assert ended  # by hand: the participant was not moved on, and the lease stands
 
     assert agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Too late."), USAGE) is None
+    assert not Turn.objects.filter(episode=chat.episode, content="Too late.").exists()
+
+
+@pytest.mark.parametrize("opening", [True, False], ids=["opening", "answer"])
+def test_a_reply_whose_lease_went_is_rolled_back_with_its_turn(build_chat, opening):
+    """The lease is given up after the turn is inserted: when it is no longer ours, the turn goes too."""
+    chat, plan = agents_turn(build_chat, opening)
+    agent_turn.release_lease(chat.participant.pk, "process-a")
+    agent_turn.claim_lease(chat.participant.pk, "process-b")
+
+    assert agent_turn.store_agent_turn(plan, "process-a", Action(ActionType.SPEAK, "Not mine."), USAGE) is None
+    assert not Turn.objects.filter(episode=chat.episode, content="Not mine.").exists()
+    assert lease_of(chat)[0] == "process-b"
 
 
 # --- failing ----------------------------------------------------------------------------------------
@@ -188,12 +211,13 @@ async def test_take_turn_with_the_scripted_model_stores_a_scripted_turn(chat_fac
 
 @pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_an_agent_turn_stored_while_the_chat_ends_is_kept_whole_or_dropped(build_chat):
-    chats = [build_chat(human_position=1) for _ in range(4)]
-    plans = []
-    for chat in chats:
-        agent_turn.claim_lease(chat.participant.pk, "process-a")
-        plans.append(agent_turn.plan_turn(chat.participant.pk, "process-a"))
+@pytest.mark.parametrize("opening", [True, False], ids=["opening", "answer"])
+def test_an_agent_turn_stored_while_the_chat_ends_is_kept_whole_or_dropped(build_chat, opening):
+    chats, plans = [], []
+    for _ in range(4):
+        chat, plan = agents_turn(build_chat, opening)
+        chats.append(chat)
+        plans.append(plan)
     store = agent_turn.store_agent_turn
     racing = [partial(store, plan, "process-a", Action(ActionType.SPEAK, "Just in time."), USAGE) for plan in plans]
     racing += [partial(end_episode, chat.participant, Episode.EndReason.TIMEOUT) for chat in chats]
@@ -203,7 +227,7 @@ def test_an_agent_turn_stored_while_the_chat_ends_is_kept_whole_or_dropped(build
     assert errors(outcomes) == []
     for chat, stored, ended in zip(chats, outcomes[:4], outcomes[4:], strict=True):
         assert ended and Episode.objects.get(pk=chat.episode.pk).end_reason == Episode.EndReason.TIMEOUT
-        kept = list(Turn.objects.filter(episode=chat.episode).values_list("pk", flat=True))
+        kept = list(Turn.objects.filter(episode=chat.episode, seat=chat.agent_seat).values_list("pk", flat=True))
         assert kept == ([stored.pk] if stored else [])
 
 
