@@ -287,7 +287,7 @@ def _lock_episode(setup: ChatSetup) -> dict[str, Any]:
     window) is read from the transcript by the next statement, which on PostgreSQL takes a snapshot after the
     lock was granted: it sees every turn committed by a writer this one waited for.
     """
-    browser = Subquery(Participant.objects.filter(pk=setup.participant_pk).values("browser_token")[:1])
+    browser = Subquery(Participant.objects.filter(pk=setup.participant_pk).order_by().values("browser_token"))
     return (
         Episode.objects.select_for_update(no_key=True).filter(pk=setup.episode_pk).annotate(browser_token=browser)
         .values("status", "turn_cap", "browser_token").get()
