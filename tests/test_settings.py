@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import connection
 
+from tests.backends import require_backend
+
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = (
     "import json, django; from django.conf import settings as s; "
@@ -130,8 +132,7 @@ def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_stateme
 @pytest.mark.django_db
 def test_the_configured_postgresql_prepares_what_a_connection_sends_often():
     """In CI the database is PostgreSQL: a statement sent often on one connection is prepared there."""
-    if connection.vendor != "postgresql":
-        pytest.skip("set DATABASE_URL to a PostgreSQL database")
+    require_backend(connection.vendor == "postgresql", "DATABASE_URL does not name a PostgreSQL database")
     with connection.cursor() as cursor:
         for _ in range(6):
             cursor.execute("SELECT %s::int + 1", [41])
@@ -301,8 +302,7 @@ def test_every_request_context_shares_one_redis_pool():
     """Django makes a cache object per request context under ASGI (every page request, every chat socket);
     they all use the process's one pool (``config.cache``), so none opens a Redis connection of its own.
     In CI the cache is Redis (``pytest_sessionstart`` refuses to run without it)."""
-    if "redis" not in settings.CACHES["default"]["BACKEND"]:
-        pytest.skip("set REDIS_URL: the cache is in process without it")
+    require_backend("redis" in settings.CACHES["default"]["BACKEND"], "REDIS_URL is not set: the cache is in process")
 
     def pool():
         cache = caches["default"]

@@ -15,6 +15,7 @@ from django.core.cache import caches
 
 from chat import throttle
 from chat.throttle import FRAME_LIMIT, FRAME_WINDOW, allow_frame
+from tests.backends import require_backend
 
 START = 1000 * FRAME_WINDOW  # the start of a window
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
@@ -43,13 +44,8 @@ def counted_in_cache(caplog):
 
 
 def require_redis() -> None:
-    """The Redis cases need REDIS_URL: without it they fail wherever backends are required (CI), and are
-    skipped, saying so, only in a local run without Redis."""
-    if os.environ.get("REDIS_URL"):
-        return
-    if os.environ.get("PARLEY_REQUIRE_BACKENDS") == "true":
-        pytest.fail("REDIS_URL is not set: the frame limit's Redis cases need a real Redis")
-    pytest.skip("set REDIS_URL: these count in a real Redis")
+    """The Redis cases count in a real Redis (``tests.backends``)."""
+    require_backend(bool(os.environ.get("REDIS_URL")), "REDIS_URL is not set: these cases count in a real Redis")
 
 
 @pytest.fixture(params=["locmem", "redis"])
