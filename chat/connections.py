@@ -9,7 +9,8 @@ Sockets are counted in the database (``ChatConnection``), not in a process's mem
 holds across several daphne processes. Each row is a **lease** held by the server process that
 opened the socket (its ``server`` name): the row is deleted on disconnect, and while the socket is
 open the process renews it. A process that dies never deletes its rows, so they simply stop
-counting once their lease runs out (``LEASE``): a crash locks nobody out for more than a minute.
+counting once their lease runs out (``LEASE``): a crash locks nobody out for more than a minute,
+and the next renewal of any process deletes them.
 
 The leases are renewed once per process, not once per socket (``Leases``): every ``RENEW_EVERY``
 seconds one UPDATE extends every row of the process, so 200 open sockets cost one statement per 20 s,
@@ -22,7 +23,7 @@ long as the process lives.
 Opening is checked and recorded in one transaction that first locks the participant's row
 (``select_for_update``; on SQLite every transaction takes the write lock as it begins), so two
 sockets opening at the same moment are counted one after the other and never both get the last
-place.
+place; the count and the new row are one statement.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from .models import ChatConnection, Participant
@@ -59,24 +60,34 @@ def open_connection(
     hold the most. ``locked``: the caller's transaction has locked the participant's row already (the
     socket's finding them did, ``chat.consumers.open_socket``)."""
     now = now or timezone.now()
+    key = uuid.uuid4().hex
     with transaction.atomic(savepoint=False):  # in the caller's transaction, if any, without a savepoint
         # Lock first (see the module docstring): this orders concurrent openings. The sockets are counted
-        # by a statement of their own, after the lock: PostgreSQL would read a count in the locking statement
-        # from before the wait, missing the socket whose opening it waited for.
+        # in the statement that records the new one, after the lock: PostgreSQL would read a count in the
+        # locking statement from before the wait, missing the socket whose opening it waited for.
         if not locked:
             list(Participant.objects.select_for_update().filter(pk=participant_pk).values_list("pk", flat=True))
-        held = ChatConnection.objects.filter(participant_id=participant_pk).aggregate(
-            live=Count("pk", filter=Q(expires_at__gt=now)), lapsed=Count("pk", filter=Q(expires_at__lte=now))
-        )
-        if held["lapsed"]:  # left by a process that died: they no longer count, and go
-            ChatConnection.objects.filter(participant_id=participant_pk, expires_at__lte=now).delete()
-        if held["live"] >= max_sockets():
-            return None
-        key = uuid.uuid4().hex
-        ChatConnection.objects.create(
+        recorded = _record_if_room(ChatConnection(
             participant_id=participant_pk, key=key, server=server, opened_at=now, expires_at=now + LEASE
+        ), now)
+    return key if recorded else None
+
+
+def _record_if_room(row: ChatConnection, now: datetime) -> bool:
+    """Insert ``row`` unless its participant holds the most live sockets already, in one statement: an
+    ``INSERT … SELECT`` whose ``WHERE`` counts them (the ORM's inserts take values only)."""
+    meta, quote = ChatConnection._meta, connection.ops.quote_name
+    fields = [meta.get_field(name) for name in ("participant", "key", "server", "opened_at", "expires_at")]
+    values = [field.get_db_prep_save(getattr(row, field.attname), connection) for field in fields]
+    participant, expires_at = quote(fields[0].column), quote(fields[-1].column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
+            f"SELECT {', '.join(['%s'] * len(fields))} WHERE (SELECT COUNT(*) FROM {quote(meta.db_table)} "
+            f"WHERE {participant} = %s AND {expires_at} > %s) < %s",
+            [*values, values[0], fields[-1].get_db_prep_value(now, connection), max_sockets()],
         )
-    return key
+        return cursor.rowcount == 1
 
 
 def renew_connections(server: str, held: dict[str, int], unclosed: frozenset[str]) -> set[str]:
@@ -86,8 +97,10 @@ def renew_connections(server: str, held: dict[str, int], unclosed: frozenset[str
     sockets it closed whose row it could not delete then. Returns the keys recorded again (lost rows).
     """
     now = timezone.now()
-    if unclosed:
-        ChatConnection.objects.filter(key__in=unclosed).delete()
+    # The rows of sockets closed while the database was away, and those of any process that died: their leases
+    # ran out, so they stopped counting then (``_record_if_room``), and go now. This process's own rows that ran
+    # out (the database was away) are renewed instead.
+    ChatConnection.objects.filter(Q(key__in=unclosed) | Q(expires_at__lte=now) & ~Q(server=server)).delete()
     renewed = ChatConnection.objects.filter(server=server).update(expires_at=now + LEASE)
     if renewed >= len(held):
         return set()

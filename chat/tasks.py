@@ -6,7 +6,7 @@ logs what it did; ``manage.py end_idle_chats`` stays for operators, and does the
 The chat's leases need no upkeep. An agent's reply lease (``Participant.agent_lease_until``) that ran
 out is simply taken by the next process that claims it (``chat.agent_turn.claim_lease`` accepts an
 expired one), and a chat socket's row (``ChatConnection``) whose lease ran out stops counting at
-once and is deleted at that participant's next opening (``chat.connections.open_connection``).
+once and is deleted by the next renewal of any server process (``chat.connections.renew_connections``).
 """
 
 from __future__ import annotations
