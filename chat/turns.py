@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
@@ -109,7 +109,8 @@ class ChatSetup:
         cues, scenario_barrier = None, None
         if any(seat.carries_barrier for seat in seats) and not episode.barrier.is_baseline:
             cues = list(episode.barrier.cues.all())
-            scenario_barrier = episode.scenario.barrier_prompts.filter(barrier=episode.barrier).first()
+            # Django sets a filtered relation's attribute only when the row was found.
+            scenario_barrier = getattr(participant, "scenario_prompt", None)
         study = participant.study
         return cls(
             participant_pk=participant.pk, episode=episode, seats=seats, human_position=study.human_position,
@@ -132,11 +133,16 @@ class ChatSetup:
 
 
 def participants() -> QuerySet[Participant]:
-    """Participants with their study, episode, scenario and barrier, and whether the scenario has probes:
-    what :meth:`ChatSetup.of` needs, in one statement."""
+    """Participants with their study, episode, scenario and barrier, the scenario's own prompt for that barrier
+    (``scenario_prompt``, a :class:`ScenarioBarrier` or None) and whether the scenario has probes: what
+    :meth:`ChatSetup.of` needs but the seats and the barrier's cues, in one statement."""
     has_probes = Exists(Probe.objects.filter(scenario_id=OuterRef("episode__scenario_id")))
-    return Participant.objects.select_related("study", "episode__scenario", "episode__barrier").annotate(
-        has_probes=has_probes
+    scenario_prompt = FilteredRelation(
+        "episode__scenario__barrier_prompts",
+        condition=Q(episode__scenario__barrier_prompts__barrier=F("episode__barrier")),
+    )
+    return Participant.objects.annotate(has_probes=has_probes, scenario_prompt=scenario_prompt).select_related(
+        "study", "episode__scenario", "episode__barrier", "scenario_prompt"
     )
 
 
