@@ -143,7 +143,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await broadcast(self.episode_pk, {"type": "ended", **history["ended"]})
         if history["ended"] is None:
             if opened.owner:
-                state_machine.start_agent_turn(self.participant_pk, opened.owner, self.setup)
+                state_machine.start_agent_turn(self.participant_pk, opened.owner, self.setup, opened.transcript)
             elif opened.look_again:
                 await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
             watch = state_machine.watch(

@@ -217,6 +217,17 @@ def is_idle(participant: Participant, now: datetime | None = None) -> bool:
     return now - participant.last_seen_at > timedelta(seconds=participant.study.inactivity_timeout)
 
 
+SEEN_LATELY = timedelta(seconds=10)
+
+
+def seen_lately(participant: Participant, now: datetime) -> bool:
+    """True when the participant's seen mark is so fresh that marking them again would move their idle deadline
+    by less than ``SEEN_LATELY`` (or a twentieth of the timeout, when that is shorter): a page reconnecting right
+    after a message, or opening right after the flow's start, needs no mark of its own."""
+    fresh = min(SEEN_LATELY, timedelta(seconds=participant.study.inactivity_timeout) / 20)
+    return now - participant.last_seen_at < fresh
+
+
 def end_idle_chats(study: ChatStudy | None = None, *, now: datetime | None = None) -> list[Participant]:
     """End every chat (of ``study``, or of every study) quiet past its study's timeout; the participants whose
     chat this call ended.

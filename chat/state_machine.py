@@ -28,7 +28,9 @@ from django.utils import timezone
 from benchmark.models import ActionType, Episode, Turn
 
 from . import agent_turn, negotiation
-from .lifecycle import ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of
+from .lifecycle import (
+    ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of, seen_lately,
+)
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, floor_message, history_message
@@ -192,6 +194,7 @@ class Opened:
     cast: Cast
     ended: bool  # this call ended the episode (the history's ``ended`` says how, for the other pages)
     owner: str = ""  # the agent lease this call claimed: start the agent's turn
+    transcript: tuple[Turn, ...] = ()  # with ``owner``: the turns read, which the agent's turn is planned from
     look_again: bool = False  # the transcript needs :func:`advance` (an end not acted on, a negotiation's floor)
     wait: float = 0.0  # seconds before the page's watch first looks
 
@@ -200,8 +203,9 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
     """A page connected: end the chat if it sat idle too long, else note the participant is here.
 
     Takes the participant as ``chat.turns.participants`` reads them (the socket's binding check did), so
-    the chat's setup, the transcript and the seen mark cost four statements; when the agent's turn is due
-    and nobody holds its lease, the seen mark comes with its claim.
+    the chat's setup, the transcript and the seen mark cost three to five statements (the seats, their goals,
+    the barrier's cues when a seat carries one); when the agent's turn is due and nobody holds its lease, the
+    seen mark comes with its claim, and a participant seen moments ago (``chat.lifecycle.seen_lately``) needs none.
     """
     now = now or timezone.now()
     ended = end_if_idle(participant, now)
@@ -223,19 +227,20 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
         if not agent_turn.lease_is_live(participant, now):
             owner = agent_turn.new_owner()
             owner = owner if agent_turn.claim_lease(participant.pk, owner, now, seen=True) else ""
-    if chatting and not owner:
+    if chatting and not owner and not seen_lately(participant, now):
         Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
-    if chatting:
+        participant.last_seen_at = now
+    elif owner:  # the claim marked it
         participant.last_seen_at = now
     if history["ended"] is not None or not chatting:
         return Opened(history, setup, cast, ended)
-    wait = setup.inactivity_timeout + 0.05
+    wait = (participant.last_seen_at - now).total_seconds() + setup.inactivity_timeout + 0.05
     if cast.is_human_turn(count) and not cast.is_negotiation and cast.end_reason_after(count) is None:
         return Opened(history, setup, cast, ended, wait=wait)
     wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
     if cast.is_negotiation or cast.end_reason_after(count) is not None:
         return Opened(history, setup, cast, ended, look_again=True, wait=wait)
-    return Opened(history, setup, cast, ended, owner=owner, wait=wait)
+    return Opened(history, setup, cast, ended, owner=owner, transcript=tuple(turns) if owner else (), wait=wait)
 
 
 def snapshot(

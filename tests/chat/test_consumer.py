@@ -1,9 +1,13 @@
 """The chat socket: history, turn order, acknowledgements, leaving, the turn cap, fan-out."""
 
+from datetime import timedelta
+
 import pytest
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
 from benchmark.models import Episode, Turn
+from chat.lifecycle import SEEN_LATELY
 from chat.models import Participant
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -27,7 +31,8 @@ async def test_connecting_sends_the_history_and_whose_turn_it_is(chat_factory, s
 
 async def test_connecting_marks_the_participant_seen_and_the_episode_running(chat_factory, sockets, reload):
     chat = await chat_factory(human_position=0)
-    before = chat.participant.last_seen_at
+    before = timezone.now() - timedelta(minutes=1)
+    await database_sync_to_async(Participant.objects.filter(pk=chat.participant.pk).update)(last_seen_at=before)
     page = sockets(chat)
     await page.connect()
     await page.receive_until("history")
@@ -37,6 +42,19 @@ async def test_connecting_marks_the_participant_seen_and_the_episode_running(cha
     assert participant.last_seen_at > before
     assert episode.status == Episode.Status.RUNNING
     assert episode.started_at is not None
+
+
+async def test_a_page_opened_moments_after_the_participant_was_seen_marks_nothing_again(
+    chat_factory, sockets, reload
+):
+    chat = await chat_factory(human_position=0, inactivity_timeout=600)
+    before = timezone.now() - SEEN_LATELY + timedelta(seconds=2)  # their idle deadline moves by under 10 s
+    await database_sync_to_async(Participant.objects.filter(pk=chat.participant.pk).update)(last_seen_at=before)
+    page = sockets(chat)
+    await page.connect()
+    await page.receive_until("history")
+
+    assert (await reload(chat.participant)).last_seen_at == before
 
 
 async def test_agent_takes_the_first_turn_when_the_participant_is_seat_one(chat_factory, sockets, stored_turns):
