@@ -103,6 +103,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     browser: str  # the token of the browser the socket was opened from (``chat.access``)
     setup: ChatSetup  # what never changes while the chat runs, read once
     cast: Cast  # the episode's cast, kept current from the turns heard over the group
+    heard: int  # how many turns the socket has heard of (the history, then each ``turn`` over the group)
     leases: connections.Leases  # the open sockets of this server process
     connection: str | None = None  # this socket's key in ``chat.connections``
     released: bool = False  # its lease, watch and group given up (``release``)
@@ -138,6 +139,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(episode_group(self.episode_pk), self.channel_name)
         opened = await database_call(state_machine.open_episode)(found)
         self.setup, self.cast, history = opened.setup, opened.cast, opened.history
+        self.heard = len(history["turns"])
         await self.send_json(history)
         if opened.ended:
             await broadcast(self.episode_pk, {"type": "ended", **history["ended"]})
@@ -148,7 +150,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 await state_machine.advance(self.participant_pk, self.cast, setup=self.setup)
             watch = state_machine.watch(
                 self.participant_pk, self.episode_pk, self.send_json, setup=self.setup, first_wait=opened.wait,
-                cast=lambda: self.cast,
+                idle_in=opened.idle_in, heard=lambda: (self.cast, self.heard),
             )
             self.watcher = asyncio.create_task(watch)
 
@@ -214,6 +216,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.floor(content)
         elif kind == "sync":
             history, self.cast = await database_call(state_machine.snapshot)(self.participant_pk, None, self.setup)
+            self.heard = max(self.heard, len(history["turns"]))
             await self.send_json(history)
         else:
             await self.send_json(BAD_MESSAGE)
@@ -273,10 +276,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_forward(self, event: dict[str, Any]) -> None:
         """A message broadcast to the episode's group (see ``chat.protocol.broadcast``); a leave among them
-        keeps this socket's cast current."""
+        keeps this socket's cast current, and each turn what it has heard of (``heard``)."""
         message = event["message"]
         if hasattr(self, "cast"):
             self.cast = self.cast.after_message(message)
+            if message.get("type") == "turn":
+                self.heard = max(self.heard, message["index"] + 1)
         await self.send_json(message)
 
     async def chat_rebound(self, event: dict[str, Any]) -> None:

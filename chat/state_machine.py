@@ -197,6 +197,7 @@ class Opened:
     transcript: tuple[Turn, ...] = ()  # with ``owner``: the turns read, which the agent's turn is planned from
     look_again: bool = False  # the transcript needs :func:`advance` (an end not acted on, a negotiation's floor)
     wait: float = 0.0  # seconds before the page's watch first looks
+    idle_in: float = 0.0  # seconds until the chat would be idle
 
 
 def open_episode(participant: Participant, now: datetime | None = None) -> Opened:
@@ -234,13 +235,14 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
         participant.last_seen_at = now
     if history["ended"] is not None or not chatting:
         return Opened(history, setup, cast, ended)
-    wait = (participant.last_seen_at - now).total_seconds() + setup.inactivity_timeout + 0.05
+    idle_in = max(0.1, (participant.last_seen_at - now).total_seconds() + setup.inactivity_timeout + 0.05)
     if cast.is_human_turn(count) and not cast.is_negotiation and cast.end_reason_after(count) is None:
-        return Opened(history, setup, cast, ended, wait=wait)
-    wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
+        return Opened(history, setup, cast, ended, wait=idle_in, idle_in=idle_in)
+    wait = min(idle_in, agent_turn.LEASE.total_seconds() / 2)
     if cast.is_negotiation or cast.end_reason_after(count) is not None:
-        return Opened(history, setup, cast, ended, look_again=True, wait=wait)
-    return Opened(history, setup, cast, ended, owner=owner, transcript=tuple(turns) if owner else (), wait=wait)
+        return Opened(history, setup, cast, ended, look_again=True, wait=wait, idle_in=idle_in)
+    transcript = tuple(turns) if owner else ()
+    return Opened(history, setup, cast, ended, owner=owner, transcript=transcript, wait=wait, idle_in=idle_in)
 
 
 def snapshot(
@@ -303,6 +305,7 @@ class Watch:
     group: bool = False  # the episode has three seats or more
     agent_due: bool = False  # the agent's turn is due and nobody holds a live lease on it
     wait: float = 0.0  # seconds until the next check
+    idle_in: float = 0.0  # seconds until the chat would be idle (``wait`` when that is the reason to look)
 
 
 def check_episode(
@@ -325,32 +328,40 @@ def check_episode(
         outcome = outcome_of(participant.stage)
         return Watch(over=True, ended=Episode.EndReason.TIMEOUT, outcome=outcome)
     timeout = timedelta(seconds=participant.study.inactivity_timeout)
-    wait = (participant.last_seen_at + timeout - now).total_seconds() + 0.05
+    idle_in = max(0.1, (participant.last_seen_at + timeout - now).total_seconds() + 0.05)
     count = participant.turns_stored
     cast = setup.cast() if cast is None and setup is not None else current_cast(participant, cast)
     agents_turn = not cast.is_human_turn(count)
-    if agents_turn:
-        wait = min(wait, agent_turn.LEASE.total_seconds() / 2)
+    wait = min(idle_in, agent_turn.LEASE.total_seconds() / 2) if agents_turn else idle_in
     due = agents_turn and not agent_turn.lease_is_live(participant, now)
-    return Watch(over=False, agent_due=due, wait=max(0.1, wait))
+    return Watch(over=False, agent_due=due, wait=max(0.1, wait), idle_in=idle_in)
 
 
 async def watch(
     participant_pk: int, episode_pk: int, tell: Callable[[dict[str, Any]], Awaitable[None]],
-    setup: ChatSetup | None = None, first_wait: float = 0.0, cast: Callable[[], Cast] | None = None,
+    setup: ChatSetup | None = None, first_wait: float = 0.0, idle_in: float | None = None,
+    heard: Callable[[], tuple[Cast, int]] | None = None,
 ) -> None:
     """While a page is open: end the chat once it has been idle for the study's timeout, and
     restart an agent turn whose process stopped renewing its lease. ``tell`` sends a message to
     this page only: an end that was not broadcast (e.g. the researcher's monitor ended an idle
-    chat) still reaches it. ``first_wait``: the page's connecting just looked (``Opened.wait``); ``cast``: the
-    socket's cast as it is at each look."""
-    await asyncio.sleep(first_wait)
+    chat) still reaches it. ``first_wait`` and ``idle_in``: the page's connecting just looked (``Opened``);
+    ``heard``: the socket's cast, kept current from what it hears, and how many turns it has heard of.
+
+    A look sooner than the idle deadline is for an agent's turn that may have stalled; when the page has heard
+    that turn stored by then (the participant's turn is next), the look waits for the idle deadline instead.
+    """
+    wait = first_wait
+    idle_in = first_wait if idle_in is None else idle_in
     while True:
+        await asyncio.sleep(wait)
+        if wait < idle_in and heard is not None and _participants_turn(*heard()):
+            await asyncio.sleep(idle_in - wait)
         try:
-            state = await database_call(check_episode)(participant_pk, None, setup, cast() if cast else None)
+            state = await database_call(check_episode)(participant_pk, None, setup, heard()[0] if heard else None)
         except Exception:  # e.g. the database restarting: log it and look again shortly
             logger.exception("could not check on the chat of participant %s", participant_pk)
-            await asyncio.sleep(WATCH_RETRY)
+            wait = idle_in = WATCH_RETRY
             continue
         if state.ended:
             await broadcast(episode_pk, ended_message(state.ended, outcome=state.outcome))
@@ -363,4 +374,10 @@ async def watch(
             return
         if state.agent_due:
             await advance(participant_pk, setup=setup)
-        await asyncio.sleep(state.wait)
+        wait, idle_in = state.wait, state.idle_in
+
+
+def _participants_turn(cast: Cast, heard: int) -> bool:
+    """True when, after the turns a page has heard of, the participant speaks next (a negotiation's floor is
+    the server's to say)."""
+    return not cast.is_negotiation and cast.is_human_turn(heard)

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from benchmark.agents import scripted
 from benchmark.models import Episode, Turn
-from chat import agent_turn
+from chat import agent_turn, state_machine
 from chat.lifecycle import end_episode
 from chat.models import Participant
 from tests.chat.agent_tasks import wait_for_agent_turns
@@ -183,6 +183,24 @@ async def test_an_agent_turn_whose_writer_stopped_is_taken_over_after_its_lease(
 
     assert history["typing"] == {"index": 0, "speaker": turn["speaker"], "action_type": None, "text": ""}
     assert await _count(episode=chat.episode) == 1
+
+
+async def test_a_page_that_heard_the_agents_turn_stored_looks_again_only_at_the_idle_deadline(
+    chat_factory, sockets, monkeypatch
+):
+    monkeypatch.setattr(agent_turn, "LEASE", timedelta(seconds=1))  # a stalled turn would be looked for at 0.5 s
+    looks = []
+    look = state_machine.check_episode
+    monkeypatch.setattr(state_machine, "check_episode", lambda *args: looks.append(args) or look(*args))
+    chat = await chat_factory(human_position=1, inactivity_timeout=3)
+    page = sockets(chat)
+    await page.connect()
+
+    await page.receive_until("turn", index=0)
+    ended = await page.receive_until("ended", timeout=10)
+
+    assert ended["reason"] == "timeout"
+    assert len(looks) == 1  # the look that found the chat idle; none for the agent's turn, which the page heard
 
 
 # --- the model fails ----------------------------------------------------------------------------

@@ -38,8 +38,9 @@ AGENT_TURN = PLAN + STORE
 USAGE = llm.Usage(model="scripted", latency_ms=5, prompt_tokens=None, completion_tokens=None, attempts=0)
 ANSWERED = ACT + AGENT_TURN
 LEAVE = 5  # the episode locked, the transcript, the leave stored, the episode ended, the participant moved on
-HANDSHAKE = 8  # the session, the binding (it locks the participant), the socket's lease (2), the setup, the seen mark,
-# the transcript
+HANDSHAKE = 6  # the session, the binding (it locks the participant; the scenario's barrier prompt comes with it), the
+# socket's lease (counted and recorded in one), the seats and their goals (2), the transcript; no seen mark for a
+# participant seen in the last 10 s (``chat.lifecycle.seen_lately``)
 
 
 class Statements:
