@@ -195,6 +195,7 @@ class Plan:
     transcript: tuple[Turn, ...]  # the turns before this one
     min_turns: int = 0  # the study's minimum of participant turns (``chat.lifecycle.stage_after``)
     text: str = ""  # what the seat says, decided with the floor (a negotiation's agents: ``chat.negotiation``)
+    pending: bool = False  # the episode had not started when the plan's setup was read (it never goes back)
 
 
 def plan_turn(
@@ -239,6 +240,7 @@ def plan_turn(
         transcript=transcript,
         min_turns=setup.min_turns,
         text=_floor_text(episode, index) if cast.is_negotiation else "",
+        pending=episode.status == Episode.Status.PENDING,
     )
 
 
@@ -259,9 +261,10 @@ def store_agent_turn(
     turn needs no claim of its own. With ``ending`` (the turn ends the chat: the agent left, or the turn cap)
     that statement moves the participant on too, and the episode is ended in the same transaction.
 
-    A turn that writes the episode's row (one that ends the chat, or the opening turn, which may find it
-    pending) takes the episode's lock first, as a participant's turn and every end do, and so does a
-    negotiation's (its floor is settled under that lock from the transcript). Any other turn is two
+    A turn that writes the episode's row (one that ends the chat, or one planned while the episode had not
+    started: the opening turn, unless a page connecting started the episode) takes the episode's lock first, as
+    a participant's turn and every end do, and so does a negotiation's (its floor is settled under that lock
+    from the transcript). Any other turn is two
     statements and takes no lock of the episode: a turn stored at the same index meanwhile fails it on the
     ``(episode, index)`` unique index, and it inserts before it touches the participant's row, so it never
     holds that row while waiting for a writer that holds the episode's lock and then wants the row (a
@@ -275,7 +278,7 @@ def store_agent_turn(
     try:
         with transaction.atomic():
             status = None
-            if ending is not None or plan.index == 0 or plan.cast.is_negotiation:
+            if ending is not None or plan.pending or plan.cast.is_negotiation:
                 locked = Episode.objects.select_for_update(no_key=True).filter(pk=plan.episode_pk)
                 status = locked.values_list("status", flat=True).get()
                 if status in ENDED:

@@ -22,7 +22,7 @@ from benchmark.agents.prompt import Action
 from benchmark.models import ActionType, Episode, Turn, TurnTaking
 from chat import agent_turn, connections
 from chat.models import Participant
-from chat.turns import ChatSetup, submit_human_turn
+from chat.turns import ChatSetup, read_participant, submit_human_turn
 from tests.chat.agent_tasks import wait_for_agent_turns
 from tests.chat.conftest import make_chat
 from tests.chat.test_group_chat import make_group_chat
@@ -285,6 +285,21 @@ def test_a_turn_claimed_elsewhere_plans_from_a_fresh_read(statements):
     assert plan is not None and plan.index == 0 and plan.transcript == ()
     assert plan == agent_turn.plan_turn(participant.pk, owner, setup, ())
     assert agent_turn.plan_turn(participant.pk, "somebody else", setup) is None
+
+
+def test_the_opening_turn_a_page_claims_as_it_connects_costs_what_an_answer_does(statements):
+    """The page connecting started the episode and read its transcript: the opening turn is planned from that
+    transcript and stored without the episode's lock, which a turn takes only to start an episode."""
+    from chat import state_machine
+
+    chat = make_chat(human_position=1)
+    opened = state_machine.open_episode(read_participant(chat.participant.pk))
+    assert opened.owner and opened.transcript == ()
+    assert Episode.objects.get(pk=chat.episode.pk).status == Episode.Status.RUNNING
+
+    owner, transcript = answer(chat.participant.pk, opened.setup, opened.owner, opened.transcript, statements)
+
+    assert owner == "" and [turn.index for turn in transcript] == [0]
 
 
 def test_a_watch_looks_with_one_statement_while_its_cast_knows_every_leave(statements):
