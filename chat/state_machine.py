@@ -29,7 +29,13 @@ from benchmark.models import ActionType, Episode, Turn
 
 from . import agent_turn, negotiation
 from .lifecycle import (
-    ENDED, QUESTIONS, end_episode, end_if_idle, ended_by_participant, outcome_of, seen_lately,
+    ENDED,
+    QUESTIONS,
+    end_episode,
+    end_if_idle,
+    ended_by_participant,
+    outcome_of,
+    seen_lately,
 )
 from .models import Participant
 from .orm import database_call
