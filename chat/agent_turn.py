@@ -261,10 +261,9 @@ def store_agent_turn(
     turn needs no claim of its own. With ``ending`` (the turn ends the chat: the agent left, or the turn cap)
     that statement moves the participant on too, and the episode is ended in the same transaction.
 
-    A turn that writes the episode's row (one that ends the chat, or one planned while the episode had not
-    started: the opening turn, unless a page connecting started the episode) takes the episode's lock first, as
-    a participant's turn and every end do, and so does a negotiation's (its floor is settled under that lock
-    from the transcript). Any other turn is two
+    A turn that writes the episode's row (one that ends the chat, or one planned before the episode started)
+    takes the episode's lock first, as a participant's turn and every end do, and so does a negotiation's (its
+    floor is settled under that lock from the transcript). Any other turn is two
     statements and takes no lock of the episode: a turn stored at the same index meanwhile fails it on the
     ``(episode, index)`` unique index, and it inserts before it touches the participant's row, so it never
     holds that row while waiting for a writer that holds the episode's lock and then wants the row (a
@@ -300,9 +299,7 @@ def store_agent_turn(
                 lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner}
             else:
                 lease = {"agent_lease_until": None, "agent_lease_owner": ""}
-            # An end written without the participant's move (by hand) stops it too. The episode is looked at in a
-            # subquery, not through a join: Django turns an UPDATE with a join into one on the ids a second SELECT
-            # finds, which costs compiling it a third more.
+            # An end written by hand stops it too; EXISTS, as a join would make Django compile an id IN (SELECT …).
             ended = Episode.objects.filter(pk=OuterRef("episode_id"), status__in=ENDED)
             ours = Participant.objects.filter(
                 ~Exists(ended), pk=plan.participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
