@@ -217,6 +217,12 @@ def is_idle(participant: Participant, now: datetime | None = None) -> bool:
     return now - participant.last_seen_at > timedelta(seconds=participant.study.inactivity_timeout)
 
 
+def seconds_until_idle(participant: Participant, now: datetime) -> float:
+    """Seconds until :func:`is_idle` turns true for the participant, and a little more (at least 0.1 s)."""
+    timeout = timedelta(seconds=participant.study.inactivity_timeout)
+    return max(0.1, (participant.last_seen_at + timeout - now).total_seconds() + 0.05)
+
+
 SEEN_LATELY = timedelta(seconds=10)
 
 

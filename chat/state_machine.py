@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -35,6 +35,7 @@ from .lifecycle import (
     end_if_idle,
     ended_by_participant,
     outcome_of,
+    seconds_until_idle,
     seen_lately,
 )
 from .models import Participant
@@ -241,7 +242,7 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
         participant.last_seen_at = now
     if history["ended"] is not None or not chatting:
         return Opened(history, setup, cast, ended)
-    idle_in = max(0.1, (participant.last_seen_at - now).total_seconds() + setup.inactivity_timeout + 0.05)
+    idle_in = seconds_until_idle(participant, now)
     if cast.is_human_turn(count) and not cast.is_negotiation and cast.end_reason_after(count) is None:
         return Opened(history, setup, cast, ended, wait=idle_in, idle_in=idle_in)
     wait = min(idle_in, agent_turn.LEASE.total_seconds() / 2)
@@ -333,8 +334,7 @@ def check_episode(
     if end_if_idle(participant, now):
         outcome = outcome_of(participant.stage)
         return Watch(over=True, ended=Episode.EndReason.TIMEOUT, outcome=outcome)
-    timeout = timedelta(seconds=participant.study.inactivity_timeout)
-    idle_in = max(0.1, (participant.last_seen_at + timeout - now).total_seconds() + 0.05)
+    idle_in = seconds_until_idle(participant, now)
     count = participant.turns_stored
     cast = setup.cast() if cast is None and setup is not None else current_cast(participant, cast)
     agents_turn = not cast.is_human_turn(count)
