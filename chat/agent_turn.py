@@ -36,7 +36,7 @@ from uuid import uuid4
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from benchmark.agents import llm, prompt, scripted
@@ -47,8 +47,9 @@ from .models import Participant
 from .negotiation import Floor
 from .orm import database_call
 from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
+from .statements import DATETIME, Param, Update
 from .streaming import ArgumentExtractor, utf16_length
-from .turns import ChatSetup
+from .turns import ChatSetup, read_transcript
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +79,31 @@ def claim_lease(participant_pk: int, owner: str, now: datetime | None = None, *,
     statement marks it when it takes the lease.
     """
     now = now or timezone.now()
-    fields = {"agent_lease_until": now + LEASE, "agent_lease_owner": owner}
-    if seen:
-        fields["last_seen_at"] = now
-    claimed = (
-        Participant.objects.filter(pk=participant_pk, stage=Participant.Stage.CHAT)
-        .filter(Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=now))
-        .update(**fields)
+    return CLAIM[seen].run(participant=participant_pk, now=now, until=now + LEASE, owner=owner) == 1
+
+
+CLAIM = {  # by ``seen``; compiled once (``chat.statements``), as is giving the lease up with a stored turn
+    seen: Update(
+        lambda: Participant.objects.filter(pk=Param("participant"), stage=Participant.Stage.CHAT).filter(
+            Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=Param("now", DATETIME))
+        ),
+        agent_lease_until=Param("until", DATETIME), agent_lease_owner=Param("owner"),
+        **({"last_seen_at": Param("now", DATETIME)} if seen else {}),
     )
-    return claimed == 1
+    for seen in (False, True)
+}
+PASS_ON = Update(
+    lambda: _holding(Param("participant"), Param("owner")),
+    agent_lease_until=Param("until", DATETIME), agent_lease_owner=Param("next"),
+)
+
+
+def _holding(participant: Any, owner: Any) -> QuerySet[Participant]:
+    """The participant while ``owner`` holds their agent lease and the episode runs (an end written by hand stops
+    it too; in an EXISTS, as a join makes Django compile ``id IN (SELECT …)``)."""
+    ended = Episode.objects.filter(pk=OuterRef("episode_id"), status__in=ENDED)
+    ours = Participant.objects.filter(pk=participant, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
+    return ours.filter(~Exists(ended))
 
 
 def renew_lease(participant_pk: int, owner: str, now: datetime | None = None) -> bool:
@@ -210,10 +227,9 @@ def plan_turn(
     setup = setup or ChatSetup.load(participant_pk)
     episode = setup.episode
     if transcript is None:
-        ours = Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
-        if not ours.exclude(episode__status__in=ENDED).exists():
+        if not _holding(participant_pk, owner).exists():
             return None
-        transcript = tuple(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
+        transcript = tuple(read_transcript(episode.pk))
         if episode.scenario.turn_taking == TurnTaking.PROMEDIATE:  # the floor moves with every turn
             episode.settings = Episode.objects.values_list("settings", flat=True).get(pk=episode.pk)
     turns = list(transcript)
@@ -293,18 +309,12 @@ def store_agent_turn(
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )
-            if ending is not None:
-                lease = moved_fields(ending.stage, now)
-            elif next_owner:
-                lease = {"agent_lease_until": now + LEASE, "agent_lease_owner": next_owner}
-            else:
-                lease = {"agent_lease_until": None, "agent_lease_owner": ""}
-            # An end written by hand stops it too; EXISTS, as a join would make Django compile an id IN (SELECT …).
-            ended = Episode.objects.filter(pk=OuterRef("episode_id"), status__in=ENDED)
-            ours = Participant.objects.filter(
-                ~Exists(ended), pk=plan.participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
-            )
-            if not ours.update(**lease):
+            if ending is not None:  # the participant moves on, if the lease is still ours
+                ours = _holding(plan.participant_pk, owner).update(**moved_fields(ending.stage, now))
+            else:  # the lease given up, or handed to the next turn
+                until = now + LEASE if next_owner else None
+                ours = PASS_ON.run(participant=plan.participant_pk, owner=owner, until=until, next=next_owner)
+            if not ours:
                 raise _LeaseLost  # the turn goes with the transaction
             if ending is not None:
                 Episode.objects.filter(pk=plan.episode_pk).update(

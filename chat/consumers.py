@@ -39,6 +39,7 @@ from .protocol import (
     episode_group,
     turn_message,
 )
+from .statements import Param, Select
 from .throttle import allow_frame
 from .turns import ChatSetup, Submitted, TurnRefused, participants, submit_human_turn
 
@@ -51,24 +52,21 @@ BAD_MESSAGE = {
 }
 
 
-def find_participant(session: Any, slug: str, *, lock: bool = False) -> Participant | int:
-    """The participant this browser session plays in the study, or a close code.
+def find_participant(session: Any, slug: str) -> Participant | int:
+    """The participant this browser session plays in the study, with their row locked (in the caller's
+    transaction), or a close code.
 
     Only the session says who the participant is (the flow pages wrote
     ``session["chat_participants"][str(study.pk)]``), and only while the participant is bound to
     this browser (``chat.access``), so nobody reaches another participant's episode by changing
     the URL, nor by bringing their id to another browser. A finished chat may still be opened:
     the page then shows the end. The participant comes with what the chat's setup needs
-    (``chat.turns.read_participant``), in one statement when the session remembers them; with ``lock``, that
-    statement locks the participant's row too (in the caller's transaction).
+    (``chat.turns.participants``), in one statement when the session remembers one participant.
     """
     remembered = session.get(SESSION_KEY) if session is not None else None
     remembered = remembered if isinstance(remembered, dict) else {}
     candidates = [pk for pk in remembered.values() if isinstance(pk, int)]
-    found = participants().select_for_update(of=("self",)) if lock else participants()
-    # At most one row (one remembered participant per study), so no ORDER BY: ordering a hundred selected
-    # columns by the model's default was a third of the statement's compiling.
-    participant = next(iter(found.filter(pk__in=candidates, study__slug=slug).order_by()), None) if candidates else None
+    participant = next((p for pk in candidates for p in FIND_AND_LOCK.fetch(participant=pk, slug=slug)), None)
     if participant is None or remembered.get(str(participant.study_id)) != participant.pk:
         if not ChatStudy.objects.filter(slug=slug).exists():
             return CLOSE_UNKNOWN_STUDY
@@ -80,13 +78,20 @@ def find_participant(session: Any, slug: str, *, lock: bool = False) -> Particip
     return participant
 
 
+# At most one row: no ORDER BY. Compiled once (``chat.statements``), as the message's own statements are.
+FIND_AND_LOCK = Select(
+    lambda: participants().select_for_update(of=("self",)).filter(pk=Param("participant"), study__slug=Param("slug"))
+    .order_by()
+)
+
+
 def open_socket(session: Any, slug: str, server: str) -> tuple[Participant | int, str | None]:
     """The participant this socket's session plays (:func:`find_participant`: them, or a close code) and, for
     a participant found, the socket's lease held by ``server`` (``chat.connections.open_connection``: its key,
     or None when they hold the most sockets), in one transaction: the statement that finds the participant
     locks their row, which orders sockets opening at the same moment."""
     with transaction.atomic():
-        found = find_participant(session, slug, lock=True)
+        found = find_participant(session, slug)
         if isinstance(found, int):
             return found, None
         return found, connections.open_connection(found.pk, server, locked=True)

@@ -41,7 +41,7 @@ from .lifecycle import (
 from .models import Participant
 from .orm import database_call
 from .protocol import Cast, broadcast, ended_message, floor_message, history_message
-from .turns import ChatSetup, load_cast, read_participant
+from .turns import ChatSetup, load_cast, mark_seen, read_participant, read_transcript
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
             status=Episode.Status.RUNNING, started_at=now
         )
         episode.status, episode.started_at = Episode.Status.RUNNING, now
-    turns = list(Turn.objects.filter(episode_id=episode.pk).order_by("index"))
+    turns = read_transcript(episode.pk)
     history, cast = _history(setup, participant, turns, now)
     count = len(turns)
     owner = ""
@@ -236,7 +236,7 @@ def open_episode(participant: Participant, now: datetime | None = None) -> Opene
             owner = agent_turn.new_owner()
             owner = owner if agent_turn.claim_lease(participant.pk, owner, now, seen=True) else ""
     if chatting and not owner and not seen_lately(participant, now):
-        Participant.objects.filter(pk=participant.pk).update(last_seen_at=now)
+        mark_seen(participant.pk, now)
         participant.last_seen_at = now
     elif owner:  # the claim marked it
         participant.last_seen_at = now
@@ -265,7 +265,7 @@ def snapshot(
         setup = ChatSetup.of(participant)
     else:
         participant = Participant.objects.select_related("episode").get(pk=participant_pk)
-    turns = list(Turn.objects.filter(episode_id=participant.episode_id).order_by("index"))
+    turns = read_transcript(participant.episode_id)
     return _history(setup, participant, turns, now)
 
 

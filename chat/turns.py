@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery, prefetch_related_objects
 from django.utils import timezone
 
 from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
@@ -34,6 +34,7 @@ from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBar
 from .lifecycle import ENDED, Ending, ending_after, write_ending
 from .models import Participant
 from .protocol import Cast
+from .statements import DATETIME, Param, Select, Update
 
 HUMAN_ACTION_TYPES: tuple[str, ...] = (
     ActionType.SPEAK.value,
@@ -103,9 +104,10 @@ class ChatSetup:
     def of(cls, participant: Participant) -> ChatSetup:
         """The setup of ``participant``'s episode, from a participant read by :func:`participants`."""
         episode = participant.episode
-        seats = list(
-            episode.seats.select_related("role", "character").prefetch_related("role__goals").order_by("position")
-        )
+        seats = SEATS.fetch(episode=episode.pk)
+        prefetch_related_objects(seats, "role__goals")
+        for seat in seats:
+            seat.episode = episode
         cues, scenario_barrier = None, None
         if any(seat.carries_barrier for seat in seats) and not episode.barrier.is_baseline:
             cues = list(episode.barrier.cues.all())
@@ -148,6 +150,28 @@ def participants() -> QuerySet[Participant]:
 
 def read_participant(participant_pk: int) -> Participant:
     return participants().get(pk=participant_pk)
+
+
+# The statements of every message and every connect, compiled once (``chat.statements``).
+SEATS = Select(
+    lambda: Seat.objects.filter(episode_id=Param("episode")).select_related("role", "character").order_by("position")
+)
+TRANSCRIPT = Select(lambda: Turn.objects.filter(episode_id=Param("episode")).order_by("index"))
+LOCK_EPISODE = Select(  # the episode's row locked: its status, its turn cap, the browser the participant is bound to
+    lambda: Episode.objects.select_for_update(no_key=True).filter(pk=Param("episode")).annotate(
+        browser_token=Subquery(Participant.objects.filter(pk=Param("participant")).order_by().values("browser_token"))
+    ).values("status", "turn_cap", "browser_token")
+)
+MARK_SEEN = Update(lambda: Participant.objects.filter(pk=Param("participant")), last_seen_at=Param("now", DATETIME))
+
+
+def read_transcript(episode_pk: int) -> list[Turn]:
+    """Every turn of the episode, in order."""
+    return TRANSCRIPT.fetch(episode=episode_pk)
+
+
+def mark_seen(participant_pk: int, now: datetime) -> None:
+    MARK_SEEN.run(participant=participant_pk, now=now)
 
 
 def load_cast(participant: Participant) -> Cast:
@@ -233,7 +257,7 @@ def submit_human_turn(
                     "This conversation has moved to another browser; nothing more can be sent from this one.",
                 )
             action_type, content = clean_action(action_type, content, max_chars=setup.max_chars)
-            turns = list(Turn.objects.filter(episode_id=setup.episode_pk).order_by("index"))
+            turns = read_transcript(setup.episode_pk)
             stored = next((turn for turn in turns if turn.client_id == client_id), None)
             if stored is not None:
                 return Submitted(stored, False, cast)
@@ -275,7 +299,7 @@ def submit_human_turn(
                 if not claim_lease(participant_pk, owner, now, seen=True):
                     owner = ""  # another process holds a live lease on it
             if ending is None and not owner:
-                Participant.objects.filter(pk=participant_pk).update(last_seen_at=now)
+                mark_seen(participant_pk, now)
     except IntegrityError:
         # Another process stored a turn at this index (or this very client id) first.
         stored = _stored(setup.episode_pk, client_id)
@@ -293,11 +317,9 @@ def _lock_episode(setup: ChatSetup) -> dict[str, Any]:
     window) is read from the transcript by the next statement, which on PostgreSQL takes a snapshot after the
     lock was granted: it sees every turn committed by a writer this one waited for.
     """
-    browser = Subquery(Participant.objects.filter(pk=setup.participant_pk).order_by().values("browser_token"))
-    return (
-        Episode.objects.select_for_update(no_key=True).filter(pk=setup.episode_pk).annotate(browser_token=browser)
-        .values("status", "turn_cap", "browser_token").get()
-    )
+    for locked in LOCK_EPISODE.fetch(episode=setup.episode_pk, participant=setup.participant_pk):
+        return locked
+    raise Episode.DoesNotExist(f"No episode {setup.episode_pk}.")
 
 
 def _stored(episode_pk: int, client_id: str) -> Turn | None:
