@@ -49,7 +49,7 @@ from .orm import database_call
 from .protocol import NOBODY, Cast, broadcast, ended_message, turn_message, typing_message
 from .statements import DATETIME, Param, Update
 from .streaming import ArgumentExtractor, utf16_length
-from .turns import ChatSetup, read_transcript
+from .turns import INSERT_TURN, ChatSetup, read_transcript
 
 logger = logging.getLogger(__name__)
 
@@ -298,7 +298,7 @@ def store_agent_turn(
                 status = locked.values_list("status", flat=True).get()
                 if status in ENDED:
                     return None
-            turn = Turn.objects.create(
+            turn = INSERT_TURN.create(
                 episode_id=plan.episode_pk,
                 index=plan.index,
                 seat_id=plan.seat_pk,

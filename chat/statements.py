@@ -19,9 +19,10 @@ a value compared with or assigned to that field. Rows come back as the queryset'
 (model instances, with ``select_related`` objects and annotations, or ``values()`` dicts), so a statement
 can replace a queryset where it stands; the tests check that both give the same rows and SQL.
 
-What is not supported is refused when the statement is compiled: ``prefetch_related`` (call
-``prefetch_related_objects`` on the rows), and ``values_list``. Statements
-go through Django's cursors, so query counting, ``execute_wrappers`` and transactions see them as any other.
+An :class:`Insert` stores one row as ``Model.objects.create`` does (without its signals). What is not
+supported is refused when the statement is compiled: ``prefetch_related`` (call ``prefetch_related_objects``
+on the rows) and ``values_list``. Statements go through Django's cursors, so query counting,
+``execute_wrappers`` and transactions see them as any other statement.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connections, transaction
-from django.db.models import DateTimeField, Expression, Field, QuerySet
+from django.db import connections, router, transaction
+from django.db.models import DateTimeField, Expression, Field, Model, QuerySet
 from django.db.models.query import ModelIterable, ValuesIterable, get_related_populators
-from django.db.models.sql import UpdateQuery
+from django.db.models.sql import InsertQuery, UpdateQuery
 
 DATETIME = DateTimeField()
 
@@ -64,16 +65,19 @@ class _Slot:
 @dataclass(frozen=True)
 class _Compiled:
     sql: str
-    params: tuple[Any, ...]
-    names: frozenset[str]
-    rows: Callable[[list[tuple]], list[Any]]  # the fetched rows → what the queryset gives
+    params: tuple[Any, ...]  # values, and a :class:`_Slot` where a run's value goes
+    result: Callable[[Any], Any]  # the cursor, once the statement ran → what the run returns
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.params if type(p) is _Slot)
 
 
 class _Statement:
     def __init__(self, build: Callable[[], QuerySet]) -> None:
         self.build = build
         self._alias: str | None = None
-        self._compiled: dict[tuple[str, str], _Compiled] = {}  # by (database alias, vendor)
+        self._compiled: dict[tuple[str, str], tuple[_Compiled, frozenset[str]]] = {}  # by (database alias, vendor)
 
     @property
     def alias(self) -> str:
@@ -82,51 +86,50 @@ class _Statement:
             self._alias = self.build().db
         return self._alias
 
-    def _execute(self, values: dict[str, Any], use: Callable[[Any, _Compiled], Any]) -> Any:
+    def _run(self, values: dict[str, Any]) -> Any:
         connection = connections[self.alias]
-        compiled = self._compiled.get((connection.alias, connection.vendor))
-        if compiled is None:
-            compiled = self._compiled[connection.alias, connection.vendor] = self._compile(self.build(), connection)
-        if values.keys() != compiled.names:
-            raise TypeError(f"This statement takes {sorted(compiled.names)}, not {sorted(values)}.")
+        key = (connection.alias, connection.vendor)
+        if key not in self._compiled:
+            compiled = self._compile(connection)
+            self._compiled[key] = compiled, compiled.names
+        compiled, names = self._compiled[key]
+        if values.keys() != names:
+            raise TypeError(f"This statement takes {sorted(names)}, not {sorted(values)}.")
         params = [p.value(values, connection) if type(p) is _Slot else p for p in compiled.params]
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
-            return use(cursor, compiled)
+            return compiled.result(cursor)
 
-    def _compile(self, queryset: QuerySet, connection: Any) -> _Compiled:
+    def _compile(self, connection: Any) -> _Compiled:
         raise NotImplementedError
-
-
-def _slots(params: tuple[Any, ...]) -> frozenset[str]:
-    return frozenset(p.name for p in params if type(p) is _Slot)
 
 
 class Select(_Statement):
     """A SELECT: :meth:`fetch` returns its rows as iterating the queryset would."""
 
     def fetch(self, **values: Any) -> list[Any]:
-        return self._execute(values, lambda cursor, compiled: compiled.rows(cursor.fetchall()))
+        return self._run(values)
 
-    def _compile(self, queryset: QuerySet, connection: Any) -> _Compiled:
+    def _compile(self, connection: Any) -> _Compiled:
+        queryset = self.build()
         if queryset._prefetch_related_lookups:
             raise ValueError("A compiled statement cannot prefetch: call prefetch_related_objects on its rows.")
         query = queryset.query
         compiler = query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
         if queryset._iterable_class is ModelIterable:
-            rows = _model_rows(compiler, connection.alias)
+            result = _model_rows(compiler, connection.alias)
         elif queryset._iterable_class is ValuesIterable:
             names = list(query.selected) if query.selected else [
                 *query.extra_select, *query.values_select, *query.annotation_select
             ]
-            rows = _values_rows(compiler, names)
+            result = _values_rows(compiler, names)
         else:
             raise ValueError("A compiled statement gives model instances or values() dicts only.")
-        return _Compiled(sql, tuple(params), _slots(params), rows)
+        return _Compiled(sql, tuple(params), result)
 
 
-def _model_rows(compiler: Any, alias: str) -> Callable[[list[tuple]], list[Any]]:
+def _model_rows(compiler: Any, alias: str) -> Callable[[Any], list[Any]]:
     """Model instances from rows, as ``ModelIterable`` makes them (``select_related`` and annotations too)."""
     select, klass_info, annotation_col_map = compiler.select, compiler.klass_info, compiler.annotation_col_map
     model = klass_info["model"]
@@ -134,9 +137,9 @@ def _model_rows(compiler: Any, alias: str) -> Callable[[list[tuple]], list[Any]]
     init_list = [column[0].target.attname for column in select[start:end]]
     populators = get_related_populators(klass_info, select, alias)
 
-    def rows(fetched: list[tuple]) -> list[Any]:
+    def rows(cursor: Any) -> list[Any]:
         objects = []
-        for row in compiler.results_iter([fetched]):
+        for row in compiler.results_iter([cursor.fetchall()]):
             obj = model.from_db(alias, init_list, row[start:end])
             for populator in populators:
                 populator.populate(row, obj)
@@ -148,9 +151,9 @@ def _model_rows(compiler: Any, alias: str) -> Callable[[list[tuple]], list[Any]]
     return rows
 
 
-def _values_rows(compiler: Any, names: list[str]) -> Callable[[list[tuple]], list[Any]]:
-    def rows(fetched: list[tuple]) -> list[Any]:
-        return [dict(zip(names, row, strict=False)) for row in compiler.results_iter([fetched])]
+def _values_rows(compiler: Any, names: list[str]) -> Callable[[Any], list[Any]]:
+    def rows(cursor: Any) -> list[Any]:
+        return [dict(zip(names, row, strict=False)) for row in compiler.results_iter([cursor.fetchall()])]
 
     return rows
 
@@ -165,11 +168,52 @@ class Update(_Statement):
 
     def run(self, **values: Any) -> int:
         with transaction.mark_for_rollback_on_error(using=self.alias):
-            return self._execute(values, lambda cursor, compiled: cursor.rowcount)
+            return self._run(values)
 
-    def _compile(self, queryset: QuerySet, connection: Any) -> _Compiled:
-        query = queryset.query.chain(UpdateQuery)
+    def _compile(self, connection: Any) -> _Compiled:
+        query = self.build().query.chain(UpdateQuery)
         query.add_update_values(self.assignments)
         query.annotations = {}
         sql, params = query.get_compiler(connection=connection).as_sql()
-        return _Compiled(sql, tuple(params), _slots(params), lambda rows: rows)
+        return _Compiled(sql, tuple(params), lambda cursor: cursor.rowcount)
+
+
+class Insert(_Statement):
+    """An INSERT of one ``model`` row: :meth:`create` takes the fields' values by attribute name (``seat_id``;
+    a field not given takes its default) and returns the stored instance with its primary key, as
+    ``Model.objects.create`` does, but sends no ``pre_save`` or ``post_save`` signal: use it for models no
+    receiver listens to."""
+
+    def __init__(self, model: type[Model]) -> None:
+        super().__init__(model._default_manager.all)
+        self.model = model
+        self.fields = [field for field in model._meta.concrete_fields if field is not model._meta.auto_field]
+
+    @property
+    def alias(self) -> str:
+        return router.db_for_write(self.model)
+
+    def create(self, **values: Any) -> Any:
+        row = {field.attname: values.pop(field.attname) if field.attname in values else field.get_default()
+               for field in self.fields}
+        if values:
+            raise TypeError(f"{self.model.__name__} has no field {sorted(values)}.")
+        with transaction.mark_for_rollback_on_error(using=self.alias):
+            pk = self._run(row)
+        return self.model.from_db(self.alias, [self.model._meta.pk.attname, *row], [pk, *row.values()])
+
+    def _compile(self, connection: Any) -> _Compiled:
+        query = InsertQuery(self.model)
+        query.insert_values(self.fields, [self.model(**{f.attname: Param(f.attname, f) for f in self.fields})])
+        compiler = query.get_compiler(connection=connection)
+        table, pk = self.model._meta.db_table, self.model._meta.pk
+        if connection.features.can_return_columns_from_insert:
+            compiler.returning_fields = [pk]
+        ((sql, params),) = compiler.as_sql()
+
+        def primary_key(cursor: Any) -> Any:
+            if compiler.returning_fields:
+                return connection.ops.fetch_returned_insert_columns(cursor, compiler.returning_params)[0]
+            return connection.ops.last_insert_id(cursor, table, pk.column)
+
+        return _Compiled(sql, tuple(params), primary_key)

@@ -34,7 +34,7 @@ from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBar
 from .lifecycle import ENDED, Ending, ending_after, write_ending
 from .models import Participant
 from .protocol import Cast
-from .statements import DATETIME, Param, Select, Update
+from .statements import DATETIME, Insert, Param, Select, Update
 
 HUMAN_ACTION_TYPES: tuple[str, ...] = (
     ActionType.SPEAK.value,
@@ -162,6 +162,7 @@ LOCK_EPISODE = Select(  # the episode's row locked: its status, its turn cap, th
         browser_token=Subquery(Participant.objects.filter(pk=Param("participant")).order_by().values("browser_token"))
     ).values("status", "turn_cap", "browser_token")
 )
+INSERT_TURN = Insert(Turn)  # no receiver listens to a Turn's saving
 MARK_SEEN = Update(lambda: Participant.objects.filter(pk=Param("participant")), last_seen_at=Param("now", DATETIME))
 
 
@@ -274,7 +275,7 @@ def submit_human_turn(
                 raise TurnRefused("not_your_turn", "It is not your turn yet.")
             if action_type != ActionType.LEAVE:
                 _check_rate(turns, cast.human_seat, setup.messages_per_minute, now)
-            turn = Turn.objects.create(
+            turn = INSERT_TURN.create(
                 episode_id=setup.episode_pk,
                 index=index,
                 seat_id=cast.human_seat,

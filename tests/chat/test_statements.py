@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from benchmark.models import Episode, Seat, Turn
 from chat.models import Participant
-from chat.statements import DATETIME, Param, Select, Update
+from chat.statements import DATETIME, Insert, Param, Select, Update
 from chat.turns import participants
 from tests.chat.conftest import make_chat
 
@@ -126,3 +126,31 @@ def test_what_cannot_be_compiled_is_refused() -> None:
         Select(lambda: Seat.objects.filter(episode_id=Param("e")).prefetch_related("role__goals")).fetch(e=1)
     with pytest.raises(ValueError, match="model instances or values"):
         Select(lambda: Seat.objects.filter(episode_id=Param("e")).values_list("pk")).fetch(e=1)
+
+
+def test_an_insert_stores_the_row_create_would_and_gives_it_back() -> None:
+    chat = make_chat()
+    insert = Insert(Turn)
+    now = timezone.now()
+    ours = insert.create(episode_id=chat.episode.pk, index=0, seat_id=chat.agent_seat.pk, content="<b>hi</b> & ' \"",
+                         client_id=None, created_at=now, words=[[0.5, "hi"]], latency_ms=12)
+    theirs = Turn.objects.create(episode_id=chat.episode.pk, index=1, seat_id=chat.human_seat.pk, content="x",
+                                 client_id="abcdefgh", created_at=now)
+    assert isinstance(ours.pk, int) and ours.pk != theirs.pk and not ours._state.adding
+    stored = Turn.objects.get(pk=ours.pk)
+    assert _fields(stored) == _fields(ours)
+    assert (stored.action_type, stored.model, stored.prompt_tokens, stored.words) == ("speak", "", None, [[0.5, "hi"]])
+    second = insert.create(episode_id=chat.episode.pk, index=2, seat_id=chat.agent_seat.pk, content="again")
+    assert second.created_at is not None and Turn.objects.get(pk=second.pk).content == "again"
+    with pytest.raises(TypeError, match=r"Turn has no field \['seat'\]"):
+        insert.create(episode_id=chat.episode.pk, index=3, seat=chat.agent_seat, content="x")
+
+
+def test_a_failed_insert_raises_as_create_does_and_spoils_only_its_transaction() -> None:
+    chat = make_chat()
+    insert = Insert(Turn)
+    insert.create(episode_id=chat.episode.pk, index=0, seat_id=chat.agent_seat.pk, content="first")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Turn.objects.create(episode_id=chat.episode.pk, index=1, seat_id=chat.human_seat.pk, content="rolled back")
+        insert.create(episode_id=chat.episode.pk, index=0, seat_id=chat.agent_seat.pk, content="same index")
+    assert list(Turn.objects.filter(episode=chat.episode).values_list("content", flat=True)) == ["first"]
