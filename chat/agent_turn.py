@@ -73,29 +73,10 @@ def new_owner() -> str:
 
 
 def claim_lease(participant_pk: int, owner: str, now: datetime | None = None, *, seen: bool = False) -> bool:
-    """Take the agent lease if nobody holds a live one; True when this call got it.
-
-    ``seen``: the participant was just here (they sent the turn that made the agent's due), and the same
-    statement marks it when it takes the lease.
-    """
+    """Take the agent lease if nobody holds a live one; True when this call got it. ``seen``: the participant
+    was just here (they sent the turn that made the agent's due); the same statement marks it."""
     now = now or timezone.now()
     return CLAIM[seen].run(participant=participant_pk, now=now, until=now + LEASE, owner=owner) == 1
-
-
-CLAIM = {  # by ``seen``; compiled once (``chat.statements``), as is giving the lease up with a stored turn
-    seen: Update(
-        lambda: Participant.objects.filter(pk=Param("participant"), stage=Participant.Stage.CHAT).filter(
-            Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=Param("now", DATETIME))
-        ),
-        agent_lease_until=Param("until", DATETIME), agent_lease_owner=Param("owner"),
-        **({"last_seen_at": Param("now", DATETIME)} if seen else {}),
-    )
-    for seen in (False, True)
-}
-PASS_ON = Update(
-    lambda: _holding(Param("participant"), Param("owner")),
-    agent_lease_until=Param("until", DATETIME), agent_lease_owner=Param("next"),
-)
 
 
 def _holding(participant: Any, owner: Any) -> QuerySet[Participant]:
@@ -106,13 +87,21 @@ def _holding(participant: Any, owner: Any) -> QuerySet[Participant]:
     return ours.filter(~Exists(ended))
 
 
+# Claiming the lease (by ``seen``) and giving it up with a stored turn, compiled once (``chat.statements``).
+_FREE = Q(agent_lease_until__isnull=True) | Q(agent_lease_until__lte=Param("now", DATETIME))
+CLAIM = {seen: Update(
+    lambda: Participant.objects.filter(_FREE, pk=Param("participant"), stage=Participant.Stage.CHAT),
+    agent_lease_until=Param("until", DATETIME), agent_lease_owner=Param("owner"),
+    **({"last_seen_at": Param("now", DATETIME)} if seen else {}),
+) for seen in (False, True)}
+PASS_ON = Update(lambda: _holding(Param("participant"), Param("owner")), agent_lease_until=Param("until", DATETIME),
+                 agent_lease_owner=Param("next"))
+
+
 def renew_lease(participant_pk: int, owner: str, now: datetime | None = None) -> bool:
     """Extend our lease; False when it is no longer ours (taken over, or the episode ended)."""
-    now = now or timezone.now()
-    renewed = Participant.objects.filter(
-        pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT
-    ).update(agent_lease_until=now + LEASE)
-    return renewed == 1
+    ours = Participant.objects.filter(pk=participant_pk, agent_lease_owner=owner, stage=Participant.Stage.CHAT)
+    return ours.update(agent_lease_until=(now or timezone.now()) + LEASE) == 1
 
 
 def release_lease(participant_pk: int, owner: str) -> None:

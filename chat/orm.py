@@ -27,8 +27,13 @@ from channels.db import database_sync_to_async
 from django.db import close_old_connections, connections
 
 
+@functools.lru_cache(maxsize=64)
 def database_call(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``await database_call(function)(*args)``: run a synchronous ORM function off the event loop."""
+    """``await database_call(function)(*args)``: run a synchronous ORM function off the event loop.
+
+    Made once per function (they are the chat's module-level functions): making asgiref's wrapper inspects the
+    function anew each time, which a message paid for each of its database calls.
+    """
     if connections["default"].vendor == "sqlite":
         return database_sync_to_async(function)
     return sync_to_async(_as_a_request(function), thread_sensitive=False)
