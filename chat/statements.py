@@ -12,7 +12,7 @@ A statement here is written as an ordinary queryset whose varying values are :cl
     SEEN.run(participant=pk, now=now)                     # rows updated, as ``QuerySet.update`` returns
 
 The first run on a database compiles the queryset as Django would run it; later runs fill the slots and send
-the same SQL. The builder is called once, so everything that varies between runs must be a slot: a
+the same SQL. The builder runs only to compile, so everything that varies between runs must be a slot: a
 ``timezone.now()`` written into it would stay the first run's. A slot's value is prepared for the database by
 its field (a :class:`DateTimeField` slot turns an aware datetime into what SQLite stores), as Django prepares
 a value compared with or assigned to that field. Rows come back as the queryset's own iteration makes them
