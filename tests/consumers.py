@@ -167,10 +167,11 @@ class Consumer:
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> float:
         """Wait until the consumer has started its workers and handles signals (Huey's ``start()`` is
-        done: its last step installs the SIGTERM handler); returns the seconds since it was spawned.
-        A SIGINT before that would interrupt the start itself, not stop a consumer."""
+        done: its last step installs the handlers of SIGTERM, SIGINT and SIGHUP, in that order); returns the
+        seconds since it was spawned. A SIGINT before its handler would interrupt the start itself, not stop a
+        consumer; every Python process catches SIGINT from the start, so the last one, SIGHUP's, tells."""
         deadline = time.monotonic() + timeout
-        while READY_LINE not in self.log() or not catches(self.pid, signal.SIGTERM):
+        while READY_LINE not in self.log() or not catches(self.pid, signal.SIGHUP):
             if not self.running():
                 raise AssertionError(f"consumer {self.name} exited with {self.process.returncode}:\n{self.log()}")
             if time.monotonic() > deadline:
