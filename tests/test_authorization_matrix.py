@@ -213,7 +213,9 @@ def build_team(mark: str) -> TeamWorld:
     submitted, claimed = annotate_one_and_claim_the_next(annotator, study)
     Span.objects.create(annotation=submitted.annotations.get(), question=study.instrument.questions.first(),
                         label=Span.Label.COMPETENCY, start_turn=0, end_turn=0, rationale=f"{mark} rationale")
-    for episode in episodes:  # the annotator's items both have a recording to hear
+    # Every item's episode has a recording to hear (the gold item's too: which item is claimed first depends on
+    # the rows made before the world).
+    for episode in Episode.objects.filter(study_items__study=study).distinct():
         attach_upload(episode, SimpleUploadedFile(f"{mark}.wav", wav_bytes(0.2), content_type="audio/wav"))
     chat = make_chat_study(team=team, created_by=researcher, slug=f"{mark}-chat", title=f"{mark} chat",
                            scenarios=[scenario], conditions=("none",), target=5)
@@ -498,12 +500,14 @@ MATRIX: dict[str, Access] = {
     "benchmark:character-new": researcher_list(),
     "benchmark:character-edit": researcher_object(lambda w: {"pk": w.own.scenario.roles.first().character_id}),
     "benchmark:episode-recording": researcher_object(lambda w: {"pk": w.own.episode.pk}),
+    # On the episode of the annotator's submitted item: the claimed one's upload must stay for annotator:recording.
     "benchmark:episode-recording-attach": researcher_object(
-        lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST",
+        lambda w: {"pk": w.own.submitted.item.episode_id}, Redirect("benchmark:episode"), method="POST",
         data={"url": "https://media.example.org/talk.mp4", "kind": "video"}, state=recordings,
     ),
     "benchmark:episode-recording-remove": researcher_object(
-        lambda w: {"pk": w.own.episode.pk}, Redirect("benchmark:episode"), method="POST", state=recordings,
+        lambda w: {"pk": w.own.submitted.item.episode_id}, Redirect("benchmark:episode"), method="POST",
+        state=recordings,
     ),
     "benchmark:results": researcher_list(shows=lambda w: w.own.episode.tag),
     "benchmark:results-json": researcher_list(),
