@@ -20,9 +20,9 @@ a value compared with or assigned to that field. Rows come back as the queryset'
 can replace a queryset where it stands; the tests check that both give the same rows and SQL.
 
 An :class:`Insert` stores one row as ``Model.objects.create`` does (without its signals). What is not
-supported is refused when the statement is compiled: ``prefetch_related`` (call ``prefetch_related_objects``
-on the rows) and ``values_list``. Statements go through Django's cursors, so query counting,
-``execute_wrappers`` and transactions see them as any other statement.
+supported is refused when the statement is compiled: ``prefetch_related`` (fetch the related rows with a
+statement of their own and hand them to :func:`prefetched`) and ``values_list``. Statements go through
+Django's cursors, so query counting, ``execute_wrappers`` and transactions see them as any other statement.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class Select(_Statement):
     def _compile(self, connection: Any) -> _Compiled:
         queryset = self.build()
         if queryset._prefetch_related_lookups:
-            raise ValueError("A compiled statement cannot prefetch: call prefetch_related_objects on its rows.")
+            raise ValueError("A compiled statement cannot prefetch: fetch the related rows and use prefetched().")
         query = queryset.query
         compiler = query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
@@ -217,3 +217,26 @@ class Insert(_Statement):
             return connection.ops.last_insert_id(cursor, table, pk.column)
 
         return _Compiled(sql, tuple(params), primary_key)
+
+
+def prefetched(instances: list[Model], name: str, rows: list[Model]) -> None:
+    """Give each of ``instances`` its ``rows`` through the reverse foreign key ``name`` as ``prefetch_related``
+    would: ``instance.<name>.all()`` then returns them, in the order of ``rows``, without a query.
+
+    This fills the cache Django's own prefetching fills (the instance's ``_prefetched_objects_cache``, under
+    the accessor's name; each row's foreign key keeps its instance), so related rows read by a statement of
+    their own are used wherever the ORM's prefetched ones would be (``tests/chat/test_statements.py``).
+    """
+    if not instances:
+        return
+    relation = getattr(type(instances[0]), name).rel
+    by_owner: dict[Any, list[Model]] = {}
+    for row in rows:
+        by_owner.setdefault(getattr(row, relation.field.attname), []).append(row)
+    for instance in instances:
+        own = by_owner.get(instance.pk, [])
+        for row in own:
+            relation.field.set_cached_value(row, instance)
+        queryset = relation.related_model._default_manager.all()
+        queryset._result_cache, queryset._prefetch_done = own, True
+        instance.__dict__.setdefault("_prefetched_objects_cache", {})[name] = queryset

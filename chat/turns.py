@@ -26,15 +26,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery, prefetch_related_objects
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from benchmark.models import ActionType, BarrierCue, Episode, Probe, ScenarioBarrier, Seat, Turn
+from benchmark.models import ActionType, BarrierCue, Episode, Goal, Probe, ScenarioBarrier, Seat, Turn
 
 from .lifecycle import ENDED, Ending, ending_after, write_ending
 from .models import Participant
 from .protocol import Cast
-from .statements import DATETIME, Insert, Param, Select, Update
+from .statements import DATETIME, Insert, Param, Select, Update, prefetched
 
 HUMAN_ACTION_TYPES: tuple[str, ...] = (
     ActionType.SPEAK.value,
@@ -105,12 +105,12 @@ class ChatSetup:
         """The setup of ``participant``'s episode, from a participant read by :func:`participants`."""
         episode = participant.episode
         seats = SEATS.fetch(episode=episode.pk)
-        prefetch_related_objects(seats, "role__goals")
+        prefetched([seat.role for seat in seats], "goals", GOALS.fetch(episode=episode.pk))
         for seat in seats:
             seat.episode = episode
         cues, scenario_barrier = None, None
         if any(seat.carries_barrier for seat in seats) and not episode.barrier.is_baseline:
-            cues = list(episode.barrier.cues.all())
+            cues = CUES.fetch(barrier=episode.barrier_id)
             # Django sets a filtered relation's attribute only when the row was found.
             scenario_barrier = getattr(participant, "scenario_prompt", None)
         study = participant.study
@@ -156,6 +156,8 @@ def read_participant(participant_pk: int) -> Participant:
 SEATS = Select(
     lambda: Seat.objects.filter(episode_id=Param("episode")).select_related("role", "character").order_by("position")
 )
+GOALS = Select(lambda: Goal.objects.filter(role__in=Seat.objects.filter(episode_id=Param("episode")).values("role")))
+CUES = Select(lambda: BarrierCue.objects.filter(barrier_id=Param("barrier")))
 TRANSCRIPT = Select(lambda: Turn.objects.filter(episode_id=Param("episode")).order_by("index"))
 LOCK_EPISODE = Select(  # the episode's row locked: its status, its turn cap, the browser the participant is bound to
     lambda: Episode.objects.select_for_update(no_key=True).filter(pk=Param("episode")).annotate(

@@ -10,10 +10,10 @@ from django.db.models import Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from benchmark.models import Episode, Seat, Turn
+from benchmark.models import Episode, Goal, Seat, Turn
 from chat.models import Participant
-from chat.statements import DATETIME, Insert, Param, Select, Update
-from chat.turns import participants
+from chat.statements import DATETIME, Insert, Param, Select, Update, prefetched
+from chat.turns import GOALS, participants
 from tests.chat.conftest import make_chat
 
 pytestmark = [pytest.mark.concurrency, pytest.mark.django_db]
@@ -154,3 +154,23 @@ def test_a_failed_insert_raises_as_create_does_and_spoils_only_its_transaction()
         Turn.objects.create(episode_id=chat.episode.pk, index=1, seat_id=chat.human_seat.pk, content="rolled back")
         insert.create(episode_id=chat.episode.pk, index=0, seat_id=chat.agent_seat.pk, content="same index")
     assert list(Turn.objects.filter(episode=chat.episode).values_list("content", flat=True)) == ["first"]
+
+
+def test_related_rows_fetched_apart_read_as_prefetched_ones() -> None:
+    chat = make_chat(barrier="hostility")
+    first_role = chat.agent_seat.role
+    Goal.objects.create(role=first_role, position=5, text="and a second goal <i>")
+    chat.human_seat.role.goals.all().delete()
+    seats = Seat.objects.filter(episode=chat.episode).select_related("role").order_by("position")
+    expected = list(seats.prefetch_related("role__goals"))
+    got = list(seats)
+    prefetched([seat.role for seat in got], "goals", GOALS.fetch(episode=chat.episode.pk))
+    with CaptureQueriesContext(connection) as queries:
+        for ours, theirs in zip(got, expected, strict=True):
+            assert [_fields(goal) for goal in ours.role.goals.all()] == [_fields(g) for g in theirs.role.goals.all()]
+            assert ours.role.goal_text == theirs.role.goal_text
+            assert all(goal.role is ours.role for goal in ours.role.goals.all())
+    assert len(queries) == 0
+    assert [len(seat.role.goals.all()) for seat in got] == [len(seat.role.goals.all()) for seat in expected]
+    assert {len(seat.role.goals.all()) for seat in got} == {0, Goal.objects.filter(role=first_role).count()}
+    prefetched([], "goals", [])  # no instances: nothing to fill, no error
