@@ -48,7 +48,8 @@ def _configure(litellm: Any) -> None:
     the success log litellm builds after every reply for them (its "standard logging payload", the
     model's price looked up again, a task per call) has no reader and is not built
     (:func:`_skip_success_logging`). A streamed call does not hand each chunk to the (sync) logging
-    thread. One client per provider, key and event loop is reused from litellm's client cache;
+    thread, and its end is not assembled into a whole reply nobody reads (:func:`_skip_unread_stream_assembly`).
+    One client per provider, key and event loop is reused from litellm's client cache;
     Parley's own retries replace litellm's (``llm._request``). Token counts still come from the
     provider's usage chunk, and litellm's estimate stays on for providers that report none.
     """
@@ -60,6 +61,7 @@ def _configure(litellm: Any) -> None:
     litellm.failure_callback = []
     litellm.callbacks = []
     _skip_success_logging()
+    _skip_unread_stream_assembly()
 
 
 def _no_cost(**_details: Any) -> None:
@@ -93,6 +95,38 @@ def _skip_success_logging() -> None:
     async_success_handler.parley_skips_unread = True  # type: ignore[attr-defined]
     Logging.async_success_handler = async_success_handler
     Logging.success_handler = success_handler
+
+
+def _skip_unread_stream_assembly() -> None:
+    """At the end of a streamed reply, give its usage as the provider reported it, without assembling the reply.
+
+    litellm rebuilds the whole reply from its chunks (``stream_chunk_builder``) when a stream ends, only to
+    take its token counts for the last chunk and hand it to the success log and the response cache. It does
+    so in a worker thread, through anyio, which first looks for its root task by walking every task of the
+    event loop: under daphne, with a few hundred chats open, the hop and the assembly were a tenth of the
+    model client's CPU. Parley reads nothing of it but the usage, so while no callback and no cache would read
+    the assembled reply, and the provider sent its usage chunk (``stream_options.include_usage``), the
+    reply's end is a chunk with that usage: what litellm itself falls back to when the assembly fails. Without
+    a reported usage (a provider that sends none), litellm assembles the reply and estimates the counts as
+    before.
+    """
+    from litellm.litellm_core_utils import streaming_handler
+
+    wrapper = streaming_handler.CustomStreamWrapper
+    if getattr(wrapper._async_build_complete_streaming_response, "parley_skips_unread", False):
+        return
+    assemble = wrapper._async_build_complete_streaming_response
+
+    @functools.wraps(assemble)
+    async def _async_build_complete_streaming_response(self: Any) -> Any:
+        if not _callbacks_registered() and litellm().cache is None:
+            usage = streaming_handler._reported_total_usage(chunks=self.chunks)
+            if usage is not None:
+                return self.model_response_creator(chunk={"usage": usage})
+        return await assemble(self)
+
+    _async_build_complete_streaming_response.parley_skips_unread = True  # type: ignore[attr-defined]
+    wrapper._async_build_complete_streaming_response = _async_build_complete_streaming_response
 
 
 def _callbacks_registered() -> bool:

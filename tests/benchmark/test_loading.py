@@ -106,6 +106,8 @@ async def test_a_registered_callback_still_gets_litellms_success_log(fake_llm, m
             self.heard += 1
 
     listener = Listener()
+    for filed in ("success_callback", "_async_success_callback", "failure_callback", "_async_failure_callback"):
+        monkeypatch.setattr(litellm, filed, [])  # litellm files the listener in these too: emptied again after
     monkeypatch.setattr(litellm, "callbacks", [listener])
     await llm.complete(MESSAGES, model=FAKE_MODEL)
     for _ in range(50):
@@ -114,6 +116,50 @@ async def test_a_registered_callback_still_gets_litellms_success_log(fake_llm, m
             break
 
     assert listener.heard == 1
+
+
+async def test_a_streams_end_carries_the_reported_usage_without_assembling_the_reply(fake_llm, monkeypatch):
+    assembled = _count_assemblies(monkeypatch)
+
+    reply = await llm.stream(MESSAGES, model=FAKE_MODEL)
+    text = "".join([delta async for delta in reply])
+    await _let_litellms_tasks_run()
+
+    assert assembled == []
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (8, len(text.split()))  # the fake's counts
+
+
+async def test_a_stream_is_assembled_as_before_for_a_callback_or_without_a_reported_usage(fake_llm, monkeypatch):
+    """litellm's own end of a stream comes back when something reads the whole reply, or no usage was reported
+    (litellm then estimates it). With a reported usage, the assembled reply's counts are the skip's."""
+    assembled = _count_assemblies(monkeypatch)
+    for filed in ("success_callback", "_async_success_callback", "failure_callback", "_async_failure_callback"):
+        monkeypatch.setattr(litellm, filed, [])
+    monkeypatch.setattr(litellm, "callbacks", [CustomLogger()])
+    reply = await llm.stream(MESSAGES, model=FAKE_MODEL)
+    text = "".join([delta async for delta in reply])
+    assert assembled  # at the end, and again for the success log
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (8, len(text.split()))
+
+    for filed in ("callbacks", "success_callback", "_async_success_callback"):
+        monkeypatch.setattr(litellm, filed, [])
+    assembled.clear()
+    response = loading.steady_stream(await litellm.acompletion(
+        model=FAKE_MODEL, messages=MESSAGES, stream=True, api_key=FAKE_API_KEY, api_base=fake_llm.api_base,
+        max_retries=0,
+    ))  # no stream_options: the fake sends no usage chunk, as a provider that ignores them would not
+    [chunk async for chunk in response]
+    assert assembled == [1]
+
+
+def _count_assemblies(monkeypatch) -> list[int]:
+    """How often litellm assembles a whole reply from its chunks while the test runs."""
+    assert not loading._callbacks_registered(), "an earlier test left a litellm callback registered"
+    assembled: list[int] = []
+    original = litellm.stream_chunk_builder
+    monkeypatch.setattr(litellm, "stream_chunk_builder",
+                        lambda *args, **kwargs: assembled.append(1) or original(*args, **kwargs))
+    return assembled
 
 
 async def test_a_streamed_reply_reads_its_chunks_through_one_iterator(fake_llm, monkeypatch):
