@@ -116,12 +116,15 @@ async def run_case(case: str, api_base: str, stream: bool, calls: int, concurren
     if case == "gateway-untuned":  # undo what loading changed: litellm as it comes, the "before"
         from litellm import cost_calculator
         from litellm.litellm_core_utils.litellm_logging import Logging
+        from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
         litellm.response_cost_calculator = cost_calculator.response_cost_calculator
         litellm.disable_streaming_logging = False
         Logging.async_success_handler = Logging.async_success_handler.__wrapped__
         Logging.success_handler = Logging.success_handler.__wrapped__
         loading.steady_stream = lambda response: response
+        assemble = CustomStreamWrapper._async_build_complete_streaming_response
+        CustomStreamWrapper._async_build_complete_streaming_response = getattr(assemble, "__wrapped__", assemble)
 
     async def call() -> int:
         if not stream:

@@ -9,8 +9,9 @@ model's own time, not the import. A machine running only the offline scripted mo
 it at all.
 
 Per call, litellm does work whose result Parley throws away: pricing the reply, building a logging
-payload for callbacks nobody registered, and, per streamed chunk, starting and abandoning an async
-generator over the provider's stream. :func:`_configure` turns off what a setting turns off;
+payload for callbacks nobody registered, per streamed chunk, starting and abandoning an async
+generator over the provider's stream, and at a stream's end, assembling the whole reply again in a
+worker thread for its token counts. :func:`_configure` turns off what a setting turns off;
 the rest is patched here and only here, each patch checked by ``tests/benchmark/test_loading.py``
 so that a litellm upgrade that moves it fails a test rather than quietly costing CPU again.
 """
