@@ -104,12 +104,12 @@ def _skip_unread_stream_assembly() -> None:
     litellm rebuilds the whole reply from its chunks (``stream_chunk_builder``) when a stream ends, only to
     take its token counts for the last chunk and hand it to the success log and the response cache. It does
     so in a worker thread, through anyio, which first looks for its root task by walking every task of the
-    event loop: under daphne, with a few hundred chats open, the hop and the assembly were a tenth of the
-    model client's CPU. Parley reads nothing of it but the usage, so while no callback and no cache would read
-    the assembled reply, and the provider sent its usage chunk (``stream_options.include_usage``), the
-    reply's end is a chunk with that usage: what litellm itself falls back to when the assembly fails. Without
-    a reported usage (a provider that sends none), litellm assembles the reply and estimates the counts as
-    before.
+    event loop: under daphne, with a few hundred chats open, the hop and the assembly were a tenth of a
+    server's CPU (a fifth of the model client's). Parley reads nothing of it but the usage, so while no
+    callback and no cache would read the assembled reply, and the provider sent its usage chunk
+    (``stream_options.include_usage``), the reply's end is a chunk with that usage: what litellm itself
+    falls back to when the assembly fails. Without a reported usage (a provider that sends none), litellm
+    assembles the reply and estimates the counts as before.
     """
     from litellm.litellm_core_utils import streaming_handler
 
